@@ -1,0 +1,26 @@
+// Configuration of the in-process tool: environment variables with the prefix SCALEA_.
+// Documented in docs/user-guide.md ("Environment"). Read once, at start-up, never on the hot path.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace scalea::collect {
+
+struct Config {
+  bool enabled = true;           // SCALEA_ENABLE=0 turns the tool off entirely
+  std::string output;            // SCALEA_OUTPUT: experiment directory ("" = default name)
+  bool quiet = false;            // SCALEA_QUIET=1: no summary line at exit (errors still shown)
+  bool start_on = true;          // SCALEA_START=off: start with recording switched off
+  std::string clock;             // SCALEA_CLOCK=tsc|monotonic
+  std::vector<std::string> functions_include;  // SCALEA_FUNCTIONS_INCLUDE: glob list (,)
+  std::vector<std::string> functions_exclude;  // SCALEA_FUNCTIONS_EXCLUDE: glob list (,)
+  std::vector<std::string> problems;  // invalid values and unknown keys, reported once
+};
+
+// Reads the environment. Invalid values keep the default and are noted in problems.
+Config read_config(char** environ_ptr);
+
+// The fixed list of keys, for warnings about misspelt ones.
+const std::vector<std::string>& known_config_keys();
+
+}  // namespace scalea::collect

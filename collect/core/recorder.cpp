@@ -1,0 +1,374 @@
+#include "recorder.hpp"
+
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <thread>
+
+#include "log.hpp"
+#include "writer.hpp"
+
+extern char** environ;
+
+namespace scalea::collect {
+
+std::atomic<int> g_state{0};
+std::atomic<bool> g_measure_on{true};
+thread_local ThreadState* Recorder::tls_ = nullptr;
+
+// ---- PtrMap -------------------------------------------------------------------------------------
+
+PtrMap::PtrMap() : slots_(new Slot[64]()), cap_(64) {}
+PtrMap::~PtrMap() { delete[] slots_; }
+
+void PtrMap::insert(uint64_t key, void* value) {
+  if ((size_ + 1) * 2 > cap_) grow();
+  size_t mask = cap_ - 1;
+  size_t i = hash(key) & mask;
+  while (slots_[i].value && slots_[i].key != key) i = (i + 1) & mask;
+  if (!slots_[i].value) ++size_;
+  slots_[i] = Slot{key, value};
+}
+
+void PtrMap::grow() {
+  Slot* old = slots_;
+  size_t old_cap = cap_;
+  cap_ *= 2;
+  slots_ = new Slot[cap_]();
+  size_ = 0;
+  for (size_t i = 0; i < old_cap; ++i)
+    if (old[i].value) insert(old[i].key, old[i].value);
+  delete[] old;
+}
+
+// ---- per-thread tree ----------------------------------------------------------------------------
+
+Node* ThreadState::new_node(Node* parent, uint32_t region) {
+  if (node_count % kChunk == 0) chunks.push_back(new Node[kChunk]);
+  Node* n = node_at(node_count);
+  n->parent = parent;
+  n->region = region;
+  n->index = node_count++;
+  n->owner = index;
+  return n;
+}
+
+Node* child_of_slow(ThreadState& t, Node* parent, uint32_t region) {
+  Node* c = t.new_node(parent, region);
+  t.children.insert(uint64_t(parent->index) << 32 | region, c);
+  return c;
+}
+
+void leave_at(ThreadState& t, size_t i, Ticks when) {
+  Frame f = t.stack[i];
+  t.stack.erase(t.stack.begin() + long(i));
+  Ticks d = when > f.enter ? when - f.enter : 0;
+  Ticks tasks = t.task_exec_total - f.task_snap;
+  if (f.node) record_visit(f.node, d, tasks);
+  // A task's exclusive time feeds the thread's total, so that waits enclosing it can discount it
+  // (nested tasks were already counted when they ended).
+  if (f.type == FrameType::ExplicitTask) t.task_exec_total += d > tasks ? d - tasks : 0;
+}
+
+void unwind_to(ThreadState& t, size_t i, Ticks when) {
+  while (t.stack.size() > i + 1) {
+    ++t.anomalies.unclosed;
+    leave_at(t, t.stack.size() - 1, when);
+  }
+  leave_at(t, i, when);
+}
+
+Node* mirror_of(ThreadState& t, Node* foreign) {
+  if (!foreign) return nullptr;
+  if (foreign->owner == t.index) return foreign;
+  if (void* hit = t.mirror.find(reinterpret_cast<uintptr_t>(foreign))) return static_cast<Node*>(hit);
+  // Rebuild the path from the root. Foreign nodes never change parent or region once created,
+  // and were published to this thread through the runtime's own synchronization.
+  uint32_t path[512];
+  size_t depth = 0;
+  for (Node* n = foreign; n->parent && depth < 512; n = n->parent) path[depth++] = n->region;
+  Node* local = t.root;
+  while (depth > 0) local = child_of(t, local, path[--depth]);
+  t.mirror.insert(reinterpret_cast<uintptr_t>(foreign), local);
+  return local;
+}
+
+ParallelRecord* alloc_parallel(ThreadState& t) {
+  if (!t.free_parallel) {
+    auto* block = new ParallelRecord[32];
+    for (int i = 0; i < 32; ++i) {
+      block[i].next_free = t.free_parallel;
+      t.free_parallel = &block[i];
+    }
+  }
+  ParallelRecord* r = t.free_parallel;
+  t.free_parallel = r->next_free;
+  return r;
+}
+
+void release_parallel(ThreadState& t, ParallelRecord* r) {
+  if (r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  r->next_free = t.free_parallel;
+  t.free_parallel = r;
+}
+
+TaskRecord* alloc_task(ThreadState& t) {
+  if (!t.free_tasks) {
+    auto* block = new TaskRecord[64];
+    for (int i = 0; i < 64; ++i) {
+      block[i].next_free = t.free_tasks;
+      t.free_tasks = &block[i];
+    }
+  }
+  TaskRecord* r = t.free_tasks;
+  t.free_tasks = r->next_free;
+  return r;
+}
+
+// ---- recorder -----------------------------------------------------------------------------------
+
+Recorder& Recorder::get() {
+  // Never destroyed: threads may still report events while the process exits.
+  static Recorder* r = new Recorder();
+  return *r;
+}
+
+namespace {
+
+std::string program_name() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "program";
+  buf[n] = 0;
+  const char* slash = std::strrchr(buf, '/');
+  return slash ? slash + 1 : buf;
+}
+
+std::string iso_now() {
+  time_t t = time(nullptr);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  char buf[64];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  return buf;
+}
+
+// Whether a function passes the include/exclude globs. Names come from the dynamic symbol table
+// (dladdr): functions of an executable need -rdynamic to be selected by name.
+bool function_selected(const Config& c, const void* fn) {
+  if (c.functions_include.empty() && c.functions_exclude.empty()) return true;
+  Dl_info info;
+  const char* name = dladdr(fn, &info) && info.dli_sname ? info.dli_sname : "";
+  auto matches = [&](const std::vector<std::string>& globs) {
+    for (const std::string& g : globs)
+      if (fnmatch(g.c_str(), name, 0) == 0) return true;
+    return false;
+  };
+  if (!c.functions_include.empty() && !matches(c.functions_include)) return false;
+  return !matches(c.functions_exclude);
+}
+
+void finish_at_exit() { Recorder::get().finish("exit"); }
+
+// A forked child must not write the parent's experiment again: it stops recording.
+void disable_in_child() { g_state.store(2); }
+
+}  // namespace
+
+bool Recorder::start(const char* origin) {
+  std::call_once(started_, [&] {
+    config_ = read_config(environ);
+    if (!config_.enabled) {
+      g_state.store(2);
+      return;
+    }
+    for (const std::string& p : config_.problems) log_message("%s", p.c_str());
+    const char* rank_env = getenv("OMPI_COMM_WORLD_RANK");
+    if (!rank_env) rank_env = getenv("PMI_RANK");
+    if (rank_env) rank = std::atoi(rank_env);
+
+    std::string dir = config_.output;
+    if (dir.empty()) {
+      char stamp[32];
+      time_t t = time(nullptr);
+      struct tm tm;
+      localtime_r(&t, &tm);
+      strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+      dir = "scalea-" + program_name() + "-" + stamp + "-" + std::to_string(getpid());
+    }
+    std::string why;
+    if (!output_parent_writable(dir, why)) {
+      log_message("cannot write the experiment to %s (%s); measurement is off, the program runs "
+                  "unchanged", dir.c_str(), why.c_str());
+      g_state.store(2);
+      return;
+    }
+    output_dir_ = dir;
+    clock_init(clock_, config_.clock.empty() ? nullptr : config_.clock.c_str());
+    start_time_iso = iso_now();
+    regions_.push_back(RegionInfo{RegionKind::Program, 0, 0, program_name(), "", "main", 0});
+    region_keys_.emplace("program", 0);
+    g_measure_on.store(config_.start_on);
+    std::atexit(finish_at_exit);
+    pthread_atfork(nullptr, nullptr, disable_in_child);
+    start_ok_ = true;
+    g_state.store(1);
+  });
+  (void)origin;
+  return start_ok_ && g_state.load() == 1;
+}
+
+ThreadState* Recorder::register_thread() {
+  auto* t = new ThreadState();
+  t->os_tid = uint64_t(syscall(SYS_gettid));
+  t->stack.reserve(64);
+  t->region_cache.assign(256, RegionCacheEntry{0, UINT32_MAX, 0, nullptr});
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    t->index = uint32_t(threads_.size());
+    threads_.push_back(t);
+  }
+  t->root = t->new_node(nullptr, 0);
+  if (t->index == 0) t->flags |= format::kThreadInitial;
+  tls_ = t;
+  return t;
+}
+
+namespace {
+inline size_t cache_hash(uintptr_t a, uint32_t ks) {
+  uint64_t k = uint64_t(a) ^ (uint64_t(ks) << 40);
+  k ^= k >> 29; k *= 0xbf58476d1ce4e5b9ULL; k ^= k >> 32;
+  return size_t(k);
+}
+}  // namespace
+
+uint32_t Recorder::region(ThreadState& t, RegionKind kind, uint16_t subkind, const void* code) {
+  uint32_t ks = uint32_t(kind) << 16 | subkind;
+  uintptr_t a = reinterpret_cast<uintptr_t>(code);
+  size_t mask = t.region_cache.size() - 1;
+  for (size_t i = cache_hash(a, ks) & mask;; i = (i + 1) & mask) {
+    const RegionCacheEntry& e = t.region_cache[i];
+    if (e.kind_sub == UINT32_MAX) break;
+    if (e.addr == a && e.kind_sub == ks && !e.name) return e.id;
+  }
+  return region_slow(t, kind, subkind, a, nullptr, nullptr, 0, nullptr);
+}
+
+uint32_t Recorder::named_region(ThreadState& t, RegionKind kind, const char* name, const char* file,
+                                int line, const char* function) {
+  uint32_t ks = uint32_t(kind) << 16;
+  uintptr_t a = reinterpret_cast<uintptr_t>(name);
+  size_t mask = t.region_cache.size() - 1;
+  for (size_t i = cache_hash(a, ks) & mask;; i = (i + 1) & mask) {
+    const RegionCacheEntry& e = t.region_cache[i];
+    if (e.kind_sub == UINT32_MAX) break;
+    if (e.addr == a && e.kind_sub == ks && e.name && std::strcmp(e.name, name) == 0) return e.id;
+  }
+  return region_slow(t, kind, 0, a, name, file, line, function);
+}
+
+uint32_t Recorder::region_slow(ThreadState& t, RegionKind kind, uint16_t subkind, uintptr_t addr,
+                               const char* name, const char* file, int line,
+                               const char* function) {
+  uint32_t id = kFilteredRegion;
+  const char* stable_name = nullptr;
+  if (kind == RegionKind::Function && !function_selected(config_, reinterpret_cast<void*>(addr))) {
+    // Cached below like any region, so the filter runs once per function and thread.
+  } else {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Named regions are identified by kind and name; code regions by kind, subkind and address.
+    std::string key = name ? std::to_string(int(kind)) + "\x1f" + name
+                           : std::to_string(int(kind)) + ":" + std::to_string(subkind) + "@" +
+                                 std::to_string(addr);
+    auto it = region_keys_.find(key);
+    if (it != region_keys_.end()) {
+      id = it->second;
+    } else {
+      id = uint32_t(regions_.size());
+      RegionInfo info{kind, subkind, name ? 0 : addr, name ? name : "", file ? file : "",
+                      function ? function : "", line > 0 ? uint32_t(line) : 0};
+      regions_.push_back(std::move(info));
+      region_keys_.emplace(std::move(key), id);
+    }
+    if (name) {
+      stable_names_.emplace_back(name);
+      stable_name = stable_names_.back().c_str();
+    }
+  }
+  // Cache it in this thread; the cache is at most half full.
+  if ((t.region_cache_used + 1) * 2 > t.region_cache.size()) {
+    std::vector<RegionCacheEntry> old;
+    old.swap(t.region_cache);
+    t.region_cache.assign(old.size() * 2, RegionCacheEntry{0, UINT32_MAX, 0, nullptr});
+    size_t mask = t.region_cache.size() - 1;
+    for (const RegionCacheEntry& e : old) {
+      if (e.kind_sub == UINT32_MAX) continue;
+      size_t i = cache_hash(e.addr, e.kind_sub) & mask;
+      while (t.region_cache[i].kind_sub != UINT32_MAX) i = (i + 1) & mask;
+      t.region_cache[i] = e;
+    }
+  }
+  uint32_t ks = uint32_t(kind) << 16 | (name ? 0 : subkind);
+  size_t mask = t.region_cache.size() - 1;
+  size_t i = cache_hash(addr, ks) & mask;
+  // A reused name buffer with new text: replace the stale entry instead of adding a duplicate.
+  while (t.region_cache[i].kind_sub != UINT32_MAX &&
+         !(t.region_cache[i].addr == addr && t.region_cache[i].kind_sub == ks))
+    i = (i + 1) & mask;
+  if (t.region_cache[i].kind_sub == UINT32_MAX) ++t.region_cache_used;
+  t.region_cache[i] = RegionCacheEntry{addr, ks, id, stable_name};
+  return id;
+}
+
+namespace {
+// Closes what a thread still has open when the run ends. A worker still inside a parallel region
+// the master already left is idle in the runtime (its join barrier and implicit task end are only
+// reported at the next fork): those frames end at the release, and are not anomalies.
+void close_at_exit(ThreadState& t, Ticks end) {
+  while (!t.stack.empty()) {
+    Ticks when = end;
+    bool released = false;
+    for (long i = long(t.stack.size()) - 1; i >= 0; --i) {
+      const Frame& f = t.stack[size_t(i)];
+      if (f.type != FrameType::ImplicitTask) continue;
+      Ticks rel = static_cast<ParallelRecord*>(f.rec)->release.load(std::memory_order_acquire);
+      if (rel && rel < end) when = rel, released = true;
+      break;
+    }
+    if (!released) ++t.anomalies.unclosed;
+    leave_at(t, t.stack.size() - 1, when);
+  }
+}
+}  // namespace
+
+void Recorder::finish(const char* why) {
+  if (finished_.exchange(true)) return;
+  if (g_state.exchange(2) != 1) return;
+  // Let callbacks already under way on other threads end before their trees are read.
+  for (ThreadState* t : threads_) {
+    for (int spin = 0; spin < 1000 && t->in_callback.load(std::memory_order_acquire); ++spin)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  clock_finish(clock_);
+  end_time_iso = iso_now();
+  Ticks end = now();
+  for (ThreadState* t : threads_) close_at_exit(*t, end);
+  std::string written, error;
+  WriteSummary summary;
+  if (write_experiment(*this, output_dir_, why, written, summary, error)) {
+    if (!config_.quiet)
+      log_message("wrote experiment %s (%u threads, %zu regions, %llu call-path nodes)",
+                  written.c_str(), summary.threads, summary.regions,
+                  (unsigned long long)summary.nodes);
+  } else {
+    log_message("could not write the experiment: %s", error.c_str());
+  }
+}
+
+}  // namespace scalea::collect

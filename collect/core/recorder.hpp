@@ -1,0 +1,322 @@
+// The recorder: the plain C++ core every event source (OMPT, PMPI, user API, function hooks)
+// feeds. Each thread owns a calling-context tree of regions (its sub-DRG) and a stack of open
+// frames. The hot path (enter/leave) takes no lock and does not allocate once the thread has seen
+// a call path; memory grows with distinct call paths, never with run time.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "clock.hpp"
+#include "config.hpp"
+#include "scalea/format.hpp"
+
+namespace scalea::collect {
+
+using format::RegionKind;
+inline constexpr uint32_t kMaxCounters = 8;
+inline constexpr uint32_t kFilteredRegion = UINT32_MAX;
+
+// Per-node statistics, in the order of format::kCoreMetrics. Times are in clock ticks until the
+// experiment is written.
+struct Stats {
+  uint64_t visits = 0, time = 0, time_min = UINT64_MAX, time_max = 0;
+  double time_sumsq = 0;
+  uint64_t wait = 0, fork = 0, join = 0, task_exec = 0, team_size = 0, executed = 0,
+           iterations = 0, dispatches = 0, tasks_created = 0;
+};
+
+struct Node {
+  Node* parent = nullptr;
+  Node* last_child = nullptr;  // the child entered last: a loop body finds itself here
+  uint32_t region = 0;
+  uint32_t index = 0;          // creation order within the thread; a parent precedes its children
+  uint32_t owner = 0;          // index of the thread whose tree holds this node
+  Stats s;
+  uint64_t counters[kMaxCounters] = {};
+};
+
+enum class FrameType : uint8_t { Region, Parallel, ImplicitTask, ExplicitTask, Mutex };
+
+struct Frame {
+  Node* node;        // nullptr: a "ghost" frame, opened while recording was off; records nothing
+  Ticks enter;
+  Ticks wait_begin;  // 0 when not waiting
+  Ticks task_snap;   // thread's task_exec_total at enter
+  Ticks wait_task_snap;
+  uint64_t key;      // mutex wait id, or 0
+  void* rec;         // ParallelRecord* for Parallel/ImplicitTask, TaskRecord* for ExplicitTask
+  Ticks aux;         // Parallel (master): time its implicit task ended
+  FrameType type;
+};
+
+// Shared between the master and the workers of one parallel region; lives in ompt_data_t::ptr.
+struct ParallelRecord {
+  Node* master_node;           // the region's node in the master's tree (nullptr: not recorded)
+  Ticks begin;                 // parallel_begin on the master
+  std::atomic<Ticks> release;  // master's implicit task end: when the join barrier let go
+  std::atomic<int> refs;       // master + each worker that began its implicit task
+  uint32_t region;
+  const void* codeptr;
+  ParallelRecord* next_free;
+};
+
+// One explicit task; lives in its ompt_data_t::ptr from creation to completion.
+struct TaskRecord {
+  Node* creator_node;  // creation context, in the creator's tree (nullptr: not recorded)
+  uint32_t region;
+  bool started;
+  TaskRecord* next_free;
+};
+
+// Open-addressing map from a 64-bit key to a pointer; grows only when a new key is inserted.
+class PtrMap {
+ public:
+  PtrMap();
+  ~PtrMap();
+  void* find(uint64_t key) const {
+    size_t mask = cap_ - 1;
+    for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+      if (!slots_[i].value) return nullptr;
+      if (slots_[i].key == key) return slots_[i].value;
+    }
+  }
+  void insert(uint64_t key, void* value);
+  size_t size() const { return size_; }
+  size_t bytes() const { return cap_ * sizeof(Slot); }
+
+ private:
+  struct Slot { uint64_t key; void* value; };
+  static size_t hash(uint64_t k) {
+    k ^= k >> 33; k *= 0xff51afd7ed558ccdULL; k ^= k >> 33;
+    return size_t(k);
+  }
+  void grow();
+  Slot* slots_;
+  size_t cap_, size_ = 0;
+};
+
+struct RegionCacheEntry {
+  uintptr_t addr;     // code address, or the name pointer for named regions
+  uint32_t kind_sub;  // kind << 16 | subkind
+  uint32_t id;
+  const char* name;   // stable copy of the name for named regions, to detect a reused buffer
+};
+
+struct Anomalies {
+  uint64_t unmatched_end = 0;     // an end event with no open begin (dropped)
+  uint64_t unclosed = 0;          // frames still open at the end of their task or the run
+  uint64_t foreign_resume = 0;    // a suspended task resumed on another thread
+};
+
+struct ThreadState {
+  uint32_t index = 0;
+  uint64_t os_tid = 0;
+  uint32_t flags = 0;
+  Node* root = nullptr;
+  std::vector<Frame> stack;
+  Ticks task_exec_total = 0;  // exclusive time of explicit tasks this thread has run
+  std::atomic<int> in_callback{0};
+  Anomalies anomalies;
+
+  // Node storage: chunks never move, so nodes can be shared by pointer with other threads.
+  std::vector<Node*> chunks;
+  uint32_t node_count = 0;
+  PtrMap children;  // (parent index, region) -> Node*
+  PtrMap mirror;    // another thread's Node* -> this thread's node on the same call path
+  std::vector<RegionCacheEntry> region_cache;  // open addressing, power-of-two size
+  uint32_t region_cache_used = 0;
+
+  ParallelRecord* free_parallel = nullptr;
+  TaskRecord* free_tasks = nullptr;
+
+  Node* new_node(Node* parent, uint32_t region);
+  Node* node_at(uint32_t i) const { return &chunks[i / kChunk][i % kChunk]; }
+  static constexpr uint32_t kChunk = 256;
+};
+
+extern std::atomic<int> g_state;         // 0 not started, 1 recording, 2 finished or disabled
+extern std::atomic<bool> g_measure_on;   // the user's enable/disable switch
+inline bool active() { return g_state.load(std::memory_order_relaxed) == 1; }
+
+// ---- hot-path operations on one thread ---------------------------------------------------------
+
+Node* child_of_slow(ThreadState& t, Node* parent, uint32_t region);
+inline Node* child_of(ThreadState& t, Node* parent, uint32_t region) {
+  Node* c = parent->last_child;
+  if (c && c->region == region) return c;
+  c = static_cast<Node*>(t.children.find(uint64_t(parent->index) << 32 | region));
+  if (!c) c = child_of_slow(t, parent, region);
+  parent->last_child = c;
+  return c;
+}
+
+inline Node* current_node(const ThreadState& t) {
+  return t.stack.empty() ? t.root : t.stack.back().node;
+}
+
+// Opens a frame for `node` (nullptr: ghost).
+inline Frame& push_frame(ThreadState& t, Node* node, FrameType type, Ticks when, uint64_t key = 0,
+                         void* rec = nullptr) {
+  t.stack.push_back(Frame{node, when, 0, t.task_exec_total, 0, key, rec, 0, type});
+  return t.stack.back();
+}
+
+// Opens a frame for `region` below the current node.
+inline Frame& enter(ThreadState& t, uint32_t region, FrameType type, Ticks when, uint64_t key = 0) {
+  Node* parent = current_node(t);
+  Node* n = (parent && g_measure_on.load(std::memory_order_relaxed)) ? child_of(t, parent, region)
+                                                                      : nullptr;
+  return push_frame(t, n, type, when, key);
+}
+
+inline void record_visit(Node* n, Ticks d, Ticks task) {
+  Stats& s = n->s;
+  ++s.visits;
+  s.time += d;
+  if (d < s.time_min) s.time_min = d;
+  if (d > s.time_max) s.time_max = d;
+  s.time_sumsq += double(d) * double(d);
+  s.task_exec += task;
+}
+
+// Closes the frame at stack position i (normally the top; locks may be released out of order).
+void leave_at(ThreadState& t, size_t i, Ticks when);
+
+// The innermost open frame of this type and key, or -1.
+inline long find_frame(const ThreadState& t, FrameType type, uint64_t key) {
+  for (long i = long(t.stack.size()) - 1; i >= 0; --i) {
+    const Frame& f = t.stack[size_t(i)];
+    if (f.type == type && f.key == key) return i;
+  }
+  return -1;
+}
+
+// Closes every frame above position i (they were left open: counted) and then frame i.
+void unwind_to(ThreadState& t, size_t i, Ticks when);
+
+// Closes the innermost frame of this type and key; counts an anomaly when there is none.
+inline void leave(ThreadState& t, FrameType type, Ticks when, uint64_t key) {
+  long i = find_frame(t, type, key);
+  if (i < 0) {
+    ++t.anomalies.unmatched_end;
+    return;
+  }
+  leave_at(t, size_t(i), when);
+}
+
+inline void wait_begin(ThreadState& t, Frame& f, Ticks when) {
+  f.wait_begin = when;
+  f.wait_task_snap = t.task_exec_total;
+}
+inline void wait_end(ThreadState& t, Frame& f, Ticks when) {
+  if (!f.wait_begin) return;
+  if (f.node) {
+    Ticks tasks = t.task_exec_total - f.wait_task_snap;
+    Ticks d = when > f.wait_begin ? when - f.wait_begin : 0;
+    f.node->s.wait += d > tasks ? d - tasks : 0;
+  }
+  f.wait_begin = 0;
+}
+
+// A region without duration (flush, cancel, a failed test-lock): one visit, no time.
+inline void point_event(ThreadState& t, uint32_t region) {
+  Node* parent = current_node(t);
+  if (!parent || !g_measure_on.load(std::memory_order_relaxed)) return;
+  ++child_of(t, parent, region)->s.visits;
+}
+
+// This thread's node on the same call path as `foreign` (a node of any thread).
+Node* mirror_of(ThreadState& t, Node* foreign);
+
+ParallelRecord* alloc_parallel(ThreadState& t);
+void release_parallel(ThreadState& t, ParallelRecord* r);
+TaskRecord* alloc_task(ThreadState& t);
+inline void free_task(ThreadState& t, TaskRecord* r) {
+  r->next_free = t.free_tasks;
+  t.free_tasks = r;
+}
+
+// ---- the process-wide recorder -----------------------------------------------------------------
+
+struct RegionInfo {
+  RegionKind kind;
+  uint16_t subkind;
+  uintptr_t address;  // code address (0 when none)
+  std::string name, file, function;
+  uint32_t line = 0;
+};
+
+// Metadata an event source adds to the experiment (e.g. the OMPT runtime and callbacks granted).
+struct SourceInfo {
+  std::string runtime;       // runtime version string
+  std::string runtime_path;  // file of the runtime library
+  std::vector<std::pair<std::string, std::string>> callbacks;  // name -> support level
+};
+
+class Recorder {
+ public:
+  static Recorder& get();
+
+  // Starts recording (idempotent; any event source may call it first). False when disabled.
+  bool start(const char* origin);
+  // Writes the experiment once; later calls do nothing. `why` names the trigger (for the log).
+  void finish(const char* why);
+
+  ThreadState* thread() {
+    if (__builtin_expect(tls_ != nullptr, 1)) return tls_;
+    return register_thread();
+  }
+  ThreadState* register_thread();
+
+  // Region ids: per-thread cache in front of the shared table (the table takes a lock).
+  // Functions excluded by SCALEA_FUNCTIONS_INCLUDE/_EXCLUDE get kFilteredRegion.
+  uint32_t region(ThreadState& t, RegionKind kind, uint16_t subkind, const void* code);
+  uint32_t named_region(ThreadState& t, RegionKind kind, const char* name, const char* file,
+                        int line, const char* function);
+
+  void note_team_size(uint32_t n) {
+    uint32_t cur = max_team_.load(std::memory_order_relaxed);
+    while (n > cur && !max_team_.compare_exchange_weak(cur, n, std::memory_order_relaxed)) {
+    }
+  }
+
+  const Config& config() const { return config_; }
+  SourceInfo& openmp_info() { return openmp_; }
+  std::mutex& mutex() { return mu_; }
+
+  // For the writer.
+  const std::vector<ThreadState*>& threads() const { return threads_; }
+  const std::vector<RegionInfo>& regions() const { return regions_; }
+  const ClockCalibration& clock() const { return clock_; }
+  uint32_t max_team() const { return max_team_.load(); }
+  std::string start_time_iso, end_time_iso;
+  int rank = -1;
+
+ private:
+  Recorder() = default;
+  uint32_t region_slow(ThreadState& t, RegionKind kind, uint16_t subkind, uintptr_t addr,
+                       const char* name, const char* file, int line, const char* function);
+
+  static thread_local ThreadState* tls_;
+  std::mutex mu_;
+  std::once_flag started_;
+  bool start_ok_ = false;
+  std::atomic<bool> finished_{false};
+  Config config_;
+  ClockCalibration clock_;
+  std::vector<ThreadState*> threads_;
+  std::vector<RegionInfo> regions_;
+  std::unordered_map<std::string, uint32_t> region_keys_;
+  std::deque<std::string> stable_names_;  // never moves: the thread caches point into it
+  std::atomic<uint32_t> max_team_{0};
+  SourceInfo openmp_;
+  std::string output_dir_;
+
+};
+
+}  // namespace scalea::collect

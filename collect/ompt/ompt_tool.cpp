@@ -1,0 +1,459 @@
+// The OMPT adapter: translates libomp's callbacks into recorder operations. Every callback is a
+// static function named after its event; all registrations come from one table (below), and the
+// support level the runtime grants for each is kept in the experiment.
+//
+// Event orders this file relies on were observed on libomp 14 and 19 (docs/architecture.md,
+// "OMPT event orders"): a worker reports the end of the join barrier and of its implicit task only
+// when it is woken for the next parallel region, so those two ends are clipped to the moment the
+// master left the region.
+#include <dlfcn.h>
+#include <omp-tools.h>
+
+#include <cstring>
+
+#include "../core/log.hpp"
+#include "../core/recorder.hpp"
+
+namespace scalea::collect {
+namespace {
+
+using format::BarrierFlavour;
+using format::LoopSchedule;
+
+ompt_set_callback_t g_set_callback = nullptr;
+
+// Frame keys: a tag in the high bits, so an end event closes the right kind of frame.
+constexpr uint64_t kKeySync = 1ull << 40, kKeyWork = 2ull << 40, kKeyMasked = 3ull << 40;
+
+// Marks the thread as inside a callback so the finishing thread waits for it (Dekker-style with
+// g_state: both sides use sequentially consistent operations).
+class InCallback {
+ public:
+  InCallback() {
+    if (!active()) return;
+    ThreadState* t = Recorder::get().thread();
+    t->in_callback.store(1, std::memory_order_seq_cst);
+    if (!active()) {
+      t->in_callback.store(0, std::memory_order_release);
+      return;
+    }
+    t_ = t;
+  }
+  ~InCallback() {
+    if (t_) t_->in_callback.store(0, std::memory_order_release);
+  }
+  ThreadState* thread() const { return t_; }
+
+ private:
+  ThreadState* t_ = nullptr;
+};
+
+#define SCALEA_CALLBACK_PROLOGUE \
+  InCallback guard;              \
+  ThreadState* t = guard.thread(); \
+  if (!t) return;                \
+  Recorder& rec = Recorder::get(); \
+  (void)rec
+
+inline ParallelRecord* parallel_of(ompt_data_t* d) {
+  return d ? static_cast<ParallelRecord*>(d->ptr) : nullptr;
+}
+
+// The parallel region the thread currently works in (innermost), or nullptr.
+ParallelRecord* enclosing_parallel(const ThreadState& t, bool* is_worker = nullptr) {
+  for (long i = long(t.stack.size()) - 1; i >= 0; --i) {
+    const Frame& f = t.stack[size_t(i)];
+    if (f.type == FrameType::ImplicitTask || f.type == FrameType::Parallel) {
+      if (is_worker) *is_worker = f.type == FrameType::ImplicitTask;
+      return static_cast<ParallelRecord*>(f.rec);
+    }
+  }
+  return nullptr;
+}
+
+// A worker's late-reported ends are clipped to the master's release of the region.
+Ticks clip_to_release(const ThreadState& t, Ticks when) {
+  bool worker = false;
+  ParallelRecord* p = enclosing_parallel(t, &worker);
+  if (!worker || !p) return when;
+  Ticks rel = p->release.load(std::memory_order_acquire);
+  return rel && rel < when ? rel : when;
+}
+
+// ---- thread and parallel region -----------------------------------------------------------------
+
+void on_thread_begin(ompt_thread_t type, ompt_data_t*) {
+  SCALEA_CALLBACK_PROLOGUE;
+  if (type == ompt_thread_initial) t->flags |= format::kThreadInitial;
+}
+
+void on_thread_end(ompt_data_t*) {
+  SCALEA_CALLBACK_PROLOGUE;
+  t->flags |= format::kThreadEnded;
+}
+
+void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_data, unsigned,
+                       int, const void* codeptr) {
+  SCALEA_CALLBACK_PROLOGUE;
+  Ticks when = now();
+  uint32_t rid = rec.region(*t, RegionKind::Parallel, 0, codeptr);
+  ParallelRecord* p = alloc_parallel(*t);
+  Frame& f = enter(*t, rid, FrameType::Parallel, when, reinterpret_cast<uintptr_t>(p));
+  f.rec = p;
+  p->master_node = f.node;
+  p->begin = when;
+  p->release.store(0, std::memory_order_relaxed);
+  p->refs.store(1, std::memory_order_relaxed);
+  p->region = rid;
+  p->codeptr = codeptr;
+  parallel_data->ptr = p;
+}
+
+void on_parallel_end(ompt_data_t* parallel_data, ompt_data_t*, int, const void*) {
+  SCALEA_CALLBACK_PROLOGUE;
+  Ticks when = now();
+  ParallelRecord* p = parallel_of(parallel_data);
+  if (!p) return;
+  long i = find_frame(*t, FrameType::Parallel, reinterpret_cast<uintptr_t>(p));
+  if (i < 0) {
+    ++t->anomalies.unmatched_end;
+    return;
+  }
+  Frame& f = t->stack[size_t(i)];
+  if (f.node && f.aux) f.node->s.join += when > f.aux ? when - f.aux : 0;
+  unwind_to(*t, size_t(i), when);
+  release_parallel(*t, p);
+  parallel_data->ptr = nullptr;
+}
+
+void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data, ompt_data_t*,
+                      unsigned actual_parallelism, unsigned index, int flags) {
+  if (flags & ompt_task_initial) return;  // the program's initial task: its root is the tree root
+  SCALEA_CALLBACK_PROLOGUE;
+  Ticks when = now();
+  if (endpoint == ompt_scope_begin) {
+    ParallelRecord* p = parallel_of(parallel_data);
+    if (!p) return;
+    long master = index == 0 ? find_frame(*t, FrameType::Parallel, reinterpret_cast<uintptr_t>(p))
+                             : -1;
+    if (master >= 0) {
+      Frame& f = t->stack[size_t(master)];
+      if (f.node) {
+        f.node->s.fork += when > p->begin ? when - p->begin : 0;
+        f.node->s.team_size += actual_parallelism;
+      }
+      rec.note_team_size(actual_parallelism);
+      return;
+    }
+    p->refs.fetch_add(1, std::memory_order_relaxed);
+    Node* n = g_measure_on.load(std::memory_order_relaxed) ? mirror_of(*t, p->master_node) : nullptr;
+    push_frame(*t, n, FrameType::ImplicitTask, when, reinterpret_cast<uintptr_t>(p), p);
+    if (n) n->s.fork += when > p->begin ? when - p->begin : 0;
+    return;
+  }
+  // End: libomp passes no parallel data here; the innermost task context tells which one.
+  for (long i = long(t->stack.size()) - 1; i >= 0; --i) {
+    Frame& f = t->stack[size_t(i)];
+    if (f.type == FrameType::Parallel) {  // master: the join starts now
+      f.aux = when;
+      static_cast<ParallelRecord*>(f.rec)->release.store(when, std::memory_order_release);
+      return;
+    }
+    if (f.type == FrameType::ImplicitTask) {
+      auto* p = static_cast<ParallelRecord*>(f.rec);
+      Ticks rel = p->release.load(std::memory_order_acquire);
+      unwind_to(*t, size_t(i), rel && rel < when ? rel : when);
+      release_parallel(*t, p);
+      return;
+    }
+  }
+  ++t->anomalies.unmatched_end;
+}
+
+// ---- synchronization ----------------------------------------------------------------------------
+
+struct SyncRegion {
+  RegionKind kind;
+  uint16_t subkind;
+  const void* code;
+  bool implicit_barrier;
+};
+
+SyncRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const void* codeptr) {
+  switch (kind) {
+    case ompt_sync_region_barrier_explicit:
+      return {RegionKind::BarrierExplicit, 0, codeptr, false};
+    case ompt_sync_region_barrier_implementation:
+      return {RegionKind::BarrierImplementation, 0, codeptr, false};
+    case ompt_sync_region_taskwait:
+      return {RegionKind::Taskwait, 0, codeptr, false};
+    case ompt_sync_region_taskgroup:
+      return {RegionKind::Taskgroup, 0, codeptr, false};
+    case ompt_sync_region_reduction:
+      return {RegionKind::Reduction, 0, codeptr, false};
+    case ompt_sync_region_barrier_implicit_workshare:
+      return {RegionKind::BarrierImplicit, uint16_t(BarrierFlavour::Workshare), codeptr, true};
+    case ompt_sync_region_barrier_teams:
+      return {RegionKind::BarrierImplicit, uint16_t(BarrierFlavour::Teams), codeptr, true};
+    default: {
+      // barrier, barrier_implicit, barrier_implicit_parallel. libomp 14 reports the join barrier
+      // as plain "implicit", with the parallel construct's address on the master and no address
+      // on workers: both become the parallel region's join barrier.
+      ParallelRecord* p = enclosing_parallel(t);
+      uint16_t flavour = kind == ompt_sync_region_barrier_implicit_parallel
+                             ? uint16_t(BarrierFlavour::Parallel)
+                             : uint16_t(BarrierFlavour::Unknown);
+      if (p && (codeptr == nullptr || codeptr == p->codeptr)) {
+        codeptr = p->codeptr;
+        flavour = uint16_t(BarrierFlavour::Parallel);
+      }
+      return {RegionKind::BarrierImplicit, flavour, codeptr, true};
+    }
+  }
+}
+
+void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
+                    ompt_data_t*, const void* codeptr) {
+  SCALEA_CALLBACK_PROLOGUE;
+  Ticks when = now();
+  uint64_t key = kKeySync | uint64_t(kind);
+  if (endpoint == ompt_scope_begin) {
+    SyncRegion s = classify_sync(*t, kind, codeptr);
+    enter(*t, rec.region(*t, s.kind, s.subkind, s.code), FrameType::Region, when, key);
+    return;
+  }
+  bool implicit = classify_sync(*t, kind, codeptr).implicit_barrier;
+  leave(*t, FrameType::Region, implicit ? clip_to_release(*t, when) : when, key);
+}
+
+void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
+                         ompt_data_t*, const void* codeptr) {
+  SCALEA_CALLBACK_PROLOGUE;
+  Ticks when = now();
+  long i = find_frame(*t, FrameType::Region, kKeySync | uint64_t(kind));
+  if (i < 0) return;
+  Frame& f = t->stack[size_t(i)];
+  if (endpoint == ompt_scope_begin) {
+    wait_begin(*t, f, when);
+  } else {
+    bool implicit = classify_sync(*t, kind, codeptr).implicit_barrier;
+    wait_end(*t, f, implicit ? clip_to_release(*t, when) : when);
+  }
+}
+
+void on_reduction(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t* parallel,
+                  ompt_data_t* task, const void* codeptr) {
+  on_sync_region(kind, endpoint, parallel, task, codeptr);
+}
+
+// ---- worksharing and masked ---------------------------------------------------------------------
+
+void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
+             uint64_t count, const void* codeptr) {
+  SCALEA_CALLBACK_PROLOGUE;
+  Ticks when = now();
+  // Begin and end of one construct report different addresses: frames match on the work type.
+  int type = int(wstype);
+  if (type == ompt_work_single_other) type = ompt_work_single_executor;
+  uint64_t key = kKeyWork | uint64_t(type);
+  if (endpoint == ompt_scope_end) {
+    leave(*t, FrameType::Region, when, key);
+    return;
+  }
+  RegionKind kind = RegionKind::Loop;
+  uint16_t sub = 0;
+  switch (int(wstype)) {
+    case ompt_work_loop: break;
+    case ompt_work_sections: kind = RegionKind::Sections; break;
+    case ompt_work_single_executor:
+    case ompt_work_single_other: kind = RegionKind::Single; break;
+    case ompt_work_workshare: kind = RegionKind::Workshare; break;
+    case ompt_work_distribute: kind = RegionKind::Distribute; break;
+    case ompt_work_taskloop: kind = RegionKind::Taskloop; break;
+    case ompt_work_scope: kind = RegionKind::Scope; break;
+    // OpenMP 5.2 loop work types (newer runtimes): the schedule becomes the subkind.
+    case 10: sub = uint16_t(LoopSchedule::Static); break;
+    case 11: sub = uint16_t(LoopSchedule::Dynamic); break;
+    case 12: sub = uint16_t(LoopSchedule::Guided); break;
+    case 13: sub = uint16_t(LoopSchedule::Other); break;
+    default: break;
+  }
+  Frame& f = enter(*t, rec.region(*t, kind, sub, codeptr), FrameType::Region, when, key);
+  if (!f.node) return;
+  if (wstype == ompt_work_single_executor) ++f.node->s.executed;
+  else if (kind != RegionKind::Single) f.node->s.iterations += count;
+}
+
+void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*, const void* codeptr) {
+  SCALEA_CALLBACK_PROLOGUE;
+  Ticks when = now();
+  if (endpoint == ompt_scope_begin)
+    enter(*t, rec.region(*t, RegionKind::Masked, 0, codeptr), FrameType::Region, when, kKeyMasked);
+  else
+    leave(*t, FrameType::Region, when, kKeyMasked);
+}
+
+void on_dispatch(ompt_data_t*, ompt_data_t*, ompt_dispatch_t, ompt_data_t) {
+  SCALEA_CALLBACK_PROLOGUE;
+  if (Node* n = current_node(*t)) ++n->s.dispatches;
+}
+
+// ---- mutual exclusion ---------------------------------------------------------------------------
+
+RegionKind mutex_kind(ompt_mutex_t kind) {
+  switch (kind) {
+    case ompt_mutex_nest_lock:
+    case ompt_mutex_test_nest_lock: return RegionKind::NestLock;
+    case ompt_mutex_critical: return RegionKind::Critical;
+    case ompt_mutex_atomic: return RegionKind::Atomic;
+    case ompt_mutex_ordered: return RegionKind::Ordered;
+    default: return RegionKind::Lock;
+  }
+}
+
+bool is_test(ompt_mutex_t kind) {
+  return kind == ompt_mutex_test_lock || kind == ompt_mutex_test_nest_lock;
+}
+
+void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t wait_id,
+                      const void* codeptr) {
+  SCALEA_CALLBACK_PROLOGUE;
+  Ticks when = now();
+  // A test that fails reports no further event, so a test opens no frame until it succeeds.
+  if (is_test(kind)) return;
+  Frame& f = enter(*t, rec.region(*t, mutex_kind(kind), 0, codeptr), FrameType::Mutex, when,
+                   wait_id);
+  wait_begin(*t, f, when);
+}
+
+void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void* codeptr) {
+  SCALEA_CALLBACK_PROLOGUE;
+  Ticks when = now();
+  if (is_test(kind)) {
+    enter(*t, rec.region(*t, mutex_kind(kind), 0, codeptr), FrameType::Mutex, when, wait_id);
+    return;
+  }
+  long i = find_frame(*t, FrameType::Mutex, wait_id);
+  if (i >= 0) wait_end(*t, t->stack[size_t(i)], when);
+}
+
+void on_mutex_released(ompt_mutex_t, ompt_wait_id_t wait_id, const void*) {
+  SCALEA_CALLBACK_PROLOGUE;
+  leave(*t, FrameType::Mutex, now(), wait_id);
+}
+
+void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t, const void* codeptr) {
+  SCALEA_CALLBACK_PROLOGUE;
+  // A nested re-acquisition by the owner never waits: it is counted as a visit, without time.
+  if (endpoint == ompt_scope_begin) point_event(*t, rec.region(*t, RegionKind::NestLock, 0, codeptr));
+}
+
+void on_flush(ompt_data_t*, const void* codeptr) {
+  SCALEA_CALLBACK_PROLOGUE;
+  point_event(*t, rec.region(*t, RegionKind::Flush, 0, codeptr));
+}
+
+void on_cancel(ompt_data_t*, int, const void* codeptr) {
+  SCALEA_CALLBACK_PROLOGUE;
+  point_event(*t, rec.region(*t, RegionKind::Cancel, 0, codeptr));
+}
+
+// ---- tasks --------------------------------------------------------------------------------------
+
+void on_task_create(ompt_data_t*, const ompt_frame_t*, ompt_data_t* new_task, int flags, int,
+                    const void* codeptr) {
+  if (flags & (ompt_task_initial | ompt_task_implicit)) return;
+  SCALEA_CALLBACK_PROLOGUE;
+  TaskRecord* r = alloc_task(*t);
+  Node* creator = current_node(*t);
+  bool on = creator && g_measure_on.load(std::memory_order_relaxed);
+  r->creator_node = on ? creator : nullptr;
+  r->region = rec.region(*t, RegionKind::Task, 0, codeptr);
+  r->started = false;
+  new_task->ptr = r;
+  if (on) ++creator->s.tasks_created;
+}
+
+void start_task(ThreadState& t, TaskRecord* r, Ticks when) {
+  Node* n = r->creator_node ? child_of(t, mirror_of(t, r->creator_node), r->region) : nullptr;
+  push_frame(t, n, FrameType::ExplicitTask, when, reinterpret_cast<uintptr_t>(r), r);
+}
+
+void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t* next) {
+  SCALEA_CALLBACK_PROLOGUE;
+  Ticks when = now();
+  auto* done = prior ? static_cast<TaskRecord*>(prior->ptr) : nullptr;
+  bool finished = status == ompt_task_complete || status == ompt_task_cancel ||
+                  status == ompt_task_detach;
+  if (done && finished) {
+    long i = find_frame(*t, FrameType::ExplicitTask, reinterpret_cast<uintptr_t>(done));
+    if (i >= 0) unwind_to(*t, size_t(i), when);
+    else ++t->anomalies.unmatched_end;
+    if (status != ompt_task_detach) {
+      prior->ptr = nullptr;
+      free_task(*t, done);
+    }
+  }
+  // A suspended task (switch, yield) keeps its frames: the task run next nests above it.
+  auto* r = next ? static_cast<TaskRecord*>(next->ptr) : nullptr;
+  if (!r) return;
+  if (!r->started) {
+    r->started = true;
+    start_task(*t, r, when);
+  } else if (find_frame(*t, FrameType::ExplicitTask, reinterpret_cast<uintptr_t>(r)) < 0) {
+    ++t->anomalies.foreign_resume;  // an untied task moved threads: record it as a new fragment
+    start_task(*t, r, when);
+  }
+}
+
+// ---- registration -------------------------------------------------------------------------------
+
+const char* support_name(int result) {
+  switch (result) {
+    case ompt_set_never: return "never";
+    case ompt_set_impossible: return "impossible";
+    case ompt_set_sometimes: return "sometimes";
+    case ompt_set_sometimes_paired: return "sometimes_paired";
+    case ompt_set_always: return "always";
+    default: return "error";
+  }
+}
+
+// Every event the tool listens to, once.
+#define SCALEA_OMPT_EVENTS(X)                                                                 \
+  X(thread_begin) X(thread_end) X(parallel_begin) X(parallel_end) X(implicit_task)            \
+  X(sync_region) X(sync_region_wait) X(reduction) X(work) X(masked) X(dispatch)               \
+  X(mutex_acquire) X(mutex_acquired) X(mutex_released) X(nest_lock) X(flush) X(cancel)        \
+  X(task_create) X(task_schedule)
+
+int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
+  g_set_callback = reinterpret_cast<ompt_set_callback_t>(lookup("ompt_set_callback"));
+  if (!g_set_callback) {
+    log_message("the OpenMP runtime offers no ompt_set_callback; OpenMP events are not recorded");
+    return 0;
+  }
+  SourceInfo& info = Recorder::get().openmp_info();
+  Dl_info dl;
+  if (dladdr(reinterpret_cast<void*>(lookup), &dl) && dl.dli_fname) info.runtime_path = dl.dli_fname;
+#define SCALEA_REGISTER(event)                                                                \
+  info.callbacks.emplace_back(#event, support_name(g_set_callback(                            \
+                                          ompt_callback_##event,                              \
+                                          reinterpret_cast<ompt_callback_t>(&on_##event))));
+  SCALEA_OMPT_EVENTS(SCALEA_REGISTER)
+#undef SCALEA_REGISTER
+  return 1;
+}
+
+void tool_finalize(ompt_data_t*) { Recorder::get().finish("openmp-shutdown"); }
+
+}  // namespace
+}  // namespace scalea::collect
+
+extern "C" __attribute__((visibility("default"))) ompt_start_tool_result_t* ompt_start_tool(
+    unsigned int, const char* runtime_version) {
+  using namespace scalea::collect;
+  if (!Recorder::get().start("ompt")) return nullptr;  // disabled: the program runs untouched
+  Recorder::get().openmp_info().runtime = runtime_version ? runtime_version : "";
+  static ompt_start_tool_result_t result = {&tool_initialize, &tool_finalize, {0}};
+  return &result;
+}

@@ -1,0 +1,96 @@
+// The user-region API (scalea.h) and the -finstrument-functions hooks: thin adapters over the
+// recorder. Recording starts on first use when no OpenMP runtime started it.
+#include <cstring>
+
+#include "../core/recorder.hpp"
+#include "scalea/scalea.h"
+
+namespace scalea::collect {
+namespace {
+
+constexpr uint64_t kKeyUser = 4ull << 40, kKeyFunction = 5ull << 40;
+
+// The calling thread's state when recording, else nullptr. Starts the recorder on first use.
+__attribute__((no_instrument_function)) inline ThreadState* recording_thread() {
+  int s = g_state.load(std::memory_order_relaxed);
+  if (__builtin_expect(s != 1, 0)) {
+    if (s != 0 || !Recorder::get().start("user")) return nullptr;
+  }
+  return Recorder::get().thread();
+}
+
+class Busy {  // see InCallback in the OMPT adapter
+ public:
+  __attribute__((no_instrument_function)) explicit Busy(ThreadState* t) : t_(t) {
+    if (t_) t_->in_callback.store(1, std::memory_order_seq_cst);
+  }
+  __attribute__((no_instrument_function)) ~Busy() {
+    if (t_) t_->in_callback.store(0, std::memory_order_release);
+  }
+
+ private:
+  ThreadState* t_;
+};
+
+}  // namespace
+}  // namespace scalea::collect
+
+using namespace scalea::collect;
+
+extern "C" {
+
+__attribute__((visibility("default"), no_instrument_function)) void scalea_region_begin_loc(
+    const char* name, const char* file, int line, const char* function) {
+  ThreadState* t = recording_thread();
+  if (!t || !name) return;
+  Busy busy(t);
+  uint32_t rid = Recorder::get().named_region(*t, RegionKind::User, name, file, line, function);
+  enter(*t, rid, FrameType::Region, now(), kKeyUser | rid);
+}
+
+__attribute__((visibility("default"), no_instrument_function)) void scalea_region_end(
+    const char* name) {
+  ThreadState* t = recording_thread();
+  if (!t || !name) return;
+  Busy busy(t);
+  Ticks when = now();
+  uint32_t rid = Recorder::get().named_region(*t, RegionKind::User, name, nullptr, 0, nullptr);
+  leave(*t, FrameType::Region, when, kKeyUser | rid);
+}
+
+__attribute__((visibility("default"), no_instrument_function)) void scalea_measure_enable(void) {
+  recording_thread();
+  g_measure_on.store(true);
+}
+
+__attribute__((visibility("default"), no_instrument_function)) void scalea_measure_disable(void) {
+  recording_thread();
+  g_measure_on.store(false);
+}
+
+__attribute__((visibility("default"), no_instrument_function)) int scalea_measure_enabled(void) {
+  return active() && g_measure_on.load() ? 1 : 0;
+}
+
+__attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_enter(
+    void* fn, void*) {
+  ThreadState* t = recording_thread();
+  if (!t) return;
+  Busy busy(t);
+  uint32_t rid = Recorder::get().region(*t, RegionKind::Function, 0, fn);
+  if (rid == kFilteredRegion) return;
+  enter(*t, rid, FrameType::Region, now(), kKeyFunction | rid);
+}
+
+__attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_exit(
+    void* fn, void*) {
+  ThreadState* t = recording_thread();
+  if (!t) return;
+  Busy busy(t);
+  Ticks when = now();
+  uint32_t rid = Recorder::get().region(*t, RegionKind::Function, 0, fn);
+  if (rid == kFilteredRegion) return;
+  leave(*t, FrameType::Region, when, kKeyFunction | rid);
+}
+
+}  // extern "C"
