@@ -1,0 +1,81 @@
+// The data model every analysis reads: one run's experiment, loaded and validated.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scalea/format.hpp"
+
+namespace scalea::drg {
+
+using format::RegionKind;
+
+// A load failure: the message is one line, naming the file and the problem.
+class LoadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One entry of the region table (the paper's instrumentation description file).
+struct Region {
+  RegionKind kind = RegionKind::Program;
+  uint16_t subkind = 0;
+  std::string name;      // user-given name, or "" for constructs identified by address
+  std::string file;      // source file, "" when unknown
+  std::string function;  // enclosing program unit, "" when unknown
+  uint32_t line = 0;
+  std::string module;    // object file holding the code address, "" when none
+  uint64_t address = 0;  // relative to the module's load base
+
+  // "parallel", "loop (dynamic)", "barrier (implicit, join)", "user: solve", "MPI_Send", ...
+  std::string label() const;
+  // "md.c:88" or "" (file name without directories).
+  std::string location() const;
+};
+
+// One thread's sub-DRG: a calling-context tree stored as parallel arrays, parents first.
+struct ThreadTree {
+  int32_t rank = -1;
+  uint32_t thread = 0;
+  uint32_t flags = 0;
+  uint64_t os_tid = 0;
+  std::vector<uint32_t> parent;  // format::kNoIndex for the root
+  std::vector<uint32_t> region;  // index into Experiment::regions
+  std::vector<double> values;    // node-major: values[node * metric_count + metric]
+
+  size_t size() const { return parent.size(); }
+};
+
+struct Experiment {
+  std::string path;
+  nlohmann::json meta;
+  std::vector<Region> regions;
+  std::vector<std::string> metrics;  // column names; core metrics first, in format order
+  std::vector<ThreadTree> threads;   // every thread of every rank
+
+  size_t metric_count() const { return metrics.size(); }
+  // Index of a metric column, or -1.
+  int metric(const std::string& name) const;
+  double value(const ThreadTree& t, uint32_t node, int metric) const {
+    return metric < 0 ? 0.0 : t.values[size_t(node) * metrics.size() + size_t(metric)];
+  }
+  int ranks() const;
+  bool complete() const;
+};
+
+struct LoadOptions {
+  bool resolve_symbols = true;  // fill file/line/function of code addresses with libdw
+};
+
+// Loads and validates an experiment directory. Throws LoadError with a one-line message.
+Experiment load_experiment(const std::string& dir, const LoadOptions& options = {});
+
+// Parses one binary sub-DRG file (exposed for the fuzzer and tests). Regions are appended to
+// `regions` (unified by identity), threads to `threads`.
+void parse_rank_file(const std::string& name, const std::vector<char>& bytes, Experiment& into,
+                     const LoadOptions& options);
+
+}  // namespace scalea::drg

@@ -1,0 +1,114 @@
+#include "scalea/drg/cct.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace scalea::drg {
+
+MergedTree::MergedTree(const Experiment& e) : e_(&e) {
+  nodes_.emplace_back();  // the root: every thread's root (the program region) folds into it
+  nodes_[0].region = 0;
+  std::unordered_map<uint64_t, uint32_t> child;  // (merged parent, region) -> merged node
+  std::vector<uint32_t> map;
+  for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
+    const ThreadTree& t = e.threads[ti];
+    map.assign(t.size(), 0);
+    for (uint32_t n = 0; n < t.size(); ++n) {
+      uint32_t m = 0;
+      if (n > 0) {
+        uint32_t mp = map[t.parent[n]];
+        uint64_t key = uint64_t(mp) << 32 | t.region[n];
+        auto it = child.find(key);
+        if (it == child.end()) {
+          m = uint32_t(nodes_.size());
+          MergedNode mn;
+          mn.parent = mp;
+          mn.region = t.region[n];
+          mn.depth = nodes_[mp].depth + 1;
+          nodes_.push_back(std::move(mn));
+          nodes_[mp].children.push_back(m);
+          child.emplace(key, m);
+        } else {
+          m = it->second;
+        }
+      } else {
+        nodes_[0].region = t.region[0];
+      }
+      map[n] = m;
+      nodes_[m].members.push_back({ti, n});
+    }
+  }
+}
+
+double MergedTree::sum(uint32_t node, int metric) const {
+  double s = 0;
+  for (const Member& m : nodes_[node].members) s += e_->value(e_->threads[m.thread], m.node, metric);
+  return s;
+}
+
+double MergedTree::max(uint32_t node, int metric) const {
+  double v = 0;
+  bool first = true;
+  for (const Member& m : nodes_[node].members) {
+    double x = e_->value(e_->threads[m.thread], m.node, metric);
+    if (first || x > v) v = x;
+    first = false;
+  }
+  return v;
+}
+
+double MergedTree::min(uint32_t node, int metric) const {
+  double v = 0;
+  bool first = true;
+  for (const Member& m : nodes_[node].members) {
+    double x = e_->value(e_->threads[m.thread], m.node, metric);
+    if (first || x < v) v = x;
+    first = false;
+  }
+  return v;
+}
+
+std::vector<std::pair<uint32_t, double>> MergedTree::per_thread(uint32_t node, int metric) const {
+  std::vector<std::pair<uint32_t, double>> out;
+  for (const Member& m : nodes_[node].members)
+    out.emplace_back(m.thread, e_->value(e_->threads[m.thread], m.node, metric));
+  return out;
+}
+
+std::vector<double> MergedTree::per_rank(uint32_t node, int metric) const {
+  std::vector<double> out(size_t(e_->ranks()), 0.0);
+  for (const Member& m : nodes_[node].members) {
+    const ThreadTree& t = e_->threads[m.thread];
+    out[size_t(std::max(t.rank, 0))] += e_->value(t, m.node, metric);
+  }
+  return out;
+}
+
+std::string MergedTree::path(uint32_t node) const {
+  std::vector<uint32_t> chain;
+  for (uint32_t n = node; n != format::kNoIndex; n = nodes_[n].parent) chain.push_back(n);
+  std::string out;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const Region& r = region_of(*it);
+    if (!out.empty()) out += "/";
+    out += r.label();
+    std::string loc = r.location();
+    if (!loc.empty() && r.kind != RegionKind::Program) out += "@" + loc;
+  }
+  return out;
+}
+
+std::vector<uint32_t> MergedTree::preorder() const {
+  std::vector<uint32_t> out, stack{0};
+  out.reserve(nodes_.size());
+  while (!stack.empty()) {
+    uint32_t n = stack.back();
+    stack.pop_back();
+    out.push_back(n);
+    const auto& ch = nodes_[n].children;
+    for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back(*it);
+  }
+  return out;
+}
+
+}  // namespace scalea::drg
