@@ -15,6 +15,9 @@
 #   --raw FILE      also write every run as TSV: bench variant run seconds callbacks
 #   --timeout S     kill a run after S seconds (default 300; needs `timeout`)
 #
+# Environment passed through: LD_LIBRARY_PATH (e.g. another libomp), OMP_*, KMP_*.
+# If OMP_PROC_BIND is unset, the script sets OMP_PROC_BIND=close OMP_PLACES=cores.
+#
 # For each benchmark it runs, interleaved, R times each (the order rotates per round
 # so no variant always runs first):
 #   bare   no tool (OMP_TOOL_LIBRARIES unset)
@@ -28,7 +31,7 @@
 
 set -euo pipefail
 
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "run_omp_bench.sh: $*" >&2; exit 2; }
 
 MICRO=${OMP_MICRO:-}
@@ -90,6 +93,12 @@ TIMEOUT_CMD=()
 command -v timeout >/dev/null && TIMEOUT_CMD=(timeout "$TIMEOUT_S")
 
 export OMP_NUM_THREADS=$THREADS
+# Pin threads unless the caller chose otherwise (OMP_PROC_BIND=false to disable): on a
+# small VM, unpinned threads sharing one core turn a 0.8 s lock run into 4-10 s outliers.
+if [[ -z ${OMP_PROC_BIND:-} ]]; then
+  export OMP_PROC_BIND=close
+  export OMP_PLACES=${OMP_PLACES:-cores}
+fi
 unset OMP_TOOL_LIBRARIES NOOP_TOOL_COUNT_FILE SCALEA_OUTPUT
 export OMP_TOOL=enabled   # a stray OMP_TOOL=disabled would silently measure "bare" three times
 
@@ -100,7 +109,7 @@ echo "# noop tool : $NOOP"
 if [[ $HAVE_TOOL == 1 ]]; then echo "# tool      : $TOOL"
 else echo "# tool      : ${TOOL:-<none>} (not found: variant 'scalea' reported as n/a)"; fi
 echo "# host      : $(uname -n), $(nproc) cores online, OMP_NUM_THREADS=$THREADS," \
-     "OMP_PROC_BIND=${OMP_PROC_BIND:-unset}, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}"
+     "OMP_PROC_BIND=${OMP_PROC_BIND:-unset}, OMP_PLACES=${OMP_PLACES:-unset}, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}"
 echo "# date      : $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $RUNS runs per variant, interleaved"
 
 # run_one BENCH VARIANT ROUND -> appends one line to $RAW (seconds "fail" on error)

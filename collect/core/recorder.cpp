@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -174,6 +175,27 @@ bool function_selected(const Config& c, const void* fn) {
   return !matches(c.functions_exclude);
 }
 
+uint64_t process_age_ns() {
+  FILE* f = std::fopen("/proc/self/stat", "r");
+  if (!f) return 0;
+  char buf[1024];
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
+  if (!p) return 0;
+  unsigned long long start_ticks = 0;
+  // Field 22 (starttime); p points at the end of field 2.
+  if (std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+                         "%*d %llu", &start_ticks) != 1)
+    return 0;
+  timespec ts;
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  double now_s = double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+  double start_s = double(start_ticks) / double(sysconf(_SC_CLK_TCK));
+  return now_s > start_s ? uint64_t((now_s - start_s) * 1e9) : 0;
+}
+
 void finish_at_exit() { Recorder::get().finish("exit"); }
 
 // A forked child must not write the parent's experiment again: it stops recording.
@@ -217,10 +239,16 @@ bool Recorder::start(const char* origin) {
     g_measure_on.store(config_.start_on);
     std::atexit(finish_at_exit);
     pthread_atfork(nullptr, nullptr, disable_in_child);
+    // Loaded at program start (preloaded or linked), the tool sees the whole run; loaded later by
+    // the OpenMP runtime, it adds the time the process ran before, as the kernel counts it.
+    if (std::strcmp(origin, "load") != 0) {
+      pre_start_ns = process_age_ns();
+      start_estimated = true;
+    }
     start_ok_ = true;
     g_state.store(1);
+    thread();  // the thread that starts the tool is the initial one
   });
-  (void)origin;
   return start_ok_ && g_state.load() == 1;
 }
 
@@ -235,6 +263,7 @@ ThreadState* Recorder::register_thread() {
     threads_.push_back(t);
   }
   t->root = t->new_node(nullptr, 0);
+  t->born = now();
   if (t->index == 0) t->flags |= format::kThreadInitial;
   tls_ = t;
   return t;
@@ -358,7 +387,12 @@ void Recorder::finish(const char* why) {
   clock_finish(clock_);
   end_time_iso = iso_now();
   Ticks end = now();
-  for (ThreadState* t : threads_) close_at_exit(*t, end);
+  for (ThreadState* t : threads_) {
+    close_at_exit(*t, end);
+    t->root->s.visits = 1;
+    t->root->s.time = end > t->born ? end - t->born : 0;
+    t->root->s.time_min = t->root->s.time_max = t->root->s.time;
+  }
   std::string written, error;
   WriteSummary summary;
   if (write_experiment(*this, output_dir_, why, written, summary, error)) {
@@ -372,3 +406,9 @@ void Recorder::finish(const char* why) {
 }
 
 }  // namespace scalea::collect
+
+// Starts the tool when the library is loaded with the program (LD_PRELOAD or linked), so the
+// whole run is measured; when the OpenMP runtime loads it later, ompt_start_tool starts it.
+__attribute__((constructor)) static void scalea_on_load() {
+  if (scalea::collect::g_state.load() == 0) scalea::collect::Recorder::get().start("load");
+}

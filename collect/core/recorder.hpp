@@ -117,6 +117,7 @@ struct ThreadState {
   uint32_t index = 0;
   uint64_t os_tid = 0;
   uint32_t flags = 0;
+  Ticks born = 0;  // when the tool first saw the thread
   Node* root = nullptr;
   std::vector<Frame> stack;
   Ticks task_exec_total = 0;  // exclusive time of explicit tasks this thread has run
@@ -295,6 +296,11 @@ class Recorder {
   const ClockCalibration& clock() const { return clock_; }
   uint32_t max_team() const { return max_team_.load(); }
   std::string start_time_iso, end_time_iso;
+  // Time the process ran before the tool started (only when it started late, e.g. loaded by the
+  // OpenMP runtime at its first construct): from /proc, 10 ms resolution. Added to the initial
+  // thread's root.
+  uint64_t pre_start_ns = 0;
+  bool start_estimated = false;
   int rank = -1;
 
  private:

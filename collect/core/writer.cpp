@@ -260,10 +260,12 @@ bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger
       const Stats& s = n->s;
       auto ns = [&](uint64_t ticks) { return uint64_t(std::llround(double(ticks) * ns_per_tick)); };
       double sumsq = s.time_sumsq * ns_per_tick * ns_per_tick;
+      uint64_t time_ns = ns(s.time);
+      if (i == 0 && t->index == 0) time_ns += rec.pre_start_ns;  // the run before the tool began
       uint64_t sumsq_bits;
       std::memcpy(&sumsq_bits, &sumsq, 8);
       const uint64_t values[fmt::kCoreMetricCount] = {
-          s.visits, ns(s.time), s.visits ? ns(s.time_min) : 0, ns(s.time_max), sumsq_bits,
+          s.visits, time_ns, s.visits ? ns(s.time_min) : 0, ns(s.time_max), sumsq_bits,
           ns(s.wait), ns(s.fork), ns(s.join), ns(s.task_exec), s.team_size, s.executed,
           s.iterations, s.dispatches, s.tasks_created};
       threads_body.put_bytes(values, sizeof values);
@@ -341,6 +343,7 @@ bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger
   meta += "  \"end_time\": " + json_escape(rec.end_time_iso) + ",\n";
   meta += "  \"finished_by\": " + json_escape(trigger) + ",\n";
   meta += "  \"complete\": true,\n";
+  meta += "  \"program_start\": " + json_escape(rec.start_estimated ? "estimated" : "measured") + ",\n";
   meta += "  \"clock\": {\"source\": " + json_escape(rec.clock().source()) +
           ", \"ns_per_tick\": " + std::to_string(ns_per_tick) + ", \"duration_s\": " +
           std::to_string(double(rec.clock().ns1 - rec.clock().ns0) * 1e-9) + "},\n";

@@ -1,0 +1,169 @@
+// scalea run: starts a program under the tool, without a shell.
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "commands.hpp"
+
+extern char** environ;
+
+namespace scalea::cli {
+
+std::string self_dir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = 0;
+  std::string p(buf);
+  return p.substr(0, p.rfind('/'));
+}
+
+namespace {
+
+bool is_executable_file(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+}
+
+// Where execvp would find the program, or "".
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return is_executable_file(name) ? name : "";
+  const char* path = getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t colon = dirs.find(':', start);
+    if (colon == std::string::npos) colon = dirs.size();
+    std::string dir = dirs.substr(start, colon - start);
+    std::string cand = (dir.empty() ? "." : dir) + "/" + name;
+    if (is_executable_file(cand)) return cand;
+    start = colon + 1;
+  }
+  return "";
+}
+
+// The shared libraries an ELF program names directly (DT_NEEDED); empty for scripts.
+std::vector<std::string> needed_libraries(const std::string& path) {
+  std::vector<std::string> out;
+  elf_version(EV_CURRENT);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  if (elf && elf_kind(elf) == ELF_K_ELF) {
+    Elf_Scn* scn = nullptr;
+    while ((scn = elf_nextscn(elf, scn))) {
+      GElf_Shdr sh;
+      if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; ++i) {
+        GElf_Dyn dyn;
+        if (!gelf_getdyn(data, int(i), &dyn) || dyn.d_tag != DT_NEEDED) continue;
+        if (const char* s = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)) out.emplace_back(s);
+      }
+    }
+  }
+  if (elf) elf_end(elf);
+  close(fd);
+  return out;
+}
+
+void set_env(std::vector<std::string>& env, const std::string& key, const std::string& value,
+             bool prepend_path_list = false) {
+  for (std::string& e : env) {
+    if (e.compare(0, key.size() + 1, key + "=") != 0) continue;
+    if (prepend_path_list && e.size() > key.size() + 1) e = key + "=" + value + ":" + e.substr(key.size() + 1);
+    else e = key + "=" + value;
+    return;
+  }
+  env.push_back(key + "=" + value);
+}
+
+struct RunOptions {
+  std::string output;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+int run(const RunOptions& o) {
+  if (o.command.empty()) throw UserError("no program given: scalea run [-o DIR] -- PROGRAM [ARGS...]");
+  std::string program = find_program(o.command[0]);
+  if (program.empty()) throw UserError("program '" + o.command[0] + "' not found or not executable");
+  std::string lib = self_dir() + "/../lib/libscalea-omp.so";
+  char real[PATH_MAX];
+  if (!realpath(lib.c_str(), real)) throw UserError("cannot find the tool library " + lib);
+  if (!o.output.empty()) {
+    struct stat st;
+    if (lstat(o.output.c_str(), &st) == 0)
+      throw UserError("output " + o.output + " already exists; choose another -o (experiments are never overwritten)");
+  }
+
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  set_env(env, "OMP_TOOL_LIBRARIES", real);
+  set_env(env, "SCALEA_RUN_BY_CLI", "1");
+  if (!o.output.empty()) set_env(env, "SCALEA_OUTPUT", o.output);
+  if (o.quiet) set_env(env, "SCALEA_QUIET", "1");
+  // GNU OpenMP has no OMPT: LLVM's libomp implements the GOMP ABI, so it is preloaded in its place.
+  for (const std::string& n : needed_libraries(program)) {
+    if (n.rfind("libgomp.so", 0) == 0) {
+      set_env(env, "LD_PRELOAD", SCALEA_LIBOMP_PATH, true);
+      break;
+    }
+  }
+
+  std::vector<char*> argv, envp;
+  for (const std::string& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv.data(), envp.data());
+  if (rc != 0) throw UserError("cannot start " + program + ": " + std::strerror(rc));
+  // The child gets terminal signals itself; scalea waits for it and reports its status.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    std::fprintf(stderr, "scalea run: %s was killed by signal %d (%s)\n", o.command[0].c_str(),
+                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+    return 128 + WTERMSIG(status);
+  }
+  return WEXITSTATUS(status);
+}
+
+}  // namespace
+
+void add_run(CLI::App& app) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a program under the scalea tool and write an experiment");
+  cmd->footer(
+      "Examples:\n"
+      "  scalea run -- ./md 4096                  experiment named scalea-md-<date>-<pid>\n"
+      "  scalea run -o md.p4 -- ./md 4096         choose the experiment directory\n"
+      "  OMP_NUM_THREADS=4 scalea run -o md.p4 -- ./md\n"
+      "  mpirun -np 4 scalea run -o halo.p4 -- ./halo\n\n"
+      "The program is started directly (no shell). scalea sets OMP_TOOL_LIBRARIES to its tool\n"
+      "library; programs built with gcc -fopenmp run with LLVM's libomp preloaded in place of\n"
+      "libgomp. The exit status is the program's. Settings: SCALEA_* variables (docs/user-guide.md).");
+  cmd->add_option("-o,--output", opts->output, "Experiment directory to create (must not exist)");
+  cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary line at exit");
+  cmd->add_option("command", opts->command, "Program and its arguments (after --)")->required();
+  cmd->callback([opts] {
+    int rc = run(*opts);
+    if (rc != 0) std::exit(rc);
+  });
+}
+
+}  // namespace scalea::cli

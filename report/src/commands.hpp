@@ -1,0 +1,19 @@
+// The scalea command-line tool: one function per subcommand, registered in main.cpp.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace scalea::cli {
+
+// A failure the user can act on: printed as "scalea <cmd>: <message>", exit status 2.
+struct UserError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void add_run(CLI::App& app);
+void add_report(CLI::App& app);
+
+// Directory of the running scalea binary (for finding ../lib/libscalea-*.so).
+std::string self_dir();
+
+}  // namespace scalea::cli

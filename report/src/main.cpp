@@ -1,0 +1,42 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "commands.hpp"
+#include "scalea/drg/experiment.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "scalea: per-region overhead analysis of OpenMP, MPI and hybrid programs.\n\n"
+      "  scalea run -o md.exp -- ./md 4096     measure a run (OpenMP via OMPT)\n"
+      "  scalea report md.exp                  overhead table per region\n",
+      "scalea"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", SCALEA_VERSION);
+  scalea::cli::add_run(app);
+  scalea::cli::add_report(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string cmd = app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
+    std::fprintf(stderr, "scalea%s: %s (see scalea%s --help)\n", cmd.c_str(), e.what(), cmd.c_str());
+    return 2;
+  } catch (const scalea::cli::UserError& e) {
+    std::fprintf(stderr, "scalea %s: %s\n", app.get_subcommands()[0]->get_name().c_str(), e.what());
+    return 2;
+  } catch (const scalea::drg::LoadError& e) {
+    std::fprintf(stderr, "scalea %s: %s\n", app.get_subcommands()[0]->get_name().c_str(), e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "scalea: internal error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}
