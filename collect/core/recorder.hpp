@@ -27,7 +27,8 @@ struct Stats {
   uint64_t visits = 0, time = 0, time_min = UINT64_MAX, time_max = 0;
   double time_sumsq = 0;
   uint64_t wait = 0, fork = 0, join = 0, task_exec = 0, team_size = 0, executed = 0,
-           iterations = 0, dispatches = 0, tasks_created = 0;
+           iterations = 0, dispatches = 0, tasks_created = 0, bytes_sent = 0, bytes_recv = 0,
+           transfer = 0;
 };
 
 struct Node {

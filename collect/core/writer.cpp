@@ -1,6 +1,5 @@
 #include "writer.hpp"
 
-#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -12,9 +11,6 @@
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
-#include <vector>
-
-#include "recorder.hpp"
 
 extern char** environ;
 
@@ -38,31 +34,6 @@ std::string base_of(const std::string& dir) {
   while (d.size() > 1 && d.back() == '/') d.pop_back();
   size_t slash = d.rfind('/');
   return slash == std::string::npos ? d : d.substr(slash + 1);
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += char(c);
-        }
-    }
-  }
-  out += '"';
-  return out;
 }
 
 class StringTable {
@@ -93,7 +64,101 @@ struct Buffer {
   void put_bytes(const void* p, size_t n) {
     bytes.insert(bytes.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n);
   }
+  void section(uint32_t tag, uint32_t count, const Buffer& body) {
+    put(fmt::SectionHeader{tag, count, uint64_t(body.bytes.size())});
+    put_bytes(body.bytes.data(), body.bytes.size());
+  }
 };
+
+std::vector<char> finish_file(const Buffer& payload, uint32_t sections, int rank) {
+  fmt::FileHeader header{};
+  std::memcpy(header.magic, fmt::kMagic, 8);
+  header.version = fmt::kVersion;
+  header.header_size = sizeof(fmt::FileHeader);
+  header.payload_size = payload.bytes.size();
+  header.section_count = sections;
+  header.payload_crc32 = fmt::crc32_update(0, payload.bytes.data(), payload.bytes.size());
+  header.rank = rank;
+  Buffer file;
+  file.put(header);
+  file.put_bytes(payload.bytes.data(), payload.bytes.size());
+  return std::move(file.bytes);
+}
+
+// Definition sections into `payload`; returns the number of sections.
+uint32_t put_definitions(Buffer& payload, const std::vector<PortableRegion>& regions) {
+  StringTable strings;
+  std::vector<std::string> module_paths;
+  std::unordered_map<std::string, uint32_t> module_index;
+  Buffer regions_body, modules_body, metrics_body, strings_body;
+  for (const PortableRegion& r : regions) {
+    fmt::RegionRecord rr{};
+    rr.kind = r.kind;
+    rr.subkind = r.subkind;
+    rr.name = strings.intern(r.name);
+    rr.file = strings.intern(r.file);
+    rr.function = strings.intern(r.function);
+    rr.line = r.line;
+    rr.module = fmt::kNoIndex;
+    rr.address = r.address;
+    if (!r.module.empty()) {
+      auto it = module_index.find(r.module);
+      if (it == module_index.end()) {
+        it = module_index.emplace(r.module, uint32_t(module_paths.size())).first;
+        module_paths.push_back(r.module);
+      }
+      rr.module = it->second;
+    }
+    regions_body.put(rr);
+  }
+  for (const std::string& m : module_paths) modules_body.put(fmt::ModuleRecord{strings.intern(m), 0, 0});
+  for (const fmt::MetricSpec& m : fmt::kCoreMetrics)
+    metrics_body.put(fmt::MetricRecord{strings.intern(m.name), uint16_t(m.type), uint16_t(m.merge)});
+  for (const std::string& s : strings.strings()) {
+    strings_body.put(uint32_t(s.size()));
+    strings_body.put_bytes(s.data(), s.size());
+  }
+  payload.section(fmt::kTagStrings, uint32_t(strings.strings().size()), strings_body);
+  payload.section(fmt::kTagModules, uint32_t(module_paths.size()), modules_body);
+  payload.section(fmt::kTagRegions, uint32_t(regions.size()), regions_body);
+  payload.section(fmt::kTagMetrics, fmt::kCoreMetricCount, metrics_body);
+  return 4;
+}
+
+void put_threads(Buffer& payload, Recorder& rec, const std::vector<uint32_t>& remap,
+                 WriteSummary& summary) {
+  const double ns_per_tick = rec.clock().ns_per_tick();
+  std::vector<ThreadState*> threads;
+  {
+    std::lock_guard<std::mutex> lock(rec.mutex());
+    threads = rec.threads();
+  }
+  Buffer body;
+  auto ns = [&](uint64_t ticks) { return uint64_t(std::llround(double(ticks) * ns_per_tick)); };
+  for (ThreadState* t : threads) {
+    body.put(fmt::ThreadRecord{t->index, t->flags, t->os_tid, t->node_count, 0});
+    for (uint32_t i = 0; i < t->node_count; ++i) {
+      const Node* n = t->node_at(i);
+      uint32_t region = n->region < remap.size() ? remap[n->region] : n->region;
+      body.put(fmt::NodeRecord{n->parent ? n->parent->index : fmt::kNoIndex, region});
+      const Stats& s = n->s;
+      double sumsq = s.time_sumsq * ns_per_tick * ns_per_tick;
+      uint64_t sumsq_bits;
+      std::memcpy(&sumsq_bits, &sumsq, 8);
+      uint64_t time_ns = ns(s.time);
+      if (i == 0 && t->index == 0) time_ns += rec.pre_start_ns;  // the run before the tool began
+      const uint64_t values[fmt::kCoreMetricCount] = {
+          s.visits, time_ns, s.visits ? ns(s.time_min) : 0, ns(s.time_max), sumsq_bits,
+          ns(s.wait), ns(s.fork), ns(s.join), ns(s.task_exec), s.team_size, s.executed,
+          s.iterations, s.dispatches, s.tasks_created, s.bytes_sent, s.bytes_recv,
+          ns(s.transfer)};
+      body.put_bytes(values, sizeof values);
+    }
+    summary.nodes += t->node_count;
+  }
+  summary.threads = uint32_t(threads.size());
+  payload.section(fmt::kTagThreads, uint32_t(threads.size()), body);
+}
 
 struct Module {
   std::string path;
@@ -127,27 +192,33 @@ std::vector<Module> loaded_modules() {
   return mods;
 }
 
-bool write_file(int dirfd, const char* name, const void* data, size_t size, std::string& error) {
-  int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+bool write_file(int dirfd, const std::string& name, const std::vector<char>& data,
+                std::string& error) {
+  int fd = openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) {
-    error = std::string(name) + ": " + std::strerror(errno);
+    error = name + ": " + std::strerror(errno);
     return false;
   }
-  const char* p = static_cast<const char*>(data);
-  size_t left = size;
+  const char* p = data.data();
+  size_t left = data.size();
   while (left > 0) {
     ssize_t w = write(fd, p, left);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      error = std::string(name) + ": " + std::strerror(w < 0 ? errno : ENOSPC);
+      error = name + ": " + std::strerror(w < 0 ? errno : ENOSPC);
       close(fd);
       return false;
     }
     p += w;
     left -= size_t(w);
   }
-  if (fsync(fd) != 0 || close(fd) != 0) {
-    error = std::string(name) + ": " + std::strerror(errno);
+  if (fsync(fd) != 0) {
+    error = name + ": " + std::strerror(errno);
+    close(fd);
+    return false;
+  }
+  if (close(fd) != 0) {
+    error = name + ": " + std::strerror(errno);
     return false;
   }
   return true;
@@ -176,14 +247,45 @@ std::string read_cmdline_json() {
 
 // Environment that changes what a run measures.
 bool relevant_env(const char* e) {
-  static const char* prefixes[] = {"OMP_", "KMP_", "SCALEA_", "OMPI_COMM_WORLD_SIZE",
-                                   "OMPI_COMM_WORLD_RANK", "GOMP_", "LD_PRELOAD"};
+  static const char* prefixes[] = {"OMP_", "KMP_", "SCALEA_", "OMPI_COMM_WORLD_SIZE", "GOMP_",
+                                   "LD_PRELOAD"};
   for (const char* p : prefixes)
     if (std::strncmp(e, p, std::strlen(p)) == 0) return true;
   return false;
 }
 
 }  // namespace
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += char(c);
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string rank_file_name(int rank) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "rank-%06d.sdrg", rank < 0 ? 0 : rank);
+  return buf;
+}
 
 bool output_parent_writable(const std::string& dir, std::string& why) {
   std::string parent = parent_of(dir);
@@ -203,115 +305,77 @@ bool output_parent_writable(const std::string& dir, std::string& why) {
   return true;
 }
 
-bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger,
-                      std::string& written_dir, WriteSummary& summary, std::string& error) {
-  const double ns_per_tick = rec.clock().ns_per_tick();
+std::vector<PortableRegion> portable_regions(Recorder& rec) {
   std::vector<RegionInfo> regions;
-  std::vector<ThreadState*> threads;
   {
     std::lock_guard<std::mutex> lock(rec.mutex());
     regions = rec.regions();
-    threads = rec.threads();
   }
-
-  // ---- binary sub-DRG file ----
-  StringTable strings;
   std::vector<Module> modules = loaded_modules();
-  std::vector<fmt::ModuleRecord> module_records;
-  for (const Module& m : modules) module_records.push_back({strings.intern(m.path), 0, m.base});
-  std::vector<fmt::RegionRecord> region_records;
+  std::vector<PortableRegion> out;
+  out.reserve(regions.size());
   for (const RegionInfo& r : regions) {
-    fmt::RegionRecord rr{};
-    rr.kind = uint16_t(r.kind);
-    rr.subkind = r.subkind;
-    rr.name = strings.intern(r.name);
-    rr.file = strings.intern(r.file);
-    rr.function = strings.intern(r.function);
-    rr.line = r.line;
-    rr.module = fmt::kNoIndex;
-    rr.address = r.address;
-    if (r.address) {
-      for (size_t m = 0; m < modules.size() && rr.module == fmt::kNoIndex; ++m)
-        for (auto& range : modules[m].ranges)
-          if (r.address >= range.first && r.address < range.second) {
-            rr.module = uint32_t(m);
-            rr.address = r.address - modules[m].base;
-            break;
-          }
+    PortableRegion p;
+    p.kind = uint16_t(r.kind);
+    p.subkind = r.subkind;
+    p.name = r.name;
+    p.file = r.file;
+    p.function = r.function;
+    p.line = r.line;
+    p.address = r.address;
+    for (const Module& m : modules) {
+      if (!r.address || !p.module.empty()) break;
+      for (const auto& range : m.ranges)
+        if (r.address >= range.first && r.address < range.second) {
+          p.module = m.path;
+          p.address = r.address - m.base;
+          break;
+        }
     }
-    region_records.push_back(rr);
+    out.push_back(std::move(p));
   }
-  std::vector<fmt::MetricRecord> metric_records;
-  for (const fmt::MetricSpec& m : fmt::kCoreMetrics)
-    metric_records.push_back({strings.intern(m.name), uint16_t(m.type), uint16_t(m.merge)});
+  return out;
+}
 
+std::vector<char> encode_definitions(const std::vector<PortableRegion>& regions, int rank) {
   Buffer payload;
-  auto section = [&](uint32_t tag, uint32_t count, const Buffer& body) {
-    payload.put(fmt::SectionHeader{tag, count, uint64_t(body.bytes.size())});
-    payload.put_bytes(body.bytes.data(), body.bytes.size());
-  };
-  Buffer threads_body;
-  uint64_t total_nodes = 0;
-  for (ThreadState* t : threads) {
-    threads_body.put(fmt::ThreadRecord{t->index, t->flags, t->os_tid, t->node_count, 0});
-    for (uint32_t i = 0; i < t->node_count; ++i) {
-      const Node* n = t->node_at(i);
-      threads_body.put(fmt::NodeRecord{n->parent ? n->parent->index : fmt::kNoIndex, n->region});
-      const Stats& s = n->s;
-      auto ns = [&](uint64_t ticks) { return uint64_t(std::llround(double(ticks) * ns_per_tick)); };
-      double sumsq = s.time_sumsq * ns_per_tick * ns_per_tick;
-      uint64_t time_ns = ns(s.time);
-      if (i == 0 && t->index == 0) time_ns += rec.pre_start_ns;  // the run before the tool began
-      uint64_t sumsq_bits;
-      std::memcpy(&sumsq_bits, &sumsq, 8);
-      const uint64_t values[fmt::kCoreMetricCount] = {
-          s.visits, time_ns, s.visits ? ns(s.time_min) : 0, ns(s.time_max), sumsq_bits,
-          ns(s.wait), ns(s.fork), ns(s.join), ns(s.task_exec), s.team_size, s.executed,
-          s.iterations, s.dispatches, s.tasks_created};
-      threads_body.put_bytes(values, sizeof values);
-    }
-    total_nodes += t->node_count;
-  }
-  Buffer strings_body, modules_body, regions_body, metrics_body;
-  for (const fmt::ModuleRecord& m : module_records) modules_body.put(m);
-  for (const fmt::RegionRecord& r : region_records) regions_body.put(r);
-  for (const fmt::MetricRecord& m : metric_records) metrics_body.put(m);
-  for (const std::string& s : strings.strings()) {
-    strings_body.put(uint32_t(s.size()));
-    strings_body.put_bytes(s.data(), s.size());
-  }
-  section(fmt::kTagStrings, uint32_t(strings.strings().size()), strings_body);
-  section(fmt::kTagModules, uint32_t(module_records.size()), modules_body);
-  section(fmt::kTagRegions, uint32_t(region_records.size()), regions_body);
-  section(fmt::kTagMetrics, uint32_t(metric_records.size()), metrics_body);
-  section(fmt::kTagThreads, uint32_t(threads.size()), threads_body);
+  uint32_t n = put_definitions(payload, regions);
+  return finish_file(payload, n, rank);
+}
 
-  fmt::FileHeader header{};
-  std::memcpy(header.magic, fmt::kMagic, 8);
-  header.version = fmt::kVersion;
-  header.header_size = sizeof(fmt::FileHeader);
-  header.payload_size = payload.bytes.size();
-  header.section_count = 5;
-  header.payload_crc32 = fmt::crc32_update(0, payload.bytes.data(), payload.bytes.size());
-  header.rank = rec.rank;
-  Buffer file;
-  file.put(header);
-  file.put_bytes(payload.bytes.data(), payload.bytes.size());
+std::vector<char> encode_threads(Recorder& rec, const std::vector<uint32_t>& remap, int rank,
+                                 WriteSummary& summary) {
+  Buffer payload;
+  put_threads(payload, rec, remap, summary);
+  return finish_file(payload, 1, rank);
+}
 
-  // ---- metadata ----
+std::vector<char> encode_process(Recorder& rec, int rank, WriteSummary& summary) {
+  std::vector<PortableRegion> regions = portable_regions(rec);
+  Buffer payload;
+  uint32_t n = put_definitions(payload, regions);
+  put_threads(payload, rec, {}, summary);
+  summary.regions = regions.size();
+  return finish_file(payload, n + 1, rank);
+}
+
+std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<std::string>& files,
+                        const MetaExtras& extras) {
   Anomalies anomalies;
-  for (ThreadState* t : threads) {
-    anomalies.unmatched_end += t->anomalies.unmatched_end;
-    anomalies.unclosed += t->anomalies.unclosed;
-    anomalies.foreign_resume += t->anomalies.foreign_resume;
+  size_t thread_count;
+  {
+    std::lock_guard<std::mutex> lock(rec.mutex());
+    thread_count = rec.threads().size();
+    for (ThreadState* t : rec.threads()) {
+      anomalies.unmatched_end += t->anomalies.unmatched_end;
+      anomalies.unclosed += t->anomalies.unclosed;
+      anomalies.foreign_resume += t->anomalies.foreign_resume;
+    }
   }
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   char cwd[4096] = "";
   if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
-  char rank_file[64];
-  std::snprintf(rank_file, sizeof rank_file, "rank-%06d.sdrg", rec.rank < 0 ? 0 : rec.rank);
-
   std::string env = "{";
   bool first = true;
   for (char** e = environ; e && *e; ++e) {
@@ -329,39 +393,52 @@ bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger
     callbacks += std::string(i ? ", " : "") + json_escape(omp.callbacks[i].first) + ": " +
                  json_escape(omp.callbacks[i].second);
   callbacks += "}";
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + json_escape(v[i]);
+    return s + "]";
+  };
   const char* omp_num = getenv("OMP_NUM_THREADS");
-  std::string meta;
-  meta += "{\n";
-  meta += "  \"format\": \"scalea-experiment\",\n";
-  meta += "  \"format_version\": " + std::to_string(fmt::kVersion) + ",\n";
-  meta += "  \"tool_version\": " + json_escape(SCALEA_VERSION) + ",\n";
-  meta += "  \"command\": " + read_cmdline_json() + ",\n";
-  meta += "  \"cwd\": " + json_escape(cwd) + ",\n";
-  meta += "  \"host\": " + json_escape(host) + ",\n";
-  meta += "  \"pid\": " + std::to_string(getpid()) + ",\n";
-  meta += "  \"start_time\": " + json_escape(rec.start_time_iso) + ",\n";
-  meta += "  \"end_time\": " + json_escape(rec.end_time_iso) + ",\n";
-  meta += "  \"finished_by\": " + json_escape(trigger) + ",\n";
-  meta += "  \"complete\": true,\n";
-  meta += "  \"program_start\": " + json_escape(rec.start_estimated ? "estimated" : "measured") + ",\n";
-  meta += "  \"clock\": {\"source\": " + json_escape(rec.clock().source()) +
-          ", \"ns_per_tick\": " + std::to_string(ns_per_tick) + ", \"duration_s\": " +
-          std::to_string(double(rec.clock().ns1 - rec.clock().ns0) * 1e-9) + "},\n";
-  meta += "  \"ranks\": 1,\n";
-  meta += "  \"rank\": " + std::to_string(rec.rank) + ",\n";
-  meta += "  \"threads\": " + std::to_string(threads.size()) + ",\n";
-  meta += "  \"max_team_size\": " + std::to_string(rec.max_team()) + ",\n";
-  meta += "  \"omp_num_threads\": " + json_escape(omp_num ? omp_num : "") + ",\n";
-  meta += "  \"openmp\": {\"runtime\": " + json_escape(omp.runtime) + ", \"runtime_path\": " +
-          json_escape(omp.runtime_path) + ", \"callbacks\": " + callbacks + "},\n";
-  meta += "  \"environment\": " + env + ",\n";
-  meta += "  \"anomalies\": {\"unmatched_end\": " + std::to_string(anomalies.unmatched_end) +
-          ", \"unclosed\": " + std::to_string(anomalies.unclosed) + ", \"foreign_resume\": " +
-          std::to_string(anomalies.foreign_resume) + "},\n";
-  meta += "  \"files\": [" + json_escape(rank_file) + "]\n";
-  meta += "}\n";
+  const ClockCalibration& clk = rec.clock();
+  std::string m;
+  m += "{\n";
+  m += "  \"format\": \"scalea-experiment\",\n";
+  m += "  \"format_version\": " + std::to_string(fmt::kVersion) + ",\n";
+  m += "  \"tool_version\": " + json_escape(SCALEA_VERSION) + ",\n";
+  m += "  \"command\": " + read_cmdline_json() + ",\n";
+  m += "  \"cwd\": " + json_escape(cwd) + ",\n";
+  m += "  \"host\": " + json_escape(host) + ",\n";
+  m += "  \"pid\": " + std::to_string(getpid()) + ",\n";
+  m += "  \"start_time\": " + json_escape(rec.start_time_iso) + ",\n";
+  m += "  \"end_time\": " + json_escape(rec.end_time_iso) + ",\n";
+  m += "  \"finished_by\": " + json_escape(trigger) + ",\n";
+  m += std::string("  \"complete\": ") + (extras.complete ? "true" : "false") + ",\n";
+  m += "  \"notes\": " + list(extras.notes) + ",\n";
+  m += "  \"program_start\": " + json_escape(rec.start_estimated ? "estimated" : "measured") + ",\n";
+  m += "  \"clock\": {\"source\": " + json_escape(clk.source()) + ", \"ns_per_tick\": " +
+       std::to_string(clk.ns_per_tick()) + ", \"duration_s\": " +
+       std::to_string(double(clk.ns1 - clk.ns0) * 1e-9) + "},\n";
+  m += "  \"ranks\": " + std::to_string(extras.ranks) + ",\n";
+  m += "  \"threads\": " + std::to_string(thread_count) + ",\n";
+  m += "  \"max_team_size\": " + std::to_string(rec.max_team()) + ",\n";
+  m += "  \"omp_num_threads\": " + json_escape(omp_num ? omp_num : "") + ",\n";
+  m += "  \"openmp\": {\"runtime\": " + json_escape(omp.runtime) + ", \"runtime_path\": " +
+       json_escape(omp.runtime_path) + ", \"callbacks\": " + callbacks + "},\n";
+  m += "  \"environment\": " + env + ",\n";
+  m += "  \"anomalies\": {\"unmatched_end\": " + std::to_string(anomalies.unmatched_end) +
+       ", \"unclosed\": " + std::to_string(anomalies.unclosed) + ", \"foreign_resume\": " +
+       std::to_string(anomalies.foreign_resume) + "},\n";
+  for (const auto& [name, value] : extras.raw_fields) m += "  " + json_escape(name) + ": " + value + ",\n";
+  if (!extras.definitions_file.empty())
+    m += "  \"definitions\": " + json_escape(extras.definitions_file) + ",\n";
+  m += "  \"files\": " + list(files) + "\n";
+  m += "}\n";
+  return m;
+}
 
-  // ---- atomic directory creation ----
+bool publish_experiment(const std::string& dir,
+                        const std::vector<std::pair<std::string, std::vector<char>>>& files,
+                        std::string& written_dir, std::string& error) {
   std::string parent = parent_of(dir), base = base_of(dir);
   std::string tmp = parent + "/." + base + ".partial-" + std::to_string(getpid());
   if (mkdir(tmp.c_str(), 0777) != 0) {
@@ -371,8 +448,7 @@ bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger
   int dirfd = open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   bool ok = dirfd >= 0;
   if (!ok) error = tmp + ": " + std::strerror(errno);
-  ok = ok && write_file(dirfd, rank_file, file.bytes.data(), file.bytes.size(), error);
-  ok = ok && write_file(dirfd, fmt::kMetaFile, meta.data(), meta.size(), error);
+  for (size_t i = 0; ok && i < files.size(); ++i) ok = write_file(dirfd, files[i].first, files[i].second, error);
   if (dirfd >= 0) {
     fsync(dirfd);
     close(dirfd);
@@ -383,9 +459,6 @@ bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger
     for (int n = 1; n < 1000; ++n) {
       if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) == 0) {
         written_dir = target;
-        summary.threads = uint32_t(threads.size());
-        summary.regions = regions.size();
-        summary.nodes = total_nodes;
         return true;
       }
       if (errno != EEXIST && errno != ENOTEMPTY) {
@@ -396,10 +469,19 @@ bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger
     }
     if (error.empty()) error = dir + ": no free name";
   }
-  unlinkat(AT_FDCWD, (tmp + "/" + rank_file).c_str(), 0);
-  unlinkat(AT_FDCWD, (tmp + "/" + fmt::kMetaFile).c_str(), 0);
+  for (const auto& f : files) unlinkat(AT_FDCWD, (tmp + "/" + f.first).c_str(), 0);
   rmdir(tmp.c_str());
   return false;
+}
+
+bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger,
+                      std::string& written_dir, WriteSummary& summary, std::string& error) {
+  std::vector<std::pair<std::string, std::vector<char>>> files;
+  std::string name = rank_file_name(rec.rank);
+  files.emplace_back(name, encode_process(rec, rec.rank, summary));
+  std::string meta = encode_meta(rec, trigger, {name}, MetaExtras{});
+  files.emplace_back(fmt::kMetaFile, std::vector<char>(meta.begin(), meta.end()));
+  return publish_experiment(dir, files, written_dir, error);
 }
 
 }  // namespace scalea::collect

@@ -1,13 +1,27 @@
-// Writes one run's experiment directory: meta.json and one binary sub-DRG file per process.
-// The directory appears atomically (written under a temporary name, then renamed), never
-// overwrites an existing one, and never follows a symlink planted in its path.
+// Encodes a run's data in the experiment format (drg/include/scalea/format.hpp,
+// docs/experiment-format.md) and publishes the experiment directory.
+//
+// A process without MPI writes one file holding both its definitions (strings, modules, region
+// table, metric columns) and its threads. With MPI, the ranks unify their region tables first;
+// the root then writes one definitions file and one threads-only file per rank.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "recorder.hpp"
 
 namespace scalea::collect {
 
-class Recorder;
+// A region with its code address made position-independent: (module path, offset).
+struct PortableRegion {
+  uint16_t kind = 0, subkind = 0;
+  std::string name, file, function;
+  uint32_t line = 0;
+  std::string module;    // "" when the region has no code address
+  uint64_t address = 0;  // offset within the module
+};
 
 struct WriteSummary {
   uint32_t threads = 0;
@@ -18,7 +32,40 @@ struct WriteSummary {
 // True when the directory that will hold `dir` exists and is writable.
 bool output_parent_writable(const std::string& dir, std::string& why);
 
+// This process's region table, addresses made portable (reads /proc and the loaded objects).
+std::vector<PortableRegion> portable_regions(Recorder& rec);
+
+// A file with the definition sections only (STRG, MODL, REGN, METR).
+std::vector<char> encode_definitions(const std::vector<PortableRegion>& regions, int rank);
+
+// A file with this process's threads only; node regions go through `remap` (local -> unified id).
+std::vector<char> encode_threads(Recorder& rec, const std::vector<uint32_t>& remap, int rank,
+                                 WriteSummary& summary);
+
+// Both in one file: what a process without MPI writes.
+std::vector<char> encode_process(Recorder& rec, int rank, WriteSummary& summary);
+
+struct MetaExtras {
+  int ranks = 1;
+  bool complete = true;
+  std::string definitions_file;           // "" when each file carries its own definitions
+  std::vector<std::string> notes;         // e.g. why the experiment is incomplete
+  std::vector<std::pair<std::string, std::string>> raw_fields;  // name -> JSON value
+};
+std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<std::string>& files,
+                        const MetaExtras& extras);
+
+// Creates the experiment directory atomically: files are written and synced under a temporary
+// name, then renamed to `dir`, or to dir.1, dir.2, ... when that exists (never overwritten).
+bool publish_experiment(const std::string& dir,
+                        const std::vector<std::pair<std::string, std::vector<char>>>& files,
+                        std::string& written_dir, std::string& error);
+
+// The whole path for a process without MPI: encode and publish.
 bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger,
                       std::string& written_dir, WriteSummary& summary, std::string& error);
+
+std::string json_escape(const std::string& s);
+std::string rank_file_name(int rank);
 
 }  // namespace scalea::collect

@@ -108,8 +108,9 @@ using RegionKey = std::tuple<int, int, std::string, std::string, uint64_t>;
 
 }  // namespace
 
-void parse_rank_file(const std::string& name, const std::vector<char>& bytes, Experiment& into,
-                     const LoadOptions& options) {
+FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>& bytes,
+                                Experiment& into, const LoadOptions& options,
+                                const FileDefinitions* shared) {
   Reader file(name, bytes.data(), bytes.size());
   auto header = file.get<fmt::FileHeader>("header");
   if (std::memcmp(header.magic, fmt::kMagic, 8) != 0) file.fail("not a scalea sub-DRG file");
@@ -127,8 +128,9 @@ void parse_rank_file(const std::string& name, const std::vector<char>& bytes, Ex
   std::vector<std::string> strings;
   struct Mod { std::string path; };
   std::vector<Mod> modules;
-  std::vector<uint32_t> region_map;  // file's region index -> experiment region index
-  std::vector<fmt::MetricRecord> metric_records;
+  FileDefinitions own;
+  std::vector<uint32_t>& region_map = own.region_map;
+  std::vector<fmt::MetricRecord>& metric_records = own.metrics;
   std::map<RegionKey, uint32_t> known;
   for (uint32_t i = 0; i < into.regions.size(); ++i) {
     const Region& r = into.regions[i];
@@ -212,8 +214,12 @@ void parse_rank_file(const std::string& name, const std::vector<char>& bytes, Ex
       else if (into.metrics != names) body.fail("metric columns differ from the other ranks'");
     } else if (sh.tag == fmt::kTagThreads) {
       have[4] = true;
-      if (!have[0] || !have[2] || !have[3]) body.fail("thread section before its tables");
-      const size_t nm = metric_records.size();
+      bool local = have[0] && have[2] && have[3];
+      if (!local && (have[0] || have[2] || have[3])) body.fail("thread section before its tables");
+      if (!local && !shared) body.fail("thread section without definitions");
+      const std::vector<uint32_t>& regmap = local ? region_map : shared->region_map;
+      const std::vector<fmt::MetricRecord>& mrec = local ? metric_records : shared->metrics;
+      const size_t nm = mrec.size();
       for (uint32_t ti = 0; ti < sh.count; ++ti) {
         auto tr = body.get<fmt::ThreadRecord>("thread header");
         uint64_t need = uint64_t(tr.node_count) * (sizeof(fmt::NodeRecord) + 8 * nm);
@@ -232,15 +238,15 @@ void parse_rank_file(const std::string& name, const std::vector<char>& bytes, Ex
           if (n == 0 ? nr.parent != fmt::kNoIndex : nr.parent >= n)
             body.fail("thread " + std::to_string(tr.index) + " node " + std::to_string(n) +
                       ": bad parent " + std::to_string(nr.parent));
-          if (nr.region >= region_map.size())
+          if (nr.region >= regmap.size())
             body.fail("thread " + std::to_string(tr.index) + " node " + std::to_string(n) +
                       ": region " + std::to_string(nr.region) + " out of range");
           t.parent[n] = nr.parent;
-          t.region[n] = region_map[nr.region];
+          t.region[n] = regmap[nr.region];
           for (size_t m = 0; m < nm; ++m) {
             auto raw = body.get<uint64_t>("metric value");
             double v;
-            if (fmt::MetricType(metric_records[m].type) == fmt::MetricType::F64) std::memcpy(&v, &raw, 8);
+            if (fmt::MetricType(mrec[m].type) == fmt::MetricType::F64) std::memcpy(&v, &raw, 8);
             else v = double(raw);
             t.values[size_t(n) * nm + m] = v;
           }
@@ -249,7 +255,11 @@ void parse_rank_file(const std::string& name, const std::vector<char>& bytes, Ex
       }
     }  // unknown sections are skipped: a newer minor writer may add some
   }
-  if (!have[0] || !have[2] || !have[3] || !have[4]) file.fail("missing section");
+  bool defs = have[0] && have[2] && have[3];
+  if (!defs && !have[4]) file.fail("missing section");
+  if ((have[0] || have[2] || have[3]) && !defs) file.fail("missing section");
+  own.present = defs;
+  return own;
 }
 
 Experiment load_experiment(const std::string& dir, const LoadOptions& options) {
@@ -268,6 +278,16 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options) {
     throw LoadError(meta_path + ": not a scalea experiment");
   if (!e.meta["format_version"].is_number_integer() || e.meta["format_version"] != fmt::kVersion)
     throw LoadError(meta_path + ": unsupported format version " + e.meta["format_version"].dump());
+  FileDefinitions shared;
+  if (e.meta.contains("definitions")) {
+    if (!e.meta["definitions"].is_string()) throw LoadError(meta_path + ": bad definitions entry");
+    std::string name = e.meta["definitions"].get<std::string>();
+    if (name.find('/') != std::string::npos || name.empty() || name[0] == '.')
+      throw LoadError(meta_path + ": bad file name " + name);
+    std::string path = dir + "/" + name;
+    shared = parse_rank_file(path, read_file(path), e, options, nullptr);
+    if (!shared.present) throw LoadError(path + ": holds no definitions");
+  }
   const auto& files = e.meta["files"];
   if (!files.is_array() || files.empty()) throw LoadError(meta_path + ": lists no data files");
   for (const auto& f : files) {
@@ -276,7 +296,7 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options) {
     if (name.find('/') != std::string::npos || name.empty() || name[0] == '.')
       throw LoadError(meta_path + ": bad file name " + name);
     std::string path = dir + "/" + name;
-    parse_rank_file(path, read_file(path), e, options);
+    parse_rank_file(path, read_file(path), e, options, shared.present ? &shared : nullptr);
   }
   return e;
 }

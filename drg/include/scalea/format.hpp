@@ -135,7 +135,10 @@ enum class MpiClass : uint16_t {
   X(Executed, "executed", U64, Sum)    /* single: visits that ran the body */                \
   X(Iterations, "iterations", U64, Sum) /* loop/taskloop: iteration count the runtime gave */ \
   X(Dispatches, "dispatches", U64, Sum) /* chunks/sections dispatched (ompt_callback_dispatch) */ \
-  X(TasksCreated, "tasks_created", U64, Sum) /* explicit tasks created here */
+  X(TasksCreated, "tasks_created", U64, Sum) /* explicit tasks created here */ \
+  X(BytesSent, "bytes_sent", U64, Sum) /* MPI: payload bytes this call sent */ \
+  X(BytesRecv, "bytes_recv", U64, Sum) /* MPI: payload bytes this call received */ \
+  X(Transfer, "transfer", U64, Sum)    /* MPI: time not spent waiting for a partner, ns */
 
 enum class CoreMetric : uint32_t {
 #define SCALEA_X(id, name, type, merge) id,

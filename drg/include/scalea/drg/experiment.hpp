@@ -73,9 +73,19 @@ struct LoadOptions {
 // Loads and validates an experiment directory. Throws LoadError with a one-line message.
 Experiment load_experiment(const std::string& dir, const LoadOptions& options = {});
 
-// Parses one binary sub-DRG file (exposed for the fuzzer and tests). Regions are appended to
-// `regions` (unified by identity), threads to `threads`.
-void parse_rank_file(const std::string& name, const std::vector<char>& bytes, Experiment& into,
-                     const LoadOptions& options);
+// What one file defines, for files that hold threads only (MPI experiments write the unified
+// definitions once, in the file meta.json names under "definitions").
+struct FileDefinitions {
+  bool present = false;
+  std::vector<uint32_t> region_map;  // the file's region index -> Experiment::regions index
+  std::vector<format::MetricRecord> metrics;
+};
+
+// Parses one binary file (exposed for the fuzzer and tests). Regions are added to `into`
+// (unified by identity: kind, subkind, name, module, address), threads appended. A file with
+// threads but no definitions uses `shared`.
+FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>& bytes,
+                                Experiment& into, const LoadOptions& options,
+                                const FileDefinitions* shared = nullptr);
 
 }  // namespace scalea::drg
