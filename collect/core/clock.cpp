@@ -6,6 +6,9 @@
 namespace scalea::collect {
 
 ClockState g_clock;
+#ifdef SCALEA_FAKE_CLOCK
+std::atomic<uint64_t> g_fake_now{1};
+#endif
 
 namespace {
 // The TSC is usable across cores only when it is invariant: the kernel reports both flags then.
@@ -28,12 +31,20 @@ bool cpu_has_invariant_tsc() {
 void clock_init(ClockCalibration& cal, const char* requested) {
   bool want_tsc = cpu_has_invariant_tsc();
   if (requested && std::strcmp(requested, "monotonic") == 0) want_tsc = false;
+#ifdef SCALEA_FAKE_CLOCK
+  want_tsc = false;
+#endif
   g_clock.use_tsc = want_tsc;
   cal.ns0 = monotonic_ns();
   cal.ticks0 = now();
 }
 
 void clock_finish(ClockCalibration& cal) {
+#ifdef SCALEA_FAKE_CLOCK
+  cal.ns1 = cal.ns0 + (now() - cal.ticks0);
+  cal.ticks1 = now();
+  return;
+#endif
   cal.ns1 = monotonic_ns();
   cal.ticks1 = now();
 }

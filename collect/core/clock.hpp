@@ -2,6 +2,7 @@
 // (about 10 ns a read here), CLOCK_MONOTONIC otherwise (about 25 ns). Ticks are converted to
 // nanoseconds once, when the experiment is written, with a ratio measured over the whole run.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <ctime>
 #include <x86intrin.h>
@@ -21,10 +22,16 @@ inline uint64_t monotonic_ns() {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
+#ifdef SCALEA_FAKE_CLOCK
+// Unit tests set the time explicitly, in nanoseconds (one tick = 1 ns).
+extern std::atomic<uint64_t> g_fake_now;
+inline Ticks now() { return g_fake_now.load(std::memory_order_relaxed); }
+#else
 inline Ticks now() {
   if (__builtin_expect(g_clock.use_tsc, 1)) return __rdtsc();
   return monotonic_ns();
 }
+#endif
 
 // Calibration: reference points taken at start-up and at the end of the run.
 struct ClockCalibration {

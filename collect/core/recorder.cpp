@@ -407,8 +407,3 @@ void Recorder::finish(const char* why) {
 
 }  // namespace scalea::collect
 
-// Starts the tool when the library is loaded with the program (LD_PRELOAD or linked), so the
-// whole run is measured; when the OpenMP runtime loads it later, ompt_start_tool starts it.
-__attribute__((constructor)) static void scalea_on_load() {
-  if (scalea::collect::g_state.load() == 0) scalea::collect::Recorder::get().start("load");
-}

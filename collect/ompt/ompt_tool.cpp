@@ -11,10 +11,12 @@
 
 #include <cstring>
 
+#include "callbacks.hpp"
+
 #include "../core/log.hpp"
 #include "../core/recorder.hpp"
 
-namespace scalea::collect {
+namespace scalea::collect::ompt {
 namespace {
 
 using format::BarrierFlavour;
@@ -79,6 +81,8 @@ Ticks clip_to_release(const ThreadState& t, Ticks when) {
   Ticks rel = p->release.load(std::memory_order_acquire);
   return rel && rel < when ? rel : when;
 }
+
+}  // namespace
 
 // ---- thread and parallel region -----------------------------------------------------------------
 
@@ -172,6 +176,7 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
 
 // ---- synchronization ----------------------------------------------------------------------------
 
+namespace {
 struct SyncRegion {
   RegionKind kind;
   uint16_t subkind;
@@ -211,6 +216,7 @@ SyncRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const vo
     }
   }
 }
+}  // namespace
 
 void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
                     ompt_data_t*, const void* codeptr) {
@@ -300,6 +306,7 @@ void on_dispatch(ompt_data_t*, ompt_data_t*, ompt_dispatch_t, ompt_data_t) {
 
 // ---- mutual exclusion ---------------------------------------------------------------------------
 
+namespace {
 RegionKind mutex_kind(ompt_mutex_t kind) {
   switch (kind) {
     case ompt_mutex_nest_lock:
@@ -314,6 +321,7 @@ RegionKind mutex_kind(ompt_mutex_t kind) {
 bool is_test(ompt_mutex_t kind) {
   return kind == ompt_mutex_test_lock || kind == ompt_mutex_test_nest_lock;
 }
+}  // namespace
 
 void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t wait_id,
                       const void* codeptr) {
@@ -374,10 +382,12 @@ void on_task_create(ompt_data_t*, const ompt_frame_t*, ompt_data_t* new_task, in
   if (on) ++creator->s.tasks_created;
 }
 
+namespace {
 void start_task(ThreadState& t, TaskRecord* r, Ticks when) {
   Node* n = r->creator_node ? child_of(t, mirror_of(t, r->creator_node), r->region) : nullptr;
   push_frame(t, n, FrameType::ExplicitTask, when, reinterpret_cast<uintptr_t>(r), r);
 }
+}  // namespace
 
 void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t* next) {
   SCALEA_CALLBACK_PROLOGUE;
@@ -408,6 +418,7 @@ void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t
 
 // ---- registration -------------------------------------------------------------------------------
 
+namespace {
 const char* support_name(int result) {
   switch (result) {
     case ompt_set_never: return "never";
@@ -447,11 +458,12 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
 void tool_finalize(ompt_data_t*) { Recorder::get().finish("openmp-shutdown"); }
 
 }  // namespace
-}  // namespace scalea::collect
+}  // namespace scalea::collect::ompt
 
 extern "C" __attribute__((visibility("default"))) ompt_start_tool_result_t* ompt_start_tool(
     unsigned int, const char* runtime_version) {
   using namespace scalea::collect;
+  using namespace scalea::collect::ompt;
   if (!Recorder::get().start("ompt")) return nullptr;  // disabled: the program runs untouched
   Recorder::get().openmp_info().runtime = runtime_version ? runtime_version : "";
   static ompt_start_tool_result_t result = {&tool_initialize, &tool_finalize, {0}};

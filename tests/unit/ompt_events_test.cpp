@@ -1,0 +1,337 @@
+// Synthetic OMPT event sequences, in the orders libomp 14 and 19 produce them, fed straight into
+// the adapter. Times are set explicitly (fake clock, 1 tick = 1 ns), so every duration is exact.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "ompt/callbacks.hpp"
+#include "core/recorder.hpp"
+
+namespace scalea::collect {
+namespace {
+
+using namespace scalea::collect::ompt;
+
+void at(uint64_t t) { g_fake_now.store(t); }
+
+// Runs `body` on a new thread (a new ThreadState) and waits for it: the test controls the order.
+void on_other_thread(const std::function<void()>& body) { std::thread(body).join(); }
+
+// A persistent "other thread" that runs steps handed to it, so one worker keeps its state
+// across several steps of a scenario.
+class Worker {
+ public:
+  Worker() : thread_([this] { loop(); }) {}
+  ~Worker() {
+    run(nullptr);
+    thread_.join();
+  }
+  void run(std::function<void()> step) {
+    std::unique_lock<std::mutex> lock(mu_);
+    step_ = std::move(step);
+    has_step_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return !has_step_; });
+  }
+  ThreadState* state() { return state_; }
+
+ private:
+  void loop() {
+    state_ = Recorder::get().thread();
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return has_step_; });
+      if (!step_) {
+        has_step_ = false;
+        cv_.notify_all();
+        return;
+      }
+      step_();
+      has_step_ = false;
+      cv_.notify_all();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::function<void()> step_;
+  bool has_step_ = false;
+  ThreadState* state_ = nullptr;
+  std::thread thread_;
+};
+
+class OmptEvents : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    static char dir[] = "/tmp/scalea-unit-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    setenv("SCALEA_OUTPUT", (std::string(dir) + "/exp").c_str(), 1);
+    setenv("SCALEA_QUIET", "1", 1);
+    ASSERT_TRUE(Recorder::get().start("test"));
+  }
+  ThreadState* me() { return Recorder::get().thread(); }
+  uint32_t rid(RegionKind k, const void* code, uint16_t sub = 0) {
+    return Recorder::get().region(*me(), k, sub, code);
+  }
+  // The node of thread t at the given path of region ids below the root, or nullptr.
+  static const Node* node(const ThreadState* t, std::vector<uint32_t> path) {
+    for (uint32_t i = 0; i < t->node_count; ++i) {
+      const Node* n = t->node_at(i);
+      std::vector<uint32_t> p;
+      for (const Node* m = n; m->parent; m = m->parent) p.insert(p.begin(), m->region);
+      if (p == path) return n;
+    }
+    return nullptr;
+  }
+};
+
+// Distinct code addresses per scenario keep their regions apart.
+#define CODE(n) reinterpret_cast<const void*>(uintptr_t(0x1000 * (n)))
+
+TEST_F(OmptEvents, ForkJoinWithLateWorkerJoinEnd) {
+  ompt_data_t par{}, task{};
+  Worker w;
+  at(100);
+  on_parallel_begin(nullptr, nullptr, &par, 2, 0, CODE(1));
+  at(110);
+  on_implicit_task(ompt_scope_begin, &par, &task, 2, 0, ompt_task_implicit);
+  w.run([&] {
+    at(120);
+    ompt_data_t wt{};
+    on_implicit_task(ompt_scope_begin, &par, &wt, 2, 1, ompt_task_implicit);
+    at(130);
+    on_work(ompt_work_loop, ompt_scope_begin, &par, &wt, 50, CODE(2));
+    at(290);
+    on_work(ompt_work_loop, ompt_scope_end, &par, &wt, 0, CODE(3));
+    on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_begin, &par, &wt, CODE(4));
+    on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_begin, &par, &wt, CODE(4));
+  });
+  at(115);
+  on_work(ompt_work_loop, ompt_scope_begin, &par, &task, 50, CODE(2));
+  at(200);
+  on_work(ompt_work_loop, ompt_scope_end, &par, &task, 0, CODE(3));
+  on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_begin, &par, &task, CODE(4));
+  on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_begin, &par, &task, CODE(4));
+  at(300);
+  on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_end, &par, &task, CODE(4));
+  on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_end, &par, &task, CODE(4));
+  w.run([&] {
+    at(300);
+    ompt_data_t wt{};
+    on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_end, &par, &wt, CODE(4));
+    on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_end, &par, &wt, CODE(4));
+    at(440);  // the worker reaches the join barrier (no code address on workers)
+    on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_begin, &par, &wt, nullptr);
+    on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_begin, &par, &wt, nullptr);
+  });
+  at(400);
+  on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_begin, &par, &task, CODE(1));
+  on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_begin, &par, &task, CODE(1));
+  at(450);
+  on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_end, nullptr, &task, CODE(1));
+  on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_end, nullptr, &task, CODE(1));
+  on_implicit_task(ompt_scope_end, nullptr, &task, 2, 0, ompt_task_implicit);
+  at(460);
+  on_parallel_end(&par, nullptr, 0, CODE(1));
+  // libomp reports the worker's join-barrier end only at the next fork, much later.
+  w.run([&] {
+    at(1000);
+    ompt_data_t wt{};
+    on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_end, nullptr, &wt, nullptr);
+    on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_end, nullptr, &wt, nullptr);
+    on_implicit_task(ompt_scope_end, nullptr, &wt, 0, 1, ompt_task_implicit);
+  });
+
+  uint32_t par_r = rid(RegionKind::Parallel, CODE(1));
+  uint32_t loop_r = rid(RegionKind::Loop, CODE(2));
+  uint32_t bar_r = rid(RegionKind::BarrierImplicit, CODE(4));
+  uint32_t join_r = rid(RegionKind::BarrierImplicit, CODE(1), uint16_t(format::BarrierFlavour::Parallel));
+  const Node* mp = node(me(), {par_r});
+  ASSERT_NE(mp, nullptr);
+  EXPECT_EQ(mp->s.visits, 1u);
+  EXPECT_EQ(mp->s.time, 360u);  // 100 -> 460
+  EXPECT_EQ(mp->s.fork, 10u);
+  EXPECT_EQ(mp->s.join, 10u);   // implicit task end 450 -> parallel end 460
+  EXPECT_EQ(mp->s.team_size, 2u);
+  const Node* wp = node(w.state(), {par_r});
+  ASSERT_NE(wp, nullptr);
+  EXPECT_EQ(wp->s.fork, 20u);
+  EXPECT_EQ(wp->s.time, 330u);  // 120 -> release at 450, not 1000
+  EXPECT_EQ(node(me(), {par_r, loop_r})->s.time, 85u);
+  EXPECT_EQ(node(me(), {par_r, loop_r})->s.iterations, 50u);
+  EXPECT_EQ(node(w.state(), {par_r, loop_r})->s.time, 160u);
+  EXPECT_EQ(node(me(), {par_r, bar_r})->s.wait, 100u);
+  EXPECT_EQ(node(w.state(), {par_r, bar_r})->s.wait, 10u);
+  ASSERT_NE(node(me(), {par_r, join_r}), nullptr);
+  EXPECT_EQ(node(me(), {par_r, join_r})->s.wait, 50u);
+  ASSERT_NE(node(w.state(), {par_r, join_r}), nullptr) << "worker's join barrier must merge with the master's";
+  EXPECT_EQ(node(w.state(), {par_r, join_r})->s.wait, 10u);  // 440 -> release 450
+  EXPECT_TRUE(w.state()->stack.empty());
+}
+
+TEST_F(OmptEvents, TaskRunInBarrierIsTakenOutOfTheWait) {
+  ompt_data_t par{}, task{}, t1{};
+  Worker w;
+  at(10000);
+  on_parallel_begin(nullptr, nullptr, &par, 2, 0, CODE(11));
+  on_implicit_task(ompt_scope_begin, &par, &task, 2, 0, ompt_task_implicit);
+  w.run([&] {
+    ompt_data_t wt{};
+    on_implicit_task(ompt_scope_begin, &par, &wt, 2, 1, ompt_task_implicit);
+  });
+  on_work(ompt_work_single_executor, ompt_scope_begin, &par, &task, 1, CODE(12));
+  on_task_create(&task, nullptr, &t1, ompt_task_explicit, 0, CODE(13));
+  on_work(ompt_work_single_executor, ompt_scope_end, &par, &task, 1, CODE(14));
+  at(10010);
+  on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_begin, &par, &task, CODE(15));
+  on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_begin, &par, &task, CODE(15));
+  w.run([&] {
+    ompt_data_t wt{};
+    at(10000);
+    on_work(ompt_work_single_other, ompt_scope_begin, &par, &wt, 1, CODE(12));
+    on_work(ompt_work_single_other, ompt_scope_end, &par, &wt, 1, CODE(12));
+    on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_begin, &par, &wt, CODE(15));
+    on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_begin, &par, &wt, CODE(15));
+    at(10020);  // the worker picks the task up inside the barrier and runs it for 500 ns
+    on_task_schedule(&wt, ompt_task_switch, &t1);
+    at(10520);
+    on_task_schedule(&t1, ompt_task_complete, &wt);
+    at(10600);
+    on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_end, &par, &wt, CODE(15));
+    on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_end, &par, &wt, CODE(15));
+  });
+  at(10600);
+  on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_end, &par, &task, CODE(15));
+  on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_end, &par, &task, CODE(15));
+  uint32_t par_r = rid(RegionKind::Parallel, CODE(11));
+  uint32_t single_r = rid(RegionKind::Single, CODE(12));
+  uint32_t task_r = rid(RegionKind::Task, CODE(13));
+  uint32_t bar_r = rid(RegionKind::BarrierImplicit, CODE(15));
+  // The task is attributed to its creation context (inside the single), in the worker's tree.
+  const Node* wtask = node(w.state(), {par_r, single_r, task_r});
+  ASSERT_NE(wtask, nullptr);
+  EXPECT_EQ(wtask->s.visits, 1u);
+  EXPECT_EQ(wtask->s.time, 500u);
+  EXPECT_EQ(node(me(), {par_r, single_r})->s.tasks_created, 1u);
+  EXPECT_EQ(node(me(), {par_r, single_r})->s.executed, 1u);
+  EXPECT_EQ(node(w.state(), {par_r, single_r})->s.executed, 0u);
+  const Node* wbar = node(w.state(), {par_r, bar_r});
+  EXPECT_EQ(wbar->s.time, 600u);
+  EXPECT_EQ(wbar->s.task_exec, 500u);
+  EXPECT_EQ(wbar->s.wait, 100u);  // 600 in the barrier minus 500 running the task
+  EXPECT_EQ(node(me(), {par_r, bar_r})->s.wait, 590u);
+  // End the region so later scenarios start clean.
+  on_implicit_task(ompt_scope_end, nullptr, &task, 2, 0, ompt_task_implicit);
+  on_parallel_end(&par, nullptr, 0, CODE(11));
+  w.run([&] {
+    ompt_data_t wt{};
+    on_implicit_task(ompt_scope_end, nullptr, &wt, 0, 1, ompt_task_implicit);
+  });
+}
+
+TEST_F(OmptEvents, NestedTaskCountedOnceInEnclosingWait) {
+  ompt_data_t outer{}, inner{}, implicit_task{};
+  at(20000);
+  on_sync_region(ompt_sync_region_taskgroup, ompt_scope_begin, nullptr, &implicit_task, CODE(21));
+  on_sync_region_wait(ompt_sync_region_taskgroup, ompt_scope_begin, nullptr, &implicit_task, CODE(21));
+  on_task_create(&implicit_task, nullptr, &outer, ompt_task_explicit, 0, CODE(22));
+  at(20100);
+  on_task_schedule(&implicit_task, ompt_task_switch, &outer);
+  on_task_create(&outer, nullptr, &inner, ompt_task_explicit, 0, CODE(23));
+  at(20200);
+  on_sync_region(ompt_sync_region_taskwait, ompt_scope_begin, nullptr, &outer, CODE(24));
+  on_sync_region_wait(ompt_sync_region_taskwait, ompt_scope_begin, nullptr, &outer, CODE(24));
+  on_task_schedule(&outer, ompt_task_switch, &inner);
+  at(20500);
+  on_task_schedule(&inner, ompt_task_complete, &outer);
+  at(20550);
+  on_sync_region_wait(ompt_sync_region_taskwait, ompt_scope_end, nullptr, &outer, CODE(24));
+  on_sync_region(ompt_sync_region_taskwait, ompt_scope_end, nullptr, &outer, CODE(24));
+  at(20600);
+  on_task_schedule(&outer, ompt_task_complete, &implicit_task);
+  at(20700);
+  on_sync_region_wait(ompt_sync_region_taskgroup, ompt_scope_end, nullptr, &implicit_task, CODE(21));
+  on_sync_region(ompt_sync_region_taskgroup, ompt_scope_end, nullptr, &implicit_task, CODE(21));
+  uint32_t tg = rid(RegionKind::Taskgroup, CODE(21)), to = rid(RegionKind::Task, CODE(22)),
+           ti = rid(RegionKind::Task, CODE(23)), tw = rid(RegionKind::Taskwait, CODE(24));
+  EXPECT_EQ(node(me(), {tg, to})->s.time, 500u);
+  EXPECT_EQ(node(me(), {tg, to, ti})->s.time, 300u);
+  EXPECT_EQ(node(me(), {tg, to, tw})->s.wait, 50u);       // 350 in taskwait - 300 inner task
+  EXPECT_EQ(node(me(), {tg})->s.task_exec, 500u);         // the outer task, inner counted once
+  EXPECT_EQ(node(me(), {tg})->s.wait, 200u);              // 700 - 500
+}
+
+TEST_F(OmptEvents, LocksReleasedOutOfOrder) {
+  at(30000);
+  on_mutex_acquire(ompt_mutex_lock, 0, 0, 0xA, CODE(31));
+  at(30010);
+  on_mutex_acquired(ompt_mutex_lock, 0xA, CODE(31));
+  on_mutex_acquire(ompt_mutex_lock, 0, 0, 0xB, CODE(32));
+  at(30040);
+  on_mutex_acquired(ompt_mutex_lock, 0xB, CODE(32));
+  at(30100);
+  on_mutex_released(ompt_mutex_lock, 0xA, CODE(33));
+  at(30200);
+  on_mutex_released(ompt_mutex_lock, 0xB, CODE(34));
+  uint32_t a = rid(RegionKind::Lock, CODE(31)), b = rid(RegionKind::Lock, CODE(32));
+  EXPECT_EQ(node(me(), {a})->s.time, 100u);
+  EXPECT_EQ(node(me(), {a})->s.wait, 10u);
+  EXPECT_EQ(node(me(), {a, b})->s.time, 190u);  // acquire at 30010, release at 30200
+  EXPECT_EQ(node(me(), {a, b})->s.wait, 30u);
+  EXPECT_TRUE(me()->stack.empty());
+}
+
+TEST_F(OmptEvents, FailedTestLockOpensNothing) {
+  at(40000);
+  on_mutex_acquire(ompt_mutex_test_lock, 0, 0, 0xC, CODE(41));  // the test fails: no more events
+  on_mutex_acquire(ompt_mutex_test_lock, 0, 0, 0xC, CODE(41));
+  on_mutex_acquired(ompt_mutex_test_lock, 0xC, CODE(41));
+  at(40030);
+  on_mutex_released(ompt_mutex_lock, 0xC, CODE(42));
+  EXPECT_TRUE(me()->stack.empty());
+  EXPECT_EQ(node(me(), {rid(RegionKind::Lock, CODE(41))})->s.time, 30u);
+}
+
+TEST_F(OmptEvents, UnmatchedEndIsCountedNotFatal) {
+  uint64_t before = me()->anomalies.unmatched_end;
+  on_work(ompt_work_loop, ompt_scope_end, nullptr, nullptr, 0, CODE(51));
+  on_mutex_released(ompt_mutex_lock, 0xDEAD, CODE(52));
+  EXPECT_EQ(me()->anomalies.unmatched_end, before + 2);
+  EXPECT_TRUE(me()->stack.empty());
+}
+
+TEST_F(OmptEvents, RecordingSwitchedOffLeavesGhosts) {
+  at(50000);
+  g_measure_on.store(false);
+  on_masked(ompt_scope_begin, nullptr, nullptr, CODE(61));
+  g_measure_on.store(true);  // switched back on inside: the inner region is still not recorded
+  on_work(ompt_work_loop, ompt_scope_begin, nullptr, nullptr, 5, CODE(62));
+  on_work(ompt_work_loop, ompt_scope_end, nullptr, nullptr, 5, CODE(62));
+  on_masked(ompt_scope_end, nullptr, nullptr, CODE(61));
+  on_work(ompt_work_loop, ompt_scope_begin, nullptr, nullptr, 5, CODE(63));
+  at(50010);
+  on_work(ompt_work_loop, ompt_scope_end, nullptr, nullptr, 5, CODE(63));
+  EXPECT_EQ(node(me(), {rid(RegionKind::Masked, CODE(61))}), nullptr);
+  EXPECT_EQ(node(me(), {rid(RegionKind::Loop, CODE(63))})->s.time, 10u);
+  EXPECT_TRUE(me()->stack.empty());
+}
+
+TEST_F(OmptEvents, SteadyStateAllocatesNoNodes) {
+  ompt_data_t task{};
+  on_masked(ompt_scope_begin, nullptr, &task, CODE(71));
+  on_masked(ompt_scope_end, nullptr, &task, CODE(71));
+  uint32_t nodes = me()->node_count;
+  for (int i = 0; i < 100000; ++i) {
+    on_masked(ompt_scope_begin, nullptr, &task, CODE(71));
+    on_sync_region(ompt_sync_region_barrier_explicit, ompt_scope_begin, nullptr, &task, CODE(72));
+    on_sync_region(ompt_sync_region_barrier_explicit, ompt_scope_end, nullptr, &task, CODE(72));
+    on_masked(ompt_scope_end, nullptr, &task, CODE(71));
+  }
+  EXPECT_EQ(me()->node_count, nodes + 1);  // the barrier's node, once
+  EXPECT_EQ(node(me(), {rid(RegionKind::Masked, CODE(71))})->s.visits, 100001u);
+}
+
+}  // namespace
+}  // namespace scalea::collect
