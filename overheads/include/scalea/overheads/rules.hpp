@@ -1,0 +1,50 @@
+// Every mapping from a measured quantity to an overhead class is one row of this table
+// (rules.cpp), documented with its formula and reason in docs/overhead-model.md. The classifier
+// looks rules up here; it contains no class decisions of its own.
+#pragma once
+#include <string_view>
+#include <vector>
+
+#include "scalea/format.hpp"
+#include "scalea/overheads/classes.hpp"
+
+namespace scalea::overheads {
+
+// Which part of a region's time on one processing element (PE) a rule classifies.
+enum class Part {
+  Exclusive,   // time in the region itself, outside its children, its wait, fork and join
+  Wait,        // waiting reported by the runtime (barrier, lock acquire, MPI partner)
+  ForkJoin,    // parallel region: fork and join on the master
+  IdleOneRan,  // PEs that did not run the region while one PE ran it
+  IdleSomeRan, // PEs that did not run the region while 1 < q < p PEs ran it
+  IdleShorter, // PEs that ran the region for less than its wall time
+  IdleFork,    // parallel region: workers before their implicit task began / after it ended
+  IdleBeforeStart,  // program: PEs that did not exist yet (the serial start of the run)
+  PartialBarrierWait,  // barrier wait right after a single, sections or masked construct
+  Replicated,  // work every PE repeated (needs the reference run)
+  ExtraWork,   // work the parallel run did beyond the reference's (needs the reference run)
+  IdleRoot,    // program region on a non-initial thread: the thread is idle in the runtime
+};
+
+// Any region kind (used by the idle and derived parts).
+inline constexpr int kAnyKind = -1;
+// MPI rules also match a subkind (format::MpiClass); -1 matches any subkind.
+struct Rule {
+  std::string_view id;         // stable name, used in docs and tests
+  int kind;                    // format::RegionKind, or kAnyKind
+  int subkind;                 // or -1
+  Part part;
+  bool useful;                 // useful computation U (not an overhead class)
+  Class cls;                   // the overhead class when !useful
+  std::string_view subclass;   // e.g. "barrier", "fork_join", "unparallelized"
+  std::string_view formula;
+  std::string_view reason;
+};
+
+const std::vector<Rule>& rules();
+
+// The rule for (kind, subkind, part); nullptr when the table has none (the time then stays
+// unidentified).
+const Rule* find_rule(format::RegionKind kind, uint16_t subkind, Part part);
+
+}  // namespace scalea::overheads

@@ -1,0 +1,393 @@
+#include "scalea/overheads/classify.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "scalea/overheads/rules.hpp"
+
+namespace scalea::overheads {
+
+namespace {
+
+using drg::MergedTree;
+using format::RegionKind;
+
+// PE-seconds per (class, subclass), plus useful work.
+struct Buckets {
+  double useful = 0;
+  std::array<double, kClassCount> cls{};
+  std::map<std::string, double> sub;
+
+  void add(const Rule* rule, double v) {
+    if (!rule || v == 0) return;
+    if (rule->useful) {
+      useful += v;
+      return;
+    }
+    cls[size_t(rule->cls)] += v;
+    sub[std::string(class_key(rule->cls)) + "." + std::string(rule->subclass)] += v;
+  }
+  void add(const Buckets& o) {
+    useful += o.useful;
+    for (int c = 0; c < kClassCount; ++c) cls[size_t(c)] += o.cls[size_t(c)];
+    for (const auto& [k, v] : o.sub) sub[k] += v;
+  }
+};
+
+struct Columns {
+  int visits, time, wait, fork, join, task_exec, team_size, iterations;
+  explicit Columns(const drg::Experiment& e)
+      : visits(e.metric("visits")), time(e.metric("time")), wait(e.metric("wait")),
+        fork(e.metric("fork")), join(e.metric("join")), task_exec(e.metric("task_exec")),
+        team_size(e.metric("team_size")), iterations(e.metric("iterations")) {}
+};
+
+bool is_task(const drg::Experiment& e, const drg::ThreadTree& t, uint32_t n) {
+  return e.regions[t.region[n]].kind == RegionKind::Task;
+}
+
+// Exclusive time of every node of every thread, in seconds. A task's time belongs to the node
+// where the task was created, so a task node is not subtracted from its parent; instead each
+// node gives back the task time that ran while it was open (task_exec) outside its children.
+std::vector<std::vector<double>> exclusive_times(const drg::Experiment& e, const Columns& c) {
+  std::vector<std::vector<double>> out(e.threads.size());
+  for (size_t ti = 0; ti < e.threads.size(); ++ti) {
+    const drg::ThreadTree& t = e.threads[ti];
+    std::vector<double> child_time(t.size(), 0), child_task(t.size(), 0);
+    for (uint32_t n = 1; n < t.size(); ++n) {
+      if (is_task(e, t, n)) continue;
+      child_time[t.parent[n]] += e.value(t, n, c.time);
+      child_task[t.parent[n]] += e.value(t, n, c.task_exec);
+    }
+    out[ti].resize(t.size());
+    for (uint32_t n = 0; n < t.size(); ++n)
+      out[ti][n] = (e.value(t, n, c.time) - child_time[n] -
+                    (e.value(t, n, c.task_exec) - child_task[n])) * 1e-9;
+  }
+  return out;
+}
+
+bool has_wait(RegionKind k) {
+  switch (k) {
+    case RegionKind::BarrierImplicit: case RegionKind::BarrierExplicit:
+    case RegionKind::BarrierImplementation: case RegionKind::Taskwait: case RegionKind::Taskgroup:
+    case RegionKind::Reduction: case RegionKind::Critical: case RegionKind::Lock:
+    case RegionKind::NestLock: case RegionKind::Atomic: case RegionKind::Ordered:
+    case RegionKind::Mpi:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_barrier(RegionKind k) {
+  return k == RegionKind::BarrierImplicit || k == RegionKind::BarrierExplicit;
+}
+
+bool is_partial_construct(RegionKind k) {
+  return k == RegionKind::Single || k == RegionKind::Sections || k == RegionKind::Masked;
+}
+
+// Work regions whose extra iterations or replication the reference can reveal.
+bool is_work(const drg::Region& r) {
+  const Rule* rule = find_rule(r.kind, r.subkind, Part::Exclusive);
+  return rule && rule->useful && r.kind != RegionKind::Program && r.kind != RegionKind::Parallel;
+}
+
+std::vector<std::string> node_keys(const MergedTree& t) {
+  std::vector<std::string> keys(t.nodes().size());
+  for (uint32_t n : t.preorder()) {
+    const auto& node = t.node(n);
+    std::string own = region_key(t.region_of(n));
+    keys[n] = node.parent == format::kNoIndex ? own : keys[node.parent] + "/" + own;
+  }
+  return keys;
+}
+
+// Everything the analysis needs from one run, per merged node.
+struct RunFacts {
+  std::vector<Buckets> own;        // classified PE-time of the node itself (not its subtree)
+  std::vector<double> own_useful;  // useful PE-time of the node itself
+  std::vector<double> time_max;    // s
+  std::vector<double> visits, iterations;
+  std::vector<std::string> keys;
+  std::vector<double> useful_per_pe;  // useful seconds per thread (for POP metrics)
+};
+
+RunFacts measure(const MergedTree& t) {
+  const drg::Experiment& e = t.experiment();
+  Columns c(e);
+  auto excl = exclusive_times(e, c);
+  size_t n_nodes = t.nodes().size();
+  RunFacts f;
+  f.own.resize(n_nodes);
+  f.own_useful.resize(n_nodes, 0);
+  f.time_max.resize(n_nodes, 0);
+  f.visits.resize(n_nodes, 0);
+  f.iterations.resize(n_nodes, 0);
+  f.useful_per_pe.assign(e.threads.size(), 0);
+  f.keys = node_keys(t);
+  for (uint32_t n = 0; n < n_nodes; ++n) {
+    const drg::MergedNode& mn = t.node(n);
+    const drg::Region& r = t.region_of(n);
+    f.time_max[n] = t.max(n, c.time) * 1e-9;
+    f.visits[n] = t.sum(n, c.visits);
+    // Every thread of a team reports the construct's whole iteration count.
+    f.iterations[n] = t.max(n, c.iterations);
+    // A barrier right after single/sections/masked waits for the one thread that ran the body.
+    bool partial_barrier = false;
+    if (is_barrier(r.kind) && mn.parent != format::kNoIndex) {
+      const auto& sib = t.node(mn.parent).children;
+      auto it = std::find(sib.begin(), sib.end(), n);
+      if (it != sib.begin()) partial_barrier = is_partial_construct(t.region_of(*(it - 1)).kind);
+    }
+    // MPI collectives: the fastest rank's time approximates the transfer; the rest is waiting.
+    bool collective = r.kind == RegionKind::Mpi && r.subkind == uint16_t(format::MpiClass::Collective);
+    double fastest = collective ? t.min(n, c.time) * 1e-9 : 0;
+    for (const drg::Member& m : mn.members) {
+      const drg::ThreadTree& th = e.threads[m.thread];
+      double x = excl[m.thread][m.node];
+      double wait = 0, fork_join = 0;
+      if (collective && mn.members.size() > 1) {
+        wait = std::clamp(e.value(th, m.node, c.time) * 1e-9 - fastest, 0.0, std::max(x, 0.0));
+      } else if (has_wait(r.kind)) {
+        wait = std::min(e.value(th, m.node, c.wait) * 1e-9, std::max(x, 0.0));
+      }
+      if (r.kind == RegionKind::Parallel && e.value(th, m.node, c.team_size) > 0)
+        fork_join = (e.value(th, m.node, c.fork) + e.value(th, m.node, c.join)) * 1e-9;
+      double rest = x - wait - fork_join;
+      Buckets& b = f.own[n];
+      if (partial_barrier) b.add(find_rule(r.kind, r.subkind, Part::PartialBarrierWait), wait);
+      else b.add(find_rule(r.kind, r.subkind, Part::Wait), wait);
+      b.add(find_rule(r.kind, r.subkind, Part::ForkJoin), fork_join);
+      const Rule* rule = find_rule(r.kind, r.subkind, Part::Exclusive);
+      if (r.kind == RegionKind::Program && !(th.flags & format::kThreadInitial))
+        rule = find_rule(r.kind, r.subkind, Part::IdleRoot);
+      b.add(rule, rest);
+      if (rule && rule->useful) {
+        f.own_useful[n] += rest;
+        f.useful_per_pe[m.thread] += rest;
+      }
+    }
+  }
+  return f;
+}
+
+int count_pes(const drg::Experiment& e) { return std::max<int>(1, int(e.threads.size())); }
+
+}  // namespace
+
+std::string region_key(const drg::Region& r) {
+  std::string k = std::to_string(int(r.kind)) + ":" + std::to_string(r.subkind) + ":" + r.name;
+  if (!r.file.empty()) {
+    size_t slash = r.file.rfind('/');
+    k += "@" + (slash == std::string::npos ? r.file : r.file.substr(slash + 1)) + ":" +
+         std::to_string(r.line) + ":" + r.function;
+  } else if (!r.module.empty()) {
+    size_t slash = r.module.rfind('/');
+    k += "@" + (slash == std::string::npos ? r.module : r.module.substr(slash + 1)) + "+" +
+         std::to_string(r.address);
+  }
+  return k;
+}
+
+Analysis classify(const MergedTree& run, const MergedTree* reference, const Options& options) {
+  const drg::Experiment& e = run.experiment();
+  Columns c(e);
+  Analysis a;
+  a.p = options.p > 0 ? options.p : count_pes(e);
+  a.has_reference = reference != nullptr;
+  const double p = a.p;
+  RunFacts f = measure(run);
+  size_t n_nodes = run.nodes().size();
+
+  // Reference facts, matched by canonical key.
+  std::optional<RunFacts> rf;
+  std::unordered_map<std::string, uint32_t> ref_index;
+  if (reference) {
+    rf = measure(*reference);
+    for (uint32_t n = 0; n < rf->keys.size(); ++n) ref_index.emplace(rf->keys[n], n);
+    // The roots match whatever the program's name: the reference may be a copy of the binary.
+    ref_index[f.keys[0]] = 0;
+  }
+  auto ref_of = [&](uint32_t n) -> long {
+    if (!rf) return -1;
+    std::string key = f.keys[n];
+    if (n != 0) key = rf->keys[0] + key.substr(f.keys[0].size());
+    auto it = ref_index.find(key);
+    return it == ref_index.end() ? -1 : long(it->second);
+  };
+
+  // Evidence from the reference: extra work and replicated work move out of useful work.
+  if (rf) {
+    const Rule* extra = find_rule(RegionKind::Program, 0, Part::ExtraWork);
+    const Rule* replicated = find_rule(RegionKind::Program, 0, Part::Replicated);
+    for (uint32_t n = 0; n < n_nodes; ++n) {
+      const drg::Region& r = run.region_of(n);
+      double u = f.own_useful[n];
+      if (!is_work(r) || u <= 0) continue;
+      long rn = ref_of(n);
+      double moved = 0;
+      if (rn < 0) {
+        moved = u;
+        f.own[n].add(extra, u);
+      } else if ((r.kind == RegionKind::Loop || r.kind == RegionKind::Taskloop) &&
+                 rf->iterations[size_t(rn)] > 0 &&
+                 f.iterations[n] > rf->iterations[size_t(rn)] * 1.001) {
+        moved = u * (1 - rf->iterations[size_t(rn)] / f.iterations[n]);
+        f.own[n].add(extra, moved);
+      } else {
+        double k = double(run.node(n).members.size());
+        double u_ref = rf->own_useful[size_t(rn)];
+        // Every PE repeats the reference's visits and does most of the reference's work.
+        if (k >= 2 && u_ref > 0 && f.visits[n] >= k * rf->visits[size_t(rn)] && u / k > 0.6 * u_ref) {
+          moved = std::max(0.0, std::min(u, k * u_ref) - u_ref);
+          f.own[n].add(replicated, moved);
+        }
+      }
+      f.own[n].useful -= moved;
+    }
+  }
+
+  // Subtree sums, children before parents.
+  std::vector<Buckets> sub = f.own;
+  std::vector<uint32_t> order = run.preorder();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    uint32_t parent = run.node(*it).parent;
+    if (parent != format::kNoIndex) sub[parent].add(sub[*it]);
+  }
+
+  a.regions.resize(n_nodes);
+  for (uint32_t n = 0; n < n_nodes; ++n) {
+    const drg::MergedNode& mn = run.node(n);
+    const drg::Region& r = run.region_of(n);
+    RegionOverheads& o = a.regions[n];
+    o.node = n;
+    o.path = run.path(n);
+    o.key = f.keys[n];
+    o.p = a.p;
+    o.t_p = f.time_max[n];
+    double B = p * o.t_p;
+    Buckets b = sub[n];
+
+    // PEs idle with respect to this region.
+    o.pes_ran = mn.members.size();
+    double sum_t = 0, max_t = -1, min_t = 1e300;
+    double master_join = 0;
+    for (const drg::Member& m : mn.members) {
+      const drg::ThreadTree& th = e.threads[m.thread];
+      double ti = e.value(th, m.node, c.time) * 1e-9;
+      sum_t += ti;
+      if (ti > max_t) max_t = ti, o.most_loaded = int(m.thread);
+      if (ti < min_t) min_t = ti, o.least_loaded = int(m.thread);
+      if (r.kind == RegionKind::Parallel && e.value(th, m.node, c.team_size) > 0)
+        master_join = e.value(th, m.node, c.join) * 1e-9;
+    }
+    for (const drg::Member& m : mn.members) {
+      const drg::ThreadTree& th = e.threads[m.thread];
+      double idle = o.t_p - e.value(th, m.node, c.time) * 1e-9;
+      if (idle <= 0) continue;
+      if (r.kind == RegionKind::Program) {
+        b.add(find_rule(r.kind, r.subkind, Part::IdleBeforeStart), idle);
+        continue;
+      }
+      if (r.kind == RegionKind::Parallel && e.value(th, m.node, c.team_size) == 0) {
+        double fj = std::min(idle, (e.value(th, m.node, c.fork) * 1e-9) + master_join);
+        b.add(find_rule(r.kind, r.subkind, Part::IdleFork), fj);
+        idle -= fj;
+      }
+      b.add(find_rule(r.kind, r.subkind, Part::IdleShorter), idle);
+    }
+    double not_ran = std::max(0.0, p - double(o.pes_ran));
+    if (not_ran > 0 && o.t_p > 0)
+      b.add(find_rule(r.kind, r.subkind, o.pes_ran <= 1 ? Part::IdleOneRan : Part::IdleSomeRan),
+            not_ran * o.t_p);
+    if (o.pes_ran > 0 && sum_t > 0) o.imbalance = max_t / (sum_t / double(o.pes_ran));
+
+    // Reference time; without one, T_s is estimated as the useful work (A = 0).
+    long rn = ref_of(n);
+    o.in_reference = rn >= 0;
+    double U;
+    if (rn >= 0) {
+      o.t_s = rf->time_max[size_t(rn)];
+      o.t_s_estimated = false;
+      U = o.t_s + b.cls[size_t(Class::AdditionalComputation)];
+    } else if (rf) {
+      o.t_s = 0;  // the region does not exist in the reference: all its work is additional
+      o.t_s_estimated = false;
+      U = b.cls[size_t(Class::AdditionalComputation)];
+    } else {
+      o.t_s = b.useful;
+      U = b.useful;
+    }
+    o.useful_pe = U;
+    o.t_o = o.t_p - o.t_s / p;
+    double identified = 0;
+    for (int k = 0; k < kClassCount; ++k) {
+      if (Class(k) == Class::AdditionalComputation || Class(k) == Class::Unidentified) continue;
+      o.classes[size_t(k)] = b.cls[size_t(k)] / p;
+      identified += b.cls[size_t(k)];
+    }
+    o.classes[size_t(Class::AdditionalComputation)] = (U - o.t_s) / p;
+    double R = B - U - identified;
+    o.classes[size_t(Class::Unidentified)] = R / p;
+    for (const auto& [k, v] : b.sub)
+      if (k.rfind("additional_computation.", 0) != 0) o.subclasses[k] = v / p;
+    if (rf) {
+      for (const auto& [k, v] : b.sub)
+        if (k.rfind("additional_computation.", 0) == 0) o.subclasses[k] = v / p;
+    }
+    o.speedup = o.t_p > 0 ? o.t_s / o.t_p : 0;
+    o.efficiency = o.speedup / p;
+  }
+
+  // Regions the reference ran and this run did not: their work is gone (negative additional
+  // computation), so T_o = -T_s/p.
+  if (rf) {
+    std::unordered_map<std::string, uint32_t> run_keys;
+    for (uint32_t n = 0; n < n_nodes; ++n) {
+      std::string key = n == 0 ? rf->keys[0] : rf->keys[0] + f.keys[n].substr(f.keys[0].size());
+      run_keys.emplace(key, n);
+    }
+    for (uint32_t rn = 0; rn < rf->keys.size(); ++rn) {
+      if (run_keys.count(rf->keys[rn])) continue;
+      RegionOverheads o;
+      o.node = format::kNoIndex;
+      o.path = reference->path(rn);
+      o.key = rf->keys[rn];
+      o.p = a.p;
+      o.in_run = false;
+      o.in_reference = true;
+      o.t_s = rf->time_max[rn];
+      o.t_s_estimated = false;
+      o.t_o = -o.t_s / p;
+      o.classes[size_t(Class::AdditionalComputation)] = o.t_o;
+      o.subclasses["additional_computation.removed"] = o.t_o;
+      a.only_in_reference.push_back(std::move(o));
+    }
+  }
+
+  // POP metrics from the useful time per PE.
+  double max_u = 0, sum_u = 0;
+  for (double u : f.useful_per_pe) {
+    max_u = std::max(max_u, u);
+    sum_u += u;
+  }
+  double mean_u = sum_u / p;
+  double runtime = a.regions.empty() ? 0 : a.regions[0].t_p;
+  if (max_u > 0) a.program.load_balance = mean_u / max_u;
+  if (runtime > 0) a.program.communication_efficiency = max_u / runtime;
+  a.program.parallel_efficiency = a.program.load_balance * a.program.communication_efficiency;
+  if (rf) {
+    double ref_u = 0;
+    for (double u : rf->useful_per_pe) ref_u += u;
+    if (sum_u > 0) {
+      a.program.computation_scalability = ref_u / sum_u;
+      a.program.global_efficiency = a.program.parallel_efficiency * *a.program.computation_scalability;
+    }
+  }
+  return a;
+}
+
+}  // namespace scalea::overheads

@@ -1,0 +1,160 @@
+#include "scalea/overheads/rules.hpp"
+
+namespace scalea::overheads {
+
+namespace {
+
+using K = format::RegionKind;
+using M = format::MpiClass;
+constexpr int k(K kind) { return int(kind); }
+constexpr int m(M c) { return int(c); }
+constexpr Class DM = Class::DataMovement, SY = Class::Synchronization,
+                CP = Class::ControlOfParallelism, AC = Class::AdditionalComputation,
+                LP = Class::LossOfParallelism;
+
+// Useful computation: the exclusive time of code regions.
+#define USEFUL(id, kind, why) \
+  Rule{id, k(kind), -1, Part::Exclusive, true, Class::Unidentified, "", "U += exclusive", why}
+
+const std::vector<Rule> kRules = {
+    // ---- useful computation ----
+    USEFUL("program.code", K::Program, "serial code of the initial thread (or of an MPI rank)"),
+    USEFUL("function.code", K::Function, "code of an instrumented function"),
+    USEFUL("user.code", K::User, "code of a user-marked region"),
+    USEFUL("parallel.code", K::Parallel, "code of a parallel region outside its constructs"),
+    USEFUL("loop.code", K::Loop, "iterations of a worksharing loop"),
+    USEFUL("sections.code", K::Sections, "bodies of sections"),
+    USEFUL("single.code", K::Single, "body of a single construct"),
+    USEFUL("masked.code", K::Masked, "body of a masked construct"),
+    USEFUL("workshare.code", K::Workshare, "Fortran workshare body"),
+    USEFUL("taskloop.code", K::Taskloop, "taskloop iterations"),
+    USEFUL("task.code", K::Task, "body of an explicit task (counted where it was created)"),
+    USEFUL("distribute.code", K::Distribute, "distribute body"),
+    USEFUL("scope.code", K::Scope, "scope body"),
+    USEFUL("critical.hold", K::Critical, "code inside a critical section, once entered"),
+    USEFUL("lock.hold", K::Lock, "code while a lock is held"),
+    USEFUL("nest_lock.hold", K::NestLock, "code while a nest lock is held"),
+    USEFUL("atomic.hold", K::Atomic, "the atomic update itself"),
+    USEFUL("ordered.hold", K::Ordered, "body of an ordered region"),
+    USEFUL("flush.code", K::Flush, "flush (no duration is reported)"),
+    USEFUL("cancel.code", K::Cancel, "cancel (no duration is reported)"),
+
+    // ---- synchronization: waiting and the synchronization constructs themselves ----
+    {"barrier_implicit.wait", k(K::BarrierImplicit), -1, Part::Wait, false, SY, "barrier",
+     "S += wait", "threads wait for the slowest at the construct's implicit barrier"},
+    {"barrier_implicit.op", k(K::BarrierImplicit), -1, Part::Exclusive, false, SY, "barrier",
+     "S += exclusive - wait", "entering and leaving the barrier"},
+    {"barrier_explicit.wait", k(K::BarrierExplicit), -1, Part::Wait, false, SY, "barrier",
+     "S += wait", "threads wait for the slowest at an explicit barrier"},
+    {"barrier_explicit.op", k(K::BarrierExplicit), -1, Part::Exclusive, false, SY, "barrier",
+     "S += exclusive - wait", "entering and leaving the barrier"},
+    {"barrier_runtime.wait", k(K::BarrierImplementation), -1, Part::Wait, false, SY, "reduction",
+     "S += wait", "libomp's barrier inside a reduction"},
+    {"barrier_runtime.op", k(K::BarrierImplementation), -1, Part::Exclusive, false, SY,
+     "reduction", "S += exclusive - wait", "combining reduction values"},
+    {"reduction.wait", k(K::Reduction), -1, Part::Wait, false, SY, "reduction", "S += wait",
+     "waiting to combine reduction values"},
+    {"reduction.op", k(K::Reduction), -1, Part::Exclusive, false, SY, "reduction",
+     "S += exclusive - wait", "combining reduction values"},
+    {"taskwait.wait", k(K::Taskwait), -1, Part::Wait, false, SY, "taskwait",
+     "S += wait - tasks run meanwhile", "waiting for child tasks"},
+    {"taskwait.op", k(K::Taskwait), -1, Part::Exclusive, false, SY, "taskwait",
+     "S += exclusive - wait", "the taskwait construct"},
+    {"taskgroup.wait", k(K::Taskgroup), -1, Part::Wait, false, SY, "taskwait",
+     "S += wait - tasks run meanwhile", "waiting for the group's tasks"},
+    {"taskgroup.op", k(K::Taskgroup), -1, Part::Exclusive, false, SY, "taskwait",
+     "S += exclusive - wait", "the taskgroup construct"},
+    {"critical.wait", k(K::Critical), -1, Part::Wait, false, SY, "critical",
+     "S += acquire -> acquired", "waiting to enter a critical section"},
+    {"lock.wait", k(K::Lock), -1, Part::Wait, false, SY, "lock", "S += acquire -> acquired",
+     "waiting for a lock"},
+    {"nest_lock.wait", k(K::NestLock), -1, Part::Wait, false, SY, "lock",
+     "S += acquire -> acquired", "waiting for a nest lock"},
+    {"atomic.wait", k(K::Atomic), -1, Part::Wait, false, SY, "atomic", "S += acquire -> acquired",
+     "waiting for an atomic update"},
+    {"ordered.wait", k(K::Ordered), -1, Part::Wait, false, SY, "ordered",
+     "S += acquire -> acquired", "waiting for the preceding iterations"},
+    {"any.imbalance", kAnyKind, -1, Part::IdleShorter, false, SY, "load_imbalance",
+     "S += T_p - t_i for PEs that ran it", "PEs that finish the region early wait for the others"},
+
+    // ---- control of parallelism ----
+    {"parallel.fork_join", k(K::Parallel), -1, Part::ForkJoin, false, CP, "fork_join",
+     "C += fork + join (master)", "starting and ending the team"},
+    {"parallel.idle_fork", k(K::Parallel), -1, Part::IdleFork, false, CP, "fork_join",
+     "C += min(T_p - t_i, fork_i + join)", "workers start after the master forks and stop before it joins"},
+
+    // ---- loss of parallelism ----
+    {"any.unparallelized", kAnyKind, -1, Part::IdleOneRan, false, LP, "unparallelized",
+     "L += T_p for each PE that did not run it, when one PE ran it",
+     "one PE busy, p-1 idle"},
+    {"any.partially_parallelized", kAnyKind, -1, Part::IdleSomeRan, false, LP,
+     "partially_parallelized", "L += T_p for each PE that did not run it, when 1 < q < p ran it",
+     "q of p PEs busy (e.g. a team smaller than p)"},
+    {"program.before_start", k(K::Program), -1, Part::IdleBeforeStart, false, LP,
+     "unparallelized", "L += T_p - t_i for PEs that did not exist yet",
+     "serial start of the program before the threads exist"},
+    {"program.idle_thread", k(K::Program), -1, Part::IdleRoot, false, LP, "unparallelized",
+     "L += exclusive time of a non-initial thread's root",
+     "a thread outside any parallel region is idle while serial code runs"},
+    {"barrier.after_partial", kAnyKind, -1, Part::PartialBarrierWait, false, LP,
+     "partially_parallelized",
+     "L += wait at a barrier that follows single/sections/masked",
+     "threads that did not run the construct's body wait for the one that did"},
+    {"work.replicated", kAnyKind, -1, Part::Replicated, false, LP, "replicated",
+     "L += min(sum_i w_i, k T_s(n)) - T_s(n) when every PE repeats the reference visits",
+     "every PE repeats the same work: only one copy is useful"},
+
+    // ---- additional computation ----
+    {"work.extra", kAnyKind, -1, Part::ExtraWork, false, AC, "algorithm",
+     "A += work of regions absent from the reference, and loop work beyond the reference's iterations",
+     "the parallel version executes code or iterations the sequential one does not"},
+
+    // ---- MPI (issue 3's classes) ----
+    {"mpi.p2p.wait", k(K::Mpi), m(M::P2P), Part::Wait, false, SY, "mpi_waiting",
+     "S += late-sender / partner wait", "waiting for the partner of a point-to-point call"},
+    {"mpi.p2p.transfer", k(K::Mpi), m(M::P2P), Part::Exclusive, false, DM, "mpi_p2p",
+     "D += exclusive - wait", "moving point-to-point messages"},
+    {"mpi.collective.wait", k(K::Mpi), m(M::Collective), Part::Wait, false, SY, "mpi_waiting",
+     "S += t_i - min_j t_j (spread across ranks)",
+     "ranks that arrive early wait: the fastest rank's time approximates the transfer"},
+    {"mpi.collective.transfer", k(K::Mpi), m(M::Collective), Part::Exclusive, false, DM,
+     "mpi_collective", "D += min_j t_j per rank", "moving collective data"},
+    {"mpi.onesided.wait", k(K::Mpi), m(M::OneSided), Part::Wait, false, SY, "mpi_waiting",
+     "S += wait", "waiting in one-sided synchronization"},
+    {"mpi.onesided.transfer", k(K::Mpi), m(M::OneSided), Part::Exclusive, false, DM,
+     "mpi_one_sided", "D += exclusive - wait", "put/get/accumulate"},
+    {"mpi.io.wait", k(K::Mpi), m(M::Io), Part::Wait, false, SY, "mpi_waiting", "S += wait",
+     "waiting in collective I/O"},
+    {"mpi.io.transfer", k(K::Mpi), m(M::Io), Part::Exclusive, false, DM, "mpi_io",
+     "D += exclusive - wait", "MPI-IO reads and writes"},
+    {"mpi.sync", k(K::Mpi), m(M::Sync), Part::Exclusive, false, SY, "mpi_barrier",
+     "S += exclusive", "MPI_Barrier and other pure synchronization"},
+    {"mpi.sync.wait", k(K::Mpi), m(M::Sync), Part::Wait, false, SY, "mpi_barrier", "S += wait",
+     "MPI_Barrier and other pure synchronization"},
+    {"mpi.wait", k(K::Mpi), m(M::Wait), Part::Exclusive, false, SY, "mpi_waiting",
+     "S += exclusive", "MPI_Wait/Test: completing a nonblocking operation"},
+    {"mpi.wait.wait", k(K::Mpi), m(M::Wait), Part::Wait, false, SY, "mpi_waiting", "S += wait",
+     "MPI_Wait/Test: completing a nonblocking operation"},
+    {"mpi.management", k(K::Mpi), m(M::Management), Part::Exclusive, false, CP, "mpi_management",
+     "C += exclusive", "MPI_Init/Finalize, communicator, group and window management"},
+    {"mpi.management.wait", k(K::Mpi), m(M::Management), Part::Wait, false, CP,
+     "mpi_management", "C += wait", "MPI_Init/Finalize, communicator and window management"},
+};
+
+#undef USEFUL
+
+}  // namespace
+
+const std::vector<Rule>& rules() { return kRules; }
+
+const Rule* find_rule(format::RegionKind kind, uint16_t subkind, Part part) {
+  const Rule* any = nullptr;
+  for (const Rule& r : kRules) {
+    if (r.part != part) continue;
+    if (r.kind == int(kind) && (r.subkind < 0 || r.subkind == int(subkind))) return &r;
+    if (r.kind == kAnyKind && !any && (r.subkind < 0 || r.subkind == int(subkind))) any = &r;
+  }
+  return any;
+}
+
+}  // namespace scalea::overheads

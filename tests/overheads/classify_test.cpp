@@ -1,0 +1,298 @@
+// The classifier on small literal experiments whose overheads are known exactly. Times are in
+// milliseconds here; the experiment stores nanoseconds.
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <map>
+#include <string>
+
+#include "scalea/overheads/classify.hpp"
+#include "scalea/overheads/rules.hpp"
+
+namespace scalea::overheads {
+namespace {
+
+using drg::RegionKind;
+using Metrics = std::map<std::string, double>;  // name -> value (times in ms)
+
+class Builder {
+ public:
+  Builder() {
+    for (const auto& m : format::kCoreMetrics) e_.metrics.push_back(m.name);
+    region(RegionKind::Program, "prog");
+  }
+  uint32_t region(RegionKind kind, const std::string& name, uint16_t sub = 0) {
+    drg::Region r;
+    r.kind = kind;
+    r.subkind = sub;
+    r.name = name;
+    r.file = "app.c";
+    r.line = uint32_t(e_.regions.size()) + 1;
+    e_.regions.push_back(r);
+    return uint32_t(e_.regions.size() - 1);
+  }
+  // A thread whose root (program) lasted root_ms; returns its index.
+  uint32_t thread(bool initial, double root_ms, int rank = -1) {
+    drg::ThreadTree t;
+    t.rank = rank;
+    t.thread = uint32_t(e_.threads.size());
+    t.flags = initial ? format::kThreadInitial : 0;
+    e_.threads.push_back(t);
+    node(t.thread, format::kNoIndex, 0, {{"time", root_ms}, {"visits", 1}});
+    return t.thread;
+  }
+  uint32_t node(uint32_t thread, uint32_t parent, uint32_t region, const Metrics& m) {
+    drg::ThreadTree& t = e_.threads[thread];
+    t.parent.push_back(parent);
+    t.region.push_back(region);
+    for (const std::string& name : e_.metrics) {
+      auto it = m.find(name);
+      double v = it == m.end() ? 0 : it->second;
+      bool is_time = name == "time" || name == "wait" || name == "fork" || name == "join" ||
+                     name == "task_exec" || name == "time_min" || name == "time_max";
+      t.values.push_back(is_time ? v * 1e6 : v);
+    }
+    return uint32_t(t.parent.size() - 1);
+  }
+  drg::Experiment& experiment() { return e_; }
+
+ private:
+  drg::Experiment e_;
+};
+
+double cls(const RegionOverheads& r, Class c) { return r.classes[size_t(c)] * 1e3; }  // ms
+double sub(const RegionOverheads& r, const std::string& k) {
+  auto it = r.subclasses.find(k);
+  return it == r.subclasses.end() ? 0 : it->second * 1e3;
+}
+const RegionOverheads& find(const drg::MergedTree& t, const Analysis& a, const std::string& name) {
+  for (uint32_t n = 0; n < t.nodes().size(); ++n)
+    if (t.region_of(n).name == name) return a.regions[n];
+  throw std::runtime_error("no region " + name);
+}
+void expect_identity(const Analysis& a) {
+  for (const auto& r : a.regions) {
+    double s = 0;
+    for (double v : r.classes) s += v;
+    EXPECT_NEAR(s, r.t_o, 1e-12) << r.path;
+  }
+  for (const auto& r : a.only_in_reference) {
+    double s = 0;
+    for (double v : r.classes) s += v;
+    EXPECT_NEAR(s, r.t_o, 1e-12) << r.path;
+  }
+}
+
+// Two threads; a parallel region with a loop where thread 0 works 10 ms and thread 1 30 ms,
+// then the barrier: thread 0 waits 20 ms.
+Builder imbalanced_loop() {
+  Builder b;
+  uint32_t par = b.region(RegionKind::Parallel, "par");
+  uint32_t loop = b.region(RegionKind::Loop, "loop");
+  uint32_t bar = b.region(RegionKind::BarrierImplicit, "bar");
+  uint32_t t0 = b.thread(true, 42), t1 = b.thread(false, 41);
+  uint32_t p0 = b.node(t0, 0, par, {{"time", 32}, {"fork", 1}, {"join", 1}, {"team_size", 2}, {"visits", 1}});
+  b.node(t0, p0, loop, {{"time", 10}, {"iterations", 100}, {"visits", 1}});
+  b.node(t0, p0, bar, {{"time", 20}, {"wait", 20}, {"visits", 1}});
+  uint32_t p1 = b.node(t1, 0, par, {{"time", 30}, {"fork", 1}, {"visits", 1}});
+  b.node(t1, p1, loop, {{"time", 30}, {"iterations", 100}, {"visits", 1}});
+  b.node(t1, p1, bar, {{"time", 0}, {"visits", 1}});
+  return b;
+}
+
+TEST(Classify, ImbalancedLoopWaitIsSynchronization) {
+  Builder b = imbalanced_loop();
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  ASSERT_EQ(a.p, 2);
+  expect_identity(a);
+  const auto& par = find(t, a, "par");
+  EXPECT_NEAR(par.t_p * 1e3, 32, 1e-9);
+  // U = 40 ms of loop work; no reference: T_s = U, T_o = 32 - 20 = 12 ms.
+  EXPECT_NEAR(par.t_o * 1e3, 12, 1e-9);
+  EXPECT_NEAR(sub(par, "synchronization.barrier"), 10, 1e-9);          // 20 ms wait / 2
+  EXPECT_NEAR(sub(par, "control_of_parallelism.fork_join"), 2, 1e-9);  // (1+1 + worker 1+1) / 2
+  EXPECT_NEAR(cls(par, Class::AdditionalComputation), 0, 1e-9);
+  const auto& loop = find(t, a, "loop");
+  EXPECT_NEAR(loop.t_o * 1e3, 10, 1e-9);                               // 30 - 40/2
+  EXPECT_NEAR(sub(loop, "synchronization.load_imbalance"), 10, 1e-9);  // thread 0 idle 20 / 2
+  EXPECT_NEAR(loop.imbalance, 1.5, 1e-9);
+  EXPECT_EQ(loop.most_loaded, 1);
+}
+
+TEST(Classify, SerialRegionIsUnparallelizedLoss) {
+  Builder b;
+  uint32_t serial = b.region(RegionKind::User, "serial");
+  uint32_t t0 = b.thread(true, 100);
+  b.thread(false, 90);
+  b.thread(false, 90);
+  b.thread(false, 90);
+  b.node(t0, 0, serial, {{"time", 40}, {"visits", 1}});
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  const auto& r = find(t, a, "serial");
+  EXPECT_NEAR(r.t_o * 1e3, 30, 1e-9);  // 40 - 40/4
+  EXPECT_NEAR(sub(r, "loss_of_parallelism.unparallelized"), 30, 1e-9);
+  // At the program level: worker roots idle 90 each (no parallel region): loss, plus 10 ms
+  // each before they existed.
+  EXPECT_NEAR(cls(a.regions[0], Class::LossOfParallelism), (3 * 100) / 4.0, 1e-9);
+}
+
+TEST(Classify, BarrierAfterSingleIsPartialParallelism) {
+  Builder b;
+  uint32_t par = b.region(RegionKind::Parallel, "par");
+  uint32_t single = b.region(RegionKind::Single, "single");
+  uint32_t bar = b.region(RegionKind::BarrierImplicit, "bar");
+  uint32_t t0 = b.thread(true, 50), t1 = b.thread(false, 50), t2 = b.thread(false, 50);
+  uint32_t p0 = b.node(t0, 0, par, {{"time", 50}, {"team_size", 3}, {"visits", 1}});
+  b.node(t0, p0, single, {{"time", 50}, {"executed", 1}, {"visits", 1}});
+  b.node(t0, p0, bar, {{"time", 0}, {"visits", 1}});
+  for (uint32_t th : {t1, t2}) {
+    uint32_t p = b.node(th, 0, par, {{"time", 50}, {"visits", 1}});
+    b.node(th, p, single, {{"time", 0}, {"visits", 1}});
+    b.node(th, p, bar, {{"time", 50}, {"wait", 50}, {"visits", 1}});
+  }
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  const auto& p = find(t, a, "par");
+  EXPECT_NEAR(sub(p, "loss_of_parallelism.partially_parallelized"), 100 / 3.0, 1e-9);
+  EXPECT_NEAR(cls(p, Class::Synchronization), 0, 1e-9);
+}
+
+TEST(Classify, LockWaitIsSynchronizationHoldIsWork) {
+  Builder b;
+  uint32_t lock = b.region(RegionKind::Lock, "lk");
+  uint32_t t0 = b.thread(true, 30), t1 = b.thread(false, 30);
+  b.node(t0, 0, lock, {{"time", 10}, {"wait", 0}, {"visits", 1}});
+  b.node(t1, 0, lock, {{"time", 20}, {"wait", 10}, {"visits", 1}});
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  const auto& r = find(t, a, "lk");
+  EXPECT_NEAR(r.useful_pe * 1e3, 20, 1e-9);
+  EXPECT_NEAR(sub(r, "synchronization.lock"), 5, 1e-9);  // 10 ms wait / 2
+}
+
+TEST(Classify, ReferenceRevealsReplicatedAndExtraWork) {
+  Builder ref;
+  uint32_t rset = ref.region(RegionKind::User, "setup");
+  uint32_t rt = ref.thread(true, 100);
+  ref.node(rt, 0, rset, {{"time", 20}, {"visits", 1}});
+  Builder run;
+  uint32_t set = run.region(RegionKind::User, "setup");
+  uint32_t pack = run.region(RegionKind::User, "pack");
+  for (int r = 0; r < 4; ++r) {
+    uint32_t th = run.thread(true, 40, r);
+    run.node(th, 0, set, {{"time", 20}, {"visits", 1}});   // every rank repeats setup
+    run.node(th, 0, pack, {{"time", 5}, {"visits", 1}});   // only the parallel version packs
+  }
+  drg::MergedTree rt_tree(ref.experiment()), t(run.experiment());
+  Analysis a = classify(t, &rt_tree);
+  expect_identity(a);
+  const auto& s = find(t, a, "setup");
+  EXPECT_FALSE(s.t_s_estimated);
+  EXPECT_NEAR(s.t_o * 1e3, 20 - 20 / 4.0, 1e-9);
+  EXPECT_NEAR(sub(s, "loss_of_parallelism.replicated"), 60 / 4.0, 1e-9);
+  EXPECT_NEAR(cls(s, Class::Unidentified), 0, 1e-9);
+  const auto& pk = find(t, a, "pack");
+  EXPECT_NEAR(pk.t_o * 1e3, 5, 1e-9);
+  EXPECT_NEAR(cls(pk, Class::AdditionalComputation), 20 / 4.0, 1e-9);
+}
+
+TEST(Classify, SuperlinearShowsAsNegativeUnidentified) {
+  Builder ref;
+  uint32_t rl = ref.region(RegionKind::Loop, "loop");
+  uint32_t rt = ref.thread(true, 100);
+  ref.node(rt, 0, rl, {{"time", 100}, {"iterations", 1000}, {"visits", 1}});
+  Builder run;
+  uint32_t l = run.region(RegionKind::Loop, "loop");
+  for (int i = 0; i < 2; ++i) {
+    uint32_t th = run.thread(i == 0, 40);
+    run.node(th, 0, l, {{"time", 40}, {"iterations", 1000}, {"visits", 1}});  // 80 < 100: cache
+  }
+  drg::MergedTree rtree(ref.experiment()), t(run.experiment());
+  Analysis a = classify(t, &rtree);
+  expect_identity(a);
+  const auto& r = find(t, a, "loop");
+  EXPECT_NEAR(r.t_o * 1e3, 40 - 50, 1e-9);
+  EXPECT_NEAR(cls(r, Class::Unidentified), -10, 1e-9);
+  EXPECT_NEAR(r.speedup, 2.5, 1e-9);
+}
+
+TEST(Classify, RegionsMissingFromEitherRun) {
+  Builder ref;
+  uint32_t rold = ref.region(RegionKind::User, "old");
+  uint32_t rt = ref.thread(true, 100);
+  ref.node(rt, 0, rold, {{"time", 30}, {"visits", 1}});
+  Builder run;
+  uint32_t nw = run.region(RegionKind::User, "new");
+  uint32_t t0 = run.thread(true, 50);
+  run.thread(false, 50);
+  run.node(t0, 0, nw, {{"time", 10}, {"visits", 1}});
+  drg::MergedTree rtree(ref.experiment()), t(run.experiment());
+  Analysis a = classify(t, &rtree);
+  expect_identity(a);
+  const auto& n = find(t, a, "new");
+  EXPECT_FALSE(n.in_reference);
+  EXPECT_NEAR(n.t_o * 1e3, 10, 1e-9);
+  EXPECT_NEAR(cls(n, Class::AdditionalComputation), 5, 1e-9);
+  EXPECT_NEAR(sub(n, "loss_of_parallelism.unparallelized"), 5, 1e-9);
+  ASSERT_EQ(a.only_in_reference.size(), 1u);
+  EXPECT_NEAR(a.only_in_reference[0].t_o * 1e3, -15, 1e-9);
+  EXPECT_NEAR(cls(a.only_in_reference[0], Class::AdditionalComputation), -15, 1e-9);
+}
+
+TEST(Classify, CollectiveWaitingFromSpreadAcrossRanks) {
+  Builder b;
+  uint32_t ar = b.region(RegionKind::Mpi, "MPI_Allreduce", uint16_t(format::MpiClass::Collective));
+  for (int r = 0; r < 3; ++r) {
+    uint32_t th = b.thread(true, 10, r);
+    b.node(th, 0, ar, {{"time", double(r + 1)}, {"visits", 1}});  // 1, 2, 3 ms
+  }
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  const auto& r = find(t, a, "MPI_Allreduce");
+  // Transfer: the fastest rank's 1 ms on each rank; waiting 0 + 1 + 2; idle vs T_p: 2 + 1 + 0.
+  EXPECT_NEAR(sub(r, "data_movement.mpi_collective"), 3 / 3.0, 1e-9);
+  EXPECT_NEAR(sub(r, "synchronization.mpi_waiting"), 3 / 3.0, 1e-9);
+  EXPECT_NEAR(sub(r, "synchronization.load_imbalance"), 3 / 3.0, 1e-9);
+}
+
+TEST(Classify, TaskTimeCountedWhereCreatedNotTwice) {
+  // Thread 1 runs a 5 ms task created in thread 0's single, inside its barrier (6 ms).
+  Builder b;
+  uint32_t par = b.region(RegionKind::Parallel, "par");
+  uint32_t single = b.region(RegionKind::Single, "single");
+  uint32_t task = b.region(RegionKind::Task, "task");
+  uint32_t bar = b.region(RegionKind::BarrierImplicit, "bar");
+  uint32_t t0 = b.thread(true, 6), t1 = b.thread(false, 6);
+  uint32_t p0 = b.node(t0, 0, par, {{"time", 6}, {"team_size", 2}, {"visits", 1}});
+  b.node(t0, p0, single, {{"time", 0}, {"tasks_created", 1}, {"visits", 1}});
+  b.node(t0, p0, bar, {{"time", 6}, {"wait", 6}, {"visits", 1}});
+  uint32_t p1 = b.node(t1, 0, par, {{"time", 6}, {"task_exec", 5}, {"visits", 1}});
+  uint32_t s1 = b.node(t1, p1, single, {{"time", 0}, {"visits", 1}});
+  b.node(t1, s1, task, {{"time", 5}, {"visits", 1}});
+  b.node(t1, p1, bar, {{"time", 6}, {"wait", 1}, {"task_exec", 5}, {"visits", 1}});
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  const auto& p = find(t, a, "par");
+  EXPECT_NEAR(p.useful_pe * 1e3, 5, 1e-9);  // the task, once
+  // The barrier follows the single: its waits are partial parallelism (rule barrier.after_partial).
+  EXPECT_NEAR(sub(p, "loss_of_parallelism.partially_parallelized"), (6 + 1) / 2.0, 1e-9);
+  EXPECT_NEAR(cls(p, Class::Unidentified), 0, 1e-9);
+}
+
+TEST(Rules, EveryRuleIsDocumented) {
+  for (const Rule& r : rules()) {
+    EXPECT_FALSE(r.formula.empty()) << r.id;
+    EXPECT_FALSE(r.reason.empty()) << r.id;
+    if (!r.useful) EXPECT_FALSE(r.subclass.empty()) << r.id;
+  }
+}
+
+}  // namespace
+}  // namespace scalea::overheads
