@@ -2,7 +2,9 @@
 // milliseconds here; the experiment stores nanoseconds.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -294,5 +296,17 @@ TEST(Rules, EveryRuleIsDocumented) {
   }
 }
 
+}  // namespace
+}  // namespace scalea::overheads
+
+namespace scalea::overheads {
+namespace {
+TEST(Rules, EveryRuleAppearsInTheDocs) {
+  std::ifstream in(SCALEA_SOURCE_DIR "/docs/overhead-model.md");
+  ASSERT_TRUE(in) << "docs/overhead-model.md missing";
+  std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const Rule& r : rules())
+    EXPECT_NE(doc.find("`" + std::string(r.id) + "`"), std::string::npos) << r.id << " is not documented";
+}
 }  // namespace
 }  // namespace scalea::overheads
