@@ -178,6 +178,20 @@ int count_pes(const drg::Experiment& e) { return std::max<int>(1, int(e.threads.
 
 }  // namespace
 
+std::vector<std::string> identity_violations(const Analysis& a, double tolerance) {
+  std::vector<std::string> out;
+  auto check = [&](const RegionOverheads& r) {
+    double sum = 0;
+    for (double v : r.classes) sum += v;
+    if (!(std::fabs(sum - r.t_o) <= tolerance))
+      out.push_back(r.path + ": classes sum to " + std::to_string(sum) + " s, T_o is " +
+                    std::to_string(r.t_o) + " s");
+  };
+  for (const auto& r : a.regions) check(r);
+  for (const auto& r : a.only_in_reference) check(r);
+  return out;
+}
+
 std::string region_key(const drg::Region& r) {
   std::string k = std::to_string(int(r.kind)) + ":" + std::to_string(r.subkind) + ":" + r.name;
   if (!r.file.empty()) {

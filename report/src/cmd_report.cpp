@@ -120,6 +120,43 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
              "the threads that ran it; join: master only\n");
 }
 
+// One row per region: for spreadsheets (csv) and documents (markdown).
+void print_rows(const MergedTree& t, const Analysis& a, const ReportOptions& o, bool csv) {
+  auto quote = [](const std::string& s) {
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  std::vector<std::string> head = {"path", "kind", "source", "T_p", "T_s", "T_o"};
+  for (auto k : overheads::kClassKeys) head.emplace_back(k);
+  if (csv) {
+    for (size_t i = 0; i < head.size(); ++i) fmt::print("{}{}", i ? "," : "", head[i]);
+    fmt::print("\n");
+  } else {
+    fmt::print("| region | kind | source | T_p s | T_s s | T_o s | data | sync | control | addl | loss | unident |\n");
+    fmt::print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  }
+  for (uint32_t n : t.preorder()) {
+    const auto& r = a.regions[n];
+    if (!shown(t, n, r.t_p, o)) continue;
+    const drg::Region& reg = t.region_of(n);
+    std::string kind(format::region_kind_name(reg.kind));
+    if (csv) {
+      fmt::print("{},{},{},{:.9f},{:.9f},{:.9f}", quote(r.path), kind, quote(reg.location()), r.t_p,
+                 r.t_s, r.t_o);
+      for (double v : r.classes) fmt::print(",{:.9f}", v);
+    } else {
+      std::string indent;
+      for (uint32_t d = 0; d < t.node(n).depth; ++d) indent += "&emsp;";
+      fmt::print("| {}{} | {} | {} | {:.4f} | {:.4f} | {:.4f}", indent, reg.label(), kind,
+                 reg.location(), r.t_p, r.t_s, r.t_o);
+      for (double v : r.classes) fmt::print(" | {:.4f}", v);
+      fmt::print(" |");
+    }
+    fmt::print("\n");
+  }
+}
+
 nlohmann::json overheads_json(const overheads::RegionOverheads& r) {
   nlohmann::json ov;
   for (int c = 0; c < kClassCount; ++c) ov[std::string(overheads::kClassKeys[size_t(c)])] = r.classes[size_t(c)];
@@ -214,7 +251,7 @@ void add_report(CLI::App& app) {
   cmd->add_option("experiment", o->dir, "Experiment directory")->required();
   cmd->add_option("-r,--reference", o->reference, "Reference experiment (same program, p = 1)");
   cmd->add_option("-f,--format", o->format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
+      ->check(CLI::IsMember({"text", "json", "csv", "markdown"}))
       ->capture_default_str();
   cmd->add_option("--view", o->view, "Text table: overhead classes or measured times")
       ->check(CLI::IsMember({"overheads", "times"}))
@@ -240,6 +277,10 @@ void add_report(CLI::App& app) {
     const drg::Experiment* refp = ref ? &*ref : nullptr;
     if (o->format == "json") {
       print_json(e, t, a, refp, *o);
+      return;
+    }
+    if (o->format == "csv" || o->format == "markdown") {
+      print_rows(t, a, *o, o->format == "csv");
       return;
     }
     print_header(e, a, refp);
