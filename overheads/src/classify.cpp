@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <unordered_map>
 
 #include "scalea/overheads/rules.hpp"
@@ -54,16 +55,31 @@ std::vector<std::vector<double>> exclusive_times(const drg::Experiment& e, const
   std::vector<std::vector<double>> out(e.threads.size());
   for (size_t ti = 0; ti < e.threads.size(); ++ti) {
     const drg::ThreadTree& t = e.threads[ti];
+    // A node never entered on this thread (visits 0) only exists as the path to regions the
+    // thread did run (a worker's copy of the master's context): it covers its children's time
+    // and has none of its own.
+    std::vector<double> covered(t.size(), 0), covered_task(t.size(), 0);
     std::vector<double> child_time(t.size(), 0), child_task(t.size(), 0);
-    for (uint32_t n = 1; n < t.size(); ++n) {
-      if (is_task(e, t, n)) continue;
-      child_time[t.parent[n]] += e.value(t, n, c.time);
-      child_task[t.parent[n]] += e.value(t, n, c.task_exec);
+    for (uint32_t n = uint32_t(t.size()); n-- > 0;) {
+      bool entered = e.value(t, n, c.visits) > 0;
+      if (entered) {
+        covered[n] = e.value(t, n, c.time);
+        covered_task[n] = e.value(t, n, c.task_exec);
+      } else {
+        covered[n] = child_time[n];
+        covered_task[n] = child_task[n];
+      }
+      if (n > 0 && !is_task(e, t, n)) {
+        child_time[t.parent[n]] += covered[n];
+        child_task[t.parent[n]] += covered_task[n];
+      }
     }
     out[ti].resize(t.size());
     for (uint32_t n = 0; n < t.size(); ++n)
-      out[ti][n] = (e.value(t, n, c.time) - child_time[n] -
-                    (e.value(t, n, c.task_exec) - child_task[n])) * 1e-9;
+      out[ti][n] = e.value(t, n, c.visits) == 0
+                       ? 0.0
+                       : (e.value(t, n, c.time) - child_time[n] -
+                          (e.value(t, n, c.task_exec) - child_task[n])) * 1e-9;
   }
   return out;
 }
@@ -215,6 +231,81 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
   const double p = a.p;
   RunFacts f = measure(run);
   size_t n_nodes = run.nodes().size();
+  // Per region: how many PEs entered it, its wall time, and the rule for PEs that did not.
+  struct IdleInfo {
+    double t_p = 0, master_join = 0;
+    size_t pes_ran = 0;
+    const Rule* not_ran = nullptr;
+  };
+  std::vector<IdleInfo> info(n_nodes);
+  for (uint32_t n = 0; n < n_nodes; ++n) {
+    const drg::Region& r = run.region_of(n);
+    IdleInfo& in = info[n];
+    in.t_p = f.time_max[n];
+    for (const drg::Member& m : run.node(n).members) {
+      const drg::ThreadTree& th = e.threads[m.thread];
+      if (e.value(th, m.node, c.visits) == 0) continue;
+      ++in.pes_ran;
+      if (r.kind == RegionKind::Parallel && e.value(th, m.node, c.team_size) > 0)
+        in.master_join = e.value(th, m.node, c.join) * 1e-9;
+    }
+    in.not_ran = find_rule(r.kind, r.subkind, in.pes_ran <= 1 ? Part::IdleOneRan : Part::IdleSomeRan);
+  }
+  // Each thread node's merged node and children, to follow a PE through paths it only holds.
+  std::vector<std::vector<uint32_t>> merged_of(e.threads.size()), first_child(e.threads.size()),
+      next_sibling(e.threads.size());
+  for (size_t ti = 0; ti < e.threads.size(); ++ti) {
+    size_t sz = e.threads[ti].size();
+    merged_of[ti].assign(sz, 0);
+    first_child[ti].assign(sz, format::kNoIndex);
+    next_sibling[ti].assign(sz, format::kNoIndex);
+    for (uint32_t n = uint32_t(sz); n-- > 1;) {
+      uint32_t parent = e.threads[ti].parent[n];
+      next_sibling[ti][n] = first_child[ti][parent];
+      first_child[ti][parent] = n;
+    }
+  }
+  for (uint32_t n = 0; n < n_nodes; ++n)
+    for (const drg::Member& m : run.node(n).members) merged_of[m.thread][m.node] = n;
+
+  // Idle PE-time of one PE with respect to merged node n, classified.
+  std::function<void(uint32_t, uint32_t, uint32_t, Buckets&)> idle_of =
+      [&](uint32_t ti, uint32_t tn, uint32_t n, Buckets& b) {
+        const drg::ThreadTree& th = e.threads[ti];
+        const drg::Region& r = run.region_of(n);
+        const IdleInfo& in = info[n];
+        if (e.value(th, tn, c.visits) > 0) {  // the PE entered the region and left early
+          double idle = in.t_p - e.value(th, tn, c.time) * 1e-9;
+          if (idle <= 0) return;
+          if (r.kind == RegionKind::Program) {
+            b.add(find_rule(r.kind, r.subkind, Part::IdleBeforeStart), idle);
+            return;
+          }
+          if (r.kind == RegionKind::Parallel && e.value(th, tn, c.team_size) == 0) {
+            double fj = std::min(idle, e.value(th, tn, c.fork) * 1e-9 + in.master_join);
+            b.add(find_rule(r.kind, r.subkind, Part::IdleFork), fj);
+            idle -= fj;
+          }
+          b.add(find_rule(r.kind, r.subkind, Part::IdleShorter), idle);
+          return;
+        }
+        // The PE only holds the path: it is idle in the region's own code, and in each child
+        // region as that child's analysis says.
+        double children_tp = 0;
+        std::vector<char> reached(run.node(n).children.size(), 0);
+        for (uint32_t tc = first_child[ti][tn]; tc != format::kNoIndex; tc = next_sibling[ti][tc]) {
+          uint32_t mc = merged_of[ti][tc];
+          const auto& ch = run.node(n).children;
+          reached[size_t(std::find(ch.begin(), ch.end(), mc) - ch.begin())] = 1;
+          idle_of(ti, tc, mc, b);
+        }
+        const auto& ch = run.node(n).children;
+        for (size_t k = 0; k < ch.size(); ++k) {
+          children_tp += info[ch[k]].t_p;
+          if (!reached[k]) b.add(info[ch[k]].not_ran, info[ch[k]].t_p);
+        }
+        b.add(in.not_ran, std::max(0.0, in.t_p - children_tp));
+      };
 
   // Reference facts, matched by canonical key.
   std::optional<RunFacts> rf;
@@ -285,38 +376,21 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
     double B = p * o.t_p;
     Buckets b = sub[n];
 
-    // PEs idle with respect to this region.
-    o.pes_ran = mn.members.size();
+    // PEs idle with respect to this region. A PE "ran" the region when it entered it; a PE that
+    // only holds the path (it ran parallel regions nested in it) was idle during the rest.
+    o.pes_ran = info[n].pes_ran;
     double sum_t = 0, max_t = -1, min_t = 1e300;
-    double master_join = 0;
     for (const drg::Member& m : mn.members) {
       const drg::ThreadTree& th = e.threads[m.thread];
+      if (e.value(th, m.node, c.visits) == 0) continue;
       double ti = e.value(th, m.node, c.time) * 1e-9;
       sum_t += ti;
       if (ti > max_t) max_t = ti, o.most_loaded = int(m.thread);
       if (ti < min_t) min_t = ti, o.least_loaded = int(m.thread);
-      if (r.kind == RegionKind::Parallel && e.value(th, m.node, c.team_size) > 0)
-        master_join = e.value(th, m.node, c.join) * 1e-9;
     }
-    for (const drg::Member& m : mn.members) {
-      const drg::ThreadTree& th = e.threads[m.thread];
-      double idle = o.t_p - e.value(th, m.node, c.time) * 1e-9;
-      if (idle <= 0) continue;
-      if (r.kind == RegionKind::Program) {
-        b.add(find_rule(r.kind, r.subkind, Part::IdleBeforeStart), idle);
-        continue;
-      }
-      if (r.kind == RegionKind::Parallel && e.value(th, m.node, c.team_size) == 0) {
-        double fj = std::min(idle, (e.value(th, m.node, c.fork) * 1e-9) + master_join);
-        b.add(find_rule(r.kind, r.subkind, Part::IdleFork), fj);
-        idle -= fj;
-      }
-      b.add(find_rule(r.kind, r.subkind, Part::IdleShorter), idle);
-    }
-    double not_ran = std::max(0.0, p - double(o.pes_ran));
-    if (not_ran > 0 && o.t_p > 0)
-      b.add(find_rule(r.kind, r.subkind, o.pes_ran <= 1 ? Part::IdleOneRan : Part::IdleSomeRan),
-            not_ran * o.t_p);
+    for (const drg::Member& m : mn.members) idle_of(m.thread, m.node, n, b);
+    double absent = std::max(0.0, p - double(mn.members.size()));
+    if (absent > 0 && o.t_p > 0) b.add(info[n].not_ran, absent * o.t_p);
     if (o.pes_ran > 0 && sum_t > 0) o.imbalance = max_t / (sum_t / double(o.pes_ran));
 
     // Reference time; without one, T_s is estimated as the useful work (A = 0).

@@ -288,6 +288,34 @@ TEST(Classify, TaskTimeCountedWhereCreatedNotTwice) {
   EXPECT_NEAR(cls(p, Class::Unidentified), 0, 1e-9);
 }
 
+TEST(Classify, WorkerHoldingOnlyThePathIsIdleInTheSerialPart) {
+  // A user region on the master (100 ms): 40 ms serial, then a parallel region of 60 ms in which
+  // both threads work 50 ms (fork 5, join 5 on the master; the worker starts 5 ms late and ends
+  // at the release). The worker's copy of the user region was never entered (visits 0).
+  Builder b;
+  uint32_t user = b.region(RegionKind::User, "compute");
+  uint32_t par = b.region(RegionKind::Parallel, "par");
+  uint32_t t0 = b.thread(true, 100), t1 = b.thread(false, 100);
+  uint32_t u0 = b.node(t0, 0, user, {{"time", 100}, {"visits", 1}});
+  b.node(t0, u0, par, {{"time", 60}, {"fork", 5}, {"join", 5}, {"team_size", 2}, {"visits", 1}});
+  uint32_t u1 = b.node(t1, 0, user, {{"time", 0}, {"visits", 0}});
+  b.node(t1, u1, par, {{"time", 55}, {"fork", 5}, {"visits", 1}});
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  const auto& u = find(t, a, "compute");
+  EXPECT_EQ(u.pes_ran, 1u);
+  // U: the master's 40 serial + 50 in the parallel region (60 - fork - join), the worker's 55.
+  EXPECT_NEAR(u.useful_pe * 1e3, 145, 1e-9);
+  // The worker is idle 40 ms in the serial part (loss) and 5 ms before its implicit task began
+  // (fork, control); nothing is counted twice.
+  EXPECT_NEAR(sub(u, "loss_of_parallelism.unparallelized"), 40 / 2.0, 1e-9);
+  EXPECT_NEAR(sub(u, "control_of_parallelism.fork_join"), (10 + 5) / 2.0, 1e-9);
+  EXPECT_NEAR(cls(u, Class::Unidentified), 0, 1e-9);
+  EXPECT_NEAR(cls(a.regions[0], Class::Unidentified), 0, 1e-9);
+  EXPECT_GT(a.program.load_balance, 0);
+}
+
 TEST(Rules, EveryRuleIsDocumented) {
   for (const Rule& r : rules()) {
     EXPECT_FALSE(r.formula.empty()) << r.id;
