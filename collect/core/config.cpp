@@ -30,6 +30,8 @@ const std::vector<std::string>& known_config_keys() {
   static const std::vector<std::string> keys = {
       "SCALEA_ENABLE", "SCALEA_OUTPUT", "SCALEA_QUIET", "SCALEA_START", "SCALEA_CLOCK",
       "SCALEA_FUNCTIONS_INCLUDE", "SCALEA_FUNCTIONS_EXCLUDE",
+      // Read by the MPI layer (collect/mpi, docs/mpi.md).
+      "SCALEA_MPI_TIMEOUT", "SCALEA_MPI_CALIBRATE",
       // Set by `scalea run` for its own bookkeeping; not for users.
       "SCALEA_RUN_BY_CLI",
   };
@@ -61,7 +63,8 @@ Config read_config(char** env) {
       c.functions_include = split_list(value);
     } else if (key == "SCALEA_FUNCTIONS_EXCLUDE") {
       c.functions_exclude = split_list(value);
-    } else if (key == "SCALEA_RUN_BY_CLI") {
+    } else if (key == "SCALEA_RUN_BY_CLI" || key == "SCALEA_MPI_TIMEOUT" ||
+               key == "SCALEA_MPI_CALIBRATE") {
     } else {
       c.problems.push_back("unknown setting " + key + " ignored");
       continue;

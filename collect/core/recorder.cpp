@@ -240,9 +240,12 @@ bool Recorder::start(const char* origin) {
     std::atexit(finish_at_exit);
     pthread_atfork(nullptr, nullptr, disable_in_child);
     // Loaded at program start (preloaded or linked), the tool sees the whole run; loaded later by
-    // the OpenMP runtime, it adds the time the process ran before, as the kernel counts it.
-    if (std::strcmp(origin, "load") != 0) {
-      pre_start_ns = process_age_ns();
+    // the OpenMP runtime (at the first construct), it adds the time the process ran before.
+    // The kernel counts process age in 10 ms ticks: a young process is taken as starting now.
+    (void)origin;
+    uint64_t age = process_age_ns();
+    if (age >= 30000000) {
+      pre_start_ns = age;
       start_estimated = true;
     }
     start_ok_ = true;
@@ -290,7 +293,7 @@ uint32_t Recorder::region(ThreadState& t, RegionKind kind, uint16_t subkind, con
 }
 
 uint32_t Recorder::named_region(ThreadState& t, RegionKind kind, const char* name, const char* file,
-                                int line, const char* function) {
+                                int line, const char* function, uint16_t subkind) {
   uint32_t ks = uint32_t(kind) << 16;
   uintptr_t a = reinterpret_cast<uintptr_t>(name);
   size_t mask = t.region_cache.size() - 1;
@@ -299,7 +302,7 @@ uint32_t Recorder::named_region(ThreadState& t, RegionKind kind, const char* nam
     if (e.kind_sub == UINT32_MAX) break;
     if (e.addr == a && e.kind_sub == ks && e.name && std::strcmp(e.name, name) == 0) return e.id;
   }
-  return region_slow(t, kind, 0, a, name, file, line, function);
+  return region_slow(t, kind, subkind, a, name, file, line, function);
 }
 
 uint32_t Recorder::region_slow(ThreadState& t, RegionKind kind, uint16_t subkind, uintptr_t addr,
@@ -393,6 +396,8 @@ void Recorder::finish(const char* why) {
     t->root->s.time = end > t->born ? end - t->born : 0;
     t->root->s.time_min = t->root->s.time_max = t->root->s.time;
   }
+  // An event source that writes the experiment itself (the MPI layer, collect/mpi) takes over.
+  if (finish_hook_ && finish_hook_(*this, why)) return;
   std::string written, error;
   WriteSummary summary;
   if (write_experiment(*this, output_dir_, why, written, summary, error)) {

@@ -60,7 +60,8 @@ struct ParallelRecord {
   Node* master_node;           // the region's node in the master's tree (nullptr: not recorded)
   Ticks begin;                 // parallel_begin on the master
   std::atomic<Ticks> release;  // master's implicit task end: when the join barrier let go
-  std::atomic<int> refs;       // master + each worker that began its implicit task
+  std::atomic<int> refs;       // one per thread of the requested team, dropped as each ends
+  unsigned requested;          // team size asked for at parallel_begin
   uint32_t region;
   const void* codeptr;
   ParallelRecord* next_free;
@@ -279,7 +280,15 @@ class Recorder {
   // Functions excluded by SCALEA_FUNCTIONS_INCLUDE/_EXCLUDE get kFilteredRegion.
   uint32_t region(ThreadState& t, RegionKind kind, uint16_t subkind, const void* code);
   uint32_t named_region(ThreadState& t, RegionKind kind, const char* name, const char* file,
-                        int line, const char* function);
+                        int line, const char* function, uint16_t subkind = 0);
+
+  // An event source that writes the experiment itself (the MPI layer unifies across ranks): called
+  // by finish() once the threads' trees are closed, instead of write_experiment. Returns false to
+  // let finish() write the single-process experiment after all (e.g. MPI never initialized).
+  using FinishHook = bool (*)(Recorder& rec, const char* why);
+  void set_finish_hook(FinishHook hook) { finish_hook_ = hook; }
+  // The experiment directory chosen at start (SCALEA_OUTPUT or the default name).
+  const std::string& output_dir() const { return output_dir_; }
 
   void note_team_size(uint32_t n) {
     uint32_t cur = max_team_.load(std::memory_order_relaxed);
@@ -323,7 +332,7 @@ class Recorder {
   std::atomic<uint32_t> max_team_{0};
   SourceInfo openmp_;
   std::string output_dir_;
-
+  FinishHook finish_hook_ = nullptr;
 };
 
 }  // namespace scalea::collect

@@ -96,8 +96,8 @@ void on_thread_end(ompt_data_t*) {
   t->flags |= format::kThreadEnded;
 }
 
-void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_data, unsigned,
-                       int, const void* codeptr) {
+void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_data,
+                       unsigned requested, int, const void* codeptr) {
   SCALEA_CALLBACK_PROLOGUE;
   Ticks when = now();
   uint32_t rid = rec.region(*t, RegionKind::Parallel, 0, codeptr);
@@ -107,7 +107,10 @@ void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_
   p->master_node = f.node;
   p->begin = when;
   p->release.store(0, std::memory_order_relaxed);
-  p->refs.store(1, std::memory_order_relaxed);
+  // One reference per thread of the requested team; the master returns the ones the runtime did
+  // not start when it learns the actual size. Workers only ever drop theirs (no shared increment).
+  p->requested = requested ? requested : 1;
+  p->refs.store(int(p->requested), std::memory_order_relaxed);
   p->region = rid;
   p->codeptr = codeptr;
   parallel_data->ptr = p;
@@ -147,9 +150,11 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
         f.node->s.team_size += actual_parallelism;
       }
       rec.note_team_size(actual_parallelism);
+      if (actual_parallelism < p->requested) {
+        for (unsigned k = actual_parallelism; k < p->requested; ++k) release_parallel(*t, p);
+      }
       return;
     }
-    p->refs.fetch_add(1, std::memory_order_relaxed);
     Node* n = g_measure_on.load(std::memory_order_relaxed) ? mirror_of(*t, p->master_node) : nullptr;
     push_frame(*t, n, FrameType::ImplicitTask, when, reinterpret_cast<uintptr_t>(p), p);
     if (n) n->s.fork += when > p->begin ? when - p->begin : 0;
@@ -181,25 +186,38 @@ struct SyncRegion {
   RegionKind kind;
   uint16_t subkind;
   const void* code;
-  bool implicit_barrier;
 };
+
+// Barriers whose end a worker may report late (at the next fork): their ends are clipped.
+bool is_implicit_barrier(ompt_sync_region_t kind) {
+  switch (kind) {
+    case ompt_sync_region_barrier:
+    case ompt_sync_region_barrier_implicit:
+    case ompt_sync_region_barrier_implicit_workshare:
+    case ompt_sync_region_barrier_implicit_parallel:
+    case ompt_sync_region_barrier_teams:
+      return true;
+    default:
+      return false;
+  }
+}
 
 SyncRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const void* codeptr) {
   switch (kind) {
     case ompt_sync_region_barrier_explicit:
-      return {RegionKind::BarrierExplicit, 0, codeptr, false};
+      return {RegionKind::BarrierExplicit, 0, codeptr};
     case ompt_sync_region_barrier_implementation:
-      return {RegionKind::BarrierImplementation, 0, codeptr, false};
+      return {RegionKind::BarrierImplementation, 0, codeptr};
     case ompt_sync_region_taskwait:
-      return {RegionKind::Taskwait, 0, codeptr, false};
+      return {RegionKind::Taskwait, 0, codeptr};
     case ompt_sync_region_taskgroup:
-      return {RegionKind::Taskgroup, 0, codeptr, false};
+      return {RegionKind::Taskgroup, 0, codeptr};
     case ompt_sync_region_reduction:
-      return {RegionKind::Reduction, 0, codeptr, false};
+      return {RegionKind::Reduction, 0, codeptr};
     case ompt_sync_region_barrier_implicit_workshare:
-      return {RegionKind::BarrierImplicit, uint16_t(BarrierFlavour::Workshare), codeptr, true};
+      return {RegionKind::BarrierImplicit, uint16_t(BarrierFlavour::Workshare), codeptr};
     case ompt_sync_region_barrier_teams:
-      return {RegionKind::BarrierImplicit, uint16_t(BarrierFlavour::Teams), codeptr, true};
+      return {RegionKind::BarrierImplicit, uint16_t(BarrierFlavour::Teams), codeptr};
     default: {
       // barrier, barrier_implicit, barrier_implicit_parallel. libomp 14 reports the join barrier
       // as plain "implicit", with the parallel construct's address on the master and no address
@@ -212,7 +230,7 @@ SyncRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const vo
         codeptr = p->codeptr;
         flavour = uint16_t(BarrierFlavour::Parallel);
       }
-      return {RegionKind::BarrierImplicit, flavour, codeptr, true};
+      return {RegionKind::BarrierImplicit, flavour, codeptr};
     }
   }
 }
@@ -228,12 +246,11 @@ void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, omp
     enter(*t, rec.region(*t, s.kind, s.subkind, s.code), FrameType::Region, when, key);
     return;
   }
-  bool implicit = classify_sync(*t, kind, codeptr).implicit_barrier;
-  leave(*t, FrameType::Region, implicit ? clip_to_release(*t, when) : when, key);
+  leave(*t, FrameType::Region, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when, key);
 }
 
 void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
-                         ompt_data_t*, const void* codeptr) {
+                         ompt_data_t*, const void*) {
   SCALEA_CALLBACK_PROLOGUE;
   Ticks when = now();
   long i = find_frame(*t, FrameType::Region, kKeySync | uint64_t(kind));
@@ -242,8 +259,7 @@ void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint
   if (endpoint == ompt_scope_begin) {
     wait_begin(*t, f, when);
   } else {
-    bool implicit = classify_sync(*t, kind, codeptr).implicit_barrier;
-    wait_end(*t, f, implicit ? clip_to_release(*t, when) : when);
+    wait_end(*t, f, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when);
   }
 }
 

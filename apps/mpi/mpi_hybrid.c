@@ -1,0 +1,62 @@
+/* mpi_hybrid: MPI + OpenMP with planted OpenMP overheads inside each rank.
+ *
+ *   MPI_Init_thread(MPI_THREAD_FUNNELED); per step, one parallel region where thread 0 works W
+ *   and every other thread W + I (imbalance: thread 0 waits about I at the first explicit
+ *   barrier), then the masked thread calls MPI_Allreduce of COUNT doubles (so the call is in the
+ *   masked region's subtree) and everyone meets at a barrier. STEPS steps.
+ *
+ *   With "multiple": MPI_THREAD_MULTIPLE, and afterwards every thread of a rank exchanges
+ *   MT_REPS messages of MT_BYTES bytes with the same thread of the partner rank (rank ^ 1) with
+ *   MPI_Sendrecv, concurrently (tag = thread number).
+ *
+ * usage: mpi_hybrid [scale] [multiple]
+ */
+#include <mpi.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "planted_common.h"
+
+#define W 0.02
+#define I 0.05
+#define STEPS 3
+#define COUNT 512
+#define MT_REPS 10
+#define MT_BYTES 1000
+
+int main(int argc, char** argv) {
+  double scale = argc > 1 ? atof(argv[1]) : 1.0;
+  int multiple = argc > 2 && argv[2][0] == 'm';
+  int provided;
+  MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED, &provided);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  double a[COUNT], b[COUNT];
+  for (int i = 0; i < COUNT; ++i) a[i] = i;
+  for (int s = 0; s < STEPS; ++s) {
+#pragma omp parallel
+    {
+      sleep_s((W + (omp_get_thread_num() > 0 ? I : 0)) * scale);
+#pragma omp barrier
+#pragma omp masked
+      MPI_Allreduce(a, b, COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+#pragma omp barrier
+    }
+  }
+  int partner = rank ^ 1;
+  if (multiple && provided == MPI_THREAD_MULTIPLE && partner < size) {
+#pragma omp parallel
+    {
+      char out[MT_BYTES] = {0}, in[MT_BYTES];
+      int tag = omp_get_thread_num();
+      for (int k = 0; k < MT_REPS; ++k)
+        MPI_Sendrecv(out, MT_BYTES, MPI_CHAR, partner, tag, in, MT_BYTES, MPI_CHAR, partner, tag,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  }
+  if (rank == 0) printf("mpi_hybrid: provided %d, b[1] %g\n", provided, b[1]);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,288 @@
+// Hand-written part of the PMPI layer: MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort (C and
+// Fortran), the calibration of the transfer model, and the helpers the generated wrappers use.
+#include "mpi_layer.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "../core/log.hpp"
+#include "mpi_state.hpp"
+
+namespace scalea::mpi {
+
+Model g_model;
+LayerState& g_layer = *new LayerState();
+thread_local int tl_in_mpi = 0;
+
+double wall_s() { return double(monotonic_ns()) * 1e-9; }
+
+uint32_t region_slow(ThreadState& t, uint32_t fn) {
+  const FnInfo& f = kFunctions[fn];
+  uint32_t id = Recorder::get().named_region(t, RegionKind::Mpi, f.name, "", 0, "", f.cls);
+  g_region_ids[fn].store(id + 1, std::memory_order_relaxed);
+  return id;
+}
+
+void Call::record(uint64_t sent, uint64_t recv, uint32_t steps) {
+  if (!t_) return;
+  ThreadState& t = *t_;
+  t.in_callback.store(1, std::memory_order_seq_cst);
+  if (active()) {  // else the writer already closed the frame (finish() ran meanwhile)
+    uint32_t rid = region_of(t, fn_);
+    long i = find_frame(t, FrameType::Region, kKeyMpi | rid);
+    if (i < 0) {
+      ++t.anomalies.unmatched_end;
+    } else {
+      Node* n = t.stack[size_t(i)].node;
+      leave_at(t, size_t(i), t1_);
+      if (n) {
+        Ticks d = t1_ > t0_ ? t1_ - t0_ : 0;
+        Stats& s = n->s;
+        s.bytes_sent += sent;
+        s.bytes_recv += recv;
+        switch (kFunctions[fn_].cls) {
+          case uint16_t(format::MpiClass::Management):
+            break;  // control of parallelism: neither waiting nor transfer
+          case uint16_t(format::MpiClass::Io):
+            s.transfer += d;  // data movement to the file system
+            break;
+          default: {
+            double model = double(steps) * g_model.lat_ticks +
+                           double(sent + recv) * g_model.ticks_per_byte;
+            Ticks x = model >= double(d) ? d : Ticks(model);
+            s.transfer += x;
+            s.wait += d - x;
+          }
+        }
+      }
+    }
+  }
+  t.in_callback.store(0, std::memory_order_release);
+}
+
+// ---- persistent requests ------------------------------------------------------------------------
+
+namespace {
+std::mutex g_pst_mu;
+std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>>& pst_map() {
+  static auto* m = new std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>>();
+  return *m;
+}
+uint64_t req_key(MPI_Request r) {
+  uint64_t k = 0;
+  std::memcpy(&k, &r, sizeof r < sizeof k ? sizeof r : sizeof k);
+  return k;
+}
+}  // namespace
+
+void pst_add(const MPI_Request* req, uint64_t sent, uint64_t recv) {
+  if (!req || *req == MPI_REQUEST_NULL) return;
+  std::lock_guard<std::mutex> lock(g_pst_mu);
+  pst_map()[req_key(*req)] = {sent, recv};
+}
+void pst_del(const MPI_Request* req) {
+  if (!req || *req == MPI_REQUEST_NULL) return;
+  std::lock_guard<std::mutex> lock(g_pst_mu);
+  pst_map().erase(req_key(*req));
+}
+static uint64_t pst_sum(const MPI_Request* reqs, int n, bool sent) {
+  if (!reqs || n <= 0) return 0;
+  std::lock_guard<std::mutex> lock(g_pst_mu);
+  uint64_t sum = 0;
+  for (int i = 0; i < n; ++i) {
+    auto it = pst_map().find(req_key(reqs[i]));
+    if (it != pst_map().end()) sum += sent ? it->second.first : it->second.second;
+  }
+  return sum;
+}
+uint64_t pst_sent(const MPI_Request* reqs, int n) { return pst_sum(reqs, n, true); }
+uint64_t pst_recv(const MPI_Request* reqs, int n) { return pst_sum(reqs, n, false); }
+
+void* fortran_symbol(const char* name) {
+  void* p = dlsym(RTLD_NEXT, name);
+  if (!p) p = dlsym(RTLD_DEFAULT, name);
+  if (!p) {
+    log_message("the MPI library has no Fortran binding %s; cannot continue", name);
+    std::abort();
+  }
+  return p;
+}
+
+// ---- set-up at MPI_Init -------------------------------------------------------------------------
+
+namespace {
+
+// Ping-pong between ranks 0 and 1 of the tool's communicator; minimum round trip over a few
+// repetitions (robust to oversubscription noise). Returns false when there is nobody to talk to.
+bool calibrate(double& lat_ns, double& ns_per_byte) {
+  const LayerState& L = g_layer;
+  double res[2] = {0, 0};
+  if (L.size >= 2) {
+    const int small_reps = 30, large_reps = 6, large = 256 * 1024;
+    std::vector<char> buf(large);
+    double best_small = 1e30, best_large = 1e30;
+    if (L.rank <= 1) {
+      int peer = 1 - L.rank;
+      for (int pass = 0; pass < 2; ++pass) {
+        int bytes = pass == 0 ? 8 : large, reps = pass == 0 ? small_reps : large_reps;
+        double& best = pass == 0 ? best_small : best_large;
+        for (int i = 0; i < reps; ++i) {
+          double t0 = wall_s();
+          if (L.rank == 0) {
+            PMPI_Send(buf.data(), bytes, MPI_BYTE, peer, 0x5c00, L.comm);
+            PMPI_Recv(buf.data(), bytes, MPI_BYTE, peer, 0x5c00, L.comm, MPI_STATUS_IGNORE);
+          } else {
+            PMPI_Recv(buf.data(), bytes, MPI_BYTE, peer, 0x5c00, L.comm, MPI_STATUS_IGNORE);
+            PMPI_Send(buf.data(), bytes, MPI_BYTE, peer, 0x5c00, L.comm);
+          }
+          best = std::min(best, wall_s() - t0);
+        }
+      }
+      res[0] = best_small / 2 * 1e9;
+      res[1] = std::max(0.0, (best_large / 2 * 1e9 - res[0]) / large);
+    }
+  }
+  if (L.size >= 2) PMPI_Bcast(res, 2, MPI_DOUBLE, 0, L.comm);
+  if (L.size < 2 || res[0] <= 0) return false;
+  lat_ns = res[0];
+  ns_per_byte = res[1];
+  return true;
+}
+
+void setup(int provided) {
+  double t0 = wall_s();
+  LayerState& L = g_layer;
+  Recorder& rec = Recorder::get();
+  if (PMPI_Comm_dup(MPI_COMM_WORLD, &L.comm) != MPI_SUCCESS) {
+    log_message("MPI: cannot duplicate MPI_COMM_WORLD; each rank writes its own experiment");
+    return;
+  }
+  PMPI_Comm_rank(L.comm, &L.rank);
+  PMPI_Comm_size(L.comm, &L.size);
+  PMPI_Comm_set_errhandler(L.comm, MPI_ERRORS_RETURN);
+  L.thread_level = provided;
+  rec.rank = L.rank;
+  // Every rank learns rank 0's experiment directory: the default name holds a pid.
+  std::string dir = rec.output_dir();
+  int len = int(dir.size());
+  PMPI_Bcast(&len, 1, MPI_INT, 0, L.comm);
+  dir.resize(size_t(len));
+  PMPI_Bcast(dir.data(), len, MPI_CHAR, 0, L.comm);
+  L.dir = dir;
+  if (const char* t = getenv("SCALEA_MPI_TIMEOUT")) {
+    char* end = nullptr;
+    double v = std::strtod(t, &end);
+    if (end != t && v > 0) L.timeout_s = v;
+    else if (L.rank == 0) log_message("invalid SCALEA_MPI_TIMEOUT '%s', %g s kept", t, L.timeout_s);
+  }
+  // Transfer model: SCALEA_MPI_CALIBRATE=0 keeps the defaults, =LAT_NS,NS_PER_BYTE sets it.
+  const char* cal = getenv("SCALEA_MPI_CALIBRATE");
+  double lat = 0, npb = 0;
+  if (cal && std::strchr(cal, ',') && std::sscanf(cal, "%lf,%lf", &lat, &npb) == 2 && lat >= 0 &&
+      npb >= 0) {
+    L.lat_ns = lat, L.ns_per_byte = npb, L.model_source = "SCALEA_MPI_CALIBRATE";
+  } else if (cal && std::strcmp(cal, "0") == 0) {
+    L.model_source = "default";
+  } else if (calibrate(lat, npb)) {
+    L.lat_ns = lat, L.ns_per_byte = npb, L.model_source = "ping-pong rank 0 <-> 1 at MPI_Init";
+  }
+  // The model in clock ticks: the tick rate since the tool started (MPI_Init comes later).
+  const ClockCalibration& ck = rec.clock();
+  Ticks tk = now();
+  uint64_t ns = monotonic_ns();
+  double ticks_per_ns = (ns > ck.ns0 + 1000000 && tk > ck.ticks0)
+                            ? double(tk - ck.ticks0) / double(ns - ck.ns0) : 1.0;
+  if (ns <= ck.ns0 + 1000000) {  // too short to tell: measure over 2 ms
+    Ticks a = now();
+    uint64_t b = monotonic_ns();
+    while (monotonic_ns() < b + 2000000) {
+    }
+    ticks_per_ns = double(now() - a) / double(monotonic_ns() - b);
+  }
+  g_model.lat_ticks = L.lat_ns * ticks_per_ns;
+  g_model.ticks_per_byte = L.ns_per_byte * ticks_per_ns;
+  rec.set_finish_hook(&finish_hook);
+  L.ready = true;
+  L.setup_s = wall_s() - t0;
+}
+
+int init_common(int* argc, char*** argv, int required, int* provided) {
+  if (g_state.load() == 0) Recorder::get().start("mpi");
+  int rc, prov = MPI_THREAD_SINGLE;
+  {
+    Call c(required < 0 ? kFn_Init : kFn_Init_thread);
+    rc = required < 0 ? PMPI_Init(argc, argv) : PMPI_Init_thread(argc, argv, required, &prov);
+    c.stop();
+    c.record(0, 0, 0);
+  }
+  if (required < 0) PMPI_Query_thread(&prov);
+  if (provided) *provided = prov;
+  if (rc == MPI_SUCCESS && active()) setup(prov);
+  return rc;
+}
+
+int finalize_common() {
+  {
+    Call c(kFn_Finalize);
+    c.stop();
+    c.record(0, 0, 0);
+  }
+  g_layer.in_finalize = true;
+  tl_in_mpi = 1;  // MPI calls made while writing are the tool's own
+  Recorder::get().finish("MPI_Finalize");
+  tl_in_mpi = 0;
+  return PMPI_Finalize();
+}
+
+int abort_common(MPI_Comm comm, int code) {
+  {
+    Call c(kFn_Abort);
+    c.stop();
+    c.record(0, 0, 0);
+  }
+  g_layer.aborting = true;
+  g_layer.abort_code = code;
+  tl_in_mpi = 1;
+  Recorder::get().finish("MPI_Abort");
+  return PMPI_Abort(comm, code);
+}
+
+}  // namespace
+}  // namespace scalea::mpi
+
+using namespace scalea::mpi;
+
+extern "C" {
+
+SCALEA_EXPORT int MPI_Init(int* argc, char*** argv) { return init_common(argc, argv, -1, nullptr); }
+
+SCALEA_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  return init_common(argc, argv, required, provided);
+}
+
+SCALEA_EXPORT int MPI_Finalize(void) { return finalize_common(); }
+
+SCALEA_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode) { return abort_common(comm, errorcode); }
+
+// Fortran: Open MPI's mpi_init_ etc. call PMPI_Init directly, so they are replaced here.
+SCALEA_EXPORT void mpi_init_(MPI_Fint* ierr) { *ierr = init_common(nullptr, nullptr, -1, nullptr); }
+
+SCALEA_EXPORT void mpi_init_thread_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
+  int prov = 0;
+  *ierr = init_common(nullptr, nullptr, int(*required), &prov);
+  *provided = MPI_Fint(prov);
+}
+
+SCALEA_EXPORT void mpi_finalize_(MPI_Fint* ierr) { *ierr = finalize_common(); }
+
+SCALEA_EXPORT void mpi_abort_(MPI_Fint* comm, MPI_Fint* errorcode, MPI_Fint* ierr) {
+  *ierr = abort_common(PMPI_Comm_f2c(*comm), int(*errorcode));
+}
+
+}  // extern "C"

@@ -1,0 +1,542 @@
+// Writing an MPI run as ONE experiment, with MPI itself, at MPI_Finalize (docs/mpi.md).
+//
+// Over a binomial tree on the tool's duplicate of MPI_COMM_WORLD (root: rank 0):
+//   1 up    each rank sends its parent the union of its subtree's region tables (deduplicated by
+//           identity: kind, subkind, name, module, address -- the loader's key);
+//   2 down  the root's union (the unified table) goes back down the tree;
+//   3 up    each rank encodes its threads with region ids mapped to the unified table, and the
+//           encoded rank files are gathered up the tree;
+//   4 down  rank 0 publishes the directory (definitions.sdrg + rank-NNNNNN.sdrg + meta.json) and
+//           tells everybody it is done (so no rank leaves, and gets the job killed, before).
+// Every wait polls (PMPI_Iprobe / PMPI_Test*) against a deadline, so a rank that never arrives,
+// died, or is far late costs at most SCALEA_MPI_TIMEOUT per tree level, never a hang: the parent
+// gives up on that subtree (and says so to the child), the experiment is marked incomplete, and a
+// rank that could not deliver writes what it holds to a directory of its own (DIR.rank-N or
+// DIR.part-N).
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../core/log.hpp"
+#include "../core/writer.hpp"
+#include "mpi_layer.hpp"
+#include "mpi_state.hpp"
+
+namespace scalea::mpi {
+namespace {
+
+constexpr int kTagUp = 0x5ca0, kTagDown = 0x5ca1, kTagFiles = 0x5ca2, kTagDone = 0x5ca3,
+              kTagGiveUp = 0x5ca4, kChunkTagOffset = 8;
+constexpr size_t kChunk = size_t(64) << 20;  // MPI counts are int: large blobs go in chunks
+
+enum RankFlags : uint32_t { kNoFinalize = 1 };
+
+// ---- byte buffers -------------------------------------------------------------------------------
+
+struct Out {
+  std::vector<char> b;
+  template <class T>
+  void put(const T& v) {
+    const char* p = reinterpret_cast<const char*>(&v);
+    b.insert(b.end(), p, p + sizeof v);
+  }
+  void str(const std::string& s) {
+    put(uint32_t(s.size()));
+    b.insert(b.end(), s.begin(), s.end());
+  }
+};
+struct In {
+  const char* p;
+  const char* end;
+  bool ok = true;
+  template <class T>
+  T get() {
+    T v{};
+    if (size_t(end - p) < sizeof v) {
+      ok = false;
+      return v;
+    }
+    std::memcpy(&v, p, sizeof v);
+    p += sizeof v;
+    return v;
+  }
+  std::string str() {
+    uint32_t n = get<uint32_t>();
+    if (!ok || size_t(end - p) < n) {
+      ok = false;
+      return {};
+    }
+    std::string s(p, n);
+    p += n;
+    return s;
+  }
+};
+
+// ---- region tables ------------------------------------------------------------------------------
+
+std::string region_key(const PortableRegion& r) {
+  std::string k;
+  k.reserve(r.name.size() + r.module.size() + 32);
+  k += std::to_string(r.kind) + ':' + std::to_string(r.subkind) + ':' + std::to_string(r.address) +
+       '\x1f' + r.name + '\x1f' + r.module;
+  return k;
+}
+
+struct Table {
+  std::vector<PortableRegion> regions;
+  std::unordered_map<std::string, uint32_t> index;
+  void add(PortableRegion r) {
+    std::string k = region_key(r);
+    if (index.count(k)) return;
+    index.emplace(std::move(k), uint32_t(regions.size()));
+    regions.push_back(std::move(r));
+  }
+};
+
+void put_table(Out& o, const std::vector<PortableRegion>& regions) {
+  o.put(uint32_t(regions.size()));
+  for (const PortableRegion& r : regions) {
+    o.put(r.kind);
+    o.put(r.subkind);
+    o.str(r.name);
+    o.str(r.file);
+    o.str(r.function);
+    o.put(r.line);
+    o.str(r.module);
+    o.put(r.address);
+  }
+}
+
+bool get_table(In& in, std::vector<PortableRegion>& out) {
+  uint32_t n = in.get<uint32_t>();
+  for (uint32_t i = 0; in.ok && i < n; ++i) {
+    PortableRegion r;
+    r.kind = in.get<uint16_t>();
+    r.subkind = in.get<uint16_t>();
+    r.name = in.str();
+    r.file = in.str();
+    r.function = in.str();
+    r.line = in.get<uint32_t>();
+    r.module = in.str();
+    r.address = in.get<uint64_t>();
+    out.push_back(std::move(r));
+  }
+  return in.ok;
+}
+
+// ---- messages with deadlines --------------------------------------------------------------------
+
+void pause_a_little(int& round) {
+  // Busy polling for the first rounds (fast when everybody is there), then sleeps up to 1 ms so
+  // that oversubscribed ranks leave the cores to the ranks still computing.
+  if (++round < 50) return;
+  timespec ts{0, long(std::min(1000000, 10000 * (round - 49)))};
+  nanosleep(&ts, nullptr);
+}
+
+// True when `from` told us it stopped waiting for us (it gave up on our subtree).
+bool given_up(int from) {
+  if (from < 0) return false;
+  int flag = 0;
+  MPI_Status st;
+  if (PMPI_Iprobe(from, kTagGiveUp, g_layer.comm, &flag, &st) != MPI_SUCCESS || !flag) return false;
+  char c;
+  PMPI_Recv(&c, 1, MPI_CHAR, from, kTagGiveUp, g_layer.comm, MPI_STATUS_IGNORE);
+  return true;
+}
+
+void give_up_on(int child) {
+  static char token = 0;
+  MPI_Request r;
+  if (PMPI_Isend(&token, 1, MPI_CHAR, child, kTagGiveUp, g_layer.comm, &r) == MPI_SUCCESS)
+    PMPI_Request_free(&r);
+}
+
+bool wait_requests(std::vector<MPI_Request>& reqs, double deadline, int watch, bool cancel) {
+  int round = 0;
+  for (;;) {
+    int done = 0;
+    if (PMPI_Testall(int(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+      break;
+    if (done) return true;
+    if (wall_s() > deadline || given_up(watch)) break;
+    pause_a_little(round);
+  }
+  for (MPI_Request& r : reqs) {
+    if (r == MPI_REQUEST_NULL) continue;
+    if (cancel) PMPI_Cancel(&r);
+    PMPI_Request_free(&r);
+  }
+  return false;
+}
+
+// Sends a blob (header with the size, then chunks). On failure the buffers stay allocated: the
+// MPI library may still read them.
+bool send_blob(int dst, int tag, std::vector<char> data, double deadline, int watch) {
+  auto* hdr = new uint64_t(data.size());
+  std::vector<MPI_Request> reqs(1);
+  if (PMPI_Isend(hdr, 8, MPI_BYTE, dst, tag, g_layer.comm, &reqs[0]) != MPI_SUCCESS) return false;
+  for (size_t off = 0; off < data.size(); off += kChunk) {
+    reqs.emplace_back();
+    int n = int(std::min(kChunk, data.size() - off));
+    if (PMPI_Isend(data.data() + off, n, MPI_BYTE, dst, tag + kChunkTagOffset, g_layer.comm,
+                   &reqs.back()) != MPI_SUCCESS) {
+      reqs.pop_back();
+      wait_requests(reqs, 0, -1, false);
+      new std::vector<char>(std::move(data));
+      return false;
+    }
+  }
+  if (wait_requests(reqs, deadline, watch, false)) {
+    delete hdr;
+    return true;
+  }
+  new std::vector<char>(std::move(data));  // intentionally kept: a send may still be under way
+  return false;
+}
+
+bool recv_blob(int src, int tag, double deadline, int watch, std::vector<char>& out) {
+  int round = 0;
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    if (PMPI_Iprobe(src, tag, g_layer.comm, &flag, &st) != MPI_SUCCESS) return false;
+    if (flag) break;
+    if (wall_s() > deadline || given_up(watch)) return false;
+    pause_a_little(round);
+  }
+  uint64_t size = 0;
+  if (PMPI_Recv(&size, 8, MPI_BYTE, src, tag, g_layer.comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    return false;
+  out.assign(size, 0);
+  std::vector<MPI_Request> reqs;
+  for (size_t off = 0; off < size; off += kChunk) {
+    reqs.emplace_back();
+    int n = int(std::min(kChunk, size_t(size) - off));
+    if (PMPI_Irecv(out.data() + off, n, MPI_BYTE, src, tag + kChunkTagOffset, g_layer.comm,
+                   &reqs.back()) != MPI_SUCCESS) {
+      reqs.pop_back();
+      wait_requests(reqs, 0, -1, true);
+      return false;
+    }
+  }
+  return wait_requests(reqs, deadline, watch, true);
+}
+
+// ---- the binomial tree --------------------------------------------------------------------------
+
+struct Child {
+  int rank;
+  int height;  // levels below the child
+  bool alive = true;
+};
+struct Tree {
+  int parent = -1;
+  std::vector<Child> children;
+  int height = 0;  // ceil(log2 size)
+};
+Tree make_tree(int r, int p) {
+  Tree t;
+  int level = 0;
+  for (int mask = 1; mask < p; mask <<= 1, ++level) {
+    if (r & mask) {
+      t.parent = r - mask;
+      break;
+    }
+    if (r + mask < p) t.children.push_back(Child{r + mask, level});
+  }
+  while ((1 << t.height) < p) ++t.height;
+  return t;
+}
+
+// ---- writing ------------------------------------------------------------------------------------
+
+using Files = std::vector<std::pair<std::string, std::vector<char>>>;
+
+std::string json_list(const std::vector<int>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string ranks_text(const std::vector<int>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < 32; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  if (v.size() > 32) s += ", ... (" + std::to_string(v.size()) + " in all)";
+  return s;
+}
+
+std::string model_json(const std::string& extra) {
+  const LayerState& L = g_layer;
+  const char* levels[] = {"single", "funneled", "serialized", "multiple"};
+  std::string level = L.thread_level >= 0 && L.thread_level <= 3 ? levels[L.thread_level] : "unknown";
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "{\"size\": %d, \"thread_level\": \"%s\", \"model\": {\"latency_ns\": %.1f, "
+                "\"ns_per_byte\": %.5f, \"source\": %s}, \"timeout_s\": %g, \"setup_s\": %.6f",
+                L.size, level.c_str(), L.lat_ns, L.ns_per_byte,
+                collect::json_escape(L.model_source).c_str(), L.timeout_s, L.setup_s);
+  return std::string(buf) + extra + "}";
+}
+
+bool publish(Recorder& rec, const std::string& dir, const char* why, Files files,
+             MetaExtras extras, std::string& written) {
+  std::vector<std::string> names;
+  for (const auto& f : files)
+    if (f.first != extras.definitions_file) names.push_back(f.first);
+  std::string meta = encode_meta(rec, why, names, extras);
+  files.emplace_back(format::kMetaFile, std::vector<char>(meta.begin(), meta.end()));
+  std::string error;
+  if (publish_experiment(dir, files, written, error)) return true;
+  log_message("rank %d could not write the experiment: %s", g_layer.rank, error.c_str());
+  return false;
+}
+
+// This rank alone, self-contained (its own definitions): when it cannot join the others.
+void publish_self(Recorder& rec, const char* why, const std::string& dir, const std::string& note) {
+  WriteSummary summary;
+  Files files;
+  files.emplace_back(rank_file_name(g_layer.rank), encode_process(rec, g_layer.rank, summary));
+  MetaExtras ex;
+  ex.ranks = g_layer.size;
+  ex.complete = false;
+  ex.notes.push_back(note);
+  ex.raw_fields.emplace_back("mpi", model_json(", \"ranks_written\": [" +
+                                               std::to_string(g_layer.rank) + "]"));
+  std::string written;
+  if (publish(rec, dir, why, std::move(files), ex, written))
+    log_message("rank %d wrote its own data to %s (%s)", g_layer.rank, written.c_str(), note.c_str());
+}
+
+struct Entry {
+  int rank;
+  uint32_t flags;
+  uint64_t rss_growth_kb;  // growth of the rank's peak RSS during the unification
+  std::vector<char> bytes;
+};
+
+void put_entries(Out& o, const std::vector<Entry>& entries) {
+  o.put(uint32_t(entries.size()));
+  for (const Entry& e : entries) {
+    o.put(int32_t(e.rank));
+    o.put(e.flags);
+    o.put(e.rss_growth_kb);
+    o.put(uint64_t(e.bytes.size()));
+    o.b.insert(o.b.end(), e.bytes.begin(), e.bytes.end());
+  }
+}
+
+bool get_entries(const std::vector<char>& blob, std::vector<Entry>& out) {
+  In in{blob.data(), blob.data() + blob.size()};
+  uint32_t n = in.get<uint32_t>();
+  for (uint32_t i = 0; in.ok && i < n; ++i) {
+    Entry e;
+    e.rank = in.get<int32_t>();
+    e.flags = in.get<uint32_t>();
+    e.rss_growth_kb = in.get<uint64_t>();
+    uint64_t size = in.get<uint64_t>();
+    if (!in.ok || uint64_t(in.end - in.p) < size) return false;
+    e.bytes.assign(in.p, in.p + size);
+    in.p += size;
+    out.push_back(std::move(e));
+  }
+  return in.ok;
+}
+
+// Experiment from a set of rank files and the unified definitions (root, or a cut-off subtree).
+bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
+                   const std::vector<PortableRegion>& unified, std::vector<Entry>& entries,
+                   std::vector<std::string> notes, const std::string& extra_json, bool root,
+                   std::string& written) {
+  const LayerState& L = g_layer;
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.rank < b.rank; });
+  std::vector<bool> present(size_t(L.size), false);
+  std::vector<int> no_finalize, missing, have;
+  for (const Entry& e : entries) {
+    present[size_t(e.rank)] = true;
+    have.push_back(e.rank);
+    if (e.flags & kNoFinalize) no_finalize.push_back(e.rank);
+  }
+  for (int r = 0; r < L.size; ++r)
+    if (!present[size_t(r)]) missing.push_back(r);
+  if (!missing.empty())
+    notes.push_back("no data from rank(s) " + ranks_text(missing) +
+                    (root ? ": they did not reach the tool's unification within SCALEA_MPI_TIMEOUT="
+                          : ": this is the part of the run rank " + std::to_string(L.rank) +
+                                " could not hand on (timeout ") +
+                    std::to_string(int(L.timeout_s)) + " s per tree level" + (root ? "" : ")") +
+                    "; see docs/mpi.md");
+  if (!no_finalize.empty())
+    notes.push_back("rank(s) " + ranks_text(no_finalize) + " left without calling MPI_Finalize");
+  Files files;
+  files.emplace_back("definitions.sdrg", encode_definitions(unified, -1));
+  for (Entry& e : entries) files.emplace_back(rank_file_name(e.rank), std::move(e.bytes));
+  MetaExtras ex;
+  ex.ranks = L.size;
+  ex.complete = missing.empty() && no_finalize.empty();
+  ex.definitions_file = "definitions.sdrg";
+  ex.notes = std::move(notes);
+  ex.raw_fields.emplace_back(
+      "mpi", model_json(", \"ranks_written\": " + json_list(have) + ", \"missing_ranks\": " +
+                        json_list(missing) + ", \"no_finalize_ranks\": " + json_list(no_finalize) +
+                        extra_json));
+  return publish(rec, dir, why, std::move(files), ex, written);
+}
+
+long peak_rss_kb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+}  // namespace
+
+bool finish_hook(Recorder& rec, const char* why) {
+  LayerState& L = g_layer;
+  int initialized = 0, finalized = 0;
+  PMPI_Initialized(&initialized);
+  PMPI_Finalized(&finalized);
+  if (!L.ready || !initialized || finalized) return false;  // a plain single-process write
+  tl_in_mpi = 1;  // whatever MPI this takes is the tool's own
+  const double T = L.timeout_s;
+  if (L.aborting) {
+    publish_self(rec, why, L.dir,
+                 "MPI_Abort(errorcode " + std::to_string(L.abort_code) + ") on rank " +
+                     std::to_string(L.rank) + ": the MPI library terminates the other ranks, so "
+                     "this experiment holds rank " + std::to_string(L.rank) + " only");
+    return true;
+  }
+  const uint32_t my_flags = L.in_finalize ? 0 : kNoFinalize;
+  const double arrival = wall_s();
+  const long rss0 = peak_rss_kb();
+  Tree tree = make_tree(L.rank, L.size);
+  const double far = T * (tree.height + 2);  // how long anyone waits for its parent
+  const std::string rank_s = std::to_string(L.rank);
+
+  // 1 up: region tables.
+  Table table;
+  std::vector<PortableRegion> local = portable_regions(rec);
+  for (const PortableRegion& r : local) table.add(r);
+  std::vector<int> lost;
+  for (Child& c : tree.children) {
+    std::vector<char> blob;
+    std::vector<PortableRegion> theirs;
+    if (recv_blob(c.rank, kTagUp, arrival + T * (c.height + 1), -1, blob)) {
+      In in{blob.data(), blob.data() + blob.size()};
+      if (get_table(in, theirs)) {
+        for (PortableRegion& r : theirs) table.add(std::move(r));
+        continue;
+      }
+    }
+    c.alive = false;
+    give_up_on(c.rank);
+  }
+  bool ok = true;
+  if (tree.parent >= 0) {
+    Out o;
+    put_table(o, table.regions);
+    ok = send_blob(tree.parent, kTagUp, std::move(o.b), arrival + far, tree.parent);
+  }
+
+  const double tables_done = wall_s();  // at the root: every rank has arrived (or was given up)
+
+  // 2 down: the unified table.
+  std::vector<char> down;
+  if (tree.parent >= 0 && ok) {
+    ok = recv_blob(tree.parent, kTagDown, arrival + far, tree.parent, down) && !down.empty() &&
+         down[0] == 1;
+  } else if (tree.parent < 0) {
+    Out o;
+    o.put(uint8_t(1));
+    put_table(o, table.regions);
+    down = std::move(o.b);
+  }
+  for (Child& c : tree.children) {
+    if (!c.alive) continue;
+    std::vector<char> msg = ok ? down : std::vector<char>(1, 0);  // 0: fall back, each on its own
+    if (!send_blob(c.rank, kTagDown, std::move(msg), wall_s() + far, -1)) c.alive = false;
+  }
+  if (!ok) {
+    publish_self(rec, why, L.dir + ".rank-" + rank_s,
+                 "rank " + rank_s + " could not join the unification (its parent in the tree gave "
+                 "up or did not answer within the timeout)");
+    return true;
+  }
+  std::vector<PortableRegion> unified;
+  {
+    In in{down.data() + 1, down.data() + down.size()};
+    get_table(in, unified);
+  }
+  Table index;
+  for (const PortableRegion& r : unified) index.add(r);
+  std::vector<uint32_t> remap(local.size());
+  for (size_t i = 0; i < local.size(); ++i) {
+    auto it = index.index.find(region_key(local[i]));
+    remap[i] = it != index.index.end() ? it->second : 0;
+  }
+
+  // 3 up: the rank files.
+  WriteSummary summary;
+  std::vector<Entry> entries;
+  entries.push_back(Entry{L.rank, my_flags, 0, encode_threads(rec, remap, L.rank, summary)});
+  entries.back().rss_growth_kb = uint64_t(std::max(0L, peak_rss_kb() - rss0));
+  const double phase3 = wall_s();
+  for (Child& c : tree.children) {
+    if (!c.alive) continue;
+    std::vector<char> blob;
+    if (recv_blob(c.rank, kTagFiles, phase3 + T * (c.height + 1), -1, blob) &&
+        get_entries(blob, entries))
+      continue;
+    c.alive = false;
+    give_up_on(c.rank);
+  }
+  std::string written;
+  if (tree.parent >= 0) {
+    Out o;
+    put_entries(o, entries);
+    if (!send_blob(tree.parent, kTagFiles, std::move(o.b), wall_s() + far, tree.parent)) {
+      if (publish_ranks(rec, why, L.dir + ".part-" + rank_s, unified, entries, {}, "", false, written))
+        log_message("rank %s could not hand its subtree's data on; wrote it to %s", rank_s.c_str(),
+                    written.c_str());
+      return true;
+    }
+  } else {
+    size_t held = 0;
+    uint64_t others_growth = 0;
+    for (const Entry& e : entries) {
+      held += e.bytes.size();
+      if (e.rank != L.rank) others_growth = std::max(others_growth, e.rss_growth_kb);
+    }
+    char extra[512];
+    std::snprintf(extra, sizeof extra,
+                  ", \"unification\": {\"tree\": \"binomial\", \"seconds\": %.6f, "
+                  "\"regions\": %zu, \"root_bytes\": %zu, \"root_peak_rss_kb\": %ld, "
+                  "\"root_rss_growth_kb\": %ld, \"max_other_rss_growth_kb\": %llu, "
+                  "\"after_last_arrival_s\": %.6f}",
+                  wall_s() - arrival, unified.size(), held, peak_rss_kb(),
+                  std::max(0L, peak_rss_kb() - rss0), (unsigned long long)others_growth,
+                  wall_s() - tables_done);
+    size_t nranks = entries.size();
+    if (publish_ranks(rec, why, L.dir, unified, entries, {}, extra, true, written) &&
+        !rec.config().quiet)
+      log_message("wrote experiment %s (%zu of %d ranks, %zu regions, unified in %.3f s)",
+                  written.c_str(), nranks, L.size, unified.size(), wall_s() - arrival);
+  }
+
+  // 4 down: done.
+  if (tree.parent >= 0) {
+    std::vector<char> msg;
+    recv_blob(tree.parent, kTagDone, wall_s() + far, tree.parent, msg);
+  }
+  for (Child& c : tree.children)
+    if (c.alive) send_blob(c.rank, kTagDone, std::vector<char>(1, 1), wall_s() + far, -1);
+  return true;
+}
+
+}  // namespace scalea::mpi

@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""MPI integration tests: run a program with the real mpirun under libscalea-mpi.so, load the
+experiment (mpi_dump) and assert structure, bytes and planted times. Registered by tests.cmake.
+
+usage: check_mpi.py --bin DIR --lib DIR --mpirun PATH --workdir DIR SCENARIO --np N [--preload]
+scenarios: planted unify hybrid multiple fortran abort nofinalize late
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+
+
+def near(value, expected, lo, hi, what):
+    check(expected - lo <= value <= expected + hi,
+          f"{what}: {value:.4f} not within [{expected - lo:.4f}, {expected + hi:.4f}]")
+
+
+class Run:
+    def __init__(self, args, name):
+        self.a = args
+        self.dir = os.path.join(args.workdir, f"{name}-np{args.np}")
+        for d in os.listdir(args.workdir):
+            if d.startswith(os.path.basename(self.dir)):
+                shutil.rmtree(os.path.join(args.workdir, d), ignore_errors=True)
+
+    def run(self, program, prog_args=(), env=None, timeout=60, preload=False):
+        a = self.a
+        e = dict(os.environ)
+        e.update(env or {})
+        e["SCALEA_OUTPUT"] = self.dir
+        cmd = [a.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(a.np)]
+        for k in sorted((env or {}).keys()) + ["SCALEA_OUTPUT"]:
+            cmd += ["-x", k]
+        if preload or a.preload:
+            e["LD_PRELOAD"] = os.path.join(a.lib, "libscalea-mpi.so")
+            cmd += ["-x", "LD_PRELOAD", os.path.join(a.bin, program)]
+        else:
+            cmd += [os.path.join(a.bin, "scalea"), "run", "--", os.path.join(a.bin, program)]
+        cmd += list(prog_args)
+        print("$", " ".join(cmd))
+        t0 = time.time()
+        p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
+        self.elapsed = time.time() - t0
+        print(p.stdout[-3000:])
+        print(p.stderr[-3000:], file=sys.stderr)
+        print(f"(exit {p.returncode}, {self.elapsed:.1f} s)")
+        self.rc = p.returncode
+        self.stderr = p.stderr
+        return p
+
+    def load(self, d=None):
+        d = d or self.dir
+        p = subprocess.run([os.path.join(self.a.bin, "mpi_dump"), d], capture_output=True,
+                           text=True)
+        if p.returncode != 0:
+            raise SystemExit(f"FAIL: cannot load {d}: {p.stderr.strip()}")
+        return json.loads(p.stdout)
+
+
+def nodes(d, rank, suffix, thread=None):
+    return [n for n in d["nodes"] if n["rank"] == rank and n["path"].endswith(suffix) and
+            (thread is None or n["thread"] == thread)]
+
+
+def metric(d, rank, suffix, m, thread=0, agg=sum):
+    ns = nodes(d, rank, suffix, thread)
+    check(ns, f"rank {rank}: no node {suffix}")
+    return agg([n["metrics"][m] for n in ns]) if ns else 0
+
+
+def common(d, np_, complete=True):
+    check(d["complete"] == complete, f"complete is {d['complete']}, expected {complete}")
+    meta = d["meta"]
+    check(meta.get("ranks") == np_, f"meta ranks {meta.get('ranks')} != {np_}")
+    check(meta.get("definitions") == "definitions.sdrg", "no shared definitions file")
+    ranks = sorted({n["rank"] for n in d["nodes"]})
+    if complete:
+        check(ranks == list(range(np_)), f"ranks in the data {ranks}")
+        check(meta["mpi"]["ranks_written"] == list(range(np_)), "ranks_written")
+    # Every MPI node: wait + transfer = time (management: neither); MPI class in the subkind.
+    for n in d["nodes"]:
+        if n["kind"] != "mpi":
+            continue
+        m = n["metrics"]
+        if n["subkind"] == 5:
+            check(m["wait"] == 0 and m["transfer"] == 0, f"{n['path']}: management has wait")
+        else:
+            check(abs(m["wait"] + m["transfer"] - m["time"]) <= 4 * m["visits"] + 10,
+                  f"rank {n['rank']} {n['path']}: wait {m['wait']} + transfer {m['transfer']} "
+                  f"!= time {m['time']}")
+    for r in ranks:
+        check(metric(d, r, "program/MPI_Finalize", "visits") == 1, f"rank {r}: MPI_Finalize visits")
+
+
+def report_json(run, d=None):
+    p = subprocess.run([os.path.join(run.a.bin, "scalea"), "report", d or run.dir, "--format",
+                        "json"], capture_output=True, text=True)
+    check(p.returncode == 0, f"scalea report failed: {p.stderr.strip()}")
+
+
+# Planted values (apps/mpi/mpi_planted.c).
+R, S, L, D = 0.10, 0.15, 0.20, 0.10
+MSG, K, RING, RING_REPS, AR, AR_REPS = 4096 * 8, 5, 262144 * 4, 10, 1000 * 8, 20
+MIB = 1 << 20
+
+
+def planted(a, name="planted", scale=1.0):
+    run = Run(a, name)
+    run.run("mpi_planted", [str(scale)])
+    check(run.rc == 0, f"mpi_planted exit status {run.rc}")
+    d = run.load()
+    n = a.np
+    common(d, n)
+    tol_lo, tol_hi = 0.02, 0.08 + 0.02 * n
+    for r in range(n):
+        check(metric(d, r, "program/MPI_Init", "visits") == 1, f"rank {r}: MPI_Init")
+        near(metric(d, r, "program/replicated", "time") * 1e-9, R * scale, 0.005, tol_hi,
+             f"rank {r}: replicated time")
+        bc = nodes(d, r, "serial/MPI_Bcast", 0)
+        check(len(bc) == 1 and bc[0]["subkind"] == 1, f"rank {r}: MPI_Bcast is a collective")
+        check(metric(d, r, "serial/MPI_Bcast", "bytes_sent") == (8 if r == 0 else 0),
+              f"rank {r}: Bcast bytes sent")
+        check(metric(d, r, "serial/MPI_Bcast", "bytes_recv") == (0 if r == 0 else 8),
+              f"rank {r}: Bcast bytes received")
+        if r != 0:
+            near(metric(d, r, "serial/MPI_Bcast", "time") * 1e-9, S * scale, tol_lo, tol_hi,
+                 f"rank {r}: Bcast waits for the serial section")
+            near(metric(d, r, "serial/MPI_Bcast", "wait") * 1e-9, S * scale, tol_lo, tol_hi,
+                 f"rank {r}: Bcast wait")
+        bar = nodes(d, r, "late_barrier/MPI_Barrier", 0)
+        check(len(bar) == 1 and bar[0]["subkind"] == 2, f"rank {r}: MPI_Barrier is sync")
+        bt = metric(d, r, "late_barrier/MPI_Barrier", "time") * 1e-9
+        bw = metric(d, r, "late_barrier/MPI_Barrier", "wait") * 1e-9
+        if r != n - 1:
+            near(bt, L * scale, tol_lo, tol_hi, f"rank {r}: Barrier time (late last rank)")
+            near(bw, L * scale, tol_lo, tol_hi, f"rank {r}: Barrier wait")
+        else:
+            check(bt < 0.05 + 0.02 * n, f"rank {r} (late) Barrier time {bt}")
+        if n >= 2 and r == 0:
+            check(metric(d, 0, "late_sender/MPI_Send", "visits") == K, "Send visits")
+            check(metric(d, 0, "late_sender/MPI_Send", "bytes_sent") == K * MSG, "Send bytes")
+        if n >= 2 and r == 1:
+            check(metric(d, 1, "late_sender/MPI_Recv", "bytes_recv") == K * MSG, "Recv bytes")
+            near(metric(d, 1, "late_sender/MPI_Recv", "time_max") * 1e-9, D * scale, tol_lo,
+                 tol_hi, "late sender: longest Recv")
+            near(metric(d, 1, "late_sender/MPI_Recv", "wait") * 1e-9, D * scale, tol_lo, tol_hi,
+                 "late sender: Recv waiting")
+        check(metric(d, r, "ring/MPI_Sendrecv", "visits") == RING_REPS, f"rank {r}: Sendrecv visits")
+        check(metric(d, r, "ring/MPI_Sendrecv", "bytes_sent") == RING_REPS * RING,
+              f"rank {r}: Sendrecv bytes sent")
+        check(metric(d, r, "ring/MPI_Sendrecv", "bytes_recv") == RING_REPS * RING,
+              f"rank {r}: Sendrecv bytes received")
+        check(metric(d, r, "allreduce/MPI_Allreduce", "visits") == AR_REPS, f"rank {r}: Allreduce")
+        check(metric(d, r, "allreduce/MPI_Allreduce", "bytes_sent") == AR_REPS * AR,
+              f"rank {r}: Allreduce bytes")
+    report_json(run)
+    return d
+
+
+def unify(a):
+    d = planted(a, "unify", scale=0.2)
+    u = d["meta"]["mpi"]["unification"]
+    check(u["tree"] == "binomial" and u["regions"] >= 15, f"unification {u}")
+
+
+def hybrid(a, multiple=False):
+    run = Run(a, "hybrid-multiple" if multiple else "hybrid")
+    run.run("mpi_hybrid", ["1"] + (["multiple"] if multiple else []), env={"OMP_NUM_THREADS": "2"})
+    check(run.rc == 0, f"mpi_hybrid exit status {run.rc}")
+    d = run.load()
+    common(d, a.np)
+    level = d["meta"]["mpi"]["thread_level"]
+    check(level == ("multiple" if multiple else "funneled"), f"thread level {level}")
+    if multiple:
+        # Every thread's own Sendrecv calls, concurrently: per thread 10 visits, 10 x 1000 bytes.
+        for r in range(a.np):
+            for t in (0, 1):
+                sr = nodes(d, r, "/MPI_Sendrecv", t)
+                check(sum(x["metrics"]["visits"] for x in sr) == 10, f"rank {r} thread {t}: visits")
+                check(sum(x["metrics"]["bytes_sent"] for x in sr) == 10000, f"rank {r} thread {t}: bytes")
+                check(sum(x["metrics"]["bytes_recv"] for x in sr) == 10000, f"rank {r} thread {t}: bytes")
+    for r in range(a.np):
+        ar = nodes(d, r, "parallel/masked/MPI_Allreduce")
+        check(sum(x["metrics"]["visits"] for x in ar) == 3, f"rank {r}: Allreduce in masked x3")
+        check(all(x["thread"] == 0 for x in ar), f"rank {r}: Allreduce on the master thread")
+        check(sum(x["metrics"]["bytes_sent"] for x in ar) == 3 * 512 * 8, f"rank {r}: bytes")
+        check(metric(d, r, "program/MPI_Init_thread", "visits") == 1, f"rank {r}: Init_thread")
+        # Thread 0 works 0.02 s, thread 1 0.07 s: thread 0 waits about 0.05 s per step at the
+        # first explicit barrier.
+        bars = [x for x in nodes(d, r, "parallel/barrier", 0)]
+        waited = max((x["metrics"]["wait"] for x in bars), default=0) * 1e-9
+        near(waited, 0.05, 0.015, 0.06, f"rank {r}: OpenMP barrier wait (planted imbalance)")
+    check(len({n["thread"] for n in d["nodes"]}) >= 2, "OpenMP worker threads recorded")
+    report_json(run)
+
+
+def fortran(a):
+    run = Run(a, "fortran")
+    run.run("mpi_fortran", ["1"])
+    check(run.rc == 0, f"mpi_fortran exit status {run.rc}")
+    d = run.load()
+    common(d, a.np)
+    n = a.np
+    for r in range(n):
+        check(metric(d, r, "program/MPI_Init", "visits") == 1, f"rank {r}: MPI_Init (Fortran)")
+        check(metric(d, r, "program/MPI_Barrier", "visits") == 1, f"rank {r}: one Barrier visit")
+        check(metric(d, r, "program/MPI_Allreduce", "visits") == 10, f"rank {r}: Allreduce visits")
+        check(metric(d, r, "program/MPI_Allreduce", "bytes_sent") == 10 * 800, f"rank {r}: bytes")
+        if r != n - 1:
+            near(metric(d, r, "program/MPI_Barrier", "time") * 1e-9, 0.2, 0.02, 0.1,
+                 f"rank {r}: Barrier waits for the late rank")
+    if n >= 2:
+        check(metric(d, 0, "program/MPI_Send", "bytes_sent") == 4 * 2048 * 8, "Fortran Send bytes")
+        check(metric(d, 1, "program/MPI_Recv", "bytes_recv") == 4 * 2048 * 8, "Fortran Recv bytes")
+
+
+def abort(a):
+    run = Run(a, "abort")
+    run.run("mpi_fail", ["abort"], timeout=60)
+    check(run.rc != 0, "mpirun reports the abort")
+    check(run.elapsed < 25, f"took {run.elapsed:.1f} s (the program sleeps 30 s: killed?)")
+    d = run.load()
+    aborter = 1 if a.np > 1 else 0
+    check(d["complete"] is False, "abort: experiment marked incomplete")
+    check(sorted({n["rank"] for n in d["nodes"]}) == [aborter], "abort: the aborting rank's data")
+    check(any("MPI_Abort" in s for s in d["meta"]["notes"]), "abort: note")
+    check(metric(d, aborter, "program/MPI_Abort", "visits") == 1, "MPI_Abort region")
+    check(d["meta"]["finished_by"] == "MPI_Abort", "finished_by")
+
+
+def nofinalize(a):
+    run = Run(a, "nofinalize")
+    run.run("mpi_fail", ["nofinalize"], timeout=60)
+    d = run.load()
+    check(d["complete"] is False, "no MPI_Finalize: incomplete")
+    check(d["meta"]["mpi"]["no_finalize_ranks"] == list(range(a.np)), "no_finalize_ranks")
+    check(sorted({n["rank"] for n in d["nodes"]}) == list(range(a.np)), "all ranks' data")
+    check(d["meta"]["finished_by"] == "exit", "finished_by exit")
+    for r in range(a.np):
+        check(metric(d, r, "program/MPI_Allreduce", "visits") == 1, f"rank {r}: Allreduce")
+
+
+def late(a):
+    run = Run(a, "late")
+    late_s, timeout_s = 8, 1.5
+    run.run("mpi_fail", ["late", str(late_s)], env={"SCALEA_MPI_TIMEOUT": str(timeout_s)},
+            timeout=80)
+    check(run.rc == 0, f"exit status {run.rc}")
+    check(run.elapsed < late_s + 20, f"took {run.elapsed:.1f} s")
+    d = run.load()
+    last = a.np - 1
+    check(d["complete"] is False, "late rank: incomplete")
+    check(d["meta"]["mpi"]["missing_ranks"] == [last], f"missing {d['meta']['mpi']['missing_ranks']}")
+    check(sorted({n["rank"] for n in d["nodes"]}) == list(range(last)), "the others' data")
+    # The late rank wrote its own data next to it.
+    d2 = run.load(run.dir + f".rank-{last}")
+    check(sorted({n["rank"] for n in d2["nodes"]}) == [last], "late rank's own experiment")
+    check(d2["complete"] is False, "late rank's experiment is incomplete")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    p.add_argument("--lib", required=True)
+    p.add_argument("--mpirun", default="mpirun")
+    p.add_argument("--workdir", required=True)
+    p.add_argument("--np", type=int, default=2)
+    p.add_argument("--preload", action="store_true")
+    p.add_argument("scenario")
+    a = p.parse_args()
+    os.makedirs(a.workdir, exist_ok=True)
+    fn = {"planted": planted, "unify": unify, "hybrid": hybrid, "fortran": fortran,
+          "multiple": lambda a: hybrid(a, multiple=True),
+          "abort": abort, "nofinalize": nofinalize, "late": late}[a.scenario]
+    fn(a)
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed")
+        sys.exit(1)
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()

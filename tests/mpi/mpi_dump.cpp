@@ -1,0 +1,43 @@
+// mpi_dump DIR: prints an experiment as one JSON document for the MPI integration tests
+// (check_mpi.py): the meta data, and every call-path node of every thread with its region and
+// metrics, its path given as region labels ("program/user: ring/MPI_Sendrecv").
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "scalea/drg/experiment.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: mpi_dump EXPERIMENT\n";
+    return 2;
+  }
+  try {
+    scalea::drg::LoadOptions opts;
+    opts.resolve_symbols = false;
+    scalea::drg::Experiment e = scalea::drg::load_experiment(argv[1], opts);
+    nlohmann::json out;
+    out["meta"] = e.meta;
+    out["ranks"] = e.ranks();
+    out["complete"] = e.complete();
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const auto& t : e.threads) {
+      std::vector<std::string> paths(t.size());
+      for (uint32_t n = 0; n < t.size(); ++n) {
+        const auto& r = e.regions[t.region[n]];
+        std::string label = r.kind == scalea::format::RegionKind::Program ? "program" : r.label();
+        paths[n] = t.parent[n] == scalea::format::kNoIndex ? label : paths[t.parent[n]] + "/" + label;
+        nlohmann::json m;
+        for (size_t k = 0; k < e.metrics.size(); ++k) m[e.metrics[k]] = e.value(t, n, int(k));
+        nodes.push_back({{"rank", t.rank}, {"thread", t.thread}, {"path", paths[n]},
+                         {"kind", std::string(scalea::format::region_kind_name(r.kind))},
+                         {"subkind", r.subkind}, {"name", r.name}, {"metrics", m}});
+      }
+    }
+    out["nodes"] = nodes;
+    std::cout << out.dump(1) << "\n";
+  } catch (const std::exception& ex) {
+    std::cerr << "mpi_dump: " << ex.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
