@@ -2,12 +2,23 @@
 
 #include <sys/stat.h>
 
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <tuple>
+#include <unordered_set>
+#include <atomic>
+#include <exception>
+#include <optional>
+#include <thread>
+#include <algorithm>
 
 #include "scalea/drg/symbols.hpp"
+
+#ifdef SCALEA_HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 namespace scalea::drg {
 
@@ -104,6 +115,32 @@ std::vector<char> read_file(const std::string& path) {
   return bytes;
 }
 
+// A file name from meta.json: a plain name inside the experiment directory.
+bool plain_file_name(const std::string& name) {
+  if (name.empty() || name[0] == '.' || name.size() > 255) return false;
+  for (char c : name)
+    if (c == '/' || c == '\0') return false;
+  return true;
+}
+
+// CRC-32 (IEEE) of a payload: zlib's when available (several times faster than the bytewise
+// table of format.hpp, which the collector uses), the same value either way.
+uint32_t payload_crc32(const char* data, size_t size) {
+#ifdef SCALEA_HAVE_ZLIB
+  uLong crc = crc32(0L, Z_NULL, 0);
+  const auto* p = reinterpret_cast<const Bytef*>(data);
+  while (size > 0) {
+    uInt n = size > (1u << 30) ? (1u << 30) : uInt(size);
+    crc = crc32(crc, p, n);
+    p += n;
+    size -= n;
+  }
+  return uint32_t(crc);
+#else
+  return fmt::crc32_update(0, data, size);
+#endif
+}
+
 using RegionKey = std::tuple<int, int, std::string, std::string, uint64_t>;
 
 }  // namespace
@@ -112,8 +149,9 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
                                 Experiment& into, const LoadOptions& options,
                                 const FileDefinitions* shared) {
   Reader file(name, bytes.data(), bytes.size());
+  if (bytes.size() < 8 || std::memcmp(bytes.data(), fmt::kMagic, 8) != 0)
+    file.fail("not a scalea sub-DRG file (bad magic)");
   auto header = file.get<fmt::FileHeader>("header");
-  if (std::memcmp(header.magic, fmt::kMagic, 8) != 0) file.fail("not a scalea sub-DRG file");
   if (header.version != fmt::kVersion)
     file.fail("format version " + std::to_string(header.version) + ", this scalea reads version " +
               std::to_string(fmt::kVersion));
@@ -122,8 +160,13 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
     file.fail("truncated or padded: payload is " + std::to_string(file.left()) +
               " bytes, header says " + std::to_string(header.payload_size));
   const char* payload = bytes.data() + sizeof(fmt::FileHeader);
-  if (fmt::crc32_update(0, payload, file.left()) != header.payload_crc32)
+  if (payload_crc32(payload, file.left()) != header.payload_crc32)
     file.fail("checksum mismatch (corrupt file)");
+  if (header.rank < -1 || header.rank > kMaxRank)
+    file.fail("rank " + std::to_string(header.rank) + " out of range");
+  // Every section header takes 16 bytes: a count beyond that is a lie, not a reason to loop.
+  if (uint64_t(header.section_count) * sizeof(fmt::SectionHeader) > file.left())
+    file.fail("section count " + std::to_string(header.section_count) + " exceeds the file");
 
   std::vector<std::string> strings;
   struct Mod { std::string path; };
@@ -131,50 +174,64 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
   FileDefinitions own;
   std::vector<uint32_t>& region_map = own.region_map;
   std::vector<fmt::MetricRecord>& metric_records = own.metrics;
-  std::map<RegionKey, uint32_t> known;
-  for (uint32_t i = 0; i < into.regions.size(); ++i) {
-    const Region& r = into.regions[i];
-    known.emplace(RegionKey{int(r.kind), r.subkind, r.name, r.module, r.address}, i);
-  }
-  auto str = [&](Reader& r, uint32_t idx) -> const std::string& {
-    if (idx >= strings.size()) r.fail("string index " + std::to_string(idx) + " out of range");
+  std::map<RegionKey, uint32_t> known;  // filled when the file has a region table
+  auto str = [&](Reader& r, uint32_t idx, const char* what) -> const std::string& {
+    if (idx >= strings.size())
+      r.fail(std::string(what) + ": string index " + std::to_string(idx) + " out of range");
     return strings[idx];
   };
   SymbolResolver resolver;
   bool have[5] = {};
+  static const char* section_name[5] = {"STRG", "MODL", "REGN", "METR", "THRD"};
+  auto once = [&](Reader& r, int which) {
+    if (which < 4 && have[which]) r.fail(std::string("duplicate ") + section_name[which] + " section");
+    have[which] = true;
+  };
+  std::vector<uint32_t> seen_threads;  // thread indices of this file, to reject duplicates
   for (uint32_t s = 0; s < header.section_count; ++s) {
     auto sh = file.get<fmt::SectionHeader>("section header");
     Reader body = file.sub(sh.size, "section");
     if (sh.tag == fmt::kTagStrings) {
-      have[0] = true;
+      once(body, 0);
       if (sh.count > sh.size / 4) body.fail("string count too large");
       strings.reserve(sh.count);
       for (uint32_t i = 0; i < sh.count; ++i) {
         auto len = body.get<uint32_t>("string length");
         strings.push_back(body.bytes(len, "string"));
       }
+      if (strings.empty() || !strings[0].empty()) body.fail("string table must start with \"\"");
     } else if (sh.tag == fmt::kTagModules) {
-      have[1] = true;
+      once(body, 1);
       if (uint64_t(sh.count) * sizeof(fmt::ModuleRecord) != sh.size) body.fail("bad module table size");
+      modules.reserve(sh.count);
       for (uint32_t i = 0; i < sh.count; ++i) {
         auto m = body.get<fmt::ModuleRecord>("module");
-        modules.push_back({str(body, m.path)});
+        modules.push_back({str(body, m.path, "module")});
       }
     } else if (sh.tag == fmt::kTagRegions) {
-      have[2] = true;
+      once(body, 2);
       if (uint64_t(sh.count) * sizeof(fmt::RegionRecord) != sh.size) body.fail("bad region table size");
+      if (sh.count == 0) body.fail("empty region table");
+      region_map.reserve(sh.count);
+      for (uint32_t i = 0; i < into.regions.size(); ++i) {
+        const Region& r = into.regions[i];
+        known.emplace(RegionKey{int(r.kind), r.subkind, r.name, r.module, r.address}, i);
+      }
       for (uint32_t i = 0; i < sh.count; ++i) {
         auto rr = body.get<fmt::RegionRecord>("region");
-        if (rr.kind >= fmt::kRegionKindCount) body.fail("unknown region kind " + std::to_string(rr.kind));
+        if (rr.kind >= fmt::kRegionKindCount)
+          body.fail("region " + std::to_string(i) + ": unknown kind " + std::to_string(rr.kind));
         Region r;
         r.kind = RegionKind(rr.kind);
         r.subkind = rr.subkind;
-        r.name = str(body, rr.name);
-        r.file = str(body, rr.file);
-        r.function = str(body, rr.function);
+        r.name = str(body, rr.name, "region name");
+        r.file = str(body, rr.file, "region file");
+        r.function = str(body, rr.function, "region function");
         r.line = rr.line;
         if (rr.module != fmt::kNoIndex) {
-          if (rr.module >= modules.size()) body.fail("region module index out of range");
+          if (rr.module >= modules.size())
+            body.fail("region " + std::to_string(i) + ": module index " + std::to_string(rr.module) +
+                      " out of range");
           r.module = modules[rr.module].path;
         }
         r.address = rr.address;
@@ -201,17 +258,32 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
         region_map.push_back(id);
       }
     } else if (sh.tag == fmt::kTagMetrics) {
-      have[3] = true;
+      once(body, 3);
       if (uint64_t(sh.count) * sizeof(fmt::MetricRecord) != sh.size) body.fail("bad metric table size");
       std::vector<std::string> names;
+      std::vector<fmt::MetricMerge> merge;
+      std::vector<fmt::MetricType> type;
+      metric_records.reserve(sh.count);
       for (uint32_t i = 0; i < sh.count; ++i) {
         auto m = body.get<fmt::MetricRecord>("metric");
-        if (m.type > 1 || m.merge > 2) body.fail("bad metric descriptor");
+        if (m.type > 1 || m.merge > 2) body.fail("metric " + std::to_string(i) + ": bad descriptor");
+        const std::string& n = str(body, m.name, "metric name");
+        if (n.empty()) body.fail("metric " + std::to_string(i) + ": no name");
+        for (const std::string& o : names)
+          if (o == n) body.fail("duplicate metric column " + n);
         metric_records.push_back(m);
-        names.push_back(str(body, m.name));
+        names.push_back(n);
+        merge.push_back(fmt::MetricMerge(m.merge));
+        type.push_back(fmt::MetricType(m.type));
       }
-      if (into.metrics.empty()) into.metrics = names;
-      else if (into.metrics != names) body.fail("metric columns differ from the other ranks'");
+      if (!into.metrics_defined) {
+        into.metrics = std::move(names);
+        into.metric_merge = std::move(merge);
+        into.metric_type = std::move(type);
+        into.metrics_defined = true;
+      } else if (into.metrics != names || into.metric_merge != merge) {
+        body.fail("metric columns differ from the other files'");
+      }
     } else if (sh.tag == fmt::kTagThreads) {
       have[4] = true;
       bool local = have[0] && have[2] && have[3];
@@ -220,11 +292,21 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
       const std::vector<uint32_t>& regmap = local ? region_map : shared->region_map;
       const std::vector<fmt::MetricRecord>& mrec = local ? metric_records : shared->metrics;
       const size_t nm = mrec.size();
+      if (nm != into.metrics.size()) body.fail("metric columns differ from the definitions'");
+      // Each thread takes at least its header: a count beyond that cannot be honest.
+      if (uint64_t(sh.count) * sizeof(fmt::ThreadRecord) > body.left())
+        body.fail("thread count " + std::to_string(sh.count) + " exceeds the section");
+      std::vector<char> f64(nm);
+      for (size_t m = 0; m < nm; ++m) f64[m] = fmt::MetricType(mrec[m].type) == fmt::MetricType::F64;
       for (uint32_t ti = 0; ti < sh.count; ++ti) {
         auto tr = body.get<fmt::ThreadRecord>("thread header");
+        std::string what = "thread " + std::to_string(tr.index);
+        for (uint32_t o : seen_threads)
+          if (o == tr.index) body.fail(what + " appears twice");
+        seen_threads.push_back(tr.index);
         uint64_t need = uint64_t(tr.node_count) * (sizeof(fmt::NodeRecord) + 8 * nm);
-        if (need > body.left()) body.fail("thread " + std::to_string(tr.index) + ": truncated nodes");
-        if (tr.node_count == 0) body.fail("thread " + std::to_string(tr.index) + " has no root");
+        if (need > body.left()) body.fail(what + ": truncated nodes");
+        if (tr.node_count == 0) body.fail(what + " has no root");
         ThreadTree t;
         t.rank = header.rank;
         t.thread = tr.index;
@@ -236,68 +318,193 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
         for (uint32_t n = 0; n < tr.node_count; ++n) {
           auto nr = body.get<fmt::NodeRecord>("node");
           if (n == 0 ? nr.parent != fmt::kNoIndex : nr.parent >= n)
-            body.fail("thread " + std::to_string(tr.index) + " node " + std::to_string(n) +
-                      ": bad parent " + std::to_string(nr.parent));
+            body.fail(what + " node " + std::to_string(n) + ": bad parent " +
+                      std::to_string(nr.parent) + (n == 0 ? " (root must have none)" : " (must precede the node)"));
           if (nr.region >= regmap.size())
-            body.fail("thread " + std::to_string(tr.index) + " node " + std::to_string(n) +
-                      ": region " + std::to_string(nr.region) + " out of range");
+            body.fail(what + " node " + std::to_string(n) + ": region " + std::to_string(nr.region) +
+                      " out of range");
           t.parent[n] = nr.parent;
           t.region[n] = regmap[nr.region];
+          double* out = &t.values[size_t(n) * nm];
           for (size_t m = 0; m < nm; ++m) {
             auto raw = body.get<uint64_t>("metric value");
             double v;
-            if (fmt::MetricType(mrec[m].type) == fmt::MetricType::F64) std::memcpy(&v, &raw, 8);
+            if (f64[m]) std::memcpy(&v, &raw, 8);
             else v = double(raw);
-            t.values[size_t(n) * nm + m] = v;
+            out[m] = v;
           }
         }
         into.threads.push_back(std::move(t));
       }
     }  // unknown sections are skipped: a newer minor writer may add some
   }
+  if (file.left() != 0) file.fail(std::to_string(file.left()) + " bytes after the last section");
   bool defs = have[0] && have[2] && have[3];
-  if (!defs && !have[4]) file.fail("missing section");
-  if ((have[0] || have[2] || have[3]) && !defs) file.fail("missing section");
+  if (!defs && !have[4]) file.fail("missing section (neither definitions nor threads)");
+  if ((have[0] || have[2] || have[3]) && !defs) {
+    std::string missing;
+    for (int i : {0, 2, 3})
+      if (!have[i]) missing += std::string(missing.empty() ? "" : ", ") + section_name[i];
+    file.fail("missing section " + missing);
+  }
   own.present = defs;
   return own;
+}
+
+namespace {
+
+bool is_uint(const nlohmann::json& v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0); }
+
+}  // namespace
+
+nlohmann::json parse_meta(const std::string& name, const std::vector<char>& bytes) {
+  if (bytes.size() > kMaxMetaBytes) throw LoadError(name + ": too large for a meta file");
+  nlohmann::json meta = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+  if (meta.is_discarded()) throw LoadError(name + ": not valid JSON");
+  if (!meta.is_object()) throw LoadError(name + ": not a JSON object");
+  auto fail = [&](const std::string& problem) { throw LoadError(name + ": " + problem); };
+  auto f = meta.find("format");
+  if (f == meta.end() || !f->is_string() || *f != "scalea-experiment") fail("not a scalea experiment");
+  auto v = meta.find("format_version");
+  if (v == meta.end() || !v->is_number_integer()) fail("format_version missing or not an integer");
+  if (*v != fmt::kVersion)
+    fail("unsupported format version " + std::to_string(v->get<int64_t>()) +
+         ", this scalea reads version " + std::to_string(fmt::kVersion));
+  auto files = meta.find("files");
+  if (files == meta.end() || !files->is_array() || files->empty()) fail("lists no data files");
+  for (const auto& x : *files) {
+    if (!x.is_string()) fail("bad file entry (not a string)");
+    if (!plain_file_name(x.get<std::string>())) fail("bad file name " + x.get<std::string>());
+  }
+  if (meta.contains("definitions") &&
+      (!meta["definitions"].is_string() || !plain_file_name(meta["definitions"].get<std::string>())))
+    fail("bad definitions entry");
+  // Fields the reports read: wrong types would surface as type errors far from the loader.
+  for (const char* key : {"tool_version", "cwd", "host", "start_time", "end_time", "finished_by",
+                          "program_start", "omp_num_threads"})
+    if (meta.contains(key) && !meta[key].is_string()) fail(std::string(key) + " is not a string");
+  for (const char* key : {"ranks", "threads", "max_team_size", "pid"})
+    if (meta.contains(key) && !is_uint(meta[key])) fail(std::string(key) + " is not a count");
+  if (meta.contains("complete") && !meta["complete"].is_boolean()) fail("complete is not a boolean");
+  if (meta.contains("command")) {
+    if (!meta["command"].is_array()) fail("command is not a list");
+    for (const auto& a : meta["command"])
+      if (!a.is_string()) fail("command holds a non-string");
+  }
+  for (const char* key : {"notes"})
+    if (meta.contains(key)) {
+      if (!meta[key].is_array()) fail(std::string(key) + " is not a list");
+      for (const auto& a : meta[key])
+        if (!a.is_string()) fail(std::string(key) + " holds a non-string");
+    }
+  if (meta.contains("clock")) {
+    const auto& c = meta["clock"];
+    if (!c.is_object()) fail("clock is not an object");
+    if (c.contains("source") && !c["source"].is_string()) fail("clock.source is not a string");
+    for (const char* key : {"ns_per_tick", "duration_s"})
+      if (c.contains(key) && !c[key].is_number()) fail(std::string("clock.") + key + " is not a number");
+  }
+  if (meta.contains("openmp")) {
+    const auto& o = meta["openmp"];
+    if (!o.is_object()) fail("openmp is not an object");
+    for (const char* key : {"runtime", "runtime_path"})
+      if (o.contains(key) && !o[key].is_string()) fail(std::string("openmp.") + key + " is not a string");
+    if (o.contains("callbacks") && !o["callbacks"].is_object()) fail("openmp.callbacks is not an object");
+  }
+  for (const char* key : {"environment", "anomalies"})
+    if (meta.contains(key) && !meta[key].is_object()) fail(std::string(key) + " is not an object");
+  return meta;
 }
 
 Experiment load_experiment(const std::string& dir, const LoadOptions& options) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0) throw LoadError(dir + ": no such experiment (" + std::strerror(errno) + ")");
   if (!S_ISDIR(st.st_mode)) throw LoadError(dir + ": not an experiment directory");
+  return load_experiment(dir, options, read_file);
+}
+
+Experiment load_experiment(const std::string& dir, const LoadOptions& options,
+                           const FileReader& read) {
   Experiment e;
   e.path = dir;
   std::string meta_path = dir + "/" + fmt::kMetaFile;
-  {
-    std::vector<char> bytes = read_file(meta_path);
-    e.meta = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
-    if (e.meta.is_discarded() || !e.meta.is_object()) throw LoadError(meta_path + ": not valid JSON");
-  }
-  if (e.meta.value("format", "") != "scalea-experiment")
-    throw LoadError(meta_path + ": not a scalea experiment");
-  if (!e.meta["format_version"].is_number_integer() || e.meta["format_version"] != fmt::kVersion)
-    throw LoadError(meta_path + ": unsupported format version " + e.meta["format_version"].dump());
+  e.meta = parse_meta(meta_path, read(meta_path));
+  int64_t declared_ranks = e.meta.contains("ranks") ? e.meta["ranks"].get<int64_t>() : -1;
   FileDefinitions shared;
+  std::unordered_set<std::string> names;
   if (e.meta.contains("definitions")) {
-    if (!e.meta["definitions"].is_string()) throw LoadError(meta_path + ": bad definitions entry");
     std::string name = e.meta["definitions"].get<std::string>();
-    if (name.find('/') != std::string::npos || name.empty() || name[0] == '.')
-      throw LoadError(meta_path + ": bad file name " + name);
     std::string path = dir + "/" + name;
-    shared = parse_rank_file(path, read_file(path), e, options, nullptr);
+    shared = parse_rank_file(path, read(path), e, options, nullptr);
     if (!shared.present) throw LoadError(path + ": holds no definitions");
+    if (!e.threads.empty()) throw LoadError(path + ": a definitions file holds no threads");
+    names.insert(name);
   }
-  const auto& files = e.meta["files"];
-  if (!files.is_array() || files.empty()) throw LoadError(meta_path + ": lists no data files");
-  for (const auto& f : files) {
-    if (!f.is_string()) throw LoadError(meta_path + ": bad file entry");
+  std::vector<std::string> paths;
+  for (const auto& f : e.meta["files"]) {
     std::string name = f.get<std::string>();
-    if (name.find('/') != std::string::npos || name.empty() || name[0] == '.')
-      throw LoadError(meta_path + ": bad file name " + name);
-    std::string path = dir + "/" + name;
-    parse_rank_file(path, read_file(path), e, options, shared.present ? &shared : nullptr);
+    if (!names.insert(name).second) throw LoadError(meta_path + ": file " + name + " listed twice");
+    paths.push_back(dir + "/" + name);
   }
+  std::unordered_set<int32_t> ranks_seen;
+  auto check_rank = [&](const std::string& path, size_t before) {
+    if (e.threads.size() == before) return;
+    int32_t rank = e.threads[before].rank;
+    if (declared_ranks > 0 && rank >= declared_ranks)
+      throw LoadError(path + ": rank " + std::to_string(rank) + " but meta.json says " +
+                      std::to_string(declared_ranks) + " rank(s)");
+    if (!ranks_seen.insert(rank).second)
+      throw LoadError(path + ": rank " + std::to_string(rank) + " appears in two files");
+  };
+  auto parse_into_e = [&](const std::string& path) {
+    size_t before = e.threads.size();
+    parse_rank_file(path, read(path), e, options, shared.present ? &shared : nullptr);
+    check_rank(path, before);
+  };
+  unsigned workers = options.threads ? options.threads : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+  if (!shared.present || workers <= 1 || paths.size() < 4) {
+    for (const std::string& path : paths) parse_into_e(path);
+  } else {
+    // Threads-only rank files (the MPI layout) parse independently: each worker fills its own
+    // Experiment, seeded with the unified definitions; results are merged in file order, so the
+    // outcome (and the first error reported) is the serial one.
+    std::vector<std::optional<Experiment>> parts(paths.size());
+    std::vector<std::exception_ptr> errors(paths.size());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
+        try {
+          Experiment p;
+          p.metrics = e.metrics;
+          p.metric_merge = e.metric_merge;
+          p.metric_type = e.metric_type;
+          p.metrics_defined = e.metrics_defined;
+          p.regions = e.regions;
+          parse_rank_file(paths[i], read(paths[i]), p, options, &shared);
+          parts[i] = std::move(p);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned w = 1; w < std::min<size_t>(workers, paths.size()); ++w) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+    for (size_t i = 0; i < paths.size(); ++i) {
+      if (errors[i]) std::rethrow_exception(errors[i]);
+      Experiment& p = *parts[i];
+      if (p.regions.size() != e.regions.size()) {  // the file brought its own regions: redo serially
+        parse_into_e(paths[i]);
+        continue;
+      }
+      size_t before = e.threads.size();
+      for (ThreadTree& t : p.threads) e.threads.push_back(std::move(t));
+      parts[i].reset();
+      check_rank(paths[i], before);
+    }
+  }
+  if (e.threads.empty()) throw LoadError(dir + ": the experiment holds no threads");
   return e;
 }
 

@@ -1,6 +1,7 @@
 // The data model every analysis reads: one run's experiment, loaded and validated.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -55,6 +56,11 @@ struct Experiment {
   std::vector<Region> regions;
   std::vector<std::string> metrics;  // column names; core metrics first, in format order
   std::vector<ThreadTree> threads;   // every thread of every rank
+  // Per column, from METR: how two values of the same node combine (sum, min, max), and the
+  // stored type. Same length as `metrics` once a file defined them.
+  std::vector<format::MetricMerge> metric_merge;
+  std::vector<format::MetricType> metric_type;
+  bool metrics_defined = false;  // a METR section has been read (it may define zero columns)
 
   size_t metric_count() const { return metrics.size(); }
   // Index of a metric column, or -1.
@@ -68,10 +74,28 @@ struct Experiment {
 
 struct LoadOptions {
   bool resolve_symbols = true;  // fill file/line/function of code addresses with libdw
+  // Worker threads for the rank files of an MPI experiment (shared definitions): 0 = one per
+  // core, at most 8; 1 = serial. The FileReader must be thread-safe unless this is 1.
+  unsigned threads = 0;
 };
 
 // Loads and validates an experiment directory. Throws LoadError with a one-line message.
 Experiment load_experiment(const std::string& dir, const LoadOptions& options = {});
+
+// The loader's only access to the file system: returns a file's bytes or throws LoadError naming
+// the path. The overload below lets tests and the fuzzer serve files from memory.
+using FileReader = std::function<std::vector<char>(const std::string& path)>;
+Experiment load_experiment(const std::string& dir, const LoadOptions& options,
+                           const FileReader& read);
+
+// Parses and validates meta.json (`name` is used in messages): a JSON object with the format tag,
+// the format version, a non-empty list of plain file names, and the right types for the fields
+// readers use (command, clock, threads, ranks, ...). Throws LoadError.
+nlohmann::json parse_meta(const std::string& name, const std::vector<char>& bytes);
+
+// Largest meta.json and data file the loader accepts, and the highest MPI rank number.
+inline constexpr size_t kMaxMetaBytes = size_t(64) << 20;
+inline constexpr int32_t kMaxRank = (1 << 22) - 1;
 
 // What one file defines, for files that hold threads only (MPI experiments write the unified
 // definitions once, in the file meta.json names under "definitions").

@@ -1,0 +1,111 @@
+// Writes a synthetic MPI+OpenMP experiment in the on-disk format (format.hpp, via drg/encode):
+// RANKS rank files of THREADS threads each, every thread with PATHS call-path nodes and all core
+// metric columns, plus one shared definitions file. Used by the drg load+merge benchmark.
+//   drg_gen OUT_DIR RANKS THREADS PATHS
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "scalea/drg/encode.hpp"
+
+using namespace scalea;
+using namespace scalea::drg;
+
+int main(int argc, char** argv) {
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: drg_gen OUT_DIR RANKS THREADS PATHS\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const int ranks = std::atoi(argv[2]), threads = std::atoi(argv[3]), paths = std::atoi(argv[4]);
+  if (ranks < 1 || threads < 1 || paths < 1) return 2;
+  const int kinds[] = {int(RegionKind::Parallel), int(RegionKind::Loop), int(RegionKind::BarrierImplicit),
+                       int(RegionKind::Single), int(RegionKind::Critical), int(RegionKind::Function),
+                       int(RegionKind::Mpi)};
+  Experiment defs;
+  for (const auto& m : format::kCoreMetrics) {
+    defs.metrics.push_back(m.name);
+    defs.metric_merge.push_back(m.merge);
+    defs.metric_type.push_back(m.type);
+  }
+  const size_t nm = defs.metrics.size();
+  // Regions: the program plus 100 constructs in one module.
+  Region prog;
+  prog.kind = RegionKind::Program;
+  prog.name = "synthetic";
+  defs.regions.push_back(prog);
+  for (int r = 1; r <= 100; ++r) {
+    Region x;
+    x.kind = RegionKind(kinds[r % 7]);
+    x.name = x.kind == RegionKind::Mpi ? "MPI_Allreduce" : x.kind == RegionKind::Function ? "f" + std::to_string(r) : "";
+    x.file = "synthetic.c";
+    x.line = uint32_t(10 * r);
+    x.module = "/opt/synthetic/bin/app";
+    x.address = uint64_t(0x1000 + 16 * r);
+    defs.regions.push_back(x);
+  }
+  // One call tree (4-ary, PATHS nodes); node i runs region (i % 100) + 1.
+  std::vector<uint32_t> parent(static_cast<size_t>(paths)), region(static_cast<size_t>(paths));
+  parent[0] = format::kNoIndex;
+  region[0] = 0;
+  for (int i = 1; i < paths; ++i) {
+    parent[size_t(i)] = uint32_t((i - 1) / 4);
+    region[size_t(i)] = uint32_t(i % 100 + 1);
+  }
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    std::perror(dir.c_str());
+    return 1;
+  }
+  auto write = [&](const std::string& name, const std::vector<char>& b) {
+    std::ofstream out(dir + "/" + name, std::ios::binary | std::ios::trunc);
+    out.write(b.data(), std::streamsize(b.size()));
+    if (!out) {
+      std::perror(name.c_str());
+      std::exit(1);
+    }
+  };
+  write("definitions.sdrg", encode_rank_file(defs, -1, {true, false}));
+  std::vector<std::string> files;
+  uint64_t seed = 88172645463325252ull;
+  auto rnd = [&] { seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17; return seed; };
+  for (int r = 0; r < ranks; ++r) {
+    Experiment e;
+    e.metrics = defs.metrics;
+    e.metric_merge = defs.metric_merge;
+    e.metric_type = defs.metric_type;
+    for (int t = 0; t < threads; ++t) {
+      ThreadTree tt;
+      tt.rank = r;
+      tt.thread = uint32_t(t);
+      tt.parent = parent;
+      tt.region = region;
+      tt.values.resize(size_t(paths) * nm);
+      for (int n = 0; n < paths; ++n) {
+        double* v = &tt.values[size_t(n) * nm];
+        double visits = double(1 + rnd() % 100), time = double(1000 + rnd() % 1000000);
+        v[0] = visits;
+        v[1] = time;
+        v[2] = time / visits;
+        v[3] = time;
+        v[4] = time * time / visits;
+        for (size_t m = 5; m < nm; ++m) v[m] = double(rnd() % 1000);
+      }
+      e.threads.push_back(std::move(tt));
+    }
+    char name[32];
+    std::snprintf(name, sizeof name, "rank-%06d.sdrg", r);
+    write(name, encode_rank_file(e, r, {false, true}));
+    files.push_back(name);
+  }
+  defs.meta = {{"command", {"synthetic"}}, {"threads", ranks * threads}, {"max_team_size", threads}, {"complete", true}};
+  ThreadTree marker;
+  marker.rank = ranks - 1;
+  defs.threads.push_back(marker);  // encode_meta takes the rank count from the threads
+  std::string meta = encode_meta(defs, files, "definitions.sdrg");
+  write("meta.json", std::vector<char>(meta.begin(), meta.end()));
+  std::printf("wrote %s: %d ranks x %d threads x %d call paths, %zu metrics\n", dir.c_str(), ranks, threads, paths, nm);
+  return 0;
+}

@@ -1,0 +1,197 @@
+// unit.drg: the loader round trip, its one-line errors, the bad-input corpus and deep trees.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dirent.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "drg_builder.hpp"
+#include "fuzz_harness.hpp"
+#include "scalea/drg/encode.hpp"
+#include "scalea/drg/experiment.hpp"
+#include "scalea/drg/graph.hpp"
+
+namespace scalea::drg {
+namespace {
+
+using K = RegionKind;
+
+test::Builder sample(int32_t rank, int threads) {
+  test::Builder b({"visits", "time", "time_min", "time_max", "time_sumsq"});
+  uint32_t prog = b.region(K::Program, "main"), par = b.region(K::Parallel, "", 0, "s.c", 3, 0x30),
+           loop = b.region(K::Loop, "", 2, "s.c", 5, 0x50);
+  b.e.regions[1].module = "/opt/app/bin/app";
+  for (int th = 0; th < threads; ++th) {
+    uint32_t t = b.thread(rank, uint32_t(th), prog, {{"visits", 1}, {"time", 1000.0 + th}});
+    uint32_t p = b.node(t, 0, par, {{"visits", 2}, {"time", 900}, {"time_min", 400}, {"time_max", 500},
+                                    {"time_sumsq", 1.5e5}});
+    b.node(t, p, loop, {{"visits", 2}, {"time", 700}});
+  }
+  return b;
+}
+
+std::string temp_dir(const std::string& tag) {
+  std::string d = ::testing::TempDir() + "drg_" + tag + "_" + std::to_string(getpid());
+  std::string cmd = "rm -rf '" + d + "'";
+  (void)std::system(cmd.c_str());
+  return d;
+}
+
+void write_file(const std::string& path, const std::string& s) { std::ofstream(path, std::ios::binary) << s; }
+
+// The error's message: one line, naming `file`.
+void expect_load_error(const std::function<void()>& f, const std::string& file, const std::string& problem = "") {
+  try {
+    f();
+    ADD_FAILURE() << "no LoadError (expected one naming " << file << ")";
+  } catch (const LoadError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find(file), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    if (!problem.empty()) EXPECT_NE(m.find(problem), std::string::npos) << m;
+  }
+}
+
+LoadOptions no_symbols() {
+  LoadOptions o;
+  o.resolve_symbols = false;
+  return o;
+}
+
+TEST(Loader, RoundTripOneProcess) {
+  test::Builder b = sample(-1, 2);
+  std::string dir = temp_dir("rt");
+  write_experiment(b.e, dir);
+  Experiment e = load_experiment(dir, no_symbols());
+  ASSERT_EQ(e.threads.size(), 2u);
+  EXPECT_EQ(e.metrics, b.e.metrics);
+  ASSERT_EQ(e.metric_merge.size(), e.metrics.size());
+  EXPECT_EQ(e.metric_merge[size_t(e.metric("time_min"))], format::MetricMerge::Min);
+  EXPECT_EQ(e.regions.size(), 3u);
+  EXPECT_EQ(e.regions[1].module, "/opt/app/bin/app");
+  EXPECT_EQ(e.threads[1].parent, b.e.threads[1].parent);
+  EXPECT_EQ(e.threads[1].values, b.e.threads[1].values);  // f64 time_sumsq kept bit for bit
+  EXPECT_TRUE(e.complete());
+}
+
+TEST(Loader, RoundTripSharedDefinitionsAcrossRanks) {
+  test::Builder b = sample(0, 2);
+  test::Builder r1 = sample(1, 3);
+  for (auto& t : r1.e.threads) b.e.threads.push_back(t);
+  std::string dir = temp_dir("mpi");
+  write_experiment(b.e, dir, true);
+  Experiment e = load_experiment(dir, no_symbols());
+  EXPECT_EQ(e.threads.size(), 5u);
+  EXPECT_EQ(e.ranks(), 2);
+  Drg d(e);
+  EXPECT_EQ(d.size(), 3u);
+  EXPECT_EQ(d.per_rank(1, d.metric("time")).size(), 2u);
+  EXPECT_DOUBLE_EQ(d.value(1, d.metric("time")), 5 * 900);
+}
+
+TEST(Loader, MissingDirectoryMetaAndRankFile) {
+  expect_load_error([] { load_experiment("/nonexistent/drg-exp", no_symbols()); }, "/nonexistent/drg-exp",
+                    "no such experiment");
+  std::string dir = temp_dir("missing");
+  mkdir(dir.c_str(), 0755);
+  expect_load_error([&] { load_experiment(dir, no_symbols()); }, dir + "/meta.json", "cannot open");
+  write_file(dir + "/meta.json", "this is { not json");
+  expect_load_error([&] { load_experiment(dir, no_symbols()); }, dir + "/meta.json", "not valid JSON");
+  write_file(dir + "/meta.json", encode_meta(sample(-1, 1).e, {"rank-000000.sdrg"}));
+  expect_load_error([&] { load_experiment(dir, no_symbols()); }, dir + "/rank-000000.sdrg", "cannot open");
+}
+
+TEST(Loader, WrongVersionNamesTheFile) {
+  std::string dir = temp_dir("version");
+  write_experiment(sample(-1, 1).e, dir);
+  std::string meta;
+  {
+    std::ifstream in(dir + "/meta.json");
+    meta.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::string bad = meta;
+  bad.replace(bad.find("\"format_version\": 1"), 19, "\"format_version\": 9");
+  write_file(dir + "/meta.json", bad);
+  expect_load_error([&] { load_experiment(dir, no_symbols()); }, dir + "/meta.json", "unsupported format version 9");
+  write_file(dir + "/meta.json", meta);
+  // The data file's own version.
+  std::vector<char> bytes = encode_rank_file(sample(-1, 1).e, -1);
+  uint32_t v = 7;
+  std::memcpy(bytes.data() + offsetof(format::FileHeader, version), &v, 4);
+  write_file(dir + "/rank-000000.sdrg", std::string(bytes.begin(), bytes.end()));
+  expect_load_error([&] { load_experiment(dir, no_symbols()); }, dir + "/rank-000000.sdrg", "format version 7");
+}
+
+TEST(Loader, InMemoryReaderServesFiles) {
+  test::Builder b = sample(-1, 2);
+  std::map<std::string, std::vector<char>> files;
+  std::string meta = encode_meta(b.e, {"r.sdrg"});
+  files["mem/meta.json"] = std::vector<char>(meta.begin(), meta.end());
+  files["mem/r.sdrg"] = encode_rank_file(b.e, -1);
+  FileReader read = [&](const std::string& p) {
+    auto it = files.find(p);
+    if (it == files.end()) throw LoadError(p + ": cannot open");
+    return it->second;
+  };
+  Experiment e = load_experiment("mem", no_symbols(), read);
+  EXPECT_EQ(e.threads.size(), 2u);
+}
+
+// Every file of tests/drg/corpus is bad input: a LoadError, never a crash.
+TEST(Corpus, EveryBadInputGivesALoadError) {
+  DIR* d = opendir(SCALEA_DRG_CORPUS);
+  ASSERT_NE(d, nullptr) << SCALEA_DRG_CORPUS;
+  size_t n = 0;
+  while (dirent* ent = readdir(d)) {
+    std::string name = ent->d_name;
+    if (name[0] == '.') continue;
+    std::ifstream in(std::string(SCALEA_DRG_CORPUS) + "/" + name, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+    SCOPED_TRACE(name);
+    ++n;
+    auto ends = [&](const char* s) {
+      return name.size() >= strlen(s) && name.compare(name.size() - strlen(s), strlen(s), s) == 0;
+    };
+    if (ends(".sdrg")) {
+      Experiment e;
+      expect_load_error([&] { parse_rank_file(name, bytes, e, no_symbols()); }, name);
+    } else if (ends(".json")) {
+      expect_load_error([&] { parse_meta(name, bytes); }, name);
+    } else {  // fuzz harness layout (hand-made whole experiments, fuzzer findings)
+      EXPECT_EQ(fuzz::run_one(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), 1);
+    }
+  }
+  closedir(d);
+  EXPECT_GE(n, 40u);
+}
+
+// A valid very deep tree (recursion 200,000 levels deep): loads, merges, and its region graph and
+// queries work without recursion in the code.
+TEST(Loader, VeryDeepTree) {
+  test::Builder b({"visits", "time"});
+  uint32_t prog = b.region(K::Program, "main"), f = b.region(K::Function, "f", 0, "deep.c", 1, 0x10);
+  uint32_t t = b.thread(-1, 0, prog, {{"time", 1e6}});
+  uint32_t p = 0;
+  const int depth = 200000;
+  for (int i = 0; i < depth; ++i) p = b.node(t, p, f, {{"visits", 1}, {"time", double(depth - i)}});
+  std::vector<char> bytes = encode_rank_file(b.e, -1);
+  Experiment e;
+  parse_rank_file("deep.sdrg", bytes, e, no_symbols());
+  Drg d(e);
+  ASSERT_EQ(d.size(), size_t(depth) + 1);
+  EXPECT_EQ(d.depth(uint32_t(depth)), uint32_t(depth));
+  EXPECT_EQ(d.preorder().size(), size_t(depth) + 1);
+  EXPECT_DOUBLE_EQ(d.inclusive(0, d.metric("visits")), depth);
+  RegionGraph rg(d);
+  EXPECT_EQ(boost::num_vertices(rg.graph()), 2u);
+  EXPECT_TRUE(rg.has_cycles());
+  EXPECT_DOUBLE_EQ(rg.graph()[*rg.vertex(f)].inclusive[size_t(d.metric("time"))], depth);
+  EXPECT_EQ(d.path_from_root(uint32_t(depth)).size(), size_t(depth) + 1);
+}
+
+}  // namespace
+}  // namespace scalea::drg

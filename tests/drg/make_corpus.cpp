@@ -1,0 +1,292 @@
+// Writes the hand-made bad inputs of tests/drg/corpus (every one must give a LoadError) and, with
+// --seeds DIR, valid inputs in the fuzz harness layout to start a fuzzing campaign from.
+//   make_corpus CORPUS_DIR [--seeds SEED_DIR]
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "drg_builder.hpp"
+#include "scalea/drg/encode.hpp"
+
+using namespace scalea;
+using namespace scalea::drg;
+namespace fmt = scalea::format;
+
+namespace {
+
+std::string out_dir;
+
+void write(const std::string& name, const std::vector<char>& b) {
+  std::ofstream(out_dir + "/" + name, std::ios::binary).write(b.data(), std::streamsize(b.size()));
+}
+void write(const std::string& name, const std::string& s) { write(name, std::vector<char>(s.begin(), s.end())); }
+
+test::Builder sample(int32_t rank = -1, int threads = 2) {
+  test::Builder b({"visits", "time", "time_min", "time_max"});
+  uint32_t prog = b.region(RegionKind::Program, "main"), par = b.region(RegionKind::Parallel, "", 0, "s.c", 3, 0x30),
+           loop = b.region(RegionKind::Loop, "", 2, "s.c", 5, 0x50),
+           bar = b.region(RegionKind::BarrierImplicit, "", 2, "s.c", 3, 0x30);
+  for (int th = 0; th < threads; ++th) {
+    uint32_t t = b.thread(rank, uint32_t(th), prog, {{"visits", 1}, {"time", 1000}});
+    uint32_t p = b.node(t, 0, par, {{"visits", 2}, {"time", 900}, {"time_min", 400}, {"time_max", 500}});
+    b.node(t, p, loop, {{"visits", 2}, {"time", 700}});
+    b.node(t, p, bar, {{"visits", 2}, {"time", 100}});
+  }
+  return b;
+}
+
+// Offsets in a file from encode_rank_file(sample()): header, then STRG, MODL, REGN, METR, THRD.
+struct Layout {
+  size_t strg, modl, regn, metr, thrd;
+};
+Layout layout(const std::vector<char>& b) {
+  Layout l{};
+  size_t off = sizeof(fmt::FileHeader);
+  size_t* slots[] = {&l.strg, &l.modl, &l.regn, &l.metr, &l.thrd};
+  for (size_t* s : slots) {
+    *s = off;
+    fmt::SectionHeader sh;
+    std::memcpy(&sh, b.data() + off, sizeof sh);
+    off += sizeof sh + sh.size;
+  }
+  return l;
+}
+
+template <class T>
+void poke(std::vector<char>& b, size_t off, T v) {
+  std::memcpy(b.data() + off, &v, sizeof v);
+}
+
+// Offset of node n of the first thread, and the node record size.
+size_t node_off(const std::vector<char>& b, uint32_t n, size_t nm = 4) {
+  return layout(b).thrd + sizeof(fmt::SectionHeader) + sizeof(fmt::ThreadRecord) + n * (8 + 8 * nm);
+}
+
+std::vector<char> sealed(std::vector<char> b) {
+  seal_rank_file(b);
+  return b;
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "\n@@\n" : "") + parts[i];
+  return s;
+}
+std::string str(const std::vector<char>& b) { return std::string(b.begin(), b.end()); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: make_corpus CORPUS_DIR [--seeds SEED_DIR]\n";
+    return 2;
+  }
+  const std::vector<char> good = encode_rank_file(sample().e, -1);
+  const std::string meta1 = encode_meta(sample().e, {"rank-000000.sdrg"});
+  if (argc == 4 && std::string(argv[2]) == "--seeds") {
+    out_dir = argv[3];
+    write("seed-file", "\x00" + str(good));
+    write("seed-file-sealed", "\x01" + str(good));
+    write("seed-meta", "\x02" + meta1);
+    write("seed-experiment", "\x07" + join({meta1, str(good)}));
+    test::Builder r0 = sample(0), r1 = sample(1, 1);
+    for (auto& t : r1.e.threads) r0.e.threads.push_back(t);
+    std::string meta2 = encode_meta(r0.e, {"rank-000000.sdrg", "rank-000001.sdrg"}, "definitions.sdrg");
+    write("seed-mpi", "\x07" + join({meta2, str(encode_rank_file(r0.e, -1, {true, false})),
+                                     str(encode_rank_file(r0.e, 0, {false, true})),
+                                     str(encode_rank_file(r0.e, 1, {false, true}))}));
+  }
+  out_dir = argv[1];
+  Layout L = layout(good);
+
+  // ---- data files (parse_rank_file) ----
+  write("empty.sdrg", std::vector<char>{});
+  write("truncated-header.sdrg", std::vector<char>(good.begin(), good.begin() + 10));
+  write("truncated.sdrg", std::vector<char>(good.begin(), good.begin() + ptrdiff_t(good.size() / 2)));
+  {
+    auto b = good;
+    b[0] = 'X';
+    write("wrong-magic.sdrg", b);
+  }
+  {
+    auto b = good;
+    poke<uint32_t>(b, offsetof(fmt::FileHeader, version), 2);
+    write("wrong-version.sdrg", b);
+  }
+  {
+    auto b = good;
+    b[b.size() - 3] ^= 0x40;
+    write("bad-crc.sdrg", b);
+  }
+  {
+    auto b = good;
+    b.push_back(0);
+    write("padded.sdrg", b);
+    write("trailing-byte-sealed.sdrg", sealed(b));
+  }
+  {
+    auto b = good;
+    poke<uint32_t>(b, offsetof(fmt::FileHeader, header_size), 64);
+    write("bad-header-size.sdrg", b);
+  }
+  {
+    auto b = good;
+    poke<int32_t>(b, offsetof(fmt::FileHeader, rank), -7);
+    write("bad-rank.sdrg", sealed(b));
+    poke<int32_t>(b, offsetof(fmt::FileHeader, rank), 0x7fffffff);
+    write("huge-rank.sdrg", sealed(b));
+  }
+  {
+    auto b = good;
+    poke<uint32_t>(b, offsetof(fmt::FileHeader, section_count), 0xffffffffu);
+    write("huge-section-count.sdrg", sealed(b));
+  }
+  {
+    auto b = good;
+    poke<uint64_t>(b, L.strg + offsetof(fmt::SectionHeader, size), ~uint64_t(0) - 4);
+    write("huge-section-size.sdrg", sealed(b));
+  }
+  {
+    auto b = good;
+    poke<uint32_t>(b, L.strg + offsetof(fmt::SectionHeader, count), 0x7fffffffu);
+    write("huge-string-count.sdrg", sealed(b));
+    b = good;
+    poke<uint32_t>(b, L.strg + sizeof(fmt::SectionHeader), 0xfffffff0u);  // length of string 0
+    write("huge-string-length.sdrg", sealed(b));
+  }
+  {
+    auto b = good;
+    poke<uint32_t>(b, L.thrd + offsetof(fmt::SectionHeader, count), 0xffffffffu);
+    write("huge-thread-count.sdrg", sealed(b));
+  }
+  {
+    auto b = good;
+    poke<uint32_t>(b, L.thrd + sizeof(fmt::SectionHeader) + offsetof(fmt::ThreadRecord, node_count), 0xffffffffu);
+    write("huge-node-count.sdrg", sealed(b));
+    poke<uint32_t>(b, L.thrd + sizeof(fmt::SectionHeader) + offsetof(fmt::ThreadRecord, node_count), 0);
+    write("thread-without-root.sdrg", sealed(b));
+  }
+  {
+    auto b = good;  // node 1 -> parent 2, node 2 -> parent 1: a cycle
+    poke<uint32_t>(b, node_off(b, 1), 2);
+    poke<uint32_t>(b, node_off(b, 2), 1);
+    write("parent-cycle.sdrg", sealed(b));
+    b = good;
+    poke<uint32_t>(b, node_off(b, 1), 3);
+    write("parent-forward-ref.sdrg", sealed(b));
+    b = good;
+    poke<uint32_t>(b, node_off(b, 2), 2);
+    write("parent-self.sdrg", sealed(b));
+    b = good;
+    poke<uint32_t>(b, node_off(b, 0), 0);
+    write("root-with-parent.sdrg", sealed(b));
+    b = good;
+    poke<uint32_t>(b, node_off(b, 1) + 4, 4);
+    write("region-out-of-range.sdrg", sealed(b));
+    b = good;
+    poke<uint32_t>(b, node_off(b, 1) + 4, 0xffffffffu);
+    write("region-huge.sdrg", sealed(b));
+  }
+  {
+    auto b = good;
+    poke<uint16_t>(b, L.regn + sizeof(fmt::SectionHeader), 99);  // kind of region 0
+    write("unknown-region-kind.sdrg", sealed(b));
+    b = good;
+    poke<uint32_t>(b, L.regn + sizeof(fmt::SectionHeader) + 4, 1000);  // name of region 0
+    write("string-index-out-of-range.sdrg", sealed(b));
+    b = good;
+    poke<uint32_t>(b, L.regn + sizeof(fmt::SectionHeader) + offsetof(fmt::RegionRecord, module), 5);
+    write("module-out-of-range.sdrg", sealed(b));
+    b = good;
+    poke<uint32_t>(b, L.regn + offsetof(fmt::SectionHeader, count), 3);
+    write("region-table-size-mismatch.sdrg", sealed(b));
+  }
+  {
+    auto b = good;
+    poke<uint16_t>(b, L.metr + sizeof(fmt::SectionHeader) + 4, 7);  // type of metric 0
+    write("bad-metric-type.sdrg", sealed(b));
+    b = good;
+    poke<uint16_t>(b, L.metr + sizeof(fmt::SectionHeader) + 6, 9);  // merge of metric 0
+    write("bad-metric-merge.sdrg", sealed(b));
+    b = good;  // metric 1 named like metric 0
+    uint32_t n0;
+    std::memcpy(&n0, b.data() + L.metr + sizeof(fmt::SectionHeader), 4);
+    poke<uint32_t>(b, L.metr + sizeof(fmt::SectionHeader) + 8, n0);
+    write("duplicate-metric.sdrg", sealed(b));
+  }
+  {
+    auto b = good;  // REGN tag rewritten as a second STRG
+    poke<uint32_t>(b, L.regn, fmt::kTagStrings);
+    write("duplicate-section.sdrg", sealed(b));
+    b = good;  // REGN becomes unknown: definitions incomplete
+    poke<uint32_t>(b, L.regn, fmt::tag("XXXX"));
+    write("missing-region-table.sdrg", sealed(b));
+  }
+  {
+    test::Builder s = sample();
+    write("threads-without-definitions.sdrg", encode_rank_file(s.e, -1, {false, true}));
+    s.e.threads[1].thread = 0;
+    write("duplicate-thread.sdrg", encode_rank_file(s.e, -1));
+  }
+  {
+    // A deep chain (4,000 levels) whose last node names a region that does not exist.
+    test::Builder d({"time"});
+    uint32_t prog = d.region(RegionKind::Program, "main"), f = d.region(RegionKind::Function, "f", 0, "", 0, 1);
+    uint32_t t = d.thread(-1, 0, prog);
+    uint32_t p = 0;
+    for (int i = 0; i < 4000; ++i) p = d.node(t, p, f, {{"time", 1}});
+    d.e.threads[0].region.back() = 17;
+    write("deep-tree-bad-region.sdrg", encode_rank_file(d.e, -1));
+  }
+
+  // ---- meta.json (parse_meta) ----
+  write("not-json.json", "{\"format\": \"scalea-experiment\", ");
+  write("not-object.json", "[1, 2, 3]");
+  write("wrong-format.json", "{\"format\": \"other\", \"format_version\": 1, \"files\": [\"a\"]}");
+  write("wrong-version.json", "{\"format\": \"scalea-experiment\", \"format_version\": 2, \"files\": [\"a\"]}");
+  write("version-string.json", "{\"format\": \"scalea-experiment\", \"format_version\": \"1\", \"files\": [\"a\"]}");
+  write("no-files.json", "{\"format\": \"scalea-experiment\", \"format_version\": 1, \"files\": []}");
+  write("file-not-string.json", "{\"format\": \"scalea-experiment\", \"format_version\": 1, \"files\": [3]}");
+  write("path-traversal.json",
+        "{\"format\": \"scalea-experiment\", \"format_version\": 1, \"files\": [\"../../etc/passwd\"]}");
+  write("bad-definitions.json",
+        "{\"format\": \"scalea-experiment\", \"format_version\": 1, \"files\": [\"a\"], \"definitions\": \".x\"}");
+  write("bad-clock.json", "{\"format\": \"scalea-experiment\", \"format_version\": 1, \"files\": [\"a\"], \"clock\": 5}");
+  write("bad-threads.json",
+        "{\"format\": \"scalea-experiment\", \"format_version\": 1, \"files\": [\"a\"], \"threads\": \"two\"}");
+  write("bad-command.json",
+        "{\"format\": \"scalea-experiment\", \"format_version\": 1, \"files\": [\"a\"], \"command\": [1]}");
+  {
+    std::string deep = "{\"format\": \"scalea-experiment\", \"format_version\": 1, \"files\": [\"a\"], \"notes\": ";
+    deep += std::string(20000, '[') + std::string(20000, ']') + "}";
+    write("deep-nesting.json", deep);
+  }
+
+  // ---- whole experiments (fuzz harness layout, mode 3) ----
+  write("missing-rank-file.fuzz", "\x03" + meta1);
+  write("meta-missing.fuzz", std::string("\x03"));
+  {
+    std::string m = encode_meta(sample().e, {"rank-000000.sdrg", "rank-000000.sdrg"});
+    write("file-listed-twice.fuzz", "\x03" + join({m, str(good), str(good)}));
+    m = encode_meta(sample().e, {"a.sdrg", "b.sdrg"});
+    write("rank-in-two-files.fuzz", "\x03" + join({m, str(good), str(good)}));
+    test::Builder s = sample(5);
+    m = encode_meta(sample(0).e, {"a.sdrg"});  // says 1 rank
+    write("rank-beyond-meta.fuzz", "\x03" + join({m, str(encode_rank_file(s.e, 5))}));
+    test::Builder other({"visits", "time"});
+    other.region(RegionKind::Program, "main");
+    other.thread(1, 0, 0);
+    m = encode_meta(sample(0).e, {"a.sdrg", "b.sdrg"});
+    m.replace(m.find("\"ranks\": 1"), 10, "\"ranks\": 2");
+    write("metric-columns-differ.fuzz",
+          "\x03" + join({m, str(encode_rank_file(sample(0).e, 0)), str(encode_rank_file(other.e, 1))}));
+    m = encode_meta(sample().e, {"a.sdrg"}, "defs.sdrg");
+    write("definitions-with-threads.fuzz", "\x03" + join({m, str(good), str(good)}));
+    write("threads-only-no-definitions.fuzz",
+          "\x03" + join({meta1, str(encode_rank_file(sample().e, -1, {false, true}))}));
+  }
+  std::cout << "corpus written to " << out_dir << "\n";
+  return 0;
+}
