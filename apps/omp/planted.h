@@ -1,0 +1,48 @@
+/* Helpers shared by the planted-overhead apps: sleep-based work (exact even with more threads
+ * than cores) and argument parsing. Header-only, C99. */
+#ifndef SCALEA_APPS_PLANTED_H
+#define SCALEA_APPS_PLANTED_H
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* The helpers are not instrumented under -finstrument-functions (instrfn counts calls exactly). */
+#define PLANTED_HELPER static inline __attribute__((no_instrument_function))
+
+/* Sleeps `ms` milliseconds (fractions allowed), resuming after signals. */
+PLANTED_HELPER void sleep_ms(double ms) {
+  if (ms <= 0) return;
+  struct timespec ts;
+  ts.tv_sec = (time_t)(ms / 1000.0);
+  ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000.0) * 1e6);
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* Monotonic wall clock, seconds. */
+PLANTED_HELPER double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The truth as the program itself measured it: "truth <key> <seconds>" on stdout. A sleep may
+ * last longer than asked (timer slack, a loaded machine, more threads than cores), so tests
+ * compare the tool's figures with these, and these with the nominal sizes. */
+PLANTED_HELPER void print_truth(const char* key, double seconds) {
+  printf("truth %s %.9f\n", key, seconds);
+}
+
+/* argv[i] as a positive number, or `fallback` when absent. Exits with a message when invalid. */
+PLANTED_HELPER double arg_num(int argc, char** argv, int i, double fallback) {
+  if (i >= argc) return fallback;
+  char* end = NULL;
+  double v = strtod(argv[i], &end);
+  if (!end || *end || v < 0) {
+    fprintf(stderr, "%s: argument %d ('%s') must be a non-negative number\n", argv[0], i, argv[i]);
+    exit(2);
+  }
+  return v;
+}
+#endif

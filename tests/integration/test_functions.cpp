@@ -1,0 +1,71 @@
+// Functions as regions (-finstrument-functions): exact call counts and the name filter.
+#include "harness.hpp"
+
+namespace scalea::test {
+namespace {
+
+constexpr int kP = 3;
+constexpr double kL = 0.002;
+
+AppRun run_instrfn(const Env& extra = {}) {
+  Env env{{"OMP_NUM_THREADS", std::to_string(kP)}};
+  env.insert(env.end(), extra.begin(), extra.end());
+  return run_with_tool({app("instrfn"), "2"}, env);
+}
+
+TEST(Functions, CallCounts) {
+  AppRun r = run_instrfn();
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  EXPECT_NE(r.out.find("leaf called 12 times"), std::string::npos) << r.out;
+  uint32_t main_fn = m.child(m.root(), RegionKind::Function, "main");
+  EXPECT_EQ(m.sum(main_fn, "visits"), 1);
+  uint32_t top = m.child(main_fn, RegionKind::Function, "top");
+  EXPECT_EQ(m.region(top).location().rfind("instrfn.c:", 0), 0u) << m.region(top).location();
+  EXPECT_EQ(m.sum(top, "visits"), 1);
+  uint32_t mid = m.child(top, RegionKind::Function, "mid");
+  EXPECT_EQ(m.sum(mid, "visits"), 4);
+  uint32_t leaf = m.child(mid, RegionKind::Function, "leaf");
+  EXPECT_EQ(m.sum(leaf, "visits"), 12);
+  double leaf_t = truth(r, "leaf", 12 * kL);
+  EXPECT_TIME_NEAR(m.sum(leaf, "time"), leaf_t);
+  EXPECT_TIME_NEAR(m.sum(mid, "time"), leaf_t);
+  EXPECT_TIME_NEAR(m.sum(top, "time"), leaf_t);
+  // work() runs once on each thread of the parallel region, below it.
+  uint32_t par = m.child(main_fn, RegionKind::Parallel, "instrfn.c");
+  std::vector<uint32_t> work = m.descendants(par, RegionKind::Function);
+  double work_visits = 0;
+  for (uint32_t w : work)
+    if (m.region(w).label() == "work") work_visits += m.sum(w, "visits");
+  EXPECT_EQ(work_visits, kP) << m.dump();
+  EXPECT_EQ(m.find_all(RegionKind::Function, "leaf").size(), 1u);
+}
+
+TEST(Functions, ExcludeFilter) {
+  AppRun r = run_instrfn({{"SCALEA_FUNCTIONS_EXCLUDE", "leaf"}});
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m.find_all(RegionKind::Function, "leaf").empty()) << m.dump();
+  uint32_t mid = m.find(RegionKind::Function, "mid");
+  EXPECT_EQ(m.sum(mid, "visits"), 4);
+  EXPECT_TIME_NEAR(m.sum(mid, "time"), truth(r, "leaf", 12 * kL));  // covers the calls it made
+  EXPECT_EQ(m.sum(m.find(RegionKind::Function, "top"), "visits"), 1);
+}
+
+TEST(Functions, IncludeGlobs) {
+  AppRun r = run_instrfn({{"SCALEA_FUNCTIONS_INCLUDE", "top,l*"}});
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  for (const char* gone : {"main", "mid", "work"})
+    EXPECT_TRUE(m.find_all(RegionKind::Function, gone).empty()) << gone << "\n" << m.dump();
+  uint32_t top = m.child(m.root(), RegionKind::Function, "top");
+  EXPECT_EQ(m.sum(top, "visits"), 1);
+  uint32_t leaf = m.child(top, RegionKind::Function, "leaf");
+  EXPECT_EQ(m.sum(leaf, "visits"), 12);
+  EXPECT_TIME_NEAR(m.sum(leaf, "time"), truth(r, "leaf", 12 * kL));
+  // Only the two selected functions are function regions.
+  EXPECT_EQ(m.find_all(RegionKind::Function).size(), 2u) << m.dump();
+}
+
+}  // namespace
+}  // namespace scalea::test

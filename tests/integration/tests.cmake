@@ -1,0 +1,49 @@
+# tests/integration/: the bundled apps (apps/omp/) run under the real tool and the real OpenMP
+# runtime; each test checks the structure and the planted times the tool recorded. Every test is
+# registered twice: omp14.* with the default runtime (Debian's libomp 14) and, when
+# SCALEA_LIBOMP19_DIR is set, omp19.* with libomp 19 first on the library path (the harness then
+# checks that the experiment really saw libomp 19).
+set(_it ${CMAKE_CURRENT_LIST_DIR})
+
+add_library(scalea-test-harness STATIC ${_it}/harness.cpp)
+target_include_directories(scalea-test-harness PUBLIC ${_it})
+target_link_libraries(scalea-test-harness PUBLIC scalea-drg GTest::gtest)
+set(_have_fortran 0)
+if(TARGET omp_fortran_user)
+  set(_have_fortran 1)
+endif()
+set(_have_gcc 0)
+if(TARGET omp_imbalance_gcc)
+  set(_have_gcc 1)
+endif()
+target_compile_definitions(scalea-test-harness PUBLIC
+  SCALEA_BUILD_DIR="${CMAKE_BINARY_DIR}"
+  SCALEA_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+  SCALEA_APPS_DIR="${CMAKE_BINARY_DIR}/bin/omp"
+  SCALEA_TOOL_LIB="$<TARGET_FILE:scalea-omp>"
+  SCALEA_CLI="$<TARGET_FILE:scalea>"
+  SCALEA_HAVE_FORTRAN=${_have_fortran}
+  SCALEA_HAVE_GCC_APP=${_have_gcc})
+
+# Everything the tests run.
+set(_it_deps scalea scalea-omp)
+foreach(app imbalance locks serial single nested tasks constructs userapi cxxscope instrfn
+            many_threads fortran_user imbalance_gcc)
+  if(TARGET omp_${app})
+    list(APPEND _it_deps omp_${app})
+  endif()
+endforeach()
+
+foreach(area parallel worksharing locks tasks nested userapi functions gcc many_threads)
+  set(exe scalea_it_${area})
+  add_executable(${exe} ${_it}/test_${area}.cpp)
+  target_link_libraries(${exe} PRIVATE scalea-test-harness GTest::gtest_main)
+  add_dependencies(${exe} ${_it_deps})
+  gtest_discover_tests(${exe} TEST_PREFIX omp14. DISCOVERY_MODE PRE_TEST
+    PROPERTIES LABELS "integration;omp14" TIMEOUT 300)
+  if(SCALEA_LIBOMP19_DIR)
+    gtest_discover_tests(${exe} TEST_PREFIX omp19. DISCOVERY_MODE PRE_TEST
+      PROPERTIES LABELS "integration;omp19" TIMEOUT 300
+      ENVIRONMENT "LD_LIBRARY_PATH=${SCALEA_LIBOMP19_DIR}\;SCALEA_EXPECT_LIBOMP=19")
+  endif()
+endforeach()
