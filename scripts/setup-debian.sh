@@ -16,6 +16,9 @@ packages=(
   libdw-dev libelf-dev            # code address -> file:line after the run
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev googletest         # unit tests
+  gnuplot-nox                     # scalea report STUDY --plots
+  graphviz                        # scalea export --format dot/html: region graph as SVG
+  chromium jq                     # tests/export: HTML report in headless Chromium, JSON checks
 )
 missing=()
 for p in "${packages[@]}"; do

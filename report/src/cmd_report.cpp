@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "findings.hpp"
+#include "study_report.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
 #include "scalea/overheads/classify.hpp"
@@ -100,6 +102,7 @@ void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOp
                *pe.computation_scalability, *pe.global_efficiency);
   fmt::print("\nclasses in seconds of wall time; per region they sum to T_o = T_p - T_s/p "
              "(docs/overhead-model.md)\n");
+  print_report_findings(t, a);
 }
 
 void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analysis& a,
@@ -230,6 +233,7 @@ void print_json(const drg::Experiment& e, const MergedTree& t, const Analysis& a
                                                     : nlohmann::json(nullptr)},
                     {"global_efficiency", pe.global_efficiency ? nlohmann::json(*pe.global_efficiency)
                                                                : nlohmann::json(nullptr)}};
+  out["findings"] = findings_json(find_findings(t, a, findings_limit()));
   std::cout << out.dump(2) << "\n";
 }
 
@@ -263,6 +267,7 @@ void add_report(CLI::App& app) {
   cmd->add_option("-p,--pes", o->p, "Processing elements of the run (default: its thread count)")
       ->check(CLI::PositiveNumber);
   cmd->callback([o] {
+    if (is_study(o->dir)) { study_report(o->dir); return; }
     drg::Experiment e = drg::load_experiment(o->dir);
     MergedTree t(e);
     std::optional<drg::Experiment> ref;

@@ -114,11 +114,22 @@ int run(const RunOptions& o) {
   if (!o.output.empty()) set_env(env, "SCALEA_OUTPUT", o.output);
   if (o.quiet) set_env(env, "SCALEA_QUIET", "1");
   // GNU OpenMP has no OMPT: LLVM's libomp implements the GOMP ABI, so it is preloaded in its place.
+  bool gomp = false, mpi = false;
   for (const std::string& n : needed_libraries(program)) {
-    if (n.rfind("libgomp.so", 0) == 0) {
-      set_env(env, "LD_PRELOAD", SCALEA_LIBOMP_PATH, true);
-      break;
-    }
+    gomp = gomp || n.rfind("libgomp.so", 0) == 0;
+    // libmpi.so (C), libmpi_mpifh.so / libmpi_usempi* (Fortran), libmpich*, libmpicxx ...
+    mpi = mpi || n.rfind("libmpi", 0) == 0;
+  }
+  if (gomp) set_env(env, "LD_PRELOAD", SCALEA_LIBOMP_PATH, true);
+  // MPI programs: the PMPI layer is preloaded. It holds the whole tool (OMPT adapter included),
+  // and libomp finds its ompt_start_tool first, so a hybrid program gets one recorder.
+  if (mpi) {
+    std::string mpi_lib = self_dir() + "/../lib/libscalea-mpi.so";
+    char mpi_real[PATH_MAX];
+    if (!realpath(mpi_lib.c_str(), mpi_real))
+      throw UserError("cannot find the MPI tool library " + mpi_lib);
+    set_env(env, "LD_PRELOAD", mpi_real, true);
+    set_env(env, "OMP_TOOL_LIBRARIES", mpi_real);
   }
 
   std::vector<char*> argv, envp;

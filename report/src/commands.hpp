@@ -12,6 +12,12 @@ struct UserError : std::runtime_error {
 
 void add_run(CLI::App& app);
 void add_report(CLI::App& app);
+void add_drg(CLI::App& app);
+void add_study(CLI::App&);
+void add_export(CLI::App& app);
+void add_diff(CLI::App& app);
+// Adds --html FILE and --findings N to the `report` subcommand (after add_report).
+void add_report_extras(CLI::App& app);
 
 // Directory of the running scalea binary (for finding ../lib/libscalea-*.so).
 std::string self_dir();

@@ -1,0 +1,162 @@
+// scalea diff A B: two experiments compared region by region (what got faster, which overhead
+// class moved). Regions are matched by their canonical call-path key (RegionOverheads::key,
+// without the program root's own key, so runs of differently named binaries still match).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <map>
+
+#include "commands.hpp"
+#include "export_formats.hpp"
+#include "study_report.hpp"
+
+namespace scalea::cli {
+namespace {
+
+using overheads::kClassCount;
+using overheads::kClassKeys;
+
+struct DiffOptions {
+  std::string a, b, ref_a, ref_b, format = "text";
+  double min_change = 0;
+};
+
+struct Row {
+  std::string path;
+  const overheads::RegionOverheads *a = nullptr, *b = nullptr;
+  double change = 0, percent = 0;  // T_p(B) - T_p(A), s and % of T_p(A)
+  int moved = -1;                  // class whose value changed most
+  double moved_by = 0;
+};
+
+std::map<std::string, const overheads::RegionOverheads*> by_key(const Analyzed& x) {
+  std::map<std::string, const overheads::RegionOverheads*> m;
+  const std::string& root = x.a.regions.empty() ? std::string() : x.a.regions[0].key;
+  for (const auto& r : x.a.regions)
+    m.emplace(r.key.size() >= root.size() ? "<root>" + r.key.substr(root.size()) : r.key, &r);
+  return m;
+}
+
+nlohmann::json side(const overheads::RegionOverheads* r) {
+  if (!r) return nullptr;
+  nlohmann::json ov;
+  for (int c = 0; c < kClassCount; ++c) ov[std::string(kClassKeys[size_t(c)])] = r->classes[size_t(c)];
+  ov["total"] = r->t_o;
+  return {{"path", r->path}, {"p", r->p}, {"time", r->t_p}, {"overheads", ov}};
+}
+
+void run_diff(const DiffOptions& o) {
+  for (const std::string* d : {&o.a, &o.b})
+    if (is_study(*d))
+      throw UserError(*d + " is a scaling study; diff compares two experiments (give one run of "
+                           "each study)");
+  std::unique_ptr<Analyzed> xa = analyze(o.a, o.ref_a), xb = analyze(o.b, o.ref_b);
+  auto ma = by_key(*xa), mb = by_key(*xb);
+  std::vector<Row> rows, only_a, only_b;
+  for (const auto& [k, ra] : ma) {
+    auto it = mb.find(k);
+    if (it == mb.end()) {
+      only_a.push_back({ra->path, ra, nullptr});
+      continue;
+    }
+    Row row{ra->path, ra, it->second};
+    row.change = row.b->t_p - row.a->t_p;
+    // Below 0.1 ms in A a percentage says nothing (the region barely ran): NaN, shown as "new".
+    row.percent = row.a->t_p >= 1e-4 ? 100 * row.change / row.a->t_p : std::nan("");
+    for (int c = 0; c < kClassCount; ++c) {
+      double d = row.b->classes[size_t(c)] - row.a->classes[size_t(c)];
+      if (std::abs(d) > std::abs(row.moved_by)) row.moved_by = d, row.moved = c;
+    }
+    if (std::abs(row.change) >= o.min_change) rows.push_back(row);
+  }
+  for (const auto& [k, rb] : mb)
+    if (!ma.count(k)) only_b.push_back({rb->path, nullptr, rb});
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
+    return std::abs(x.change) > std::abs(y.change);
+  });
+  auto by_time = [](bool use_a) {
+    return [use_a](const Row& x, const Row& y) {
+      return (use_a ? x.a : x.b)->t_p > (use_a ? y.a : y.b)->t_p;
+    };
+  };
+  std::stable_sort(only_a.begin(), only_a.end(), by_time(true));
+  std::stable_sort(only_b.begin(), only_b.end(), by_time(false));
+
+  if (o.format == "json") {
+    nlohmann::json out;
+    out["schema"] = "scalea-diff/1";
+    out["a"] = {{"path", xa->e.path}, {"p", xa->a.p}, {"reference", o.ref_a.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.ref_a)}};
+    out["b"] = {{"path", xb->e.path}, {"p", xb->a.p}, {"reference", o.ref_b.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.ref_b)}};
+    nlohmann::json regions = nlohmann::json::array();
+    for (const Row& r : rows) {
+      nlohmann::json classes;
+      for (int c = 0; c < kClassCount; ++c)
+        classes[std::string(kClassKeys[size_t(c)])] =
+            r.b->classes[size_t(c)] - r.a->classes[size_t(c)];
+      regions.push_back({{"path", r.path}, {"a", side(r.a)}, {"b", side(r.b)},
+                         {"change", r.change},
+                         {"change_percent", std::isnan(r.percent) ? nlohmann::json(nullptr) : nlohmann::json(r.percent)},
+                         {"class_changes", classes},
+                         {"moved_most", r.moved < 0 ? nlohmann::json(nullptr)
+                                                    : nlohmann::json{{"class", kClassKeys[size_t(r.moved)]},
+                                                                     {"change", r.moved_by}}}});
+    }
+    out["regions"] = regions;
+    nlohmann::json oa = nlohmann::json::array(), ob = nlohmann::json::array();
+    for (const Row& r : only_a) oa.push_back(side(r.a));
+    for (const Row& r : only_b) ob.push_back(side(r.b));
+    out["only_in_a"] = oa;
+    out["only_in_b"] = ob;
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  fmt::print("A  {} (p = {}{})\n", xa->e.path, xa->a.p, o.ref_a.empty() ? "" : ", reference " + o.ref_a);
+  fmt::print("B  {} (p = {}{})\n\n", xb->e.path, xb->a.p, o.ref_b.empty() ? "" : ", reference " + o.ref_b);
+  fmt::print("{:<50} {:>9} {:>9} {:>9} {:>8}  {}\n", "region (largest change first)", "T_p A s",
+             "T_p B s", "change s", "change", "class that moved most (B - A)");
+  for (const Row& r : rows) {
+    std::string path = r.path.size() > 50 ? "..." + r.path.substr(r.path.size() - 47) : r.path;
+    std::string moved = r.moved < 0 ? "-" : fmt::format("{} {:+.4f} s", kClassKeys[size_t(r.moved)], r.moved_by);
+    std::string pct = std::isnan(r.percent) ? "new" : fmt::format("{:+.1f}%", r.percent);
+    fmt::print("{:<50} {:>9.4f} {:>9.4f} {:>+9.4f} {:>8}  {}\n", path, r.a->t_p, r.b->t_p,
+               r.change, pct, moved);
+  }
+  if (!only_a.empty()) {
+    fmt::print("\nregions only in A:\n");
+    for (const Row& r : only_a) fmt::print("  {}  T_p {:.4f} s\n", r.path, r.a->t_p);
+  }
+  if (!only_b.empty()) {
+    fmt::print("\nregions only in B:\n");
+    for (const Row& r : only_b) fmt::print("  {}  T_p {:.4f} s\n", r.path, r.b->t_p);
+  }
+  fmt::print("\nchange = T_p(B) - T_p(A); negative is faster. Regions matched by call path and "
+             "source location.\n");
+}
+
+}  // namespace
+
+void add_diff(CLI::App& app) {
+  auto o = std::make_shared<DiffOptions>();
+  CLI::App* cmd = app.add_subcommand("diff", "Compare two experiments region by region");
+  cmd->footer(
+      "Examples:\n"
+      "  scalea diff md.p1 md.p4                  what changed from 1 to 4 threads\n"
+      "  scalea diff old.p4 new.p4 --format json  before/after an optimization, as JSON\n"
+      "  scalea diff old.p4 new.p4 --ref-a old.p1 --ref-b new.p1   classes against references\n\n"
+      "Regions are matched by call path and source location; rows are sorted by the absolute\n"
+      "change of T_p. Regions that exist in one experiment only are listed after the table.");
+  cmd->add_option("a", o->a, "Experiment A (before)")->required();
+  cmd->add_option("b", o->b, "Experiment B (after)")->required();
+  cmd->add_option("--ref-a", o->ref_a, "Reference run (p = 1) for A");
+  cmd->add_option("--ref-b", o->ref_b, "Reference run (p = 1) for B");
+  cmd->add_option("-f,--format", o->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--min-change", o->min_change, "Hide regions whose T_p changed less (s)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([o] { run_diff(*o); });
+}
+
+}  // namespace scalea::cli

@@ -1,0 +1,384 @@
+// Exports: CSV, report JSON, Graphviz DOT, Hatchet literal JSON, Extra-P JSON Lines.
+#include "export_formats.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "findings.hpp"
+#include "scalea/format.hpp"
+
+extern char** environ;
+
+namespace scalea::cli {
+
+using drg::MergedTree;
+using overheads::kClassCount;
+using overheads::kClassKeys;
+
+const std::array<std::string_view, kClassCount> kClassColors = {
+    "#9ecae1",  // data_movement: blue
+    "#fc9272",  // synchronization: red
+    "#fdd0a2",  // control_of_parallelism: orange
+    "#a1d99b",  // additional_computation: green
+    "#bcbddc",  // loss_of_parallelism: purple
+    "#d9d9d9",  // unidentified: grey
+};
+const std::array<std::string_view, kClassCount> kClassShort = {"data", "sync", "control",
+                                                               "addl", "loss", "unident"};
+
+std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference, int p) {
+  auto x = std::make_unique<Analyzed>();
+  x->e = drg::load_experiment(dir);
+  x->t.emplace(x->e);
+  if (!reference.empty()) {
+    x->ref = drg::load_experiment(reference);
+    x->ref_t.emplace(*x->ref);
+  }
+  overheads::Options opts;
+  opts.p = p;
+  x->a = overheads::classify(*x->t, x->ref_t ? &*x->ref_t : nullptr, opts);
+  return x;
+}
+
+int dominant_class(const overheads::RegionOverheads& r) {
+  int best = -1;
+  double v = std::max(1e-9, 0.005 * r.t_p);
+  for (int c = 0; c < kClassCount; ++c)
+    if (r.classes[size_t(c)] > v) v = r.classes[size_t(c)], best = c;
+  return best;
+}
+
+std::string node_label(const MergedTree& t, uint32_t n) {
+  const drg::Region& reg = t.region_of(n);
+  std::string loc = reg.location();
+  return loc.empty() ? reg.label() : reg.label() + " @" + loc;
+}
+
+namespace {
+
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+std::string dot_escape(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') o += '\\';
+    if (ch == '\n') { o += "\\n"; continue; }
+    o += ch;
+  }
+  return o;
+}
+
+struct Cols {
+  int visits, time, wait, fork;
+  explicit Cols(const drg::Experiment& e)
+      : visits(e.metric("visits")), time(e.metric("time")), wait(e.metric("wait")),
+        fork(e.metric("fork")) {}
+};
+
+nlohmann::json overheads_json(const overheads::RegionOverheads& r) {
+  nlohmann::json ov;
+  for (int c = 0; c < kClassCount; ++c) ov[std::string(kClassKeys[size_t(c)])] = r.classes[size_t(c)];
+  ov["total"] = r.t_o;
+  nlohmann::json sub = nlohmann::json::object();
+  for (const auto& [k, v] : r.subclasses) sub[k] = v;
+  ov["subclasses"] = sub;
+  return ov;
+}
+
+// Exclusive wall time of a node: its T_p minus its children's (never below zero; the children
+// of a node can run on different PEs, so this is an estimate for the tree views).
+double exclusive_time(const MergedTree& t, const overheads::Analysis& a, uint32_t n) {
+  double v = a.regions[n].t_p;
+  for (uint32_t c : t.node(n).children) v -= a.regions[c].t_p;
+  return std::max(0.0, v);
+}
+
+}  // namespace
+
+std::string export_csv(const Analyzed& x) {
+  const MergedTree& t = x.tree();
+  const auto& a = x.a;
+  Cols c(x.e);
+  std::ostringstream out;
+  out << "path,kind,label,source,function,rank,thread,visits,time,wait,fork,T_p,T_s,T_o";
+  for (auto k : kClassKeys) out << "," << k;
+  out << ",dominant\n";
+  for (uint32_t n : t.preorder()) {
+    const auto& r = a.regions[n];
+    const drg::Region& reg = t.region_of(n);
+    int dom = dominant_class(r);
+    std::string tail = fmt::format(",{:.9f},{:.9f},{:.9f}", r.t_p, r.t_s, r.t_o);
+    for (double v : r.classes) tail += fmt::format(",{:.9f}", v);
+    tail += "," + std::string(dom < 0 ? "" : kClassKeys[size_t(dom)]);
+    for (const drg::Member& m : t.node(n).members) {
+      const drg::ThreadTree& tt = x.e.threads[m.thread];
+      out << csv_quote(r.path) << ',' << format::region_kind_name(reg.kind) << ','
+          << csv_quote(reg.label()) << ',' << csv_quote(reg.location()) << ','
+          << csv_quote(reg.function) << ',' << tt.rank << ',' << tt.thread << ','
+          << uint64_t(x.e.value(tt, m.node, c.visits)) << ','
+          << fmt::format("{:.9f},{:.9f},{:.9f}", x.e.value(tt, m.node, c.time) * 1e-9,
+                         x.e.value(tt, m.node, c.wait) * 1e-9, x.e.value(tt, m.node, c.fork) * 1e-9)
+          << tail << '\n';
+    }
+  }
+  return out.str();
+}
+
+nlohmann::json export_json(const Analyzed& x, size_t findings) {
+  const MergedTree& t = x.tree();
+  const auto& a = x.a;
+  const drg::Experiment& e = x.e;
+  const drg::Experiment* ref = x.reference();
+  Cols c(e);
+  nlohmann::json out;
+  out["schema"] = "scalea-report/1";
+  out["experiment"] = {{"path", e.path}, {"command", e.meta["command"]}, {"p", a.p},
+                       {"ranks", e.ranks()}, {"threads", e.threads.size()},
+                       {"complete", e.complete()}, {"openmp", e.meta["openmp"]},
+                       {"clock", e.meta["clock"]}};
+  out["reference"] = ref ? nlohmann::json{{"path", ref->path}, {"p", ref->threads.size()}}
+                         : nlohmann::json(nullptr);
+  nlohmann::json regions = nlohmann::json::array();
+  for (uint32_t n : t.preorder()) {
+    const auto& r = a.regions[n];
+    const drg::Region& reg = t.region_of(n);
+    nlohmann::json per_thread = nlohmann::json::array();
+    for (const drg::Member& m : t.node(n).members) {
+      const drg::ThreadTree& tt = e.threads[m.thread];
+      per_thread.push_back({{"rank", tt.rank}, {"thread", tt.thread},
+                            {"visits", e.value(tt, m.node, c.visits)},
+                            {"time", e.value(tt, m.node, c.time) * 1e-9},
+                            {"wait", e.value(tt, m.node, c.wait) * 1e-9},
+                            {"fork", e.value(tt, m.node, c.fork) * 1e-9}});
+    }
+    regions.push_back({
+        {"id", n},
+        {"parent", t.node(n).parent == format::kNoIndex ? nlohmann::json(nullptr)
+                                                         : nlohmann::json(t.node(n).parent)},
+        {"path", r.path},
+        {"depth", t.node(n).depth},
+        {"kind", std::string(format::region_kind_name(reg.kind))},
+        {"label", reg.label()},
+        {"name", reg.name},
+        {"source", {{"file", reg.file}, {"line", reg.line}, {"function", reg.function}}},
+        {"p", r.p},
+        {"visits", t.sum(n, c.visits)},
+        {"time", r.t_p},
+        {"reference_time", r.t_s},
+        {"reference_estimated", r.t_s_estimated},
+        {"speedup", r.speedup},
+        {"efficiency", r.efficiency},
+        {"imbalance", {{"max_over_mean", r.imbalance}, {"pes", r.pes_ran},
+                       {"most_loaded", r.most_loaded}, {"least_loaded", r.least_loaded}}},
+        {"wait_total", t.sum(n, c.wait) * 1e-9},
+        {"overheads", overheads_json(r)},
+        {"per_thread", per_thread},
+    });
+  }
+  out["regions"] = regions;
+  nlohmann::json gone = nlohmann::json::array();
+  for (const auto& r : a.only_in_reference)
+    gone.push_back({{"path", r.path}, {"reference_time", r.t_s}, {"overheads", overheads_json(r)}});
+  out["only_in_reference"] = gone;
+  const auto& pe = a.program;
+  out["program"] = {{"load_balance", pe.load_balance},
+                    {"communication_efficiency", pe.communication_efficiency},
+                    {"parallel_efficiency", pe.parallel_efficiency},
+                    {"computation_scalability", pe.computation_scalability
+                                                    ? nlohmann::json(*pe.computation_scalability)
+                                                    : nlohmann::json(nullptr)},
+                    {"global_efficiency", pe.global_efficiency ? nlohmann::json(*pe.global_efficiency)
+                                                               : nlohmann::json(nullptr)}};
+  out["findings"] = findings_json(find_findings(t, a, findings));
+  return out;
+}
+
+std::string export_dot(const Analyzed& x) {
+  const MergedTree& t = x.tree();
+  const auto& a = x.a;
+  Cols c(x.e);
+  std::ostringstream o;
+  o << "digraph scalea {\n"
+    << "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=10, label=\""
+    << dot_escape(x.e.path + ": call tree, p = " + std::to_string(a.p) +
+                  "; colour = dominant overhead class")
+    << "\", labelloc=t];\n"
+    << "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=9, "
+       "fillcolor=\"#ffffff\"];\n"
+    << "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#666666\"];\n";
+  for (uint32_t n : t.preorder()) {
+    const auto& r = a.regions[n];
+    int dom = dominant_class(r);
+    std::string label = node_label(t, n) +
+                        fmt::format("\nT_p {:.4f} s  T_o {:.4f} s ({:.0f}%)", r.t_p, r.t_o,
+                                    r.t_p > 0 ? 100 * r.t_o / r.t_p : 0.0);
+    if (dom >= 0)
+      label += fmt::format("\n{} {:.4f} s", kClassKeys[size_t(dom)], r.classes[size_t(dom)]);
+    o << "  n" << n << " [label=\"" << dot_escape(label) << "\", tooltip=\"" << dot_escape(r.path)
+      << "\"";
+    if (dom >= 0) o << ", fillcolor=\"" << kClassColors[size_t(dom)] << "\"";
+    o << ", class=\"" << (dom >= 0 ? kClassKeys[size_t(dom)] : "none") << "\"];\n";
+  }
+  for (uint32_t n : t.preorder()) {
+    uint32_t p = t.node(n).parent;
+    if (p == format::kNoIndex) continue;
+    o << "  n" << p << " -> n" << n << " [label=\"" << uint64_t(t.sum(n, c.visits)) << "\"];\n";
+  }
+  // Legend: one box per class.
+  o << "  subgraph cluster_legend {\n    label=\"dominant overhead class\"; fontsize=9; "
+       "style=dashed;\n";
+  // Declared in reverse: dot lays out a rank=same group right to left here.
+  o << "    legend_none [label=\"none (< 0.5% of T_p)\", fontsize=8];\n";
+  for (int k = kClassCount - 1; k >= 0; --k)
+    o << "    legend_" << k << " [label=\"" << kClassKeys[size_t(k)] << "\", fillcolor=\""
+      << kClassColors[size_t(k)] << "\", fontsize=8];\n";
+  o << "    { rank=sink;";
+  for (int k = 0; k < kClassCount; ++k) o << " legend_" << k << ";";
+  o << " legend_none; }\n  }\n}\n";
+  return o.str();
+}
+
+nlohmann::json export_hatchet(const Analyzed& x) {
+  const MergedTree& t = x.tree();
+  const auto& a = x.a;
+  Cols c(x.e);
+  std::vector<nlohmann::json> nodes(t.nodes().size());
+  std::vector<uint32_t> order = t.preorder();
+  // Children before parents, so each node can take its finished children.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    uint32_t n = *it;
+    const auto& r = a.regions[n];
+    const drg::Region& reg = t.region_of(n);
+    nlohmann::json frame = {{"name", node_label(t, n)},
+                            {"type", std::string(format::region_kind_name(reg.kind))}};
+    nlohmann::json m;
+    m["time (inc)"] = r.t_p;
+    m["time"] = exclusive_time(t, a, n);
+    m["visits"] = t.sum(n, c.visits);
+    m["pes"] = double(r.pes_ran);
+    m["T_s (inc)"] = r.t_s;
+    m["T_o (inc)"] = r.t_o;
+    for (int k = 0; k < kClassCount; ++k)
+      m[std::string(kClassKeys[size_t(k)]) + " (inc)"] = r.classes[size_t(k)];
+    nlohmann::json node = {{"frame", frame}, {"metrics", m}};
+    nlohmann::json kids = nlohmann::json::array();
+    for (uint32_t ch : t.node(n).children) kids.push_back(std::move(nodes[ch]));
+    node["children"] = std::move(kids);
+    nodes[n] = std::move(node);
+  }
+  nlohmann::json roots = nlohmann::json::array();
+  for (uint32_t n : order)
+    if (t.node(n).parent == format::kNoIndex) roots.push_back(std::move(nodes[n]));
+  return roots;
+}
+
+std::string export_extrap(const std::vector<const Analyzed*>& runs) {
+  // Callpaths are the region labels joined by "->" (Extra-P's separator); every callpath seen in
+  // any run gets a line for every run (0 where a run lacks the region), in call-tree order, so
+  // Extra-P can build its call tree and fit a model on every point.
+  std::vector<std::string> paths;
+  std::map<std::string, size_t> index;
+  std::vector<std::map<std::string, const overheads::RegionOverheads*>> per_run(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const MergedTree& t = runs[i]->tree();
+    std::vector<std::string> cp(t.nodes().size());
+    for (uint32_t n : t.preorder()) {
+      uint32_t p = t.node(n).parent;
+      std::string own = node_label(t, n);
+      for (size_t pos; (pos = own.find("->")) != std::string::npos;) own.replace(pos, 2, "-");
+      cp[n] = p == format::kNoIndex ? own : cp[p] + "->" + own;
+      if (!index.count(cp[n])) index[cp[n]] = paths.size(), paths.push_back(cp[n]);
+      per_run[i][cp[n]] = &runs[i]->a.regions[n];
+    }
+  }
+  std::string out;
+  auto line = [&](int p, const std::string& path, std::string_view metric, double v) {
+    nlohmann::json j = {{"params", {{"p", p}}}, {"callpath", path}, {"metric", metric}, {"value", v}};
+    out += j.dump() + "\n";
+  };
+  for (const std::string& path : paths) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      auto it = per_run[i].find(path);
+      const overheads::RegionOverheads* r = it == per_run[i].end() ? nullptr : it->second;
+      int p = runs[i]->a.p;
+      line(p, path, "time", r ? r->t_p : 0.0);
+      line(p, path, "overhead", r ? r->t_o : 0.0);
+      for (int k = 0; k < kClassCount; ++k)
+        line(p, path, kClassKeys[size_t(k)], r ? r->classes[size_t(k)] : 0.0);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> dot_to_svg(const std::string& dot, std::string* why) {
+  auto fail = [&](const std::string& w) -> std::optional<std::string> {
+    if (why) *why = w;
+    return std::nullopt;
+  };
+  char in_name[] = "/tmp/scalea-dot-XXXXXX";
+  int fd = mkstemp(in_name);
+  if (fd < 0) return fail(std::string("cannot create a temporary file: ") + std::strerror(errno));
+  bool ok = ::write(fd, dot.data(), dot.size()) == ssize_t(dot.size());
+  ::close(fd);
+  std::string out_name = std::string(in_name) + ".svg";
+  if (!ok) {
+    ::unlink(in_name);
+    return fail("cannot write a temporary file");
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  std::string o_arg = "-o" + out_name;
+  const char* argv[] = {"dot", "-Tsvg", o_arg.c_str(), in_name, nullptr};
+  pid_t pid;
+  int rc = posix_spawnp(&pid, "dot", &fa, nullptr, const_cast<char**>(argv), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  if (rc == 0) waitpid(pid, &status, 0);
+  ::unlink(in_name);
+  if (rc != 0) return fail("Graphviz `dot` is not installed");
+  std::ifstream f(out_name);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  ::unlink(out_name.c_str());
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !f)
+    return fail("Graphviz `dot -Tsvg` failed");
+  std::string svg = ss.str();
+  size_t start = svg.find("<svg");
+  if (start == std::string::npos) return fail("Graphviz `dot -Tsvg` wrote no SVG");
+  return svg.substr(start);
+}
+
+void write_output(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    std::cout.flush();
+    return;
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw UserError("cannot write " + path + ": " + std::strerror(errno));
+  f << text;
+  f.close();
+  if (!f) throw UserError("cannot write " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace scalea::cli

@@ -1,0 +1,63 @@
+// Exports of one analysed experiment (or several, for Extra-P) into the formats other tools read:
+// CSV, the report JSON, Graphviz DOT, Hatchet's literal JSON and Extra-P JSON Lines. Formats and
+// how each was checked against its consumer: docs/exports.md.
+#pragma once
+#include <array>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scalea/drg/cct.hpp"
+#include "scalea/drg/experiment.hpp"
+#include "scalea/overheads/classify.hpp"
+
+namespace scalea::cli {
+
+// One experiment, merged and classified (optionally against a reference run). Held by pointer:
+// the merged trees point into the experiments.
+struct Analyzed {
+  drg::Experiment e;
+  std::optional<drg::Experiment> ref;
+  std::optional<drg::MergedTree> t, ref_t;
+  overheads::Analysis a;
+
+  const drg::MergedTree& tree() const { return *t; }
+  const drg::Experiment* reference() const { return ref ? &*ref : nullptr; }
+};
+
+// Loads `dir` (and `reference` unless empty) and classifies it with p PEs (0: its thread count).
+// Throws drg::LoadError or UserError with a one-line message.
+std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference = "",
+                                  int p = 0);
+
+// Colour of each overhead class (fill colours shared by DOT, HTML and the plots).
+extern const std::array<std::string_view, overheads::kClassCount> kClassColors;
+// Short column titles of the six classes.
+extern const std::array<std::string_view, overheads::kClassCount> kClassShort;
+
+// Index of the class with the largest positive value of a region, or -1 when none exceeds
+// 0.5% of its T_p (then the region has no overhead worth colouring).
+int dominant_class(const overheads::RegionOverheads& r);
+
+// "parallel @imbalance.c:31" style label of a merged node (region label and source location).
+std::string node_label(const drg::MergedTree& t, uint32_t n);
+
+std::string export_csv(const Analyzed& x);
+// The `scalea report --format json` document (schema scalea-report/1) plus "findings".
+nlohmann::json export_json(const Analyzed& x, size_t findings);
+std::string export_dot(const Analyzed& x);
+nlohmann::json export_hatchet(const Analyzed& x);
+// One JSON object per line: params {"p": p}, callpath "a->b->c", metric, value.
+std::string export_extrap(const std::vector<const Analyzed*>& runs);
+
+// Renders DOT text to SVG with Graphviz `dot -Tsvg` (no XML prologue). nullopt when `dot` is not
+// installed or fails; `why` then says what happened.
+std::optional<std::string> dot_to_svg(const std::string& dot, std::string* why = nullptr);
+
+// Writes `text` to `path` ("-" or "": stdout). Throws UserError naming the path when it cannot.
+void write_output(const std::string& path, const std::string& text);
+
+}  // namespace scalea::cli

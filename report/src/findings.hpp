@@ -1,0 +1,56 @@
+// Findings: the largest overheads of a run, ranked, each with its region, class and subclass,
+// seconds and share of the region's time, source location and a plain-language hint. The hint
+// table is data (findings.cpp), documented in docs/exports.md.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scalea/drg/cct.hpp"
+#include "scalea/overheads/classify.hpp"
+
+namespace scalea::cli {
+
+struct Finding {
+  uint32_t node = 0;        // merged node of the run
+  std::string path;         // call path of the region
+  std::string region;       // label of the region, e.g. "barrier (implicit, end of worksharing)"
+  std::string location;     // "md.c:88", or "" when unknown
+  std::string context;      // label and location of the enclosing construct the share refers to
+  std::string cls;          // "synchronization"
+  std::string subclass;     // "barrier" ("" when the class has no subclass breakdown)
+  double seconds = 0;       // wall-time seconds of this overhead in this region itself
+  double percent = 0;       // seconds / T_p of the context region, in %
+  std::string hint;         // plain-language hint from the table
+  std::string text;         // one sentence: what, where, how much, hint
+};
+
+// One row of the hint table: a subclass key ("class.subclass" or "class" alone), optionally
+// narrowed to the kind of the enclosing region ("" matches any), and the hint.
+struct Hint {
+  std::string_view key;
+  std::string_view context_kind;
+  std::string_view what;  // what the overhead is, e.g. "barrier wait after the loop"
+  std::string_view hint;  // what to try
+};
+const std::vector<Hint>& hint_table();
+
+// The `limit` largest overheads of the run, largest first. Each overhead is attributed to the
+// deepest region that holds it (its own share, not its children's), so one wait is not listed
+// again for every enclosing region.
+std::vector<Finding> find_findings(const drg::MergedTree& t, const overheads::Analysis& a,
+                                   size_t limit);
+
+nlohmann::json findings_json(const std::vector<Finding>& f);
+// "findings (largest overheads first):" and one numbered paragraph each, on stdout.
+void print_findings(const std::vector<Finding>& f);
+
+// Number of findings `scalea report` prints (its --findings option; 5 by default).
+size_t& findings_limit();
+
+// The text report's findings section: called by scalea report after its table.
+void print_report_findings(const drg::MergedTree& t, const overheads::Analysis& a);
+
+}  // namespace scalea::cli

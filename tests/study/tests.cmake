@@ -1,0 +1,29 @@
+# tests/study/: `scalea study` and `scalea report STUDYDIR` end to end on a small sleep-based
+# OpenMP program (study_app.c), plus unit tests of the study plan, launcher templates and
+# study.json (report/src/study.cpp). The whole area runs in well under a minute.
+set(_st ${CMAKE_CURRENT_LIST_DIR})
+find_package(OpenMP REQUIRED)
+
+add_executable(scalea_study_app ${_st}/study_app.c)
+set_target_properties(scalea_study_app PROPERTIES OUTPUT_NAME study_app
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin/study)
+target_compile_options(scalea_study_app PRIVATE -g)
+target_link_libraries(scalea_study_app PRIVATE OpenMP::OpenMP_C)
+
+find_program(SCALEA_GNUPLOT NAMES gnuplot)
+set(_have_gnuplot 0)
+if(SCALEA_GNUPLOT)
+  set(_have_gnuplot 1)
+endif()
+
+add_executable(scalea_study_test ${_st}/study_test.cpp ${PROJECT_SOURCE_DIR}/report/src/study.cpp)
+target_include_directories(scalea_study_test PRIVATE ${PROJECT_SOURCE_DIR}/report/src)
+target_link_libraries(scalea_study_test PRIVATE GTest::gtest_main)
+target_compile_definitions(scalea_study_test PRIVATE
+  SCALEA_CLI="$<TARGET_FILE:scalea>"
+  STUDY_APP="$<TARGET_FILE:scalea_study_app>"
+  STUDY_SCRATCH="${CMAKE_CURRENT_BINARY_DIR}/study-scratch"
+  STUDY_HAVE_GNUPLOT=${_have_gnuplot})
+add_dependencies(scalea_study_test scalea scalea-omp scalea_study_app)
+gtest_discover_tests(scalea_study_test TEST_PREFIX "study." DISCOVERY_MODE PRE_TEST
+  PROPERTIES LABELS "integration;study" TIMEOUT 120 RUN_SERIAL TRUE)
