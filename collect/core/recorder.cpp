@@ -67,6 +67,9 @@ Node* child_of_slow(ThreadState& t, Node* parent, uint32_t region) {
 }
 
 void leave_at(ThreadState& t, size_t i, Ticks when) {
+  // A wait still open when its frame closes (a worker's join barrier at the end of the run, a
+  // frame closed by unwinding) ends with it.
+  if (t.stack[i].wait_begin) wait_end(t, t.stack[i], when);
   Frame f = t.stack[i];
   t.stack.erase(t.stack.begin() + long(i));
   Ticks d = when > f.enter ? when - f.enter : 0;

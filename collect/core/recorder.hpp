@@ -199,6 +199,15 @@ inline long find_frame(const ThreadState& t, FrameType type, uint64_t key) {
   return -1;
 }
 
+// The innermost frame of this type and key strictly below position `below`, or -1.
+inline long find_frame_below(const ThreadState& t, size_t below, FrameType type, uint64_t key) {
+  for (long i = long(below) - 1; i >= 0; --i) {
+    const Frame& f = t.stack[size_t(i)];
+    if (f.type == type && f.key == key) return i;
+  }
+  return -1;
+}
+
 // Closes every frame above position i (they were left open: counted) and then frame i.
 void unwind_to(ThreadState& t, size_t i, Ticks when);
 

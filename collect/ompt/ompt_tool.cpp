@@ -366,10 +366,16 @@ void on_mutex_released(ompt_mutex_t, ompt_wait_id_t wait_id, const void*) {
   leave(*t, FrameType::Mutex, now(), wait_id);
 }
 
-void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t, const void* codeptr) {
+void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t wait_id, const void*) {
   SCALEA_CALLBACK_PROLOGUE;
-  // A nested re-acquisition by the owner never waits: it is counted as a visit, without time.
-  if (endpoint == ompt_scope_begin) point_event(*t, rec.region(*t, RegionKind::NestLock, 0, codeptr));
+  // libomp reports mutex_acquire for every omp_set_nest_lock; for a re-acquisition by the owner
+  // it then reports nest_lock(begin) instead of mutex_acquired, and nest_lock(end) at the inner
+  // unset. The re-acquisition's frame (the innermost with this wait id) closes here: the owner
+  // never waits, and the outer acquisition stays open until mutex_released.
+  if (endpoint != ompt_scope_begin) return;
+  long i = find_frame(*t, FrameType::Mutex, wait_id);
+  long outer = i > 0 ? find_frame_below(*t, size_t(i), FrameType::Mutex, wait_id) : -1;
+  if (i >= 0 && outer >= 0) leave_at(*t, size_t(i), now());
 }
 
 void on_flush(ompt_data_t*, const void* codeptr) {

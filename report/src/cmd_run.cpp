@@ -88,6 +88,29 @@ void set_env(std::vector<std::string>& env, const std::string& key, const std::s
   env.push_back(key + "=" + value);
 }
 
+// LLVM's libomp for programs built against GNU libgomp: SCALEA_LIBOMP when set, else a
+// libomp.so.5 on LD_LIBRARY_PATH (so the runtime chosen there is the one measured), else the one
+// found when scalea was built.
+std::string libomp_to_preload() {
+  if (const char* forced = getenv("SCALEA_LIBOMP")) {
+    if (!is_executable_file(forced) && access(forced, R_OK) != 0)
+      throw UserError(std::string("SCALEA_LIBOMP=") + forced + ": no such file");
+    return forced;
+  }
+  if (const char* path = getenv("LD_LIBRARY_PATH")) {
+    std::string dirs = path;
+    size_t start = 0;
+    while (start <= dirs.size()) {
+      size_t colon = dirs.find(':', start);
+      if (colon == std::string::npos) colon = dirs.size();
+      std::string cand = dirs.substr(start, colon - start) + "/libomp.so.5";
+      if (colon > start && access(cand.c_str(), R_OK) == 0) return cand;
+      start = colon + 1;
+    }
+  }
+  return SCALEA_LIBOMP_PATH;
+}
+
 struct RunOptions {
   std::string output;
   bool quiet = false;
@@ -120,9 +143,9 @@ int run(const RunOptions& o) {
     // libmpi.so (C), libmpi_mpifh.so / libmpi_usempi* (Fortran), libmpich*, libmpicxx ...
     mpi = mpi || n.rfind("libmpi", 0) == 0;
   }
-  if (gomp) set_env(env, "LD_PRELOAD", SCALEA_LIBOMP_PATH, true);
-  // MPI programs: the PMPI layer is preloaded. It holds the whole tool (OMPT adapter included),
-  // and libomp finds its ompt_start_tool first, so a hybrid program gets one recorder.
+  if (gomp) set_env(env, "LD_PRELOAD", libomp_to_preload(), true);
+  // MPI programs: the PMPI layer is preloaded. It depends on libscalea-omp.so, which comes with
+  // it, and libomp finds that library's ompt_start_tool first: a hybrid program gets one recorder.
   if (mpi) {
     std::string mpi_lib = self_dir() + "/../lib/libscalea-mpi.so";
     char mpi_real[PATH_MAX];

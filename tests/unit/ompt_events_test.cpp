@@ -283,6 +283,40 @@ TEST_F(OmptEvents, LocksReleasedOutOfOrder) {
   EXPECT_TRUE(me()->stack.empty());
 }
 
+TEST_F(OmptEvents, NestLockReacquisitionClosesItsOwnFrame) {
+  // libomp: acquire/acquired, then for the nested set acquire + nest_lock(begin), nested unset
+  // nest_lock(end), final unset mutex_released.
+  at(45000);
+  on_mutex_acquire(ompt_mutex_nest_lock, 0, 0, 0xE, CODE(81));
+  at(45010);
+  on_mutex_acquired(ompt_mutex_nest_lock, 0xE, CODE(81));
+  at(45020);
+  on_mutex_acquire(ompt_mutex_nest_lock, 0, 0, 0xE, CODE(82));
+  on_nest_lock(ompt_scope_begin, 0xE, CODE(82));
+  at(45030);
+  on_nest_lock(ompt_scope_end, 0xE, CODE(83));
+  at(45100);
+  on_mutex_released(ompt_mutex_nest_lock, 0xE, CODE(84));
+  on_sync_region(ompt_sync_region_barrier_explicit, ompt_scope_begin, nullptr, nullptr, CODE(85));
+  on_sync_region(ompt_sync_region_barrier_explicit, ompt_scope_end, nullptr, nullptr, CODE(85));
+  EXPECT_TRUE(me()->stack.empty());
+  uint32_t outer = rid(RegionKind::NestLock, CODE(81)), inner = rid(RegionKind::NestLock, CODE(82));
+  EXPECT_EQ(node(me(), {outer})->s.time, 100u);
+  EXPECT_EQ(node(me(), {outer})->s.wait, 10u);
+  EXPECT_EQ(node(me(), {outer, inner})->s.visits, 1u);
+  EXPECT_NE(node(me(), {rid(RegionKind::BarrierExplicit, CODE(85))}), nullptr)
+      << "the barrier after the lock must not nest under it";
+}
+
+TEST_F(OmptEvents, WaitStillOpenWhenFrameIsUnwoundIsKept) {
+  at(46000);
+  on_sync_region(ompt_sync_region_barrier_explicit, ompt_scope_begin, nullptr, nullptr, CODE(91));
+  on_sync_region_wait(ompt_sync_region_barrier_explicit, ompt_scope_begin, nullptr, nullptr, CODE(91));
+  at(46070);
+  unwind_to(*me(), 0, now());  // as at the end of a run, or when an enclosing task ends
+  EXPECT_EQ(node(me(), {rid(RegionKind::BarrierExplicit, CODE(91))})->s.wait, 70u);
+}
+
 TEST_F(OmptEvents, FailedTestLockOpensNothing) {
   at(40000);
   on_mutex_acquire(ompt_mutex_test_lock, 0, 0, 0xC, CODE(41));  // the test fails: no more events
