@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <unordered_map>
 #include <tuple>
 #include <unordered_set>
 #include <atomic>
@@ -141,7 +142,59 @@ uint32_t payload_crc32(const char* data, size_t size) {
 #endif
 }
 
+// Two code regions unified into one (same source position) can leave a thread with two nodes on
+// the same call path: they are folded into the first, metric by metric (the METR merge rule), and
+// their children re-parented, so every call path has one node per thread.
+void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& metrics) {
+  const size_t nm = metrics.size();
+  std::unordered_map<uint64_t, uint32_t> first;  // (new parent, region) -> new index
+  std::vector<uint32_t> to(t.size());
+  bool any = false;
+  for (uint32_t n = 1; n < t.size() && !any; ++n) {
+    uint64_t key = uint64_t(t.parent[n]) << 32 | t.region[n];
+    any = !first.emplace(key, n).second;
+  }
+  if (!any) return;
+  first.clear();
+  ThreadTree out;
+  out.rank = t.rank;
+  out.thread = t.thread;
+  out.flags = t.flags;
+  out.os_tid = t.os_tid;
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    uint32_t parent = n == 0 ? fmt::kNoIndex : to[t.parent[n]];
+    uint64_t key = uint64_t(parent) << 32 | t.region[n];
+    auto it = n == 0 ? first.end() : first.find(key);
+    const double* v = &t.values[size_t(n) * nm];
+    if (it == first.end()) {
+      to[n] = uint32_t(out.parent.size());
+      if (n) first.emplace(key, to[n]);
+      out.parent.push_back(parent);
+      out.region.push_back(t.region[n]);
+      out.values.insert(out.values.end(), v, v + nm);
+      continue;
+    }
+    to[n] = it->second;
+    double* into = &out.values[size_t(it->second) * nm];
+    for (size_t m = 0; m < nm; ++m) {
+      switch (fmt::MetricMerge(metrics[m].merge)) {
+        case fmt::MetricMerge::Min:
+          // A node without a completed visit stores 0, which is no minimum.
+          if (v[m] != 0 && (into[m] == 0 || v[m] < into[m])) into[m] = v[m];
+          break;
+        case fmt::MetricMerge::Max: into[m] = std::max(into[m], v[m]); break;
+        default: into[m] += v[m];
+      }
+    }
+  }
+  t = std::move(out);
+}
+
 using RegionKey = std::tuple<int, int, std::string, std::string, uint64_t>;
+using SourceKey = std::tuple<int, int, std::string, std::string, uint32_t, std::string>;
+SourceKey source_key(const Region& r) {
+  return {int(r.kind), r.subkind, r.name, r.file, r.line, r.function};
+}
 
 }  // namespace
 
@@ -213,9 +266,13 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
       if (uint64_t(sh.count) * sizeof(fmt::RegionRecord) != sh.size) body.fail("bad region table size");
       if (sh.count == 0) body.fail("empty region table");
       region_map.reserve(sh.count);
+      // Regions at the same source position are one region: a construct the compiler copied
+      // (inlining) or a rank whose table kept another address still merges with the others.
+      std::map<SourceKey, uint32_t> by_source;
       for (uint32_t i = 0; i < into.regions.size(); ++i) {
         const Region& r = into.regions[i];
         known.emplace(RegionKey{int(r.kind), r.subkind, r.name, r.module, r.address}, i);
+        if (!r.file.empty() && r.line) by_source.emplace(source_key(r), i);
       }
       for (uint32_t i = 0; i < sh.count; ++i) {
         auto rr = body.get<fmt::RegionRecord>("region");
@@ -252,7 +309,16 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
             if (r.function.empty()) r.function = loc.function;
           }
         }
+        if (!r.file.empty() && r.line) {
+          auto same = by_source.find(source_key(r));
+          if (same != by_source.end()) {
+            known.emplace(key, same->second);
+            region_map.push_back(same->second);
+            continue;
+          }
+        }
         uint32_t id = uint32_t(into.regions.size());
+        if (!r.file.empty() && r.line) by_source.emplace(source_key(r), id);
         into.regions.push_back(std::move(r));
         known.emplace(key, id);
         region_map.push_back(id);
@@ -334,6 +400,7 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
             out[m] = v;
           }
         }
+        fold_duplicate_paths(t, mrec);
         into.threads.push_back(std::move(t));
       }
     }  // unknown sections are skipped: a newer minor writer may add some

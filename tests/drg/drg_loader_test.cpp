@@ -195,3 +195,37 @@ TEST(Loader, VeryDeepTree) {
 
 }  // namespace
 }  // namespace scalea::drg
+
+namespace scalea::drg {
+namespace {
+
+// Two code addresses of one source construct (an inlined copy) are one region, and a thread's two
+// nodes on that path fold into one, metric by metric.
+TEST(Loader, RegionsAtOneSourcePositionFoldIntoOne) {
+  test::Builder b;
+  uint32_t prog = b.region(RegionKind::Program, "app");
+  uint32_t a = b.region(RegionKind::Parallel, "", 0, "md.c", 100, 0x1000);
+  uint32_t c = b.region(RegionKind::Parallel, "", 0, "md.c", 100, 0x2000);  // inlined copy
+  uint32_t loop_a = b.region(RegionKind::Loop, "", 0, "md.c", 101, 0x1100);
+  uint32_t loop_c = b.region(RegionKind::Loop, "", 0, "md.c", 101, 0x2100);
+  uint32_t t = b.thread(-1, 0, prog, {{"visits", 1}, {"time", 100}});
+  uint32_t pa = b.node(t, 0, a, {{"visits", 1}, {"time", 30}, {"time_min", 30}, {"time_max", 30}});
+  b.node(t, pa, loop_a, {{"visits", 1}, {"time", 20}});
+  uint32_t pc = b.node(t, 0, c, {{"visits", 2}, {"time", 50}, {"time_min", 20}, {"time_max", 30}});
+  b.node(t, pc, loop_c, {{"visits", 2}, {"time", 40}});
+  std::string dir = temp_dir("fold");
+  write_experiment(b.e, dir);
+  Experiment e = load_experiment(dir, no_symbols());
+  ASSERT_EQ(e.regions.size(), 3u);
+  const ThreadTree& th = e.threads[0];
+  ASSERT_EQ(th.size(), 3u);  // root, parallel, loop
+  EXPECT_EQ(e.value(th, 1, e.metric("visits")), 3);
+  EXPECT_EQ(e.value(th, 1, e.metric("time")), 80);
+  EXPECT_EQ(e.value(th, 1, e.metric("time_min")), 20);
+  EXPECT_EQ(e.value(th, 1, e.metric("time_max")), 30);
+  EXPECT_EQ(th.parent[2], 1u);
+  EXPECT_EQ(e.value(th, 2, e.metric("time")), 60);
+}
+
+}  // namespace
+}  // namespace scalea::drg
