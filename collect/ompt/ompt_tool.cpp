@@ -7,8 +7,11 @@
 // when it is woken for the next parallel region, so those two ends are clipped to the moment the
 // master left the region.
 #include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
 #include <omp-tools.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "callbacks.hpp"
@@ -23,6 +26,56 @@ using format::BarrierFlavour;
 using format::LoopSchedule;
 
 ompt_set_callback_t g_set_callback = nullptr;
+
+// The OpenMP runtime's code, to recognize code addresses that point into it instead of the caller.
+uintptr_t g_runtime_lo = 0, g_runtime_hi = 0;
+inline bool in_runtime(const void* p) {
+  auto a = reinterpret_cast<uintptr_t>(p);
+  return a == 0 || (a >= g_runtime_lo && a < g_runtime_hi);
+}
+
+// The caller of a lock routine when libomp reports an address inside itself (it does on a lock's
+// first, initializing use): the first return address on the stack outside the runtime and this
+// tool. backtrace() costs microseconds, but this happens about once per lock and thread.
+uintptr_t g_tool_lo = 0, g_tool_hi = 0;
+const void* caller_outside_runtime(const void* fallback) {
+  void* frames[48];
+  int n = backtrace(frames, 48);
+  for (int i = 0; i < n; ++i) {
+    auto a = reinterpret_cast<uintptr_t>(frames[i]);
+    if (in_runtime(frames[i]) || (a >= g_tool_lo && a < g_tool_hi)) continue;
+    return frames[i];
+  }
+  return fallback;
+}
+inline const void* user_code(const void* codeptr) {
+  return in_runtime(codeptr) ? caller_outside_runtime(codeptr) : codeptr;
+}
+
+// The address a test-lock call reported at mutex_acquire, for its mutex_acquired on this thread.
+thread_local const void* t_test_code = nullptr;
+
+void module_range(const void* inside, uintptr_t& lo_out, uintptr_t& hi_out) {
+  struct Query { uintptr_t addr, lo = 0, hi = 0; } q{reinterpret_cast<uintptr_t>(inside)};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* q = static_cast<Query*>(data);
+        uintptr_t lo = UINTPTR_MAX, hi = 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          if (info->dlpi_phdr[i].p_type != PT_LOAD) continue;
+          uintptr_t b = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+          lo = std::min(lo, b);
+          hi = std::max(hi, uintptr_t(b + info->dlpi_phdr[i].p_memsz));
+        }
+        if (q->addr < lo || q->addr >= hi) return 0;
+        q->lo = lo;
+        q->hi = hi;
+        return 1;
+      },
+      &q);
+  lo_out = q.lo;
+  hi_out = q.hi;
+}
 
 // Frame keys: a tag in the high bits, so an end event closes the right kind of frame.
 constexpr uint64_t kKeySync = 1ull << 40, kKeyWork = 2ull << 40, kKeyMasked = 3ull << 40;
@@ -50,12 +103,24 @@ class InCallback {
   ThreadState* t_ = nullptr;
 };
 
-#define SCALEA_CALLBACK_PROLOGUE \
-  InCallback guard;              \
-  ThreadState* t = guard.thread(); \
-  if (!t) return;                \
-  Recorder& rec = Recorder::get(); \
+// A thread blocked acquiring a lock reports nothing else: when it reports another event while
+// its innermost frame still waits for an acquisition, that acquisition was a test that failed
+// (libomp 14 reports omp_test_lock's acquire as a plain lock). The frame goes, unrecorded.
+inline void drop_failed_test(ThreadState& t) {
+  if (!t.stack.empty() && t.stack.back().type == FrameType::Mutex && t.stack.back().wait_begin)
+    t.stack.pop_back();
+}
+
+#define SCALEA_CALLBACK_PROLOGUE_KEEP_WAIT \
+  InCallback guard;                        \
+  ThreadState* t = guard.thread();         \
+  if (!t) return;                          \
+  Recorder& rec = Recorder::get();         \
   (void)rec
+
+#define SCALEA_CALLBACK_PROLOGUE \
+  SCALEA_CALLBACK_PROLOGUE_KEEP_WAIT; \
+  drop_failed_test(*t)
 
 inline ParallelRecord* parallel_of(ompt_data_t* d) {
   return d ? static_cast<ParallelRecord*>(d->ptr) : nullptr;
@@ -344,17 +409,21 @@ void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t wait
   SCALEA_CALLBACK_PROLOGUE;
   Ticks when = now();
   // A test that fails reports no further event, so a test opens no frame until it succeeds.
-  if (is_test(kind)) return;
-  Frame& f = enter(*t, rec.region(*t, mutex_kind(kind), 0, codeptr), FrameType::Mutex, when,
-                   wait_id);
+  if (is_test(kind)) {
+    t_test_code = codeptr;
+    return;
+  }
+  Frame& f = enter(*t, rec.region(*t, mutex_kind(kind), 0, user_code(codeptr)), FrameType::Mutex,
+                   when, wait_id);
   wait_begin(*t, f, when);
 }
 
 void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void* codeptr) {
-  SCALEA_CALLBACK_PROLOGUE;
+  SCALEA_CALLBACK_PROLOGUE_KEEP_WAIT;
   Ticks when = now();
   if (is_test(kind)) {
-    enter(*t, rec.region(*t, mutex_kind(kind), 0, codeptr), FrameType::Mutex, when, wait_id);
+    const void* code = in_runtime(codeptr) ? user_code(t_test_code) : codeptr;
+    enter(*t, rec.region(*t, mutex_kind(kind), 0, code), FrameType::Mutex, when, wait_id);
     return;
   }
   long i = find_frame(*t, FrameType::Mutex, wait_id);
@@ -367,7 +436,7 @@ void on_mutex_released(ompt_mutex_t, ompt_wait_id_t wait_id, const void*) {
 }
 
 void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t wait_id, const void*) {
-  SCALEA_CALLBACK_PROLOGUE;
+  SCALEA_CALLBACK_PROLOGUE_KEEP_WAIT;
   // libomp reports mutex_acquire for every omp_set_nest_lock; for a re-acquisition by the owner
   // it then reports nest_lock(begin) instead of mutex_acquired, and nest_lock(end) at the inner
   // unset. The re-acquisition's frame (the innermost with this wait id) closes here: the owner
@@ -468,6 +537,8 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   SourceInfo& info = Recorder::get().openmp_info();
   Dl_info dl;
   if (dladdr(reinterpret_cast<void*>(lookup), &dl) && dl.dli_fname) info.runtime_path = dl.dli_fname;
+  module_range(reinterpret_cast<const void*>(lookup), g_runtime_lo, g_runtime_hi);
+  module_range(reinterpret_cast<const void*>(&tool_initialize), g_tool_lo, g_tool_hi);
 #define SCALEA_REGISTER(event)                                                                \
   info.callbacks.emplace_back(#event, support_name(g_set_callback(                            \
                                           ompt_callback_##event,                              \

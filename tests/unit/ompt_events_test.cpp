@@ -328,6 +328,21 @@ TEST_F(OmptEvents, FailedTestLockOpensNothing) {
   EXPECT_EQ(node(me(), {rid(RegionKind::Lock, CODE(41))})->s.time, 30u);
 }
 
+TEST_F(OmptEvents, FailedTestReportedAsPlainLockIsDroppedAtTheNextEvent) {
+  // libomp 14 reports omp_test_lock's acquire with the plain lock kind; a failed test then
+  // reports nothing more. A thread blocked in an acquisition reports nothing else either, so the
+  // next event on the thread proves the test failed.
+  at(47000);
+  on_mutex_acquire(ompt_mutex_lock, 0, 0, 0xF, CODE(95));
+  on_sync_region(ompt_sync_region_barrier_explicit, ompt_scope_begin, nullptr, nullptr, CODE(96));
+  at(47010);
+  on_sync_region(ompt_sync_region_barrier_explicit, ompt_scope_end, nullptr, nullptr, CODE(96));
+  EXPECT_TRUE(me()->stack.empty());
+  EXPECT_EQ(node(me(), {rid(RegionKind::BarrierExplicit, CODE(96))})->s.time, 10u)
+      << "the barrier is not nested under the failed lock";
+  EXPECT_EQ(node(me(), {rid(RegionKind::Lock, CODE(95))})->s.visits, 0u);
+}
+
 TEST_F(OmptEvents, UnmatchedEndIsCountedNotFatal) {
   uint64_t before = me()->anomalies.unmatched_end;
   on_work(ompt_work_loop, ompt_scope_end, nullptr, nullptr, 0, CODE(51));
