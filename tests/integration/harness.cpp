@@ -1,5 +1,7 @@
 #include "harness.hpp"
 
+#include "scalea/overheads/classify.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -242,6 +244,10 @@ void Measured::load(const std::string& dir) {
   if (ok_) {
     EXPECT_TRUE(exp_->complete()) << dir << " is not complete";
     check_expected_runtime(*exp_);
+    // Every experiment the suite produces: the six classes of each region sum to its T_o.
+    auto bad = overheads::identity_violations(overheads::classify(*tree_, nullptr));
+    EXPECT_TRUE(bad.empty()) << dir << ": " << bad.size() << " regions break T_o = sum of classes, e.g. "
+                             << (bad.empty() ? "" : bad[0]);
   }
 }
 

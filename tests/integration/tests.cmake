@@ -7,7 +7,7 @@ set(_it ${CMAKE_CURRENT_LIST_DIR})
 
 add_library(scalea-test-harness STATIC ${_it}/harness.cpp)
 target_include_directories(scalea-test-harness PUBLIC ${_it})
-target_link_libraries(scalea-test-harness PUBLIC scalea-drg GTest::gtest)
+target_link_libraries(scalea-test-harness PUBLIC scalea-drg scalea-overheads GTest::gtest)
 set(_have_fortran 0)
 if(TARGET omp_fortran_user)
   set(_have_fortran 1)

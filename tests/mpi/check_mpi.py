@@ -66,7 +66,10 @@ class Run:
                            text=True)
         if p.returncode != 0:
             raise SystemExit(f"FAIL: cannot load {d}: {p.stderr.strip()}")
-        return json.loads(p.stdout)
+        data = json.loads(p.stdout)
+        check(not data["identity_violations"],
+              f"{d}: overhead classes do not sum to T_o: {data['identity_violations'][:3]}")
+        return data
 
 
 def nodes(d, rank, suffix, thread=None):

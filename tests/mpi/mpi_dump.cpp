@@ -4,7 +4,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
+#include "scalea/overheads/classify.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -34,6 +36,10 @@ int main(int argc, char** argv) {
       }
     }
     out["nodes"] = nodes;
+    // The six overhead classes of every region must sum to its T_o (docs/overhead-model.md).
+    scalea::drg::MergedTree tree(e);
+    out["identity_violations"] =
+        scalea::overheads::identity_violations(scalea::overheads::classify(tree, nullptr));
     std::cout << out.dump(1) << "\n";
   } catch (const std::exception& ex) {
     std::cerr << "mpi_dump: " << ex.what() << "\n";

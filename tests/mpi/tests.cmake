@@ -9,7 +9,7 @@ if(NOT TARGET scalea-mpi OR NOT MPI_C_FOUND OR NOT Python3_Interpreter_FOUND)
 endif()
 
 add_executable(mpi_dump ${CMAKE_CURRENT_LIST_DIR}/mpi_dump.cpp)
-target_link_libraries(mpi_dump PRIVATE scalea-drg)
+target_link_libraries(mpi_dump PRIVATE scalea-drg scalea-overheads)
 
 set(_mpi_check ${CMAKE_CURRENT_LIST_DIR}/check_mpi.py)
 set(_mpi_env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1)
