@@ -59,4 +59,5 @@ if(BUILD_TESTING)
   add_dependencies(scalea_symbols_test
     scalea_symfixture_pie scalea_symfixture_nopie scalea_symfixture_stripped)
   add_test(NAME unit.symbols COMMAND scalea_symbols_test)
+  set_tests_properties(unit.symbols PROPERTIES LABELS unit)
 endif()

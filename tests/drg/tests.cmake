@@ -8,7 +8,7 @@ add_executable(scalea_drg_test
 target_include_directories(scalea_drg_test PRIVATE ${_drg_tests})
 target_link_libraries(scalea_drg_test PRIVATE scalea-drg GTest::gtest_main)
 target_compile_definitions(scalea_drg_test PRIVATE SCALEA_DRG_CORPUS="${_drg_tests}/corpus")
-gtest_discover_tests(scalea_drg_test TEST_PREFIX unit.drg. DISCOVERY_TIMEOUT 60)
+gtest_discover_tests(scalea_drg_test TEST_PREFIX unit.drg. DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
 
 # Writes the hand-made bad inputs into tests/drg/corpus (run by hand when adding cases):
 #   build/bin/drg_make_corpus tests/drg/corpus [--seeds DIR]
