@@ -30,6 +30,8 @@ const std::vector<std::string>& known_config_keys() {
   static const std::vector<std::string> keys = {
       "SCALEA_ENABLE", "SCALEA_OUTPUT", "SCALEA_QUIET", "SCALEA_START", "SCALEA_CLOCK",
       "SCALEA_FUNCTIONS_INCLUDE", "SCALEA_FUNCTIONS_EXCLUDE",
+      // Counters (collect/papi, docs/counters.md).
+      "SCALEA_COUNTERS", "SCALEA_COUNTER_REGIONS", "SCALEA_PAPI",
       // Read by the MPI layer (collect/mpi, docs/mpi.md).
       "SCALEA_MPI_TIMEOUT", "SCALEA_MPI_CALIBRATE",
       // Set by `scalea run` for its own bookkeeping; not for users.
@@ -63,6 +65,13 @@ Config read_config(char** env) {
       c.functions_include = split_list(value);
     } else if (key == "SCALEA_FUNCTIONS_EXCLUDE") {
       c.functions_exclude = split_list(value);
+    } else if (key == "SCALEA_COUNTERS") {
+      c.counters = value;
+      c.counters_set = true;
+    } else if (key == "SCALEA_COUNTER_REGIONS") {
+      c.counter_regions = value;
+    } else if (key == "SCALEA_PAPI") {
+      ok = parse_bool(value, c.papi);
     } else if (key == "SCALEA_RUN_BY_CLI" || key == "SCALEA_MPI_TIMEOUT" ||
                key == "SCALEA_MPI_CALIBRATE") {
     } else {

@@ -14,6 +14,10 @@ struct Config {
   std::string clock;             // SCALEA_CLOCK=tsc|monotonic
   std::vector<std::string> functions_include;  // SCALEA_FUNCTIONS_INCLUDE: glob list (,)
   std::vector<std::string> functions_exclude;  // SCALEA_FUNCTIONS_EXCLUDE: glob list (,)
+  std::string counters;          // SCALEA_COUNTERS: event list (,), "default" or "none"
+  bool counters_set = false;     // SCALEA_COUNTERS was given (else the default set, silently)
+  std::string counter_regions;   // SCALEA_COUNTER_REGIONS: region kinds that read counters
+  bool papi = true;              // SCALEA_PAPI=off: do not start PAPI (kernel software events only)
   std::vector<std::string> problems;  // invalid values and unknown keys, reported once
 };
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "log.hpp"
+#include "signals.hpp"
 #include "writer.hpp"
 
 extern char** environ;
@@ -62,6 +63,7 @@ Node* ThreadState::new_node(Node* parent, uint32_t region) {
 
 Node* child_of_slow(ThreadState& t, Node* parent, uint32_t region) {
   Node* c = t.new_node(parent, region);
+  if (counters::g_on) c->counted = Recorder::get().region_reads_counters(region);
   t.children.insert(uint64_t(parent->index) << 32 | region, c);
   return c;
 }
@@ -72,6 +74,7 @@ void leave_at(ThreadState& t, size_t i, Ticks when) {
   if (t.stack[i].wait_begin) wait_end(t, t.stack[i], when);
   Frame f = t.stack[i];
   t.stack.erase(t.stack.begin() + long(i));
+  if (f.ctr) counters::on_leave(t, f);
   Ticks d = when > f.enter ? when - f.enter : 0;
   Ticks tasks = t.task_exec_total - f.task_snap;
   if (f.node) record_visit(f.node, d, tasks);
@@ -214,6 +217,7 @@ bool Recorder::start(const char* origin) {
       return;
     }
     for (const std::string& p : config_.problems) log_message("%s", p.c_str());
+    counters::setup(config_);
     const char* rank_env = getenv("OMPI_COMM_WORLD_RANK");
     if (!rank_env) rank_env = getenv("PMI_RANK");
     if (rank_env) rank = std::atoi(rank_env);
@@ -242,6 +246,7 @@ bool Recorder::start(const char* origin) {
     g_measure_on.store(config_.start_on);
     std::atexit(finish_at_exit);
     pthread_atfork(nullptr, nullptr, disable_in_child);
+    install_signal_handlers();
     // Loaded at program start (preloaded or linked), the tool sees the whole run; loaded later by
     // the OpenMP runtime (at the first construct), it adds the time the process ran before.
     // The kernel counts process age in 10 ms ticks: a young process is taken as starting now.
@@ -306,6 +311,11 @@ uint32_t Recorder::named_region(ThreadState& t, RegionKind kind, const char* nam
     if (e.addr == a && e.kind_sub == ks && e.name && std::strcmp(e.name, name) == 0) return e.id;
   }
   return region_slow(t, kind, subkind, a, name, file, line, function);
+}
+
+bool Recorder::region_reads_counters(uint32_t region) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return region < regions_.size() && counters::kind_selected(uint16_t(regions_[region].kind));
 }
 
 uint32_t Recorder::region_slow(ThreadState& t, RegionKind kind, uint16_t subkind, uintptr_t addr,
@@ -399,6 +409,7 @@ void Recorder::finish(const char* why) {
     t->root->s.time = end > t->born ? end - t->born : 0;
     t->root->s.time_min = t->root->s.time_max = t->root->s.time;
   }
+  counters::report_at_end();
   // An event source that writes the experiment itself (the MPI layer, collect/mpi) takes over.
   if (finish_hook_ && finish_hook_(*this, why)) return;
   std::string written, error;

@@ -13,6 +13,7 @@
 
 #include "clock.hpp"
 #include "config.hpp"
+#include "../papi/counters.hpp"
 #include "scalea/format.hpp"
 
 namespace scalea::collect {
@@ -37,6 +38,7 @@ struct Node {
   uint32_t region = 0;
   uint32_t index = 0;          // creation order within the thread; a parent precedes its children
   uint32_t owner = 0;          // index of the thread whose tree holds this node
+  bool counted = false;        // its region kind reads counters (SCALEA_COUNTER_REGIONS)
   Stats s;
   uint64_t counters[kMaxCounters] = {};
 };
@@ -53,6 +55,7 @@ struct Frame {
   void* rec;         // ParallelRecord* for Parallel/ImplicitTask, TaskRecord* for ExplicitTask
   Ticks aux;         // Parallel (master): time its implicit task ended
   FrameType type;
+  uint32_t ctr = 0;  // counter snapshot slot taken at enter (collect/papi), 0 = none
 };
 
 // Shared between the master and the workers of one parallel region; lives in ompt_data_t::ptr.
@@ -136,6 +139,7 @@ struct ThreadState {
 
   ParallelRecord* free_parallel = nullptr;
   TaskRecord* free_tasks = nullptr;
+  counters::ThreadCounters* ctr = nullptr;  // this thread's event sets (collect/papi), lazily
 
   Node* new_node(Node* parent, uint32_t region);
   Node* node_at(uint32_t i) const { return &chunks[i / kChunk][i % kChunk]; }
@@ -166,7 +170,10 @@ inline Node* current_node(const ThreadState& t) {
 inline Frame& push_frame(ThreadState& t, Node* node, FrameType type, Ticks when, uint64_t key = 0,
                          void* rec = nullptr) {
   t.stack.push_back(Frame{node, when, 0, t.task_exec_total, 0, key, rec, 0, type});
-  return t.stack.back();
+  Frame& f = t.stack.back();
+  // Counters (collect/papi): one predictable branch when none are measured.
+  if (__builtin_expect(counters::g_on, 0) && node && node->counted) counters::on_enter(t, f);
+  return f;
 }
 
 // Opens a frame for `region` below the current node.
@@ -290,6 +297,8 @@ class Recorder {
   uint32_t region(ThreadState& t, RegionKind kind, uint16_t subkind, const void* code);
   uint32_t named_region(ThreadState& t, RegionKind kind, const char* name, const char* file,
                         int line, const char* function, uint16_t subkind = 0);
+  // Whether nodes of this region read counters (its kind is in SCALEA_COUNTER_REGIONS).
+  bool region_reads_counters(uint32_t region);
 
   // An event source that writes the experiment itself (the MPI layer unifies across ranks): called
   // by finish() once the threads' trees are closed, instead of write_experiment. Returns false to
@@ -320,6 +329,9 @@ class Recorder {
   // thread's root.
   uint64_t pre_start_ns = 0;
   bool start_estimated = false;
+  // Set before finish() when the run ends abnormally (a signal): written to meta.json.
+  std::vector<std::string> ending_notes;
+  bool ending_complete = true;
   int rank = -1;
 
  private:

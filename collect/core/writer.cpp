@@ -114,6 +114,10 @@ uint32_t put_definitions(Buffer& payload, const std::vector<PortableRegion>& reg
   for (const std::string& m : module_paths) modules_body.put(fmt::ModuleRecord{strings.intern(m), 0, 0});
   for (const fmt::MetricSpec& m : fmt::kCoreMetrics)
     metrics_body.put(fmt::MetricRecord{strings.intern(m.name), uint16_t(m.type), uint16_t(m.merge)});
+  // One column per measured counter (collect/papi): inclusive deltas, summed when merged.
+  for (const std::string& c : counters::measured())
+    metrics_body.put(fmt::MetricRecord{strings.intern("papi:" + c), uint16_t(fmt::MetricType::U64),
+                                       uint16_t(fmt::MetricMerge::Sum)});
   for (const std::string& s : strings.strings()) {
     strings_body.put(uint32_t(s.size()));
     strings_body.put_bytes(s.data(), s.size());
@@ -121,7 +125,7 @@ uint32_t put_definitions(Buffer& payload, const std::vector<PortableRegion>& reg
   payload.section(fmt::kTagStrings, uint32_t(strings.strings().size()), strings_body);
   payload.section(fmt::kTagModules, uint32_t(module_paths.size()), modules_body);
   payload.section(fmt::kTagRegions, uint32_t(regions.size()), regions_body);
-  payload.section(fmt::kTagMetrics, fmt::kCoreMetricCount, metrics_body);
+  payload.section(fmt::kTagMetrics, fmt::kCoreMetricCount + counters::count(), metrics_body);
   return 4;
 }
 
@@ -153,6 +157,7 @@ void put_threads(Buffer& payload, Recorder& rec, const std::vector<uint32_t>& re
           s.iterations, s.dispatches, s.tasks_created, s.bytes_sent, s.bytes_recv,
           ns(s.transfer)};
       body.put_bytes(values, sizeof values);
+      if (counters::count()) body.put_bytes(n->counters, counters::count() * sizeof(uint64_t));
     }
     summary.nodes += t->node_count;
   }
@@ -428,6 +433,7 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   m += "  \"anomalies\": {\"unmatched_end\": " + std::to_string(anomalies.unmatched_end) +
        ", \"unclosed\": " + std::to_string(anomalies.unclosed) + ", \"foreign_resume\": " +
        std::to_string(anomalies.foreign_resume) + "},\n";
+  m += "  \"counters\": " + counters::meta_json() + ",\n";
   for (const auto& [name, value] : extras.raw_fields) m += "  " + json_escape(name) + ": " + value + ",\n";
   if (!extras.definitions_file.empty())
     m += "  \"definitions\": " + json_escape(extras.definitions_file) + ",\n";
@@ -479,7 +485,10 @@ bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger
   std::vector<std::pair<std::string, std::vector<char>>> files;
   std::string name = rank_file_name(rec.rank);
   files.emplace_back(name, encode_process(rec, rec.rank, summary));
-  std::string meta = encode_meta(rec, trigger, {name}, MetaExtras{});
+  MetaExtras extras;
+  extras.complete = rec.ending_complete;
+  extras.notes = rec.ending_notes;
+  std::string meta = encode_meta(rec, trigger, {name}, extras);
   files.emplace_back(fmt::kMetaFile, std::vector<char>(meta.begin(), meta.end()));
   return publish_experiment(dir, files, written_dir, error);
 }

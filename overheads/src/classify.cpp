@@ -129,7 +129,20 @@ struct RunFacts {
   std::vector<double> visits, iterations;
   std::vector<std::string> keys;
   std::vector<double> useful_per_pe;  // useful seconds per thread (for POP metrics)
+  // Exclusive cache misses per level (L1, L2, L3) per node, when the run has the counters.
+  std::array<bool, 3> has_misses{};
+  std::vector<std::array<double, 3>> misses;
 };
+
+// The counter column of a cache level's misses ("papi:PAPI_L1_DCM", ...), or -1.
+int miss_column(const drg::Experiment& e, int level) {
+  static const char* names[3][2] = {{"papi:PAPI_L1_DCM", "papi:PAPI_L1_TCM"},
+                                    {"papi:PAPI_L2_DCM", "papi:PAPI_L2_TCM"},
+                                    {"papi:PAPI_L3_TCM", "papi:PAPI_L3_DCM"}};
+  for (const char* n : names[level])
+    if (e.metric(n) >= 0) return e.metric(n);
+  return -1;
+}
 
 RunFacts measure(const MergedTree& t) {
   const drg::Experiment& e = t.experiment();
@@ -144,6 +157,18 @@ RunFacts measure(const MergedTree& t) {
   f.iterations.resize(n_nodes, 0);
   f.useful_per_pe.assign(e.threads.size(), 0);
   f.keys = node_keys(t);
+  f.misses.assign(n_nodes, {0, 0, 0});
+  for (int level = 0; level < 3; ++level) {
+    int col = miss_column(e, level);
+    if (col < 0) continue;
+    f.has_misses[size_t(level)] = true;
+    // Counters are inclusive: a node's own misses are its value minus its children's.
+    for (uint32_t n = 0; n < n_nodes; ++n) {
+      double v = t.sum(n, col);
+      for (uint32_t ch : t.node(n).children) v -= t.sum(ch, col);
+      f.misses[n][size_t(level)] = std::max(0.0, v);
+    }
+  }
   for (uint32_t n = 0; n < n_nodes; ++n) {
     const drg::MergedNode& mn = t.node(n);
     const drg::Region& r = t.region_of(n);
@@ -351,6 +376,24 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
           f.own[n].add(replicated, moved);
         }
       }
+      // Cache misses beyond the reference's, priced by the calibrated penalty per level.
+      if (rn >= 0 && options.machine && !options.machine->miss_penalty_ns.empty()) {
+        static const char* level_name[3] = {"L1", "L2", "L3"};
+        double d = 0;
+        for (size_t level = 0; level < 3; ++level) {
+          if (!f.has_misses[level] || !rf->has_misses[level]) continue;
+          auto pen = options.machine->miss_penalty_ns.find(level_name[level]);
+          if (pen == options.machine->miss_penalty_ns.end()) continue;
+          double extra = f.misses[n][level] - rf->misses[size_t(rn)][level];
+          if (extra > 0) d += extra * std::max(0.0, pen->second) * 1e-9;
+        }
+        d = std::min(d, std::max(0.0, u - moved));
+        if (d > 0) {
+          f.own[n].add(find_rule(r.kind, r.subkind, Part::ExtraMisses), d);
+          a.misses_priced = true;
+          moved += d;
+        }
+      }
       f.own[n].useful -= moved;
     }
   }
@@ -361,6 +404,46 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     uint32_t parent = run.node(*it).parent;
     if (parent != format::kNoIndex) sub[parent].add(sub[*it]);
+  }
+
+  // The tool's own cost per thread node: visits recorded strictly below it times the calibrated
+  // cost of each visit's kind, plus two counter reads per visit of a region kind that reads
+  // counters (the experiment records the cost of one read on its machine).
+  std::vector<std::vector<double>> noise_below(e.threads.size()), events_below(e.threads.size());
+  if (options.machine) {
+    a.noise_priced = true;
+    double read_ns = 0;
+    std::vector<bool> counted(format::kRegionKindCount, false);
+    const auto& cm = e.meta.contains("counters") ? e.meta["counters"] : nlohmann::json();
+    if (cm.is_object() && cm.contains("measured") && cm["measured"].is_array() &&
+        !cm["measured"].empty()) {
+      read_ns = cm.value("cost_per_read_ns", 0.0);
+      std::string kinds = cm.value("regions", "");
+      for (uint16_t k = 0; k < format::kRegionKindCount; ++k) {
+        std::string name(format::region_kind_name(RegionKind(k)));
+        size_t at = ("," + kinds + ",").find("," + name + ",");
+        counted[k] = at != std::string::npos;
+      }
+    }
+    std::vector<double> kind_cost(format::kRegionKindCount);
+    for (uint16_t k = 0; k < format::kRegionKindCount; ++k) {
+      std::string name(format::region_kind_name(RegionKind(k)));
+      // Barriers of every flavour share the explicit barrier's figure.
+      if (name.rfind("barrier", 0) == 0) name = "barrier";
+      if (name == "nest_lock" || name == "critical") name = "lock";
+      kind_cost[k] = options.machine->cost(name) + (counted[k] ? 2 * read_ns : 0);
+    }
+    for (size_t ti = 0; ti < e.threads.size(); ++ti) {
+      const drg::ThreadTree& th = e.threads[ti];
+      noise_below[ti].assign(th.size(), 0);
+      events_below[ti].assign(th.size(), 0);
+      for (uint32_t tn = uint32_t(th.size()); tn-- > 1;) {
+        double v = e.value(th, tn, c.visits);
+        uint32_t parent = th.parent[tn];
+        noise_below[ti][parent] += noise_below[ti][tn] + v * kind_cost[size_t(e.regions[th.region[tn]].kind)] * 1e-9;
+        events_below[ti][parent] += events_below[ti][tn] + v;
+      }
+    }
   }
 
   a.regions.resize(n_nodes);
@@ -387,6 +470,16 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
       sum_t += ti;
       if (ti > max_t) max_t = ti, o.most_loaded = int(m.thread);
       if (ti < min_t) min_t = ti, o.least_loaded = int(m.thread);
+    }
+    if (options.machine) {
+      double compensated = 0;
+      for (const drg::Member& m : mn.members) {
+        const drg::ThreadTree& th = e.threads[m.thread];
+        double ti = e.value(th, m.node, c.time) * 1e-9;
+        compensated = std::max(compensated, ti - noise_below[m.thread][m.node]);
+        o.events_below += events_below[m.thread][m.node];
+      }
+      o.noise = std::max(0.0, o.t_p - std::max(0.0, compensated));
     }
     for (const drg::Member& m : mn.members) idle_of(m.thread, m.node, n, b);
     double absent = std::max(0.0, p - double(mn.members.size()));

@@ -104,6 +104,11 @@ const std::vector<Rule> kRules = {
      "L += min(sum_i w_i, k T_s(n)) - T_s(n) when every PE repeats the reference visits",
      "every PE repeats the same work: only one copy is useful"},
 
+    // ---- data movement: local memory (needs counters, the reference and a machine file) ----
+    {"memory.extra_misses", kAnyKind, -1, Part::ExtraMisses, false, DM, "local_memory",
+     "D += sum_L max(0, misses_L - misses_L,ref) * penalty_L (at most the region's useful work)",
+     "cache misses beyond the reference run's cost the calibrated miss penalty each (scalea calibrate)"},
+
     // ---- additional computation ----
     {"work.extra", kAnyKind, -1, Part::ExtraWork, false, AC, "algorithm",
      "A += work of regions absent from the reference, and loop work beyond the reference's iterations",

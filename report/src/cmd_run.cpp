@@ -114,6 +114,7 @@ std::string libomp_to_preload() {
 struct RunOptions {
   std::string output;
   bool quiet = false;
+  std::string counters;  // --counters LIST: SCALEA_COUNTERS (docs/counters.md)
   std::vector<std::string> command;
 };
 
@@ -136,6 +137,7 @@ int run(const RunOptions& o) {
   set_env(env, "SCALEA_RUN_BY_CLI", "1");
   if (!o.output.empty()) set_env(env, "SCALEA_OUTPUT", o.output);
   if (o.quiet) set_env(env, "SCALEA_QUIET", "1");
+  if (!o.counters.empty()) set_env(env, "SCALEA_COUNTERS", o.counters);
   // GNU OpenMP has no OMPT: LLVM's libomp implements the GOMP ABI, so it is preloaded in its place.
   bool gomp = false, mpi = false;
   for (const std::string& n : needed_libraries(program)) {
@@ -193,6 +195,9 @@ void add_run(CLI::App& app) {
       "libgomp. The exit status is the program's. Settings: SCALEA_* variables (docs/user-guide.md).");
   cmd->add_option("-o,--output", opts->output, "Experiment directory to create (must not exist)");
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary line at exit");
+  cmd->add_option("--counters", opts->counters,
+                  "Counters to read per region and thread, e.g. perf::PAGE-FAULTS,PAPI_L1_DCM "
+                  "(\"default\", \"none\"; docs/counters.md)");
   cmd->add_option("command", opts->command, "Program and its arguments (after --)")->required();
   cmd->callback([opts] {
     int rc = run(*opts);

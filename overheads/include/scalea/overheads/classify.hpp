@@ -20,8 +20,25 @@
 
 namespace scalea::overheads {
 
+// What `scalea calibrate` measured on a machine (docs/counters.md), as the classifier uses it.
+struct MachineModel {
+  // The tool's own cost per recorded visit, ns, by region kind name ("user", "parallel",
+  // "barrier", "lock", ...); "default" prices kinds without a figure of their own.
+  std::map<std::string, double> tool_cost_ns;
+  // Time penalty of one miss at a cache level ("L1", "L2", "L3"), ns: the latency of the next
+  // level minus this level's. Extra misses over the reference are priced with it.
+  std::map<std::string, double> miss_penalty_ns;
+  double cost(const std::string& kind) const {
+    auto it = tool_cost_ns.find(kind);
+    if (it != tool_cost_ns.end()) return it->second;
+    it = tool_cost_ns.find("default");
+    return it == tool_cost_ns.end() ? 0.0 : it->second;
+  }
+};
+
 struct Options {
   int p = 0;  // processing elements of the run; 0: the number of threads of all ranks
+  const MachineModel* machine = nullptr;  // calibrated machine: prices misses and probe noise
 };
 
 struct RegionOverheads {
@@ -41,6 +58,10 @@ struct RegionOverheads {
   size_t pes_ran = 0;         // PEs that ran the region
   double imbalance = 1;       // max / mean time over the PEs that ran it
   int most_loaded = -1, least_loaded = -1;  // index into Experiment::threads
+  // The tool's own cost inside T_p (s): visits recorded below the region times the calibrated
+  // cost per visit, plus counter reads; T_p - noise is the compensated time. 0 without a machine.
+  double noise = 0;
+  double events_below = 0;    // visits recorded below the region (all PEs)
 };
 
 struct ProgramEfficiency {  // POP metrics, for comparison with other tools
@@ -51,6 +72,8 @@ struct ProgramEfficiency {  // POP metrics, for comparison with other tools
 struct Analysis {
   int p = 1;
   bool has_reference = false;
+  bool noise_priced = false;     // a machine model gave the tool's cost per event
+  bool misses_priced = false;    // extra cache misses over the reference were priced
   std::vector<RegionOverheads> regions;       // one per merged node of the run, same index
   std::vector<RegionOverheads> only_in_reference;
   ProgramEfficiency program;

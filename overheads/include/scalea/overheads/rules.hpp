@@ -24,6 +24,7 @@ enum class Part {
   Replicated,  // work every PE repeated (needs the reference run)
   ExtraWork,   // work the parallel run did beyond the reference's (needs the reference run)
   IdleRoot,    // program region on a non-initial thread: the thread is idle in the runtime
+  ExtraMisses, // cache misses beyond the reference's, priced by the calibrated penalty
 };
 
 // Any region kind (used by the idle and derived parts).

@@ -1,0 +1,585 @@
+#include "counters.hpp"
+
+#include <linux/perf_event.h>
+#include <papi.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include "../core/config.hpp"
+#include "../core/log.hpp"
+#include "../core/recorder.hpp"
+#include "../core/writer.hpp"
+#include "scalea/format.hpp"
+
+namespace scalea::collect::counters {
+
+bool g_on = false;
+namespace detail {
+uint32_t g_count = 0;
+}
+
+namespace {
+
+enum class Backend : uint8_t { Papi, Perf };
+
+struct Event {
+  std::string name;
+  Backend backend;
+  int papi_code = 0;
+  uint32_t perf_type = 0;
+  uint64_t perf_config = 0;
+};
+
+struct Dropped {
+  std::string name, reason;
+};
+
+struct State {
+  std::vector<std::string> requested;
+  std::string requested_by = "default";  // "SCALEA_COUNTERS" or "default"
+  std::vector<Event> events;             // measured, column order
+  std::vector<std::string> names;
+  std::vector<uint32_t> papi_cols, perf_cols;  // column of each backend's i-th event
+  std::vector<Dropped> dropped;
+  bool papi_wanted = true, papi_started = false, multiplexed = false;
+  std::string papi_problem, papi_version;
+  std::vector<std::string> papi_components;  // "name: active" / "name: disabled (why)"
+  std::vector<std::string> offered;          // what this machine can measure
+  bool kinds[format::kRegionKindCount] = {};
+  std::string kinds_text;
+  double cost_per_read_ns = 0;
+  std::atomic<uint64_t> read_failures{0};
+  std::atomic<uint64_t> thread_failures{0};
+  std::string first_failure;
+  std::mutex mu;
+};
+
+State& st() {
+  static State* s = new State();  // never destroyed: threads may read while the process exits
+  return *s;
+}
+
+// The default set serves the cache-miss drill-down: misses and accesses at L1, L2 and L3,
+// cycles, instructions. Events the machine lacks are dropped silently (meta.json says which).
+const std::vector<std::string> kDefaultEvents = {"PAPI_L1_DCM", "PAPI_L1_DCA", "PAPI_L2_DCM",
+                                                 "PAPI_L2_DCA", "PAPI_L3_TCM", "PAPI_L3_TCA",
+                                                 "PAPI_TOT_CYC", "PAPI_TOT_INS"};
+
+// Coarse region kinds read counters by default: one PAPI_read costs about 0.5-1 us without
+// rdpmc, far more than a clock read, so barriers, locks, tasks and atomics do not.
+const format::RegionKind kCoarseKinds[] = {
+    format::RegionKind::Parallel, format::RegionKind::Loop,      format::RegionKind::Sections,
+    format::RegionKind::Single,   format::RegionKind::Workshare, format::RegionKind::Taskloop,
+    format::RegionKind::Distribute, format::RegionKind::User,    format::RegionKind::Mpi};
+
+struct SoftwareEvent {
+  const char* name;
+  uint64_t config;
+};
+// The kernel's software events under the names PAPI's perf_event component gives them.
+const SoftwareEvent kSoftware[] = {
+    {"PAGE-FAULTS", PERF_COUNT_SW_PAGE_FAULTS},   {"FAULTS", PERF_COUNT_SW_PAGE_FAULTS},
+    {"MINOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MIN}, {"MAJOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MAJ},
+    {"TASK-CLOCK", PERF_COUNT_SW_TASK_CLOCK},     {"CPU-CLOCK", PERF_COUNT_SW_CPU_CLOCK},
+    {"CONTEXT-SWITCHES", PERF_COUNT_SW_CONTEXT_SWITCHES}, {"CS", PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {"CPU-MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS}, {"MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS},
+    {"ALIGNMENT-FAULTS", PERF_COUNT_SW_ALIGNMENT_FAULTS},
+    {"EMULATION-FAULTS", PERF_COUNT_SW_EMULATION_FAULTS},
+};
+const char* kSoftwareShown[] = {"perf::PAGE-FAULTS", "perf::MINOR-FAULTS", "perf::MAJOR-FAULTS",
+                                "perf::TASK-CLOCK", "perf::CPU-CLOCK", "perf::CONTEXT-SWITCHES",
+                                "perf::CPU-MIGRATIONS"};
+
+bool software_event(const std::string& name, uint64_t& config) {
+  std::string n = name;
+  if (n.rfind("perf::", 0) == 0) n = n.substr(6);
+  else return false;
+  if (n.rfind("PERF_COUNT_SW_", 0) == 0) {
+    n = n.substr(14);
+    for (char& ch : n) if (ch == '_') ch = '-';
+  }
+  for (const SoftwareEvent& e : kSoftware)
+    if (n == e.name) return config = e.config, true;
+  return false;
+}
+
+int perf_open(uint32_t type, uint64_t config, int group, bool leader) {
+  perf_event_attr a;
+  std::memset(&a, 0, sizeof a);
+  a.size = sizeof a;
+  a.type = type;
+  a.config = config;
+  a.exclude_kernel = 1;  // perf_event_paranoid 2 allows user-level counting only
+  a.exclude_hv = 1;
+  if (leader) a.read_format = PERF_FORMAT_GROUP;
+  return int(syscall(SYS_perf_event_open, &a, 0, -1, group, PERF_FLAG_FD_CLOEXEC));
+}
+
+unsigned long papi_thread_id() { return (unsigned long)pthread_self(); }
+
+// Builds a PAPI event set holding `codes`; -1 on failure (why in `why`).
+int papi_set(const std::vector<int>& codes, bool multiplex, std::string& why) {
+  int set = PAPI_NULL;
+  int r = PAPI_create_eventset(&set);
+  if (r != PAPI_OK) return why = std::string("PAPI_create_eventset: ") + PAPI_strerror(r), -1;
+  if (multiplex) {
+    r = PAPI_assign_eventset_component(set, 0);
+    if (r == PAPI_OK) r = PAPI_set_multiplex(set);
+    if (r != PAPI_OK) {
+      why = std::string("PAPI_set_multiplex: ") + PAPI_strerror(r);
+      PAPI_destroy_eventset(&set);
+      return -1;
+    }
+  }
+  for (int code : codes) {
+    r = PAPI_add_event(set, code);
+    if (r != PAPI_OK) {
+      why = std::string(r == PAPI_ECNFLCT ? "conflict" : "PAPI_add_event: ") + PAPI_strerror(r);
+      PAPI_cleanup_eventset(set);
+      PAPI_destroy_eventset(&set);
+      return r == PAPI_ECNFLCT ? -2 : -1;
+    }
+  }
+  r = PAPI_start(set);
+  if (r != PAPI_OK) {
+    why = std::string("PAPI_start: ") + PAPI_strerror(r);
+    PAPI_cleanup_eventset(set);
+    PAPI_destroy_eventset(&set);
+    return r == PAPI_ECNFLCT ? -2 : -1;
+  }
+  return set;
+}
+
+void papi_close(int& set) {
+  if (set < 0) return;
+  long long v[kMax];
+  PAPI_stop(set, v);
+  PAPI_cleanup_eventset(set);
+  PAPI_destroy_eventset(&set);
+  set = -1;
+}
+
+void close_thread(ThreadCounters& c) {
+  papi_close(c.papi_set);
+  for (int fd : c.perf_fds) close(fd);
+  c.perf_fds.clear();
+  c.perf_leader = -1;
+}
+
+// Starts this thread's event sets; false (with why) when it cannot.
+bool open_thread(ThreadCounters& c, std::string& why) {
+  State& s = st();
+  if (!s.papi_cols.empty()) {
+    std::vector<int> codes;
+    for (uint32_t col : s.papi_cols) codes.push_back(s.events[col].papi_code);
+    c.papi_set = papi_set(codes, s.multiplexed, why);
+    if (c.papi_set < 0) return c.papi_set = -1, false;
+  }
+  for (uint32_t col : s.perf_cols) {
+    const Event& e = s.events[col];
+    int fd = perf_open(e.perf_type, e.perf_config, c.perf_leader, c.perf_leader < 0);
+    if (fd < 0) {
+      why = e.name + ": perf_event_open: " + std::strerror(errno);
+      close_thread(c);
+      return false;
+    }
+    if (c.perf_leader < 0) c.perf_leader = fd;
+    c.perf_fds.push_back(fd);
+  }
+  return true;
+}
+
+bool read_thread(ThreadCounters& c, uint64_t* out) {
+  State& s = st();
+  if (c.papi_set >= 0) {
+    long long v[kMax];
+    if (PAPI_read(c.papi_set, v) != PAPI_OK) return false;
+    for (size_t i = 0; i < s.papi_cols.size(); ++i) out[s.papi_cols[i]] = uint64_t(v[i]);
+  }
+  if (c.perf_leader >= 0) {
+    uint64_t buf[1 + kMax];
+    size_t want = (1 + s.perf_cols.size()) * 8;
+    ssize_t n = ::read(c.perf_leader, buf, want);
+    if (n != ssize_t(want) || buf[0] != s.perf_cols.size()) return false;
+    for (size_t i = 0; i < s.perf_cols.size(); ++i) out[s.perf_cols[i]] = buf[1 + i];
+  }
+  return true;
+}
+
+std::vector<std::string> split(const std::string& v) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= v.size()) {
+    size_t comma = v.find(',', start);
+    if (comma == std::string::npos) comma = v.size();
+    std::string item = v.substr(start, comma - start);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (!item.empty()) out.push_back(item);
+    start = comma + 1;
+  }
+  return out;
+}
+
+void parse_kinds(const std::string& spec, State& s, std::vector<std::string>& problems) {
+  std::string v = spec.empty() ? "coarse" : spec;
+  for (bool& k : s.kinds) k = false;
+  for (const std::string& item : split(v)) {
+    if (item == "coarse" || item == "default") {
+      for (format::RegionKind k : kCoarseKinds) s.kinds[size_t(k)] = true;
+      continue;
+    }
+    if (item == "all") {
+      for (bool& k : s.kinds) k = true;
+      continue;
+    }
+    bool found = false;
+    for (uint16_t k = 0; k < format::kRegionKindCount; ++k)
+      if (format::region_kind_name(format::RegionKind(k)) == item) s.kinds[k] = found = true;
+    if (!found) problems.push_back("unknown region kind '" + item + "' in SCALEA_COUNTER_REGIONS ignored");
+  }
+  s.kinds_text.clear();
+  for (uint16_t k = 0; k < format::kRegionKindCount; ++k)
+    if (s.kinds[k])
+      s.kinds_text += (s.kinds_text.empty() ? "" : ",") +
+                      std::string(format::region_kind_name(format::RegionKind(k)));
+}
+
+void start_papi(State& s) {
+  int r = PAPI_library_init(PAPI_VER_CURRENT);
+  if (r != PAPI_VER_CURRENT) {
+    s.papi_problem = r > 0 ? "PAPI_library_init: version mismatch"
+                           : std::string("PAPI_library_init: ") + PAPI_strerror(r);
+    return;
+  }
+  r = PAPI_thread_init(papi_thread_id);
+  if (r != PAPI_OK) {
+    s.papi_problem = std::string("PAPI_thread_init: ") + PAPI_strerror(r);
+    return;
+  }
+  s.papi_started = true;
+  char ver[32];
+  std::snprintf(ver, sizeof ver, "%d.%d.%d", PAPI_VERSION_MAJOR(PAPI_VER_CURRENT),
+                PAPI_VERSION_MINOR(PAPI_VER_CURRENT), PAPI_VERSION_REVISION(PAPI_VER_CURRENT));
+  s.papi_version = ver;
+  int ncomp = PAPI_num_components();
+  for (int cid = 0; cid < ncomp; ++cid) {
+    const PAPI_component_info_t* ci = PAPI_get_component_info(cid);
+    if (!ci) continue;
+    std::string line = std::string(ci->name) + ": ";
+    if (ci->disabled) line += std::string("disabled (") + ci->disabled_reason + ")";
+    else line += "active, " + std::to_string(ci->num_native_events) + " native events, " +
+                 std::to_string(ci->num_cntrs) + " counters";
+    s.papi_components.push_back(line);
+  }
+  // What PAPI offers: its available presets (first few) and native event count.
+  int code = PAPI_PRESET_MASK;
+  int presets = 0;
+  if (PAPI_enum_event(&code, PAPI_ENUM_FIRST) == PAPI_OK) {
+    do {
+      PAPI_event_info_t info;
+      if (PAPI_get_event_info(code, &info) == PAPI_OK && info.count > 0) {
+        if (presets < 12) s.offered.push_back(info.symbol);
+        ++presets;
+      }
+    } while (PAPI_enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
+  }
+  if (presets > 12) s.offered.push_back("... (" + std::to_string(presets) + " PAPI presets)");
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& measured() { return st().names; }
+
+bool kind_selected(uint16_t kind) { return kind < format::kRegionKindCount && st().kinds[kind]; }
+
+void setup(const Config& c) {
+  State& s = st();
+  std::vector<std::string> problems;
+  parse_kinds(c.counter_regions, s, problems);
+  s.papi_wanted = c.papi;
+  if (c.counters_set) {
+    s.requested_by = "SCALEA_COUNTERS";
+    std::string v = c.counters;
+    if (v == "none" || v == "off" || v == "0") s.requested.clear();
+    else if (v == "default") s.requested = kDefaultEvents;
+    else
+      for (const std::string& item : split(v)) {
+        if (item == "default") s.requested.insert(s.requested.end(), kDefaultEvents.begin(), kDefaultEvents.end());
+        else s.requested.push_back(item);
+      }
+  } else {
+    s.requested = kDefaultEvents;
+  }
+  bool explicit_request = c.counters_set && !s.requested.empty();
+  for (const std::string& p : problems) log_message("%s", p.c_str());
+  if (s.requested.empty()) return;
+
+  if (!s.papi_wanted) s.papi_problem = "PAPI not started (SCALEA_PAPI=off)";
+  else start_papi(s);
+
+  // The kernel's software events, when perf_event_open works here.
+  bool perf_ok = false;
+  {
+    int fd = perf_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, -1, false);
+    if (fd >= 0) perf_ok = true, close(fd);
+  }
+  if (perf_ok)
+    for (const char* n : kSoftwareShown) s.offered.push_back(n);
+
+  // Each event alone first.
+  for (const std::string& name : s.requested) {
+    bool dup = false;
+    for (const Event& e : s.events) dup = dup || e.name == name;
+    if (dup) continue;
+    if (s.events.size() >= kMax) {
+      s.dropped.push_back({name, "more than " + std::to_string(kMax) + " events requested"});
+      continue;
+    }
+    std::string why;
+    if (s.papi_started) {
+      int code = 0;
+      int r = PAPI_event_name_to_code(const_cast<char*>(name.c_str()), &code);
+      if (r == PAPI_OK) {
+        int set = papi_set({code}, false, why);
+        if (set >= 0) {
+          long long v[1];
+          int rr = PAPI_read(set, v);
+          papi_close(set);
+          if (rr == PAPI_OK) {
+            Event e{name, Backend::Papi, code, 0, 0};
+            s.events.push_back(e);
+            continue;
+          }
+          why = std::string("PAPI_read: ") + PAPI_strerror(rr);
+        }
+      } else {
+        why = std::string("not available in PAPI (") + PAPI_strerror(r) + ")";
+      }
+    } else {
+      why = s.papi_problem;
+    }
+    uint64_t config = 0;
+    if (software_event(name, config)) {
+      int fd = perf_open(PERF_TYPE_SOFTWARE, config, -1, true);
+      if (fd >= 0) {
+        uint64_t buf[2];
+        bool ok = ::read(fd, buf, sizeof buf) == ssize_t(sizeof buf);
+        close(fd);
+        if (ok) {
+          s.events.push_back(Event{name, Backend::Perf, 0, PERF_TYPE_SOFTWARE, config});
+          continue;
+        }
+        why = "reading the kernel's software event failed";
+      } else {
+        why = std::string("perf_event_open: ") + std::strerror(errno);
+      }
+    } else if (why.empty()) {
+      why = "unknown event";
+    }
+    s.dropped.push_back({name, why});
+  }
+  // Then together: more PAPI events than counters are multiplexed.
+  for (uint32_t i = 0; i < s.events.size(); ++i)
+    (s.events[i].backend == Backend::Papi ? s.papi_cols : s.perf_cols).push_back(i);
+  if (!s.papi_cols.empty()) {
+    std::vector<int> codes;
+    for (uint32_t col : s.papi_cols) codes.push_back(s.events[col].papi_code);
+    std::string why;
+    int set = papi_set(codes, false, why);
+    if (set == -2 && PAPI_multiplex_init() == PAPI_OK) {
+      set = papi_set(codes, true, why);
+      if (set >= 0) s.multiplexed = true;
+    }
+    if (set < 0) {
+      // Keep what fits alone: the first event; drop the rest with the reason.
+      for (size_t i = 1; i < s.papi_cols.size(); ++i)
+        s.dropped.push_back({s.events[s.papi_cols[i]].name, "cannot be counted together: " + why});
+      std::vector<Event> kept;
+      for (uint32_t i = 0; i < s.events.size(); ++i)
+        if (s.events[i].backend != Backend::Papi || i == s.papi_cols[0]) kept.push_back(s.events[i]);
+      s.events = kept;
+      s.papi_cols.clear();
+      s.perf_cols.clear();
+      for (uint32_t i = 0; i < s.events.size(); ++i)
+        (s.events[i].backend == Backend::Papi ? s.papi_cols : s.perf_cols).push_back(i);
+    } else {
+      papi_close(set);
+    }
+  }
+  for (const Event& e : s.events) s.names.push_back(e.name);
+  detail::g_count = uint32_t(s.events.size());
+
+  // The cost of one read on this machine, on this thread.
+  if (!s.events.empty()) {
+    ThreadCounters probe;
+    std::string why;
+    if (open_thread(probe, why)) {
+      uint64_t v[kMax];
+      read_thread(probe, v);
+      constexpr int kReads = 200;
+      uint64_t t0 = monotonic_ns();
+      for (int i = 0; i < kReads; ++i) read_thread(probe, v);
+      s.cost_per_read_ns = double(monotonic_ns() - t0) / kReads;
+      close_thread(probe);
+    } else {
+      s.dropped.clear();
+      for (const Event& e : s.events) s.dropped.push_back({e.name, why});
+      s.events.clear();
+      s.names.clear();
+      s.papi_cols.clear();
+      s.perf_cols.clear();
+      detail::g_count = 0;
+    }
+  }
+  g_on = !s.events.empty();
+
+  // One message, only when the user asked for events.
+  if (explicit_request && (!s.dropped.empty() || s.events.empty())) {
+    // Events dropped for the same reason are named together.
+    std::vector<std::pair<std::string, std::string>> groups;  // reason -> names
+    for (const Dropped& d : s.dropped) {
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == d.reason; });
+      if (it == groups.end()) groups.emplace_back(d.reason, d.name);
+      else it->second += ", " + d.name;
+    }
+    std::string drops;
+    for (const auto& [reason, names] : groups) drops += (drops.empty() ? "" : "; ") + names + " (" + reason + ")";
+    std::string offers = s.offered.empty() ? "nothing" : joined(s.offered);
+    std::string papi = s.papi_started ? "" : " [" + s.papi_problem + "]";
+    if (s.events.empty())
+      log_message("counters: none of the requested events can be measured: %s; this machine offers: "
+                  "%s%s. The run goes on with time only.", drops.c_str(), offers.c_str(), papi.c_str());
+    else
+      log_message("counters: dropped %s; measuring %s; this machine offers: %s%s", drops.c_str(),
+                  joined(s.names).c_str(), offers.c_str(), papi.c_str());
+  }
+  if (explicit_request && s.multiplexed)
+    log_message("counters: %zu events multiplexed on fewer hardware counters (values are estimates)",
+                s.events.size());
+}
+
+bool read(ThreadState& t, uint64_t* out) {
+  ThreadCounters* c = t.ctr;
+  if (!c) {
+    c = new ThreadCounters();
+    c->snaps.resize(size_t(16) * count());
+    c->slots = 1;
+    std::string why;
+    if (!open_thread(*c, why)) {
+      c->broken = true;
+      State& s = st();
+      if (s.thread_failures.fetch_add(1) == 0) {
+        std::lock_guard<std::mutex> lock(s.mu);
+        s.first_failure = why;
+      }
+    }
+    t.ctr = c;
+  }
+  if (c->broken) return false;
+  if (!read_thread(*c, out)) {
+    st().read_failures.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+void on_enter(ThreadState& t, Frame& f) {
+  uint32_t n = count();
+  ThreadCounters* c = t.ctr;
+  if (c && c->broken) return;
+  uint64_t v[kMax];
+  if (!read(t, v)) return;
+  c = t.ctr;
+  uint32_t slot;
+  if (!c->free_slots.empty()) {
+    slot = c->free_slots.back();
+    c->free_slots.pop_back();
+  } else {
+    slot = c->slots++;
+    if (c->snaps.size() < size_t(c->slots) * n) c->snaps.resize(size_t(c->slots) * n * 2);
+  }
+  std::memcpy(&c->snaps[size_t(slot) * n], v, n * sizeof(uint64_t));
+  f.ctr = slot;
+}
+
+void on_leave(ThreadState& t, const Frame& f) {
+  ThreadCounters* c = t.ctr;
+  if (!c) return;
+  uint32_t n = count();
+  uint64_t v[kMax];
+  if (read(t, v) && f.node) {
+    const uint64_t* snap = &c->snaps[size_t(f.ctr) * n];
+    for (uint32_t i = 0; i < n; ++i) f.node->counters[i] += v[i] > snap[i] ? v[i] - snap[i] : 0;
+  }
+  c->free_slots.push_back(f.ctr);
+}
+
+std::string meta_json() {
+  State& s = st();
+  auto list = [](const std::vector<std::string>& v) {
+    std::string out = "[";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + json_escape(v[i]);
+    return out + "]";
+  };
+  std::string m = "{\"requested\": " + list(s.requested) + ", \"requested_by\": " +
+                  json_escape(s.requested_by) + ", \"measured\": [";
+  for (size_t i = 0; i < s.events.size(); ++i)
+    m += std::string(i ? ", " : "") + "{\"name\": " + json_escape(s.events[i].name) +
+         ", \"column\": " + json_escape("papi:" + s.events[i].name) + ", \"backend\": " +
+         json_escape(s.events[i].backend == Backend::Papi ? "papi" : "perf_event") + "}";
+  m += "], \"dropped\": [";
+  for (size_t i = 0; i < s.dropped.size(); ++i)
+    m += std::string(i ? ", " : "") + "{\"name\": " + json_escape(s.dropped[i].name) +
+         ", \"reason\": " + json_escape(s.dropped[i].reason) + "}";
+  char cost[64];
+  std::snprintf(cost, sizeof cost, "%.1f", s.cost_per_read_ns);
+  m += "], \"multiplexed\": " + std::string(s.multiplexed ? "true" : "false") +
+       ", \"read_failures\": " + std::to_string(s.read_failures.load()) +
+       ", \"threads_failed\": " + std::to_string(s.thread_failures.load()) +
+       ", \"cost_per_read_ns\": " + cost + ", \"regions\": " + json_escape(s.kinds_text) +
+       ", \"offered\": " + list(s.offered) + ", \"papi\": {\"started\": " +
+       (s.papi_started ? "true" : "false") + ", \"version\": " + json_escape(s.papi_version) +
+       ", \"problem\": " + json_escape(s.papi_problem) + ", \"components\": " +
+       list(s.papi_components) + "}}";
+  return m;
+}
+
+void report_at_end() {
+  State& s = st();
+  uint64_t f = s.read_failures.load(), tf = s.thread_failures.load();
+  if (f)
+    log_message("counters: %llu counter reads failed; the regions concerned have partial counts",
+                (unsigned long long)f);
+  if (tf)
+    log_message("counters: %llu thread(s) could not start their counters (%s); they have none",
+                (unsigned long long)tf, s.first_failure.c_str());
+}
+
+void reset_for_tests() {
+  State& s = st();
+  s.requested.clear();
+  s.events.clear();
+  s.names.clear();
+  s.papi_cols.clear();
+  s.perf_cols.clear();
+  s.dropped.clear();
+  s.offered.clear();
+  s.papi_components.clear();
+  g_on = false;
+  detail::g_count = 0;
+}
+
+}  // namespace scalea::collect::counters

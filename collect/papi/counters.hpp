@@ -1,0 +1,75 @@
+// Counters per region and thread (docs/counters.md): PAPI for every event PAPI offers, and the
+// Linux kernel's software events (perf::PAGE-FAULTS, perf::TASK-CLOCK, ...) read directly with
+// perf_event_open when PAPI's perf_event component is disabled (it is on a machine without a
+// hardware PMU: libpfm4 finds no default PMU and PAPI then offers no event at all). Both backends
+// take the same path: validated one by one at start, one event set per thread, one read at the
+// enter and one at the leave of the selected region kinds, deltas summed per call-path node.
+//
+// Included by the recorder (collect/core/recorder.hpp): nothing here may include it back.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace scalea::collect {
+
+struct Config;
+struct ThreadState;
+struct Frame;
+
+namespace counters {
+
+inline constexpr uint32_t kMax = 8;  // = kMaxCounters of the recorder's Node
+
+// True once at least one event is measured: the recorder's hot path tests only this.
+extern bool g_on;
+
+// One thread's event sets and its snapshot slots (a frame holds a slot index, 0 = none; frames
+// may close out of order, so slots come from a free list, not a stack).
+struct ThreadCounters {
+  int papi_set = -1;         // PAPI event set of this thread (-1: none)
+  int perf_leader = -1;      // perf_event group leader fd (-1: none)
+  std::vector<int> perf_fds;
+  bool broken = false;       // the thread could not start its counters: it reads nothing
+  std::vector<uint64_t> snaps;       // slot-major: snaps[slot * n + i]; slot 0 unused
+  std::vector<uint32_t> free_slots;
+  uint32_t slots = 1;
+};
+
+// Validates the requested events (SCALEA_COUNTERS or the default set), starts PAPI when needed,
+// measures the cost of one read and reports once what was dropped and why. Called once, by the
+// recorder's start, on the thread that starts the tool. Never fails the program.
+void setup(const Config& c);
+
+// Measured events, in column order (names as requested, e.g. "perf::PAGE-FAULTS").
+const std::vector<std::string>& measured();
+inline uint32_t count();
+
+// Whether nodes of this region kind read counters (SCALEA_COUNTER_REGIONS).
+bool kind_selected(uint16_t kind);
+
+// Reads this thread's counters into out[0..count()). False on failure (counted; reported once).
+bool read(ThreadState& t, uint64_t* out);
+
+// Frame hooks (called only when g_on and the frame's node is selected).
+void on_enter(ThreadState& t, Frame& f);
+void on_leave(ThreadState& t, const Frame& f);
+
+// The meta.json value of "counters": requested, measured, dropped (with reasons), multiplexed,
+// read failures, cost per read.
+std::string meta_json();
+
+// Says once, at the end of the run, how many reads failed (nothing when none did).
+void report_at_end();
+
+// For tests: forget everything (the unit tests start several recorders' worth of state).
+void reset_for_tests();
+
+namespace detail {
+extern uint32_t g_count;
+}
+inline uint32_t count() { return detail::g_count; }
+
+}  // namespace counters
+}  // namespace scalea::collect

@@ -1,0 +1,166 @@
+// Counters per region and thread under the real tool: planted first-touch page faults land on
+// the region and thread that made them; unavailable events are dropped with one message; the
+// run goes on with time only when nothing can be measured or PAPI is switched off.
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "harness.hpp"
+
+namespace scalea::test {
+namespace {
+
+constexpr long kPages = 3000;
+const std::string kFaults = "papi:perf::PAGE-FAULTS";
+
+std::string app_path() { return SCALEA_PAPI_APP; }
+
+nlohmann::json meta_of(const Run& r) {
+  std::ifstream in(r.experiment + "/meta.json");
+  return nlohmann::json::parse(in);
+}
+
+long value_after(const std::string& out, const std::string& key) {
+  size_t at = out.find(key + " ");
+  return at == std::string::npos ? -1 : std::atol(out.c_str() + at + key.size() + 1);
+}
+
+size_t count_lines(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(what) != std::string::npos) ++n;
+  return n;
+}
+
+// Per experiment thread: the page faults of merged node `n` (threads without it: absent).
+std::map<uint64_t, double> faults_by_tid(const Measured& m, uint32_t n) {
+  std::map<uint64_t, double> out;
+  int col = m.exp().metric(kFaults);
+  for (const auto& [ti, v] : m.tree().per_thread(n, col)) out[m.exp().threads[ti].os_tid] = v;
+  return out;
+}
+
+TEST(Counters, PlantedPageFaultsLandOnRegionAndThread) {
+  AppRun r = run_with_tool({app_path(), "faults", std::to_string(kPages)},
+                        {{"SCALEA_COUNTERS", "perf::PAGE-FAULTS"}});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(r.err.find("counters:"), std::string::npos) << r.err;  // nothing dropped: no message
+  long tid2 = value_after(r.out, "tid2");
+  ASSERT_GT(tid2, 0) << r.out;
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  ASSERT_GE(m.exp().metric(kFaults), 0) << "no counter column";
+  auto meta = meta_of(r);
+  ASSERT_EQ(meta["counters"]["measured"].size(), 1u) << meta["counters"].dump();
+  EXPECT_EQ(meta["counters"]["measured"][0]["column"], kFaults);
+  EXPECT_GT(meta["counters"]["cost_per_read_ns"].get<double>(), 0);
+
+  uint32_t par = m.child(m.root(), RegionKind::Parallel);
+  uint32_t touch = m.child(par, RegionKind::User, "touch");
+  ASSERT_NE(touch, kNone);
+  auto by_tid = faults_by_tid(m, touch);
+  ASSERT_EQ(by_tid.size(), 3u);
+  ASSERT_TRUE(by_tid.count(uint64_t(tid2))) << "thread 2's tid not in the experiment";
+  // Every touched page faults once; a few more (stack, libc) are allowed.
+  EXPECT_GE(by_tid[uint64_t(tid2)], kPages);
+  EXPECT_LE(by_tid[uint64_t(tid2)], kPages * 1.02 + 30);
+  for (const auto& [tid, v] : by_tid)
+    if (tid != uint64_t(tid2)) EXPECT_LT(v, 30) << "thread " << tid << " in touch";
+  // The enclosing parallel region includes them (inclusive counts); the serial region has few.
+  auto par_by_tid = faults_by_tid(m, par);
+  EXPECT_GE(par_by_tid[uint64_t(tid2)], kPages);
+  uint32_t quiet = m.child(m.root(), RegionKind::User, "quiet");
+  EXPECT_LT(m.sum(quiet, kFaults), 30);
+  // Barriers do not read counters by default (coarse regions only).
+  for (uint32_t b : m.descendants(par, RegionKind::BarrierImplicit)) EXPECT_EQ(m.sum(b, kFaults), 0);
+}
+
+TEST(Counters, RegionKindsChosenByUser) {
+  AppRun r = run_with_tool({app_path(), "faults", std::to_string(kPages)},
+                        {{"SCALEA_COUNTERS", "perf::PAGE-FAULTS"}, {"SCALEA_COUNTER_REGIONS", "parallel"}});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  long tid2 = value_after(r.out, "tid2");
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  uint32_t par = m.child(m.root(), RegionKind::Parallel);
+  uint32_t touch = m.child(par, RegionKind::User, "touch");
+  EXPECT_EQ(m.sum(touch, kFaults), 0);  // user regions do not read counters now
+  auto par_by_tid = faults_by_tid(m, par);
+  EXPECT_GE(par_by_tid[uint64_t(tid2)], kPages);
+  EXPECT_EQ(meta_of(r)["counters"]["regions"], "parallel");
+}
+
+TEST(Counters, UnknownEventIsDroppedWithOneMessage) {
+  AppRun r = run_with_tool({app_path(), "faults", "100"},
+                        {{"SCALEA_COUNTERS", "perf::PAGE-FAULTS,NO_SUCH_EVENT,PAPI_L1_DCM"}});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(count_lines(r.err, "counters:"), 1u) << r.err;
+  EXPECT_NE(r.err.find("NO_SUCH_EVENT"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("this machine offers"), std::string::npos) << r.err;
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  EXPECT_GE(m.exp().metric(kFaults), 0);
+  EXPECT_LT(m.exp().metric("papi:NO_SUCH_EVENT"), 0);
+  auto c = meta_of(r)["counters"];
+  std::vector<std::string> dropped;
+  for (const auto& d : c["dropped"]) dropped.push_back(d["name"]);
+  EXPECT_NE(std::find(dropped.begin(), dropped.end(), "NO_SUCH_EVENT"), dropped.end()) << c.dump();
+  // PAPI_L1_DCM is measured where the machine has it, dropped where it does not; never lost.
+  bool measured_l1 = m.exp().metric("papi:PAPI_L1_DCM") >= 0;
+  bool dropped_l1 = std::find(dropped.begin(), dropped.end(), "PAPI_L1_DCM") != dropped.end();
+  EXPECT_NE(measured_l1, dropped_l1);
+}
+
+TEST(Counters, NothingMeasurableRunsWithTimeOnly) {
+  AppRun r = run_with_tool({app_path(), "faults", "100"}, {{"SCALEA_COUNTERS", "NO_SUCH_EVENT"}});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(count_lines(r.err, "counters:"), 1u) << r.err;
+  EXPECT_NE(r.err.find("time only"), std::string::npos) << r.err;
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  for (const std::string& name : m.exp().metrics) EXPECT_NE(name.rfind("papi:", 0), 0u) << name;
+  uint32_t par = m.child(m.root(), RegionKind::Parallel);
+  EXPECT_GT(m.sum(par, "time"), 0);
+}
+
+TEST(Counters, PapiSwitchedOff) {
+  AppRun r = run_with_tool({app_path(), "faults", std::to_string(kPages)},
+                        {{"SCALEA_COUNTERS", "PAPI_TOT_CYC,perf::PAGE-FAULTS"}, {"SCALEA_PAPI", "off"}});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(count_lines(r.err, "counters:"), 1u) << r.err;
+  EXPECT_NE(r.err.find("SCALEA_PAPI=off"), std::string::npos) << r.err;
+  auto c = meta_of(r)["counters"];
+  EXPECT_FALSE(c["papi"]["started"].get<bool>());
+  ASSERT_EQ(c["measured"].size(), 1u) << c.dump();
+  EXPECT_EQ(c["measured"][0]["backend"], "perf_event");
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  uint32_t touch = m.child(m.child(m.root(), RegionKind::Parallel), RegionKind::User, "touch");
+  EXPECT_GE(m.sum(touch, kFaults), kPages);
+}
+
+TEST(Counters, DefaultSetIsSilent) {
+  AppRun r = run_with_tool({app_path(), "faults", "100"});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(r.err.find("counters:"), std::string::npos) << r.err;
+  auto c = meta_of(r)["counters"];
+  EXPECT_EQ(c["requested_by"], "default");
+  EXPECT_EQ(c["requested"].size(), 8u);
+  EXPECT_EQ(c["measured"].size() + c["dropped"].size(), 8u) << c.dump();
+  Measured m(r);
+  EXPECT_TRUE(m.ok());
+}
+
+TEST(Counters, ScaleaRunCountersOption) {
+  AppRun r = run_scalea_cli({"run", "-q", "-o", "{exp}", "--counters", "perf::PAGE-FAULTS", "--",
+                          app_path(), "faults", "500"});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  uint32_t touch = m.child(m.child(m.root(), RegionKind::Parallel), RegionKind::User, "touch");
+  EXPECT_GE(m.sum(touch, kFaults), 500);
+}
+
+}  // namespace
+}  // namespace scalea::test
