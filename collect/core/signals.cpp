@@ -1,0 +1,110 @@
+#include "signals.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+
+#include "log.hpp"
+#include "recorder.hpp"
+
+namespace scalea::collect {
+namespace {
+
+int g_pipe[2] = {-1, -1};
+pid_t g_pid = 0;
+std::atomic<int> g_handling{0};   // the first signal handled; later ones take their default action
+std::atomic<bool> g_written{false};
+
+constexpr int kTerminating[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr int kCrashes[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+// A writer that cannot finish (e.g. the crash left the heap locked) must not hang the process.
+constexpr int kWriteTimeoutSeconds = 10;
+
+[[noreturn]] void die_by(int sig) {
+  signal(sig, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  raise(sig);
+  _exit(128 + sig);  // a blocked or ignored signal: still end as the program would have
+}
+
+bool is_crash(int sig) {
+  for (int s : kCrashes)
+    if (s == sig) return true;
+  return false;
+}
+
+// Async-signal-safe: only write(), nanosleep() and raise().
+void on_signal(int sig) {
+  int expected = 0;
+  if (getpid() != g_pid || !g_handling.compare_exchange_strong(expected, sig) || g_state.load() != 1)
+    die_by(sig);
+  unsigned char byte = static_cast<unsigned char>(sig);
+  if (write(g_pipe[1], &byte, 1) != 1) die_by(sig);
+  // Wait here (this thread may hold locks the program needs) until the watcher has written.
+  for (int i = 0; i < kWriteTimeoutSeconds * 100 && !g_written.load(); ++i) {
+    timespec ts{0, 10 * 1000 * 1000};
+    nanosleep(&ts, nullptr);
+  }
+  die_by(sig);
+}
+
+void* watch(void*) {
+  unsigned char byte;
+  while (read(g_pipe[0], &byte, 1) != 1) {
+  }
+  int sig = byte;
+  Recorder& rec = Recorder::get();
+  std::string note = std::string("the program was ended by signal ") + strsignal(sig);
+  rec.ending_notes.push_back(note);
+  if (is_crash(sig)) rec.ending_complete = false;
+  std::string why = std::string("signal ") + std::to_string(sig);
+  rec.finish(why.c_str());
+  g_written.store(true);
+  return nullptr;
+}
+
+}  // namespace
+
+void install_signal_handlers() {
+  if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
+  g_pid = getpid();
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  // The watcher must not receive the program's signals itself.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t watcher;
+  int rc = pthread_create(&watcher, &attr, watch, nullptr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    log_message("cannot start the signal watcher: the experiment is not written if a signal ends the program");
+    return;
+  }
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  auto install = [&](int sig) {
+    struct sigaction current;
+    // The program's own handlers (and ignored signals) are left alone.
+    if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_DFL &&
+        !(current.sa_flags & SA_SIGINFO))
+      sigaction(sig, &sa, nullptr);
+  };
+  for (int s : kTerminating) install(s);
+  for (int s : kCrashes) install(s);
+}
+
+}  // namespace scalea::collect

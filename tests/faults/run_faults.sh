@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Fault tests: the program ends badly; the experiment is written (or explicitly not), never
+# half-written, and the program's own exit status is kept. Usage: run_faults.sh BIN_DIR CASE
+set -u
+bin=$1; case=$2
+scalea=$bin/scalea; faulty=$bin/faulty
+tmp=$(mktemp -d /tmp/scalea-faults.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+exp=$tmp/exp
+meta() { python3 -c "import json,sys; d=json.load(open('$exp/meta.json')); print($1)"; }
+partials() { ls -a "$tmp" | grep -c partial || true; }
+case $case in
+  term)
+    "$scalea" run -q -o "$exp" -- "$faulty" term > "$tmp/out" 2>&1 &
+    pid=$!
+    for i in $(seq 100); do grep -q ready "$tmp/out" 2>/dev/null && break; sleep 0.05; done
+    # The program, not the scalea front end, gets the signal (as from a job scheduler).
+    child=$(pgrep -P $pid faulty)
+    [ -n "$child" ] || fail "program did not start"
+    kill -TERM "$child"
+    wait $pid; rc=$?
+    [ $rc = 143 ] || fail "exit status $rc, expected 143 (SIGTERM)"
+    [ -f "$exp/meta.json" ] || fail "no experiment after SIGTERM"
+    [ "$(meta 'd["finished_by"]')" = "signal 15" ] || fail "finished_by: $(meta 'd["finished_by"]')"
+    [ "$(meta 'd["complete"]')" = "True" ] || fail "complete should stay true after SIGTERM"
+    "$scalea" report "$exp" | grep -q "before" || fail "the user region is missing"
+    ;;
+  segv)
+    "$scalea" run -q -o "$exp" -- "$faulty" segv > "$tmp/out" 2>&1; rc=$?
+    [ $rc = 139 ] || fail "exit status $rc, expected 139 (SIGSEGV)"
+    [ -f "$exp/meta.json" ] || fail "no experiment after SIGSEGV"
+    [ "$(meta 'd["complete"]')" = "False" ] || fail "a crashed run must be marked incomplete"
+    meta 'd["notes"][0]' | grep -q "Segmentation" || fail "notes: $(meta 'd["notes"]')"
+    "$scalea" report "$exp" > "$tmp/report" || fail "report failed"
+    grep -q "incomplete" "$tmp/report" || fail "the report does not say the experiment is incomplete"
+    [ "$(partials)" = 0 ] || fail "a partial directory was left behind"
+    ;;
+  exit)
+    "$scalea" run -q -o "$exp" -- "$faulty" exit > "$tmp/out" 2>&1; rc=$?
+    [ $rc = 3 ] || fail "exit status $rc, expected 3"
+    [ -f "$exp/meta.json" ] || fail "no experiment after exit() from a worker"
+    "$scalea" report "$exp" | grep -q "parallel" || fail "the parallel region is missing"
+    ;;
+  fork)
+    "$scalea" run -q -o "$exp" -- "$faulty" fork > "$tmp/out" 2>&1; rc=$?
+    [ $rc = 0 ] || fail "exit status $rc"
+    [ -f "$exp/meta.json" ] || fail "no experiment"
+    [ ! -e "$exp.1" ] || fail "the forked child wrote a second experiment"
+    ;;
+  unwritable)
+    mkdir "$tmp/ro"; chmod 555 "$tmp/ro"
+    out=$(OMP_TOOL_LIBRARIES=$bin/../lib/libscalea-omp.so SCALEA_OUTPUT=$tmp/ro/sub/exp "$faulty" exit 2>&1); rc=$?
+    [ $rc = 3 ] || fail "the program's exit status changed: $rc"
+    echo "$out" | grep -q "scalea: cannot write the experiment" || fail "no message: $out"
+    [ "$(echo "$out" | grep -c scalea:)" = 1 ] || fail "the tool must say it once: $out"
+    ;;
+  same_dir)
+    "$scalea" run -q -o "$exp" -- "$faulty" fork > /dev/null 2>&1 || fail "first run"
+    OMP_TOOL_LIBRARIES=$bin/../lib/libscalea-omp.so SCALEA_OUTPUT=$exp "$faulty" fork > /dev/null 2>&1 || fail "second run"
+    [ -f "$exp.1/meta.json" ] || fail "the second run did not go to $exp.1"
+    [ -f "$exp/meta.json" ] || fail "the first experiment was lost"
+    ;;
+  symlink)
+    ln -s /etc "$tmp/evil"
+    OMP_TOOL_LIBRARIES=$bin/../lib/libscalea-omp.so SCALEA_OUTPUT=$tmp/evil "$faulty" fork > /dev/null 2>&1 || fail "run failed"
+    [ -L "$tmp/evil" ] || fail "the planted symlink was replaced"
+    [ -f "$tmp/evil.1/meta.json" ] || fail "the experiment should go to evil.1, beside the link"
+    [ ! -e /etc/meta.json ] || fail "wrote through the symlink"
+    ;;
+  *) fail "unknown case $case" ;;
+esac
+echo "PASS: $case"
