@@ -7,7 +7,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "calibrate.hpp"
 #include "commands.hpp"
+#include "report_json.hpp"
 #include "findings.hpp"
 #include "study_report.hpp"
 #include "scalea/drg/cct.hpp"
@@ -29,6 +31,9 @@ struct ReportOptions {
   double min_time = 0;
   int max_depth = -1;
   int p = 0;
+  std::string machine;      // --machine FILE (default: the default machine file when present)
+  std::string machine_used; // the file actually used, "" for none
+  bool compensate = false;  // --compensate: T_p shown with the tool's own cost removed
 };
 
 struct Columns {
@@ -60,7 +65,8 @@ std::string command_line(const drg::Experiment& e) {
   return cmd;
 }
 
-void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experiment* ref) {
+void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experiment* ref,
+                  const ReportOptions& o) {
   const auto& m = e.meta;
   fmt::print("experiment  {}\n", e.path);
   fmt::print("command     {}\n", command_line(e));
@@ -75,18 +81,32 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
   else
     fmt::print("reference   none: T_s is estimated as the useful work, so additional computation is 0\n");
   if (!e.complete()) fmt::print("WARNING     the experiment is incomplete\n");
+  if (!o.machine_used.empty())
+    fmt::print("machine     {}: NOISE = the tool's own cost inside T_p (events below x calibrated "
+               "cost){}\n", o.machine_used,
+               a.misses_priced ? "; extra cache misses priced as data movement" : "");
+  if (o.compensate)
+    fmt::print("COMPENSATED times: T_p* = T_p - NOISE (the tool's own cost removed); T_o and its "
+               "classes are as measured\n");
   fmt::print("\n");
 }
 
 void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOptions& o) {
-  fmt::print("{:<46} {:>9} {:>9} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "region (call tree)",
-             "T_p s", "T_o s", "T_o%", "data", "sync", "control", "addl", "loss", "unident");
+  fmt::print("{:<46} {:>9} {:>9} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "region (call tree)",
+             o.compensate ? "T_p* s" : "T_p s", "T_o s", "T_o%", "data",
+             "sync", "control", "addl", "loss", "unident");
+  if (a.noise_priced) fmt::print(" {:>9}", "NOISE");
+  fmt::print("\n");
   for (uint32_t n : t.preorder()) {
     const auto& r = a.regions[n];
     if (!shown(t, n, r.t_p, o)) continue;
-    fmt::print("{:<46} {:>9.4f} {:>9.4f} {:>5.1f}%", tree_label(t, n, 46), r.t_p, r.t_o,
+    // Compensated: the tool's own cost leaves T_p; T_o and its classes stay as measured (the
+    // noise sits in them, mostly in useful work and unidentified).
+    double tp = o.compensate ? r.t_p - r.noise : r.t_p;
+    fmt::print("{:<46} {:>9.4f} {:>9.4f} {:>5.1f}%", tree_label(t, n, 46), tp, r.t_o,
                r.t_p > 0 ? 100 * r.t_o / r.t_p : 0.0);
     for (int c = 0; c < kClassCount; ++c) fmt::print(" {:>9.4f}", r.classes[size_t(c)]);
+    if (a.noise_priced) fmt::print(" {:>9.4f}", r.noise);
     fmt::print("\n");
   }
   if (!a.only_in_reference.empty()) {
@@ -160,81 +180,14 @@ void print_rows(const MergedTree& t, const Analysis& a, const ReportOptions& o, 
   }
 }
 
-nlohmann::json overheads_json(const overheads::RegionOverheads& r) {
-  nlohmann::json ov;
-  for (int c = 0; c < kClassCount; ++c) ov[std::string(overheads::kClassKeys[size_t(c)])] = r.classes[size_t(c)];
-  ov["total"] = r.t_o;
-  nlohmann::json sub = nlohmann::json::object();
-  for (const auto& [k, v] : r.subclasses) sub[k] = v;
-  ov["subclasses"] = sub;
-  return ov;
-}
-
 void print_json(const drg::Experiment& e, const MergedTree& t, const Analysis& a,
                 const drg::Experiment* ref, const ReportOptions& o) {
-  Columns c(e);
-  nlohmann::json out;
-  out["schema"] = "scalea-report/1";
-  out["experiment"] = {{"path", e.path}, {"command", e.meta["command"]}, {"p", a.p},
-                       {"ranks", e.ranks()}, {"threads", e.threads.size()},
-                       {"complete", e.complete()}, {"openmp", e.meta["openmp"]},
-                       {"clock", e.meta["clock"]}};
-  out["reference"] = ref ? nlohmann::json{{"path", ref->path}, {"p", ref->threads.size()}}
-                         : nlohmann::json(nullptr);
-  nlohmann::json regions = nlohmann::json::array();
-  for (uint32_t n : t.preorder()) {
-    const auto& r = a.regions[n];
-    if (!shown(t, n, r.t_p, o)) continue;
-    const drg::Region& reg = t.region_of(n);
-    nlohmann::json per_thread = nlohmann::json::array();
-    for (const drg::Member& m : t.node(n).members) {
-      const drg::ThreadTree& tt = e.threads[m.thread];
-      per_thread.push_back({{"rank", tt.rank}, {"thread", tt.thread},
-                            {"visits", e.value(tt, m.node, c.visits)},
-                            {"time", e.value(tt, m.node, c.time) * 1e-9},
-                            {"wait", e.value(tt, m.node, c.wait) * 1e-9},
-                            {"fork", e.value(tt, m.node, c.fork) * 1e-9}});
-    }
-    regions.push_back({
-        {"id", n},
-        {"parent", t.node(n).parent == format::kNoIndex ? nlohmann::json(nullptr)
-                                                         : nlohmann::json(t.node(n).parent)},
-        {"path", r.path},
-        {"depth", t.node(n).depth},
-        {"kind", std::string(format::region_kind_name(reg.kind))},
-        {"label", reg.label()},
-        {"name", reg.name},
-        {"source", {{"file", reg.file}, {"line", reg.line}, {"function", reg.function}}},
-        {"p", r.p},
-        {"visits", t.sum(n, c.visits)},
-        {"time", r.t_p},
-        {"reference_time", r.t_s},
-        {"reference_estimated", r.t_s_estimated},
-        {"speedup", r.speedup},
-        {"efficiency", r.efficiency},
-        {"imbalance", {{"max_over_mean", r.imbalance}, {"pes", r.pes_ran},
-                       {"most_loaded", r.most_loaded}, {"least_loaded", r.least_loaded}}},
-        {"wait_total", t.sum(n, c.wait) * 1e-9},
-        {"overheads", overheads_json(r)},
-        {"per_thread", per_thread},
-    });
-  }
-  out["regions"] = regions;
-  nlohmann::json gone = nlohmann::json::array();
-  for (const auto& r : a.only_in_reference)
-    gone.push_back({{"path", r.path}, {"reference_time", r.t_s}, {"overheads", overheads_json(r)}});
-  out["only_in_reference"] = gone;
-  const auto& pe = a.program;
-  out["program"] = {{"load_balance", pe.load_balance},
-                    {"communication_efficiency", pe.communication_efficiency},
-                    {"parallel_efficiency", pe.parallel_efficiency},
-                    {"computation_scalability", pe.computation_scalability
-                                                    ? nlohmann::json(*pe.computation_scalability)
-                                                    : nlohmann::json(nullptr)},
-                    {"global_efficiency", pe.global_efficiency ? nlohmann::json(*pe.global_efficiency)
-                                                               : nlohmann::json(nullptr)}};
-  out["findings"] = findings_json(find_findings(t, a, findings_limit()));
-  std::cout << out.dump(2) << "\n";
+  ReportJsonOptions jo;
+  jo.shown = [&](uint32_t n) { return shown(t, n, a.regions[n].t_p, o); };
+  jo.machine_used = o.machine_used;
+  jo.compensate = o.compensate;
+  jo.findings = findings_limit();
+  std::cout << report_json(e, t, a, ref, jo).dump(2) << "\n";
 }
 
 }  // namespace
@@ -266,6 +219,11 @@ void add_report(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("-p,--pes", o->p, "Processing elements of the run (default: its thread count)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--machine", o->machine,
+                  "Machine file of `scalea calibrate` (default: $SCALEA_MACHINE or "
+                  "~/.config/scalea/machine.json when present)");
+  cmd->add_flag("--compensate", o->compensate,
+                "Show times with the tool's own cost removed (needs a machine file)");
   cmd->callback([o] {
     if (is_study(o->dir)) { study_report(o->dir); return; }
     drg::Experiment e = drg::load_experiment(o->dir);
@@ -278,6 +236,10 @@ void add_report(CLI::App& app) {
     }
     overheads::Options opts;
     opts.p = o->p;
+    std::optional<overheads::MachineModel> machine = find_machine(o->machine, o->machine_used);
+    if (machine) opts.machine = &*machine;
+    if (o->compensate && !machine)
+      throw UserError("--compensate needs a machine file: run `scalea calibrate` or give --machine FILE");
     Analysis a = overheads::classify(t, ref_tree ? &*ref_tree : nullptr, opts);
     const drg::Experiment* refp = ref ? &*ref : nullptr;
     if (o->format == "json") {
@@ -288,7 +250,7 @@ void add_report(CLI::App& app) {
       print_rows(t, a, *o, o->format == "csv");
       return;
     }
-    print_header(e, a, refp);
+    print_header(e, a, refp, *o);
     if (o->view == "times") print_times_text(e, t, a, *o);
     else print_overheads_text(t, a, *o);
   });

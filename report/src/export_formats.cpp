@@ -1,5 +1,6 @@
 // Exports: CSV, report JSON, Graphviz DOT, Hatchet literal JSON, Extra-P JSON Lines.
 #include "export_formats.hpp"
+#include "report_json.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -93,16 +94,6 @@ struct Cols {
         fork(e.metric("fork")) {}
 };
 
-nlohmann::json overheads_json(const overheads::RegionOverheads& r) {
-  nlohmann::json ov;
-  for (int c = 0; c < kClassCount; ++c) ov[std::string(kClassKeys[size_t(c)])] = r.classes[size_t(c)];
-  ov["total"] = r.t_o;
-  nlohmann::json sub = nlohmann::json::object();
-  for (const auto& [k, v] : r.subclasses) sub[k] = v;
-  ov["subclasses"] = sub;
-  return ov;
-}
-
 // Exclusive wall time of a node: its T_p minus its children's (never below zero; the children
 // of a node can run on different PEs, so this is an estimate for the tree views).
 double exclusive_time(const MergedTree& t, const overheads::Analysis& a, uint32_t n) {
@@ -143,72 +134,9 @@ std::string export_csv(const Analyzed& x) {
 }
 
 nlohmann::json export_json(const Analyzed& x, size_t findings) {
-  const MergedTree& t = x.tree();
-  const auto& a = x.a;
-  const drg::Experiment& e = x.e;
-  const drg::Experiment* ref = x.reference();
-  Cols c(e);
-  nlohmann::json out;
-  out["schema"] = "scalea-report/1";
-  out["experiment"] = {{"path", e.path}, {"command", e.meta["command"]}, {"p", a.p},
-                       {"ranks", e.ranks()}, {"threads", e.threads.size()},
-                       {"complete", e.complete()}, {"openmp", e.meta["openmp"]},
-                       {"clock", e.meta["clock"]}};
-  out["reference"] = ref ? nlohmann::json{{"path", ref->path}, {"p", ref->threads.size()}}
-                         : nlohmann::json(nullptr);
-  nlohmann::json regions = nlohmann::json::array();
-  for (uint32_t n : t.preorder()) {
-    const auto& r = a.regions[n];
-    const drg::Region& reg = t.region_of(n);
-    nlohmann::json per_thread = nlohmann::json::array();
-    for (const drg::Member& m : t.node(n).members) {
-      const drg::ThreadTree& tt = e.threads[m.thread];
-      per_thread.push_back({{"rank", tt.rank}, {"thread", tt.thread},
-                            {"visits", e.value(tt, m.node, c.visits)},
-                            {"time", e.value(tt, m.node, c.time) * 1e-9},
-                            {"wait", e.value(tt, m.node, c.wait) * 1e-9},
-                            {"fork", e.value(tt, m.node, c.fork) * 1e-9}});
-    }
-    regions.push_back({
-        {"id", n},
-        {"parent", t.node(n).parent == format::kNoIndex ? nlohmann::json(nullptr)
-                                                         : nlohmann::json(t.node(n).parent)},
-        {"path", r.path},
-        {"depth", t.node(n).depth},
-        {"kind", std::string(format::region_kind_name(reg.kind))},
-        {"label", reg.label()},
-        {"name", reg.name},
-        {"source", {{"file", reg.file}, {"line", reg.line}, {"function", reg.function}}},
-        {"p", r.p},
-        {"visits", t.sum(n, c.visits)},
-        {"time", r.t_p},
-        {"reference_time", r.t_s},
-        {"reference_estimated", r.t_s_estimated},
-        {"speedup", r.speedup},
-        {"efficiency", r.efficiency},
-        {"imbalance", {{"max_over_mean", r.imbalance}, {"pes", r.pes_ran},
-                       {"most_loaded", r.most_loaded}, {"least_loaded", r.least_loaded}}},
-        {"wait_total", t.sum(n, c.wait) * 1e-9},
-        {"overheads", overheads_json(r)},
-        {"per_thread", per_thread},
-    });
-  }
-  out["regions"] = regions;
-  nlohmann::json gone = nlohmann::json::array();
-  for (const auto& r : a.only_in_reference)
-    gone.push_back({{"path", r.path}, {"reference_time", r.t_s}, {"overheads", overheads_json(r)}});
-  out["only_in_reference"] = gone;
-  const auto& pe = a.program;
-  out["program"] = {{"load_balance", pe.load_balance},
-                    {"communication_efficiency", pe.communication_efficiency},
-                    {"parallel_efficiency", pe.parallel_efficiency},
-                    {"computation_scalability", pe.computation_scalability
-                                                    ? nlohmann::json(*pe.computation_scalability)
-                                                    : nlohmann::json(nullptr)},
-                    {"global_efficiency", pe.global_efficiency ? nlohmann::json(*pe.global_efficiency)
-                                                               : nlohmann::json(nullptr)}};
-  out["findings"] = findings_json(find_findings(t, a, findings));
-  return out;
+  ReportJsonOptions o;
+  o.findings = findings;
+  return report_json(x.e, x.tree(), x.a, x.reference(), o);
 }
 
 std::string export_dot(const Analyzed& x) {

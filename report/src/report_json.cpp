@@ -1,0 +1,93 @@
+#include "report_json.hpp"
+
+#include "findings.hpp"
+
+namespace scalea::cli {
+
+nlohmann::json overheads_json(const overheads::RegionOverheads& r) {
+  nlohmann::json ov;
+  for (int c = 0; c < overheads::kClassCount; ++c) ov[std::string(overheads::kClassKeys[size_t(c)])] = r.classes[size_t(c)];
+  ov["total"] = r.t_o;
+  nlohmann::json sub = nlohmann::json::object();
+  for (const auto& [k, v] : r.subclasses) sub[k] = v;
+  ov["subclasses"] = sub;
+  return ov;
+}
+
+nlohmann::json report_json(const drg::Experiment& e, const drg::MergedTree& t,
+                           const overheads::Analysis& a, const drg::Experiment* ref,
+                           const ReportJsonOptions& o) {
+  const int visits = e.metric("visits"), time = e.metric("time"), wait = e.metric("wait"),
+            fork = e.metric("fork");
+  nlohmann::json out;
+  out["schema"] = "scalea-report/1";
+  out["experiment"] = {{"path", e.path}, {"command", e.meta["command"]}, {"p", a.p},
+                       {"ranks", e.ranks()}, {"threads", e.threads.size()},
+                       {"complete", e.complete()}, {"openmp", e.meta["openmp"]},
+                       {"clock", e.meta["clock"]}};
+  out["reference"] = ref ? nlohmann::json{{"path", ref->path}, {"p", ref->threads.size()}}
+                         : nlohmann::json(nullptr);
+  nlohmann::json regions = nlohmann::json::array();
+  for (uint32_t n : t.preorder()) {
+    const auto& r = a.regions[n];
+    if (o.shown && !o.shown(n)) continue;
+    const drg::Region& reg = t.region_of(n);
+    nlohmann::json per_thread = nlohmann::json::array();
+    for (const drg::Member& m : t.node(n).members) {
+      const drg::ThreadTree& tt = e.threads[m.thread];
+      per_thread.push_back({{"rank", tt.rank}, {"thread", tt.thread},
+                            {"visits", e.value(tt, m.node, visits)},
+                            {"time", e.value(tt, m.node, time) * 1e-9},
+                            {"wait", e.value(tt, m.node, wait) * 1e-9},
+                            {"fork", e.value(tt, m.node, fork) * 1e-9}});
+    }
+    regions.push_back({
+        {"id", n},
+        {"parent", t.node(n).parent == format::kNoIndex ? nlohmann::json(nullptr)
+                                                         : nlohmann::json(t.node(n).parent)},
+        {"path", r.path},
+        {"depth", t.node(n).depth},
+        {"kind", std::string(format::region_kind_name(reg.kind))},
+        {"label", reg.label()},
+        {"name", reg.name},
+        {"source", {{"file", reg.file}, {"line", reg.line}, {"function", reg.function}}},
+        {"p", r.p},
+        {"visits", t.sum(n, visits)},
+        {"time", r.t_p},
+        {"reference_time", r.t_s},
+        {"reference_estimated", r.t_s_estimated},
+        {"speedup", r.speedup},
+        {"efficiency", r.efficiency},
+        {"imbalance", {{"max_over_mean", r.imbalance}, {"pes", r.pes_ran},
+                       {"most_loaded", r.most_loaded}, {"least_loaded", r.least_loaded}}},
+        {"wait_total", t.sum(n, wait) * 1e-9},
+        {"noise", a.noise_priced ? nlohmann::json(r.noise) : nlohmann::json(nullptr)},
+        {"events_below", r.events_below},
+        {"time_compensated", a.noise_priced ? nlohmann::json(r.t_p - r.noise) : nlohmann::json(nullptr)},
+        {"overheads", overheads_json(r)},
+        {"per_thread", per_thread},
+    });
+  }
+  out["regions"] = regions;
+  out["machine"] = o.machine_used.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.machine_used);
+  out["compensated"] = o.compensate;
+  out["counters"] = e.meta.contains("counters") ? e.meta["counters"] : nlohmann::json(nullptr);
+  nlohmann::json gone = nlohmann::json::array();
+  for (const auto& r : a.only_in_reference)
+    gone.push_back({{"path", r.path}, {"reference_time", r.t_s}, {"overheads", overheads_json(r)}});
+  out["only_in_reference"] = gone;
+  const auto& pe = a.program;
+  out["program"] = {{"load_balance", pe.load_balance},
+                    {"communication_efficiency", pe.communication_efficiency},
+                    {"parallel_efficiency", pe.parallel_efficiency},
+                    {"computation_scalability", pe.computation_scalability
+                                                    ? nlohmann::json(*pe.computation_scalability)
+                                                    : nlohmann::json(nullptr)},
+                    {"global_efficiency", pe.global_efficiency ? nlohmann::json(*pe.global_efficiency)
+                                                               : nlohmann::json(nullptr)}};
+  out["findings"] = findings_json(find_findings(t, a, o.findings));
+  return out;
+}
+
+
+}  // namespace scalea::cli
