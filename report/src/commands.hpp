@@ -12,6 +12,7 @@ struct UserError : std::runtime_error {
 
 void add_run(CLI::App& app);
 void add_report(CLI::App& app);
+void add_cache(CLI::App& app);
 void add_drg(CLI::App& app);
 void add_study(CLI::App&);
 void add_export(CLI::App& app);

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", SCALEA_VERSION);
   scalea::cli::add_run(app);
   scalea::cli::add_report(app);
+  scalea::cli::add_cache(app);
   scalea::cli::add_report_extras(app);
   scalea::cli::add_export(app);
   scalea::cli::add_diff(app);

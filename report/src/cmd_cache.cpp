@@ -1,0 +1,223 @@
+// scalea cache: the cache-miss drill-down (the SCALEA paper's Figure 6): per region and thread,
+// misses and accesses per cache level, miss ratio, misses per 1000 instructions; threads whose
+// ratio stands out are marked. With only software events it shows those and says what is missing.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "scalea/drg/cct.hpp"
+#include "scalea/drg/experiment.hpp"
+
+namespace scalea::cli {
+namespace {
+
+// PAPI presets per level: data-cache first, total (unified) cache as the alternative.
+struct Level {
+  const char* name;
+  const char* misses[2];
+  const char* accesses[2];
+};
+constexpr Level kLevels[] = {
+    {"L1", {"PAPI_L1_DCM", "PAPI_L1_TCM"}, {"PAPI_L1_DCA", "PAPI_L1_TCA"}},
+    {"L2", {"PAPI_L2_DCM", "PAPI_L2_TCM"}, {"PAPI_L2_DCA", "PAPI_L2_TCA"}},
+    {"L3", {"PAPI_L3_TCM", "PAPI_L3_DCM"}, {"PAPI_L3_TCA", "PAPI_L3_DCA"}},
+};
+// A thread's miss ratio "stands out" when it is this many times the median of the others.
+constexpr double kStandOut = 1.5;
+
+int column(const drg::Experiment& e, const char* const (&names)[2]) {
+  for (const char* n : names) {
+    int m = e.metric(std::string("papi:") + n);
+    if (m >= 0) return m;
+  }
+  return -1;
+}
+
+struct CacheOptions {
+  std::string dir;
+  std::string format = "text";
+  int top = 10;
+  std::string region;
+};
+
+struct LevelCols {
+  const char* name;
+  int misses, accesses;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void run_cache(const CacheOptions& o) {
+  drg::Experiment e = drg::load_experiment(o.dir);
+  drg::MergedTree t(e);
+  std::vector<LevelCols> levels;
+  for (const Level& l : kLevels) {
+    int m = column(e, l.misses), a = column(e, l.accesses);
+    if (m >= 0) levels.push_back({l.name, m, a});
+  }
+  int instructions = e.metric("papi:PAPI_TOT_INS"), time = e.metric("time");
+  std::vector<int> other;  // measured counters that are not cache levels (e.g. software events)
+  for (size_t m = 0; m < e.metrics.size(); ++m) {
+    if (e.metrics[m].rfind("papi:", 0) != 0) continue;
+    bool used = int(m) == instructions;
+    for (const LevelCols& l : levels) used = used || int(m) == l.misses || int(m) == l.accesses;
+    if (!used) other.push_back(int(m));
+  }
+  bool any_counter = !levels.empty() || instructions >= 0 || !other.empty();
+
+  // Regions with counts, largest time first.
+  std::vector<uint32_t> regions;
+  for (uint32_t n : t.preorder()) {
+    if (!o.region.empty() && t.region_of(n).label().find(o.region) == std::string::npos &&
+        t.region_of(n).name != o.region)
+      continue;
+    bool counted = false;
+    for (const LevelCols& l : levels) counted = counted || t.sum(n, l.misses) > 0;
+    for (int m : other) counted = counted || t.sum(n, m) > 0;
+    if (counted || (!any_counter && n == 0)) regions.push_back(n);
+  }
+  std::stable_sort(regions.begin(), regions.end(),
+                   [&](uint32_t a, uint32_t b) { return t.max(a, time) > t.max(b, time); });
+  if (o.top > 0 && regions.size() > size_t(o.top)) regions.resize(size_t(o.top));
+
+  std::string missing;
+  if (levels.empty()) missing = "no cache-miss counters were measured";
+  else if (levels.size() < 3) missing = "only some cache levels were measured";
+  std::string have;
+  for (size_t m = 0; m < e.metrics.size(); ++m)
+    if (e.metrics[m].rfind("papi:", 0) == 0) have += (have.empty() ? "" : ", ") + e.metrics[m].substr(5);
+
+  nlohmann::json out;
+  out["experiment"] = e.path;
+  out["measured"] = have;
+  out["levels"] = nlohmann::json::array();
+  for (const LevelCols& l : levels) out["levels"].push_back(l.name);
+  out["missing"] = missing;
+  nlohmann::json jregions = nlohmann::json::array();
+  if (o.format == "text") {
+    fmt::print("experiment  {}\n", e.path);
+    fmt::print("counters    {}\n", have.empty() ? "none" : have);
+    if (!missing.empty())
+      fmt::print("note        {}: this machine offers none, or the run did not ask for them\n"
+                 "            (scalea run --counters PAPI_L2_DCM,PAPI_L2_DCA,... on a machine "
+                 "with hardware counters; docs/counters.md)\n",
+                 missing);
+    fmt::print("\n");
+  }
+  for (uint32_t n : regions) {
+    const drg::Region& reg = t.region_of(n);
+    std::string label = reg.label() + (reg.location().empty() || reg.kind == drg::RegionKind::Program
+                                           ? ""
+                                           : " @" + reg.location());
+    nlohmann::json jr = {{"path", t.path(n)}, {"label", label}};
+    nlohmann::json jthreads = nlohmann::json::array();
+    if (o.format == "text") {
+      fmt::print("{}   (time {:.4f} s)\n", label, t.max(n, time) * 1e-9);
+      std::string head = fmt::format("  {:<8}", "thread");
+      for (const LevelCols& l : levels)
+        head += fmt::format(" {:>12} {:>12} {:>7}", std::string(l.name) + " miss",
+                            std::string(l.name) + " access", "ratio");
+      if (instructions >= 0) head += fmt::format(" {:>9}", "MPKI");
+      for (int m : other) head += fmt::format(" {:>16}", e.metrics[size_t(m)].substr(5));
+      fmt::print("{}\n", head);
+    }
+    // Per level, each thread's ratio; those far above the median of the region's threads stand out.
+    std::vector<std::vector<double>> ratios(levels.size());
+    const auto& members = t.node(n).members;
+    for (const drg::Member& m : members)
+      for (size_t li = 0; li < levels.size(); ++li) {
+        const drg::ThreadTree& th = e.threads[m.thread];
+        double miss = e.value(th, m.node, levels[li].misses);
+        double acc = levels[li].accesses >= 0 ? e.value(th, m.node, levels[li].accesses) : 0;
+        ratios[li].push_back(acc > 0 ? miss / acc : std::nan(""));
+      }
+    std::vector<double> med(levels.size());
+    for (size_t li = 0; li < levels.size(); ++li) {
+      std::vector<double> ok;
+      for (double r : ratios[li])
+        if (!std::isnan(r)) ok.push_back(r);
+      med[li] = median(ok);
+    }
+    for (size_t k = 0; k < members.size(); ++k) {
+      const drg::ThreadTree& th = e.threads[members[k].thread];
+      uint32_t node = members[k].node;
+      std::string who = th.rank >= 0 ? fmt::format("r{}.t{}", th.rank, th.thread)
+                                     : fmt::format("t{}", th.thread);
+      std::string line = fmt::format("  {:<8}", who);
+      nlohmann::json jt = {{"rank", th.rank}, {"thread", th.thread}};
+      bool stands_out = false;
+      for (size_t li = 0; li < levels.size(); ++li) {
+        double miss = e.value(th, node, levels[li].misses);
+        double acc = levels[li].accesses >= 0 ? e.value(th, node, levels[li].accesses) : 0;
+        double r = ratios[li][k];
+        bool out_li = !std::isnan(r) && med[li] > 0 && r > kStandOut * med[li];
+        stands_out = stands_out || out_li;
+        line += fmt::format(" {:>12.0f} {:>12} {:>7}", miss, acc > 0 ? fmt::format("{:.0f}", acc) : "-",
+                            std::isnan(r) ? "-" : fmt::format("{:.3f}{}", r, out_li ? "*" : ""));
+        jt[levels[li].name] = {{"misses", miss},
+                               {"accesses", acc > 0 ? nlohmann::json(acc) : nlohmann::json(nullptr)},
+                               {"ratio", std::isnan(r) ? nlohmann::json(nullptr) : nlohmann::json(r)},
+                               {"stands_out", out_li}};
+      }
+      if (instructions >= 0) {
+        double ins = e.value(th, node, instructions);
+        double mpki = ins > 0 && !levels.empty() ? 1000.0 * e.value(th, node, levels.back().misses) / ins : 0;
+        line += fmt::format(" {:>9.3f}", mpki);
+        jt["mpki"] = mpki;
+      }
+      for (int m : other) {
+        line += fmt::format(" {:>16.0f}", e.value(th, node, m));
+        jt[e.metrics[size_t(m)].substr(5)] = e.value(th, node, m);
+      }
+      jt["stands_out"] = stands_out;
+      if (o.format == "text") fmt::print("{}\n", line);
+      jthreads.push_back(jt);
+    }
+    if (o.format == "text") fmt::print("\n");
+    jr["threads"] = jthreads;
+    jregions.push_back(jr);
+  }
+  if (o.format == "json") {
+    out["regions"] = jregions;
+    std::cout << out.dump(2) << "\n";
+  } else if (!levels.empty()) {
+    fmt::print("ratio = misses / accesses; * : more than {}x the median of the region's threads "
+               "(e.g. a master thread whose data is not in its cache)\n", kStandOut);
+  }
+}
+
+}  // namespace
+
+void add_cache(CLI::App& app) {
+  auto o = std::make_shared<CacheOptions>();
+  CLI::App* cmd = app.add_subcommand("cache", "Cache-miss drill-down per region and thread");
+  cmd->footer(
+      "Examples:\n"
+      "  scalea run --counters PAPI_L2_DCM,PAPI_L2_DCA,PAPI_TOT_INS -o md.p4 -- ./md\n"
+      "  scalea cache md.p4                       misses, accesses, ratio per level and thread\n"
+      "  scalea cache md.p4 --region compute      one region\n"
+      "  scalea cache md.p4 --format json\n\n"
+      "Extra misses over a reference run are priced as data movement by `scalea report -r REF`\n"
+      "with a machine file (scalea calibrate). Without hardware counters the software events\n"
+      "measured (e.g. perf::PAGE-FAULTS) are shown per region and thread.");
+  cmd->add_option("experiment", o->dir, "Experiment directory")->required();
+  cmd->add_option("-f,--format", o->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--top", o->top, "Regions to show, largest time first (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--region", o->region, "Only regions whose name or label contains this");
+  cmd->callback([o] { run_cache(*o); });
+}
+
+}  // namespace scalea::cli
