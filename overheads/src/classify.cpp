@@ -15,10 +15,12 @@ using drg::MergedTree;
 using format::RegionKind;
 
 // PE-seconds per (class, subclass), plus useful work.
+// PE-seconds per rule (each rule names its class and subclass), plus useful work. Rules are
+// counted by their index in the table, so adding is an array update on the hot loops.
 struct Buckets {
   double useful = 0;
   std::array<double, kClassCount> cls{};
-  std::map<std::string, double> sub;
+  std::vector<double> by_rule = std::vector<double>(rules().size(), 0.0);
 
   void add(const Rule* rule, double v) {
     if (!rule || v == 0) return;
@@ -27,12 +29,22 @@ struct Buckets {
       return;
     }
     cls[size_t(rule->cls)] += v;
-    sub[std::string(class_key(rule->cls)) + "." + std::string(rule->subclass)] += v;
+    by_rule[size_t(rule - rules().data())] += v;
   }
   void add(const Buckets& o) {
     useful += o.useful;
     for (int c = 0; c < kClassCount; ++c) cls[size_t(c)] += o.cls[size_t(c)];
-    for (const auto& [k, v] : o.sub) sub[k] += v;
+    for (size_t i = 0; i < by_rule.size(); ++i) by_rule[i] += o.by_rule[i];
+  }
+  // "synchronization.barrier" -> PE-seconds, summed over the rules of each subclass.
+  std::map<std::string, double> subclasses() const {
+    std::map<std::string, double> out;
+    for (size_t i = 0; i < by_rule.size(); ++i) {
+      if (by_rule[i] == 0) continue;
+      const Rule& r = rules()[i];
+      out[std::string(class_key(r.cls)) + "." + std::string(r.subclass)] += by_rule[i];
+    }
+    return out;
   }
 };
 
@@ -449,7 +461,6 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
   a.regions.resize(n_nodes);
   for (uint32_t n = 0; n < n_nodes; ++n) {
     const drg::MergedNode& mn = run.node(n);
-    const drg::Region& r = run.region_of(n);
     RegionOverheads& o = a.regions[n];
     o.node = n;
     o.path = run.path(n);
@@ -513,12 +524,8 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
     o.classes[size_t(Class::AdditionalComputation)] = (U - o.t_s) / p;
     double R = B - U - identified;
     o.classes[size_t(Class::Unidentified)] = R / p;
-    for (const auto& [k, v] : b.sub)
-      if (k.rfind("additional_computation.", 0) != 0) o.subclasses[k] = v / p;
-    if (rf) {
-      for (const auto& [k, v] : b.sub)
-        if (k.rfind("additional_computation.", 0) == 0) o.subclasses[k] = v / p;
-    }
+    for (const auto& [k, v] : b.subclasses())
+      if (rf || k.rfind("additional_computation.", 0) != 0) o.subclasses[k] = v / p;
     o.speedup = o.t_p > 0 ? o.t_s / o.t_p : 0;
     o.efficiency = o.speedup / p;
   }

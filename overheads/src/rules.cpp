@@ -152,7 +152,8 @@ const std::vector<Rule> kRules = {
 
 const std::vector<Rule>& rules() { return kRules; }
 
-const Rule* find_rule(format::RegionKind kind, uint16_t subkind, Part part) {
+namespace {
+const Rule* find_rule_slow(format::RegionKind kind, uint16_t subkind, Part part) {
   const Rule* any = nullptr;
   for (const Rule& r : kRules) {
     if (r.part != part) continue;
@@ -161,5 +162,22 @@ const Rule* find_rule(format::RegionKind kind, uint16_t subkind, Part part) {
   }
   return any;
 }
+constexpr int kSubkinds = 8, kParts = 32;
+}  // namespace
 
+const Rule* find_rule(format::RegionKind kind, uint16_t subkind, Part part) {
+  // The classifier asks this for every node of every thread: answers come from a table built once.
+  static const std::vector<const Rule*> table = [] {
+    std::vector<const Rule*> t(size_t(format::kRegionKindCount) * kSubkinds * kParts);
+    for (int k = 0; k < format::kRegionKindCount; ++k)
+      for (int sk = 0; sk < kSubkinds; ++sk)
+        for (int pt = 0; pt < kParts; ++pt)
+          t[(size_t(k) * kSubkinds + size_t(sk)) * kParts + size_t(pt)] =
+              find_rule_slow(format::RegionKind(k), uint16_t(sk), Part(pt));
+    return t;
+  }();
+  if (uint16_t(kind) >= format::kRegionKindCount || subkind >= kSubkinds || int(part) >= kParts)
+    return find_rule_slow(kind, subkind, part);
+  return table[(size_t(kind) * kSubkinds + subkind) * kParts + size_t(part)];
+}
 }  // namespace scalea::overheads

@@ -59,8 +59,8 @@ std::string tree_label(const MergedTree& t, uint32_t n, size_t width) {
 
 std::string command_line(const drg::Experiment& e) {
   std::string cmd;
-  if (e.meta["command"].is_array())
-    for (const auto& a : e.meta["command"])
+  if (meta_at(e.meta, "command").is_array())
+    for (const auto& a : meta_at(e.meta, "command"))
       if (a.is_string()) cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
   return cmd;
 }
@@ -71,11 +71,14 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
   fmt::print("experiment  {}\n", e.path);
   fmt::print("command     {}\n", command_line(e));
   fmt::print("run         {} on {}: p = {} ({} rank(s), {} thread(s)), {:.3f} s, clock {}\n",
-             m.value("start_time", ""), m.value("host", ""), a.p, e.ranks(), e.threads.size(),
-             m["clock"].value("duration_s", 0.0), m["clock"].value("source", ""));
-  if (m.contains("openmp") && !m["openmp"].value("runtime", "").empty())
-    fmt::print("openmp      {} ({})\n", m["openmp"].value("runtime", ""),
-               m["openmp"].value("runtime_path", ""));
+             meta_at(m, "start_time").is_string() ? meta_at(m, "start_time").get<std::string>() : "",
+             meta_at(m, "host").is_string() ? meta_at(m, "host").get<std::string>() : "", a.p,
+             e.ranks(), e.threads.size(), meta_value(m, "clock", "duration_s", 0.0),
+             meta_value<std::string>(m, "clock", "source", "?"));
+  std::string runtime = meta_value<std::string>(m, "openmp", "runtime", "");
+  if (!runtime.empty())
+    fmt::print("openmp      {} ({})\n", runtime,
+               meta_value<std::string>(m, "openmp", "runtime_path", ""));
   if (ref)
     fmt::print("reference   {} (p = {})\n", ref->path, ref->threads.size());
   else

@@ -1,5 +1,6 @@
 // The self-contained HTML report (no network: everything inline).
 #include "html.hpp"
+#include "report_json.hpp"
 
 #include <fmt/format.h>
 
@@ -90,15 +91,9 @@ std::string meta_str(const nlohmann::json& m, const char* key) {
 std::string facts(const Analyzed& x) {
   const auto& m = x.e.meta;
   const auto& a = x.a;
-  double dur = 0;
-  std::string clock;
-  if (m.contains("clock") && m["clock"].is_object()) {
-    dur = m["clock"].value("duration_s", 0.0);
-    clock = m["clock"].value("source", "");
-  }
-  std::string runtime;
-  if (m.contains("openmp") && m["openmp"].is_object())
-    runtime = m["openmp"].value("runtime", "");
+  double dur = meta_value(m, "clock", "duration_s", 0.0);
+  std::string clock = meta_value<std::string>(m, "clock", "source", "");
+  std::string runtime = meta_value<std::string>(m, "openmp", "runtime", "");
   auto row = [](const std::string& k, const std::string& v) {
     return "<tr><td>" + esc(k) + "</td><td>" + esc(v) + "</td></tr>\n";
   };

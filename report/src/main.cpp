@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
 #include "scalea/drg/experiment.hpp"
 
@@ -40,6 +42,11 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const scalea::drg::LoadError& e) {
     std::fprintf(stderr, "scalea %s: %s\n", app.get_subcommands()[0]->get_name().c_str(), e.what());
+    return 2;
+  } catch (const nlohmann::json::exception& e) {
+    // A JSON file (meta.json, study.json, a machine file) with a value of the wrong type.
+    std::string cmd = app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
+    std::fprintf(stderr, "scalea%s: malformed input file: %s\n", cmd.c_str(), e.what());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "scalea: internal error: %s\n", e.what());

@@ -4,6 +4,13 @@
 
 namespace scalea::cli {
 
+const nlohmann::json& meta_at(const nlohmann::json& meta, const char* key) {
+  static const nlohmann::json null_value;
+  if (!meta.is_object()) return null_value;
+  auto it = meta.find(key);
+  return it == meta.end() ? null_value : *it;
+}
+
 nlohmann::json overheads_json(const overheads::RegionOverheads& r) {
   nlohmann::json ov;
   for (int c = 0; c < overheads::kClassCount; ++c) ov[std::string(overheads::kClassKeys[size_t(c)])] = r.classes[size_t(c)];
@@ -21,10 +28,10 @@ nlohmann::json report_json(const drg::Experiment& e, const drg::MergedTree& t,
             fork = e.metric("fork");
   nlohmann::json out;
   out["schema"] = "scalea-report/1";
-  out["experiment"] = {{"path", e.path}, {"command", e.meta["command"]}, {"p", a.p},
+  out["experiment"] = {{"path", e.path}, {"command", meta_at(e.meta, "command")}, {"p", a.p},
                        {"ranks", e.ranks()}, {"threads", e.threads.size()},
-                       {"complete", e.complete()}, {"openmp", e.meta["openmp"]},
-                       {"clock", e.meta["clock"]}};
+                       {"complete", e.complete()}, {"openmp", meta_at(e.meta, "openmp")},
+                       {"clock", meta_at(e.meta, "clock")}};
   out["reference"] = ref ? nlohmann::json{{"path", ref->path}, {"p", ref->threads.size()}}
                          : nlohmann::json(nullptr);
   nlohmann::json regions = nlohmann::json::array();
