@@ -117,10 +117,25 @@ bool is_partial_construct(RegionKind k) {
   return k == RegionKind::Single || k == RegionKind::Sections || k == RegionKind::Masked;
 }
 
-// Work regions whose extra iterations or replication the reference can reveal.
+// Work regions whose extra iterations or replication the reference can reveal. A parallel
+// region's own code counts: every thread repeating the reference's work there is replication.
 bool is_work(const drg::Region& r) {
   const Rule* rule = find_rule(r.kind, r.subkind, Part::Exclusive);
-  return rule && rule->useful && r.kind != RegionKind::Program && r.kind != RegionKind::Parallel;
+  return rule && rule->useful && r.kind != RegionKind::Program;
+}
+
+// Synchronization that waits for the PEs still running the region before it.
+bool waits_for_others(const drg::Region& r) {
+  if (is_barrier(r.kind)) return true;
+  return r.kind == RegionKind::Mpi && (r.subkind == uint16_t(format::MpiClass::Collective) ||
+                                       r.subkind == uint16_t(format::MpiClass::Sync));
+}
+
+size_t entered_by(const drg::Experiment& e, const MergedTree& t, uint32_t n, int visits) {
+  size_t k = 0;
+  for (const drg::Member& m : t.node(n).members)
+    if (e.value(e.threads[m.thread], m.node, visits) > 0) ++k;
+  return k;
 }
 
 std::vector<std::string> node_keys(const MergedTree& t) {
@@ -189,14 +204,53 @@ RunFacts measure(const MergedTree& t) {
     // Every thread of a team reports the construct's whole iteration count.
     f.iterations[n] = t.max(n, c.iterations);
     // A barrier right after single/sections/masked waits for the one thread that ran the body.
-    bool partial_barrier = false;
-    if (is_barrier(r.kind) && mn.parent != format::kNoIndex) {
-      const auto& sib = t.node(mn.parent).children;
-      auto it = std::find(sib.begin(), sib.end(), n);
-      if (it != sib.begin()) partial_barrier = is_partial_construct(t.region_of(*(it - 1)).kind);
-    }
+    // More generally, synchronization right after a region that fewer PEs ran (serial code on
+    // rank 0 before a broadcast) waits for that code: for the PEs that did not run it, the wait
+    // (up to that region's time) is loss of parallelism.
     // MPI collectives: the fastest rank's time approximates the transfer; the rest is waiting.
     bool collective = r.kind == RegionKind::Mpi && r.subkind == uint16_t(format::MpiClass::Collective);
+    bool partial_barrier = false;
+    uint32_t before = format::kNoIndex;
+    size_t before_pes = 0;
+    if (waits_for_others(r) && mn.parent != format::kNoIndex) {
+      const auto& sib = t.node(mn.parent).children;
+      auto it = std::find(sib.begin(), sib.end(), n);
+      if (it != sib.begin()) {
+        partial_barrier = is_barrier(r.kind) && is_partial_construct(t.region_of(*(it - 1)).kind);
+        size_t here = entered_by(e, t, n, c.visits);
+        before_pes = entered_by(e, t, *(it - 1), c.visits);
+        if (!partial_barrier && before_pes > 0 && before_pes < here) before = *(it - 1);
+      }
+    }
+    // The same when the enclosing region's own code ran on one PE only and a data collective
+    // follows (rank 0 computes, then broadcasts the result the others need): that PE's code time
+    // bounds the loss in the others' waits. A late arrival at a pure barrier stays
+    // synchronization: nothing tells it apart from imbalance.
+    uint32_t serial_pe = format::kNoIndex;
+    double serial_time = 0;
+    if (collective && !partial_barrier && before == format::kNoIndex &&
+        mn.parent != format::kNoIndex) {
+      double sum = 0, most = 0;
+      size_t entered = 0;
+      uint32_t who = format::kNoIndex;
+      for (const drg::Member& m : t.node(mn.parent).members) {
+        if (e.value(e.threads[m.thread], m.node, c.visits) == 0) continue;
+        ++entered;
+        double x = excl[m.thread][m.node];
+        if (x <= 0) continue;
+        sum += x;
+        if (x > most) most = x, who = m.thread;
+      }
+      if (entered > 1 && sum > 0 && most >= 0.9 * sum) serial_pe = who, serial_time = most;
+    }
+    std::vector<char> ran_before;
+    double before_time = 0;
+    if (before != format::kNoIndex) {
+      ran_before.assign(e.threads.size(), 0);
+      for (const drg::Member& m : t.node(before).members)
+        if (e.value(e.threads[m.thread], m.node, c.visits) > 0) ran_before[m.thread] = 1;
+      before_time = t.max(before, c.time) * 1e-9;
+    }
     double fastest = collective ? t.min(n, c.time) * 1e-9 : 0;
     for (const drg::Member& m : mn.members) {
       const drg::ThreadTree& th = e.threads[m.thread];
@@ -211,8 +265,21 @@ RunFacts measure(const MergedTree& t) {
         fork_join = (e.value(th, m.node, c.fork) + e.value(th, m.node, c.join)) * 1e-9;
       double rest = x - wait - fork_join;
       Buckets& b = f.own[n];
-      if (partial_barrier) b.add(find_rule(r.kind, r.subkind, Part::PartialBarrierWait), wait);
-      else b.add(find_rule(r.kind, r.subkind, Part::Wait), wait);
+      if (partial_barrier) {
+        b.add(find_rule(r.kind, r.subkind, Part::PartialBarrierWait), wait);
+      } else if (serial_pe != format::kNoIndex && m.thread != serial_pe) {
+        double lost = std::min(wait, serial_time);
+        b.add(find_rule(r.kind, r.subkind, Part::SerialWait), lost);
+        b.add(find_rule(r.kind, r.subkind, Part::Wait), wait - lost);
+      } else if (before != format::kNoIndex && !ran_before[m.thread]) {
+        double lost = std::min(wait, before_time);
+        b.add(find_rule(r.kind, r.subkind,
+                        before_pes == 1 ? Part::SerialWait : Part::PartialBarrierWait),
+              lost);
+        b.add(find_rule(r.kind, r.subkind, Part::Wait), wait - lost);
+      } else {
+        b.add(find_rule(r.kind, r.subkind, Part::Wait), wait);
+      }
       b.add(find_rule(r.kind, r.subkind, Part::ForkJoin), fork_join);
       const Rule* rule = find_rule(r.kind, r.subkind, Part::Exclusive);
       if (r.kind == RegionKind::Program && !(th.flags & format::kThreadInitial))

@@ -96,6 +96,10 @@ const std::vector<Rule> kRules = {
     {"program.idle_thread", k(K::Program), -1, Part::IdleRoot, false, LP, "unparallelized",
      "L += exclusive time of a non-initial thread's root",
      "a thread outside any parallel region is idle while serial code runs"},
+    {"sync.after_serial", kAnyKind, -1, Part::SerialWait, false, LP, "unparallelized",
+     "L += min(wait, T_s) for the PEs waiting for a previous sibling region that one PE ran, or "
+     "in a data collective for the enclosing region's own code that one PE ran",
+     "the others wait at the barrier or collective while one PE runs serial code (e.g. rank 0)"},
     {"barrier.after_partial", kAnyKind, -1, Part::PartialBarrierWait, false, LP,
      "partially_parallelized",
      "L += wait at a barrier that follows single/sections/masked",

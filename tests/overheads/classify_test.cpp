@@ -316,6 +316,25 @@ TEST(Classify, WorkerHoldingOnlyThePathIsIdleInTheSerialPart) {
   EXPECT_GT(a.program.load_balance, 0);
 }
 
+TEST(Classify, WaitForSerialWorkOnOnePeIsLoss) {
+  // Rank 0 computes 30 ms alone (region "solo"), then every rank enters MPI_Bcast: ranks 1 and 2
+  // wait 30 ms there. A late arrival at MPI_Barrier after a rank's own code stays synchronization.
+  Builder b;
+  uint32_t solo = b.region(RegionKind::User, "solo");
+  uint32_t bc = b.region(RegionKind::Mpi, "MPI_Bcast", uint16_t(format::MpiClass::Collective));
+  for (int r = 0; r < 3; ++r) {
+    uint32_t th = b.thread(true, 31, r);
+    if (r == 0) b.node(th, 0, solo, {{"time", 30}, {"visits", 1}});
+    b.node(th, 0, bc, {{"time", r == 0 ? 1.0 : 31.0}, {"visits", 1}});
+  }
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  const auto& root = a.regions[0];
+  EXPECT_NEAR(sub(root, "loss_of_parallelism.unparallelized"), 2 * 30 / 3.0, 1e-9);
+  EXPECT_NEAR(sub(root, "synchronization.mpi_waiting"), 0, 1e-9);
+}
+
 TEST(Rules, EveryRuleIsDocumented) {
   for (const Rule& r : rules()) {
     EXPECT_FALSE(r.formula.empty()) << r.id;

@@ -20,7 +20,9 @@ enum class Part {
   IdleShorter, // PEs that ran the region for less than its wall time
   IdleFork,    // parallel region: workers before their implicit task began / after it ended
   IdleBeforeStart,  // program: PEs that did not exist yet (the serial start of the run)
-  PartialBarrierWait,  // barrier wait right after a single, sections or masked construct
+  PartialBarrierWait,  // barrier wait right after a single, sections or masked construct, or
+                       // synchronization right after a region that 1 < q < p PEs ran
+  SerialWait,          // synchronization right after a region that one PE ran
   Replicated,  // work every PE repeated (needs the reference run)
   ExtraWork,   // work the parallel run did beyond the reference's (needs the reference run)
   IdleRoot,    // program region on a non-initial thread: the thread is idle in the runtime

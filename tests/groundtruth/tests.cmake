@@ -1,0 +1,49 @@
+# tests/groundtruth/: the ground truth of the overhead classifier (docs/groundtruth.md). The
+# planted-overhead apps (apps/omp, apps/mpi) run under the real tool at several p (1, 2, 4, 8
+# threads; 1, 2, 4 ranks; oversubscribed: the work is sleep-based), and every planted overhead must
+# come out of overheads::classify in its class, subclass and region within 10% of its planted size
+# (or 2 ms), with no more than that attributed elsewhere. One ctest test per (app, p).
+# The areas are included in alphabetical order, before tests/integration defines the harness: define
+# everything at the end of tests/CMakeLists.txt.
+set(_scalea_gt_dir ${CMAKE_CURRENT_LIST_DIR})
+function(_scalea_groundtruth_tests)
+  if(NOT TARGET scalea-test-harness)
+    message(STATUS "tests/groundtruth skipped: no integration harness")
+    return()
+  endif()
+
+  add_executable(scalea_groundtruth ${_scalea_gt_dir}/groundtruth_test.cpp)
+  target_link_libraries(scalea_groundtruth PRIVATE scalea-test-harness GTest::gtest_main)
+
+  set(_gt_deps scalea scalea-omp)
+  foreach(app omp_imbalance omp_locks omp_serial omp_single omp_nested scalea-mpi mpi_planted mpi_hybrid)
+    if(TARGET ${app})
+      list(APPEND _gt_deps ${app})
+    endif()
+  endforeach()
+  add_dependencies(scalea_groundtruth ${_gt_deps})
+
+  # MPI: the planted MPI apps run with the real mpirun; without MPI those tests skip themselves.
+  find_package(MPI COMPONENTS C QUIET)
+  set(_gt_mpirun "")
+  if(MPI_C_FOUND AND TARGET scalea-mpi AND TARGET mpi_planted AND TARGET mpi_hybrid)
+    set(_gt_mpirun "${MPIEXEC_EXECUTABLE}")
+  endif()
+  target_compile_definitions(scalea_groundtruth PRIVATE SCALEA_GT_MPIRUN="${_gt_mpirun}")
+
+  # RUN_SERIAL: the planted sizes are sleeps, and the tolerance is 10% or 2 ms; other tests running
+  # at the same time on a 2-core machine would only add noise.
+  gtest_discover_tests(scalea_groundtruth TEST_PREFIX groundtruth. DISCOVERY_MODE PRE_TEST
+    TEST_LIST scalea_groundtruth_TESTS PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+  # CMake 3.25's gtest_discover_tests splits list-valued properties (LABELS a;b becomes LABELS a
+  # plus a property named b): set them in a ctest script included after the discovered tests.
+  set(_props ${CMAKE_CURRENT_BINARY_DIR}/scalea_groundtruth_properties.cmake)
+  file(WRITE ${_props} [=[
+foreach(_t IN LISTS scalea_groundtruth_TESTS)
+  set_tests_properties("${_t}" PROPERTIES LABELS "integration;groundtruth"
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+endforeach()
+]=])
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_props})
+endfunction()
+cmake_language(DEFER DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} CALL _scalea_groundtruth_tests)
