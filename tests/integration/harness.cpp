@@ -214,6 +214,7 @@ void check_expected_runtime(const drg::Experiment& e) {
   const auto& omp = e.meta.contains("openmp") ? e.meta["openmp"] : nlohmann::json();
   if (!omp.is_object() || !omp.contains("runtime_path")) return;  // no OpenMP in this program
   std::string path = omp["runtime_path"].get<std::string>();
+  if (path.empty()) return;  // the program started no OpenMP runtime (e.g. the Fortran user-API app)
   char real[PATH_MAX];
   std::string resolved = realpath(path.c_str(), real) ? std::string(real) : path;
   std::string tag = std::string("llvm-") + want;

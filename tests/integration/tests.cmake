@@ -39,11 +39,17 @@ foreach(area parallel worksharing locks tasks nested userapi functions gcc many_
   add_executable(${exe} ${_it}/test_${area}.cpp)
   target_link_libraries(${exe} PRIVATE scalea-test-harness GTest::gtest_main)
   add_dependencies(${exe} ${_it_deps})
+  # CMake 3.25's gtest_discover_tests splits list-valued properties (LABELS a;b, an ENVIRONMENT
+  # of two variables): list-valued ones are set by a ctest script run after the discovery.
   gtest_discover_tests(${exe} TEST_PREFIX omp14. DISCOVERY_MODE PRE_TEST
-    PROPERTIES LABELS "integration;omp14" TIMEOUT 300)
+    TEST_LIST ${exe}_omp14 PROPERTIES TIMEOUT 300)
+  set(_props ${CMAKE_CURRENT_BINARY_DIR}/${exe}_properties.cmake)
+  set(_text "foreach(_t IN LISTS ${exe}_omp14)\n  set_tests_properties(\"\${_t}\" PROPERTIES LABELS \"integration;omp14\")\nendforeach()\n")
   if(SCALEA_LIBOMP19_DIR)
     gtest_discover_tests(${exe} TEST_PREFIX omp19. DISCOVERY_MODE PRE_TEST
-      PROPERTIES LABELS "integration;omp19" TIMEOUT 300
-      ENVIRONMENT "LD_LIBRARY_PATH=${SCALEA_LIBOMP19_DIR}\;SCALEA_EXPECT_LIBOMP=19")
+      TEST_LIST ${exe}_omp19 PROPERTIES TIMEOUT 300)
+    string(APPEND _text "foreach(_t IN LISTS ${exe}_omp19)\n  set_tests_properties(\"\${_t}\" PROPERTIES LABELS \"integration;omp19\" ENVIRONMENT \"LD_LIBRARY_PATH=${SCALEA_LIBOMP19_DIR};SCALEA_EXPECT_LIBOMP=19\")\nendforeach()\n")
   endif()
+  file(WRITE ${_props} "${_text}")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_props})
 endforeach()
