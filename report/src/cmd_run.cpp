@@ -19,24 +19,15 @@ extern char** environ;
 
 namespace scalea::cli {
 
-std::string self_dir() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  buf[n] = 0;
-  std::string p(buf);
-  return p.substr(0, p.rfind('/'));
-}
-
 namespace {
-
 bool is_executable_file(const std::string& p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
 }
+}  // namespace
 
-// Where execvp would find the program, or "".
 std::string find_program(const std::string& name) {
+  if (name.empty()) return "";
   if (name.find('/') != std::string::npos) return is_executable_file(name) ? name : "";
   const char* path = getenv("PATH");
   std::string dirs = path ? path : "/usr/bin:/bin";
@@ -51,6 +42,18 @@ std::string find_program(const std::string& name) {
   }
   return "";
 }
+
+std::string self_dir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = 0;
+  std::string p(buf);
+  return p.substr(0, p.rfind('/'));
+}
+
+namespace {
+
 
 // The shared libraries an ELF program names directly (DT_NEEDED); empty for scripts.
 std::vector<std::string> needed_libraries(const std::string& path) {
@@ -193,7 +196,8 @@ void add_run(CLI::App& app) {
       "The program is started directly (no shell). scalea sets OMP_TOOL_LIBRARIES to its tool\n"
       "library; programs built with gcc -fopenmp run with LLVM's libomp preloaded in place of\n"
       "libgomp. The exit status is the program's. Settings: SCALEA_* variables (docs/user-guide.md).");
-  cmd->add_option("-o,--output", opts->output, "Experiment directory to create (must not exist)");
+  cmd->add_option("-o,--output", opts->output, "Experiment directory to create (must not exist)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); });
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary line at exit");
   cmd->add_option("--counters", opts->counters,
                   "Counters to read per region and thread, e.g. perf::PAGE-FAULTS,PAPI_L1_DCM "

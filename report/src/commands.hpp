@@ -21,6 +21,10 @@ void add_calibrate(CLI::App& app);  // cmd_calibrate.cpp: the machine file (docs
 // Adds --html FILE and --findings N to the `report` subcommand (after add_report).
 void add_report_extras(CLI::App& app);
 
+// Where execvp would find a program ("" when nowhere): a path is checked as given, a bare name is
+// searched in PATH.
+std::string find_program(const std::string& name);
+
 // Directory of the running scalea binary (for finding ../lib/libscalea-*.so).
 std::string self_dir();
 

@@ -302,27 +302,6 @@ void save_study(const std::string& dir, const Study& s) {
     throw UserError("cannot replace " + name + ": " + std::strerror(errno));
 }
 
-std::string find_program(const std::string& name) {
-  auto executable = [](const std::string& p) {
-    struct stat st;
-    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
-  };
-  if (name.empty()) return "";
-  if (name.find('/') != std::string::npos) return executable(name) ? name : "";
-  const char* path = getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t colon = dirs.find(':', start);
-    if (colon == std::string::npos) colon = dirs.size();
-    std::string dir = dirs.substr(start, colon - start);
-    std::string cand = (dir.empty() ? "." : dir) + "/" + name;
-    if (executable(cand)) return cand;
-    start = colon + 1;
-  }
-  return "";
-}
-
 std::string now_iso8601() {
   time_t t = time(nullptr);
   struct tm tm;

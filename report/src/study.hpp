@@ -85,8 +85,6 @@ Study load_study(const std::string& dir);  // throws UserError with a one-line m
 // Writes study.json atomically (temporary file, fsync, rename).
 void save_study(const std::string& dir, const Study& s);
 
-// Where execvp would find the program ("" when not found or not executable).
-std::string find_program(const std::string& name);
 std::string now_iso8601();
 
 }  // namespace scalea::cli::study
