@@ -13,3 +13,7 @@ cd "$build"
 # for the two cores; unit tests run in parallel.
 ctest --output-on-failure -j"$(nproc)" -L unit "$@"
 ctest --output-on-failure -LE unit "$@"
+# Optional stage: a subset of the tests under ASan+UBSan in a separate tree (docs/reliability.md).
+if [ "${CI:-}" = true ] || [ "${SCALEA_SANITIZE_STAGE:-0}" = 1 ]; then
+  SCALEA_SANITIZE_SUBSET=ci "$here/scripts/sanitize.sh" address "$build-asan"
+fi

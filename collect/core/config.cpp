@@ -36,6 +36,8 @@ const std::vector<std::string>& known_config_keys() {
       "SCALEA_MPI_TIMEOUT", "SCALEA_MPI_CALIBRATE",
       // Set by `scalea run` for its own bookkeeping; not for users.
       "SCALEA_RUN_BY_CLI",
+      // Read by the scalea command, not by the tool (docs/user-guide.md).
+      "SCALEA_LIBOMP", "SCALEA_MACHINE",
   };
   return keys;
 }
@@ -73,7 +75,7 @@ Config read_config(char** env) {
     } else if (key == "SCALEA_PAPI") {
       ok = parse_bool(value, c.papi);
     } else if (key == "SCALEA_RUN_BY_CLI" || key == "SCALEA_MPI_TIMEOUT" ||
-               key == "SCALEA_MPI_CALIBRATE") {
+               key == "SCALEA_MPI_CALIBRATE" || key == "SCALEA_LIBOMP" || key == "SCALEA_MACHINE") {
     } else {
       c.problems.push_back("unknown setting " + key + " ignored");
       continue;

@@ -228,7 +228,8 @@ TEST(Study, EndToEndReportAndResume) {
   // --region and --top focus the report.
   Result f = run({"report", dir, "--region", "loop", "--format", "json"});
   ASSERT_EQ(f.status, 0) << f.err;
-  for (const auto& e : json::parse(f.out)["regions"])
+  const json focused = json::parse(f.out);  // a range-for over parse(...)["regions"] would dangle
+  for (const auto& e : focused["regions"])
     EXPECT_TRUE(e["kind"] == "program" || e["kind"] == "loop") << e["path"];
   Result top = run({"report", dir, "--top", "1", "--format", "csv"});
   ASSERT_EQ(top.status, 0) << top.err;

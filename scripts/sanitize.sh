@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Builds scalea with a sanitizer in a separate tree and runs the tests that make sense under it.
+# Usage: scripts/sanitize.sh [address|thread] [build-dir] [ctest arguments...]
+#   address: AddressSanitizer + UndefinedBehaviorSanitizer (default build dir: build-asan)
+#   thread:  ThreadSanitizer                                (default build dir: build-tsan)
+# Environment: SCALEA_SANITIZE_SUBSET=ci  runs only the CI subset (see docs/reliability.md),
+#              SCALEA_SANITIZE_JOBS=N      build and unit-test parallelism (default: nproc).
+# ASan's runtime is linked as a shared library (-shared-libasan) and found through an rpath, so
+# every instrumented binary runs as is and the instrumented tool library can be loaded into any
+# instrumented program. Programs that are not instrumented (the gcc-built app) get the runtime
+# through LD_PRELOAD in a stage of their own. TSan: the default (static) runtime; libomp is not
+# instrumented, so only tests without OpenMP worker threads in the process run under it.
+# Exclusions and their reasons are next to each regex below and in docs/reliability.md.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+kind=${1:-address}
+case $kind in
+  address) build=${2:-$here/build-asan} ;;
+  thread) build=${2:-$here/build-tsan} ;;
+  *) echo "usage: scripts/sanitize.sh [address|thread] [build-dir] [ctest args...]" >&2; exit 2 ;;
+esac
+shift $(( $# >= 2 ? 2 : $# ))
+jobs=${SCALEA_SANITIZE_JOBS:-$(nproc)}
+subset=${SCALEA_SANITIZE_SUBSET:-all}
+rtdir=$(clang -print-resource-dir)/lib/linux
+unset SCALEA_SANITIZE_SUBSET SCALEA_SANITIZE_JOBS  # the tool would warn about unknown settings
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+stamp() { date +%s; }
+t0=$(stamp)
+
+if [ "$kind" = address ]; then
+  rt=$rtdir/libclang_rt.asan-x86_64.so
+  extra="-shared-libasan"
+else
+  rt=$rtdir/libclang_rt.tsan-x86_64.so
+  extra=""
+fi
+[ -e "$rt" ] || { echo "sanitize: no sanitizer runtime $rt (install clang's compiler-rt)" >&2; exit 1; }
+
+# libomp 19 as unpacked by scripts/setup-debian.sh into the normal tree: omp19.* tests (full run).
+omp19=${SCALEA_LIBOMP19_DIR:-$here/build/third_party/libomp19}
+[ -e "$omp19/libomp.so.5" ] || omp19=""
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DSCALEA_SANITIZE="$kind" \
+  -DCMAKE_C_FLAGS="$extra" -DCMAKE_CXX_FLAGS="$extra" \
+  -DCMAKE_EXE_LINKER_FLAGS="$extra -Wl,-rpath,$rtdir" \
+  -DCMAKE_SHARED_LINKER_FLAGS="$extra -Wl,-rpath,$rtdir" \
+  -DCMAKE_Fortran_COMPILER=NOTFOUND \
+  -DSCALEA_LIBOMP19_DIR="$omp19" >/dev/null
+cmake --build "$build" -j"$jobs"
+t1=$(stamp)
+echo "sanitize($kind): configure+build $((t1 - t0)) s" >&2
+
+cd "$build"
+ctest_run() {  # ctest_run NAME ARGS...: runs ctest, prints its time, remembers a failure
+  local name=$1 s rc; shift
+  s=$(stamp)
+  ctest --output-on-failure "$@" && rc=0 || rc=$?
+  echo "sanitize($kind): $name $(( $(stamp) - s )) s (ctest exit $rc)" >&2
+  [ $rc = 0 ] || status=1
+}
+status=0
+if [ "$kind" = address ]; then
+  # Open MPI, hwloc and PAPI keep allocations until exit by design; their leaks are not ours.
+  supp=$build/lsan.supp
+  printf '%s\n' 'leak:libopen-pal.so' 'leak:libmpi.so' 'leak:libopen-rte.so' 'leak:libhwloc.so' \
+    'leak:libpapi.so' 'leak:libpfm.so' 'leak:libevent' 'leak:libomp.so' > "$supp"
+  # verify_asan_link_order=0: `scalea run` preloads libscalea-mpi.so into MPI programs, ahead of
+  # the runtime in the initial library list; the runtime still comes before libc in symbol lookup.
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0 \
+         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+         LSAN_OPTIONS=suppressions=$supp
+  # Excluded under ASan (reasons in docs/reliability.md):
+  #   Gcc.        the gcc-built app is not instrumented: runs below with the runtime preloaded
+  #   omp19.      the same tests again with libomp 19 (full run only)
+  #   Compensation|Calibrate  time the tool's own cost per event: ASan's 2-3x slowdown breaks them
+  #   faults.segv ASan's SIGSEGV handler reports the planted crash first (exit 134, not 139)
+  #   PlantedPageFaults  ASan's shadow memory adds page faults to the planted count
+  #   SerialWithReference  fails in the normal build too (groundtruth work in progress)
+  #   TasksRunInsideBarrier  asserts a barrier wait near 0 while tasks run in it; under ASan's
+  #               slowdown the wait is 60 ms (timing, not memory)
+  exclude='Gcc\.|Compensation|Calibrate|faults\.segv|PlantedPageFaults|SerialWithReference|TasksRunInsideBarrier'
+  if [ "$subset" = ci ]; then
+    # CI: unit tests, the loader corpus, bad input, faults, loads and one of each integration area.
+    exclude="$exclude|omp19\.|study\.Study\.|export\.html|apps_|load\.(tasks1m|threads64)|consumer\."
+  fi
+  # MPI: Open MPI's dlopen'ed components leak at exit and are unloaded before LSan looks, so
+  # their leaks have no module to suppress by: MPI tests run with leak detection off.
+  mpi='mpi\.|MpiNp\.|apps_(pricing|lapw)'
+  ctest_run unit -j"$jobs" -L unit -E "$exclude" "$@"
+  ctest_run integration -LE unit -E "$exclude|$mpi" "$@"
+  mpi_only=$mpi
+  [ "$subset" = ci ] && mpi_only='mpi\.planted\.np2$'
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:verify_asan_link_order=0 \
+    ctest_run mpi -R "$mpi_only" -E "$exclude" "$@"
+  if [ "$subset" != ci ]; then
+    # The gcc-built program is not instrumented: the ASan runtime must come first in it.
+    LD_PRELOAD=$rt ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:verify_asan_link_order=0 \
+      ctest_run gcc -R 'Gcc\.' "$@"
+  fi
+else
+  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+  # Under TSan: the unit tests (recorder, adapters with synthetic events from several threads,
+  # the drg loader's worker threads), the CLI's bad input, the study driver. Excluded: everything
+  # that runs OpenMP worker threads of the uninstrumented libomp in an instrumented process
+  # (integration, faults, load, papi, export, apps), whose synchronization TSan cannot see.
+  ctest_run unit -j"$jobs" -L unit "$@"
+  ctest_run cli -L cli -E 'deep_tree' "$@"
+fi
+echo "sanitize($kind): total $(( $(stamp) - t0 )) s" >&2
+exit $status
