@@ -149,6 +149,25 @@ Ticks clip_to_release(const ThreadState& t, Ticks when) {
 
 }  // namespace
 
+// A worker joining a new team may still hold the frames of a team whose master already left
+// (libomp reports a worker's join-barrier end late, and with nested teams sometimes not before
+// the worker is handed to another team). Those frames end at that team's release.
+void close_released_teams(ThreadState& t, Ticks when) {
+  for (;;) {
+    long i = -1;
+    for (long k = long(t.stack.size()) - 1; k >= 0 && i < 0; --k)
+      if (t.stack[size_t(k)].type == FrameType::ImplicitTask) i = k;
+    if (i < 0) return;
+    auto* p = static_cast<ParallelRecord*>(t.stack[size_t(i)].rec);
+    Ticks rel = p->release.load(std::memory_order_acquire);
+    if (!rel) return;  // the team is still running: this thread is nested inside it
+    Ticks end = rel < when ? rel : when;
+    while (t.stack.size() > size_t(i) + 1) leave_at(t, t.stack.size() - 1, end);
+    leave_at(t, size_t(i), end);
+    release_parallel(t, p);
+  }
+}
+
 // ---- thread and parallel region -----------------------------------------------------------------
 
 void on_thread_begin(ompt_thread_t type, ompt_data_t*) {
@@ -220,6 +239,7 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
       }
       return;
     }
+    close_released_teams(*t, when);
     Node* n = g_measure_on.load(std::memory_order_relaxed) ? mirror_of(*t, p->master_node) : nullptr;
     push_frame(*t, n, FrameType::ImplicitTask, when, reinterpret_cast<uintptr_t>(p), p);
     if (n) n->s.fork += when > p->begin ? when - p->begin : 0;
