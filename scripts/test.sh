@@ -10,9 +10,10 @@ build=${SCALEA_BUILD_DIR:-$here/build}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cd "$build"
 # Integration tests plant sleeps and time them: they run one at a time so they do not compete
-# for the two cores; unit tests run in parallel.
+# for the two cores; unit tests run in parallel. A timing test may miss its 10 % / 2 ms tolerance
+# when the machine is busy (a thread woken late); it gets one more try, a real defect fails twice.
 ctest --output-on-failure -j"$(nproc)" -L unit "$@"
-ctest --output-on-failure -LE unit "$@"
+ctest --output-on-failure -LE unit --repeat until-pass:2 "$@"
 # Optional stage: a subset of the tests under ASan+UBSan in a separate tree (docs/reliability.md).
 if [ "${CI:-}" = true ] || [ "${SCALEA_SANITIZE_STAGE:-0}" = 1 ]; then
   SCALEA_SANITIZE_SUBSET=ci "$here/scripts/sanitize.sh" address "$build-asan"
