@@ -11,8 +11,13 @@
 int main(int argc, char** argv) {
   CLI::App app{
       "scalea: per-region overhead analysis of OpenMP, MPI and hybrid programs.\n\n"
-      "  scalea run -o md.exp -- ./md 4096     measure a run (OpenMP via OMPT)\n"
-      "  scalea report md.exp                  overhead table per region\n",
+      "  scalea run -o md.exp -- ./md 4096                 measure a run (OpenMP via OMPT)\n"
+      "  mpirun -np 4 scalea run -o halo.exp -- ./halo     MPI and hybrid programs\n"
+      "  scalea report md.exp                              overhead table per region\n"
+      "  scalea study -o md.study --threads 1,2,4 -- ./md  scaling study, one command\n"
+      "  scalea report md.study                            speedup and overheads vs p\n"
+      "  scalea cache md.exp                               cache misses per region and thread\n"
+      "  scalea <command> --help                           options and examples\n",
       "scalea"};
   app.require_subcommand(1);
   app.set_version_flag("--version", SCALEA_VERSION);
