@@ -19,6 +19,7 @@ packages=(
   gnuplot-nox                     # scalea report STUDY --plots
   graphviz                        # scalea export --format dot/html: region graph as SVG
   chromium jq                     # tests/export: HTML report in headless Chromium, JSON checks
+  python3 procps zlib1g-dev       # PMPI wrapper generator and test scripts; pgrep; fast CRC
 )
 missing=()
 for p in "${packages[@]}"; do
