@@ -101,11 +101,12 @@ if [ "$kind" = address ]; then
 else
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
   # Under TSan: the unit tests (recorder, adapters with synthetic events from several threads,
-  # the drg loader's worker threads), the CLI's bad input, the study driver. Excluded: everything
-  # that runs OpenMP worker threads of the uninstrumented libomp in an instrumented process
-  # (integration, faults, load, papi, export, apps), whose synchronization TSan cannot see.
+  # the drg loader's worker threads). Excluded: everything that runs OpenMP worker threads of the
+  # uninstrumented libomp in an instrumented process (integration, faults, load, papi, export,
+  # apps, and the CLI tests, which make their experiments with an OpenMP program): TSan cannot see
+  # libomp's barriers, so it reports every hand-off across them (seen: load_app's reduction
+  # variable, and parallel_data->ptr written at parallel_end after the join).
   ctest_run unit -j"$jobs" -L unit "$@"
-  ctest_run cli -L cli -E 'deep_tree' "$@"
 fi
 echo "sanitize($kind): total $(( $(stamp) - t0 )) s" >&2
 exit $status
