@@ -106,36 +106,11 @@ Node* mirror_of(ThreadState& t, Node* foreign) {
   return local;
 }
 
-ParallelRecord* alloc_parallel(ThreadState& t) {
-  if (!t.free_parallel) {
-    auto* block = new ParallelRecord[32];
-    for (int i = 0; i < 32; ++i) {
-      block[i].next_free = t.free_parallel;
-      t.free_parallel = &block[i];
-    }
-  }
-  ParallelRecord* r = t.free_parallel;
-  t.free_parallel = r->next_free;
-  return r;
-}
+ParallelRecord* alloc_parallel(ThreadState& t) { return t.parallel_pool.take(); }
 
 void release_parallel(ThreadState& t, ParallelRecord* r) {
   if (r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  r->next_free = t.free_parallel;
-  t.free_parallel = r;
-}
-
-TaskRecord* alloc_task(ThreadState& t) {
-  if (!t.free_tasks) {
-    auto* block = new TaskRecord[64];
-    for (int i = 0; i < 64; ++i) {
-      block[i].next_free = t.free_tasks;
-      t.free_tasks = &block[i];
-    }
-  }
-  TaskRecord* r = t.free_tasks;
-  t.free_tasks = r->next_free;
-  return r;
+  RecordPool<ParallelRecord>::give_back(r, r->pool == &t.parallel_pool);
 }
 
 // ---- recorder -----------------------------------------------------------------------------------

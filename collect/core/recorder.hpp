@@ -58,8 +58,55 @@ struct Frame {
   uint32_t ctr = 0;  // counter snapshot slot taken at enter (collect/papi), 0 = none
 };
 
+// Records shared between threads (a team's parallel region, an explicit task) come from the pool
+// of the thread that creates them and go back to that pool, whichever thread frees them: most
+// parallel records are freed by a worker, most tasks by the thread that ran them. Kept in the
+// freeing thread's pool instead, they would pile up there while the creator allocated new ones
+// (memory growing with the number of regions run). A record freed by another thread is pushed
+// onto the owner's return stack (many producers, CAS); the owner takes the whole stack at once
+// when its own list runs dry (one consumer, exchange: no ABA). R has `next_free` and `pool`.
+template <class R>
+struct RecordPool {
+  static constexpr int kBlock = 32;
+  R* local = nullptr;                                // only the owner touches it
+  uint32_t blocks = 0;                               // blocks allocated so far (owner only)
+  alignas(64) std::atomic<R*> returned{nullptr};     // other threads push here
+  char pad[64 - sizeof(std::atomic<R*>)];
+
+  R* take() {
+    if (!local) local = returned.exchange(nullptr, std::memory_order_acquire);
+    if (!local) {
+      R* block = new R[kBlock];
+      ++blocks;
+      for (int i = 0; i < kBlock; ++i) {
+        block[i].pool = this;
+        block[i].next_free = local;
+        local = &block[i];
+      }
+    }
+    R* r = local;
+    local = r->next_free;
+    return r;
+  }
+  // `mine`: the calling thread owns this pool.
+  static void give_back(R* r, bool mine) {
+    RecordPool* p = r->pool;
+    if (mine) {
+      r->next_free = p->local;
+      p->local = r;
+      return;
+    }
+    R* head = p->returned.load(std::memory_order_relaxed);
+    do r->next_free = head;
+    while (!p->returned.compare_exchange_weak(head, r, std::memory_order_release,
+                                              std::memory_order_relaxed));
+  }
+};
+
 // Shared between the master and the workers of one parallel region; lives in ompt_data_t::ptr.
 struct ParallelRecord {
+  ParallelRecord* next_free;
+  RecordPool<ParallelRecord>* pool;  // the pool of the thread that allocated it (the master)
   Node* master_node;           // the region's node in the master's tree (nullptr: not recorded)
   Ticks begin;                 // parallel_begin on the master
   std::atomic<Ticks> release;  // master's implicit task end: when the join barrier let go
@@ -67,15 +114,15 @@ struct ParallelRecord {
   unsigned requested;          // team size asked for at parallel_begin
   uint32_t region;
   const void* codeptr;
-  ParallelRecord* next_free;
 };
 
 // One explicit task; lives in its ompt_data_t::ptr from creation to completion.
 struct TaskRecord {
+  TaskRecord* next_free;
+  RecordPool<TaskRecord>* pool;  // the pool of the creating thread
   Node* creator_node;  // creation context, in the creator's tree (nullptr: not recorded)
   uint32_t region;
   bool started;
-  TaskRecord* next_free;
 };
 
 // Open-addressing map from a 64-bit key to a pointer; grows only when a new key is inserted.
@@ -137,8 +184,8 @@ struct ThreadState {
   std::vector<RegionCacheEntry> region_cache;  // open addressing, power-of-two size
   uint32_t region_cache_used = 0;
 
-  ParallelRecord* free_parallel = nullptr;
-  TaskRecord* free_tasks = nullptr;
+  RecordPool<ParallelRecord> parallel_pool;
+  RecordPool<TaskRecord> task_pool;
   counters::ThreadCounters* ctr = nullptr;  // this thread's event sets (collect/papi), lazily
 
   Node* new_node(Node* parent, uint32_t region);
@@ -254,10 +301,9 @@ Node* mirror_of(ThreadState& t, Node* foreign);
 
 ParallelRecord* alloc_parallel(ThreadState& t);
 void release_parallel(ThreadState& t, ParallelRecord* r);
-TaskRecord* alloc_task(ThreadState& t);
+inline TaskRecord* alloc_task(ThreadState& t) { return t.task_pool.take(); }
 inline void free_task(ThreadState& t, TaskRecord* r) {
-  r->next_free = t.free_tasks;
-  t.free_tasks = r;
+  RecordPool<TaskRecord>::give_back(r, r->pool == &t.task_pool);
 }
 
 // ---- the process-wide recorder -----------------------------------------------------------------
