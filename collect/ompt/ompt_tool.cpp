@@ -200,21 +200,26 @@ void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_
   parallel_data->ptr = p;
 }
 
-void on_parallel_end(ompt_data_t* parallel_data, ompt_data_t*, int, const void*) {
+// The region that ends is the thread's innermost open one: parallel regions nest per thread.
+// parallel_data is not trusted here: libomp may return a nested team's structure to its pool
+// before reporting parallel_end, and another thread may already have reused it for a new region
+// (seen with 3-deep nesting), so it can hold that region's record. Nor is it cleared, for the
+// same reason: it may no longer be ours.
+void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void*) {
   SCALEA_CALLBACK_PROLOGUE;
   Ticks when = now();
-  ParallelRecord* p = parallel_of(parallel_data);
-  if (!p) return;
-  long i = find_frame(*t, FrameType::Parallel, reinterpret_cast<uintptr_t>(p));
+  long i = -1;
+  for (long k = long(t->stack.size()) - 1; k >= 0 && i < 0; --k)
+    if (t->stack[size_t(k)].type == FrameType::Parallel) i = k;
   if (i < 0) {
     ++t->anomalies.unmatched_end;
     return;
   }
   Frame& f = t->stack[size_t(i)];
+  auto* p = static_cast<ParallelRecord*>(f.rec);
   if (f.node && f.aux) f.node->s.join += when > f.aux ? when - f.aux : 0;
   unwind_to(*t, size_t(i), when);
   release_parallel(*t, p);
-  parallel_data->ptr = nullptr;
 }
 
 void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data, ompt_data_t*,

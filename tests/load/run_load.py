@@ -31,14 +31,10 @@ PER_THREAD = 256 << 10
 PER_NODE = 850
 PER_REGION = 700
 
-# Anomaly counters (meta.json) that a case may show without failing, with the reason. Visit counts
-# stay exact in these cases; remove the entry once the cause is fixed.
-KNOWN_ANOMALIES = {
-    # Repeated nested parallel regions (4x4x4, libomp 14): now and then a worker reused by another
-    # team reports an end with no open begin and leaves frames open (a few per 10^3 regions);
-    # reported to collect/ompt, docs/reliability.md "Findings".
-    "nested3": "nested-team worker reuse, collect/ompt",
-}
+# Anomaly counters (meta.json) that a case may show without failing, with the reason; none now.
+# (nested3 had some until the adapter stopped trusting parallel_data at parallel_end: libomp can
+# hand a finished nested team to another thread's new region before reporting the end.)
+KNOWN_ANOMALIES = {}
 
 CASES = {
     # name: (load_app arguments, extra environment)
@@ -137,7 +133,9 @@ def main():
             want = x + x * r * y + leaves
             check(visits("parallel") == want, f"parallel visits {visits('parallel')} != {want}")
             check(s["max_depth"] >= 4, f"depth {s['max_depth']}: the nesting is not in the tree")
-            check(s["threads"] >= x * y * z, f"threads {s['threads']} < {x * y * z}")
+            # libomp reuses the threads of finished nested teams, so fewer than x*y*z threads may
+            # exist (58-64 seen); only the level-1 team's x threads are certain.
+            check(x <= s["threads"] <= x * y * z, f"threads {s['threads']} not in [{x}, {x * y * z}]")
         elif a.case == "tasks1m":
             n = int(args[2])
             check(f"tasks n={n} done={n} ok" in out, "program figures")

@@ -9,6 +9,7 @@
 
 #include "ompt/callbacks.hpp"
 #include "core/recorder.hpp"
+#include "worker.hpp"
 
 namespace scalea::collect {
 namespace {
@@ -19,48 +20,6 @@ void at(uint64_t t) { g_fake_now.store(t); }
 
 // Runs `body` on a new thread (a new ThreadState) and waits for it: the test controls the order.
 void on_other_thread(const std::function<void()>& body) { std::thread(body).join(); }
-
-// A persistent "other thread" that runs steps handed to it, so one worker keeps its state
-// across several steps of a scenario.
-class Worker {
- public:
-  Worker() : thread_([this] { loop(); }) {}
-  ~Worker() {
-    run(nullptr);
-    thread_.join();
-  }
-  void run(std::function<void()> step) {
-    std::unique_lock<std::mutex> lock(mu_);
-    step_ = std::move(step);
-    has_step_ = true;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return !has_step_; });
-  }
-  ThreadState* state() { return state_; }
-
- private:
-  void loop() {
-    state_ = Recorder::get().thread();
-    for (;;) {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return has_step_; });
-      if (!step_) {
-        has_step_ = false;
-        cv_.notify_all();
-        return;
-      }
-      step_();
-      has_step_ = false;
-      cv_.notify_all();
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::function<void()> step_;
-  bool has_step_ = false;
-  ThreadState* state_ = nullptr;
-  std::thread thread_;
-};
 
 class OmptEvents : public ::testing::Test {
  protected:
@@ -380,6 +339,85 @@ TEST_F(OmptEvents, SteadyStateAllocatesNoNodes) {
   }
   EXPECT_EQ(me()->node_count, nodes + 1);  // the barrier's node, once
   EXPECT_EQ(node(me(), {rid(RegionKind::Masked, CODE(71))})->s.visits, 100001u);
+}
+
+// libomp may hand a finished nested team's structure to another thread's new region before the
+// old master reports parallel_end: the parallel_data it passes then holds the new region's record.
+// The end must close the master's own region and leave the new one intact (seen with 3-deep
+// nesting, tests/load nested3).
+TEST_F(OmptEvents, ParallelEndWithReusedParallelData) {
+  ompt_data_t outer{}, task{}, shared_team{}, inner_task{};
+  Worker other;
+  Anomalies before = me()->anomalies;
+  at(1000);
+  on_parallel_begin(nullptr, nullptr, &outer, 1, 0, CODE(91));
+  on_implicit_task(ompt_scope_begin, &outer, &task, 1, 0, ompt_task_implicit);
+  at(1010);
+  on_parallel_begin(nullptr, nullptr, &shared_team, 1, 0, CODE(92));
+  on_implicit_task(ompt_scope_begin, &shared_team, &inner_task, 1, 0, ompt_task_implicit);
+  at(1050);
+  on_implicit_task(ompt_scope_end, nullptr, &inner_task, 1, 0, ompt_task_implicit);
+  // Another thread reuses the team structure for a region of its own...
+  other.run([&] {
+    at(1060);
+    on_parallel_begin(nullptr, nullptr, &shared_team, 1, 0, CODE(93));
+  });
+  void* others_record = shared_team.ptr;
+  // ...before this thread reports the end of its inner region.
+  at(1070);
+  on_parallel_end(&shared_team, nullptr, 0, CODE(92));
+  EXPECT_EQ(shared_team.ptr, others_record) << "the other thread's region was clobbered";
+  at(1100);
+  on_implicit_task(ompt_scope_end, nullptr, &task, 1, 0, ompt_task_implicit);
+  on_parallel_end(&outer, nullptr, 0, CODE(91));
+  EXPECT_EQ(me()->anomalies.unmatched_end, before.unmatched_end);
+  EXPECT_EQ(me()->anomalies.unclosed, before.unclosed);
+  EXPECT_TRUE(me()->stack.empty());
+  uint32_t outer_r = rid(RegionKind::Parallel, CODE(91)), inner_r = rid(RegionKind::Parallel, CODE(92));
+  ASSERT_NE(node(me(), {outer_r, inner_r}), nullptr);
+  EXPECT_EQ(node(me(), {outer_r, inner_r})->s.time, 60u);  // 1010 -> 1070
+  EXPECT_EQ(node(me(), {outer_r})->s.time, 100u);
+  other.run([&] {
+    ompt_data_t t2{};
+    on_implicit_task(ompt_scope_begin, &shared_team, &t2, 1, 0, ompt_task_implicit);
+    on_implicit_task(ompt_scope_end, nullptr, &t2, 1, 0, ompt_task_implicit);
+    on_parallel_end(&shared_team, nullptr, 0, CODE(93));
+    EXPECT_EQ(other.state()->anomalies.unmatched_end, 0u);
+    EXPECT_TRUE(other.state()->stack.empty());
+  });
+}
+
+// Workers drop the last reference to a parallel region's record (their join ends come late), and
+// tasks are freed by the thread that ran them: the records must go back to the creating thread's
+// pool, or it allocates new ones for every region while the others hoard the old ones.
+TEST_F(OmptEvents, SharedRecordsReturnToTheirOwner) {
+  Worker w;
+  uint32_t par_blocks = me()->parallel_pool.blocks, task_blocks = me()->task_pool.blocks;
+  for (int i = 0; i < 1000; ++i) {
+    ompt_data_t par{}, task{}, t1{};
+    on_parallel_begin(nullptr, nullptr, &par, 2, 0, CODE(81));
+    on_implicit_task(ompt_scope_begin, &par, &task, 2, 0, ompt_task_implicit);
+    on_task_create(&task, nullptr, &t1, ompt_task_explicit, 0, CODE(82));
+    w.run([&] {
+      ompt_data_t wt{};
+      on_implicit_task(ompt_scope_begin, &par, &wt, 2, 1, ompt_task_implicit);
+      on_task_schedule(&wt, ompt_task_switch, &t1);
+      on_task_schedule(&t1, ompt_task_complete, &wt);
+    });
+    on_implicit_task(ompt_scope_end, nullptr, &task, 2, 0, ompt_task_implicit);
+    on_parallel_end(&par, nullptr, 0, CODE(81));
+    w.run([&] {
+      ompt_data_t wt{};
+      on_implicit_task(ompt_scope_end, nullptr, &wt, 0, 1, ompt_task_implicit);
+    });
+  }
+  EXPECT_LE(me()->parallel_pool.blocks, par_blocks + 1);
+  EXPECT_LE(me()->task_pool.blocks, task_blocks + 1);
+  EXPECT_EQ(w.state()->parallel_pool.blocks, 0u);
+  EXPECT_EQ(node(me(), {rid(RegionKind::Parallel, CODE(81))})->s.visits, 1000u);
+  EXPECT_EQ(node(w.state(), {rid(RegionKind::Parallel, CODE(81)), rid(RegionKind::Task, CODE(82))})
+                ->s.visits,
+            1000u);
 }
 
 }  // namespace

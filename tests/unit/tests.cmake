@@ -5,3 +5,10 @@ add_executable(scalea_collect_test ${CMAKE_CURRENT_LIST_DIR}/ompt_events_test.cp
 target_link_libraries(scalea_collect_test PRIVATE scalea-recorder scalea-drg GTest::gtest_main)
 gtest_discover_tests(scalea_collect_test TEST_PREFIX "unit.collect." DISCOVERY_MODE PRE_TEST
   PROPERTIES LABELS unit)
+
+# Debugging aids (tests/tools): a tracing OMPT tool and a replayer that feeds its traces to the
+# adapter above (docs/architecture.md, "Finding a mishandled event order").
+add_library(scalea-ompt-trace SHARED ${PROJECT_SOURCE_DIR}/tests/tools/ompt_trace.c)
+add_executable(ompt_replay ${PROJECT_SOURCE_DIR}/tests/tools/ompt_replay.cpp)
+target_include_directories(ompt_replay PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(ompt_replay PRIVATE scalea-recorder)
