@@ -4,11 +4,12 @@
 // printed with the thread's frame stack, so a runtime order the adapter mishandles can be found
 // and turned into a unit test.
 //
-//   ompt_replay TRACE [--quiet]    exit status 0: no anomaly, 1: anomalies, 2: bad input
+//   ompt_replay TRACE|- [--quiet]    exit status 0: no anomaly, 1: anomalies, 2: bad input
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -55,11 +56,13 @@ const void* code_of(const std::string& tok) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: ompt_replay TRACE [--quiet]\n");
+    fprintf(stderr, "usage: ompt_replay TRACE|- [--quiet]\n");
     return 2;
   }
   bool quiet = argc > 2 && std::string(argv[2]) == "--quiet";
-  std::ifstream in(argv[1]);
+  std::ifstream file;
+  if (std::string(argv[1]) != "-") file.open(argv[1]);
+  std::istream& in = std::string(argv[1]) == "-" ? std::cin : file;
   if (!in) {
     fprintf(stderr, "ompt_replay: cannot read %s\n", argv[1]);
     return 2;
