@@ -68,6 +68,25 @@ case $case in
     [ -f "$tmp/evil.1/meta.json" ] || fail "the experiment should go to evil.1, beside the link"
     [ ! -e /etc/meta.json ] || fail "wrote through the symlink"
     ;;
+  disk_full)
+    # A 16 KiB tmpfs, filled up: needs root (CI and the quick start run as root); skipped else.
+    mkdir "$tmp/full"
+    mount -t tmpfs -o size=16k tmpfs "$tmp/full" 2>/dev/null || { echo "SKIP: cannot mount a tmpfs"; exit 77; }
+    trap 'umount "$tmp/full" 2>/dev/null; rm -rf "$tmp"' EXIT
+    dd if=/dev/zero of="$tmp/full/fill" bs=4k count=100 2>/dev/null
+    out=$(OMP_TOOL_LIBRARIES=$bin/../lib/libscalea-omp.so SCALEA_OUTPUT=$tmp/full/exp "$faulty" exit 2>&1); rc=$?
+    [ $rc = 3 ] || fail "the program's exit status changed: $rc"
+    echo "$out" | grep -q "scalea: could not write the experiment: .*No space left on device" || fail "no message: $out"
+    [ "$(echo "$out" | grep -c scalea:)" = 1 ] || fail "the tool must say it once: $out"
+    [ -z "$(ls -A "$tmp/full" | grep -v '^fill$')" ] || fail "something was left behind: $(ls -A "$tmp/full")"
+    # Room for the rank file but not for meta.json: still nothing half-written.
+    rm -f "$tmp/full/fill"
+    dd if=/dev/zero of="$tmp/full/fill" bs=1k count=12 2>/dev/null
+    out=$(OMP_TOOL_LIBRARIES=$bin/../lib/libscalea-omp.so SCALEA_OUTPUT=$tmp/full/exp "$faulty" exit 2>&1); rc=$?
+    [ $rc = 3 ] || fail "the program's exit status changed: $rc"
+    echo "$out" | grep -q "scalea: could not write the experiment" || fail "no message: $out"
+    [ -z "$(ls -A "$tmp/full" | grep -v '^fill$')" ] || fail "something was left behind: $(ls -A "$tmp/full")"
+    ;;
   *) fail "unknown case $case" ;;
 esac
 echo "PASS: $case"
