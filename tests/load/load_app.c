@@ -18,6 +18,8 @@
  *   load_app events P E      a team of P threads; each thread runs E/2 begin/end pairs of the
  *                            user region "load.hot" (E events per thread).
  *                            Truth: hot visits E/2 on each thread.
+ *   load_app forkjoin N      N empty parallel regions of 2 threads, one after the other.
+ *                            Truth: parallel visits 2*N; the tool's memory must not grow with N.
  *   load_app deep D          one thread opens the user region "load.deep" D times nested (a
  *                            recursion D deep), then closes them: a very deep, valid tree for the
  *                            bad-input tests of the CLI (tests/cli).
@@ -44,7 +46,7 @@ static char** g_names; /* reachable until exit: the tool may use the names until
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: load_app threads|nested|tasks|regions|events ARGS...\n");
+    fprintf(stderr, "usage: load_app threads|nested|forkjoin|tasks|regions|events|deep ARGS...\n");
     return 2;
   }
   const char* mode = argv[1];
@@ -87,6 +89,13 @@ int main(int argc, char** argv) {
       }
     }
     printf("load_app: nested %dx%dx%d leaves=%ld max_threads=%d ok\n", a, b, c, leaves, max_threads);
+  } else if (!strcmp(mode, "forkjoin")) {
+    long n = num(argc, argv, 2), members = 0;
+    for (long i = 0; i < n; ++i) {
+#pragma omp parallel num_threads(2) reduction(+ : members)
+      ++members;
+    }
+    printf("load_app: forkjoin n=%ld members=%ld ok\n", n, members);
   } else if (!strcmp(mode, "tasks")) {
     int p = (int)num(argc, argv, 2);
     long n = num(argc, argv, 3), batch = num(argc, argv, 4);

@@ -40,6 +40,8 @@ CASES = {
     # name: (load_app arguments, extra environment)
     "threads64": (["threads", "64", "500"], {}),
     "nested3": (["nested", "4", "4", "4", "40"], {"OMP_MAX_ACTIVE_LEVELS": "3"}),
+    # Two threads on two cores spin instead of sleeping, so 400,000 regions take about a second.
+    "forkjoin400k": (["forkjoin", "400000"], {"OMP_WAIT_POLICY": "active"}),
     "tasks1m": (["tasks", "4", "1000000", "10000"], {}),
     "regions100k": (["regions", "100000", "2"], {}),
     "events1e7": (["events", "4", "10000000"], {}),
@@ -123,6 +125,10 @@ def main():
             check(named.get("load.tick") == [r] * p, f"load.tick visits per thread: {named.get('load.tick')}")
             check(visits("barrier_explicit") == p * r, f"barrier visits {visits('barrier_explicit')} != {p * r}")
             check(visits("parallel") == p, f"parallel visits {visits('parallel')} != {p}")
+        elif a.case == "forkjoin400k":
+            n = int(args[1])
+            check(f"forkjoin n={n} members={2 * n} ok" in out, "program figures (team of 2?)")
+            check(visits("parallel") == 2 * n, f"parallel visits {visits('parallel')} != {2 * n}")
         elif a.case == "nested3":
             x, y, z, r = (int(v) for v in args[1:5])
             leaves = x * r * y * z
