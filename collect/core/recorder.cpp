@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fnmatch.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,7 +23,22 @@ namespace scalea::collect {
 
 std::atomic<int> g_state{0};
 std::atomic<bool> g_measure_on{true};
-thread_local ThreadState* Recorder::tls_ = nullptr;
+thread_local ThreadState* Recorder::tls_ __attribute__((tls_model("initial-exec"))) = nullptr;
+std::atomic<bool> g_asymmetric_fence{false};
+
+namespace {
+long membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
+
+// The finishing side of tool_enter()'s handshake: every thread of the process executes a full
+// barrier. Needs the registration done at start; the global command (slower, no registration)
+// is the fallback if the expedited one fails.
+void fence_all_threads() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!g_asymmetric_fence.load(std::memory_order_relaxed)) return;
+  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
+  membarrier(MEMBARRIER_CMD_GLOBAL);
+}
+}  // namespace
 
 // ---- PtrMap -------------------------------------------------------------------------------------
 
@@ -115,9 +131,12 @@ void release_parallel(ThreadState& t, ParallelRecord* r) {
 
 // ---- recorder -----------------------------------------------------------------------------------
 
-Recorder& Recorder::get() {
+std::atomic<Recorder*> Recorder::instance_{nullptr};
+
+Recorder& Recorder::create() {
   // Never destroyed: threads may still report events while the process exits.
   static Recorder* r = new Recorder();
+  instance_.store(r, std::memory_order_release);
   return *r;
 }
 
@@ -192,6 +211,9 @@ bool Recorder::start(const char* origin) {
       return;
     }
     for (const std::string& p : config_.problems) log_message("%s", p.c_str());
+    // Events may skip their fence once the process is registered for expedited membarriers.
+    if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
+      g_asymmetric_fence.store(true, std::memory_order_relaxed);
     counters::setup(config_);
     const char* rank_env = getenv("OMPI_COMM_WORLD_RANK");
     if (!rank_env) rank_env = getenv("PMI_RANK");
@@ -370,6 +392,7 @@ void close_at_exit(ThreadState& t, Ticks end) {
 void Recorder::finish(const char* why) {
   if (finished_.exchange(true)) return;
   if (g_state.exchange(2) != 1) return;
+  fence_all_threads();
   // Let callbacks already under way on other threads end before their trees are read.
   for (ThreadState* t : threads_) {
     for (int spin = 0; spin < 1000 && t->in_callback.load(std::memory_order_acquire); ++spin)

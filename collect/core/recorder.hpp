@@ -197,6 +197,25 @@ extern std::atomic<int> g_state;         // 0 not started, 1 recording, 2 finish
 extern std::atomic<bool> g_measure_on;   // the user's enable/disable switch
 inline bool active() { return g_state.load(std::memory_order_relaxed) == 1; }
 
+// Entering the tool from an event (OMPT callback, user API, MPI wrapper) and leaving it.
+// Recorder::finish() sets g_state to 2 and then waits until no thread is inside: a Dekker
+// handshake, whose event side (store in_callback, then load g_state) needs a full fence. Where the
+// kernel has membarrier(2) the fence is asymmetric: an event only keeps the compiler from
+// reordering, and finish() makes every thread of the process execute a full barrier once (the
+// rare side pays). Otherwise each event pays a real fence.
+extern std::atomic<bool> g_asymmetric_fence;
+inline bool tool_enter(ThreadState* t) {
+  t->in_callback.store(1, std::memory_order_relaxed);
+  if (__builtin_expect(g_asymmetric_fence.load(std::memory_order_relaxed), 1))
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (active()) return true;
+  t->in_callback.store(0, std::memory_order_release);
+  return false;
+}
+inline void tool_leave(ThreadState* t) { t->in_callback.store(0, std::memory_order_release); }
+
 // ---- hot-path operations on one thread ---------------------------------------------------------
 
 Node* child_of_slow(ThreadState& t, Node* parent, uint32_t region);
@@ -325,7 +344,10 @@ struct SourceInfo {
 
 class Recorder {
  public:
-  static Recorder& get();
+  static Recorder& get() {
+    Recorder* r = instance_.load(std::memory_order_acquire);
+    return __builtin_expect(r != nullptr, 1) ? *r : create();
+  }
 
   // Starts recording (idempotent; any event source may call it first). False when disabled.
   bool start(const char* origin);
@@ -385,7 +407,11 @@ class Recorder {
   uint32_t region_slow(ThreadState& t, RegionKind kind, uint16_t subkind, uintptr_t addr,
                        const char* name, const char* file, int line, const char* function);
 
-  static thread_local ThreadState* tls_;
+  static Recorder& create();
+  static std::atomic<Recorder*> instance_;
+  // initial-exec: one %fs-relative load instead of a __tls_get_addr call per event. The library is
+  // usually dlopen()ed by the OpenMP runtime; its 16 bytes of TLS fit glibc's static TLS surplus.
+  static thread_local ThreadState* tls_ __attribute__((tls_model("initial-exec")));
   std::mutex mu_;
   std::once_flag started_;
   bool start_ok_ = false;

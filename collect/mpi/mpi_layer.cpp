@@ -32,8 +32,7 @@ uint32_t region_slow(ThreadState& t, uint32_t fn) {
 void Call::record(uint64_t sent, uint64_t recv, uint32_t steps) {
   if (!t_) return;
   ThreadState& t = *t_;
-  t.in_callback.store(1, std::memory_order_seq_cst);
-  if (active()) {  // else the writer already closed the frame (finish() ran meanwhile)
+  if (tool_enter(&t)) {  // else the writer already closed the frame (finish() ran meanwhile)
     uint32_t rid = region_of(t, fn_);
     long i = find_frame(t, FrameType::Region, kKeyMpi | rid);
     if (i < 0) {
@@ -62,8 +61,8 @@ void Call::record(uint64_t sent, uint64_t recv, uint32_t steps) {
         }
       }
     }
+    tool_leave(&t);
   }
-  t.in_callback.store(0, std::memory_order_release);
 }
 
 // ---- persistent requests ------------------------------------------------------------------------

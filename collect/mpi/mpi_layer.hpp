@@ -59,18 +59,14 @@ class Call {
   explicit Call(uint32_t fn) : fn_(fn) {
     if (!active() || tl_in_mpi) return;
     ThreadState* t = Recorder::get().thread();
-    t->in_callback.store(1, std::memory_order_seq_cst);
-    if (!active()) {
-      t->in_callback.store(0, std::memory_order_release);
-      return;
-    }
+    if (!tool_enter(t)) return;
     tl_in_mpi = 1;
     t_ = t;
     uint32_t rid = region_of(*t, fn);
     t->flags |= format::kThreadMpiCalls;
     t0_ = now();
     enter(*t, rid, FrameType::Region, t0_, kKeyMpi | rid);
-    t->in_callback.store(0, std::memory_order_release);
+    tool_leave(t);
   }
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;

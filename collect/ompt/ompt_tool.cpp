@@ -80,22 +80,16 @@ void module_range(const void* inside, uintptr_t& lo_out, uintptr_t& hi_out) {
 // Frame keys: a tag in the high bits, so an end event closes the right kind of frame.
 constexpr uint64_t kKeySync = 1ull << 40, kKeyWork = 2ull << 40, kKeyMasked = 3ull << 40;
 
-// Marks the thread as inside a callback so the finishing thread waits for it (Dekker-style with
-// g_state: both sides use sequentially consistent operations).
+// Marks the thread as inside a callback so the finishing thread waits for it (tool_enter).
 class InCallback {
  public:
   InCallback() {
     if (!active()) return;
     ThreadState* t = Recorder::get().thread();
-    t->in_callback.store(1, std::memory_order_seq_cst);
-    if (!active()) {
-      t->in_callback.store(0, std::memory_order_release);
-      return;
-    }
-    t_ = t;
+    if (tool_enter(t)) t_ = t;
   }
   ~InCallback() {
-    if (t_) t_->in_callback.store(0, std::memory_order_release);
+    if (t_) tool_leave(t_);
   }
   ThreadState* thread() const { return t_; }
 

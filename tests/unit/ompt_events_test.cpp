@@ -18,8 +18,6 @@ using namespace scalea::collect::ompt;
 
 void at(uint64_t t) { g_fake_now.store(t); }
 
-// Runs `body` on a new thread (a new ThreadState) and waits for it: the test controls the order.
-void on_other_thread(const std::function<void()>& body) { std::thread(body).join(); }
 
 class OmptEvents : public ::testing::Test {
  protected:
