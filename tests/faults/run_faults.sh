@@ -87,6 +87,19 @@ case $case in
     echo "$out" | grep -q "scalea: could not write the experiment" || fail "no message: $out"
     [ -z "$(ls -A "$tmp/full" | grep -v '^fill$')" ] || fail "something was left behind: $(ls -A "$tmp/full")"
     ;;
+  umask)
+    # Experiment files and directories honour the umask (no chmod of our own).
+    for mask in 077 022; do
+      rm -rf "$exp"
+      (umask $mask; OMP_TOOL_LIBRARIES=$bin/../lib/libscalea-omp.so SCALEA_OUTPUT=$exp SCALEA_QUIET=1 "$faulty" fork > /dev/null 2>&1) || fail "run with umask $mask"
+      want_dir=$(printf '%o' $(( 0777 & ~0$mask ))); want_file=$(printf '%o' $(( 0666 & ~0$mask )))
+      [ "$(stat -c %a "$exp")" = "$want_dir" ] || fail "umask $mask: directory mode $(stat -c %a "$exp"), expected $want_dir"
+      for f in "$exp"/*; do
+        [ "$(stat -c %a "$f")" = "$want_file" ] || fail "umask $mask: $(basename "$f") mode $(stat -c %a "$f"), expected $want_file"
+      done
+      [ -n "$(ls "$exp")" ] || fail "umask $mask: empty experiment"
+    done
+    ;;
   *) fail "unknown case $case" ;;
 esac
 echo "PASS: $case"
