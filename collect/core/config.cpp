@@ -1,5 +1,6 @@
 #include "config.hpp"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace scalea::collect {
@@ -24,6 +25,26 @@ std::vector<std::string> split_list(const std::string& v) {
   return out;
 }
 
+// "N:T" with T a number and an optional unit ns, us (the default), ms or s.
+bool parse_throttle(const std::string& v, uint64_t& calls, uint64_t& ns) {
+  size_t colon = v.find(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  std::string n = v.substr(0, colon), t = v.substr(colon + 1);
+  if (n.find_first_not_of("0123456789") != std::string::npos || n.size() > 12) return false;
+  char* end = nullptr;
+  double value = std::strtod(t.c_str(), &end);
+  if (end == t.c_str() || !(value > 0)) return false;
+  std::string unit(end);
+  double scale = unit == "ns" ? 1 : unit == "" || unit == "us" ? 1e3 : unit == "ms" ? 1e6
+                 : unit == "s" ? 1e9 : 0;
+  if (scale == 0 || value * scale > 1e12) return false;
+  uint64_t c = std::stoull(n);
+  if (c == 0) return false;
+  calls = c;
+  ns = uint64_t(value * scale + 0.5);
+  return ns > 0;
+}
+
 }  // namespace
 
 const std::vector<std::string>& known_config_keys() {
@@ -32,6 +53,8 @@ const std::vector<std::string>& known_config_keys() {
       "SCALEA_FUNCTIONS_INCLUDE", "SCALEA_FUNCTIONS_EXCLUDE",
       // Counters (collect/papi, docs/counters.md).
       "SCALEA_COUNTERS", "SCALEA_COUNTER_REGIONS", "SCALEA_PAPI",
+      // Throttling of tiny hot regions (docs/user-guide.md).
+      "SCALEA_THROTTLE", "SCALEA_THROTTLE_REGIONS",
       // Read by the MPI layer (collect/mpi, docs/mpi.md).
       "SCALEA_MPI_TIMEOUT", "SCALEA_MPI_CALIBRATE",
       // Set by `scalea run` for its own bookkeeping; not for users.
@@ -74,6 +97,24 @@ Config read_config(char** env) {
       c.counter_regions = value;
     } else if (key == "SCALEA_PAPI") {
       ok = parse_bool(value, c.papi);
+    } else if (key == "SCALEA_THROTTLE") {
+      bool on = false;
+      if (parse_bool(value, on)) {
+        if (!on) c.throttle_calls = 0;
+        c.throttle_text = on ? c.throttle_text : "off";
+      } else {
+        ok = parse_throttle(value, c.throttle_calls, c.throttle_ns);
+        if (ok) c.throttle_text = value;
+      }
+    } else if (key == "SCALEA_THROTTLE_REGIONS") {
+      bool functions = false, user = false;
+      for (const std::string& k : split_list(value)) {
+        if (k == "functions" || k == "function") functions = true;
+        else if (k == "user") user = true;
+        else if (k == "all") functions = user = true;
+        else if (k != "none") ok = false;
+      }
+      if (ok) c.throttle_functions = functions, c.throttle_user = user;
     } else if (key == "SCALEA_RUN_BY_CLI" || key == "SCALEA_MPI_TIMEOUT" ||
                key == "SCALEA_MPI_CALIBRATE" || key == "SCALEA_LIBOMP" || key == "SCALEA_MACHINE") {
     } else {

@@ -1,6 +1,7 @@
 // Configuration of the in-process tool: environment variables with the prefix SCALEA_.
 // Documented in docs/user-guide.md ("Environment"). Read once, at start-up, never on the hot path.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@ struct Config {
   bool counters_set = false;     // SCALEA_COUNTERS was given (else the default set, silently)
   std::string counter_regions;   // SCALEA_COUNTER_REGIONS: region kinds that read counters
   bool papi = true;              // SCALEA_PAPI=off: do not start PAPI (kernel software events only)
+  // SCALEA_THROTTLE=off|on|N:T: a call path of a throttled kind visited N times with a mean
+  // inclusive time below T is no longer recorded (docs/user-guide.md, "Throttling").
+  uint64_t throttle_calls = 100000;  // 0 = off
+  uint64_t throttle_ns = 10000;
+  std::string throttle_text = "100000:10us";
+  // SCALEA_THROTTLE_REGIONS: which region kinds may be throttled (functions, user; all; none).
+  bool throttle_functions = true, throttle_user = false;
   std::vector<std::string> problems;  // invalid values and unknown keys, reported once
 };
 

@@ -23,6 +23,8 @@ namespace scalea::collect {
 
 std::atomic<int> g_state{0};
 std::atomic<bool> g_measure_on{true};
+uint64_t g_throttle_calls_function = UINT64_MAX, g_throttle_calls_user = UINT64_MAX;
+uint64_t g_throttle_ns = 0;
 thread_local ThreadState* Recorder::tls_ __attribute__((tls_model("initial-exec"))) = nullptr;
 std::atomic<bool> g_asymmetric_fence{false};
 
@@ -90,6 +92,7 @@ void leave_at(ThreadState& t, size_t i, Ticks when) {
   if (t.stack[i].wait_begin) wait_end(t, t.stack[i], when);
   Frame f = t.stack[i];
   t.stack.erase(t.stack.begin() + long(i));
+  if (f.type == FrameType::Throttled) return;  // a throttled visit: nothing to record
   if (f.ctr) counters::on_leave(t, f);
   Ticks d = when > f.enter ? when - f.enter : 0;
   Ticks tasks = t.task_exec_total - f.task_snap;
@@ -97,6 +100,23 @@ void leave_at(ThreadState& t, size_t i, Ticks when) {
   // A task's exclusive time feeds the thread's total, so that waits enclosing it can discount it
   // (nested tasks were already counted when they ended).
   if (f.type == FrameType::ExplicitTask) t.task_exec_total += d > tasks ? d - tasks : 0;
+}
+
+void throttle_check(ThreadState& t, Node* n) {
+  n->throttle_base = n->s.visits;
+  if (!n->s.visits) return;
+  // Ticks to ns with the ratio measured since start (the run has lasted at least `calls` visits).
+  double ns_per_tick = 1.0;
+  if (g_clock.use_tsc) {
+    const ClockCalibration& c = Recorder::get().clock();
+    Ticks ticks = now();
+    uint64_t ns = monotonic_ns();
+    if (ticks > c.ticks0 && ns > c.ns0) ns_per_tick = double(ns - c.ns0) / double(ticks - c.ticks0);
+  }
+  double mean_ns = double(n->s.time) / double(n->s.visits) * ns_per_tick;
+  if (mean_ns >= double(g_throttle_ns)) return;
+  n->throttled = true;
+  t.throttled.push_back(ThrottleEvent{n, now(), n->s.visits, mean_ns});
 }
 
 void unwind_to(ThreadState& t, size_t i, Ticks when) {
@@ -241,6 +261,11 @@ bool Recorder::start(const char* origin) {
     regions_.push_back(RegionInfo{RegionKind::Program, 0, 0, program_name(), "", "main", 0});
     region_keys_.emplace("program", 0);
     g_measure_on.store(config_.start_on);
+    if (config_.throttle_calls) {
+      if (config_.throttle_functions) g_throttle_calls_function = config_.throttle_calls;
+      if (config_.throttle_user) g_throttle_calls_user = config_.throttle_calls;
+      g_throttle_ns = config_.throttle_ns;
+    }
     std::atexit(finish_at_exit);
     pthread_atfork(nullptr, nullptr, disable_in_child);
     install_signal_handlers();
@@ -408,6 +433,12 @@ void Recorder::finish(const char* why) {
     t->root->s.time_min = t->root->s.time_max = t->root->s.time;
   }
   counters::report_at_end();
+  size_t throttled = 0;
+  for (ThreadState* t : threads_) throttled += t->throttled.size();
+  if (throttled && !config_.quiet)
+    log_message("throttled %zu call path(s) of tiny hot regions (%s: visits:mean time below); "
+                "their later visits are not counted (meta.json \"throttle\"); SCALEA_THROTTLE=off "
+                "records them all", throttled, config_.throttle_text.c_str());
   // An event source that writes the experiment itself (the MPI layer, collect/mpi) takes over.
   if (finish_hook_ && finish_hook_(*this, why)) return;
   std::string written, error;

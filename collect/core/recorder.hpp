@@ -39,11 +39,15 @@ struct Node {
   uint32_t index = 0;          // creation order within the thread; a parent precedes its children
   uint32_t owner = 0;          // index of the thread whose tree holds this node
   bool counted = false;        // its region kind reads counters (SCALEA_COUNTER_REGIONS)
+  bool throttled = false;      // no longer recorded (SCALEA_THROTTLE): its frames are Throttled
   Stats s;
+  uint64_t throttle_base = 0;  // visits at the last throttling check
   uint64_t counters[kMaxCounters] = {};
 };
 
-enum class FrameType : uint8_t { Region, Parallel, ImplicitTask, ExplicitTask, Mutex };
+// Throttled: a visit of a throttled call path. Its node is the parent's node (what runs inside
+// attaches there), it records nothing and read no clock; rec holds the code address or name.
+enum class FrameType : uint8_t { Region, Parallel, ImplicitTask, ExplicitTask, Mutex, Throttled };
 
 struct Frame {
   Node* node;        // nullptr: a "ghost" frame, opened while recording was off; records nothing
@@ -165,6 +169,14 @@ struct Anomalies {
   uint64_t foreign_resume = 0;    // a suspended task resumed on another thread
 };
 
+// A call path this thread stopped recording (SCALEA_THROTTLE), for meta.json.
+struct ThrottleEvent {
+  Node* node;
+  Ticks at;        // when
+  uint64_t visits;  // visits counted so far (all the node will have)
+  double mean_ns;   // their mean inclusive time
+};
+
 struct ThreadState {
   uint32_t index = 0;
   uint64_t os_tid = 0;
@@ -175,6 +187,7 @@ struct ThreadState {
   Ticks task_exec_total = 0;  // exclusive time of explicit tasks this thread has run
   std::atomic<int> in_callback{0};
   Anomalies anomalies;
+  std::vector<ThrottleEvent> throttled;  // grows once per throttled call path
 
   // Node storage: chunks never move, so nodes can be shared by pointer with other threads.
   std::vector<Node*> chunks;
@@ -250,6 +263,39 @@ inline Frame& enter(ThreadState& t, uint32_t region, FrameType type, Ticks when,
   return push_frame(t, n, type, when, key);
 }
 
+// ---- user and function regions, with throttling (SCALEA_THROTTLE) -----------------------------
+
+// Visits between two throttling checks of a node, per throttled kind; UINT64_MAX = never
+// (set at start from the configuration).
+extern uint64_t g_throttle_calls_function, g_throttle_calls_user;
+extern uint64_t g_throttle_ns;  // a mean inclusive time below this throttles
+
+// Opens a frame for a user or function region below the current node. A throttled call path
+// costs a lookup and a push: no clock read, no counter read.
+inline void enter_region(ThreadState& t, uint32_t region, uint64_t key, const void* tag) {
+  Node* parent = current_node(t);
+  Node* n = (parent && g_measure_on.load(std::memory_order_relaxed)) ? child_of(t, parent, region)
+                                                                      : nullptr;
+  if (__builtin_expect(n && n->throttled, 0)) {
+    t.stack.push_back(Frame{parent, 0, 0, 0, 0, key, const_cast<void*>(tag), 0,
+                            FrameType::Throttled});
+    return;
+  }
+  push_frame(t, n, FrameType::Region, now(), key);
+}
+
+// Closes the top frame when it is the throttled visit opened with `tag`; false otherwise.
+inline bool leave_throttled_fast(ThreadState& t, const void* tag) {
+  if (t.stack.empty()) return false;
+  const Frame& f = t.stack.back();
+  if (f.type != FrameType::Throttled || f.rec != tag) return false;
+  t.stack.pop_back();
+  return true;
+}
+
+// Checks the throttling rule for `n` (its visits reached the next check).
+void throttle_check(ThreadState& t, Node* n);
+
 inline void record_visit(Node* n, Ticks d, Ticks task) {
   Stats& s = n->s;
   ++s.visits;
@@ -270,6 +316,23 @@ inline long find_frame(const ThreadState& t, FrameType type, uint64_t key) {
     if (f.type == type && f.key == key) return i;
   }
   return -1;
+}
+
+// Closes the innermost frame of a user or function region with this key (a Throttled one goes,
+// recording nothing); then, every `calls` visits of its node, checks whether to throttle it.
+inline void leave_region(ThreadState& t, uint64_t key, Ticks when, uint64_t calls) {
+  long i = long(t.stack.size()) - 1;
+  for (; i >= 0; --i) {
+    const Frame& f = t.stack[size_t(i)];
+    if (f.key == key && (f.type == FrameType::Region || f.type == FrameType::Throttled)) break;
+  }
+  if (i < 0) {
+    ++t.anomalies.unmatched_end;
+    return;
+  }
+  Node* n = t.stack[size_t(i)].type == FrameType::Region ? t.stack[size_t(i)].node : nullptr;
+  leave_at(t, size_t(i), when);
+  if (n && n->s.visits - n->throttle_base >= calls) throttle_check(t, n);
 }
 
 // The innermost frame of this type and key strictly below position `below`, or -1.

@@ -368,6 +368,10 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
                         const MetaExtras& extras) {
   Anomalies anomalies;
   size_t thread_count;
+  const ClockCalibration& clk = rec.clock();
+  // Call paths throttled (SCALEA_THROTTLE): thread, node index in this process's data file.
+  std::string throttled;
+  size_t throttled_count = 0;
   {
     std::lock_guard<std::mutex> lock(rec.mutex());
     thread_count = rec.threads().size();
@@ -375,6 +379,17 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
       anomalies.unmatched_end += t->anomalies.unmatched_end;
       anomalies.unclosed += t->anomalies.unclosed;
       anomalies.foreign_resume += t->anomalies.foreign_resume;
+      for (const ThrottleEvent& ev : t->throttled) {
+        if (throttled_count++ >= 1000) continue;  // the count says how many were left out
+        char buf[256];
+        double at = ev.at > clk.ticks0 ? double(ev.at - clk.ticks0) * clk.ns_per_tick() * 1e-9 : 0;
+        std::snprintf(buf, sizeof buf,
+                      "%s{\"rank\": %d, \"thread\": %u, \"node\": %u, \"visits\": %llu, "
+                      "\"mean_ns\": %.1f, \"at_s\": %.6f}",
+                      throttled.empty() ? "" : ", ", rec.rank, t->index, ev.node->index,
+                      (unsigned long long)ev.visits, ev.mean_ns, at);
+        throttled += buf;
+      }
     }
   }
   char host[256] = "";
@@ -404,7 +419,10 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
     return s + "]";
   };
   const char* omp_num = getenv("OMP_NUM_THREADS");
-  const ClockCalibration& clk = rec.clock();
+  const Config& cfg = rec.config();
+  std::string throttle_kinds = std::string("[") + (cfg.throttle_functions ? "\"function\"" : "") +
+                               (cfg.throttle_functions && cfg.throttle_user ? ", " : "") +
+                               (cfg.throttle_user ? "\"user\"" : "") + "]";
   std::string m;
   m += "{\n";
   m += "  \"format\": \"scalea-experiment\",\n";
@@ -434,6 +452,11 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
        ", \"unclosed\": " + std::to_string(anomalies.unclosed) + ", \"foreign_resume\": " +
        std::to_string(anomalies.foreign_resume) + "},\n";
   m += "  \"counters\": " + counters::meta_json() + ",\n";
+  m += "  \"throttle\": {\"setting\": " + json_escape(cfg.throttle_text) +
+       ", \"calls\": " + std::to_string(cfg.throttle_calls) +
+       ", \"mean_below_ns\": " + std::to_string(cfg.throttle_calls ? cfg.throttle_ns : 0) +
+       ", \"kinds\": " + throttle_kinds + ", \"count\": " + std::to_string(throttled_count) +
+       ", \"throttled\": [" + throttled + "]},\n";
   for (const auto& [name, value] : extras.raw_fields) m += "  " + json_escape(name) + ": " + value + ",\n";
   if (!extras.definitions_file.empty())
     m += "  \"definitions\": " + json_escape(extras.definitions_file) + ",\n";

@@ -45,7 +45,7 @@ __attribute__((visibility("default"), no_instrument_function)) void scalea_regio
   if (!t || !name) return;
   Busy busy(t);
   uint32_t rid = Recorder::get().named_region(*t, RegionKind::User, name, file, line, function);
-  enter(*t, rid, FrameType::Region, now(), kKeyUser | rid);
+  enter_region(*t, rid, kKeyUser | rid, name);
 }
 
 __attribute__((visibility("default"), no_instrument_function)) void scalea_region_end(
@@ -53,9 +53,10 @@ __attribute__((visibility("default"), no_instrument_function)) void scalea_regio
   ThreadState* t = recording_thread();
   if (!t || !name) return;
   Busy busy(t);
+  if (leave_throttled_fast(*t, name)) return;
   Ticks when = now();
   uint32_t rid = Recorder::get().named_region(*t, RegionKind::User, name, nullptr, 0, nullptr);
-  leave(*t, FrameType::Region, when, kKeyUser | rid);
+  leave_region(*t, kKeyUser | rid, when, g_throttle_calls_user);
 }
 
 __attribute__((visibility("default"), no_instrument_function)) void scalea_measure_enable(void) {
@@ -79,7 +80,7 @@ __attribute__((visibility("default"), no_instrument_function)) void __cyg_profil
   Busy busy(t);
   uint32_t rid = Recorder::get().region(*t, RegionKind::Function, 0, fn);
   if (rid == kFilteredRegion) return;
-  enter(*t, rid, FrameType::Region, now(), kKeyFunction | rid);
+  enter_region(*t, rid, kKeyFunction | rid, fn);
 }
 
 __attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_exit(
@@ -87,10 +88,11 @@ __attribute__((visibility("default"), no_instrument_function)) void __cyg_profil
   ThreadState* t = recording_thread();
   if (!t) return;
   Busy busy(t);
+  if (leave_throttled_fast(*t, fn)) return;
   Ticks when = now();
   uint32_t rid = Recorder::get().region(*t, RegionKind::Function, 0, fn);
   if (rid == kFilteredRegion) return;
-  leave(*t, FrameType::Region, when, kKeyFunction | rid);
+  leave_region(*t, kKeyFunction | rid, when, g_throttle_calls_function);
 }
 
 }  // extern "C"
