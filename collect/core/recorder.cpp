@@ -436,9 +436,10 @@ void Recorder::finish(const char* why) {
   size_t throttled = 0;
   for (ThreadState* t : threads_) throttled += t->throttled.size();
   if (throttled && !config_.quiet)
-    log_message("throttled %zu call path(s) of tiny hot regions (%s: visits:mean time below); "
-                "their later visits are not counted (meta.json \"throttle\"); SCALEA_THROTTLE=off "
-                "records them all", throttled, config_.throttle_text.c_str());
+    log_message("throttled %zu call path(s) of tiny hot regions (%llu visits, mean below %llu ns): "
+                "later visits not recorded, see meta.json \"throttle\"; SCALEA_THROTTLE=off "
+                "records every visit", throttled, (unsigned long long)config_.throttle_calls,
+                (unsigned long long)config_.throttle_ns);
   // An event source that writes the experiment itself (the MPI layer, collect/mpi) takes over.
   if (finish_hook_ && finish_hook_(*this, why)) return;
   std::string written, error;

@@ -84,6 +84,10 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
   else
     fmt::print("reference   none: T_s is estimated as the useful work, so additional computation is 0\n");
   if (!e.complete()) fmt::print("WARNING     the experiment is incomplete\n");
+  if (long thr = meta_value<long>(m, "throttle", "count", 0L); thr > 0)
+    fmt::print("throttled   {} call paths of tiny hot regions: visits after the first {} not counted, "
+               "their time stays in the caller (meta.json \"throttle\"; SCALEA_THROTTLE=off)\n",
+               thr, meta_value<long>(m, "throttle", "calls", 0L));
   if (!o.machine_used.empty())
     fmt::print("machine     {}: NOISE = the tool's own cost inside T_p (events below x calibrated "
                "cost){}\n", o.machine_used,

@@ -34,7 +34,16 @@ foreach(app imbalance locks serial single nested tasks constructs userapi cxxsco
   endif()
 endforeach()
 
-foreach(area parallel worksharing locks tasks nested userapi functions gcc many_threads)
+# The throttling test's program (SCALEA_THROTTLE): a million calls of a tiny instrumented
+# function; -rdynamic names the functions.
+add_executable(omp_throttle_app ${_it}/throttle_app.c)
+set_target_properties(omp_throttle_app PROPERTIES OUTPUT_NAME throttle_app
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin/omp ENABLE_EXPORTS ON)
+target_compile_options(omp_throttle_app PRIVATE -g -fno-optimize-sibling-calls -finstrument-functions)
+target_link_libraries(omp_throttle_app PRIVATE scalea::scalea OpenMP::OpenMP_C)
+list(APPEND _it_deps omp_throttle_app)
+
+foreach(area parallel worksharing locks tasks nested userapi functions gcc many_threads throttle)
   set(exe scalea_it_${area})
   add_executable(${exe} ${_it}/test_${area}.cpp)
   target_link_libraries(${exe} PRIVATE scalea-test-harness GTest::gtest_main)
