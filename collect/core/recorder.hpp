@@ -277,8 +277,14 @@ inline void enter_region(ThreadState& t, uint32_t region, uint64_t key, const vo
   Node* n = (parent && g_measure_on.load(std::memory_order_relaxed)) ? child_of(t, parent, region)
                                                                       : nullptr;
   if (__builtin_expect(n && n->throttled, 0)) {
-    t.stack.push_back(Frame{parent, 0, 0, 0, 0, key, const_cast<void*>(tag), 0,
-                            FrameType::Throttled});
+    // Written in place: a Frame built on the stack and copied costs a store-forwarding stall.
+    Frame& f = t.stack.emplace_back();
+    f.node = parent;
+    f.wait_begin = 0;
+    f.key = key;
+    f.rec = const_cast<void*>(tag);
+    f.type = FrameType::Throttled;
+    f.ctr = 0;
     return;
   }
   push_frame(t, n, FrameType::Region, now(), key);

@@ -19,11 +19,19 @@ __attribute__((no_instrument_function)) inline ThreadState* recording_thread() {
   return Recorder::get().thread();
 }
 
-class Busy {  // see InCallback in the OMPT adapter
+// Marks the thread as inside a hook so the finishing thread waits for it; Dekker-style with
+// g_state like InCallback in the OMPT adapter: after the mark, recording must still be on.
+class Busy {
  public:
   __attribute__((no_instrument_function)) explicit Busy(ThreadState* t) : t_(t) {
-    if (t_) t_->in_callback.store(1, std::memory_order_seq_cst);
+    if (!t_) return;
+    t_->in_callback.store(1, std::memory_order_seq_cst);
+    if (__builtin_expect(!active(), 0)) {
+      t_->in_callback.store(0, std::memory_order_release);
+      t_ = nullptr;
+    }
   }
+  __attribute__((no_instrument_function)) bool ok() const { return t_ != nullptr; }
   __attribute__((no_instrument_function)) ~Busy() {
     if (t_) t_->in_callback.store(0, std::memory_order_release);
   }
@@ -44,6 +52,7 @@ __attribute__((visibility("default"), no_instrument_function)) void scalea_regio
   ThreadState* t = recording_thread();
   if (!t || !name) return;
   Busy busy(t);
+  if (!busy.ok()) return;
   uint32_t rid = Recorder::get().named_region(*t, RegionKind::User, name, file, line, function);
   enter_region(*t, rid, kKeyUser | rid, name);
 }
@@ -53,6 +62,7 @@ __attribute__((visibility("default"), no_instrument_function)) void scalea_regio
   ThreadState* t = recording_thread();
   if (!t || !name) return;
   Busy busy(t);
+  if (!busy.ok()) return;
   if (leave_throttled_fast(*t, name)) return;
   Ticks when = now();
   uint32_t rid = Recorder::get().named_region(*t, RegionKind::User, name, nullptr, 0, nullptr);
@@ -78,6 +88,7 @@ __attribute__((visibility("default"), no_instrument_function)) void __cyg_profil
   ThreadState* t = recording_thread();
   if (!t) return;
   Busy busy(t);
+  if (!busy.ok()) return;
   uint32_t rid = Recorder::get().region(*t, RegionKind::Function, 0, fn);
   if (rid == kFilteredRegion) return;
   enter_region(*t, rid, kKeyFunction | rid, fn);
@@ -88,6 +99,7 @@ __attribute__((visibility("default"), no_instrument_function)) void __cyg_profil
   ThreadState* t = recording_thread();
   if (!t) return;
   Busy busy(t);
+  if (!busy.ok()) return;
   if (leave_throttled_fast(*t, fn)) return;
   Ticks when = now();
   uint32_t rid = Recorder::get().region(*t, RegionKind::Function, 0, fn);
