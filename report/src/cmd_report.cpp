@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <iostream>
+#include <set>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "calibrate.hpp"
@@ -34,7 +36,26 @@ struct ReportOptions {
   std::string machine;      // --machine FILE (default: the default machine file when present)
   std::string machine_used; // the file actually used, "" for none
   bool compensate = false;  // --compensate: T_p shown with the tool's own cost removed
+  std::set<uint32_t> throttled;  // merged nodes the tool stopped recording (meta.json "throttle")
 };
+
+// Merged nodes on a call path some thread throttled (SCALEA_THROTTLE): meta.json lists them by
+// rank, thread and node of the data files.
+std::set<uint32_t> throttled_nodes(const drg::Experiment& e, const MergedTree& t) {
+  std::set<uint32_t> out;
+  const nlohmann::json& list = meta_at(meta_at(e.meta, "throttle"), "throttled");
+  if (!list.is_array() || list.empty()) return out;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> keys;
+  for (const auto& x : list)
+    if (x.is_object() && x.value("thread", nlohmann::json()).is_number_integer() &&
+        x.value("node", nlohmann::json()).is_number_integer())
+      keys.emplace(x.value("rank", nlohmann::json(-1)).is_number_integer() ? x["rank"].get<int64_t>() : -1,
+                   x["thread"].get<int64_t>(), x["node"].get<int64_t>());
+  for (uint32_t n : t.preorder())
+    for (const drg::Member& m : t.node(n).members)
+      if (keys.count({e.threads[m.thread].rank, e.threads[m.thread].thread, m.node})) out.insert(n);
+  return out;
+}
 
 struct Columns {
   int visits, time, wait, fork, join;
@@ -48,13 +69,14 @@ bool shown(const MergedTree& t, uint32_t n, double t_p, const ReportOptions& o) 
   return n == 0 || t_p >= o.min_time;
 }
 
-std::string tree_label(const MergedTree& t, uint32_t n, size_t width) {
+std::string tree_label(const MergedTree& t, uint32_t n, size_t width, const ReportOptions& o) {
   const drg::Region& reg = t.region_of(n);
   std::string label = std::string(2 * t.node(n).depth, ' ') + reg.label();
   std::string loc = reg.location();
   if (!loc.empty() && reg.kind != drg::RegionKind::Program) label += " @" + loc;
-  if (label.size() > width) label = label.substr(0, width - 3) + "...";
-  return label;
+  std::string mark = o.throttled.count(n) ? " [throttled]" : "";
+  if (label.size() + mark.size() > width) label = label.substr(0, width - mark.size() - 3) + "...";
+  return label + mark;
 }
 
 std::string command_line(const drg::Experiment& e) {
@@ -85,8 +107,9 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
     fmt::print("reference   none: T_s is estimated as the useful work, so additional computation is 0\n");
   if (!e.complete()) fmt::print("WARNING     the experiment is incomplete\n");
   if (long thr = meta_value<long>(m, "throttle", "count", 0L); thr > 0)
-    fmt::print("throttled   {} call paths of tiny hot regions: visits after the first {} not counted, "
-               "their time stays in the caller (meta.json \"throttle\"; SCALEA_THROTTLE=off)\n",
+    fmt::print("throttled   {} call path(s) of tiny hot regions, marked [throttled]: their visits after "
+               "the first {} (per thread) are not counted, their time stays in the caller "
+               "(SCALEA_THROTTLE=off records all)\n",
                thr, meta_value<long>(m, "throttle", "calls", 0L));
   if (!o.machine_used.empty())
     fmt::print("machine     {}: NOISE = the tool's own cost inside T_p (events below x calibrated "
@@ -110,7 +133,7 @@ void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOp
     // Compensated: the tool's own cost leaves T_p; T_o and its classes stay as measured (the
     // noise sits in them, mostly in useful work and unidentified).
     double tp = o.compensate ? r.t_p - r.noise : r.t_p;
-    fmt::print("{:<46} {:>9.4f} {:>9.4f} {:>5.1f}%", tree_label(t, n, 46), tp, r.t_o,
+    fmt::print("{:<46} {:>9.4f} {:>9.4f} {:>5.1f}%", tree_label(t, n, 46, o), tp, r.t_o,
                r.t_p > 0 ? 100 * r.t_o / r.t_p : 0.0);
     for (int c = 0; c < kClassCount; ++c) fmt::print(" {:>9.4f}", r.classes[size_t(c)]);
     if (a.noise_priced) fmt::print(" {:>9.4f}", r.noise);
@@ -142,7 +165,7 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
     size_t k = t.node(n).members.size();
     double kk = k ? double(k) : 1.0;
     fmt::print("{:<52} {:>9} {:>4} {:>11.6f} {:>11.6f} {:>11.6f} {:>10.3f} {:>10.3f}\n",
-               tree_label(t, n, 52), uint64_t(t.sum(n, c.visits)), k, t.max(n, c.time) * 1e-9,
+               tree_label(t, n, 52, o), uint64_t(t.sum(n, c.visits)), k, t.max(n, c.time) * 1e-9,
                t.sum(n, c.time) * 1e-9 / kk, t.sum(n, c.wait) * 1e-9 / kk,
                t.sum(n, c.fork) * 1e-6 / kk, t.sum(n, c.join) * 1e-6);
   }
@@ -235,6 +258,7 @@ void add_report(CLI::App& app) {
     if (is_study(o->dir)) { study_report(o->dir); return; }
     drg::Experiment e = drg::load_experiment(o->dir);
     MergedTree t(e);
+    o->throttled = throttled_nodes(e, t);
     std::optional<drg::Experiment> ref;
     std::optional<MergedTree> ref_tree;
     if (!o->reference.empty()) {

@@ -112,7 +112,18 @@ TEST(Throttle, DefaultThrottlesTheTinyFunctionOnly) {
   // The report says so too.
   AppRun rep = run_scalea_cli({"report", r.experiment});
   ASSERT_EQ(rep.status, 0) << rep.describe();
-  EXPECT_NE(rep.out.find("throttled   2 call paths"), std::string::npos) << rep.out;
+  EXPECT_NE(rep.out.find("throttled   2 call path(s)"), std::string::npos) << rep.out;
+  // ... and marks exactly the throttled paths in the tree.
+  std::istringstream lines(rep.out);
+  std::string line;
+  int marked = 0;
+  while (std::getline(lines, line))
+    if (line.rfind("throttled ", 0) != 0 && line.find("[throttled]") != std::string::npos) {
+      ++marked;
+      EXPECT_TRUE(line.find("tiny") != std::string::npos || line.find("locked ") != std::string::npos)
+          << line;
+    }
+  EXPECT_EQ(marked, 2) << rep.out;
 }
 
 TEST(Throttle, OffRecordsEveryCall) {
