@@ -270,8 +270,9 @@ inline Frame& enter(ThreadState& t, uint32_t region, FrameType type, Ticks when,
 extern uint64_t g_throttle_calls_function, g_throttle_calls_user;
 extern uint64_t g_throttle_ns;  // a mean inclusive time below this throttles
 
-// Opens a frame for a user or function region below the current node. A throttled call path
-// costs a lookup and a push: no clock read, no counter read.
+// Opens a frame for a user or function region below the current node; `tag` (the function's
+// address) lets its exit find it without a region lookup. A throttled call path costs a lookup
+// and a push: no clock read, no counter read.
 inline void enter_region(ThreadState& t, uint32_t region, uint64_t key, const void* tag) {
   Node* parent = current_node(t);
   Node* n = (parent && g_measure_on.load(std::memory_order_relaxed)) ? child_of(t, parent, region)
@@ -287,20 +288,41 @@ inline void enter_region(ThreadState& t, uint32_t region, uint64_t key, const vo
     f.ctr = 0;
     return;
   }
-  push_frame(t, n, FrameType::Region, now(), key);
-}
-
-// Closes the top frame when it is the throttled visit opened with `tag`; false otherwise.
-inline bool leave_throttled_fast(ThreadState& t, const void* tag) {
-  if (t.stack.empty()) return false;
-  const Frame& f = t.stack.back();
-  if (f.type != FrameType::Throttled || f.rec != tag) return false;
-  t.stack.pop_back();
-  return true;
+  push_frame(t, n, FrameType::Region, now(), key, const_cast<void*>(tag));
 }
 
 // Checks the throttling rule for `n` (its visits reached the next check).
 void throttle_check(ThreadState& t, Node* n);
+
+void leave_at(ThreadState& t, size_t i, Ticks when);
+
+// Closes the top frame when enter_region opened it with `tag` (a unique tag: a function's
+// address), and every `calls` visits of its node checks whether to throttle it. A throttled
+// visit ends without a clock read. False when the top frame is another one: the caller then
+// looks the region up (an excluded function, an end out of order).
+inline bool leave_region_by_tag(ThreadState& t, const void* tag, uint64_t calls) {
+  if (t.stack.empty()) return false;
+  Frame& f = t.stack.back();
+  if (f.rec != tag || (f.type != FrameType::Region && f.type != FrameType::Throttled)) return false;
+  if (f.type == FrameType::Throttled) {
+    t.stack.pop_back();
+    return true;
+  }
+  Ticks when = now();
+  Node* n = f.node;
+  leave_at(t, t.stack.size() - 1, when);
+  if (n && n->s.visits - n->throttle_base >= calls) throttle_check(t, n);
+  return true;
+}
+
+// Closes the top frame when it is a throttled visit with this key (no clock read).
+inline bool leave_throttled_top(ThreadState& t, uint64_t key) {
+  if (t.stack.empty()) return false;
+  const Frame& f = t.stack.back();
+  if (f.type != FrameType::Throttled || f.key != key) return false;
+  t.stack.pop_back();
+  return true;
+}
 
 inline void record_visit(Node* n, Ticks d, Ticks task) {
   Stats& s = n->s;

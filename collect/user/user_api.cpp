@@ -63,10 +63,11 @@ __attribute__((visibility("default"), no_instrument_function)) void scalea_regio
   if (!t || !name) return;
   Busy busy(t);
   if (!busy.ok()) return;
-  if (leave_throttled_fast(*t, name)) return;
-  Ticks when = now();
+  // Names are looked up first (a buffer may be reused for another name), then the clock read,
+  // unless the visit is throttled.
   uint32_t rid = Recorder::get().named_region(*t, RegionKind::User, name, nullptr, 0, nullptr);
-  leave_region(*t, kKeyUser | rid, when, g_throttle_calls_user);
+  if (leave_throttled_top(*t, kKeyUser | rid)) return;
+  leave_region(*t, kKeyUser | rid, now(), g_throttle_calls_user);
 }
 
 __attribute__((visibility("default"), no_instrument_function)) void scalea_measure_enable(void) {
@@ -100,11 +101,12 @@ __attribute__((visibility("default"), no_instrument_function)) void __cyg_profil
   if (!t) return;
   Busy busy(t);
   if (!busy.ok()) return;
-  if (leave_throttled_fast(*t, fn)) return;
-  Ticks when = now();
+  // The innermost frame is normally this function's (recorded or throttled): no lookup.
+  if (leave_region_by_tag(*t, fn, g_throttle_calls_function)) return;
+  // Excluded by SCALEA_FUNCTIONS_INCLUDE/_EXCLUDE (no frame): no clock read either.
   uint32_t rid = Recorder::get().region(*t, RegionKind::Function, 0, fn);
   if (rid == kFilteredRegion) return;
-  leave_region(*t, kKeyFunction | rid, when, g_throttle_calls_function);
+  leave_region(*t, kKeyFunction | rid, now(), g_throttle_calls_function);
 }
 
 }  // extern "C"
