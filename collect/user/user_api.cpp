@@ -19,21 +19,15 @@ __attribute__((no_instrument_function)) inline ThreadState* recording_thread() {
   return Recorder::get().thread();
 }
 
-// Marks the thread as inside a hook so the finishing thread waits for it; Dekker-style with
-// g_state like InCallback in the OMPT adapter: after the mark, recording must still be on.
+// Marks the thread as inside a hook so the finishing thread waits for it (tool_enter, the
+// handshake with finish()); not ok() when recording ended meanwhile.
 class Busy {
  public:
-  __attribute__((no_instrument_function)) explicit Busy(ThreadState* t) : t_(t) {
-    if (!t_) return;
-    t_->in_callback.store(1, std::memory_order_seq_cst);
-    if (__builtin_expect(!active(), 0)) {
-      t_->in_callback.store(0, std::memory_order_release);
-      t_ = nullptr;
-    }
-  }
+  __attribute__((no_instrument_function)) explicit Busy(ThreadState* t)
+      : t_(t && tool_enter(t) ? t : nullptr) {}
   __attribute__((no_instrument_function)) bool ok() const { return t_ != nullptr; }
   __attribute__((no_instrument_function)) ~Busy() {
-    if (t_) t_->in_callback.store(0, std::memory_order_release);
+    if (t_) tool_leave(t_);
   }
 
  private:
