@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-# Memory bound (bytes). PER_NODE: a Node (232 B: links, 17 statistics, 8 counter slots) plus its
+# Memory bound (bytes). PER_NODE: a Node (240 B: links, 17 statistics, 8 counter slots, throttle mark) plus its
 # (parent, region) -> node hash slot and the share of the chunk and map growth; PER_REGION: a
 # region-table entry (RegionInfo with three strings), the shared name index and the per-thread
 # region cache; PER_THREAD: ThreadState, its maps' initial capacity, stack, the first node chunk;
