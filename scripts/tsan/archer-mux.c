@@ -4,13 +4,14 @@
  * synchronization (barriers, task creation and completion, locks); without it TSan reports every
  * hand-off through the uninstrumented libomp as a race. This library, preloaded (LD_PRELOAD) into
  * a TSan-instrumented OpenMP program, is found by the runtime first (its ompt_start_tool), loads
- * Archer (ARCHER_MUX_ARCHER, default the path compiled in) and the first tool of
- * OMP_TOOL_LIBRARIES that starts, and forwards every OMPT callback to both.
+ * Archer (ARCHER_MUX_ARCHER, default the path compiled in) and the tool the runtime would have
+ * started (an ompt_start_tool elsewhere in the address space, else the first of
+ * OMP_TOOL_LIBRARIES that starts), and forwards every OMPT callback to both.
  *
  * - Data: each thread, parallel region and task gets a pair of ompt_data_t (one per tool) in the
  *   runtime's data slot; each tool sees only its own. Pairs are allocated where the entity begins
  *   (thread_begin, parallel_begin, implicit_task begin, task_create) and freed after the callbacks
- *   where it ends.
+ *   where it ends (parallel regions: see region_push).
  * - Order: Archer's callback runs before the tool's where Archer acquires (implicit task begin,
  *   barrier end, parallel end, mutex acquired, task schedule) and after it where Archer releases
  *   (parallel begin, barrier begin, task create, dependences, mutex released), so the tool's own
@@ -52,6 +53,7 @@ static ompt_get_task_info_t g_get_task_info;
 static ompt_callback_t g_cb_a[NEVENTS], g_cb_s[NEVENTS];
 static int g_verbose;
 
+/* Creation points only: the pair of d, allocated if the slot is empty. */
 static pair_t *pair_of(ompt_data_t *d) {
   pair_t *p = (pair_t *)__atomic_load_n(&d->ptr, __ATOMIC_ACQUIRE);
   if (p) return p;
@@ -68,8 +70,35 @@ static void pair_free(ompt_data_t *d) {
   void *p = __atomic_exchange_n(&d->ptr, NULL, __ATOMIC_ACQ_REL);
   free(p);
 }
-static ompt_data_t *A(ompt_data_t *d) { return d ? &pair_of(d)->a : NULL; }
-static ompt_data_t *S(ompt_data_t *d) { return d ? &pair_of(d)->s : NULL; }
+/* Elsewhere: what the slot holds; an empty slot shows as an empty ompt_data_t of this thread
+ * (what the tool would see without this library; a value written there is dropped). */
+static __thread ompt_data_t t_empty;
+static ompt_data_t *side(ompt_data_t *d, int archer) {
+  if (!d) return NULL;
+  pair_t *p = (pair_t *)__atomic_load_n(&d->ptr, __ATOMIC_ACQUIRE);
+  if (!p) {
+    t_empty.value = 0;
+    return &t_empty;
+  }
+  return archer ? &p->a : &p->s;
+}
+static ompt_data_t *A(ompt_data_t *d) { return side(d, 1); }
+static ompt_data_t *S(ompt_data_t *d) { return side(d, 0); }
+
+/* The parallel regions this thread is the master of, innermost last. libomp 14 may hand a
+ * nested region's parallel_end a parallel_data in a team structure that another thread has
+ * already reused for a new region (holding that region's pair): Archer gets the pair of the
+ * region that really ends, the tool gets what the runtime hands it. */
+static __thread pair_t **t_regions;
+static __thread size_t t_nregions, t_capregions;
+static void region_push(pair_t *p) {
+  if (t_nregions == t_capregions) {
+    t_capregions = t_capregions ? 2 * t_capregions : 16;
+    t_regions = (pair_t **)realloc(t_regions, t_capregions * sizeof(pair_t *));
+    if (!t_regions) abort();
+  }
+  t_regions[t_nregions++] = p;
+}
 
 #define CB(tab, ev, type) ((type)tab[ompt_callback_##ev])
 /* Calls Archer's and the tool's callback for event ev, Archer first (AS) or last (SA). */
@@ -79,6 +108,7 @@ static ompt_data_t *S(ompt_data_t *d) { return d ? &pair_of(d)->s : NULL; }
   do { if (g_cb_s[ompt_callback_##ev]) CB(g_cb_s, ev, type)(__VA_ARGS__); } while (0)
 
 static void on_thread_begin(ompt_thread_t type, ompt_data_t *td) {
+  (void)pair_of(td);
   CALL_A(thread_begin, ompt_callback_thread_begin_t, type, A(td));
   CALL_S(thread_begin, ompt_callback_thread_begin_t, type, S(td));
 }
@@ -89,14 +119,19 @@ static void on_thread_end(ompt_data_t *td) {
 }
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt_data_t *par,
                               unsigned int req, int flags, const void *ra) {
-  (void)pair_of(par);
+  region_push(pair_of(par));
   CALL_S(parallel_begin, ompt_callback_parallel_begin_t, S(task), frame, S(par), req, flags, ra);
   CALL_A(parallel_begin, ompt_callback_parallel_begin_t, A(task), frame, A(par), req, flags, ra);
 }
 static void on_parallel_end(ompt_data_t *par, ompt_data_t *task, int flags, const void *ra) {
-  CALL_A(parallel_end, ompt_callback_parallel_end_t, A(par), A(task), flags, ra);
+  pair_t *mine = t_nregions ? t_regions[--t_nregions] : NULL;
+  ompt_data_t *a = mine ? &mine->a : A(par);
+  CALL_A(parallel_end, ompt_callback_parallel_end_t, a, A(task), flags, ra);
   CALL_S(parallel_end, ompt_callback_parallel_end_t, S(par), S(task), flags, ra);
-  pair_free(par);
+  if (!mine) return;
+  void *expected = mine; /* empty the slot only if it still holds this region's pair */
+  if (par) __atomic_compare_exchange_n(&par->ptr, &expected, NULL, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  free(mine);
 }
 static void on_implicit_task(ompt_scope_endpoint_t ep, ompt_data_t *par, ompt_data_t *task,
                              unsigned int n, unsigned int index, int flags) {
@@ -106,6 +141,8 @@ static void on_implicit_task(ompt_scope_endpoint_t ep, ompt_data_t *par, ompt_da
     pair_free(task);
     if (flags & ompt_task_initial) pair_free(par);
   } else {
+    (void)pair_of(task);
+    if (par && (flags & ompt_task_initial)) (void)pair_of(par);
     CALL_A(implicit_task, ompt_callback_implicit_task_t, ep, A(par), A(task), n, index, flags);
     CALL_S(implicit_task, ompt_callback_implicit_task_t, ep, S(par), S(task), n, index, flags);
   }
@@ -322,9 +359,18 @@ ompt_start_tool_result_t *ompt_start_tool(unsigned int v, const char *rv) {
   g_verbose = getenv("ARCHER_MUX_VERBOSE") && *getenv("ARCHER_MUX_VERBOSE") == '1';
   const char *archer = getenv("ARCHER_MUX_ARCHER");
   g_archer = start_from(archer && *archer ? archer : ARCHER_MUX_DEFAULT_ARCHER, v, rv);
+  /* The tool, as the runtime would find it: first ompt_start_tool elsewhere in the address space
+   * (a program linked with libscalea-omp), then OMP_TOOL_LIBRARIES. */
   g_tool = NULL;
+  typedef ompt_start_tool_result_t *(*start_t)(unsigned int, const char *);
+  start_t next = (start_t)dlsym(RTLD_NEXT, "ompt_start_tool");
+  Dl_info info;
+  /* libomp's own weak ompt_start_tool only looks further (dlsym RTLD_NEXT from libomp) */
+  if (next && next != &ompt_start_tool) g_tool = next(v, rv);
+  if (g_verbose && g_tool && dladdr((void *)next, &info))
+    fprintf(stderr, "archer-mux: tool from the address space (%s)\n", info.dli_fname);
   const char *libs = getenv("OMP_TOOL_LIBRARIES");
-  if (libs && *libs) {
+  if (!g_tool && libs && *libs) {
     char *copy = strdup(libs), *save = NULL;
     for (char *p = strtok_r(copy, ":", &save); p && !g_tool; p = strtok_r(NULL, ":", &save))
       g_tool = start_from(p, v, rv);
