@@ -40,6 +40,7 @@ fi
 # libomp 19 as unpacked by scripts/setup-debian.sh into the normal tree: omp19.* tests (full run).
 omp19=${SCALEA_LIBOMP19_DIR:-$here/build/third_party/libomp19}
 [ -e "$omp19/libomp.so.5" ] || omp19=""
+unset SCALEA_LIBOMP19_DIR
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSCALEA_SANITIZE="$kind" \
   -DCMAKE_C_FLAGS="$extra" -DCMAKE_CXX_FLAGS="$extra" \
