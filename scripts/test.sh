@@ -14,7 +14,11 @@ cd "$build"
 # when the machine is busy (a thread woken late); it gets one more try, a real defect fails twice.
 ctest --output-on-failure -j"$(nproc)" -L unit "$@"
 ctest --output-on-failure -LE unit --repeat until-pass:2 "$@"
-# Optional stage: a subset of the tests under ASan+UBSan in a separate tree (docs/reliability.md).
+# Optional stages: a subset of the tests under ASan+UBSan and under TSan (with Archer), each in a
+# separate tree (docs/reliability.md). Both run; the script fails if either failed.
 if [ "${CI:-}" = true ] || [ "${SCALEA_SANITIZE_STAGE:-0}" = 1 ]; then
-  SCALEA_SANITIZE_SUBSET=ci "$here/scripts/sanitize.sh" address "$build-asan"
+  rc=0
+  SCALEA_SANITIZE_SUBSET=ci "$here/scripts/sanitize.sh" address "$build-asan" || rc=1
+  SCALEA_SANITIZE_SUBSET=ci "$here/scripts/sanitize.sh" thread "$build-tsan" || rc=1
+  exit $rc
 fi
