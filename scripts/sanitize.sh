@@ -4,12 +4,13 @@
 #   address: AddressSanitizer + UndefinedBehaviorSanitizer (default build dir: build-asan)
 #   thread:  ThreadSanitizer                                (default build dir: build-tsan)
 # Environment: SCALEA_SANITIZE_SUBSET=ci  runs only the CI subset (see docs/reliability.md),
-#              SCALEA_SANITIZE_JOBS=N      build and unit-test parallelism (default: nproc).
+#              SCALEA_SANITIZE_JOBS=N      build and unit-test parallelism (default: nproc),
+#              SCALEA_ARCHER=PATH          thread: Archer's libarcher.so (default: LLVM 14's).
 # ASan's runtime is linked as a shared library (-shared-libasan) and found through an rpath, so
 # every instrumented binary runs as is and the instrumented tool library can be loaded into any
 # instrumented program. Programs that are not instrumented (the gcc-built app) get the runtime
 # through LD_PRELOAD in a stage of their own. TSan: the default (static) runtime; libomp is not
-# instrumented, so only tests without OpenMP worker threads in the process run under it.
+# instrumented, so OpenMP programs run with LLVM's Archer next to scalea (scripts/tsan/).
 # Exclusions and their reasons are next to each regex below and in docs/reliability.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,12 +60,13 @@ ctest_run() {  # ctest_run NAME ARGS...: runs ctest, prints its time, remembers 
   ctest --output-on-failure "$@" 2>&1 | tee "$build/sanitize-$name.log" && rc=0 || rc=$?
   echo "sanitize($kind): $name $(( $(stamp) - s )) s (ctest exit $rc)" >&2
   [ $rc = 0 ] || status=1
+  cp Testing/Temporary/LastTest.log "$build/sanitize-$name-full.log" 2>/dev/null || true
   # A fixture whose SetUpTestSuite fails (its program died of a sanitizer report) makes
   # GoogleTest print [  SKIPPED ], which ctest counts as a skip: any skip but the Fortran tests
   # (no Fortran in these trees) fails the stage.
   skipped=$(grep -E '\*\*\*Skipped' "$build/sanitize-$name.log" | grep -v 'UserApi\.Fortran' || true)
   if [ -n "$skipped" ]; then
-    echo "sanitize($kind): $name: unexpected skips (a fixture failed; output in Testing/Temporary/LastTest.log):" >&2
+    echo "sanitize($kind): $name: unexpected skips (a fixture failed; output in $build/sanitize-$name-full.log):" >&2
     echo "$skipped" >&2
     status=1
   fi
@@ -115,6 +117,7 @@ else
   # OMP_TOOL_LIBRARIES (scalea) together and forwards each callback to both; in programs without
   # TSan or without OpenMP it does nothing.
   archer=${SCALEA_ARCHER:-/usr/lib/llvm-14/lib/libarcher.so}
+  unset SCALEA_ARCHER  # the tool would warn about an unknown setting
   [ -e "$archer" ] || { echo "sanitize: no Archer at $archer (install libomp-14-dev)" >&2; exit 1; }
   mux=$build/lib/libarcher-mux.so
   clang -O2 -g -Wall -Wextra -shared -fPIC -DARCHER_MUX_DEFAULT_ARCHER="\"$archer\"" \
