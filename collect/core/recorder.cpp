@@ -291,13 +291,16 @@ ThreadState* Recorder::register_thread() {
   t->stack.reserve(64);
   t->region_cache.assign(256, RegionCacheEntry{0, UINT32_MAX, 0, nullptr});
   {
+    // The thread is complete before finish() can see it; once finish() has closed the list
+    // (it then reads the trees without the lock), a late thread is not added: it records nothing
+    // anyway, recording being over.
     std::lock_guard<std::mutex> lock(mu_);
     t->index = uint32_t(threads_.size());
-    threads_.push_back(t);
+    t->root = t->new_node(nullptr, 0);
+    t->born = now();
+    if (t->index == 0) t->flags |= format::kThreadInitial;
+    if (!threads_closed_) threads_.push_back(t);
   }
-  t->root = t->new_node(nullptr, 0);
-  t->born = now();
-  if (t->index == 0) t->flags |= format::kThreadInitial;
   tls_ = t;
   return t;
 }
@@ -418,6 +421,10 @@ void Recorder::finish(const char* why) {
   if (finished_.exchange(true)) return;
   if (g_state.exchange(2) != 1) return;
   fence_all_threads();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    threads_closed_ = true;  // threads_ no longer changes: read below without the lock
+  }
   // Let callbacks already under way on other threads end before their trees are read.
   for (ThreadState* t : threads_) {
     for (int spin = 0; spin < 1000 && t->in_callback.load(std::memory_order_acquire); ++spin)

@@ -510,6 +510,7 @@ class Recorder {
   Config config_;
   ClockCalibration clock_;
   std::vector<ThreadState*> threads_;
+  bool threads_closed_ = false;  // set by finish() under mu_: no thread is added after
   std::vector<RegionInfo> regions_;
   std::unordered_map<std::string, uint32_t> region_keys_;
   std::deque<std::string> stable_names_;  // never moves: the thread caches point into it
