@@ -33,7 +33,7 @@ int main(void) {
 #pragma omp single /* SINGLE */
     counter += 1;
 #pragma omp masked /* MASKED */
-    counter += 1;
+    __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED); /* no barrier: tasks may already run */
 #pragma omp single /* SINGLE_TASKS */
     {
 #pragma omp taskloop grainsize(1) /* TASKLOOP */
@@ -67,10 +67,10 @@ int main(void) {
 #pragma omp for reduction(+ : sum) /* REDUCTION */
     for (int i = 0; i < 1000; ++i) sum += i;
 #pragma omp critical(constructs_crit) /* CRITICAL */
-    counter += 1;
+    __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED); /* the nest lock below is another lock */
     omp_set_nest_lock(&nest); /* NEST_LOCK */
     omp_set_nest_lock(&nest);
-    counter += 1;
+    __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED); /* other threads are in the critical */
     omp_unset_nest_lock(&nest);
     omp_unset_nest_lock(&nest);
     if (omp_test_lock(&test)) { /* TEST_LOCK */

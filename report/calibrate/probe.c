@@ -33,12 +33,12 @@ int main(int argc, char** argv) {
   /* Warm-up: the team exists, the tool has seen every call path. */
   for (int i = 0; i < 20; ++i) {
 #pragma omp parallel num_threads(threads)
-    { sink += omp_get_thread_num(); }
+    { __atomic_fetch_add(&sink, omp_get_thread_num(), __ATOMIC_RELAXED); }
   }
   double t0 = now_s();
   for (long i = 0; i < n_fork; ++i) {
 #pragma omp parallel num_threads(threads)
-    { sink += omp_get_thread_num(); }
+    { __atomic_fetch_add(&sink, omp_get_thread_num(), __ATOMIC_RELAXED); }
   }
   double t_fork = now_s() - t0;
 

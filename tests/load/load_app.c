@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     {
       for (long i = 0; i < r; ++i) {
         SCALEA_REGION_BEGIN("load.tick");
-        sink = i;
+        __atomic_store_n(&sink, i, __ATOMIC_RELAXED); /* every thread writes it */
         ++ticks;
         SCALEA_REGION_END("load.tick");
 #pragma omp barrier
