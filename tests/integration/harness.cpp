@@ -1,5 +1,7 @@
 #include "harness.hpp"
 
+#include <gtest/gtest-spi.h>
+
 #include "scalea/overheads/classify.hpp"
 
 #include <fcntl.h>
@@ -384,6 +386,25 @@ std::string Measured::dump() const {
       << " s wait " << tree_->sum(n, wait) * 1e-9 << " s\n";
   }
   return o.str();
+}
+
+void SuiteSetup::run(const std::function<void()>& body) {
+  testing::TestPartResultArray results;
+  {
+    testing::ScopedFakeTestPartResultReporter capture(
+        testing::ScopedFakeTestPartResultReporter::INTERCEPT_ALL_THREADS, &results);
+    body();
+  }
+  for (int i = 0; i < results.size(); ++i) {
+    const testing::TestPartResult& r = results.GetTestPartResult(i);
+    if (!r.failed()) continue;
+    failures_ += std::string(r.file_name() ? r.file_name() : "?") + ":" +
+                 std::to_string(r.line_number()) + ": " + r.message() + "\n";
+  }
+}
+
+void SuiteSetup::check() const {
+  if (!failures_.empty()) FAIL() << "the suite's set-up failed:\n" << failures_;
 }
 
 }  // namespace scalea::test

@@ -9,6 +9,8 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -121,5 +123,18 @@ class Measured {
 // Checks the runtime the experiment saw against SCALEA_EXPECT_LIBOMP (e.g. "19": the real path
 // of openmp.runtime_path must contain "llvm-19"). Called by Measured.
 void check_expected_runtime(const drg::Experiment& e);
+
+// A fixture's SetUpTestSuite runs its program once for all its tests. A failure there makes
+// GoogleTest skip the tests with "[  SKIPPED ]", which ctest counts as skipped, not failed (a
+// program that dies would pass unnoticed). SuiteSetup::run captures the failures of the set-up and
+// each test reports them as its own through check(), called from the fixture's SetUp().
+class SuiteSetup {
+ public:
+  void run(const std::function<void()>& body);
+  void check() const;
+
+ private:
+  std::string failures_;
+};
 
 }  // namespace scalea::test

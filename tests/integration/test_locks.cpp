@@ -10,10 +10,14 @@ constexpr double kH = 0.010;
 class Locks : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    run_ = new AppRun(run_with_tool({app("locks"), "10", std::to_string(kK)},
-                                 {{"OMP_NUM_THREADS", std::to_string(kP)}}));
-    m_ = new Measured(*run_);
+    setup_.run([] {
+      run_ = new AppRun(run_with_tool({app("locks"), "10", std::to_string(kK)},
+                                   {{"OMP_NUM_THREADS", std::to_string(kP)}}));
+      m_ = new Measured(*run_);
+    });
   }
+  void SetUp() override { setup_.check(); }
+  static inline SuiteSetup setup_;
   static void TearDownTestSuite() {
     delete m_;
     delete run_;

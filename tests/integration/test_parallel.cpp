@@ -15,9 +15,13 @@ constexpr double kX = 0.020;  // s
 class Imbalance : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    run_ = new AppRun(run_with_tool({app("imbalance"), "20", std::to_string(kReps)},
-                                 {{"OMP_NUM_THREADS", std::to_string(kP)}}));
+    setup_.run([] {
+      run_ = new AppRun(run_with_tool({app("imbalance"), "20", std::to_string(kReps)},
+                                   {{"OMP_NUM_THREADS", std::to_string(kP)}}));
+    });
   }
+  void SetUp() override { setup_.check(); }
+  static inline SuiteSetup setup_;
   static void TearDownTestSuite() { delete run_; }
   static AppRun* run_;
 };

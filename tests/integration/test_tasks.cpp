@@ -11,10 +11,14 @@ constexpr double kT = 0.020;
 class Tasks : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    run_ = new AppRun(run_with_tool({app("tasks"), std::to_string(kN), "20"},
-                                 {{"OMP_NUM_THREADS", std::to_string(kP)}}));
-    m_ = new Measured(*run_);
+    setup_.run([] {
+      run_ = new AppRun(run_with_tool({app("tasks"), std::to_string(kN), "20"},
+                                   {{"OMP_NUM_THREADS", std::to_string(kP)}}));
+      m_ = new Measured(*run_);
+    });
   }
+  void SetUp() override { setup_.check(); }
+  static inline SuiteSetup setup_;
   static void TearDownTestSuite() {
     delete m_;
     delete run_;

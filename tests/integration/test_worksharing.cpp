@@ -28,10 +28,14 @@ class Constructs : public ::testing::Test {
  protected:
   static constexpr int kP = 4;
   static void SetUpTestSuite() {
-    run_ = new AppRun(run_with_tool({app("constructs")}, {{"OMP_NUM_THREADS", std::to_string(kP)},
-                                                      {"OMP_CANCELLATION", "true"}}));
-    m_ = new Measured(*run_);
+    setup_.run([] {
+      run_ = new AppRun(run_with_tool({app("constructs")}, {{"OMP_NUM_THREADS", std::to_string(kP)},
+                                                        {"OMP_CANCELLATION", "true"}}));
+      m_ = new Measured(*run_);
+    });
   }
+  void SetUp() override { setup_.check(); }
+  static inline SuiteSetup setup_;
   static void TearDownTestSuite() {
     delete m_;
     delete run_;
