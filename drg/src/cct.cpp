@@ -9,9 +9,10 @@ MergedTree::MergedTree(const Experiment& e) : e_(&e) {
   nodes_.emplace_back();  // the root: every thread's root (the program region) folds into it
   nodes_[0].region = 0;
   std::unordered_map<uint64_t, uint32_t> child;  // (merged parent, region) -> merged node
-  std::vector<uint32_t> map;
+  map_.resize(e.threads.size());
   for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
     const ThreadTree& t = e.threads[ti];
+    std::vector<uint32_t>& map = map_[ti];
     map.assign(t.size(), 0);
     for (uint32_t n = 0; n < t.size(); ++n) {
       uint32_t m = 0;
