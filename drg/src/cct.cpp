@@ -1,14 +1,15 @@
 #include "scalea/drg/cct.hpp"
 
 #include <algorithm>
-#include <unordered_map>
+
+#include "scalea/drg/flat_map.hpp"
 
 namespace scalea::drg {
 
 MergedTree::MergedTree(const Experiment& e) : e_(&e) {
   nodes_.emplace_back();  // the root: every thread's root (the program region) folds into it
   nodes_[0].region = 0;
-  std::unordered_map<uint64_t, uint32_t> child;  // (merged parent, region) -> merged node
+  FlatMap64 child;  // (merged parent, region) -> merged node
   map_.resize(e.threads.size());
   for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
     const ThreadTree& t = e.threads[ti];
@@ -19,8 +20,8 @@ MergedTree::MergedTree(const Experiment& e) : e_(&e) {
       if (n > 0) {
         uint32_t mp = map[t.parent[n]];
         uint64_t key = uint64_t(mp) << 32 | t.region[n];
-        auto it = child.find(key);
-        if (it == child.end()) {
+        const uint32_t* found = child.find(key);
+        if (!found) {
           m = uint32_t(nodes_.size());
           MergedNode mn;
           mn.parent = mp;
@@ -30,7 +31,7 @@ MergedTree::MergedTree(const Experiment& e) : e_(&e) {
           nodes_[mp].children.push_back(m);
           child.emplace(key, m);
         } else {
-          m = it->second;
+          m = *found;
         }
       } else {
         nodes_[0].region = t.region[0];

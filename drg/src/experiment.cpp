@@ -15,6 +15,7 @@
 #include <thread>
 #include <algorithm>
 
+#include "scalea/drg/flat_map.hpp"
 #include "scalea/drg/symbols.hpp"
 
 #ifdef SCALEA_HAVE_ZLIB
@@ -145,10 +146,11 @@ uint32_t payload_crc32(const char* data, size_t size) {
 // Two code regions unified into one (same source position) can leave a thread with two nodes on
 // the same call path: they are folded into the first, metric by metric (the METR merge rule), and
 // their children re-parented, so every call path has one node per thread.
-void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& metrics) {
+// `first` is scratch, kept by the caller across threads.
+void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& metrics,
+                          FlatMap64& first) {
   const size_t nm = metrics.size();
-  std::unordered_map<uint64_t, uint32_t> first;  // (new parent, region) -> new index
-  std::vector<uint32_t> to(t.size());
+  first.clear();  // (new parent, region) -> new index
   bool any = false;
   for (uint32_t n = 1; n < t.size() && !any; ++n) {
     uint64_t key = uint64_t(t.parent[n]) << 32 | t.region[n];
@@ -156,6 +158,7 @@ void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& m
   }
   if (!any) return;
   first.clear();
+  std::vector<uint32_t> to(t.size());
   ThreadTree out;
   out.rank = t.rank;
   out.thread = t.thread;
@@ -164,9 +167,9 @@ void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& m
   for (uint32_t n = 0; n < t.size(); ++n) {
     uint32_t parent = n == 0 ? fmt::kNoIndex : to[t.parent[n]];
     uint64_t key = uint64_t(parent) << 32 | t.region[n];
-    auto it = n == 0 ? first.end() : first.find(key);
+    const uint32_t* found = n == 0 ? nullptr : first.find(key);
     const double* v = &t.values[size_t(n) * nm];
-    if (it == first.end()) {
+    if (!found) {
       to[n] = uint32_t(out.parent.size());
       if (n) first.emplace(key, to[n]);
       out.parent.push_back(parent);
@@ -174,8 +177,8 @@ void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& m
       out.values.insert(out.values.end(), v, v + nm);
       continue;
     }
-    to[n] = it->second;
-    double* into = &out.values[size_t(it->second) * nm];
+    to[n] = *found;
+    double* into = &out.values[size_t(*found) * nm];
     for (size_t m = 0; m < nm; ++m) {
       switch (fmt::MetricMerge(metrics[m].merge)) {
         case fmt::MetricMerge::Min:
@@ -241,6 +244,7 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
     have[which] = true;
   };
   std::vector<uint32_t> seen_threads;  // thread indices of this file, to reject duplicates
+  FlatMap64 paths_seen;                // scratch of fold_duplicate_paths
   for (uint32_t s = 0; s < header.section_count; ++s) {
     auto sh = file.get<fmt::SectionHeader>("section header");
     Reader body = file.sub(sh.size, "section");
@@ -400,7 +404,7 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
             out[m] = v;
           }
         }
-        fold_duplicate_paths(t, mrec);
+        fold_duplicate_paths(t, mrec, paths_seen);
         into.threads.push_back(std::move(t));
       }
     }  // unknown sections are skipped: a newer minor writer may add some
