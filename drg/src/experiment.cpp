@@ -90,6 +90,13 @@ class Reader {
     p_ += n;
     return s;
   }
+  // The next n bytes, checked once, for loops that then read them without further checks.
+  const char* take(uint64_t n, const char* what) {
+    if (uint64_t(end_ - p_) < n) fail(std::string("truncated ") + what);
+    const char* at = p_;
+    p_ += n;
+    return at;
+  }
   Reader sub(uint64_t n, const char* what) {
     if (uint64_t(end_ - p_) < n) fail(std::string("truncated ") + what);
     Reader r(name_, p_, size_t(n));
@@ -385,8 +392,11 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
         t.parent.resize(tr.node_count);
         t.region.resize(tr.node_count);
         t.values.resize(size_t(tr.node_count) * nm);
+        const char* at = body.take(need, "nodes");
         for (uint32_t n = 0; n < tr.node_count; ++n) {
-          auto nr = body.get<fmt::NodeRecord>("node");
+          fmt::NodeRecord nr;
+          std::memcpy(&nr, at, sizeof nr);
+          at += sizeof nr;
           if (n == 0 ? nr.parent != fmt::kNoIndex : nr.parent >= n)
             body.fail(what + " node " + std::to_string(n) + ": bad parent " +
                       std::to_string(nr.parent) + (n == 0 ? " (root must have none)" : " (must precede the node)"));
@@ -396,8 +406,9 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
           t.parent[n] = nr.parent;
           t.region[n] = regmap[nr.region];
           double* out = &t.values[size_t(n) * nm];
-          for (size_t m = 0; m < nm; ++m) {
-            auto raw = body.get<uint64_t>("metric value");
+          for (size_t m = 0; m < nm; ++m, at += 8) {
+            uint64_t raw;
+            std::memcpy(&raw, at, 8);
             double v;
             if (f64[m]) std::memcpy(&v, &raw, 8);
             else v = double(raw);
