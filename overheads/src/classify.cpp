@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <functional>
+#include <thread>
 #include <unordered_map>
 
 #include "scalea/overheads/rules.hpp"
@@ -66,10 +68,9 @@ bool is_task(const drg::Experiment& e, const drg::ThreadTree& t, uint32_t n) {
 // ran while it was open (task_exec) outside its children.
 void exclusive_times(const drg::Experiment& e, const drg::ThreadTree& t, const Columns& c,
                      std::vector<double>& child_time, std::vector<double>& child_task,
-                     std::vector<double>& out) {
+                     double* out) {
   child_time.assign(t.size(), 0);
   child_task.assign(t.size(), 0);
-  out.resize(t.size());
   // A node never entered on this thread (visits 0) only exists as the path to regions the
   // thread did run (a worker's copy of the master's context): it covers its children's time
   // and has none of its own.
@@ -246,7 +247,90 @@ NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
   return pl;
 }
 
-RunFacts measure(const MergedTree& t) {
+// The passes over the PEs run on a few workers. Each pass gives every worker a range of merged
+// nodes (or of threads, for per-thread results) and the worker visits the threads in order, so
+// every sum still adds the same numbers in the same order as one serial walk: the results do
+// not depend on the number of workers.
+class Workers {
+ public:
+  Workers(const MergedTree& t, unsigned requested) {
+    const drg::Experiment& e = t.experiment();
+    first_.assign(e.threads.size() + 1, 0);
+    for (size_t ti = 0; ti < e.threads.size(); ++ti) first_[ti + 1] = first_[ti] + e.threads[ti].size();
+    unsigned k = requested ? requested : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+    // Below this many thread nodes, starting threads costs more than it saves.
+    if (!requested && first_.back() < (size_t(1) << 16)) k = 1;
+    count_ = std::max(1u, k);
+    // Merged nodes split by their number of members, threads by their number of nodes.
+    std::vector<size_t> members(t.nodes().size() + 1, 0);
+    for (size_t n = 0; n < t.nodes().size(); ++n) members[n + 1] = members[n] + t.node(uint32_t(n)).members.size();
+    node_bounds_ = split(members);
+    thread_bounds_ = split(first_);
+  }
+
+  unsigned count() const { return count_; }
+  // Offset of each thread's nodes in arrays over all thread nodes; the last entry is the total.
+  const std::vector<size_t>& first() const { return first_; }
+  std::pair<uint32_t, uint32_t> nodes(unsigned w) const { return {node_bounds_[w], node_bounds_[w + 1]}; }
+  std::pair<uint32_t, uint32_t> threads(unsigned w) const { return {thread_bounds_[w], thread_bounds_[w + 1]}; }
+
+  // Runs body(w) for every worker w, on this thread and count() - 1 others.
+  template <class Body>
+  void run(Body&& body) const {
+    std::vector<std::exception_ptr> errors(count_);
+    auto guarded = [&](unsigned w) {
+      try {
+        body(w);
+      } catch (...) {
+        errors[w] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned w = 1; w < count_; ++w) pool.emplace_back(guarded, w);
+    guarded(0);
+    for (std::thread& th : pool) th.join();
+    for (const auto& err : errors)
+      if (err) std::rethrow_exception(err);
+  }
+
+ private:
+  // count_ + 1 bounds cutting [0, prefix.size() - 1) into ranges of about equal weight.
+  std::vector<uint32_t> split(const std::vector<size_t>& prefix) const {
+    std::vector<uint32_t> bounds(count_ + 1, 0);
+    size_t items = prefix.size() - 1;
+    for (unsigned w = 1; w < count_; ++w) {
+      size_t goal = prefix.back() / count_ * w;
+      bounds[w] = uint32_t(std::lower_bound(prefix.begin(), prefix.end(), goal) - prefix.begin());
+      bounds[w] = std::clamp<uint32_t>(bounds[w], bounds[w - 1], uint32_t(items));
+    }
+    bounds[count_] = uint32_t(items);
+    return bounds;
+  }
+
+  unsigned count_ = 1;
+  std::vector<size_t> first_;
+  std::vector<uint32_t> node_bounds_, thread_bounds_;
+};
+
+// The part of a thread's member order (member_order) that falls in merged nodes [lo, hi).
+std::pair<const uint32_t*, const uint32_t*> in_range(const std::vector<uint32_t>& order,
+                                                     const std::vector<uint32_t>& merged,
+                                                     std::pair<uint32_t, uint32_t> range) {
+  auto below = [&](uint32_t tn, uint32_t n) { return merged[tn] < n; };
+  const uint32_t* b = std::lower_bound(order.data(), order.data() + order.size(), range.first, below);
+  const uint32_t* e = std::lower_bound(b, order.data() + order.size(), range.second, below);
+  return {b, e};
+}
+
+// The rule for a PE's own time in a node: the region's, except on the program region of a
+// thread that is not the initial one (that thread is idle in the runtime).
+const Rule* exclusive_rule(const drg::Region& r, const drg::ThreadTree& th) {
+  if (r.kind == RegionKind::Program && !(th.flags & format::kThreadInitial))
+    return find_rule(r.kind, r.subkind, Part::IdleRoot);
+  return find_rule(r.kind, r.subkind, Part::Exclusive);
+}
+
+RunFacts measure(const MergedTree& t, const Workers& workers) {
   const drg::Experiment& e = t.experiment();
   Columns c(e);
   size_t n_nodes = t.nodes().size();
@@ -257,45 +341,59 @@ RunFacts measure(const MergedTree& t) {
     miss_col[size_t(level)] = miss_column(e, level);
     f.has_misses[size_t(level)] = miss_col[size_t(level)] >= 0;
   }
+  const std::vector<size_t>& first = workers.first();
+
+  // Exclusive time of every node of every thread. Pass 2 replaces each by the node's rest (its
+  // time outside wait and fork/join), which the useful time per PE is summed from.
+  std::vector<double> excl(first.back());
+  workers.run([&](unsigned w) {
+    std::vector<double> scratch_time, scratch_task;
+    auto [lo, hi] = workers.threads(w);
+    for (uint32_t ti = lo; ti < hi; ++ti)
+      exclusive_times(e, e.threads[ti], c, scratch_time, scratch_task, excl.data() + first[ti]);
+  });
 
   // Pass 1: statistics over each merged node's members.
   std::vector<MemberStats>& st = f.stats;
   st.resize(n_nodes);
-  std::vector<double> excl, scratch_time, scratch_task;
-  std::vector<uint32_t> order;
-  for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
-    const drg::ThreadTree& th = e.threads[ti];
-    const std::vector<uint32_t>& merged = t.merged_of(ti);
-    exclusive_times(e, th, c, scratch_time, scratch_task, excl);
-    member_order(merged, order);
-    for (uint32_t tn : order) {
-      MemberStats& s = st[merged[tn]];
-      double time = e.value(th, tn, c.time), iterations = e.value(th, tn, c.iterations);
-      if (s.members++ == 0) {
-        s.time_max = s.time_min = time;
-        s.iterations = iterations;
-      } else {
-        if (time > s.time_max) s.time_max = time;
-        if (time < s.time_min) s.time_min = time;
-        if (iterations > s.iterations) s.iterations = iterations;
+  workers.run([&](unsigned w) {
+    std::vector<uint32_t> order;
+    for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
+      const drg::ThreadTree& th = e.threads[ti];
+      const std::vector<uint32_t>& merged = t.merged_of(ti);
+      const double* x_of = excl.data() + first[ti];
+      member_order(merged, order);
+      auto [begin, end] = in_range(order, merged, workers.nodes(w));
+      for (const uint32_t* it = begin; it != end; ++it) {
+        uint32_t tn = *it;
+        MemberStats& s = st[merged[tn]];
+        double time = e.value(th, tn, c.time), iterations = e.value(th, tn, c.iterations);
+        if (s.members++ == 0) {
+          s.time_max = s.time_min = time;
+          s.iterations = iterations;
+        } else {
+          if (time > s.time_max) s.time_max = time;
+          if (time < s.time_min) s.time_min = time;
+          if (iterations > s.iterations) s.iterations = iterations;
+        }
+        s.visits += e.value(th, tn, c.visits);
+        for (size_t level = 0; level < 3; ++level)
+          if (miss_col[level] >= 0) s.misses[level] += e.value(th, tn, miss_col[level]);
+        if (e.value(th, tn, c.visits) == 0) continue;
+        ++s.entered;
+        if (t.region_of(merged[tn]).kind == RegionKind::Parallel && e.value(th, tn, c.team_size) > 0)
+          s.master_join = e.value(th, tn, c.join) * 1e-9;
+        double ts = time * 1e-9;
+        s.sum_t += ts;
+        if (ts > s.max_t) s.max_t = ts, s.most_loaded = int(ti);
+        if (ts < s.min_t) s.min_t = ts, s.least_loaded = int(ti);
+        double x = x_of[tn];
+        if (x <= 0) continue;
+        s.excl_sum += x;
+        if (x > s.excl_most) s.excl_most = x, s.excl_who = ti;
       }
-      s.visits += e.value(th, tn, c.visits);
-      for (size_t level = 0; level < 3; ++level)
-        if (miss_col[level] >= 0) s.misses[level] += e.value(th, tn, miss_col[level]);
-      if (e.value(th, tn, c.visits) == 0) continue;
-      ++s.entered;
-      if (t.region_of(merged[tn]).kind == RegionKind::Parallel && e.value(th, tn, c.team_size) > 0)
-        s.master_join = e.value(th, tn, c.join) * 1e-9;
-      double ts = time * 1e-9;
-      s.sum_t += ts;
-      if (ts > s.max_t) s.max_t = ts, s.most_loaded = int(ti);
-      if (ts < s.min_t) s.min_t = ts, s.least_loaded = int(ti);
-      double x = excl[tn];
-      if (x <= 0) continue;
-      s.excl_sum += x;
-      if (x > s.excl_most) s.excl_most = x, s.excl_who = ti;
     }
-  }
+  });
 
   f.own.resize(n_nodes);
   f.own_useful.resize(n_nodes, 0);
@@ -321,57 +419,77 @@ RunFacts measure(const MergedTree& t) {
   // Pass 2: each PE's time in each node, classified.
   std::vector<uint32_t> child_pos = child_positions(t);
   std::vector<NodePlan> plan(n_nodes);
+  std::vector<char> is_before(n_nodes, 0);  // some node's plan asks which PEs entered this one
   for (uint32_t n = 0; n < n_nodes; ++n) plan[n] = plan_node(t, st, child_pos, n);
-  std::vector<char> entered(n_nodes, 0);  // per merged node: the current thread entered it
-  for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
-    const drg::ThreadTree& th = e.threads[ti];
-    const std::vector<uint32_t>& merged = t.merged_of(ti);
-    exclusive_times(e, th, c, scratch_time, scratch_task, excl);
-    member_order(merged, order);
-    for (uint32_t tn : order)
-      if (e.value(th, tn, c.visits) > 0) entered[merged[tn]] = 1;
-    for (uint32_t tn : order) {
-      uint32_t n = merged[tn];
-      const NodePlan& pl = plan[n];
-      const drg::Region& r = *pl.region;
-      double x = excl[tn];
-      double wait = 0, fork_join = 0;
-      if (pl.collective && st[n].members > 1) {
-        wait = std::clamp(e.value(th, tn, c.time) * 1e-9 - pl.fastest, 0.0, std::max(x, 0.0));
-      } else if (has_wait(r.kind)) {
-        wait = std::min(e.value(th, tn, c.wait) * 1e-9, std::max(x, 0.0));
+  for (const NodePlan& pl : plan)
+    if (pl.before != format::kNoIndex) is_before[pl.before] = 1;
+  workers.run([&](unsigned w) {
+    std::vector<uint32_t> order;
+    std::vector<char> entered(n_nodes, 0);  // per merged node: the current thread entered it
+    for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
+      const drg::ThreadTree& th = e.threads[ti];
+      const std::vector<uint32_t>& merged = t.merged_of(ti);
+      double* x_of = excl.data() + first[ti];
+      for (uint32_t tn = 0; tn < th.size(); ++tn)
+        if (is_before[merged[tn]] && e.value(th, tn, c.visits) > 0) entered[merged[tn]] = 1;
+      member_order(merged, order);
+      auto [begin, end] = in_range(order, merged, workers.nodes(w));
+      for (const uint32_t* it = begin; it != end; ++it) {
+        uint32_t tn = *it;
+        uint32_t n = merged[tn];
+        const NodePlan& pl = plan[n];
+        const drg::Region& r = *pl.region;
+        double x = x_of[tn];
+        double wait = 0, fork_join = 0;
+        if (pl.collective && st[n].members > 1) {
+          wait = std::clamp(e.value(th, tn, c.time) * 1e-9 - pl.fastest, 0.0, std::max(x, 0.0));
+        } else if (has_wait(r.kind)) {
+          wait = std::min(e.value(th, tn, c.wait) * 1e-9, std::max(x, 0.0));
+        }
+        if (r.kind == RegionKind::Parallel && e.value(th, tn, c.team_size) > 0)
+          fork_join = (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9;
+        double rest = x - wait - fork_join;
+        Buckets& b = f.own[n];
+        if (pl.partial_barrier) {
+          b.add(find_rule(r.kind, r.subkind, Part::PartialBarrierWait), wait);
+        } else if (pl.serial_pe != format::kNoIndex && ti != pl.serial_pe) {
+          double lost = std::min(wait, pl.serial_time);
+          b.add(find_rule(r.kind, r.subkind, Part::SerialWait), lost);
+          b.add(find_rule(r.kind, r.subkind, Part::Wait), wait - lost);
+        } else if (pl.before != format::kNoIndex && !entered[pl.before]) {
+          double lost = std::min(wait, pl.before_time);
+          b.add(find_rule(r.kind, r.subkind,
+                          pl.before_pes == 1 ? Part::SerialWait : Part::PartialBarrierWait),
+                lost);
+          b.add(find_rule(r.kind, r.subkind, Part::Wait), wait - lost);
+        } else {
+          b.add(find_rule(r.kind, r.subkind, Part::Wait), wait);
+        }
+        b.add(find_rule(r.kind, r.subkind, Part::ForkJoin), fork_join);
+        const Rule* rule = exclusive_rule(r, th);
+        b.add(rule, rest);
+        if (rule && rule->useful) f.own_useful[n] += rest;
+        x_of[tn] = rest;
       }
-      if (r.kind == RegionKind::Parallel && e.value(th, tn, c.team_size) > 0)
-        fork_join = (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9;
-      double rest = x - wait - fork_join;
-      Buckets& b = f.own[n];
-      if (pl.partial_barrier) {
-        b.add(find_rule(r.kind, r.subkind, Part::PartialBarrierWait), wait);
-      } else if (pl.serial_pe != format::kNoIndex && ti != pl.serial_pe) {
-        double lost = std::min(wait, pl.serial_time);
-        b.add(find_rule(r.kind, r.subkind, Part::SerialWait), lost);
-        b.add(find_rule(r.kind, r.subkind, Part::Wait), wait - lost);
-      } else if (pl.before != format::kNoIndex && !entered[pl.before]) {
-        double lost = std::min(wait, pl.before_time);
-        b.add(find_rule(r.kind, r.subkind,
-                        pl.before_pes == 1 ? Part::SerialWait : Part::PartialBarrierWait),
-              lost);
-        b.add(find_rule(r.kind, r.subkind, Part::Wait), wait - lost);
-      } else {
-        b.add(find_rule(r.kind, r.subkind, Part::Wait), wait);
-      }
-      b.add(find_rule(r.kind, r.subkind, Part::ForkJoin), fork_join);
-      const Rule* rule = find_rule(r.kind, r.subkind, Part::Exclusive);
-      if (r.kind == RegionKind::Program && !(th.flags & format::kThreadInitial))
-        rule = find_rule(r.kind, r.subkind, Part::IdleRoot);
-      b.add(rule, rest);
-      if (rule && rule->useful) {
-        f.own_useful[n] += rest;
-        f.useful_per_pe[ti] += rest;
+      for (uint32_t tn = 0; tn < th.size(); ++tn) entered[merged[tn]] = 0;
+    }
+  });
+
+  // Useful time per PE, for the POP metrics: each thread's rests in member order.
+  workers.run([&](unsigned w) {
+    std::vector<uint32_t> order;
+    auto [lo, hi] = workers.threads(w);
+    for (uint32_t ti = lo; ti < hi; ++ti) {
+      const drg::ThreadTree& th = e.threads[ti];
+      const std::vector<uint32_t>& merged = t.merged_of(ti);
+      const double* rest_of = excl.data() + first[ti];
+      member_order(merged, order);
+      for (uint32_t tn : order) {
+        const Rule* rule = exclusive_rule(*plan[merged[tn]].region, th);
+        if (rule && rule->useful) f.useful_per_pe[ti] += rest_of[tn];
       }
     }
-    for (uint32_t tn : order) entered[merged[tn]] = 0;
-  }
+  });
   return f;
 }
 
@@ -504,7 +622,8 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
   a.p = options.p > 0 ? options.p : count_pes(e);
   a.has_reference = reference != nullptr;
   const double p = a.p;
-  RunFacts f = measure(run);
+  Workers workers(run, options.threads);
+  RunFacts f = measure(run, workers);
   size_t n_nodes = run.nodes().size();
   std::vector<IdleInfo> info(n_nodes);
   for (uint32_t n = 0; n < n_nodes; ++n) {
@@ -520,7 +639,7 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
   std::optional<RunFacts> rf;
   std::unordered_map<std::string, uint32_t> ref_index;
   if (reference) {
-    rf = measure(*reference);
+    rf = measure(*reference, Workers(*reference, options.threads));
     for (uint32_t n = 0; n < rf->keys.size(); ++n) ref_index.emplace(rf->keys[n], n);
     // The roots match whatever the program's name: the reference may be a copy of the binary.
     ref_index[f.keys[0]] = 0;
@@ -623,34 +742,39 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
   // sums, and the longest time of any PE once the tool's cost below it is taken away.
   std::vector<Buckets> total = std::move(sub);
   std::vector<double> compensated(n_nodes, 0), events_below(n_nodes, 0);
-  IdleWalk idle(run, c, info);
-  std::vector<double> noise_below_node, events_below_node;
-  std::vector<uint32_t> thread_order;
-  for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
-    const drg::ThreadTree& th = e.threads[ti];
-    const std::vector<uint32_t>& merged = run.merged_of(ti);
-    if (options.machine) {
-      noise_below_node.assign(th.size(), 0);
-      events_below_node.assign(th.size(), 0);
-      for (uint32_t tn = uint32_t(th.size()); tn-- > 1;) {
-        double v = e.value(th, tn, c.visits);
-        uint32_t parent = th.parent[tn];
-        noise_below_node[parent] += noise_below_node[tn] + v * kind_cost[size_t(e.regions[th.region[tn]].kind)] * 1e-9;
-        events_below_node[parent] += events_below_node[tn] + v;
-      }
-    }
-    idle.start_thread(ti);
-    member_order(merged, thread_order);
-    for (uint32_t tn : thread_order) {
-      uint32_t n = merged[tn];
+  workers.run([&](unsigned w) {
+    IdleWalk idle(run, c, info);
+    std::vector<double> noise_below_node, events_below_node;
+    std::vector<uint32_t> order;
+    for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
+      const drg::ThreadTree& th = e.threads[ti];
+      const std::vector<uint32_t>& merged = run.merged_of(ti);
+      member_order(merged, order);
+      auto [begin, end] = in_range(order, merged, workers.nodes(w));
+      if (begin == end) continue;
       if (options.machine) {
-        double t = e.value(th, tn, c.time) * 1e-9;
-        compensated[n] = std::max(compensated[n], t - noise_below_node[tn]);
-        events_below[n] += events_below_node[tn];
+        noise_below_node.assign(th.size(), 0);
+        events_below_node.assign(th.size(), 0);
+        for (uint32_t tn = uint32_t(th.size()); tn-- > 1;) {
+          double v = e.value(th, tn, c.visits);
+          uint32_t parent = th.parent[tn];
+          noise_below_node[parent] += noise_below_node[tn] + v * kind_cost[size_t(e.regions[th.region[tn]].kind)] * 1e-9;
+          events_below_node[parent] += events_below_node[tn] + v;
+        }
       }
-      idle.add(tn, n, total[n]);
+      idle.start_thread(ti);
+      for (const uint32_t* it = begin; it != end; ++it) {
+        uint32_t tn = *it;
+        uint32_t n = merged[tn];
+        if (options.machine) {
+          double t = e.value(th, tn, c.time) * 1e-9;
+          compensated[n] = std::max(compensated[n], t - noise_below_node[tn]);
+          events_below[n] += events_below_node[tn];
+        }
+        idle.add(tn, n, total[n]);
+      }
     }
-  }
+  });
 
   a.regions.resize(n_nodes);
   for (uint32_t n = 0; n < n_nodes; ++n) {
