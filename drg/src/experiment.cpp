@@ -112,17 +112,23 @@ class Reader {
   const char* end_;
 };
 
-std::vector<char> read_file(const std::string& path) {
+// Reads a whole file into `bytes`, reusing its storage: a worker that reads file after file of
+// about the same size neither allocates nor clears memory for each.
+void read_file_into(const std::string& path, std::vector<char>& bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw LoadError(path + ": cannot open (" + std::strerror(errno) + ")");
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
   if (size < 0) throw LoadError(path + ": cannot read");
   in.seekg(0);
-  std::vector<char> bytes(static_cast<size_t>(size));
+  bytes.resize(static_cast<size_t>(size));
   if (size > 0 && !in.read(bytes.data(), size)) throw LoadError(path + ": cannot read");
-  return bytes;
 }
+
+// How the loader gets a file's bytes: from the disk into a reused buffer, or from a FileReader.
+using ReadInto = std::function<void(const std::string& path, std::vector<char>& bytes)>;
+
+Experiment load(const std::string& dir, const LoadOptions& options, const ReadInto& read_into);
 
 // A file name from meta.json: a plain name inside the experiment directory.
 bool plain_file_name(const std::string& name) {
@@ -502,11 +508,22 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0) throw LoadError(dir + ": no such experiment (" + std::strerror(errno) + ")");
   if (!S_ISDIR(st.st_mode)) throw LoadError(dir + ": not an experiment directory");
-  return load_experiment(dir, options, read_file);
+  return load(dir, options, read_file_into);
 }
 
 Experiment load_experiment(const std::string& dir, const LoadOptions& options,
                            const FileReader& read) {
+  return load(dir, options, [&](const std::string& path, std::vector<char>& bytes) { bytes = read(path); });
+}
+
+namespace {
+
+Experiment load(const std::string& dir, const LoadOptions& options, const ReadInto& read_into) {
+  std::vector<char> bytes;  // the serial path's buffer
+  auto read = [&](const std::string& path) -> const std::vector<char>& {
+    read_into(path, bytes);
+    return bytes;
+  };
   Experiment e;
   e.path = dir;
   std::string meta_path = dir + "/" + fmt::kMetaFile;
@@ -554,6 +571,7 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options,
     std::vector<std::exception_ptr> errors(paths.size());
     std::atomic<size_t> next{0};
     auto work = [&] {
+      std::vector<char> buffer;  // this worker's
       for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
         try {
           Experiment p;
@@ -562,7 +580,8 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options,
           p.metric_type = e.metric_type;
           p.metrics_defined = e.metrics_defined;
           p.regions = e.regions;
-          parse_rank_file(paths[i], read(paths[i]), p, options, &shared);
+          read_into(paths[i], buffer);
+          parse_rank_file(paths[i], buffer, p, options, &shared);
           parts[i] = std::move(p);
         } catch (...) {
           errors[i] = std::current_exception();
@@ -589,5 +608,7 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options,
   if (e.threads.empty()) throw LoadError(dir + ": the experiment holds no threads");
   return e;
 }
+
+}  // namespace
 
 }  // namespace scalea::drg
