@@ -212,6 +212,9 @@ struct NodePlan {
   // A data collective after the enclosing region's own code ran on one PE only.
   uint32_t serial_pe = format::kNoIndex;
   double serial_time = 0;  // s
+  // The region's rules for each part of a PE's time, looked up once.
+  const Rule *wait = nullptr, *fork_join = nullptr, *partial_wait = nullptr,
+             *serial_wait = nullptr, *exclusive = nullptr, *idle_root = nullptr;
 };
 
 NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
@@ -220,6 +223,12 @@ NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
   const drg::Region& r = t.region_of(n);
   NodePlan pl;
   pl.region = &r;
+  pl.wait = find_rule(r.kind, r.subkind, Part::Wait);
+  pl.fork_join = find_rule(r.kind, r.subkind, Part::ForkJoin);
+  pl.partial_wait = find_rule(r.kind, r.subkind, Part::PartialBarrierWait);
+  pl.serial_wait = find_rule(r.kind, r.subkind, Part::SerialWait);
+  pl.exclusive = find_rule(r.kind, r.subkind, Part::Exclusive);
+  pl.idle_root = find_rule(r.kind, r.subkind, Part::IdleRoot);
   pl.collective = r.kind == RegionKind::Mpi && r.subkind == uint16_t(format::MpiClass::Collective);
   // A barrier right after single/sections/masked waits for the one thread that ran the body.
   // More generally, synchronization right after a region that fewer PEs ran (serial code on
@@ -324,10 +333,10 @@ std::pair<const uint32_t*, const uint32_t*> in_range(const std::vector<uint32_t>
 
 // The rule for a PE's own time in a node: the region's, except on the program region of a
 // thread that is not the initial one (that thread is idle in the runtime).
-const Rule* exclusive_rule(const drg::Region& r, const drg::ThreadTree& th) {
-  if (r.kind == RegionKind::Program && !(th.flags & format::kThreadInitial))
-    return find_rule(r.kind, r.subkind, Part::IdleRoot);
-  return find_rule(r.kind, r.subkind, Part::Exclusive);
+const Rule* exclusive_rule(const NodePlan& pl, const drg::ThreadTree& th) {
+  if (pl.region->kind == RegionKind::Program && !(th.flags & format::kThreadInitial))
+    return pl.idle_root;
+  return pl.exclusive;
 }
 
 RunFacts measure(const MergedTree& t, const Workers& workers) {
@@ -451,22 +460,20 @@ RunFacts measure(const MergedTree& t, const Workers& workers) {
         double rest = x - wait - fork_join;
         Buckets& b = f.own[n];
         if (pl.partial_barrier) {
-          b.add(find_rule(r.kind, r.subkind, Part::PartialBarrierWait), wait);
+          b.add(pl.partial_wait, wait);
         } else if (pl.serial_pe != format::kNoIndex && ti != pl.serial_pe) {
           double lost = std::min(wait, pl.serial_time);
-          b.add(find_rule(r.kind, r.subkind, Part::SerialWait), lost);
-          b.add(find_rule(r.kind, r.subkind, Part::Wait), wait - lost);
+          b.add(pl.serial_wait, lost);
+          b.add(pl.wait, wait - lost);
         } else if (pl.before != format::kNoIndex && !entered[pl.before]) {
           double lost = std::min(wait, pl.before_time);
-          b.add(find_rule(r.kind, r.subkind,
-                          pl.before_pes == 1 ? Part::SerialWait : Part::PartialBarrierWait),
-                lost);
-          b.add(find_rule(r.kind, r.subkind, Part::Wait), wait - lost);
+          b.add(pl.before_pes == 1 ? pl.serial_wait : pl.partial_wait, lost);
+          b.add(pl.wait, wait - lost);
         } else {
-          b.add(find_rule(r.kind, r.subkind, Part::Wait), wait);
+          b.add(pl.wait, wait);
         }
-        b.add(find_rule(r.kind, r.subkind, Part::ForkJoin), fork_join);
-        const Rule* rule = exclusive_rule(r, th);
+        b.add(pl.fork_join, fork_join);
+        const Rule* rule = exclusive_rule(pl, th);
         b.add(rule, rest);
         if (rule && rule->useful) f.own_useful[n] += rest;
         x_of[tn] = rest;
@@ -485,7 +492,7 @@ RunFacts measure(const MergedTree& t, const Workers& workers) {
       const double* rest_of = excl.data() + first[ti];
       member_order(merged, order);
       for (uint32_t tn : order) {
-        const Rule* rule = exclusive_rule(*plan[merged[tn]].region, th);
+        const Rule* rule = exclusive_rule(plan[merged[tn]], th);
         if (rule && rule->useful) f.useful_per_pe[ti] += rest_of[tn];
       }
     }
@@ -498,6 +505,8 @@ struct IdleInfo {
   double t_p = 0, master_join = 0;
   size_t pes_ran = 0;
   const Rule* not_ran = nullptr;
+  // For PEs that ran it for less than its wall time.
+  const Rule *before_start = nullptr, *fork = nullptr, *shorter = nullptr;
 };
 
 // Idle PE-time of one PE with respect to a merged node, classified: what a PE that left early,
@@ -528,15 +537,15 @@ class IdleWalk {
       double idle = in.t_p - e_.value(*th_, tn, c_.time) * 1e-9;
       if (idle <= 0) return;
       if (r.kind == RegionKind::Program) {
-        b.add(find_rule(r.kind, r.subkind, Part::IdleBeforeStart), idle);
+        b.add(in.before_start, idle);
         return;
       }
       if (r.kind == RegionKind::Parallel && e_.value(*th_, tn, c_.team_size) == 0) {
         double fj = std::min(idle, e_.value(*th_, tn, c_.fork) * 1e-9 + in.master_join);
-        b.add(find_rule(r.kind, r.subkind, Part::IdleFork), fj);
+        b.add(in.fork, fj);
         idle -= fj;
       }
-      b.add(find_rule(r.kind, r.subkind, Part::IdleShorter), idle);
+      b.add(in.shorter, idle);
       return;
     }
     // The PE only holds the path: it is idle in the region's own code, and in each child
@@ -633,6 +642,9 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
     in.pes_ran = f.stats[n].entered;
     in.master_join = f.stats[n].master_join;
     in.not_ran = find_rule(r.kind, r.subkind, in.pes_ran <= 1 ? Part::IdleOneRan : Part::IdleSomeRan);
+    in.before_start = find_rule(r.kind, r.subkind, Part::IdleBeforeStart);
+    in.fork = find_rule(r.kind, r.subkind, Part::IdleFork);
+    in.shorter = find_rule(r.kind, r.subkind, Part::IdleShorter);
   }
 
   // Reference facts, matched by canonical key.
