@@ -37,9 +37,16 @@ MergedTree::MergedTree(const Experiment& e) : e_(&e) {
         nodes_[0].region = t.region[0];
       }
       map[n] = m;
-      nodes_[m].members.push_back({ti, n});
     }
   }
+  // Member lists sized before they are filled: no regrowth (16,384 members per node at 1,024
+  // ranks x 16 threads). Filled thread by thread, node by node: that order is part of the API.
+  std::vector<size_t> count(nodes_.size(), 0);
+  for (const std::vector<uint32_t>& map : map_)
+    for (uint32_t m : map) ++count[m];
+  for (size_t m = 0; m < nodes_.size(); ++m) nodes_[m].members.reserve(count[m]);
+  for (uint32_t ti = 0; ti < map_.size(); ++ti)
+    for (uint32_t n = 0; n < map_[ti].size(); ++n) nodes_[map_[ti][n]].members.push_back({ti, n});
 }
 
 double MergedTree::sum(uint32_t node, int metric) const {
