@@ -15,10 +15,14 @@
 #include <thread>
 #include <algorithm>
 
+#include "scalea/drg/flat_map.hpp"
 #include "scalea/drg/symbols.hpp"
 
 #ifdef SCALEA_HAVE_ZLIB
 #include <zlib.h>
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 namespace scalea::drg {
@@ -89,6 +93,13 @@ class Reader {
     p_ += n;
     return s;
   }
+  // The next n bytes, checked once, for loops that then read them without further checks.
+  const char* take(uint64_t n, const char* what) {
+    if (uint64_t(end_ - p_) < n) fail(std::string("truncated ") + what);
+    const char* at = p_;
+    p_ += n;
+    return at;
+  }
   Reader sub(uint64_t n, const char* what) {
     if (uint64_t(end_ - p_) < n) fail(std::string("truncated ") + what);
     Reader r(name_, p_, size_t(n));
@@ -104,17 +115,23 @@ class Reader {
   const char* end_;
 };
 
-std::vector<char> read_file(const std::string& path) {
+// Reads a whole file into `bytes`, reusing its storage: a worker that reads file after file of
+// about the same size neither allocates nor clears memory for each.
+void read_file_into(const std::string& path, std::vector<char>& bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw LoadError(path + ": cannot open (" + std::strerror(errno) + ")");
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
   if (size < 0) throw LoadError(path + ": cannot read");
   in.seekg(0);
-  std::vector<char> bytes(static_cast<size_t>(size));
+  bytes.resize(static_cast<size_t>(size));
   if (size > 0 && !in.read(bytes.data(), size)) throw LoadError(path + ": cannot read");
-  return bytes;
 }
+
+// How the loader gets a file's bytes: from the disk into a reused buffer, or from a FileReader.
+using ReadInto = std::function<void(const std::string& path, std::vector<char>& bytes)>;
+
+Experiment load(const std::string& dir, const LoadOptions& options, const ReadInto& read_into);
 
 // A file name from meta.json: a plain name inside the experiment directory.
 bool plain_file_name(const std::string& name) {
@@ -124,9 +141,61 @@ bool plain_file_name(const std::string& name) {
   return true;
 }
 
-// CRC-32 (IEEE) of a payload: zlib's when available (several times faster than the bytewise
-// table of format.hpp, which the collector uses), the same value either way.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SCALEA_HAVE_PCLMUL_CRC 1
+// CRC-32 of `len` bytes (a multiple of 16, at least 64) by carry-less multiplication: four
+// 128-bit lanes fold 64 bytes per step, then one lane, then a Barrett reduction to 32 bits.
+// `state` is the bare register (not inverted). The algorithm and constants (powers of x modulo
+// the reflected polynomial 0xEDB88320) are those of Intel's "Fast CRC Computation for Generic
+// Polynomials Using PCLMULQDQ" as used by Linux (arch/x86/crypto/crc32-pclmul_asm.S).
+#define SCALEA_PCLMUL __attribute__((target("pclmul,sse4.1")))
+SCALEA_PCLMUL inline __m128i load(const char* at) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+}
+// x (128 bits) times x^(128·k) modulo the polynomial, added to the next 128 bits.
+SCALEA_PCLMUL inline __m128i fold(__m128i x, __m128i k, __m128i next) {
+  return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)), next);
+}
+SCALEA_PCLMUL uint32_t crc32_fold_pclmul(uint32_t state, const char* p, size_t len) {
+  __m128i x1 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(int(state)));
+  __m128i x2 = load(p + 16), x3 = load(p + 32), x4 = load(p + 48);
+  p += 64;
+  len -= 64;
+  const __m128i k1k2 = _mm_set_epi64x(0x1c6e41596, 0x154442bd4);
+  for (; len >= 64; p += 64, len -= 64) {
+    x1 = fold(x1, k1k2, load(p));
+    x2 = fold(x2, k1k2, load(p + 16));
+    x3 = fold(x3, k1k2, load(p + 32));
+    x4 = fold(x4, k1k2, load(p + 48));
+  }
+  const __m128i k3k4 = _mm_set_epi64x(0x0ccaa009e, 0x1751997d0);
+  x1 = fold(x1, k3k4, x2);
+  x1 = fold(x1, k3k4, x3);
+  x1 = fold(x1, k3k4, x4);
+  for (; len >= 16; p += 16, len -= 16) x1 = fold(x1, k3k4, load(p));
+  // 128 -> 64 bits (appending 32 zero bits), then -> 32 bits.
+  x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), _mm_clmulepi64_si128(k3k4, x1, 0x01));
+  const __m128i mask32 = _mm_set_epi32(0, 0, 0, -1);
+  const __m128i k5 = _mm_set_epi64x(0, 0x163cd6124);
+  x1 = _mm_xor_si128(_mm_srli_si128(x1, 4), _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), k5, 0x00));
+  const __m128i poly = _mm_set_epi64x(0x1f7011641, 0x1db710641);  // mu, P
+  __m128i t = _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), poly, 0x10);
+  t = _mm_clmulepi64_si128(_mm_and_si128(t, mask32), poly, 0x00);
+  return uint32_t(_mm_extract_epi32(_mm_xor_si128(t, x1), 1));
+}
+#endif
+
+}  // namespace
+
 uint32_t payload_crc32(const char* data, size_t size) {
+#ifdef SCALEA_HAVE_PCLMUL_CRC
+  static const bool pclmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+  if (pclmul && size >= 64) {
+    size_t bulk = size & ~size_t(15);
+    uint32_t crc = ~crc32_fold_pclmul(~0u, data, bulk);
+    return fmt::crc32_update(crc, data + bulk, size - bulk);
+  }
+#endif
 #ifdef SCALEA_HAVE_ZLIB
   uLong crc = crc32(0L, Z_NULL, 0);
   const auto* p = reinterpret_cast<const Bytef*>(data);
@@ -142,13 +211,16 @@ uint32_t payload_crc32(const char* data, size_t size) {
 #endif
 }
 
+namespace {
+
 // Two code regions unified into one (same source position) can leave a thread with two nodes on
 // the same call path: they are folded into the first, metric by metric (the METR merge rule), and
 // their children re-parented, so every call path has one node per thread.
-void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& metrics) {
+// `first` is scratch, kept by the caller across threads.
+void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& metrics,
+                          FlatMap64& first) {
   const size_t nm = metrics.size();
-  std::unordered_map<uint64_t, uint32_t> first;  // (new parent, region) -> new index
-  std::vector<uint32_t> to(t.size());
+  first.clear();  // (new parent, region) -> new index
   bool any = false;
   for (uint32_t n = 1; n < t.size() && !any; ++n) {
     uint64_t key = uint64_t(t.parent[n]) << 32 | t.region[n];
@@ -156,6 +228,7 @@ void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& m
   }
   if (!any) return;
   first.clear();
+  std::vector<uint32_t> to(t.size());
   ThreadTree out;
   out.rank = t.rank;
   out.thread = t.thread;
@@ -164,9 +237,9 @@ void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& m
   for (uint32_t n = 0; n < t.size(); ++n) {
     uint32_t parent = n == 0 ? fmt::kNoIndex : to[t.parent[n]];
     uint64_t key = uint64_t(parent) << 32 | t.region[n];
-    auto it = n == 0 ? first.end() : first.find(key);
+    const uint32_t* found = n == 0 ? nullptr : first.find(key);
     const double* v = &t.values[size_t(n) * nm];
-    if (it == first.end()) {
+    if (!found) {
       to[n] = uint32_t(out.parent.size());
       if (n) first.emplace(key, to[n]);
       out.parent.push_back(parent);
@@ -174,8 +247,8 @@ void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& m
       out.values.insert(out.values.end(), v, v + nm);
       continue;
     }
-    to[n] = it->second;
-    double* into = &out.values[size_t(it->second) * nm];
+    to[n] = *found;
+    double* into = &out.values[size_t(*found) * nm];
     for (size_t m = 0; m < nm; ++m) {
       switch (fmt::MetricMerge(metrics[m].merge)) {
         case fmt::MetricMerge::Min:
@@ -241,6 +314,7 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
     have[which] = true;
   };
   std::vector<uint32_t> seen_threads;  // thread indices of this file, to reject duplicates
+  FlatMap64 paths_seen;                // scratch of fold_duplicate_paths
   for (uint32_t s = 0; s < header.section_count; ++s) {
     auto sh = file.get<fmt::SectionHeader>("section header");
     Reader body = file.sub(sh.size, "section");
@@ -381,8 +455,11 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
         t.parent.resize(tr.node_count);
         t.region.resize(tr.node_count);
         t.values.resize(size_t(tr.node_count) * nm);
+        const char* at = body.take(need, "nodes");
         for (uint32_t n = 0; n < tr.node_count; ++n) {
-          auto nr = body.get<fmt::NodeRecord>("node");
+          fmt::NodeRecord nr;
+          std::memcpy(&nr, at, sizeof nr);
+          at += sizeof nr;
           if (n == 0 ? nr.parent != fmt::kNoIndex : nr.parent >= n)
             body.fail(what + " node " + std::to_string(n) + ": bad parent " +
                       std::to_string(nr.parent) + (n == 0 ? " (root must have none)" : " (must precede the node)"));
@@ -392,15 +469,16 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
           t.parent[n] = nr.parent;
           t.region[n] = regmap[nr.region];
           double* out = &t.values[size_t(n) * nm];
-          for (size_t m = 0; m < nm; ++m) {
-            auto raw = body.get<uint64_t>("metric value");
+          for (size_t m = 0; m < nm; ++m, at += 8) {
+            uint64_t raw;
+            std::memcpy(&raw, at, 8);
             double v;
             if (f64[m]) std::memcpy(&v, &raw, 8);
             else v = double(raw);
             out[m] = v;
           }
         }
-        fold_duplicate_paths(t, mrec);
+        fold_duplicate_paths(t, mrec, paths_seen);
         into.threads.push_back(std::move(t));
       }
     }  // unknown sections are skipped: a newer minor writer may add some
@@ -487,11 +565,22 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0) throw LoadError(dir + ": no such experiment (" + std::strerror(errno) + ")");
   if (!S_ISDIR(st.st_mode)) throw LoadError(dir + ": not an experiment directory");
-  return load_experiment(dir, options, read_file);
+  return load(dir, options, read_file_into);
 }
 
 Experiment load_experiment(const std::string& dir, const LoadOptions& options,
                            const FileReader& read) {
+  return load(dir, options, [&](const std::string& path, std::vector<char>& bytes) { bytes = read(path); });
+}
+
+namespace {
+
+Experiment load(const std::string& dir, const LoadOptions& options, const ReadInto& read_into) {
+  std::vector<char> bytes;  // the serial path's buffer
+  auto read = [&](const std::string& path) -> const std::vector<char>& {
+    read_into(path, bytes);
+    return bytes;
+  };
   Experiment e;
   e.path = dir;
   std::string meta_path = dir + "/" + fmt::kMetaFile;
@@ -539,6 +628,7 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options,
     std::vector<std::exception_ptr> errors(paths.size());
     std::atomic<size_t> next{0};
     auto work = [&] {
+      std::vector<char> buffer;  // this worker's
       for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
         try {
           Experiment p;
@@ -547,7 +637,8 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options,
           p.metric_type = e.metric_type;
           p.metrics_defined = e.metrics_defined;
           p.regions = e.regions;
-          parse_rank_file(paths[i], read(paths[i]), p, options, &shared);
+          read_into(paths[i], buffer);
+          parse_rank_file(paths[i], buffer, p, options, &shared);
           parts[i] = std::move(p);
         } catch (...) {
           errors[i] = std::current_exception();
@@ -574,5 +665,7 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options,
   if (e.threads.empty()) throw LoadError(dir + ": the experiment holds no threads");
   return e;
 }
+
+}  // namespace
 
 }  // namespace scalea::drg

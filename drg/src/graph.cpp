@@ -152,13 +152,13 @@ void Drg::build(const std::vector<const Experiment*>& runs, const Scope& scope) 
       uint32_t mp = map[t.parent[n]];
       uint32_t region = rm[t.region[n]];
       uint64_t key = uint64_t(mp) << 32 | region;
-      auto it = child_index_.find(key);
+      const uint32_t* found = child_index_.find(key);
       uint32_t v;
-      if (it == child_index_.end()) {
+      if (!found) {
         v = new_vertex(region, mp);
         child_index_.emplace(key, v);
       } else {
-        v = it->second;
+        v = *found;
       }
       map[n] = v;
       ++count[v];
@@ -229,7 +229,7 @@ void Drg::build(const std::vector<const Experiment*>& runs, const Scope& scope) 
       for (size_t i = 0; i < acc.size(); ++i) out[i] = acc[i].any ? acc[i].v : 0.0;
     }
   }
-  child_index_.rehash(0);
+  child_index_ = FlatMap64();  // only the merge needs it
 }
 
 int Drg::metric(const std::string& name) const {

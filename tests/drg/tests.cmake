@@ -4,7 +4,9 @@ set(_drg_tests ${CMAKE_CURRENT_LIST_DIR})
 
 add_executable(scalea_drg_test
   ${_drg_tests}/drg_graph_test.cpp
-  ${_drg_tests}/drg_loader_test.cpp)
+  ${_drg_tests}/drg_loader_test.cpp
+  ${_drg_tests}/flat_map_test.cpp
+  ${_drg_tests}/crc_test.cpp)
 target_include_directories(scalea_drg_test PRIVATE ${_drg_tests})
 target_link_libraries(scalea_drg_test PRIVATE scalea-drg GTest::gtest_main)
 target_compile_definitions(scalea_drg_test PRIVATE SCALEA_DRG_CORPUS="${_drg_tests}/corpus")

@@ -335,6 +335,76 @@ TEST(Classify, WaitForSerialWorkOnOnePeIsLoss) {
   EXPECT_NEAR(sub(root, "synchronization.mpi_waiting"), 0, 1e-9);
 }
 
+// The passes over the PEs split the work between workers without changing the order of any sum:
+// every number must be the same, bit for bit, whatever the number of workers.
+TEST(Classify, WorkersGiveTheSameNumbersAsOne) {
+  Builder b;
+  std::vector<uint32_t> regions = {
+      b.region(RegionKind::Parallel, "par"), b.region(RegionKind::Loop, "loop"),
+      b.region(RegionKind::BarrierImplicit, "bar"), b.region(RegionKind::Single, "single"),
+      b.region(RegionKind::Critical, "crit"), b.region(RegionKind::User, "user"),
+      b.region(RegionKind::Mpi, "MPI_Allreduce", uint16_t(format::MpiClass::Collective)),
+      b.region(RegionKind::Task, "task")};
+  uint64_t seed = 88172645463325252ull;
+  auto rnd = [&](uint64_t n) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    return seed % n;
+  };
+  for (int rank = 0; rank < 6; ++rank) {
+    for (int th = 0; th < 3; ++th) {
+      uint32_t t = b.thread(th == 0, 500 + double(rnd(100)), rank);
+      // Each thread adds its nodes in its own order, so the merged node numbers of later threads
+      // are not in node order; some nodes were never entered (visits 0): paths only held.
+      std::vector<uint32_t> nodes{0};
+      for (int i = 0; i < 40; ++i) {
+        uint32_t parent = nodes[rnd(nodes.size())];
+        uint32_t region = regions[rnd(regions.size())];
+        double visits = rnd(5) == 0 ? 0 : double(1 + rnd(9));
+        nodes.push_back(b.node(t, parent, region,
+                               {{"time", double(rnd(400)) + 0.5}, {"visits", visits},
+                                {"wait", double(rnd(50))}, {"fork", double(rnd(5))},
+                                {"join", double(rnd(5))}, {"team_size", double(rnd(2) * 3)},
+                                {"task_exec", double(rnd(3))}, {"iterations", double(rnd(100))}}));
+      }
+    }
+  }
+  MachineModel machine;
+  machine.tool_cost_ns = {{"default", 40}, {"parallel", 300}, {"barrier", 100}};
+  drg::MergedTree t(b.experiment());
+  const MachineModel* none = nullptr;
+  for (const MachineModel* m : {none, static_cast<const MachineModel*>(&machine)}) {
+    Options one;
+    one.threads = 1;
+    one.machine = m;
+    Analysis serial = classify(t, &t, one);
+    for (unsigned workers : {2u, 3u, 7u}) {
+      Options many = one;
+      many.threads = workers;
+      Analysis a = classify(t, &t, many);
+      ASSERT_EQ(a.regions.size(), serial.regions.size());
+      for (size_t n = 0; n < a.regions.size(); ++n) {
+        const RegionOverheads &x = a.regions[n], &y = serial.regions[n];
+        SCOPED_TRACE(x.path + " with " + std::to_string(workers) + " workers");
+        EXPECT_EQ(x.t_p, y.t_p);
+        EXPECT_EQ(x.t_s, y.t_s);
+        EXPECT_EQ(x.t_o, y.t_o);
+        EXPECT_EQ(x.classes, y.classes);
+        EXPECT_EQ(x.subclasses, y.subclasses);
+        EXPECT_EQ(x.useful_pe, y.useful_pe);
+        EXPECT_EQ(x.pes_ran, y.pes_ran);
+        EXPECT_EQ(x.imbalance, y.imbalance);
+        EXPECT_EQ(x.most_loaded, y.most_loaded);
+        EXPECT_EQ(x.least_loaded, y.least_loaded);
+        EXPECT_EQ(x.noise, y.noise);
+        EXPECT_EQ(x.events_below, y.events_below);
+      }
+      EXPECT_EQ(a.program.load_balance, serial.program.load_balance);
+      EXPECT_EQ(a.program.communication_efficiency, serial.program.communication_efficiency);
+      EXPECT_EQ(a.program.computation_scalability, serial.program.computation_scalability);
+    }
+  }
+}
+
 TEST(Rules, EveryRuleIsDocumented) {
   for (const Rule& r : rules()) {
     EXPECT_FALSE(r.formula.empty()) << r.id;

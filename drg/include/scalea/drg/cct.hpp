@@ -32,6 +32,9 @@ class MergedTree {
   const std::vector<MergedNode>& nodes() const { return nodes_; }
   const MergedNode& node(uint32_t i) const { return nodes_[i]; }
   const Region& region_of(uint32_t i) const { return e_->regions[nodes_[i].region]; }
+  // The merged node of every node of a thread (old -> new), so analyses can stream over each
+  // thread's arrays in memory order instead of walking the member lists.
+  const std::vector<uint32_t>& merged_of(uint32_t thread) const { return map_[thread]; }
 
   double sum(uint32_t node, int metric) const;
   double max(uint32_t node, int metric) const;
@@ -49,6 +52,7 @@ class MergedTree {
  private:
   const Experiment* e_;
   std::vector<MergedNode> nodes_;
+  std::vector<std::vector<uint32_t>> map_;  // per thread: node -> merged node
 };
 
 }  // namespace scalea::drg

@@ -93,6 +93,10 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options,
 // readers use (command, clock, threads, ranks, ...). Throws LoadError.
 nlohmann::json parse_meta(const std::string& name, const std::vector<char>& bytes);
 
+// The CRC-32 (IEEE) the loader checks payloads with: format.hpp's crc32_update(0, ...), computed
+// with carry-less multiplication where the CPU has it, else by zlib when available.
+uint32_t payload_crc32(const char* data, size_t size);
+
 // Largest meta.json and data file the loader accepts, and the highest MPI rank number.
 inline constexpr size_t kMaxMetaBytes = size_t(64) << 20;
 inline constexpr int32_t kMaxRank = (1 << 22) - 1;

@@ -20,6 +20,7 @@
 #include <boost/graph/adjacency_list.hpp>
 
 #include "scalea/drg/experiment.hpp"
+#include "scalea/drg/flat_map.hpp"
 
 namespace scalea::drg {
 
@@ -196,7 +197,7 @@ class Drg {
   std::vector<uint32_t> parent_;
   std::vector<Region> regions_;
   std::unordered_map<std::string, uint32_t> region_index_;   // region_key -> region
-  std::unordered_map<uint64_t, uint32_t> child_index_;       // (parent vertex, region) -> vertex
+  FlatMap64 child_index_;                                    // (parent vertex, region) -> vertex
   std::vector<std::vector<uint32_t>> region_vertices_;        // region -> vertices
   std::vector<MetricInfo> metrics_;
   std::vector<RunInfo> runs_;

@@ -39,6 +39,9 @@ struct MachineModel {
 struct Options {
   int p = 0;  // processing elements of the run; 0: the number of threads of all ranks
   const MachineModel* machine = nullptr;  // calibrated machine: prices misses and probe noise
+  // Workers for the passes over the PEs: 0 = one per core (at most 8), 1 = serial. The results
+  // are the same whatever the number.
+  unsigned threads = 0;
 };
 
 struct RegionOverheads {
