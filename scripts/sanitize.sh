@@ -156,19 +156,17 @@ else
   #               not instrumented (the gcc-built app, mpiexec): no TSan runtime there
   #   consumer.   links the installed instrumented library into a project built without TSan
   #   TasksRunInsideBarrier  asserts a barrier wait near 0 while tasks run in it (timing)
-  #   Compensation|Calibrate  time the tool's own cost per event (TSan's slowdown); their probe
-  #               program (report/calibrate/probe.c) also races on its `sink` (reported)
+  #   Compensation|Calibrate  time the tool's own cost per event (TSan's slowdown)
   #   PlantedPageFaults  TSan's shadow memory adds page faults to the planted count
   #   SerialWithReference  fails in the normal build too (groundtruth work in progress)
   #   faults.*    run below with handle_segv=0 (TSan's SIGSEGV handler would report the planted
   #               crash first) and die_after_fork=0 (the program's fork mode starts threads in the
   #               child of a multi-threaded fork, which TSan refuses by default)
-  #   load.threads64  load_app itself races on its `sink` (reported)
   #   load.tasks1m    libomp recycles task descriptors in its own (uninstrumented) pools: TSan
   #               reports the reuse, in the baseline run without the tool too
   #   study.Study.  asserts speedups (> 1.6 on 4 threads) that TSan's slowdown does not reach
   exclude='Gcc\.|mpi\.planted\.np2\.preload|consumer\.|TasksRunInsideBarrier|Compensation|Calibrate'
-  exclude="$exclude|PlantedPageFaults|SerialWithReference|faults\.|load\.(threads64|tasks1m)|study\.Study\."
+  exclude="$exclude|PlantedPageFaults|SerialWithReference|faults\.|load\.tasks1m|study\.Study\."
   if [ "$subset" = ci ]; then
     # CI: as for ASan, without libomp 19 and the long or browser-driven tests; no MPI
     exclude="$exclude|omp19\.|export\.html|apps_|mpi\."
