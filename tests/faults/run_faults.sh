@@ -11,19 +11,22 @@ exp=$tmp/exp
 meta() { python3 -c "import json,sys; d=json.load(open('$exp/meta.json')); print($1)"; }
 partials() { ls -a "$tmp" | grep -c partial || true; }
 case $case in
-  term)
-    "$scalea" run -q -o "$exp" -- "$faulty" term > "$tmp/out" 2>&1 &
+  term|int)
+    # SIGINT: a background job of a non-interactive shell starts with SIGINT ignored (and the
+    # tool leaves an ignored signal alone), so the program gets the default disposition back.
+    if [ $case = term ]; then sig=TERM num=15; else sig=INT num=2; fi
+    env --default-signal=INT "$scalea" run -q -o "$exp" -- "$faulty" term > "$tmp/out" 2>&1 &
     pid=$!
     for i in $(seq 100); do grep -q ready "$tmp/out" 2>/dev/null && break; sleep 0.05; done
     # The program, not the scalea front end, gets the signal (as from a job scheduler).
     child=$(pgrep -P $pid faulty)
     [ -n "$child" ] || fail "program did not start"
-    kill -TERM "$child"
+    kill -$sig "$child"
     wait $pid; rc=$?
-    [ $rc = 143 ] || fail "exit status $rc, expected 143 (SIGTERM)"
-    [ -f "$exp/meta.json" ] || fail "no experiment after SIGTERM"
-    [ "$(meta 'd["finished_by"]')" = "signal 15" ] || fail "finished_by: $(meta 'd["finished_by"]')"
-    [ "$(meta 'd["complete"]')" = "True" ] || fail "complete should stay true after SIGTERM"
+    [ $rc = $((128 + num)) ] || fail "exit status $rc, expected $((128 + num)) (SIG$sig)"
+    [ -f "$exp/meta.json" ] || fail "no experiment after SIG$sig"
+    [ "$(meta 'd["finished_by"]')" = "signal $num" ] || fail "finished_by: $(meta 'd["finished_by"]')"
+    [ "$(meta 'd["complete"]')" = "True" ] || fail "complete should stay true after SIG$sig"
     "$scalea" report "$exp" | grep -q "before" || fail "the user region is missing"
     ;;
   segv)
