@@ -129,8 +129,11 @@ void unwind_to(ThreadState& t, size_t i, Ticks when) {
 
 Node* mirror_of(ThreadState& t, Node* foreign) {
   if (!foreign) return nullptr;
-  if (foreign->owner == t.index) return foreign;
+  // The local map first: `foreign` is usually the master's node of the region being forked, a
+  // cache line the master has just written; reading its owner on every fork would pull that
+  // line across the cores each time.
   if (void* hit = t.mirror.find(reinterpret_cast<uintptr_t>(foreign))) return static_cast<Node*>(hit);
+  if (foreign->owner == t.index) return foreign;
   // Rebuild the path from the root. Foreign nodes never change parent or region once created,
   // and were published to this thread through the runtime's own synchronization.
   uint32_t path[512];

@@ -90,6 +90,9 @@ struct RecordPool {
     }
     R* r = local;
     local = r->next_free;
+    // The next record was most likely last written by another thread (freed there): fetch it for
+    // writing now, a region ahead, instead of stalling on it at the next fork.
+    if (local) __builtin_prefetch(local, 1);
     return r;
   }
   // `mine`: the calling thread owns this pool.
