@@ -8,7 +8,9 @@ build=${1:-$here/build}
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  clang libomp-dev                # clang -fopenmp with LLVM libomp 14 (OMPT)
+  clang libomp-dev                # clang -fopenmp with LLVM libomp 14 (OMPT; Archer for TSan)
+  libclang-rt-14-dev              # sanitizer runtimes (ASan/UBSan/TSan stages): only a
+                                  # Recommends of clang, and apt runs --no-install-recommends
   gfortran                        # Fortran user-region module and Fortran MPI test
   openmpi-bin libopenmpi-dev      # mpirun, PMPI
   libpapi-dev papi-tools          # hardware/software counters
