@@ -340,6 +340,13 @@ inline void record_visit(Node* n, Ticks d, Ticks task) {
 // Closes the frame at stack position i (normally the top; locks may be released out of order).
 void leave_at(ThreadState& t, size_t i, Ticks when);
 
+// The innermost open frame of this type, whatever its key, or -1.
+inline long find_innermost(const ThreadState& t, FrameType type) {
+  for (long i = long(t.stack.size()) - 1; i >= 0; --i)
+    if (t.stack[size_t(i)].type == type) return i;
+  return -1;
+}
+
 // The innermost open frame of this type and key, or -1.
 inline long find_frame(const ThreadState& t, FrameType type, uint64_t key) {
   for (long i = long(t.stack.size()) - 1; i >= 0; --i) {

@@ -148,9 +148,7 @@ Ticks clip_to_release(const ThreadState& t, Ticks when) {
 // the worker is handed to another team). Those frames end at that team's release.
 void close_released_teams(ThreadState& t, Ticks when) {
   for (;;) {
-    long i = -1;
-    for (long k = long(t.stack.size()) - 1; k >= 0 && i < 0; --k)
-      if (t.stack[size_t(k)].type == FrameType::ImplicitTask) i = k;
+    long i = find_innermost(t, FrameType::ImplicitTask);
     if (i < 0) return;
     auto* p = static_cast<ParallelRecord*>(t.stack[size_t(i)].rec);
     Ticks rel = p->release.load(std::memory_order_acquire);
@@ -202,9 +200,7 @@ void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_
 void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void*) {
   SCALEA_CALLBACK_PROLOGUE;
   Ticks when = now();
-  long i = -1;
-  for (long k = long(t->stack.size()) - 1; k >= 0 && i < 0; --k)
-    if (t->stack[size_t(k)].type == FrameType::Parallel) i = k;
+  long i = find_innermost(*t, FrameType::Parallel);
   if (i < 0) {
     ++t->anomalies.unmatched_end;
     return;

@@ -13,8 +13,10 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/recorder.hpp"
 #include "ompt/callbacks.hpp"
@@ -32,6 +34,7 @@ const char* frame_name(FrameType t) {
     case FrameType::ImplicitTask: return "Imp";
     case FrameType::ExplicitTask: return "Task";
     case FrameType::Mutex: return "Mtx";
+    case FrameType::Throttled: return "Thr";
   }
   return "?";
 }
@@ -47,9 +50,52 @@ std::string stack_of(const ThreadState& t, const std::unordered_map<const void*,
   return s;
 }
 
-uint64_t id_of(const std::string& tok) { return std::stoull(tok.substr(1)); }
-const void* code_of(const std::string& tok) {
-  return reinterpret_cast<const void*>(std::stoull(tok, nullptr, 16));
+// One trace line, parsed before it is replayed (a malformed line stops the replay with a message).
+struct Event {
+  uint64_t when = 0;
+  std::string thread, name;
+  bool begin = false;
+  uint64_t a = 0, b = 0, c = 0, d = 0;  // per event: see parse()
+  const void* code = nullptr;
+};
+
+uint64_t id_of(const std::string& tok) {  // "P12" / "T7" -> 12 / 7
+  if (tok.size() < 2) throw std::invalid_argument(tok);
+  return std::stoull(tok.substr(1));
+}
+
+// Field layouts (ompt_trace.c): "time tN thread_begin P<type>", "... parallel_begin Pk in Pj
+// requested R code C", "... parallel_end Pk", "... implicit_task begin|end Pk Tn actual A index I",
+// "... sync_region|sync_wait begin|end kind K Pk task-of Pj code C".
+bool parse(const std::string& line, Event& e) {
+  std::istringstream ss(line);
+  std::vector<std::string> f;
+  for (std::string tok; ss >> tok;) f.push_back(tok);
+  if (f.size() < 4) return false;
+  try {
+    e.when = std::stoull(f[0]) + 1;
+    e.thread = f[1];
+    e.name = f[2];
+    e.begin = f[3] == "begin";
+    if (e.name == "thread_begin") {
+      e.a = id_of(f[3]);
+    } else if (e.name == "parallel_begin" && f.size() >= 10) {
+      e.a = id_of(f[3]), e.c = std::stoul(f[7]);
+      e.code = reinterpret_cast<const void*>(std::stoull(f[9], nullptr, 16));
+    } else if (e.name == "parallel_end") {
+      e.a = id_of(f[3]);
+    } else if (e.name == "implicit_task" && f.size() >= 10) {
+      e.a = id_of(f[4]), e.b = id_of(f[5]), e.c = std::stoul(f[7]), e.d = std::stoul(f[9]);
+    } else if ((e.name == "sync_region" || e.name == "sync_wait") && f.size() >= 11) {
+      e.c = std::stoul(f[5]), e.a = id_of(f[6]);
+      e.code = reinterpret_cast<const void*>(std::stoull(f[10], nullptr, 16));
+    } else {
+      return false;
+    }
+  } catch (const std::exception&) {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -79,38 +125,34 @@ int main(int argc, char** argv) {
   uint64_t anomalies = 0, events = 0;
   std::string line;
   for (size_t ln = 1; std::getline(in, line); ++ln) {
-    std::istringstream ss(line);
-    std::vector<std::string> f;
-    for (std::string tok; ss >> tok;) f.push_back(tok);
-    if (f.size() < 3) continue;
-    auto& w = threads[f[1]];
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    Event e;
+    if (!parse(line, e)) {
+      fprintf(stderr, "ompt_replay: line %zu is not an ompt_trace line: %s\n", ln, line.c_str());
+      return 2;
+    }
+    auto& w = threads[e.thread];
     if (!w) w = std::make_unique<Worker>();
-    uint64_t when = std::stoull(f[0]) + 1;
-    const std::string& ev = f[2];
     w->run([&] {
       ThreadState* t = w->state();
       Anomalies before = t->anomalies;
-      g_fake_now.store(when);
-      bool begin = f.size() > 3 && f[3] == "begin";
-      auto ep = begin ? ompt_scope_begin : ompt_scope_end;
-      if (ev == "thread_begin") {
-        on_thread_begin(ompt_thread_t(std::stoul(f[3].substr(1))), nullptr);
-      } else if (ev == "parallel_begin") {  // Pk in Pj requested R code C
-        ompt_data_t& p = parallel[id_of(f[3])];
-        on_parallel_begin(nullptr, nullptr, &p, unsigned(std::stoul(f[7])), 0, code_of(f[9]));
-        record_ids[p.ptr] = id_of(f[3]);
-      } else if (ev == "parallel_end") {
-        on_parallel_end(&parallel[id_of(f[3])], nullptr, 0, nullptr);
-      } else if (ev == "implicit_task") {  // begin|end Pk Tn actual A index I
-        ompt_data_t& task = tasks[id_of(f[5])];
-        on_implicit_task(ep, begin ? &parallel[id_of(f[4])] : nullptr, &task,
-                         unsigned(std::stoul(f[7])), unsigned(std::stoul(f[9])), ompt_task_implicit);
-      } else if (ev == "sync_region" || ev == "sync_wait") {  // ep kind K Pk task-of Pj code C
-        auto kind = ompt_sync_region_t(std::stoul(f[5]));
-        uint64_t p = id_of(f[6]);
-        ompt_data_t* pd = p ? &parallel[p] : nullptr;
-        (ev == "sync_region" ? on_sync_region : on_sync_region_wait)(kind, ep, pd, nullptr,
-                                                                     code_of(f[10]));
+      g_fake_now.store(e.when);
+      auto ep = e.begin ? ompt_scope_begin : ompt_scope_end;
+      if (e.name == "thread_begin") {
+        on_thread_begin(ompt_thread_t(e.a), nullptr);
+      } else if (e.name == "parallel_begin") {
+        ompt_data_t& p = parallel[e.a];
+        on_parallel_begin(nullptr, nullptr, &p, unsigned(e.c), 0, e.code);
+        record_ids[p.ptr] = e.a;
+      } else if (e.name == "parallel_end") {
+        on_parallel_end(&parallel[e.a], nullptr, 0, nullptr);
+      } else if (e.name == "implicit_task") {
+        on_implicit_task(ep, e.begin ? &parallel[e.a] : nullptr, &tasks[e.b], unsigned(e.c),
+                         unsigned(e.d), ompt_task_implicit);
+      } else {  // sync_region, sync_wait
+        ompt_data_t* pd = e.a ? &parallel[e.a] : nullptr;
+        (e.name == "sync_region" ? on_sync_region : on_sync_region_wait)(
+            ompt_sync_region_t(e.c), ep, pd, nullptr, e.code);
       }
       ++events;
       uint64_t d = (t->anomalies.unmatched_end - before.unmatched_end) +

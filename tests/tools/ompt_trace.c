@@ -34,6 +34,7 @@ typedef struct {
 
 static Buf g_bufs[kMaxThreads];
 static atomic_uint g_threads, g_parallel_ids, g_task_ids;
+static atomic_ulong g_dropped; /* events beyond a buffer or beyond kMaxThreads threads */
 static _Thread_local Buf* t_buf;
 static uint64_t g_t0;
 
@@ -60,7 +61,10 @@ static Buf* buf(void) {
 
 static void log_event(int event, int endpoint, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
   Buf* bf = buf();
-  if (!bf || bf->n >= kMaxEvents) return;
+  if (!bf || bf->n >= kMaxEvents) {
+    atomic_fetch_add(&g_dropped, 1);
+    return;
+  }
   Rec* r = &bf->recs[bf->n++];
   r->when = now_ns() - g_t0;
   r->thread = bf->id;
@@ -153,6 +157,9 @@ static void finalize(ompt_data_t* d) {
                 kNames[r->event], (unsigned long long)r->a);
     }
   }
+  if (atomic_load(&g_dropped))
+    fprintf(stderr, "ompt_trace: %lu events dropped (more than %d threads or %d events per thread): "
+            "the trace is incomplete\n", (unsigned long)atomic_load(&g_dropped), kMaxThreads, kMaxEvents);
   if (out != stderr) fclose(out);
   free(all);
 }
