@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 #include <papi.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -50,7 +51,7 @@ struct State {
   bool papi_wanted = true, papi_started = false, multiplexed = false;
   std::string papi_problem, papi_version;
   std::vector<std::string> papi_components;  // "name: active" / "name: disabled (why)"
-  std::vector<std::string> offered;          // what this machine can measure
+  std::vector<std::string> offered;          // what PAPI offers here (perf events: see below)
   bool kinds[format::kRegionKindCount] = {};
   std::string kinds_text;
   double cost_per_read_ns = 0;
@@ -122,6 +123,64 @@ int perf_open(uint32_t type, uint64_t config, int group, bool leader) {
 }
 
 unsigned long papi_thread_id() { return (unsigned long)pthread_self(); }
+
+// Whether the kernel's software events can be opened here, for the "offered" list only. The first
+// task-bound perf event the kernel has seen for a while costs 10-20 ms on this KVM guest (the
+// kernel switches its scheduler hooks on and waits for an RCU grace period), whatever the
+// process then does; so when nothing measured needs the answer at start, a short-lived thread
+// finds it out while the program runs, and meta.json waits for it at the end.
+enum ProbeState : int { kProbeNotStarted, kProbeRunning, kProbeYes, kProbeNo };
+std::atomic<int> g_perf_probe{kProbeNotStarted};
+
+void probe_perf_now() {
+  int fd = perf_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, -1, false);
+  if (fd >= 0) close(fd);
+  g_perf_probe.store(fd >= 0 ? kProbeYes : kProbeNo, std::memory_order_release);
+}
+
+void* probe_thread(void*) {
+  probe_perf_now();
+  return nullptr;
+}
+
+// sync: have the answer before returning; otherwise start the background probe (or answer at
+// once when no thread can be started). Probes once per process: the answer does not change.
+void probe_perf(bool sync) {
+  int expected = kProbeNotStarted;
+  if (!g_perf_probe.compare_exchange_strong(expected, kProbeRunning)) {
+    while (sync && g_perf_probe.load(std::memory_order_acquire) == kProbeRunning) usleep(500);
+    return;
+  }
+  if (!sync) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);  // the program's signals are not for this thread
+    pthread_t tid;
+    int rc = pthread_create(&tid, &attr, probe_thread, nullptr);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    pthread_attr_destroy(&attr);
+    if (rc == 0) return;
+  }
+  probe_perf_now();
+}
+
+// What the machine offers: PAPI's presets, then the kernel's software events once the probe says
+// they open. Waits up to max_wait_ms for a background probe.
+std::vector<std::string> offered_now(const State& s, int max_wait_ms) {
+  std::vector<std::string> out = s.offered;
+  for (int waited = 0; waited < max_wait_ms * 2 &&
+                       g_perf_probe.load(std::memory_order_acquire) == kProbeRunning; ++waited)
+    usleep(500);
+  int p = g_perf_probe.load(std::memory_order_acquire);
+  if (p == kProbeYes)
+    for (const char* n : kSoftwareShown) out.push_back(n);
+  else if (p == kProbeRunning)
+    out.push_back("perf:: events (not known: the probe did not finish)");
+  return out;
+}
 
 // Builds a PAPI event set holding `codes`; -1 on failure (why in `why`).
 int papi_set(const std::vector<int>& codes, bool multiplex, std::string& why) {
@@ -330,14 +389,9 @@ void setup(const Config& c) {
   if (!s.papi_wanted) s.papi_problem = "PAPI not started (SCALEA_PAPI=off)";
   else start_papi(s);
 
-  // The kernel's software events, when perf_event_open works here.
-  bool perf_ok = false;
-  {
-    int fd = perf_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, -1, false);
-    if (fd >= 0) perf_ok = true, close(fd);
-  }
-  if (perf_ok)
-    for (const char* n : kSoftwareShown) s.offered.push_back(n);
+  // Whether the kernel's software events open here: needed now only for the message to a user
+  // who asked for events (whose own perf events, if any, are opened below anyway).
+  probe_perf(explicit_request);
 
   // Each event alone first.
   for (const std::string& name : s.requested) {
@@ -457,7 +511,8 @@ void setup(const Config& c) {
     }
     std::string drops;
     for (const auto& [reason, names] : groups) drops += (drops.empty() ? "" : "; ") + names + " (" + reason + ")";
-    std::string offers = s.offered.empty() ? "nothing" : joined(s.offered);
+    std::vector<std::string> offered = offered_now(s, 0);
+    std::string offers = offered.empty() ? "nothing" : joined(offered);
     std::string papi = s.papi_started ? "" : " [" + s.papi_problem + "]";
     if (s.events.empty())
       log_message("counters: none of the requested events can be measured: %s; this machine offers: "
@@ -550,7 +605,7 @@ std::string meta_json() {
        ", \"read_failures\": " + std::to_string(s.read_failures.load()) +
        ", \"threads_failed\": " + std::to_string(s.thread_failures.load()) +
        ", \"cost_per_read_ns\": " + cost + ", \"regions\": " + json_escape(s.kinds_text) +
-       ", \"offered\": " + list(s.offered) + ", \"papi\": {\"started\": " +
+       ", \"offered\": " + list(offered_now(s, 200)) + ", \"papi\": {\"started\": " +
        (s.papi_started ? "true" : "false") + ", \"version\": " + json_escape(s.papi_version) +
        ", \"problem\": " + json_escape(s.papi_problem) + ", \"components\": " +
        list(s.papi_components) + "}}";
