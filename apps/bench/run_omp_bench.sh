@@ -124,7 +124,7 @@ run_one() {
       rm -f -- "$TMP/count"
       envs=(OMP_TOOL_LIBRARIES="$NOOP" NOOP_TOOL_COUNT_FILE="$TMP/count") ;;
     scalea)
-      outdir=$(mktemp -d "$TMP/scalea-out.XXXXXX")
+      outdir=$TMP/scalea-out.$bench.$round   # must not exist: the tool never writes into an existing path
       envs=(OMP_TOOL_LIBRARIES="$TOOL" SCALEA_OUTPUT="$outdir" SCALEA_QUIET=1) ;;
   esac
   out=$(env "${envs[@]}" "${TIMEOUT_CMD[@]}" "$MICRO" "$bench" "${nargs[@]}" 2>"$err") || rc=$?
@@ -140,11 +140,11 @@ run_one() {
     cb=$(tail -n1 -- "$TMP/count")
   fi
   if [[ $variant == scalea ]]; then
-    if [[ $secs != fail && -z $(ls -A -- "$outdir") && ! -e $TMP/warned-empty ]]; then
+    if [[ $secs != fail && ! -s $outdir/meta.json && ! -e $TMP/warned-empty ]]; then
       echo "run_omp_bench.sh: warning: the scalea tool wrote nothing to SCALEA_OUTPUT -- was it loaded?" >&2
       touch "$TMP/warned-empty"
     fi
-    rm -rf -- "$outdir"
+    rm -rf -- "$outdir" "$outdir".*
   fi
   printf '%s\t%s\t%s\t%s\t%s\n' "$bench" "$variant" "$round" "$secs" "$cb" >>"$RAW"
 }

@@ -364,14 +364,37 @@ std::vector<char> encode_process(Recorder& rec, int rank, WriteSummary& summary)
   return finish_file(payload, n + 1, rank);
 }
 
+// Call paths throttled (SCALEA_THROTTLE): rank, thread, node index in this process's data file.
+std::string throttled_entries(Recorder& rec, size_t limit, size_t& count) {
+  const ClockCalibration& clk = rec.clock();
+  std::string out;
+  count = 0;
+  std::lock_guard<std::mutex> lock(rec.mutex());
+  for (ThreadState* t : rec.threads())
+    for (const ThrottleEvent& ev : t->throttled) {
+      if (count++ >= limit) continue;  // the count says how many were left out
+      char buf[256];
+      double at = ev.at > clk.ticks0 ? double(ev.at - clk.ticks0) * clk.ns_per_tick() * 1e-9 : 0;
+      std::snprintf(buf, sizeof buf,
+                    "%s{\"rank\": %d, \"thread\": %u, \"node\": %u, \"visits\": %llu, "
+                    "\"mean_ns\": %.1f, \"at_s\": %.6f}",
+                    out.empty() ? "" : ", ", rec.rank, t->index, ev.node->index,
+                    (unsigned long long)ev.visits, ev.mean_ns, at);
+      out += buf;
+    }
+  return out;
+}
+
 std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<std::string>& files,
                         const MetaExtras& extras) {
   Anomalies anomalies;
   size_t thread_count;
   const ClockCalibration& clk = rec.clock();
-  // Call paths throttled (SCALEA_THROTTLE): thread, node index in this process's data file.
-  std::string throttled;
   size_t throttled_count = 0;
+  std::string throttled = throttled_entries(rec, kThrottledListed, throttled_count);
+  if (!extras.other_throttled.empty())
+    throttled += (throttled.empty() ? "" : ", ") + extras.other_throttled;
+  throttled_count += extras.other_throttled_count;
   {
     std::lock_guard<std::mutex> lock(rec.mutex());
     thread_count = rec.threads().size();
@@ -379,17 +402,6 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
       anomalies.unmatched_end += t->anomalies.unmatched_end;
       anomalies.unclosed += t->anomalies.unclosed;
       anomalies.foreign_resume += t->anomalies.foreign_resume;
-      for (const ThrottleEvent& ev : t->throttled) {
-        if (throttled_count++ >= 1000) continue;  // the count says how many were left out
-        char buf[256];
-        double at = ev.at > clk.ticks0 ? double(ev.at - clk.ticks0) * clk.ns_per_tick() * 1e-9 : 0;
-        std::snprintf(buf, sizeof buf,
-                      "%s{\"rank\": %d, \"thread\": %u, \"node\": %u, \"visits\": %llu, "
-                      "\"mean_ns\": %.1f, \"at_s\": %.6f}",
-                      throttled.empty() ? "" : ", ", rec.rank, t->index, ev.node->index,
-                      (unsigned long long)ev.visits, ev.mean_ns, at);
-        throttled += buf;
-      }
     }
   }
   char host[256] = "";

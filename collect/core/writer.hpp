@@ -47,6 +47,9 @@ std::vector<char> encode_process(Recorder& rec, int rank, WriteSummary& summary)
 
 struct MetaExtras {
   int ranks = 1;
+  // Other ranks' throttled call paths, as throttled_entries() gives them, and how many they had.
+  std::string other_throttled;
+  size_t other_throttled_count = 0;
   bool complete = true;
   std::string definitions_file;           // "" when each file carries its own definitions
   std::vector<std::string> notes;         // e.g. why the experiment is incomplete
@@ -54,6 +57,11 @@ struct MetaExtras {
 };
 std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<std::string>& files,
                         const MetaExtras& extras);
+
+// meta.json "throttle" entries of this process's throttled call paths ("{...}, {...}"), at most
+// `limit` of them; `count` is set to how many there are in all.
+std::string throttled_entries(Recorder& rec, size_t limit, size_t& count);
+constexpr size_t kThrottledListed = 1000;  // entries listed in meta.json, over all ranks
 
 // Creates the experiment directory atomically: files are written and synced under a temporary
 // name, then renamed to `dir`, or to dir.1, dir.2, ... when that exists (never overwritten).

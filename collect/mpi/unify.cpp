@@ -315,10 +315,14 @@ void publish_self(Recorder& rec, const char* why, const std::string& dir, const 
 }
 
 struct Entry {
-  int rank;
-  uint32_t flags;
-  uint64_t rss_growth_kb;  // growth of the rank's peak RSS during the unification
+  int rank = 0;
+  uint32_t flags = 0;
+  uint64_t rss_growth_kb = 0;  // growth of the rank's peak RSS during the unification
   std::vector<char> bytes;
+  // The rank's throttled call paths: meta.json entries (at most kThrottledListed) and how many.
+  uint64_t throttled_count = 0;
+  uint32_t throttled_listed = 0;
+  std::string throttled;
 };
 
 void put_entries(Out& o, const std::vector<Entry>& entries) {
@@ -329,6 +333,10 @@ void put_entries(Out& o, const std::vector<Entry>& entries) {
     o.put(e.rss_growth_kb);
     o.put(uint64_t(e.bytes.size()));
     o.b.insert(o.b.end(), e.bytes.begin(), e.bytes.end());
+    o.put(e.throttled_count);
+    o.put(e.throttled_listed);
+    o.put(uint64_t(e.throttled.size()));
+    o.b.insert(o.b.end(), e.throttled.begin(), e.throttled.end());
   }
 }
 
@@ -344,6 +352,12 @@ bool get_entries(const std::vector<char>& blob, std::vector<Entry>& out) {
     if (!in.ok || uint64_t(in.end - in.p) < size) return false;
     e.bytes.assign(in.p, in.p + size);
     in.p += size;
+    e.throttled_count = in.get<uint64_t>();
+    e.throttled_listed = in.get<uint32_t>();
+    uint64_t text = in.get<uint64_t>();
+    if (!in.ok || uint64_t(in.end - in.p) < text) return false;
+    e.throttled.assign(in.p, in.p + text);
+    in.p += text;
     out.push_back(std::move(e));
   }
   return in.ok;
@@ -378,6 +392,19 @@ bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
   files.emplace_back("definitions.sdrg", encode_definitions(unified, -1));
   for (Entry& e : entries) files.emplace_back(rank_file_name(e.rank), std::move(e.bytes));
   MetaExtras ex;
+  // The other ranks' throttled call paths (this rank's own are added by encode_meta), as many
+  // as the list takes; the count covers them all.
+  size_t listed = 0;
+  for (const Entry& e : entries) {
+    if (e.rank == L.rank) {
+      listed += e.throttled_listed;
+      continue;
+    }
+    ex.other_throttled_count += e.throttled_count;
+    if (e.throttled.empty() || listed + e.throttled_listed > kThrottledListed) continue;
+    ex.other_throttled += (ex.other_throttled.empty() ? "" : ", ") + e.throttled;
+    listed += e.throttled_listed;
+  }
   ex.ranks = L.size;
   ex.complete = missing.empty() && no_finalize.empty();
   ex.definitions_file = "definitions.sdrg";
@@ -484,8 +511,18 @@ bool finish_hook(Recorder& rec, const char* why) {
   // 3 up: the rank files.
   WriteSummary summary;
   std::vector<Entry> entries;
-  entries.push_back(Entry{L.rank, my_flags, 0, encode_threads(rec, remap, L.rank, summary)});
-  entries.back().rss_growth_kb = uint64_t(std::max(0L, peak_rss_kb() - rss0));
+  {
+    Entry mine;
+    mine.rank = L.rank;
+    mine.flags = my_flags;
+    mine.bytes = encode_threads(rec, remap, L.rank, summary);
+    mine.rss_growth_kb = uint64_t(std::max(0L, peak_rss_kb() - rss0));
+    size_t count = 0;
+    mine.throttled = throttled_entries(rec, kThrottledListed, count);
+    mine.throttled_count = count;
+    mine.throttled_listed = uint32_t(std::min(count, kThrottledListed));
+    entries.push_back(std::move(mine));
+  }
   const double phase3 = wall_s();
   for (Child& c : tree.children) {
     if (!c.alive) continue;

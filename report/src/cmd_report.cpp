@@ -39,24 +39,6 @@ struct ReportOptions {
   std::set<uint32_t> throttled;  // merged nodes the tool stopped recording (meta.json "throttle")
 };
 
-// Merged nodes on a call path some thread throttled (SCALEA_THROTTLE): meta.json lists them by
-// rank, thread and node of the data files.
-std::set<uint32_t> throttled_nodes(const drg::Experiment& e, const MergedTree& t) {
-  std::set<uint32_t> out;
-  const nlohmann::json& list = meta_at(meta_at(e.meta, "throttle"), "throttled");
-  if (!list.is_array() || list.empty()) return out;
-  std::set<std::tuple<int64_t, int64_t, int64_t>> keys;
-  for (const auto& x : list)
-    if (x.is_object() && x.value("thread", nlohmann::json()).is_number_integer() &&
-        x.value("node", nlohmann::json()).is_number_integer())
-      keys.emplace(x.value("rank", nlohmann::json(-1)).is_number_integer() ? x["rank"].get<int64_t>() : -1,
-                   x["thread"].get<int64_t>(), x["node"].get<int64_t>());
-  for (uint32_t n : t.preorder())
-    for (const drg::Member& m : t.node(n).members)
-      if (keys.count({e.threads[m.thread].rank, e.threads[m.thread].thread, m.node})) out.insert(n);
-  return out;
-}
-
 struct Columns {
   int visits, time, wait, fork, join;
   explicit Columns(const drg::Experiment& e)

@@ -410,7 +410,20 @@ int run_study(const StudyOptions& o) {
   std::string exe = self_exe();
   bool root = geteuid() == 0;
   std::vector<std::string> base_env;
-  for (char** e = environ; *e; ++e) base_env.emplace_back(*e);
+  const char* throttle = nullptr;
+  for (char** e = environ; *e; ++e) {
+    base_env.emplace_back(*e);
+    if (std::strncmp(*e, "SCALEA_THROTTLE=", 16) == 0) throttle = *e + 16;
+  }
+  // Throttling stops counting a hot call path after a number of visits per thread, so the same
+  // path is cut at different points in runs with different thread counts: its times could not be
+  // compared across the study. Runs record every visit unless the user chose otherwise.
+  if (!throttle)
+    base_env.emplace_back("SCALEA_THROTTLE=off");
+  else if (std::strcmp(throttle, "off") != 0)
+    progress.print(std::string("scalea study: SCALEA_THROTTLE=") + throttle +
+                   " kept: call paths throttled in a run have partial times there, and their "
+                   "overheads across runs are not comparable (unset it to record every visit)");
   int failed = 0;
   for (size_t i = 0; i < todo.size(); ++i) {
     Run& r = *todo[i];
@@ -523,6 +536,8 @@ void add_study(CLI::App& app) {
       "times, as `scalea run` with OMP_NUM_THREADS set; with --ranks or --launcher every run is\n"
       "started through the launcher template ({ranks}, {threads}, {p} are replaced; no shell).\n"
       "Progress is kept in DIR/study.json after every run; program output goes to DIR/logs/.\n"
+      "Runs record every visit (SCALEA_THROTTLE=off) unless SCALEA_THROTTLE is set, so that\n"
+      "regions compare across runs; other SCALEA_* settings pass through to every run.\n"
       "Exit status: 0 all runs ok, 1 some run failed, 2 bad input, 130 interrupted (docs/study.md).");
   cmd->add_option("-o,--output", o->output, "Study directory to create (or to continue with --resume)")
       ->required();

@@ -2,6 +2,8 @@
 
 #include "findings.hpp"
 
+#include <tuple>
+
 namespace scalea::cli {
 
 const nlohmann::json& meta_at(const nlohmann::json& meta, const char* key) {
@@ -9,6 +11,22 @@ const nlohmann::json& meta_at(const nlohmann::json& meta, const char* key) {
   if (!meta.is_object()) return null_value;
   auto it = meta.find(key);
   return it == meta.end() ? null_value : *it;
+}
+
+std::set<uint32_t> throttled_nodes(const drg::Experiment& e, const drg::MergedTree& t) {
+  std::set<uint32_t> out;
+  const nlohmann::json& list = meta_at(meta_at(e.meta, "throttle"), "throttled");
+  if (!list.is_array() || list.empty()) return out;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> keys;
+  for (const auto& x : list)
+    if (x.is_object() && x.value("thread", nlohmann::json()).is_number_integer() &&
+        x.value("node", nlohmann::json()).is_number_integer())
+      keys.emplace(x.value("rank", nlohmann::json(-1)).is_number_integer() ? x["rank"].get<int64_t>() : -1,
+                   x["thread"].get<int64_t>(), x["node"].get<int64_t>());
+  for (uint32_t n : t.preorder())
+    for (const drg::Member& m : t.node(n).members)
+      if (keys.count({e.threads[m.thread].rank, e.threads[m.thread].thread, m.node})) out.insert(n);
+  return out;
 }
 
 nlohmann::json overheads_json(const overheads::RegionOverheads& r) {
@@ -35,6 +53,7 @@ nlohmann::json report_json(const drg::Experiment& e, const drg::MergedTree& t,
   out["reference"] = ref ? nlohmann::json{{"path", ref->path}, {"p", ref->threads.size()}}
                          : nlohmann::json(nullptr);
   nlohmann::json regions = nlohmann::json::array();
+  const std::set<uint32_t> throttled = throttled_nodes(e, t);
   for (uint32_t n : t.preorder()) {
     const auto& r = a.regions[n];
     if (o.shown && !o.shown(n)) continue;
@@ -70,6 +89,7 @@ nlohmann::json report_json(const drg::Experiment& e, const drg::MergedTree& t,
         {"wait_total", t.sum(n, wait) * 1e-9},
         {"noise", a.noise_priced ? nlohmann::json(r.noise) : nlohmann::json(nullptr)},
         {"events_below", r.events_below},
+        {"throttled", throttled.count(n) > 0},
         {"time_compensated", a.noise_priced ? nlohmann::json(r.t_p - r.noise) : nlohmann::json(nullptr)},
         {"overheads", overheads_json(r)},
         {"per_thread", per_thread},

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "scalea/drg/cct.hpp"
@@ -32,6 +33,10 @@ T meta_value(const nlohmann::json& meta, const char* key, const char* sub, T fal
     return fallback;
   }
 }
+
+// Merged nodes on a call path some thread throttled (SCALEA_THROTTLE), from meta.json's
+// "throttle" list (rank, thread and node of the data files).
+std::set<uint32_t> throttled_nodes(const drg::Experiment& e, const drg::MergedTree& t);
 
 nlohmann::json overheads_json(const overheads::RegionOverheads& r);
 nlohmann::json report_json(const drg::Experiment& e, const drg::MergedTree& t,

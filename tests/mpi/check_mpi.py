@@ -273,6 +273,35 @@ def late(a):
     check(d2["complete"] is False, "late rank's experiment is incomplete")
 
 
+def throttle(a):
+    # Every rank throttles its hot user region; rank 0's meta.json lists every rank's, and the
+    # report marks the merged region.
+    run = Run(a, "throttle")
+    run.run("mpi_throttle", env={"SCALEA_THROTTLE": "100:1s", "SCALEA_THROTTLE_REGIONS": "user"})
+    check(run.rc == 0, f"mpi_throttle exit status {run.rc}")
+    d = run.load()
+    common(d, a.np)
+    th = d["meta"]["throttle"]
+    check(th["count"] == a.np, f"throttled count {th['count']}, expected one per rank")
+    listed = sorted(e["rank"] for e in th["throttled"])
+    check(listed == list(range(a.np)), f"throttled entries of ranks {listed}")
+    for e in th["throttled"]:
+        tiny = [n for n in d["nodes"] if n["rank"] == e["rank"] and n["thread"] == e["thread"] and
+                n["path"].endswith("/tiny")]
+        check(len(tiny) == 1 and tiny[0]["index"] == e["node"],
+              f"rank {e['rank']}: entry {e} does not name the node of 'tiny'")
+        check(e["visits"] == 100, f"rank {e['rank']}: visits counted before throttling {e['visits']}")
+    check("throttled" in run.stderr, "no throttling message at exit")
+    p = subprocess.run([os.path.join(a.bin, "scalea"), "report", run.dir, "--format", "json"],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, f"scalea report failed: {p.stderr.strip()}")
+    if p.returncode == 0:
+        regions = json.loads(p.stdout)["regions"]
+        marked = [r["path"] for r in regions if r.get("throttled")]
+        check(len(marked) == 1 and marked[0].split("/")[-1].split("@")[0] == "tiny",
+              f"throttled regions in the report: {marked}")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", required=True)
@@ -286,7 +315,7 @@ def main():
     os.makedirs(a.workdir, exist_ok=True)
     fn = {"planted": planted, "unify": unify, "hybrid": hybrid, "fortran": fortran,
           "multiple": lambda a: hybrid(a, multiple=True),
-          "abort": abort, "nofinalize": nofinalize, "late": late}[a.scenario]
+          "abort": abort, "nofinalize": nofinalize, "late": late, "throttle": throttle}[a.scenario]
     fn(a)
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")

@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
         paths[n] = t.parent[n] == scalea::format::kNoIndex ? label : paths[t.parent[n]] + "/" + label;
         nlohmann::json m;
         for (size_t k = 0; k < e.metrics.size(); ++k) m[e.metrics[k]] = e.value(t, n, int(k));
-        nodes.push_back({{"rank", t.rank}, {"thread", t.thread}, {"path", paths[n]},
+        nodes.push_back({{"rank", t.rank}, {"thread", t.thread}, {"index", n}, {"path", paths[n]},
                          {"kind", std::string(scalea::format::region_kind_name(r.kind))},
                          {"subkind", r.subkind}, {"name", r.name}, {"metrics", m}});
       }

@@ -74,12 +74,12 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const 
   return rc == 0 ? pid : -1;
 }
 
-Result run(std::vector<std::string> args) {
+Result run(std::vector<std::string> args, const std::vector<std::string>& extra_env = {}) {
   args.insert(args.begin(), SCALEA_CLI);
   std::string out = std::string(STUDY_SCRATCH) + "/.out", err = std::string(STUDY_SCRATCH) + "/.err";
   fs::create_directories(STUDY_SCRATCH);
   Result r;
-  pid_t pid = spawn(args, out, err);
+  pid_t pid = spawn(args, out, err, extra_env);
   if (pid < 0) return r;
   int status = 0;
   waitpid(pid, &status, 0);
@@ -146,6 +146,10 @@ TEST(Study, EndToEndReportAndResume) {
     EXPECT_EQ(run["reference"].get<bool>(), run["threads"] == 1);
     EXPECT_EQ(run["experiment"], "runs/" + run["id"].get<std::string>());
     EXPECT_TRUE(fs::exists(dir + "/" + run["experiment"].get<std::string>() + "/meta.json"));
+    // Throttling is off in study runs (SCALEA_THROTTLE unset here): every visit is counted.
+    if (!getenv("SCALEA_THROTTLE"))
+      EXPECT_EQ(read_json(dir + "/" + run["experiment"].get<std::string>() + "/meta.json")["throttle"]["setting"],
+                "off");
     EXPECT_TRUE(fs::exists(dir + "/" + run["stdout"].get<std::string>()));
     EXPECT_NE(slurp(dir + "/" + run["stdout"].get<std::string>()).find("study_app: " +
                                                                        std::to_string(run["threads"].get<int>()) +
@@ -342,6 +346,17 @@ TEST(Study, LauncherTemplateStartsEveryRun) {
   EXPECT_EQ(argv[0], "env");
   EXPECT_EQ(argv[1], "STUDY_LAUNCHED=1x1");
   EXPECT_EQ(argv[3], "run");
+}
+
+TEST(Study, ThrottlingChosenByTheUserIsKeptWithAWarning) {
+  std::string dir = scratch("throttle.study");
+  Result r = run({"study", "-o", dir, "--threads", "1", "--", STUDY_APP, "1"}, {"SCALEA_THROTTLE=5000:1us"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("SCALEA_THROTTLE=5000:1us kept"), std::string::npos) << r.err;
+  json s = read_json(dir + "/study.json");
+  ASSERT_EQ(s["runs"].size(), 1u);
+  json meta = read_json(dir + "/" + s["runs"][0]["experiment"].get<std::string>() + "/meta.json");
+  EXPECT_EQ(meta["throttle"]["setting"], "5000:1us") << meta["throttle"].dump();
 }
 
 TEST(Study, BadInputExitsTwoWithOneLine) {
