@@ -32,17 +32,21 @@ void fexit(char& c) { __cyg_profile_func_exit(F(c), nullptr); }
 
 class Throttle : public ::testing::Test {
  protected:
+  // A failed assertion in SetUpTestSuite would make GoogleTest skip the tests (ctest counts them
+  // as skipped, not failed): the set-up records what went wrong and every test fails on it.
   static void SetUpTestSuite() {
     static char dir[] = "/tmp/scalea-unit-throttle-XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
+    if (!mkdtemp(dir)) return void(setup_error_ = "mkdtemp failed");
     tmp_ = dir;
     setenv("SCALEA_QUIET", "1", 1);
     if (g_state.load() == 0) {
       setenv("SCALEA_OUTPUT", (tmp_ + "/unused").c_str(), 1);
-      ASSERT_TRUE(Recorder::get().start("test"));
+      if (!Recorder::get().start("test")) setup_error_ = "the recorder did not start";
     }
   }
+  static inline std::string setup_error_;
   void SetUp() override {
+    ASSERT_TRUE(setup_error_.empty()) << "suite set-up: " << setup_error_;
     saved_ = {g_throttle_calls_function, g_throttle_calls_user, g_throttle_ns};
     g_throttle_calls_function = 10;
     g_throttle_calls_user = UINT64_MAX;
