@@ -70,20 +70,39 @@ struct Buffer {
   }
 };
 
-std::vector<char> finish_file(const Buffer& payload, uint32_t sections, int rank) {
-  fmt::FileHeader header{};
-  std::memcpy(header.magic, fmt::kMagic, 8);
-  header.version = fmt::kVersion;
-  header.header_size = sizeof(fmt::FileHeader);
-  header.payload_size = payload.bytes.size();
-  header.section_count = sections;
-  header.payload_crc32 = fmt::crc32_update(0, payload.bytes.data(), payload.bytes.size());
-  header.rank = rank;
-  Buffer file;
-  file.put(header);
-  file.put_bytes(payload.bytes.data(), payload.bytes.size());
-  return std::move(file.bytes);
-}
+// A data file built in one buffer: the file header's place comes first and is filled in by
+// seal(), and large sections are written in place (begin_section/end_section), so the file is
+// never copied; its peak memory is the file's size (docs/reliability.md, finding 5).
+struct FileBuffer : Buffer {
+  explicit FileBuffer(size_t payload_hint = 0) {
+    bytes.reserve(sizeof(fmt::FileHeader) + payload_hint);
+    bytes.resize(sizeof(fmt::FileHeader));
+  }
+  size_t begin_section(uint32_t tag, uint32_t count) {
+    size_t at = bytes.size();
+    put(fmt::SectionHeader{tag, count, 0});
+    return at;
+  }
+  void end_section(size_t at) {
+    fmt::SectionHeader h;
+    std::memcpy(&h, bytes.data() + at, sizeof h);
+    h.size = uint64_t(bytes.size() - at - sizeof h);
+    std::memcpy(bytes.data() + at, &h, sizeof h);
+  }
+  std::vector<char> seal(uint32_t sections, int rank) {
+    fmt::FileHeader header{};
+    std::memcpy(header.magic, fmt::kMagic, 8);
+    header.version = fmt::kVersion;
+    header.header_size = sizeof(fmt::FileHeader);
+    const char* payload = bytes.data() + sizeof(fmt::FileHeader);
+    header.payload_size = bytes.size() - sizeof(fmt::FileHeader);
+    header.section_count = sections;
+    header.payload_crc32 = fmt::crc32_update(0, payload, header.payload_size);
+    header.rank = rank;
+    std::memcpy(bytes.data(), &header, sizeof header);
+    return std::move(bytes);
+  }
+};
 
 // Definition sections into `payload`; returns the number of sections.
 uint32_t put_definitions(Buffer& payload, const std::vector<PortableRegion>& regions) {
@@ -129,15 +148,23 @@ uint32_t put_definitions(Buffer& payload, const std::vector<PortableRegion>& reg
   return 4;
 }
 
-void put_threads(Buffer& payload, Recorder& rec, const std::vector<uint32_t>& remap,
-                 WriteSummary& summary) {
+// The bytes of the threads section: its header, and per thread a record and its nodes.
+size_t threads_section_size(const std::vector<ThreadState*>& threads) {
+  size_t per_node = sizeof(fmt::NodeRecord) + (fmt::kCoreMetricCount + counters::count()) * sizeof(uint64_t);
+  size_t n = sizeof(fmt::SectionHeader);
+  for (const ThreadState* t : threads) n += sizeof(fmt::ThreadRecord) + size_t(t->node_count) * per_node;
+  return n;
+}
+
+std::vector<ThreadState*> threads_of(Recorder& rec) {
+  std::lock_guard<std::mutex> lock(rec.mutex());
+  return rec.threads();
+}
+
+void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*>& threads,
+                 const std::vector<uint32_t>& remap, WriteSummary& summary) {
   const double ns_per_tick = rec.clock().ns_per_tick();
-  std::vector<ThreadState*> threads;
-  {
-    std::lock_guard<std::mutex> lock(rec.mutex());
-    threads = rec.threads();
-  }
-  Buffer body;
+  size_t section = body.begin_section(fmt::kTagThreads, uint32_t(threads.size()));
   auto ns = [&](uint64_t ticks) { return uint64_t(std::llround(double(ticks) * ns_per_tick)); };
   for (ThreadState* t : threads) {
     body.put(fmt::ThreadRecord{t->index, t->flags, t->os_tid, t->node_count, 0});
@@ -162,7 +189,7 @@ void put_threads(Buffer& payload, Recorder& rec, const std::vector<uint32_t>& re
     summary.nodes += t->node_count;
   }
   summary.threads = uint32_t(threads.size());
-  payload.section(fmt::kTagThreads, uint32_t(threads.size()), body);
+  body.end_section(section);
 }
 
 struct Module {
@@ -343,25 +370,28 @@ std::vector<PortableRegion> portable_regions(Recorder& rec) {
 }
 
 std::vector<char> encode_definitions(const std::vector<PortableRegion>& regions, int rank) {
-  Buffer payload;
-  uint32_t n = put_definitions(payload, regions);
-  return finish_file(payload, n, rank);
+  FileBuffer file;
+  uint32_t n = put_definitions(file, regions);
+  return file.seal(n, rank);
 }
 
 std::vector<char> encode_threads(Recorder& rec, const std::vector<uint32_t>& remap, int rank,
                                  WriteSummary& summary) {
-  Buffer payload;
-  put_threads(payload, rec, remap, summary);
-  return finish_file(payload, 1, rank);
+  std::vector<ThreadState*> threads = threads_of(rec);
+  FileBuffer file(threads_section_size(threads));
+  put_threads(file, rec, threads, remap, summary);
+  return file.seal(1, rank);
 }
 
 std::vector<char> encode_process(Recorder& rec, int rank, WriteSummary& summary) {
   std::vector<PortableRegion> regions = portable_regions(rec);
-  Buffer payload;
-  uint32_t n = put_definitions(payload, regions);
-  put_threads(payload, rec, {}, summary);
+  std::vector<ThreadState*> threads = threads_of(rec);
+  // The definitions take about 40 B per region and its strings: reserved too, roughly.
+  FileBuffer file(threads_section_size(threads) + regions.size() * 64 + 4096);
+  uint32_t n = put_definitions(file, regions);
+  put_threads(file, rec, threads, {}, summary);
   summary.regions = regions.size();
-  return finish_file(payload, n + 1, rank);
+  return file.seal(n + 1, rank);
 }
 
 // Call paths throttled (SCALEA_THROTTLE): rank, thread, node index in this process's data file.
