@@ -420,6 +420,20 @@ void close_at_exit(ThreadState& t, Ticks end) {
 }
 }  // namespace
 
+size_t Recorder::throttled_count() const {
+  size_t n = 0;
+  for (ThreadState* t : threads_) n += t->throttled.size();
+  return n;
+}
+
+void Recorder::say_throttled(size_t count, const std::string& where) const {
+  if (!count || config_.quiet) return;
+  log_message("throttled %zu call path(s) of tiny hot regions%s (%llu visits, mean below %llu ns): "
+              "later visits not recorded, see meta.json \"throttle\"; SCALEA_THROTTLE=off "
+              "records every visit", count, where.c_str(), (unsigned long long)config_.throttle_calls,
+              (unsigned long long)config_.throttle_ns);
+}
+
 void Recorder::finish(const char* why) {
   if (finished_.exchange(true)) return;
   if (g_state.exchange(2) != 1) return;
@@ -443,15 +457,10 @@ void Recorder::finish(const char* why) {
     t->root->s.time_min = t->root->s.time_max = t->root->s.time;
   }
   counters::report_at_end();
-  size_t throttled = 0;
-  for (ThreadState* t : threads_) throttled += t->throttled.size();
-  if (throttled && !config_.quiet)
-    log_message("throttled %zu call path(s) of tiny hot regions (%llu visits, mean below %llu ns): "
-                "later visits not recorded, see meta.json \"throttle\"; SCALEA_THROTTLE=off "
-                "records every visit", throttled, (unsigned long long)config_.throttle_calls,
-                (unsigned long long)config_.throttle_ns);
-  // An event source that writes the experiment itself (the MPI layer, collect/mpi) takes over.
+  // An event source that writes the experiment itself (the MPI layer, collect/mpi) takes over,
+  // and says what was throttled: over all ranks, from rank 0.
   if (finish_hook_ && finish_hook_(*this, why)) return;
+  say_throttled(throttled_count());
   std::string written, error;
   WriteSummary summary;
   if (write_experiment(*this, output_dir_, why, written, summary, error)) {

@@ -474,6 +474,11 @@ class Recorder {
   // let finish() write the single-process experiment after all (e.g. MPI never initialized).
   using FinishHook = bool (*)(Recorder& rec, const char* why);
   void set_finish_hook(FinishHook hook) { finish_hook_ = hook; }
+  // Call paths this process throttled (SCALEA_THROTTLE), over all its threads (after finish()).
+  size_t throttled_count() const;
+  // Says once how many call paths were throttled (nothing when none, or SCALEA_QUIET); `where`
+  // qualifies them, e.g. " on 3 of 4 ranks".
+  void say_throttled(size_t count, const std::string& where = "") const;
   // The experiment directory chosen at start (SCALEA_OUTPUT or the default name).
   const std::string& output_dir() const { return output_dir_; }
 

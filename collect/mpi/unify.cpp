@@ -310,6 +310,7 @@ void publish_self(Recorder& rec, const char* why, const std::string& dir, const 
   ex.raw_fields.emplace_back("mpi", model_json(", \"ranks_written\": [" +
                                                std::to_string(g_layer.rank) + "]"));
   std::string written;
+  rec.say_throttled(rec.throttled_count(), " on rank " + std::to_string(g_layer.rank));
   if (publish(rec, dir, why, std::move(files), ex, written))
     log_message("rank %d wrote its own data to %s (%s)", g_layer.rank, written.c_str(), note.c_str());
 }
@@ -414,6 +415,16 @@ bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
                         json_list(missing) + ", \"no_finalize_ranks\": " + json_list(no_finalize) +
                         extra_json));
   return publish(rec, dir, why, std::move(files), ex, written);
+}
+
+// Says once how many call paths the ranks of `entries` throttled: one line for the experiment
+// that holds them, instead of one per rank.
+void say_throttled(Recorder& rec, const std::vector<Entry>& entries) {
+  uint64_t total = 0;
+  int ranks = 0;
+  for (const Entry& e : entries) total += e.throttled_count, ranks += e.throttled_count > 0;
+  rec.say_throttled(total, " on " + std::to_string(ranks) + " of " + std::to_string(g_layer.size) +
+                               " ranks");
 }
 
 long peak_rss_kb() {
@@ -538,6 +549,7 @@ bool finish_hook(Recorder& rec, const char* why) {
     Out o;
     put_entries(o, entries);
     if (!send_blob(tree.parent, kTagFiles, std::move(o.b), wall_s() + far, tree.parent)) {
+      say_throttled(rec, entries);
       if (publish_ranks(rec, why, L.dir + ".part-" + rank_s, unified, entries, {}, "", false, written))
         log_message("rank %s could not hand its subtree's data on; wrote it to %s", rank_s.c_str(),
                     written.c_str());
@@ -560,6 +572,7 @@ bool finish_hook(Recorder& rec, const char* why) {
                   std::max(0L, peak_rss_kb() - rss0), (unsigned long long)others_growth,
                   wall_s() - tables_done);
     size_t nranks = entries.size();
+    say_throttled(rec, entries);
     if (publish_ranks(rec, why, L.dir, unified, entries, {}, extra, true, written) &&
         !rec.config().quiet)
       log_message("wrote experiment %s (%zu of %d ranks, %zu regions, unified in %.3f s)",

@@ -291,7 +291,9 @@ def throttle(a):
         check(len(tiny) == 1 and tiny[0]["index"] == e["node"],
               f"rank {e['rank']}: entry {e} does not name the node of 'tiny'")
         check(e["visits"] == 100, f"rank {e['rank']}: visits counted before throttling {e['visits']}")
-    check("throttled" in run.stderr, "no throttling message at exit")
+    said = [l for l in run.stderr.splitlines() if "throttled" in l]
+    check(len(said) == 1 and f"throttled {a.np} call path(s)" in said[0] and
+          f"on {a.np} of {a.np} ranks" in said[0], f"one line for all ranks expected: {said}")
     p = subprocess.run([os.path.join(a.bin, "scalea"), "report", run.dir, "--format", "json"],
                        capture_output=True, text=True)
     check(p.returncode == 0, f"scalea report failed: {p.stderr.strip()}")
