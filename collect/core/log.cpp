@@ -2,22 +2,45 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
 #include <unistd.h>
 
 namespace scalea::collect {
 
-void log_message(const char* fmt, ...) {
+namespace {
+void vlog(const char* fmt, va_list ap) {
   // One write(2) per line, so lines from several processes (MPI ranks) do not interleave.
   char buf[1024];
   int n = std::snprintf(buf, sizeof buf, "scalea: ");
-  va_list ap;
-  va_start(ap, fmt);
   n += std::vsnprintf(buf + n, sizeof buf - size_t(n) - 1, fmt, ap);
-  va_end(ap);
   if (n > int(sizeof buf) - 2) n = int(sizeof buf) - 2;
   buf[n++] = '\n';
   ssize_t w = write(STDERR_FILENO, buf, size_t(n));
   (void)w;
+}
+
+bool first_of_job() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(name)) return std::atoi(v) == 0;
+  return true;
+}
+}  // namespace
+
+void log_message(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vlog(fmt, ap);
+  va_end(ap);
+}
+
+void log_job_message(const char* fmt, ...) {
+  static const bool say = first_of_job();
+  if (!say) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vlog(fmt, ap);
+  va_end(ap);
 }
 
 }  // namespace scalea::collect

@@ -233,7 +233,7 @@ bool Recorder::start(const char* origin) {
       g_state.store(2);
       return;
     }
-    for (const std::string& p : config_.problems) log_message("%s", p.c_str());
+    for (const std::string& p : config_.problems) log_job_message("%s", p.c_str());
     // Events may skip their fence once the process is registered for expedited membarriers.
     if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
       g_asymmetric_fence.store(true, std::memory_order_relaxed);

@@ -383,7 +383,7 @@ void setup(const Config& c) {
     s.requested = kDefaultEvents;
   }
   bool explicit_request = c.counters_set && !s.requested.empty();
-  for (const std::string& p : problems) log_message("%s", p.c_str());
+  for (const std::string& p : problems) log_job_message("%s", p.c_str());
   if (s.requested.empty()) return;
 
   if (!s.papi_wanted) s.papi_problem = "PAPI not started (SCALEA_PAPI=off)";
@@ -515,14 +515,14 @@ void setup(const Config& c) {
     std::string offers = offered.empty() ? "nothing" : joined(offered);
     std::string papi = s.papi_started ? "" : " [" + s.papi_problem + "]";
     if (s.events.empty())
-      log_message("counters: none of the requested events can be measured: %s; this machine offers: "
+      log_job_message("counters: none of the requested events can be measured: %s; this machine offers: "
                   "%s%s. The run goes on with time only.", drops.c_str(), offers.c_str(), papi.c_str());
     else
-      log_message("counters: dropped %s; measuring %s; this machine offers: %s%s", drops.c_str(),
+      log_job_message("counters: dropped %s; measuring %s; this machine offers: %s%s", drops.c_str(),
                   joined(s.names).c_str(), offers.c_str(), papi.c_str());
   }
   if (explicit_request && s.multiplexed)
-    log_message("counters: %zu events multiplexed on fewer hardware counters (values are estimates)",
+    log_job_message("counters: %zu events multiplexed on fewer hardware counters (values are estimates)",
                 s.events.size());
 }
 

@@ -277,7 +277,8 @@ def throttle(a):
     # Every rank throttles its hot user region; rank 0's meta.json lists every rank's, and the
     # report marks the merged region.
     run = Run(a, "throttle")
-    run.run("mpi_throttle", env={"SCALEA_THROTTLE": "100:1s", "SCALEA_THROTTLE_REGIONS": "user"})
+    run.run("mpi_throttle", env={"SCALEA_THROTTLE": "100:1s", "SCALEA_THROTTLE_REGIONS": "user",
+                                 "SCALEA_COUNTERS": "NO_SUCH_EVENT", "SCALEA_NO_SUCH_SETTING": "1"})
     check(run.rc == 0, f"mpi_throttle exit status {run.rc}")
     d = run.load()
     common(d, a.np)
@@ -291,6 +292,10 @@ def throttle(a):
         check(len(tiny) == 1 and tiny[0]["index"] == e["node"],
               f"rank {e['rank']}: entry {e} does not name the node of 'tiny'")
         check(e["visits"] == 100, f"rank {e['rank']}: visits counted before throttling {e['visits']}")
+    # What every rank would say alike is said once, by rank 0.
+    for what in ("counters: none of the requested events", "unknown setting SCALEA_NO_SUCH_SETTING"):
+        n = run.stderr.count(what)
+        check(n == 1, f"'{what}' said {n} times, expected once for the job")
     said = [l for l in run.stderr.splitlines() if "throttled" in l]
     check(len(said) == 1 and f"throttled {a.np} call path(s)" in said[0] and
           f"on {a.np} of {a.np} ranks" in said[0], f"one line for all ranks expected: {said}")
