@@ -5,7 +5,7 @@ usage: gen_wrappers.py SPEC OUT.cpp
 
 Writes one C++ file holding: the table of wrapped functions (name, MPI class), the C wrappers
 MPI_Xxx -> PMPI_Xxx for every line not flagged H, and the Fortran wrappers mpi_xxx_ -> pmpi_xxx_
-for lines flagged F. Every wrapper has the same shape:
+and mpi_xxx_f08_ -> pmpi_xxx_f08_ (`use mpi_f08`) for lines flagged F. Every wrapper has the same shape:
 
     Call c(id);                       // region enter (nothing when off or nested: per-thread guard)
     rc = PMPI_Xxx(...);               // the real call
@@ -147,16 +147,19 @@ def fortran_local(p, i):
     raise SystemExit(f"{p.text}: no Fortran conversion for this parameter type")
 
 
-def f_wrapper(f):
+def f_wrapper(f, suffix="_"):
+    """The Fortran wrapper mpi_xxx<suffix> -> pmpi_xxx<suffix>. suffix "_f08_": the `use mpi_f08`
+    binding (Open MPI: same arguments by reference, a handle type holds one integer, and the
+    error argument is optional, so it may be null)."""
     n = len(f.params)
     formals = ", ".join([f"void* a{i}" for i in range(n)] + ["MPI_Fint* ierr"])
     actuals = ", ".join([f"a{i}" for i in range(n)] + ["ierr"])
     ftype = ", ".join(["void*"] * n + ["MPI_Fint*"])
     comm_idx = next((i for i, p in enumerate(f.params) if p.name == "comm" and p.type == "MPI_Comm"),
                     None)
-    out = [f"extern \"C\" SCALEA_EXPORT void {f.lower}_({formals}) {{",
+    out = [f"extern \"C\" SCALEA_EXPORT void {f.lower}{suffix}({formals}) {{",
            f"  using Real = void (*)({ftype});",
-           f"  static Real real = reinterpret_cast<Real>(fortran_symbol(\"p{f.lower}_\"));",
+           f"  static Real real = reinterpret_cast<Real>(fortran_symbol(\"p{f.lower}{suffix}\"));",
            f"  Call c({f.id});",
            f"  if (!c.on()) return real({actuals});",
            f"  real({actuals});",
@@ -168,7 +171,7 @@ def f_wrapper(f):
     for i, p in needed:
         body.append(fortran_local(p, i))
         body.append(f"  (void){p.name};")
-    out.append("  if (*ierr == MPI_SUCCESS) {")
+    out.append("  if (!ierr || *ierr == MPI_SUCCESS) {")
     out += ["  " + b for b in body]
     send = f.clauses.get("send")
     recv = f.clauses.get("recv")
@@ -225,6 +228,7 @@ def main():
     for f in funcs:
         if "F" in f.flags:
             o.append(f_wrapper(f) + "\n")
+            o.append(f_wrapper(f, "_f08_") + "\n")
     text = "\n".join(o) + "\n"
     try:
         if open(out_path).read() == text:

@@ -284,4 +284,28 @@ SCALEA_EXPORT void mpi_abort_(MPI_Fint* comm, MPI_Fint* errorcode, MPI_Fint* ier
   *ierr = abort_common(PMPI_Comm_f2c(*comm), int(*errorcode));
 }
 
+// `use mpi_f08`: the same, under Open MPI's f08 names. A handle (TYPE(MPI_Comm)) holds one
+// integer, and the error argument is optional: null when the caller left it out.
+SCALEA_EXPORT void mpi_init_f08_(MPI_Fint* ierr) {
+  int rc = init_common(nullptr, nullptr, -1, nullptr);
+  if (ierr) *ierr = rc;
+}
+
+SCALEA_EXPORT void mpi_init_thread_f08_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
+  int prov = 0;
+  int rc = init_common(nullptr, nullptr, int(*required), &prov);
+  *provided = MPI_Fint(prov);
+  if (ierr) *ierr = rc;
+}
+
+SCALEA_EXPORT void mpi_finalize_f08_(MPI_Fint* ierr) {
+  int rc = finalize_common();
+  if (ierr) *ierr = rc;
+}
+
+SCALEA_EXPORT void mpi_abort_f08_(MPI_Fint* comm, MPI_Fint* errorcode, MPI_Fint* ierr) {
+  int rc = abort_common(PMPI_Comm_f2c(*comm), int(*errorcode));
+  if (ierr) *ierr = rc;
+}
+
 }  // extern "C"

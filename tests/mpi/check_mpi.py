@@ -209,10 +209,10 @@ def hybrid(a, multiple=False):
     report_json(run)
 
 
-def fortran(a):
-    run = Run(a, "fortran")
-    run.run("mpi_fortran", ["1"])
-    check(run.rc == 0, f"mpi_fortran exit status {run.rc}")
+def fortran(a, program="mpi_fortran"):
+    run = Run(a, program[4:])
+    run.run(program, ["1"])
+    check(run.rc == 0, f"{program} exit status {run.rc}")
     d = run.load()
     common(d, a.np)
     n = a.np
@@ -322,6 +322,7 @@ def main():
     os.makedirs(a.workdir, exist_ok=True)
     fn = {"planted": planted, "unify": unify, "hybrid": hybrid, "fortran": fortran,
           "multiple": lambda a: hybrid(a, multiple=True),
+          "fortran_f08": lambda a: fortran(a, "mpi_fortran_f08"),
           "abort": abort, "nofinalize": nofinalize, "late": late, "throttle": throttle}[a.scenario]
     fn(a)
     if FAILURES:
