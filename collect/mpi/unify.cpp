@@ -50,6 +50,12 @@ struct Out {
     put(uint32_t(s.size()));
     b.insert(b.end(), s.begin(), s.end());
   }
+  // A blob of any size: 64-bit length, then the bytes.
+  template <class Bytes>
+  void blob(const Bytes& bytes) {
+    put(uint64_t(bytes.size()));
+    b.insert(b.end(), bytes.begin(), bytes.end());
+  }
 };
 struct In {
   const char* p;
@@ -65,6 +71,14 @@ struct In {
     std::memcpy(&v, p, sizeof v);
     p += sizeof v;
     return v;
+  }
+  template <class Bytes>
+  bool blob(Bytes& out) {
+    uint64_t n = get<uint64_t>();
+    if (!ok || uint64_t(end - p) < n) return ok = false;
+    out.assign(p, p + n);
+    p += n;
+    return true;
   }
   std::string str() {
     uint32_t n = get<uint32_t>();
@@ -332,12 +346,10 @@ void put_entries(Out& o, const std::vector<Entry>& entries) {
     o.put(int32_t(e.rank));
     o.put(e.flags);
     o.put(e.rss_growth_kb);
-    o.put(uint64_t(e.bytes.size()));
-    o.b.insert(o.b.end(), e.bytes.begin(), e.bytes.end());
+    o.blob(e.bytes);
     o.put(e.throttled_count);
     o.put(e.throttled_listed);
-    o.put(uint64_t(e.throttled.size()));
-    o.b.insert(o.b.end(), e.throttled.begin(), e.throttled.end());
+    o.blob(e.throttled);
   }
 }
 
@@ -349,16 +361,10 @@ bool get_entries(const std::vector<char>& blob, std::vector<Entry>& out) {
     e.rank = in.get<int32_t>();
     e.flags = in.get<uint32_t>();
     e.rss_growth_kb = in.get<uint64_t>();
-    uint64_t size = in.get<uint64_t>();
-    if (!in.ok || uint64_t(in.end - in.p) < size) return false;
-    e.bytes.assign(in.p, in.p + size);
-    in.p += size;
+    if (!in.blob(e.bytes)) return false;
     e.throttled_count = in.get<uint64_t>();
     e.throttled_listed = in.get<uint32_t>();
-    uint64_t text = in.get<uint64_t>();
-    if (!in.ok || uint64_t(in.end - in.p) < text) return false;
-    e.throttled.assign(in.p, in.p + text);
-    in.p += text;
+    if (!in.blob(e.throttled)) return false;
     out.push_back(std::move(e));
   }
   return in.ok;
