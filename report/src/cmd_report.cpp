@@ -11,6 +11,7 @@
 
 #include "calibrate.hpp"
 #include "commands.hpp"
+#include "export_formats.hpp"
 #include "report_json.hpp"
 #include "findings.hpp"
 #include "study_report.hpp"
@@ -177,8 +178,8 @@ void print_rows(const MergedTree& t, const Analysis& a, const ReportOptions& o, 
     const drg::Region& reg = t.region_of(n);
     std::string kind(format::region_kind_name(reg.kind));
     if (csv) {
-      fmt::print("{},{},{},{:.9f},{:.9f},{:.9f}", quote(r.path), kind, quote(reg.location()), r.t_p,
-                 r.t_s, r.t_o);
+      fmt::print("{},{},{},{:.9f},{:.9f},{:.9f}", quote(region_path(t, r)), kind,
+                 quote(reg.location()), r.t_p, r.t_s, r.t_o);
       for (double v : r.classes) fmt::print(",{:.9f}", v);
     } else {
       std::string indent;
@@ -249,6 +250,7 @@ void add_report(CLI::App& app) {
     }
     overheads::Options opts;
     opts.p = o->p;
+    opts.paths = false;  // built for the rows printed
     std::optional<overheads::MachineModel> machine = find_machine(o->machine, o->machine_used);
     if (machine) opts.machine = &*machine;
     if (o->compensate && !machine)

@@ -40,7 +40,8 @@ const std::array<std::string_view, kClassCount> kClassColors = {
 const std::array<std::string_view, kClassCount> kClassShort = {"data", "sync", "control",
                                                                "addl", "loss", "unident"};
 
-std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference, int p) {
+std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference, int p,
+                                  std::shared_ptr<overheads::CallPathKeys> keys) {
   auto x = std::make_unique<Analyzed>();
   x->e = drg::load_experiment(dir);
   x->t.emplace(x->e);
@@ -50,8 +51,15 @@ std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& ref
   }
   overheads::Options opts;
   opts.p = p;
+  opts.keys = std::move(keys);
+  opts.paths = false;
   x->a = overheads::classify(*x->t, x->ref_t ? &*x->ref_t : nullptr, opts);
   return x;
+}
+
+std::string region_path(const MergedTree& run, const overheads::RegionOverheads& r) {
+  if (!r.path.empty() || r.node == format::kNoIndex) return r.path;
+  return run.path(r.node);
 }
 
 int dominant_class(const overheads::RegionOverheads& r) {
@@ -119,9 +127,10 @@ std::string export_csv(const Analyzed& x) {
     std::string tail = fmt::format(",{:.9f},{:.9f},{:.9f}", r.t_p, r.t_s, r.t_o);
     for (double v : r.classes) tail += fmt::format(",{:.9f}", v);
     tail += "," + std::string(dom < 0 ? "" : kClassKeys[size_t(dom)]);
+    std::string path = csv_quote(region_path(t, r));
     for (const drg::Member& m : t.node(n).members) {
       const drg::ThreadTree& tt = x.e.threads[m.thread];
-      out << csv_quote(r.path) << ',' << format::region_kind_name(reg.kind) << ','
+      out << path << ',' << format::region_kind_name(reg.kind) << ','
           << csv_quote(reg.label()) << ',' << csv_quote(reg.location()) << ','
           << csv_quote(reg.function) << ',' << tt.rank << ',' << tt.thread << ','
           << uint64_t(x.e.value(tt, m.node, c.visits)) << ','
@@ -160,7 +169,7 @@ std::string export_dot(const Analyzed& x) {
                                     r.t_p > 0 ? 100 * r.t_o / r.t_p : 0.0);
     if (dom >= 0)
       label += fmt::format("\n{} {:.4f} s", kClassKeys[size_t(dom)], r.classes[size_t(dom)]);
-    o << "  n" << n << " [label=\"" << dot_escape(label) << "\", tooltip=\"" << dot_escape(r.path)
+    o << "  n" << n << " [label=\"" << dot_escape(label) << "\", tooltip=\"" << dot_escape(region_path(t, r))
       << "\"";
     if (dom >= 0) o << ", fillcolor=\"" << kClassColors[size_t(dom)] << "\"";
     o << ", class=\"" << (dom >= 0 ? kClassKeys[size_t(dom)] : "none") << "\"];\n";

@@ -29,9 +29,16 @@ struct Analyzed {
 };
 
 // Loads `dir` (and `reference` unless empty) and classifies it with p PEs (0: its thread count).
-// Throws drg::LoadError or UserError with a one-line message.
+// Analyses given the same `keys` table have comparable call-path keys (scalea diff). Call paths
+// are not built: region_path() builds the ones printed. Throws drg::LoadError or UserError with a
+// one-line message.
 std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference = "",
-                                  int p = 0);
+                                  int p = 0, std::shared_ptr<overheads::CallPathKeys> keys = nullptr);
+
+// The printed call path of a region of the analysis of `run` (drg::MergedTree::path): built
+// here for a region of the run, as classify left it for a region only in the reference. Costs
+// O(depth) (at most drg::kPathLevels): call it for the rows printed only.
+std::string region_path(const drg::MergedTree& run, const overheads::RegionOverheads& r);
 
 // Colour of each overhead class (fill colours shared by DOT, HTML and the plots).
 extern const std::array<std::string_view, overheads::kClassCount> kClassColors;

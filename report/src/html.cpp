@@ -161,7 +161,7 @@ std::string table_html(const Analyzed& x) {
     s += fmt::format("<tr class=\"region\" data-id=\"{}\" data-parent=\"{}\" data-depth=\"{}\" "
                      "data-open=\"1\" title=\"{}\"><td class=\"name\" style=\"padding-left:{:.1f}em\">{}{}</td>"
                      "<td class=\"src\">{}</td><td>{:.4f}</td><td>{:.4f}</td><td>{:.4f}</td><td>{:.1f}</td>",
-                     n, parent, node.depth, esc(r.path), 0.5 + 1.2 * node.depth, tog,
+                     n, parent, node.depth, esc(region_path(t, r)), 0.5 + 1.2 * node.depth, tog,
                      esc(reg.label()), esc(reg.location()), r.t_p, r.t_s, r.t_o,
                      r.t_p > 0 ? 100 * r.t_o / r.t_p : 0.0);
     for (double v : r.classes) s += fmt::format("<td>{:.4f}</td>", v);
@@ -206,6 +206,7 @@ std::string plot_svg(const Analyzed& x) {
     const auto& r = a.regions[n];
     std::string label = std::string(2 * t.node(n).depth, ' ') + node_label(t, n);
     if (label.size() > 52) label = label.substr(0, 49) + "...";
+    std::string path = esc(region_path(t, r));
     s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" xml:space=\"preserve\">{}</text>\n",
                      label_w - 6, y + row_h - 5, esc(label));
     double x0 = label_w, total = 0;
@@ -216,7 +217,7 @@ std::string plot_svg(const Analyzed& x) {
       s += fmt::format("<rect class=\"bar {}\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
                        "fill=\"{}\" stroke=\"#555\" stroke-width=\"0.3\"><title>{}: {} {:.4f} s</title></rect>\n",
                        kClassKeys[size_t(c)], x0, y + 2, w, row_h - 4, kClassColors[size_t(c)],
-                       esc(r.path), kClassKeys[size_t(c)], v);
+                       path, kClassKeys[size_t(c)], v);
       x0 += w;
       total += v;
     }

@@ -1,5 +1,6 @@
 #include "report_json.hpp"
 
+#include "export_formats.hpp"
 #include "findings.hpp"
 
 #include <tuple>
@@ -71,7 +72,7 @@ nlohmann::json report_json(const drg::Experiment& e, const drg::MergedTree& t,
         {"id", n},
         {"parent", t.node(n).parent == format::kNoIndex ? nlohmann::json(nullptr)
                                                          : nlohmann::json(t.node(n).parent)},
-        {"path", r.path},
+        {"path", region_path(t, r)},
         {"depth", t.node(n).depth},
         {"kind", std::string(format::region_kind_name(reg.kind))},
         {"label", reg.label()},

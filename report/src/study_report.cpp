@@ -78,10 +78,12 @@ struct Sample {
 };
 
 struct Node {
-  std::string rel;  // call-path key relative to the program root ("" for the root)
+  uint32_t key = 0;  // call-path key (Data::keys)
   int parent = -1;
   int depth = 0;
-  std::string label, location, kind, name, file, function, path;
+  std::string label, location, kind, name, file, function;
+  std::string component;  // this level of the call path (drg::path_component)
+  size_t root = 0;        // the root component of the run that added the node (Data::roots)
   uint32_t line = 0;
   std::vector<int> children;
   std::optional<double> t_s;  // reference time
@@ -108,7 +110,9 @@ struct Data {
   Study study;
   std::vector<ConfigData> configs;  // reference first, then by p
   std::vector<Node> nodes;          // preorder not guaranteed: use children
-  std::unordered_map<std::string, int> index;
+  std::shared_ptr<overheads::CallPathKeys> keys = std::make_shared<overheads::CallPathKeys>();
+  std::unordered_map<uint32_t, int> index;  // call-path key -> node
+  std::vector<std::string> roots;           // root components of the runs, distinct
   std::vector<std::vector<Cell>> cells;  // [node][config]
   std::string reference_experiment;
   double reference_program_time = 0;
@@ -139,15 +143,21 @@ std::optional<Loaded> load(const std::string& dir, const Run& r, std::vector<std
   return std::nullopt;
 }
 
+// The call path of a node as the run that added it printed it (drg::call_path).
+std::string node_path(const Data& d, int n) {
+  const Node& nd = d.nodes[size_t(n)];
+  return drg::call_path(
+      uint32_t(n), uint32_t(nd.depth), 0, [&](uint32_t i) { return uint32_t(d.nodes[i].parent); },
+      [&](uint32_t i) -> const std::string& { return i == 0 ? d.roots[nd.root] : d.nodes[i].component; });
+}
+
 int add_node(Data& d, const drg::MergedTree& t, const overheads::Analysis& a, uint32_t n,
-             const std::vector<int>& mapped) {
-  const std::string& root = a.regions[0].key;
-  const std::string& key = a.regions[n].key;
-  std::string rel = n == 0 ? "" : key.compare(0, root.size(), root) == 0 ? key.substr(root.size()) : key;
-  auto it = d.index.find(rel);
+             const std::vector<int>& mapped, size_t root) {
+  uint32_t key = a.regions[n].key;
+  auto it = d.index.find(key);
   if (it != d.index.end()) return it->second;
   Node nd;
-  nd.rel = rel;
+  nd.key = key;
   uint32_t parent = t.node(n).parent;
   nd.parent = parent == format::kNoIndex ? -1 : mapped[parent];
   nd.depth = nd.parent < 0 ? 0 : d.nodes[size_t(nd.parent)].depth + 1;
@@ -159,10 +169,11 @@ int add_node(Data& d, const drg::MergedTree& t, const overheads::Analysis& a, ui
   nd.file = reg.file;
   nd.function = reg.function;
   nd.line = reg.line;
-  nd.path = a.regions[n].path;
+  nd.component = drg::path_component(reg);
+  nd.root = root;
   int id = int(d.nodes.size());
   d.nodes.push_back(nd);
-  d.index.emplace(rel, id);
+  d.index.emplace(key, id);
   if (nd.parent >= 0) d.nodes[size_t(nd.parent)].children.push_back(id);
   d.cells.emplace_back();
   return id;
@@ -211,7 +222,6 @@ Data gather(const std::string& dir) {
   for (const Config& c : d.study.configs()) (void)config_index(c);
   std::vector<bool> config_used(d.configs.size(), false);
 
-  std::string ref_root_key;
   for (const Run* r : order) {
     std::optional<Loaded> own;
     const drg::MergedTree* t = ref.t.get();
@@ -222,8 +232,12 @@ Data gather(const std::string& dir) {
     }
     overheads::Options opts;
     opts.p = r->config.p();
+    opts.keys = d.keys;
+    opts.paths = false;  // node_path builds the ones printed
     overheads::Analysis a = overheads::classify(*t, ref.t.get(), opts);
-    if (r == ref_run) ref_root_key = a.regions[0].key;
+    std::string root_component = drg::path_component(t->region_of(0));
+    size_t root = size_t(std::find(d.roots.begin(), d.roots.end(), root_component) - d.roots.begin());
+    if (root == d.roots.size()) d.roots.push_back(root_component);
     size_t ci = config_index(r->config);
     config_used[ci] = true;
     ConfigData& cd = d.configs[ci];
@@ -236,7 +250,7 @@ Data gather(const std::string& dir) {
     std::vector<int> mapped(t->nodes().size(), -1);
     std::map<int, Sample> run_samples;
     for (uint32_t n : t->preorder()) {
-      int id = add_node(d, *t, a, n, mapped);
+      int id = add_node(d, *t, a, n, mapped, root);
       mapped[n] = id;
       const auto& ro = a.regions[n];
       if (r == ref_run) d.nodes[size_t(id)].t_s = d.nodes[size_t(id)].t_s.value_or(0.0) + ro.t_p;
@@ -253,10 +267,7 @@ Data gather(const std::string& dir) {
     // Regions the reference ran and this run did not: their work is gone.
     std::map<int, Sample> gone;
     for (const auto& ro : a.only_in_reference) {
-      std::string rel = ro.key.compare(0, ref_root_key.size(), ref_root_key) == 0
-                            ? ro.key.substr(ref_root_key.size())
-                            : ro.key;
-      auto it = d.index.find(rel);
+      auto it = d.index.find(ro.key);
       if (it == d.index.end()) continue;
       if (run_samples.count(it->second)) continue;  // the run has the construct elsewhere
       Sample& s = gone[it->second];
@@ -336,10 +347,11 @@ double weight(const Data& d, int n) {
   return w;
 }
 
-bool matches(const Node& n, const std::string& q) {
-  for (const std::string* s : {&n.label, &n.name, &n.function, &n.location, &n.path})
+bool matches(const Data& d, int id, const std::string& q) {
+  const Node& n = d.nodes[size_t(id)];
+  for (const std::string* s : {&n.label, &n.name, &n.function, &n.location})
     if (s->find(q) != std::string::npos) return true;
-  return false;
+  return node_path(d, id).find(q) != std::string::npos;
 }
 
 // Regions to detail (beyond the program): matching --region, else the --top N by overhead.
@@ -347,7 +359,7 @@ std::vector<int> detailed(const Data& d, int default_top) {
   std::vector<int> out;
   if (!g_opts->region.empty()) {
     for (int n : preorder(d))
-      if (matches(d.nodes[size_t(n)], g_opts->region)) out.push_back(n);
+      if (matches(d, n, g_opts->region)) out.push_back(n);
     if (out.empty()) throw UserError("no region of the study matches --region '" + g_opts->region + "'");
     if (g_opts->top >= 0 && out.size() > size_t(g_opts->top)) out.resize(size_t(g_opts->top));
     return out;
@@ -434,7 +446,7 @@ void print_text(const Data& d, bool markdown) {
   if (!g_opts->region.empty()) {
     std::vector<int> keep{0};
     for (int n : tree)
-      if (n != 0 && matches(d.nodes[size_t(n)], g_opts->region)) keep.push_back(n);
+      if (n != 0 && matches(d, n, g_opts->region)) keep.push_back(n);
     tree = keep;
   }
   const size_t W = 44;
@@ -472,7 +484,8 @@ void print_text(const Data& d, bool markdown) {
   static const char* short_names[] = {"data", "sync", "control", "addl", "loss", "unident"};
   for (int n : blocks) {
     const Node& nd = d.nodes[size_t(n)];
-    std::string title = n == 0 ? "program " + nd.label : nd.path.empty() ? node_title(nd) : nd.path;
+    std::string path = node_path(d, n);
+    std::string title = n == 0 ? "program " + nd.label : path.empty() ? node_title(nd) : path;
     if (n != 0 && !nd.location.empty() && title.find(nd.location) == std::string::npos)
       title += " @" + nd.location;
     if (markdown) {
@@ -569,12 +582,13 @@ void print_csv(const Data& d) {
   fmt::print(",total\n");
   for (int n : selected_for_lists(d)) {
     const Node& nd = d.nodes[size_t(n)];
+    const std::string path = node_path(d, n);
     for (size_t c = 0; c < d.configs.size(); ++c) {
       const Cell& cell = d.cells[size_t(n)][c];
       if (cell.samples.empty()) continue;
       const Config& cf = d.configs[c].config;
       fmt::print("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{},{}", n,
-                 nd.parent < 0 ? "" : std::to_string(nd.parent), nd.depth, csv(nd.path), nd.kind, csv(nd.label),
+                 nd.parent < 0 ? "" : std::to_string(nd.parent), nd.depth, csv(path), nd.kind, csv(nd.label),
                  csv(nd.location), cf.p(), cf.threads, cf.ranks, cell.samples.size(), cell.time.med,
                  cell.time.min, cell.time.max, opt_csv(nd.t_s), opt_csv(cell.speedup), opt_csv(cell.efficiency));
       for (int k = 0; k < kClassCount; ++k) fmt::print(",{:.9g}", cell.cls_med[size_t(k)]);
@@ -620,6 +634,7 @@ void print_json(const Data& d) {
   nlohmann::ordered_json regions = nlohmann::ordered_json::array();
   for (int n : selected_for_lists(d)) {
     const Node& nd = d.nodes[size_t(n)];
+    const std::string path = node_path(d, n);
     for (size_t c = 0; c < d.configs.size(); ++c) {
       const Cell& cell = d.cells[size_t(n)][c];
       if (cell.samples.empty()) continue;
@@ -637,7 +652,7 @@ void print_json(const Data& d) {
       regions.push_back({
           {"id", n},
           {"parent", nd.parent < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(nd.parent)},
-          {"path", nd.path},
+          {"path", path},
           {"depth", nd.depth},
           {"kind", nd.kind},
           {"label", nd.label},
