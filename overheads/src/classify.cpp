@@ -670,23 +670,7 @@ std::string region_key(const drg::Region& r) {
   return k;
 }
 
-// Call paths are printed as strings, whose total size grows with depth squared:
-// a tree deeper than this is refused with one line (it is almost always runaway recursion).
-constexpr uint32_t kMaxDepth = 2000;
-
-void check_depth(const MergedTree& t) {
-  uint32_t deepest = 0;
-  for (const drg::MergedNode& n : t.nodes()) deepest = std::max(deepest, n.depth);
-  if (deepest > kMaxDepth)
-    throw drg::LoadError(t.experiment().path + ": the call tree is " + std::to_string(deepest) +
-                         " levels deep; the analyses take at most " + std::to_string(kMaxDepth) +
-                         " (usually runaway recursion: SCALEA_FUNCTIONS_EXCLUDE can leave the "
-                         "recursive function out)");
-}
-
 Analysis classify(const MergedTree& run, const MergedTree* reference, const Options& options) {
-  check_depth(run);
-  if (reference) check_depth(*reference);
   const drg::Experiment& e = run.experiment();
   Columns c(e);
   Analysis a;
