@@ -93,18 +93,17 @@ std::vector<double> MergedTree::per_rank(uint32_t node, int metric) const {
   return out;
 }
 
-std::string MergedTree::path(uint32_t node) const {
-  std::vector<uint32_t> chain;
-  for (uint32_t n = node; n != format::kNoIndex; n = nodes_[n].parent) chain.push_back(n);
-  std::string out;
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    const Region& r = region_of(*it);
-    if (!out.empty()) out += "/";
-    out += r.label();
-    std::string loc = r.location();
-    if (!loc.empty() && r.kind != RegionKind::Program) out += "@" + loc;
-  }
+std::string path_component(const Region& r) {
+  std::string out = r.label();
+  std::string loc = r.location();
+  if (!loc.empty() && r.kind != RegionKind::Program) out += "@" + loc;
   return out;
+}
+
+std::string MergedTree::path(uint32_t node) const {
+  return call_path(
+      node, nodes_[node].depth, 0, [&](uint32_t n) { return nodes_[n].parent; },
+      [&](uint32_t n) { return path_component(region_of(n)); });
 }
 
 std::vector<uint32_t> MergedTree::preorder() const {

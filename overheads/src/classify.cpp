@@ -5,7 +5,6 @@
 #include <exception>
 #include <functional>
 #include <thread>
-#include <unordered_map>
 
 #include "scalea/overheads/rules.hpp"
 
@@ -136,16 +135,6 @@ bool waits_for_others(const drg::Region& r) {
                                        r.subkind == uint16_t(format::MpiClass::Sync));
 }
 
-std::vector<std::string> node_keys(const MergedTree& t) {
-  std::vector<std::string> keys(t.nodes().size());
-  for (uint32_t n : t.preorder()) {
-    const auto& node = t.node(n);
-    std::string own = region_key(t.region_of(n));
-    keys[n] = node.parent == format::kNoIndex ? own : keys[node.parent] + "/" + own;
-  }
-  return keys;
-}
-
 // What the PEs holding one merged node have in common: maxima, sums and counts over its members
 // (one per thread), gathered in one streaming pass over the threads.
 struct MemberStats {
@@ -170,7 +159,7 @@ struct RunFacts {
   std::vector<double> own_useful;  // useful PE-time of the node itself
   std::vector<double> time_max;    // s
   std::vector<double> visits, iterations;
-  std::vector<std::string> keys;
+  std::vector<uint32_t> keys;  // call-path key of every node
   std::vector<double> useful_per_pe;  // useful seconds per thread (for POP metrics)
   // Exclusive cache misses per level (L1, L2, L3) per node, when the run has the counters.
   std::array<bool, 3> has_misses{};
@@ -339,12 +328,12 @@ const Rule* exclusive_rule(const NodePlan& pl, const drg::ThreadTree& th) {
   return pl.exclusive;
 }
 
-RunFacts measure(const MergedTree& t, const Workers& workers) {
+RunFacts measure(const MergedTree& t, const Workers& workers, CallPathKeys& keys) {
   const drg::Experiment& e = t.experiment();
   Columns c(e);
   size_t n_nodes = t.nodes().size();
   RunFacts f;
-  f.keys = node_keys(t);
+  f.keys = keys.intern(t);
   std::array<int, 3> miss_col{};
   for (int level = 0; level < 3; ++level) {
     miss_col[size_t(level)] = miss_column(e, level);
@@ -511,6 +500,15 @@ struct IdleInfo {
 
 // Idle PE-time of one PE with respect to a merged node, classified: what a PE that left early,
 // or only holds the path to regions it ran, did not spend in the region.
+//
+// A node the PE only holds the path through gets the idle time of the whole part of the subtree
+// below it that the PE holds, added value by value in depth-first order. That costs the size of
+// that part for each such node: fine in trees of ordinary depth, but O(depth^2) on a long path a
+// PE only holds (a worker's copy of a deep recursion around a parallel region). In a thread deeper
+// than kExactIdleDepth levels the idle time of each such node is therefore summed once, children
+// before parents, and added as one sum: linear, and equal up to rounding.
+constexpr uint32_t kExactIdleDepth = drg::kPathLevels;
+
 class IdleWalk {
  public:
   IdleWalk(const MergedTree& run, const Columns& c, const std::vector<IdleInfo>& info)
@@ -527,35 +525,88 @@ class IdleWalk {
       next_sibling_[n] = first_child_[parent];
       first_child_[parent] = n;
     }
+    // Depth of the thread's tree (parents come before their children).
+    depth_.assign(th_->size(), 0);
+    uint32_t deepest = 0;
+    for (uint32_t n = 1; n < th_->size(); ++n)
+      deepest = std::max(deepest, depth_[n] = depth_[th_->parent[n]] + 1);
+    summed_.clear();
+    if (deepest <= kExactIdleDepth) return;
+    // Deep: the idle time below every node the PE only holds, children before parents.
+    summed_.assign(th_->size(), format::kNoIndex);
+    sums_.clear();
+    for (uint32_t tn = uint32_t(th_->size()); tn-- > 0;) {
+      if (entered(tn)) continue;
+      summed_[tn] = uint32_t(sums_.size());
+      sums_.emplace_back();
+      Buckets& b = sums_.back();
+      uint64_t call = ++calls_;
+      for (uint32_t tc = first_child_[tn]; tc != format::kNoIndex; tc = next_sibling_[tc]) {
+        uint32_t mc = (*merged_)[tc];
+        reached_[mc] = call;
+        if (entered(tc)) add_entered(tc, mc, b);
+        else b.add(sums_[summed_[tc]]);
+      }
+      add_own((*merged_)[tn], call, b);
+    }
   }
 
   // Adds the idle time of the current thread's node `tn` (merged node `n`) to `b`.
   void add(uint32_t tn, uint32_t n, Buckets& b) {
-    const drg::Region& r = run_.region_of(n);
-    const IdleInfo& in = info_[n];
-    if (e_.value(*th_, tn, c_.visits) > 0) {  // the PE entered the region and left early
-      double idle = in.t_p - e_.value(*th_, tn, c_.time) * 1e-9;
-      if (idle <= 0) return;
-      if (r.kind == RegionKind::Program) {
-        b.add(in.before_start, idle);
-        return;
-      }
-      if (r.kind == RegionKind::Parallel && e_.value(*th_, tn, c_.team_size) == 0) {
-        double fj = std::min(idle, e_.value(*th_, tn, c_.fork) * 1e-9 + in.master_join);
-        b.add(in.fork, fj);
-        idle -= fj;
-      }
-      b.add(in.shorter, idle);
+    if (entered(tn)) {
+      add_entered(tn, n, b);
+      return;
+    }
+    if (!summed_.empty()) {
+      b.add(sums_[summed_[tn]]);
       return;
     }
     // The PE only holds the path: it is idle in the region's own code, and in each child
-    // region as that child's analysis says. Children it reached are stamped with this call.
-    uint64_t call = ++calls_;
-    for (uint32_t tc = first_child_[tn]; tc != format::kNoIndex; tc = next_sibling_[tc]) {
+    // region as that child's analysis says. Children it reached are stamped with the call.
+    // Depth first with an explicit stack, in the order of a recursive walk.
+    stack_.clear();
+    stack_.push_back({tn, n, ++calls_, first_child_[tn]});
+    while (!stack_.empty()) {
+      Frame& f = stack_.back();
+      if (f.next == format::kNoIndex) {
+        add_own(f.n, f.call, b);
+        stack_.pop_back();
+        continue;
+      }
+      uint32_t tc = f.next;
+      f.next = next_sibling_[tc];
       uint32_t mc = (*merged_)[tc];
-      reached_[mc] = call;
-      add(tc, mc, b);
+      reached_[mc] = f.call;
+      if (entered(tc)) add_entered(tc, mc, b);
+      else stack_.push_back({tc, mc, ++calls_, first_child_[tc]});  // f is not used after this
     }
+  }
+
+ private:
+  bool entered(uint32_t tn) const { return e_.value(*th_, tn, c_.visits) > 0; }
+
+  // A PE that entered the region and left early.
+  void add_entered(uint32_t tn, uint32_t n, Buckets& b) const {
+    const drg::Region& r = run_.region_of(n);
+    const IdleInfo& in = info_[n];
+    double idle = in.t_p - e_.value(*th_, tn, c_.time) * 1e-9;
+    if (idle <= 0) return;
+    if (r.kind == RegionKind::Program) {
+      b.add(in.before_start, idle);
+      return;
+    }
+    if (r.kind == RegionKind::Parallel && e_.value(*th_, tn, c_.team_size) == 0) {
+      double fj = std::min(idle, e_.value(*th_, tn, c_.fork) * 1e-9 + in.master_join);
+      b.add(in.fork, fj);
+      idle -= fj;
+    }
+    b.add(in.shorter, idle);
+  }
+
+  // A node the PE only holds, after its children: the child regions it did not reach, and the
+  // region's own code.
+  void add_own(uint32_t n, uint64_t call, Buckets& b) const {
+    const IdleInfo& in = info_[n];
     double children_tp = 0;
     for (uint32_t ch : run_.node(n).children) {
       children_tp += info_[ch].t_p;
@@ -564,7 +615,6 @@ class IdleWalk {
     b.add(in.not_ran, std::max(0.0, in.t_p - children_tp));
   }
 
- private:
   const MergedTree& run_;
   const drg::Experiment& e_;
   const Columns& c_;
@@ -573,7 +623,16 @@ class IdleWalk {
   uint64_t calls_ = 0;
   const drg::ThreadTree* th_ = nullptr;
   const std::vector<uint32_t>* merged_ = nullptr;
-  std::vector<uint32_t> first_child_, next_sibling_;
+  std::vector<uint32_t> first_child_, next_sibling_, depth_;
+  // Deep threads: per node the PE only holds, the index of its summed idle time in sums_.
+  std::vector<uint32_t> summed_;
+  std::vector<Buckets> sums_;
+  struct Frame {
+    uint32_t tn, n;
+    uint64_t call;
+    uint32_t next;  // next child of tn to visit
+  };
+  std::vector<Frame> stack_;
 };
 
 int count_pes(const drg::Experiment& e) { return std::max<int>(1, int(e.threads.size())); }
@@ -585,8 +644,11 @@ std::vector<std::string> identity_violations(const Analysis& a, double tolerance
   auto check = [&](const RegionOverheads& r) {
     double sum = 0;
     for (double v : r.classes) sum += v;
+    std::string name = !r.path.empty() ? r.path
+                       : r.in_run      ? "node " + std::to_string(r.node)
+                                       : "reference node " + std::to_string(r.ref_node);
     if (!(std::fabs(sum - r.t_o) <= tolerance))
-      out.push_back(r.path + ": classes sum to " + std::to_string(sum) + " s, T_o is " +
+      out.push_back(name + ": classes sum to " + std::to_string(sum) + " s, T_o is " +
                     std::to_string(r.t_o) + " s");
   };
   for (const auto& r : a.regions) check(r);
@@ -608,31 +670,16 @@ std::string region_key(const drg::Region& r) {
   return k;
 }
 
-// Call paths are compared and printed as strings, whose total size grows with depth squared:
-// a tree deeper than this is refused with one line (it is almost always runaway recursion).
-constexpr uint32_t kMaxDepth = 2000;
-
-void check_depth(const MergedTree& t) {
-  uint32_t deepest = 0;
-  for (const drg::MergedNode& n : t.nodes()) deepest = std::max(deepest, n.depth);
-  if (deepest > kMaxDepth)
-    throw drg::LoadError(t.experiment().path + ": the call tree is " + std::to_string(deepest) +
-                         " levels deep; the analyses take at most " + std::to_string(kMaxDepth) +
-                         " (usually runaway recursion: SCALEA_FUNCTIONS_EXCLUDE can leave the "
-                         "recursive function out)");
-}
-
 Analysis classify(const MergedTree& run, const MergedTree* reference, const Options& options) {
-  check_depth(run);
-  if (reference) check_depth(*reference);
   const drg::Experiment& e = run.experiment();
   Columns c(e);
   Analysis a;
   a.p = options.p > 0 ? options.p : count_pes(e);
   a.has_reference = reference != nullptr;
+  a.keys = options.keys ? options.keys : std::make_shared<CallPathKeys>();
   const double p = a.p;
   Workers workers(run, options.threads);
-  RunFacts f = measure(run, workers);
+  RunFacts f = measure(run, workers, *a.keys);
   size_t n_nodes = run.nodes().size();
   std::vector<IdleInfo> info(n_nodes);
   for (uint32_t n = 0; n < n_nodes; ++n) {
@@ -647,21 +694,21 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
     in.shorter = find_rule(r.kind, r.subkind, Part::IdleShorter);
   }
 
-  // Reference facts, matched by canonical key.
+  // Reference facts, matched by call-path key (the roots match whatever the program's name:
+  // the reference may be a copy of the binary). Where several reference nodes have the same key,
+  // the first one counts.
   std::optional<RunFacts> rf;
-  std::unordered_map<std::string, uint32_t> ref_index;
+  std::vector<uint32_t> ref_index;  // key -> reference node
   if (reference) {
-    rf = measure(*reference, Workers(*reference, options.threads));
-    for (uint32_t n = 0; n < rf->keys.size(); ++n) ref_index.emplace(rf->keys[n], n);
-    // The roots match whatever the program's name: the reference may be a copy of the binary.
-    ref_index[f.keys[0]] = 0;
+    rf = measure(*reference, Workers(*reference, options.threads), *a.keys);
+    ref_index.assign(a.keys->size(), format::kNoIndex);
+    for (uint32_t n = 0; n < rf->keys.size(); ++n)
+      if (ref_index[rf->keys[n]] == format::kNoIndex) ref_index[rf->keys[n]] = n;
   }
   auto ref_of = [&](uint32_t n) -> long {
     if (!rf) return -1;
-    std::string key = f.keys[n];
-    if (n != 0) key = rf->keys[0] + key.substr(f.keys[0].size());
-    auto it = ref_index.find(key);
-    return it == ref_index.end() ? -1 : long(it->second);
+    uint32_t rn = ref_index[f.keys[n]];
+    return rn == format::kNoIndex ? -1 : long(rn);
   };
 
   // Evidence from the reference: extra work and replicated work move out of useful work.
@@ -714,7 +761,7 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
   }
 
   // Subtree sums, children before parents.
-  std::vector<Buckets> sub = f.own;
+  std::vector<Buckets> sub = std::move(f.own);  // f.own is not used after this
   std::vector<uint32_t> order = run.preorder();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     uint32_t parent = run.node(*it).parent;
@@ -794,7 +841,7 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
     const MemberStats& st = f.stats[n];
     RegionOverheads& o = a.regions[n];
     o.node = n;
-    o.path = run.path(n);
+    if (options.paths) o.path = run.path(n);
     o.key = f.keys[n];
     o.p = a.p;
     o.t_p = f.time_max[n];
@@ -817,6 +864,7 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
     // Reference time; without one, T_s is estimated as the useful work (A = 0).
     long rn = ref_of(n);
     o.in_reference = rn >= 0;
+    if (rn >= 0) o.ref_node = uint32_t(rn);
     double U;
     if (rn >= 0) {
       o.t_s = rf->time_max[size_t(rn)];
@@ -850,15 +898,13 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
   // Regions the reference ran and this run did not: their work is gone (negative additional
   // computation), so T_o = -T_s/p.
   if (rf) {
-    std::unordered_map<std::string, uint32_t> run_keys;
-    for (uint32_t n = 0; n < n_nodes; ++n) {
-      std::string key = n == 0 ? rf->keys[0] : rf->keys[0] + f.keys[n].substr(f.keys[0].size());
-      run_keys.emplace(key, n);
-    }
+    std::vector<char> in_run(a.keys->size(), 0);
+    for (uint32_t n = 0; n < n_nodes; ++n) in_run[f.keys[n]] = 1;
     for (uint32_t rn = 0; rn < rf->keys.size(); ++rn) {
-      if (run_keys.count(rf->keys[rn])) continue;
+      if (in_run[rf->keys[rn]]) continue;
       RegionOverheads o;
       o.node = format::kNoIndex;
+      o.ref_node = rn;
       o.path = reference->path(rn);
       o.key = rf->keys[rn];
       o.p = a.p;

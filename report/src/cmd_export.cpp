@@ -35,15 +35,23 @@ void run_export(const ExportOptions& o) {
       runs.push_back(analyze(d, o.reference, o.p));
       ptrs.push_back(runs.back().get());
     }
-    write_output(o.output, export_extrap(ptrs));
+    write_output(o.output, [&](const TextSink& put) { export_extrap(put, ptrs); });
     return;
   }
   std::unique_ptr<Analyzed> x = analyze(o.dirs[0], o.reference, o.p);
+  if (o.format == "json") {
+    write_output(o.output, [&](const TextSink& put) {
+      export_json(put, *x, o.findings);
+      put("\n");
+    });
+    if (!o.output.empty() && o.output != "-")
+      std::fprintf(stderr, "scalea export: wrote %s (%s)\n", o.output.c_str(), o.format.c_str());
+    return;
+  }
   std::string text;
   if (o.format == "csv") text = export_csv(*x);
-  else if (o.format == "json") text = export_json(*x, o.findings).dump(2) + "\n";
   else if (o.format == "dot") text = export_dot(*x);
-  else if (o.format == "hatchet") text = export_hatchet(*x).dump(1) + "\n";
+  else if (o.format == "hatchet") text = export_hatchet(*x);
   else if (o.format == "html") text = render_html(*x, {o.findings, !o.no_graphviz});
   write_output(o.output, text);
   if (!o.output.empty() && o.output != "-")

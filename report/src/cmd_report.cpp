@@ -11,6 +11,7 @@
 
 #include "calibrate.hpp"
 #include "commands.hpp"
+#include "export_formats.hpp"
 #include "report_json.hpp"
 #include "findings.hpp"
 #include "study_report.hpp"
@@ -51,14 +52,20 @@ bool shown(const MergedTree& t, uint32_t n, double t_p, const ReportOptions& o) 
   return n == 0 || t_p >= o.min_time;
 }
 
+// The region's label indented by its depth, cut to `width` (the indentation is not built past
+// the width: it would cost O(depth) per row).
 std::string tree_label(const MergedTree& t, uint32_t n, size_t width, const ReportOptions& o) {
   const drg::Region& reg = t.region_of(n);
-  std::string label = std::string(2 * t.node(n).depth, ' ') + reg.label();
+  std::string text = reg.label();
   std::string loc = reg.location();
-  if (!loc.empty() && reg.kind != drg::RegionKind::Program) label += " @" + loc;
+  if (!loc.empty() && reg.kind != drg::RegionKind::Program) text += " @" + loc;
   std::string mark = o.throttled.count(n) ? " [throttled]" : "";
-  if (label.size() + mark.size() > width) label = label.substr(0, width - mark.size() - 3) + "...";
-  return label + mark;
+  size_t indent = 2 * size_t(t.node(n).depth);
+  if (indent + text.size() + mark.size() <= width) return std::string(indent, ' ') + text + mark;
+  size_t keep = width - mark.size() - 3;
+  std::string label(std::min(indent, keep), ' ');
+  label += text.substr(0, keep - label.size());
+  return label + "..." + mark;
 }
 
 std::string command_line(const drg::Experiment& e) {
@@ -177,12 +184,14 @@ void print_rows(const MergedTree& t, const Analysis& a, const ReportOptions& o, 
     const drg::Region& reg = t.region_of(n);
     std::string kind(format::region_kind_name(reg.kind));
     if (csv) {
-      fmt::print("{},{},{},{:.9f},{:.9f},{:.9f}", quote(r.path), kind, quote(reg.location()), r.t_p,
-                 r.t_s, r.t_o);
+      fmt::print("{},{},{},{:.9f},{:.9f},{:.9f}", quote(region_path(t, r)), kind,
+                 quote(reg.location()), r.t_p, r.t_s, r.t_o);
       for (double v : r.classes) fmt::print(",{:.9f}", v);
     } else {
+      // Indented by depth, up to drg::kPathLevels levels (deeper rows would make the table grow
+      // with depth^2).
       std::string indent;
-      for (uint32_t d = 0; d < t.node(n).depth; ++d) indent += "&emsp;";
+      for (uint32_t d = 0; d < std::min(t.node(n).depth, drg::kPathLevels); ++d) indent += "&emsp;";
       fmt::print("| {}{} | {} | {} | {:.4f} | {:.4f} | {:.4f}", indent, reg.label(), kind,
                  reg.location(), r.t_p, r.t_s, r.t_o);
       for (double v : r.classes) fmt::print(" | {:.4f}", v);
@@ -199,7 +208,8 @@ void print_json(const drg::Experiment& e, const MergedTree& t, const Analysis& a
   jo.machine_used = o.machine_used;
   jo.compensate = o.compensate;
   jo.findings = findings_limit();
-  std::cout << report_json(e, t, a, ref, jo).dump(2) << "\n";
+  report_json(write_to(std::cout), e, t, a, ref, jo);
+  std::cout << "\n";
 }
 
 }  // namespace
@@ -249,6 +259,7 @@ void add_report(CLI::App& app) {
     }
     overheads::Options opts;
     opts.p = o->p;
+    opts.paths = false;  // built for the rows printed
     std::optional<overheads::MachineModel> machine = find_machine(o->machine, o->machine_used);
     if (machine) opts.machine = &*machine;
     if (o->compensate && !machine)

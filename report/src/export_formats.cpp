@@ -16,9 +16,11 @@
 #include <map>
 #include <iostream>
 #include <sstream>
+#include <unordered_map>
 
 #include "commands.hpp"
 #include "findings.hpp"
+#include "scalea/drg/flat_map.hpp"
 #include "scalea/format.hpp"
 
 extern char** environ;
@@ -40,7 +42,8 @@ const std::array<std::string_view, kClassCount> kClassColors = {
 const std::array<std::string_view, kClassCount> kClassShort = {"data", "sync", "control",
                                                                "addl", "loss", "unident"};
 
-std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference, int p) {
+std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference, int p,
+                                  std::shared_ptr<overheads::CallPathKeys> keys) {
   auto x = std::make_unique<Analyzed>();
   x->e = drg::load_experiment(dir);
   x->t.emplace(x->e);
@@ -50,8 +53,15 @@ std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& ref
   }
   overheads::Options opts;
   opts.p = p;
+  opts.keys = std::move(keys);
+  opts.paths = false;
   x->a = overheads::classify(*x->t, x->ref_t ? &*x->ref_t : nullptr, opts);
   return x;
+}
+
+std::string region_path(const MergedTree& run, const overheads::RegionOverheads& r) {
+  if (!r.path.empty() || r.node == format::kNoIndex) return r.path;
+  return run.path(r.node);
 }
 
 int dominant_class(const overheads::RegionOverheads& r) {
@@ -119,9 +129,10 @@ std::string export_csv(const Analyzed& x) {
     std::string tail = fmt::format(",{:.9f},{:.9f},{:.9f}", r.t_p, r.t_s, r.t_o);
     for (double v : r.classes) tail += fmt::format(",{:.9f}", v);
     tail += "," + std::string(dom < 0 ? "" : kClassKeys[size_t(dom)]);
+    std::string path = csv_quote(region_path(t, r));
     for (const drg::Member& m : t.node(n).members) {
       const drg::ThreadTree& tt = x.e.threads[m.thread];
-      out << csv_quote(r.path) << ',' << format::region_kind_name(reg.kind) << ','
+      out << path << ',' << format::region_kind_name(reg.kind) << ','
           << csv_quote(reg.label()) << ',' << csv_quote(reg.location()) << ','
           << csv_quote(reg.function) << ',' << tt.rank << ',' << tt.thread << ','
           << uint64_t(x.e.value(tt, m.node, c.visits)) << ','
@@ -133,10 +144,10 @@ std::string export_csv(const Analyzed& x) {
   return out.str();
 }
 
-nlohmann::json export_json(const Analyzed& x, size_t findings) {
+void export_json(const TextSink& put, const Analyzed& x, size_t findings) {
   ReportJsonOptions o;
   o.findings = findings;
-  return report_json(x.e, x.tree(), x.a, x.reference(), o);
+  report_json(put, x.e, x.tree(), x.a, x.reference(), o);
 }
 
 std::string export_dot(const Analyzed& x) {
@@ -160,7 +171,7 @@ std::string export_dot(const Analyzed& x) {
                                     r.t_p > 0 ? 100 * r.t_o / r.t_p : 0.0);
     if (dom >= 0)
       label += fmt::format("\n{} {:.4f} s", kClassKeys[size_t(dom)], r.classes[size_t(dom)]);
-    o << "  n" << n << " [label=\"" << dot_escape(label) << "\", tooltip=\"" << dot_escape(r.path)
+    o << "  n" << n << " [label=\"" << dot_escape(label) << "\", tooltip=\"" << dot_escape(region_path(t, r))
       << "\"";
     if (dom >= 0) o << ", fillcolor=\"" << kClassColors[size_t(dom)] << "\"";
     o << ", class=\"" << (dom >= 0 ? kClassKeys[size_t(dom)] : "none") << "\"];\n";
@@ -184,15 +195,35 @@ std::string export_dot(const Analyzed& x) {
   return o.str();
 }
 
-nlohmann::json export_hatchet(const Analyzed& x) {
+std::string export_hatchet(const Analyzed& x) {
   const MergedTree& t = x.tree();
   const auto& a = x.a;
   Cols c(x.e);
-  std::vector<nlohmann::json> nodes(t.nodes().size());
-  std::vector<uint32_t> order = t.preorder();
-  // Children before parents, so each node can take its finished children.
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    uint32_t n = *it;
+  uint32_t deepest = 0;
+  for (const drg::MergedNode& mn : t.nodes()) deepest = std::max(deepest, mn.depth);
+  // Written as nlohmann::json::dump(1) would write the nested document, without building it (and
+  // without recursing: a node's children are written between its "children" key and its frame).
+  const bool pretty = deepest <= drg::kPathLevels;
+  std::string out;
+  auto indent = [&](size_t n) {
+    if (pretty) out.append(n, ' ');
+  };
+  auto text = [&](const char* pretty_text, const char* compact_text) {
+    out += pretty ? pretty_text : compact_text;
+  };
+  // A flat object dumped at indentation `at`.
+  auto value = [&](const nlohmann::json& j, size_t at) {
+    if (!pretty) {
+      out += j.dump();
+      return;
+    }
+    for (char ch : j.dump(1)) {
+      out += ch;
+      if (ch == '\n') out.append(at, ' ');
+    }
+  };
+  // The end of a node's object at indentation `at`, after its children.
+  auto finish = [&](uint32_t n, size_t at) {
     const auto& r = a.regions[n];
     const drg::Region& reg = t.region_of(n);
     nlohmann::json frame = {{"name", node_label(t, n)},
@@ -206,46 +237,119 @@ nlohmann::json export_hatchet(const Analyzed& x) {
     m["T_o (inc)"] = r.t_o;
     for (int k = 0; k < kClassCount; ++k)
       m[std::string(kClassKeys[size_t(k)]) + " (inc)"] = r.classes[size_t(k)];
-    nlohmann::json node = {{"frame", frame}, {"metrics", m}};
-    nlohmann::json kids = nlohmann::json::array();
-    for (uint32_t ch : t.node(n).children) kids.push_back(std::move(nodes[ch]));
-    node["children"] = std::move(kids);
-    nodes[n] = std::move(node);
+    text(",\n", ",");
+    indent(at + 1);
+    text("\"frame\": ", "\"frame\":");
+    value(frame, at + 1);
+    text(",\n", ",");
+    indent(at + 1);
+    text("\"metrics\": ", "\"metrics\":");
+    value(m, at + 1);
+    text("\n", "");
+    indent(at);
+    out += '}';
+  };
+  struct Open {
+    uint32_t node;
+    size_t at;     // indentation of the node's object
+    size_t child;  // next child to write
+  };
+  std::vector<Open> stack;
+  // Writes the start of a node's object; a node without children is finished at once.
+  auto start = [&](uint32_t n, size_t at) {
+    text("{\n", "{");
+    indent(at + 1);
+    text("\"children\": ", "\"children\":");
+    if (t.node(n).children.empty()) {
+      out += "[]";
+      finish(n, at);
+    } else {
+      text("[\n", "[");
+      stack.push_back({n, at, 0});
+    }
+  };
+  std::vector<uint32_t> roots;
+  for (uint32_t n = 0; n < t.nodes().size(); ++n)
+    if (t.node(n).parent == format::kNoIndex) roots.push_back(n);
+  if (roots.empty()) return "[]\n";
+  text("[\n", "[");
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if (i > 0) text(",\n", ",");
+    indent(1);
+    start(roots[i], 1);
+    while (!stack.empty()) {
+      Open& o = stack.back();
+      const std::vector<uint32_t>& kids = t.node(o.node).children;
+      if (o.child < kids.size()) {
+        if (o.child > 0) text(",\n", ",");
+        uint32_t ch = kids[o.child++];
+        size_t at = o.at + 2;  // o is not used after start()
+        indent(at);
+        start(ch, at);
+        continue;
+      }
+      Open done = o;
+      stack.pop_back();
+      text("\n", "");
+      indent(done.at + 1);
+      out += ']';
+      finish(done.node, done.at);
+    }
   }
-  nlohmann::json roots = nlohmann::json::array();
-  for (uint32_t n : order)
-    if (t.node(n).parent == format::kNoIndex) roots.push_back(std::move(nodes[n]));
-  return roots;
+  text("\n", "");
+  out += "]\n";
+  return out;
 }
 
-std::string export_extrap(const std::vector<const Analyzed*>& runs) {
+void export_extrap(const TextSink& put, const std::vector<const Analyzed*>& runs) {
   // Callpaths are the region labels joined by "->" (Extra-P's separator); every callpath seen in
   // any run gets a line for every run (0 where a run lacks the region), in call-tree order, so
-  // Extra-P can build its call tree and fit a model on every point.
-  std::vector<std::string> paths;
-  std::map<std::string, size_t> index;
-  std::vector<std::map<std::string, const overheads::RegionOverheads*>> per_run(runs.size());
+  // Extra-P can build its call tree and fit a model on every point. Callpaths are interned as
+  // (parent callpath, label) and numbered in order of first appearance; their text is built once,
+  // for the lines written.
+  std::unordered_map<std::string, uint32_t> label_ids;
+  std::vector<std::string> labels;
+  drg::FlatMap64 child;  // (parent callpath + 1, label) -> callpath
+  std::vector<uint32_t> cp_parent, cp_label, cp_depth, cp_root;
+  std::vector<std::vector<uint32_t>> cp_of(runs.size());  // per run: merged node -> callpath
   for (size_t i = 0; i < runs.size(); ++i) {
     const MergedTree& t = runs[i]->tree();
-    std::vector<std::string> cp(t.nodes().size());
+    std::vector<uint32_t>& cp = cp_of[i];
+    cp.assign(t.nodes().size(), format::kNoIndex);
     for (uint32_t n : t.preorder()) {
       uint32_t p = t.node(n).parent;
       std::string own = node_label(t, n);
       for (size_t pos; (pos = own.find("->")) != std::string::npos;) own.replace(pos, 2, "-");
-      cp[n] = p == format::kNoIndex ? own : cp[p] + "->" + own;
-      if (!index.count(cp[n])) index[cp[n]] = paths.size(), paths.push_back(cp[n]);
-      per_run[i][cp[n]] = &runs[i]->a.regions[n];
+      auto [it, added] = label_ids.emplace(std::move(own), uint32_t(labels.size()));
+      if (added) labels.push_back(it->first);
+      uint32_t parent = p == format::kNoIndex ? format::kNoIndex : cp[p];
+      uint64_t key = uint64_t(parent == format::kNoIndex ? 0 : parent + 1) << 32 | it->second;
+      auto [id, fresh] = child.emplace(key, uint32_t(cp_parent.size()));
+      if (fresh) {
+        cp_parent.push_back(parent);
+        cp_label.push_back(it->second);
+        cp_depth.push_back(parent == format::kNoIndex ? 0 : cp_depth[parent] + 1);
+        cp_root.push_back(parent == format::kNoIndex ? id : cp_root[parent]);
+      }
+      cp[n] = id;
     }
   }
-  std::string out;
+  // Per run and callpath: the region (the last node of the run with that callpath).
+  std::vector<std::vector<const overheads::RegionOverheads*>> per_run(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    per_run[i].assign(cp_parent.size(), nullptr);
+    for (uint32_t n : runs[i]->tree().preorder()) per_run[i][cp_of[i][n]] = &runs[i]->a.regions[n];
+  }
   auto line = [&](int p, const std::string& path, std::string_view metric, double v) {
     nlohmann::json j = {{"params", {{"p", p}}}, {"callpath", path}, {"metric", metric}, {"value", v}};
-    out += j.dump() + "\n";
+    put(j.dump() + "\n");
   };
-  for (const std::string& path : paths) {
+  for (uint32_t id = 0; id < cp_parent.size(); ++id) {
+    std::string path = drg::call_path(
+        id, cp_depth[id], cp_root[id], [&](uint32_t k) { return cp_parent[k]; },
+        [&](uint32_t k) -> const std::string& { return labels[cp_label[k]]; }, "->");
     for (size_t i = 0; i < runs.size(); ++i) {
-      auto it = per_run[i].find(path);
-      const overheads::RegionOverheads* r = it == per_run[i].end() ? nullptr : it->second;
+      const overheads::RegionOverheads* r = per_run[i][id];
       int p = runs[i]->a.p;
       line(p, path, "time", r ? r->t_p : 0.0);
       line(p, path, "overhead", r ? r->t_o : 0.0);
@@ -253,7 +357,6 @@ std::string export_extrap(const std::vector<const Analyzed*>& runs) {
         line(p, path, kClassKeys[size_t(k)], r ? r->classes[size_t(k)] : 0.0);
     }
   }
-  return out;
 }
 
 std::optional<std::string> dot_to_svg(const std::string& dot, std::string* why) {
@@ -307,6 +410,17 @@ void write_output(const std::string& path, const std::string& text) {
   f << text;
   f.close();
   if (!f) throw UserError("cannot write " + path + ": " + std::strerror(errno));
+}
+
+void write_output(const std::string& path, const std::function<void(const TextSink&)>& write) {
+  if (path.empty() || path == "-") {
+    write(write_to(std::cout));
+    std::cout.flush();
+    return;
+  }
+  std::string text;
+  write(append_to(text));
+  write_output(path, text);
 }
 
 }  // namespace scalea::cli

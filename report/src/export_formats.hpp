@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report_json.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
 #include "scalea/overheads/classify.hpp"
@@ -29,9 +30,16 @@ struct Analyzed {
 };
 
 // Loads `dir` (and `reference` unless empty) and classifies it with p PEs (0: its thread count).
-// Throws drg::LoadError or UserError with a one-line message.
+// Analyses given the same `keys` table have comparable call-path keys (scalea diff). Call paths
+// are not built: region_path() builds the ones printed. Throws drg::LoadError or UserError with a
+// one-line message.
 std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference = "",
-                                  int p = 0);
+                                  int p = 0, std::shared_ptr<overheads::CallPathKeys> keys = nullptr);
+
+// The printed call path of a region of the analysis of `run` (drg::MergedTree::path): built
+// here for a region of the run, as classify left it for a region only in the reference. Costs
+// O(depth) (at most drg::kPathLevels): call it for the rows printed only.
+std::string region_path(const drg::MergedTree& run, const overheads::RegionOverheads& r);
 
 // Colour of each overhead class (fill colours shared by DOT, HTML and the plots).
 extern const std::array<std::string_view, overheads::kClassCount> kClassColors;
@@ -47,11 +55,15 @@ std::string node_label(const drg::MergedTree& t, uint32_t n);
 
 std::string export_csv(const Analyzed& x);
 // The `scalea report --format json` document (schema scalea-report/1) plus "findings".
-nlohmann::json export_json(const Analyzed& x, size_t findings);
+void export_json(const TextSink& put, const Analyzed& x, size_t findings);
 std::string export_dot(const Analyzed& x);
-nlohmann::json export_hatchet(const Analyzed& x);
-// One JSON object per line: params {"p": p}, callpath "a->b->c", metric, value.
-std::string export_extrap(const std::vector<const Analyzed*>& runs);
+// The Hatchet literal document, as nlohmann::json::dump(1) writes it, and a newline. A tree
+// deeper than drg::kPathLevels levels is written without indentation: indented, its size would
+// grow with depth^2.
+std::string export_hatchet(const Analyzed& x);
+// One JSON object per line: params {"p": p}, callpath "a->b->c", metric, value. Callpaths deeper
+// than drg::kPathLevels levels are shortened like call paths (drg::call_path).
+void export_extrap(const TextSink& put, const std::vector<const Analyzed*>& runs);
 
 // Renders DOT text to SVG with Graphviz `dot -Tsvg` (no XML prologue). nullopt when `dot` is not
 // installed or fails; `why` then says what happened.
@@ -59,5 +71,8 @@ std::optional<std::string> dot_to_svg(const std::string& dot, std::string* why =
 
 // Writes `text` to `path` ("-" or "": stdout). Throws UserError naming the path when it cannot.
 void write_output(const std::string& path, const std::string& text);
+// The same for text made piece by piece by write(put): written as it is made to stdout; built
+// first for a file, which is not touched when write() throws.
+void write_output(const std::string& path, const std::function<void(const TextSink&)>& write);
 
 }  // namespace scalea::cli

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "export_formats.hpp"
 #include "scalea/format.hpp"
 
 namespace scalea::cli {
@@ -201,7 +202,6 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
       const drg::Region& creg = t.region_of(ctx);
       Finding f;
       f.node = n;
-      f.path = a.regions[n].path;
       f.region = reg.label();
       f.location = reg.location();
       f.context = with_location(creg);
@@ -233,6 +233,7 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
   std::stable_sort(all.begin(), all.end(),
                    [](const Finding& x, const Finding& y) { return x.seconds > y.seconds; });
   if (all.size() > limit) all.resize(limit);
+  for (Finding& f : all) f.path = region_path(t, a.regions[f.node]);
   return all;
 }
 

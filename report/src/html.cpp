@@ -161,7 +161,7 @@ std::string table_html(const Analyzed& x) {
     s += fmt::format("<tr class=\"region\" data-id=\"{}\" data-parent=\"{}\" data-depth=\"{}\" "
                      "data-open=\"1\" title=\"{}\"><td class=\"name\" style=\"padding-left:{:.1f}em\">{}{}</td>"
                      "<td class=\"src\">{}</td><td>{:.4f}</td><td>{:.4f}</td><td>{:.4f}</td><td>{:.1f}</td>",
-                     n, parent, node.depth, esc(r.path), 0.5 + 1.2 * node.depth, tog,
+                     n, parent, node.depth, esc(region_path(t, r)), 0.5 + 1.2 * node.depth, tog,
                      esc(reg.label()), esc(reg.location()), r.t_p, r.t_s, r.t_o,
                      r.t_p > 0 ? 100 * r.t_o / r.t_p : 0.0);
     for (double v : r.classes) s += fmt::format("<td>{:.4f}</td>", v);
@@ -204,8 +204,10 @@ std::string plot_svg(const Analyzed& x) {
   int y = top;
   for (uint32_t n : shown) {
     const auto& r = a.regions[n];
-    std::string label = std::string(2 * t.node(n).depth, ' ') + node_label(t, n);
+    // Indentation past 52 characters would be cut anyway (and cost O(depth)).
+    std::string label = std::string(std::min<size_t>(2 * t.node(n).depth, 53), ' ') + node_label(t, n);
     if (label.size() > 52) label = label.substr(0, 49) + "...";
+    std::string path = esc(region_path(t, r));
     s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" xml:space=\"preserve\">{}</text>\n",
                      label_w - 6, y + row_h - 5, esc(label));
     double x0 = label_w, total = 0;
@@ -216,7 +218,7 @@ std::string plot_svg(const Analyzed& x) {
       s += fmt::format("<rect class=\"bar {}\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
                        "fill=\"{}\" stroke=\"#555\" stroke-width=\"0.3\"><title>{}: {} {:.4f} s</title></rect>\n",
                        kClassKeys[size_t(c)], x0, y + 2, w, row_h - 4, kClassColors[size_t(c)],
-                       esc(r.path), kClassKeys[size_t(c)], v);
+                       path, kClassKeys[size_t(c)], v);
       x0 += w;
       total += v;
     }
@@ -248,16 +250,32 @@ std::string plot_svg(const Analyzed& x) {
   return s + "</svg>\n";
 }
 
+// The subtree of `n` as nested lists (depth first with an explicit stack: any depth).
 std::string tree_list(const MergedTree& t, const overheads::Analysis& a, uint32_t n) {
-  const auto& r = a.regions[n];
-  std::string s = fmt::format("<li>{} &mdash; T_p {:.4f} s, T_o {:.4f} s", esc(node_label(t, n)),
-                              r.t_p, r.t_o);
-  if (!t.node(n).children.empty()) {
-    s += "<ul>";
-    for (uint32_t c : t.node(n).children) s += tree_list(t, a, c);
-    s += "</ul>";
+  std::string s;
+  auto open = [&](uint32_t m) {
+    const auto& r = a.regions[m];
+    s += fmt::format("<li>{} &mdash; T_p {:.4f} s, T_o {:.4f} s", esc(node_label(t, m)), r.t_p,
+                     r.t_o);
+    if (!t.node(m).children.empty()) s += "<ul>";
+  };
+  std::vector<std::pair<uint32_t, size_t>> stack;  // node, next child
+  open(n);
+  stack.emplace_back(n, 0);
+  while (!stack.empty()) {
+    auto& [m, next] = stack.back();
+    const std::vector<uint32_t>& kids = t.node(m).children;
+    if (next < kids.size()) {
+      uint32_t c = kids[next++];
+      open(c);
+      stack.emplace_back(c, 0);  // m and next are not used after this
+      continue;
+    }
+    if (!kids.empty()) s += "</ul>";
+    s += "</li>\n";
+    stack.pop_back();
   }
-  return s + "</li>\n";
+  return s;
 }
 
 }  // namespace

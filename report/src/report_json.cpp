@@ -1,5 +1,6 @@
 #include "report_json.hpp"
 
+#include "export_formats.hpp"
 #include "findings.hpp"
 
 #include <tuple>
@@ -39,9 +40,9 @@ nlohmann::json overheads_json(const overheads::RegionOverheads& r) {
   return ov;
 }
 
-nlohmann::json report_json(const drg::Experiment& e, const drg::MergedTree& t,
-                           const overheads::Analysis& a, const drg::Experiment* ref,
-                           const ReportJsonOptions& o) {
+void report_json(const TextSink& put, const drg::Experiment& e, const drg::MergedTree& t,
+                 const overheads::Analysis& a, const drg::Experiment* ref,
+                 const ReportJsonOptions& o) {
   const int visits = e.metric("visits"), time = e.metric("time"), wait = e.metric("wait"),
             fork = e.metric("fork");
   nlohmann::json out;
@@ -52,57 +53,58 @@ nlohmann::json report_json(const drg::Experiment& e, const drg::MergedTree& t,
                        {"clock", meta_at(e.meta, "clock")}};
   out["reference"] = ref ? nlohmann::json{{"path", ref->path}, {"p", ref->threads.size()}}
                          : nlohmann::json(nullptr);
-  nlohmann::json regions = nlohmann::json::array();
   const std::set<uint32_t> throttled = throttled_nodes(e, t);
-  for (uint32_t n : t.preorder()) {
-    const auto& r = a.regions[n];
-    if (o.shown && !o.shown(n)) continue;
-    const drg::Region& reg = t.region_of(n);
-    nlohmann::json per_thread = nlohmann::json::array();
-    for (const drg::Member& m : t.node(n).members) {
-      const drg::ThreadTree& tt = e.threads[m.thread];
-      per_thread.push_back({{"rank", tt.rank}, {"thread", tt.thread},
-                            {"visits", e.value(tt, m.node, visits)},
-                            {"time", e.value(tt, m.node, time) * 1e-9},
-                            {"wait", e.value(tt, m.node, wait) * 1e-9},
-                            {"fork", e.value(tt, m.node, fork) * 1e-9}});
+  auto regions = [&](const std::function<void(const nlohmann::json&)>& emit) {
+    for (uint32_t n : t.preorder()) {
+      const auto& r = a.regions[n];
+      if (o.shown && !o.shown(n)) continue;
+      const drg::Region& reg = t.region_of(n);
+      nlohmann::json per_thread = nlohmann::json::array();
+      for (const drg::Member& m : t.node(n).members) {
+        const drg::ThreadTree& tt = e.threads[m.thread];
+        per_thread.push_back({{"rank", tt.rank}, {"thread", tt.thread},
+                              {"visits", e.value(tt, m.node, visits)},
+                              {"time", e.value(tt, m.node, time) * 1e-9},
+                              {"wait", e.value(tt, m.node, wait) * 1e-9},
+                              {"fork", e.value(tt, m.node, fork) * 1e-9}});
+      }
+      emit({
+          {"id", n},
+          {"parent", t.node(n).parent == format::kNoIndex ? nlohmann::json(nullptr)
+                                                           : nlohmann::json(t.node(n).parent)},
+          {"path", region_path(t, r)},
+          {"depth", t.node(n).depth},
+          {"kind", std::string(format::region_kind_name(reg.kind))},
+          {"label", reg.label()},
+          {"name", reg.name},
+          {"source", {{"file", reg.file}, {"line", reg.line}, {"function", reg.function}}},
+          {"p", r.p},
+          {"visits", t.sum(n, visits)},
+          {"time", r.t_p},
+          {"reference_time", r.t_s},
+          {"reference_estimated", r.t_s_estimated},
+          {"speedup", r.speedup},
+          {"efficiency", r.efficiency},
+          {"imbalance", {{"max_over_mean", r.imbalance}, {"pes", r.pes_ran},
+                         {"most_loaded", r.most_loaded}, {"least_loaded", r.least_loaded}}},
+          {"wait_total", t.sum(n, wait) * 1e-9},
+          {"noise", a.noise_priced ? nlohmann::json(r.noise) : nlohmann::json(nullptr)},
+          {"events_below", r.events_below},
+          {"throttled", throttled.count(n) > 0},
+          {"time_compensated", a.noise_priced ? nlohmann::json(r.t_p - r.noise) : nlohmann::json(nullptr)},
+          {"overheads", overheads_json(r)},
+          {"per_thread", per_thread},
+      });
     }
-    regions.push_back({
-        {"id", n},
-        {"parent", t.node(n).parent == format::kNoIndex ? nlohmann::json(nullptr)
-                                                         : nlohmann::json(t.node(n).parent)},
-        {"path", r.path},
-        {"depth", t.node(n).depth},
-        {"kind", std::string(format::region_kind_name(reg.kind))},
-        {"label", reg.label()},
-        {"name", reg.name},
-        {"source", {{"file", reg.file}, {"line", reg.line}, {"function", reg.function}}},
-        {"p", r.p},
-        {"visits", t.sum(n, visits)},
-        {"time", r.t_p},
-        {"reference_time", r.t_s},
-        {"reference_estimated", r.t_s_estimated},
-        {"speedup", r.speedup},
-        {"efficiency", r.efficiency},
-        {"imbalance", {{"max_over_mean", r.imbalance}, {"pes", r.pes_ran},
-                       {"most_loaded", r.most_loaded}, {"least_loaded", r.least_loaded}}},
-        {"wait_total", t.sum(n, wait) * 1e-9},
-        {"noise", a.noise_priced ? nlohmann::json(r.noise) : nlohmann::json(nullptr)},
-        {"events_below", r.events_below},
-        {"throttled", throttled.count(n) > 0},
-        {"time_compensated", a.noise_priced ? nlohmann::json(r.t_p - r.noise) : nlohmann::json(nullptr)},
-        {"overheads", overheads_json(r)},
-        {"per_thread", per_thread},
-    });
-  }
-  out["regions"] = regions;
+  };
+  out["regions"] = nullptr;  // streamed
   out["machine"] = o.machine_used.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.machine_used);
   out["compensated"] = o.compensate;
   out["counters"] = e.meta.contains("counters") ? e.meta["counters"] : nlohmann::json(nullptr);
-  nlohmann::json gone = nlohmann::json::array();
-  for (const auto& r : a.only_in_reference)
-    gone.push_back({{"path", r.path}, {"reference_time", r.t_s}, {"overheads", overheads_json(r)}});
-  out["only_in_reference"] = gone;
+  auto gone = [&](const std::function<void(const nlohmann::json&)>& emit) {
+    for (const auto& r : a.only_in_reference)
+      emit({{"path", r.path}, {"reference_time", r.t_s}, {"overheads", overheads_json(r)}});
+  };
   const auto& pe = a.program;
   out["program"] = {{"load_balance", pe.load_balance},
                     {"communication_efficiency", pe.communication_efficiency},
@@ -113,8 +115,7 @@ nlohmann::json report_json(const drg::Experiment& e, const drg::MergedTree& t,
                     {"global_efficiency", pe.global_efficiency ? nlohmann::json(*pe.global_efficiency)
                                                                : nlohmann::json(nullptr)}};
   out["findings"] = findings_json(find_findings(t, a, o.findings));
-  return out;
+  dump_streamed<nlohmann::json>(put, std::move(out), {{"regions", regions}, {"only_in_reference", gone}});
 }
-
 
 }  // namespace scalea::cli

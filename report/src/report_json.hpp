@@ -1,11 +1,15 @@
 // The single-experiment JSON document (schema scalea-report/1, docs/json-schema.md), shared by
 // `scalea report --format json` and `scalea export --format json`.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "scalea/drg/cct.hpp"
 #include "scalea/overheads/classify.hpp"
@@ -39,8 +43,64 @@ T meta_value(const nlohmann::json& meta, const char* key, const char* sub, T fal
 std::set<uint32_t> throttled_nodes(const drg::Experiment& e, const drg::MergedTree& t);
 
 nlohmann::json overheads_json(const overheads::RegionOverheads& r);
-nlohmann::json report_json(const drg::Experiment& e, const drg::MergedTree& t,
-                           const overheads::Analysis& a, const drg::Experiment* ref,
-                           const ReportJsonOptions& o);
+
+// Text is handed to a sink piece by piece: appended to a string, or written to a stream.
+using TextSink = std::function<void(std::string_view)>;
+
+// Writes to `put` the text doc.dump(2) would give with the top-level arrays `arrays` in it, whose
+// elements are made one at a time: write(emit) calls emit(element) for each, in order. A document
+// with one element per region is never held whole (for 100,000 regions its tree took 1-2.4 GB).
+// Json is nlohmann::json or nlohmann::ordered_json; with the latter, the arrays' keys must be in
+// `doc` already, where they belong.
+template <class Json>
+struct StreamedArray {
+  std::string key;
+  std::function<void(const std::function<void(const Json&)>& emit)> write;
+};
+template <class Json>
+void dump_streamed(const TextSink& put, Json doc, const std::vector<StreamedArray<Json>>& arrays) {
+  // Each array's place in the document is held by a string no other value dumps to.
+  std::vector<std::string> marks;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    std::string mark = "\x01scalea-streamed-array-" + std::to_string(i) + "\x01";
+    doc[arrays[i].key] = mark;
+    marks.push_back(Json(mark).dump());
+  }
+  const std::string skeleton = doc.dump(2);
+  std::vector<std::pair<size_t, size_t>> at;  // position in the skeleton, array
+  for (size_t i = 0; i < arrays.size(); ++i) at.emplace_back(skeleton.find(marks[i]), i);
+  std::sort(at.begin(), at.end());
+  size_t from = 0;
+  std::string piece;
+  for (const auto& [pos, i] : at) {
+    put(std::string_view(skeleton).substr(from, pos - from));
+    from = pos + marks[i].size();
+    // A top-level member's value is dumped at indentation 2, its elements at 4.
+    bool any = false;
+    arrays[i].write([&](const Json& element) {
+      piece = any ? ",\n    " : "[\n    ";
+      any = true;
+      for (char ch : element.dump(2)) {
+        piece += ch;
+        if (ch == '\n') piece += "    ";
+      }
+      put(piece);
+    });
+    put(any ? "\n  ]" : "[]");
+  }
+  put(std::string_view(skeleton).substr(from));
+}
+// Sinks: a string to append to, a stream to write to.
+inline TextSink append_to(std::string& s) {
+  return [&s](std::string_view text) { s.append(text); };
+}
+inline TextSink write_to(std::ostream& os) {
+  return [&os](std::string_view text) { os.write(text.data(), std::streamsize(text.size())); };
+}
+
+// The document as nlohmann::json::dump(2) writes it (no newline at the end), to `put`.
+void report_json(const TextSink& put, const drg::Experiment& e, const drg::MergedTree& t,
+                 const overheads::Analysis& a, const drg::Experiment* ref,
+                 const ReportJsonOptions& o);
 
 }  // namespace scalea::cli

@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "commands.hpp"
+#include "report_json.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
 #include "scalea/overheads/classify.hpp"
@@ -78,10 +79,12 @@ struct Sample {
 };
 
 struct Node {
-  std::string rel;  // call-path key relative to the program root ("" for the root)
+  uint32_t key = 0;  // call-path key (Data::keys)
   int parent = -1;
   int depth = 0;
-  std::string label, location, kind, name, file, function, path;
+  std::string label, location, kind, name, file, function;
+  std::string component;  // this level of the call path (drg::path_component)
+  size_t root = 0;        // the root component of the run that added the node (Data::roots)
   uint32_t line = 0;
   std::vector<int> children;
   std::optional<double> t_s;  // reference time
@@ -108,7 +111,9 @@ struct Data {
   Study study;
   std::vector<ConfigData> configs;  // reference first, then by p
   std::vector<Node> nodes;          // preorder not guaranteed: use children
-  std::unordered_map<std::string, int> index;
+  std::shared_ptr<overheads::CallPathKeys> keys = std::make_shared<overheads::CallPathKeys>();
+  std::unordered_map<uint32_t, int> index;  // call-path key -> node
+  std::vector<std::string> roots;           // root components of the runs, distinct
   std::vector<std::vector<Cell>> cells;  // [node][config]
   std::string reference_experiment;
   double reference_program_time = 0;
@@ -139,15 +144,21 @@ std::optional<Loaded> load(const std::string& dir, const Run& r, std::vector<std
   return std::nullopt;
 }
 
+// The call path of a node as the run that added it printed it (drg::call_path).
+std::string node_path(const Data& d, int n) {
+  const Node& nd = d.nodes[size_t(n)];
+  return drg::call_path(
+      uint32_t(n), uint32_t(nd.depth), 0, [&](uint32_t i) { return uint32_t(d.nodes[i].parent); },
+      [&](uint32_t i) -> const std::string& { return i == 0 ? d.roots[nd.root] : d.nodes[i].component; });
+}
+
 int add_node(Data& d, const drg::MergedTree& t, const overheads::Analysis& a, uint32_t n,
-             const std::vector<int>& mapped) {
-  const std::string& root = a.regions[0].key;
-  const std::string& key = a.regions[n].key;
-  std::string rel = n == 0 ? "" : key.compare(0, root.size(), root) == 0 ? key.substr(root.size()) : key;
-  auto it = d.index.find(rel);
+             const std::vector<int>& mapped, size_t root) {
+  uint32_t key = a.regions[n].key;
+  auto it = d.index.find(key);
   if (it != d.index.end()) return it->second;
   Node nd;
-  nd.rel = rel;
+  nd.key = key;
   uint32_t parent = t.node(n).parent;
   nd.parent = parent == format::kNoIndex ? -1 : mapped[parent];
   nd.depth = nd.parent < 0 ? 0 : d.nodes[size_t(nd.parent)].depth + 1;
@@ -159,10 +170,11 @@ int add_node(Data& d, const drg::MergedTree& t, const overheads::Analysis& a, ui
   nd.file = reg.file;
   nd.function = reg.function;
   nd.line = reg.line;
-  nd.path = a.regions[n].path;
+  nd.component = drg::path_component(reg);
+  nd.root = root;
   int id = int(d.nodes.size());
   d.nodes.push_back(nd);
-  d.index.emplace(rel, id);
+  d.index.emplace(key, id);
   if (nd.parent >= 0) d.nodes[size_t(nd.parent)].children.push_back(id);
   d.cells.emplace_back();
   return id;
@@ -211,7 +223,6 @@ Data gather(const std::string& dir) {
   for (const Config& c : d.study.configs()) (void)config_index(c);
   std::vector<bool> config_used(d.configs.size(), false);
 
-  std::string ref_root_key;
   for (const Run* r : order) {
     std::optional<Loaded> own;
     const drg::MergedTree* t = ref.t.get();
@@ -222,8 +233,12 @@ Data gather(const std::string& dir) {
     }
     overheads::Options opts;
     opts.p = r->config.p();
+    opts.keys = d.keys;
+    opts.paths = false;  // node_path builds the ones printed
     overheads::Analysis a = overheads::classify(*t, ref.t.get(), opts);
-    if (r == ref_run) ref_root_key = a.regions[0].key;
+    std::string root_component = drg::path_component(t->region_of(0));
+    size_t root = size_t(std::find(d.roots.begin(), d.roots.end(), root_component) - d.roots.begin());
+    if (root == d.roots.size()) d.roots.push_back(root_component);
     size_t ci = config_index(r->config);
     config_used[ci] = true;
     ConfigData& cd = d.configs[ci];
@@ -236,7 +251,7 @@ Data gather(const std::string& dir) {
     std::vector<int> mapped(t->nodes().size(), -1);
     std::map<int, Sample> run_samples;
     for (uint32_t n : t->preorder()) {
-      int id = add_node(d, *t, a, n, mapped);
+      int id = add_node(d, *t, a, n, mapped, root);
       mapped[n] = id;
       const auto& ro = a.regions[n];
       if (r == ref_run) d.nodes[size_t(id)].t_s = d.nodes[size_t(id)].t_s.value_or(0.0) + ro.t_p;
@@ -253,10 +268,7 @@ Data gather(const std::string& dir) {
     // Regions the reference ran and this run did not: their work is gone.
     std::map<int, Sample> gone;
     for (const auto& ro : a.only_in_reference) {
-      std::string rel = ro.key.compare(0, ref_root_key.size(), ref_root_key) == 0
-                            ? ro.key.substr(ref_root_key.size())
-                            : ro.key;
-      auto it = d.index.find(rel);
+      auto it = d.index.find(ro.key);
       if (it == d.index.end()) continue;
       if (run_samples.count(it->second)) continue;  // the run has the construct elsewhere
       Sample& s = gone[it->second];
@@ -336,10 +348,11 @@ double weight(const Data& d, int n) {
   return w;
 }
 
-bool matches(const Node& n, const std::string& q) {
-  for (const std::string* s : {&n.label, &n.name, &n.function, &n.location, &n.path})
+bool matches(const Data& d, int id, const std::string& q) {
+  const Node& n = d.nodes[size_t(id)];
+  for (const std::string* s : {&n.label, &n.name, &n.function, &n.location})
     if (s->find(q) != std::string::npos) return true;
-  return false;
+  return node_path(d, id).find(q) != std::string::npos;
 }
 
 // Regions to detail (beyond the program): matching --region, else the --top N by overhead.
@@ -347,7 +360,7 @@ std::vector<int> detailed(const Data& d, int default_top) {
   std::vector<int> out;
   if (!g_opts->region.empty()) {
     for (int n : preorder(d))
-      if (matches(d.nodes[size_t(n)], g_opts->region)) out.push_back(n);
+      if (matches(d, n, g_opts->region)) out.push_back(n);
     if (out.empty()) throw UserError("no region of the study matches --region '" + g_opts->region + "'");
     if (g_opts->top >= 0 && out.size() > size_t(g_opts->top)) out.resize(size_t(g_opts->top));
     return out;
@@ -434,7 +447,7 @@ void print_text(const Data& d, bool markdown) {
   if (!g_opts->region.empty()) {
     std::vector<int> keep{0};
     for (int n : tree)
-      if (n != 0 && matches(d.nodes[size_t(n)], g_opts->region)) keep.push_back(n);
+      if (n != 0 && matches(d, n, g_opts->region)) keep.push_back(n);
     tree = keep;
   }
   const size_t W = 44;
@@ -446,8 +459,10 @@ void print_text(const Data& d, bool markdown) {
     row(std::vector<std::string>(head.size(), "---"));
     for (int n : tree) {
       const Node& nd = d.nodes[size_t(n)];
-      std::vector<std::string> cells{std::string(size_t(nd.depth) * 2, '.') + nd.label, nd.location,
-                                     num(nd.t_s, 4)};
+      // Dots for the depth, up to drg::kPathLevels levels (deeper rows would make the table grow
+      // with depth^2).
+      std::vector<std::string> cells{std::string(std::min<size_t>(size_t(nd.depth), drg::kPathLevels) * 2, '.') + nd.label,
+                                     nd.location, num(nd.t_s, 4)};
       for (size_t c = 0; c < d.configs.size(); ++c) cells.push_back(num(d.cells[size_t(n)][c].speedup));
       row(cells);
     }
@@ -458,7 +473,8 @@ void print_text(const Data& d, bool markdown) {
     fmt::print("\n");
     for (int n : tree) {
       const Node& nd = d.nodes[size_t(n)];
-      fmt::print("{:<{}} {:>9}", fit(std::string(size_t(nd.depth) * 2, ' ') + node_title(nd), W), W,
+      // (indentation past W + 1 characters would be cut anyway)
+      fmt::print("{:<{}} {:>9}", fit(std::string(std::min<size_t>(size_t(nd.depth) * 2, W + 1), ' ') + node_title(nd), W), W,
                  num(nd.t_s, 4));
       for (size_t c = 0; c < d.configs.size(); ++c) fmt::print(" {:>10}", num(d.cells[size_t(n)][c].speedup));
       fmt::print("\n");
@@ -472,7 +488,8 @@ void print_text(const Data& d, bool markdown) {
   static const char* short_names[] = {"data", "sync", "control", "addl", "loss", "unident"};
   for (int n : blocks) {
     const Node& nd = d.nodes[size_t(n)];
-    std::string title = n == 0 ? "program " + nd.label : nd.path.empty() ? node_title(nd) : nd.path;
+    std::string path = node_path(d, n);
+    std::string title = n == 0 ? "program " + nd.label : path.empty() ? node_title(nd) : path;
     if (n != 0 && !nd.location.empty() && title.find(nd.location) == std::string::npos)
       title += " @" + nd.location;
     if (markdown) {
@@ -555,10 +572,11 @@ std::string opt_csv(const std::optional<double>& v) { return v ? fmt::format("{:
 std::vector<int> selected_for_lists(const Data& d) {
   std::vector<int> all = preorder(d);
   if (g_opts->region.empty() && g_opts->top < 0) return all;
-  std::vector<int> chosen = detailed(d, -1);
+  std::vector<char> chosen(d.nodes.size(), 0);
+  for (int n : detailed(d, -1)) chosen[size_t(n)] = 1;
   std::vector<int> out;
   for (int n : all)
-    if (n == 0 || std::find(chosen.begin(), chosen.end(), n) != chosen.end()) out.push_back(n);
+    if (n == 0 || chosen[size_t(n)]) out.push_back(n);
   return out;
 }
 
@@ -569,12 +587,13 @@ void print_csv(const Data& d) {
   fmt::print(",total\n");
   for (int n : selected_for_lists(d)) {
     const Node& nd = d.nodes[size_t(n)];
+    const std::string path = node_path(d, n);
     for (size_t c = 0; c < d.configs.size(); ++c) {
       const Cell& cell = d.cells[size_t(n)][c];
       if (cell.samples.empty()) continue;
       const Config& cf = d.configs[c].config;
       fmt::print("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{},{}", n,
-                 nd.parent < 0 ? "" : std::to_string(nd.parent), nd.depth, csv(nd.path), nd.kind, csv(nd.label),
+                 nd.parent < 0 ? "" : std::to_string(nd.parent), nd.depth, csv(path), nd.kind, csv(nd.label),
                  csv(nd.location), cf.p(), cf.threads, cf.ranks, cell.samples.size(), cell.time.med,
                  cell.time.min, cell.time.max, opt_csv(nd.t_s), opt_csv(cell.speedup), opt_csv(cell.efficiency));
       for (int k = 0; k < kClassCount; ++k) fmt::print(",{:.9g}", cell.cls_med[size_t(k)]);
@@ -617,52 +636,59 @@ void print_json(const Data& d) {
                          {"communication_efficiency", stat_of(c.ce).med},
                          {"parallel_efficiency", stat_of(c.pe).med}}}});
   out["configurations"] = configs;
-  nlohmann::ordered_json regions = nlohmann::ordered_json::array();
-  for (int n : selected_for_lists(d)) {
-    const Node& nd = d.nodes[size_t(n)];
-    for (size_t c = 0; c < d.configs.size(); ++c) {
-      const Cell& cell = d.cells[size_t(n)][c];
-      if (cell.samples.empty()) continue;
-      const Config& cf = d.configs[c].config;
-      nlohmann::ordered_json ov, ov_min, ov_max;
-      for (int k = 0; k < kClassCount; ++k) {
-        std::string key(kClassKeys[size_t(k)]);
-        ov[key] = cell.cls_med[size_t(k)];
-        ov_min[key] = cell.cls[size_t(k)].min;
-        ov_max[key] = cell.cls[size_t(k)].max;
+  // Written one row at a time (dump_streamed): the document tree of 100,000 regions at three
+  // configurations took 2.4 GB. The selection is made first: it may fail (--region), and nothing
+  // is written then.
+  const std::vector<int> selected = selected_for_lists(d);
+  auto regions = [&](const std::function<void(const nlohmann::ordered_json&)>& emit) {
+    for (int n : selected) {
+      const Node& nd = d.nodes[size_t(n)];
+      const std::string path = node_path(d, n);
+      for (size_t c = 0; c < d.configs.size(); ++c) {
+        const Cell& cell = d.cells[size_t(n)][c];
+        if (cell.samples.empty()) continue;
+        const Config& cf = d.configs[c].config;
+        nlohmann::ordered_json ov, ov_min, ov_max;
+        for (int k = 0; k < kClassCount; ++k) {
+          std::string key(kClassKeys[size_t(k)]);
+          ov[key] = cell.cls_med[size_t(k)];
+          ov_min[key] = cell.cls[size_t(k)].min;
+          ov_max[key] = cell.cls[size_t(k)].max;
+        }
+        ov["total"] = cell.total;
+        ov_min["total"] = cell.total_rep.min;
+        ov_max["total"] = cell.total_rep.max;
+        emit({
+            {"id", n},
+            {"parent", nd.parent < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(nd.parent)},
+            {"path", path},
+            {"depth", nd.depth},
+            {"kind", nd.kind},
+            {"label", nd.label},
+            {"name", nd.name},
+            {"source", {{"file", nd.file}, {"line", nd.line}, {"function", nd.function}}},
+            {"config", cf.id()},
+            {"p", cf.p()},
+            {"threads", cf.threads},
+            {"ranks", cf.ranks},
+            {"repetitions", cell.samples.size()},
+            {"time", cell.time.med},
+            {"time_min", cell.time.min},
+            {"time_max", cell.time.max},
+            {"reference_time", opt_json(nd.t_s)},
+            {"speedup", opt_json(cell.speedup)},
+            {"efficiency", opt_json(cell.efficiency)},
+            {"overheads", ov},
+            {"overheads_min", ov_min},
+            {"overheads_max", ov_max},
+        });
       }
-      ov["total"] = cell.total;
-      ov_min["total"] = cell.total_rep.min;
-      ov_max["total"] = cell.total_rep.max;
-      regions.push_back({
-          {"id", n},
-          {"parent", nd.parent < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(nd.parent)},
-          {"path", nd.path},
-          {"depth", nd.depth},
-          {"kind", nd.kind},
-          {"label", nd.label},
-          {"name", nd.name},
-          {"source", {{"file", nd.file}, {"line", nd.line}, {"function", nd.function}}},
-          {"config", cf.id()},
-          {"p", cf.p()},
-          {"threads", cf.threads},
-          {"ranks", cf.ranks},
-          {"repetitions", cell.samples.size()},
-          {"time", cell.time.med},
-          {"time_min", cell.time.min},
-          {"time_max", cell.time.max},
-          {"reference_time", opt_json(nd.t_s)},
-          {"speedup", opt_json(cell.speedup)},
-          {"efficiency", opt_json(cell.efficiency)},
-          {"overheads", ov},
-          {"overheads_min", ov_min},
-          {"overheads_max", ov_max},
-      });
     }
-  }
-  out["regions"] = regions;
+  };
+  out["regions"] = nullptr;  // streamed
   out["warnings"] = d.warnings;
-  std::cout << out.dump(2) << "\n";
+  dump_streamed<nlohmann::ordered_json>(write_to(std::cout), std::move(out), {{"regions", regions}});
+  std::cout << "\n";
 }
 
 // ---- plots (gnuplot) ----

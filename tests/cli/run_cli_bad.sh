@@ -6,7 +6,9 @@
 #                      export, drg and diff
 #         flags:       wrong, missing and out-of-range flags of every subcommand
 #         env:         bad SCALEA_* values: one warning, the program runs and is measured
-#         deep DEPTH:  a valid experiment whose call tree is DEPTH levels deep (a recursion)
+#         deep DEPTH [MAX_S MAX_MIB]: a valid experiment whose call tree is DEPTH levels deep (a
+#                      recursion), and a study of it: every command must read them, each within
+#                      MAX_S seconds and MAX_MIB MiB of peak RSS
 # Bad input must give exit status 2 and exactly one line on stderr, starting "scalea", within the
 # timeout: never a crash signal, never a hang.
 set -u
@@ -249,23 +251,81 @@ PY
     [ "$(wc -l < "$tmp/err")" -le 1 ] || fail "SCALEA_LIBOMP=missing: more than one line: $(cat "$tmp/err")"
     ;;
   deep)
-    depth=${4:-100000}
-    cases=1
+    # A valid experiment whose call tree is DEPTH levels deep (a recursion), and a study of it at
+    # 1 and 2 threads: every command reads them (exit 0, nothing on stderr), each within MAX_S
+    # seconds and MAX_MIB MiB of peak RSS (0: no bound). The analyses cost time and memory linear
+    # in the nodes; before call paths were interned they grew with depth^2 (8,000 levels took
+    # 3.4-7.4 GB), so the bounds of the 100,000-level case fail on that.
+    depth=${4:-100000}; max_s=${5:-$T}; max_mib=${6:-0}
     deep=$tmp/deep
     "$scalea" run -q -o "$deep" -- "$bin/load_app" deep "$depth" > /dev/null 2>&1 || { echo "FAIL: cannot make the deep experiment"; exit 1; }
-    # A valid experiment: each command either reads it (exit 0) or refuses it with one line
-    # (exit 2); never a crash, never a hang.
-    for c in "report" "report --format json" "export --format csv" "export --format json" \
-             "export --format dot" "export --format hatchet" "drg" "drg --graph regions"; do
+    "$scalea" study -o "$tmp/deep.study" --threads 1,2 -- "$bin/load_app" deep "$depth" > /dev/null 2>&1 \
+      || { echo "FAIL: cannot make the deep study"; exit 1; }
+    shortened=$((depth > 2000 ? depth - 2000 : 0))  # nodes whose call path is printed shortened
+    # check COUNT REGEX ARGS...: runs scalea ARGS; its stdout must have COUNT lines matching REGEX
+    # (COUNT -: not checked, stdout is dropped). Prints the exit status, seconds and peak MiB.
+    check() {
+      local count=$1 regex=$2; shift 2
       cases=$((cases + 1))
-      timeout -s KILL "$T" "$scalea" $c "$deep" > /dev/null 2> "$tmp/err"; rc=$?
-      if [ $rc = 137 ]; then fail "scalea $c (depth $depth): killed after ${T}s (hang?)"; continue; fi
-      [ $rc = 0 ] || [ $rc = 2 ] || fail "scalea $c (depth $depth): exit status $rc: $(head -c 300 "$tmp/err")"
-      [ $rc = 0 ] || [ "$(wc -l < "$tmp/err")" = 1 ] || fail "scalea $c (depth $depth): not one line: $(head -c 300 "$tmp/err")"
-    done
-    cases=$((cases + 1))
-    timeout -s KILL "$T" "$scalea" diff "$deep" "$deep" > /dev/null 2> "$tmp/err"; rc=$?
-    [ $rc = 0 ] || [ $rc = 2 ] || fail "scalea diff (depth $depth): exit status $rc"
+      local rc secs mib lines
+      read -r rc secs mib lines < <(python3 - "$max_s" "$tmp/err" "$count" "$regex" "$scalea" "$@" <<'PY'
+import os, re, resource, subprocess, sys, threading, time
+limit, err, count, regex = float(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+pattern = re.compile(regex.encode()) if count != "-" else None
+matched = [0]
+t0 = time.monotonic()
+with open(err, "w") as e:
+    p = subprocess.Popen(sys.argv[5:], stdin=subprocess.DEVNULL, stderr=e,
+                         stdout=subprocess.PIPE if pattern else subprocess.DEVNULL)
+    def read():
+        for line in p.stdout:
+            if pattern.search(line):
+                matched[0] += 1
+    reader = threading.Thread(target=read) if pattern else None
+    if reader: reader.start()
+    try:
+        rc = p.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = 128 + 9
+        p.wait()
+    if reader: reader.join()
+secs = time.monotonic() - t0
+mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(rc if rc >= 0 else 128 - rc, f"{secs:.2f}", f"{mib:.0f}", matched[0])
+PY
+)
+      local what="scalea $* (depth $depth)"
+      echo "  $what: exit $rc, $secs s, $mib MiB"
+      if [ "$rc" = 137 ]; then fail "$what: killed after ${max_s}s"; return; fi
+      [ "$rc" = 0 ] || { fail "$what: exit status $rc: $(head -c 300 "$tmp/err")"; return; }
+      [ -s "$tmp/err" ] && fail "$what: wrote to stderr: $(head -c 300 "$tmp/err")"
+      [ "$max_mib" = 0 ] || [ "$mib" -le "$max_mib" ] || fail "$what: peak RSS $mib MiB, bound $max_mib MiB"
+      [ "$count" = - ] || [ "$lines" = "$count" ] || fail "$what: $lines lines match '$regex', expected $count"
+    }
+    nodes=$((depth + 1))
+    check - '' report "$deep"
+    check $nodes '^      "depth": ' report "$deep" --format json
+    check $shortened '^      "path": "load_app/\.\.\.\([0-9]+ levels\)\.\.\./' report "$deep" --format json
+    check $nodes '^"?load_app' report "$deep" --format csv
+    check - '' report "$deep" --format markdown
+    check - '' report "$deep" --view times
+    check $nodes '^      "depth": ' report "$deep" -r "$deep" --format json
+    check - '' export --format csv "$deep"
+    check $nodes '^      "depth": ' export --format json "$deep"
+    check - '' export --format dot "$deep"
+    check - '' export --format hatchet "$deep"
+    check - '' export --format extrap "$deep"
+    check - '' export --format html --no-graphviz "$deep"
+    check - '' drg "$deep"
+    check - '' drg --graph regions "$deep"
+    check - '' cache "$deep"
+    check - '' diff "$deep" "$deep"
+    check $nodes '^      "path": ' diff "$deep" "$deep" --format json
+    check - '' diff "$deep" "$deep" --ref-a "$deep" --ref-b "$deep"
+    check - '' report "$tmp/deep.study"
+    check $((2 * nodes)) '^      "path": ' report "$tmp/deep.study" --format json
+    check - '' report "$tmp/deep.study" --format csv
     ;;
   *) echo "unknown group $group"; exit 1 ;;
 esac

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scalea/drg/experiment.hpp"
@@ -23,6 +24,45 @@ struct MergedNode {
   std::vector<uint32_t> children;  // in order of first appearance
   std::vector<Member> members;
 };
+
+// Call paths as printed. A path has one component per level, root first; a path of at most
+// kPathLevels levels below the root is printed whole. A deeper one (only runaway recursion gets
+// there) is printed shortened, so that printing every node of a tree costs time and space linear
+// in its nodes: the root, then "...(N levels)..." for the N levels left out, then the last
+// kPathTail levels down to the node itself:
+//   "prog/...(99990 levels).../f@f.c:3/.../f@f.c:3"
+// Before call paths were interned (overheads::CallPathKeys), the analyses refused trees deeper
+// than 2,000 levels; every path they printed is still printed the same.
+constexpr uint32_t kPathLevels = 2000;
+constexpr uint32_t kPathTail = 10;
+
+// One component of a printed call path: the region's label and, except for the program, "@" and
+// its source location ("loop (dynamic)@md.c:90").
+std::string path_component(const Region& r);
+
+// The printed call path of `node` in any tree: `depth` is the node's depth (the root's is 0),
+// parent(i) the parent of node i, component(i) its text and `root` the root node. Walks up at most
+// kPathLevels + 1 nodes; never recurses.
+template <class Parent, class Component>
+std::string call_path(uint32_t node, uint32_t depth, uint32_t root, Parent&& parent,
+                      Component&& component, std::string_view separator = "/") {
+  std::vector<uint32_t> chain;  // node first
+  bool shortened = depth > kPathLevels;
+  uint32_t keep = shortened ? kPathTail : depth + 1;
+  chain.reserve(keep);
+  for (uint32_t n = node, i = 0; i < keep; ++i, n = parent(n)) chain.push_back(n);
+  std::string out;
+  if (shortened) {
+    out += component(root);
+    out += separator;
+    out += "...(" + std::to_string(depth - kPathTail) + " levels)...";
+  }
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    if (it != chain.rbegin() || shortened) out += separator;
+    out += component(*it);
+  }
+  return out;
+}
 
 class MergedTree {
  public:
@@ -44,7 +84,8 @@ class MergedTree {
   // Value of the metric summed per rank.
   std::vector<double> per_rank(uint32_t node, int metric) const;
 
-  // "program/parallel@md.c:88/loop@md.c:90"
+  // "program/parallel@md.c:88/loop@md.c:90", shortened beyond kPathLevels levels (call_path).
+  // Costs O(min(depth, kPathLevels)): build it only for the nodes whose path is printed.
   std::string path(uint32_t node) const;
   // Depth-first order (children in order of appearance).
   std::vector<uint32_t> preorder() const;

@@ -11,12 +11,14 @@
 #pragma once
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "scalea/drg/cct.hpp"
 #include "scalea/overheads/classes.hpp"
+#include "scalea/overheads/keys.hpp"
 
 namespace scalea::overheads {
 
@@ -42,12 +44,20 @@ struct Options {
   // Workers for the passes over the PEs: 0 = one per core (at most 8), 1 = serial. The results
   // are the same whatever the number.
   unsigned threads = 0;
+  // The table the call paths of the run and the reference are interned into (a new one when
+  // null). Analyses that share a table have comparable RegionOverheads::key values.
+  std::shared_ptr<CallPathKeys> keys;
+  // Fill RegionOverheads::path for every region of the run. A path costs O(depth) to build (up to
+  // drg::kPathLevels levels), so the command-line tool leaves this off and builds the paths of the
+  // rows it prints (drg::MergedTree::path). Regions only in the reference always get theirs.
+  bool paths = true;
 };
 
 struct RegionOverheads {
   uint32_t node = 0;          // merged node in the run (kNoIndex for regions only in the reference)
-  std::string path;           // call path, e.g. "md/parallel@md.c:88/loop@md.c:90"
-  std::string key;            // canonical key used to match the reference
+  uint32_t ref_node = format::kNoIndex;  // matching merged node in the reference, if any
+  std::string path;           // call path, e.g. "md/parallel@md.c:88/loop@md.c:90" (Options::paths)
+  uint32_t key = 0;           // call-path key (Analysis::keys) used to match the reference
   int p = 1;
   double t_p = 0;             // s, wall time in the run (longest PE)
   double t_s = 0;             // s, reference time, or the estimate U when there is no reference
@@ -80,6 +90,7 @@ struct Analysis {
   std::vector<RegionOverheads> regions;       // one per merged node of the run, same index
   std::vector<RegionOverheads> only_in_reference;
   ProgramEfficiency program;
+  std::shared_ptr<CallPathKeys> keys;  // the table RegionOverheads::key refers to
 };
 
 Analysis classify(const drg::MergedTree& run, const drg::MergedTree* reference,
