@@ -6,9 +6,11 @@
 #include <initializer_list>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 
 #include "scalea/overheads/classify.hpp"
+#include "scalea/overheads/keys.hpp"
 #include "scalea/overheads/rules.hpp"
 
 namespace scalea::overheads {
@@ -425,5 +427,93 @@ TEST(Rules, EveryRuleAppearsInTheDocs) {
   for (const Rule& r : rules())
     EXPECT_NE(doc.find("`" + std::string(r.id) + "`"), std::string::npos) << r.id << " is not documented";
 }
+}  // namespace
+}  // namespace scalea::overheads
+
+namespace scalea::overheads {
+namespace {
+
+// ---- call-path keys (overheads/keys.hpp) --------------------------------------------------------
+
+// A random tree of `nodes` nodes on one thread, its regions drawn from `names` (so paths repeat
+// across trees and prefixes of names meet at every level); no region twice under one parent.
+Builder random_tree(uint32_t seed, uint32_t nodes, const std::vector<std::string>& names,
+                    const std::vector<const char*>& functions = {"f"}) {
+  Builder b;
+  std::vector<uint32_t> regions;
+  // Regions of one name differ in their function only (same file and line).
+  for (const std::string& n : names)
+    for (const char* fn : functions) {
+      uint32_t r = b.region(RegionKind::User, n);
+      b.experiment().regions[r].line = 7;
+      b.experiment().regions[r].function = fn;
+      regions.push_back(r);
+    }
+  uint32_t t = b.thread(true, 1);
+  std::set<std::pair<uint32_t, uint32_t>> used;
+  uint64_t x = seed * 2654435761u + 1;
+  auto next = [&](uint32_t bound) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t((x >> 33) % bound);
+  };
+  for (uint32_t count = 1, tries = 0; count < nodes && tries < 100 * nodes; ++tries) {
+    uint32_t parent = next(count), region = regions[next(uint32_t(regions.size()))];
+    if (!used.insert({parent, region}).second) continue;
+    b.node(t, parent, region, {{"time", 1}, {"visits", 1}});
+    ++count;
+  }
+  return b;
+}
+
+// The string key the analyses used before keys were interned: "" for the root, then "/" and the
+// region's canonical key for every level.
+std::vector<std::string> string_keys(const drg::MergedTree& t) {
+  std::vector<std::string> out(t.nodes().size());
+  for (uint32_t n : t.preorder())
+    if (n != 0) out[n] = out[t.node(n).parent] + "/" + region_key(t.region_of(n));
+  return out;
+}
+
+const std::vector<std::string> kNames = {"a", "ab", "a-", "a0", "b", "a.b", "ab0", "z", "a b"};
+
+TEST(CallPathKeys, EqualKeysExactlyForEqualPathsAcrossTrees) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    Builder b1 = random_tree(seed, 200, kNames), b2 = random_tree(seed + 100, 200, kNames);
+    drg::MergedTree t1(b1.experiment()), t2(b2.experiment());
+    CallPathKeys keys;
+    std::vector<uint32_t> k1 = keys.intern(t1), k2 = keys.intern(t2);
+    std::vector<std::string> s1 = string_keys(t1), s2 = string_keys(t2);
+    size_t shared = 0;
+    for (uint32_t a = 0; a < k1.size(); ++a)
+      for (uint32_t b = 0; b < k2.size(); ++b) {
+        ASSERT_EQ(k1[a] == k2[b], s1[a] == s2[b]) << "seed " << seed << ": " << s1[a] << " vs " << s2[b];
+        shared += s1[a] == s2[b];
+      }
+    EXPECT_GT(shared, 1u) << "seed " << seed << ": the trees share no path below the root";
+  }
+}
+
+TEST(CallPathKeys, StringOrderIsTheByteOrderOfTheOldKeys) {
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    // Functions that extend each other: region keys that are prefixes of one another, followed by
+    // characters on both sides of '/' (0x2f): '-', '.', '0', 'a'. (Not '/' itself: a key that is
+    // a sibling's key + "/..." made the old string keys ambiguous, keys.hpp.)
+    const std::vector<const char*> fns = {"f", "f-", "f.", "f0", "fa"};
+    Builder b1 = random_tree(seed, 300, kNames, fns), b2 = random_tree(seed + 1000, 300, kNames, fns);
+    drg::MergedTree t1(b1.experiment()), t2(b2.experiment());
+    CallPathKeys keys;
+    std::vector<uint32_t> k1 = keys.intern(t1), k2 = keys.intern(t2);
+    std::vector<uint32_t> rank = keys.string_order();
+    ASSERT_EQ(rank.size(), keys.size());
+    std::map<std::string, uint32_t> by_string;  // sorted by bytes
+    std::vector<std::string> s1 = string_keys(t1), s2 = string_keys(t2);
+    for (uint32_t n = 0; n < k1.size(); ++n) by_string[s1[n]] = k1[n];
+    for (uint32_t n = 0; n < k2.size(); ++n) by_string[s2[n]] = k2[n];
+    ASSERT_EQ(by_string.size(), keys.size());
+    uint32_t expected = 0;
+    for (const auto& [s, key] : by_string) EXPECT_EQ(rank[key], expected++) << "seed " << seed << ": " << s;
+  }
+}
+
 }  // namespace
 }  // namespace scalea::overheads
