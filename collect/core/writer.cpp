@@ -288,11 +288,45 @@ bool relevant_env(const char* e) {
 
 }  // namespace
 
+namespace {
+// The length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 when the bytes there are not one.
+size_t utf8_sequence(const std::string& s, size_t i) {
+  auto at = [&](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+  unsigned c = at(i);
+  auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
+    unsigned b = at(k);
+    return b >= lo && b <= hi;
+  };
+  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
+  if (c == 0xE0) return cont(i + 1, 0xA0) && cont(i + 2) ? 3 : 0;
+  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(i + 1) && cont(i + 2) ? 3 : 0;
+  if (c == 0xED) return cont(i + 1, 0x80, 0x9F) && cont(i + 2) ? 3 : 0;
+  if (c == 0xF0) return cont(i + 1, 0x90) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  if (c >= 0xF1 && c <= 0xF3) return cont(i + 1) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  if (c == 0xF4) return cont(i + 1, 0x80, 0x8F) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  return 0;
+}
+}  // namespace
+
+// Bytes that are not UTF-8 (a command argument or path in another encoding) become U+FFFD: JSON
+// must be UTF-8, and one such byte would make the whole meta.json unreadable.
 std::string json_escape(const std::string& s) {
   std::string out;
   out.reserve(s.size() + 2);
   out += '"';
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      size_t n = utf8_sequence(s, i);
+      if (n) {
+        out.append(s, i, n);
+        i += n - 1;
+      } else {
+        out += "\xEF\xBF\xBD";  // U+FFFD
+      }
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "report_json.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
 
@@ -188,7 +189,7 @@ void run_cache(const CacheOptions& o) {
   }
   if (o.format == "json") {
     out["regions"] = jregions;
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
   } else if (!levels.empty()) {
     fmt::print("ratio = misses / accesses; * : more than {}x the median of the region's threads "
                "(e.g. a master thread whose data is not in its cache)\n", kStandOut);

@@ -214,10 +214,10 @@ std::string export_hatchet(const Analyzed& x) {
   // A flat object dumped at indentation `at`.
   auto value = [&](const nlohmann::json& j, size_t at) {
     if (!pretty) {
-      out += j.dump();
+      out += json_text(j);
       return;
     }
-    for (char ch : j.dump(1)) {
+    for (char ch : json_text(j, 1)) {
       out += ch;
       if (ch == '\n') out.append(at, ' ');
     }
@@ -342,7 +342,7 @@ void export_extrap(const TextSink& put, const std::vector<const Analyzed*>& runs
   }
   auto line = [&](int p, const std::string& path, std::string_view metric, double v) {
     nlohmann::json j = {{"params", {{"p", p}}}, {"callpath", path}, {"metric", metric}, {"value", v}};
-    put(j.dump() + "\n");
+    put(json_text(j) + "\n");
   };
   for (uint32_t id = 0; id < cp_parent.size(); ++id) {
     std::string path = drg::call_path(

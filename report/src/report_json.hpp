@@ -44,6 +44,14 @@ std::set<uint32_t> throttled_nodes(const drg::Experiment& e, const drg::MergedTr
 
 nlohmann::json overheads_json(const overheads::RegionOverheads& r);
 
+// JSON text of a value: like j.dump(indent), but bytes that are not UTF-8 (a region or file name
+// in another encoding, taken from the program as it is) become U+FFFD instead of an exception, so
+// that one odd name never costs the whole document (or leaves half of it written).
+template <class Json>
+std::string json_text(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 // Text is handed to a sink piece by piece: appended to a string, or written to a stream.
 using TextSink = std::function<void(std::string_view)>;
 
@@ -64,9 +72,9 @@ void dump_streamed(const TextSink& put, Json doc, const std::vector<StreamedArra
   for (size_t i = 0; i < arrays.size(); ++i) {
     std::string mark = "\x01scalea-streamed-array-" + std::to_string(i) + "\x01";
     doc[arrays[i].key] = mark;
-    marks.push_back(Json(mark).dump());
+    marks.push_back(json_text(Json(mark)));
   }
-  const std::string skeleton = doc.dump(2);
+  const std::string skeleton = json_text(doc, 2);
   std::vector<std::pair<size_t, size_t>> at;  // position in the skeleton, array
   for (size_t i = 0; i < arrays.size(); ++i) at.emplace_back(skeleton.find(marks[i]), i);
   std::sort(at.begin(), at.end());
@@ -80,7 +88,7 @@ void dump_streamed(const TextSink& put, Json doc, const std::vector<StreamedArra
     arrays[i].write([&](const Json& element) {
       piece = any ? ",\n    " : "[\n    ";
       any = true;
-      for (char ch : element.dump(2)) {
+      for (char ch : json_text(element, 2)) {
         piece += ch;
         if (ch == '\n') piece += "    ";
       }

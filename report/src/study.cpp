@@ -282,7 +282,8 @@ Study load_study(const std::string& dir) {
 void save_study(const std::string& dir, const Study& s) {
   std::string name = dir + "/study.json";
   std::string tmp = dir + "/.study.json.tmp";
-  std::string text = to_json(s).dump(2) + "\n";
+  // The command may hold bytes that are not UTF-8: they become U+FFFD rather than an exception.
+  std::string text = to_json(s).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw UserError("cannot write " + tmp + ": " + std::strerror(errno));
   size_t off = 0;

@@ -327,6 +327,28 @@ PY
     check $((2 * nodes)) '^      "path": ' report "$tmp/deep.study" --format json
     check - '' report "$tmp/deep.study" --format csv
     ;;
+  names)
+    # A region name that is not UTF-8 (Latin-1 "cafe" with an acute e, byte 0xE9), as a program
+    # may pass it: every JSON output is still whole and valid, with U+FFFD for the bad byte.
+    # Before, the JSON writer threw on it: `report --format json` stopped half-way with exit 2.
+    "$scalea" run -q -o "$tmp/name" -- "$bin/load_app" name $'caf\xe9' > /dev/null 2>&1 \
+      || { echo "FAIL: cannot make the experiment"; exit 1; }
+    "$scalea" study -o "$tmp/name.study" --threads 1,2 -- "$bin/load_app" name $'caf\xe9' > /dev/null 2>&1 \
+      || { echo "FAIL: cannot make the study"; exit 1; }
+    json_ok() {  # json_ok ARGS...: scalea ARGS prints one JSON document naming "caf\ufffd"
+      cases=$((cases + 1))
+      "$scalea" "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
+      [ "$rc" = 0 ] || { fail "scalea $*: exit $rc: $(head -c 300 "$tmp/err")"; return; }
+      python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert "caf\ufffd" in json.dumps(d, ensure_ascii=False)' \
+        "$tmp/out" 2> /dev/null || fail "scalea $*: not whole valid JSON naming the region: $(head -c 200 "$tmp/out")"
+    }
+    json_ok report "$tmp/name" --format json
+    json_ok report "$tmp/name" -r "$tmp/name" --format json
+    json_ok export --format json "$tmp/name"
+    json_ok export --format hatchet "$tmp/name"
+    json_ok diff "$tmp/name" "$tmp/name" --format json
+    json_ok report "$tmp/name.study" --format json
+    ;;
   *) echo "unknown group $group"; exit 1 ;;
 esac
 if [ $fails != 0 ]; then echo "FAIL: $group: $fails of $cases cases"; exit 1; fi

@@ -6,7 +6,7 @@
 # tests/CMakeLists.txt; needs load_app from tests/load.
 set(_cli_run ${CMAKE_CURRENT_LIST_DIR}/run_cli_bad.sh)
 set(_cli_corpus ${CMAKE_CURRENT_LIST_DIR}/../drg/corpus)
-foreach(group experiments flags env)
+foreach(group experiments flags env names)
   add_test(NAME cli.bad_input.${group} COMMAND ${_cli_run} ${CMAKE_BINARY_DIR}/bin ${_cli_corpus} ${group})
   set_tests_properties(cli.bad_input.${group} PROPERTIES LABELS "integration;cli" TIMEOUT 300)
 endforeach()

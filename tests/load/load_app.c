@@ -20,6 +20,8 @@
  *                            Truth: hot visits E/2 on each thread.
  *   load_app forkjoin N      N empty parallel regions of 2 threads, one after the other.
  *                            Truth: parallel visits 2*N; the tool's memory must not grow with N.
+ *   load_app name NAME       one visit of a user region named NAME, bytes as given (the bad-input
+ *                            tests of the CLI use a name that is not UTF-8).
  *   load_app deep D          one thread opens the user region "load.deep" D times nested (a
  *                            recursion D deep), then closes them: a very deep, valid tree for the
  *                            bad-input tests of the CLI (tests/cli).
@@ -46,7 +48,7 @@ static char** g_names; /* reachable until exit: the tool may use the names until
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: load_app threads|nested|forkjoin|tasks|regions|events|deep ARGS...\n");
+    fprintf(stderr, "usage: load_app threads|nested|forkjoin|tasks|regions|events|name|deep ARGS...\n");
     return 2;
   }
   const char* mode = argv[1];
@@ -153,6 +155,14 @@ int main(int argc, char** argv) {
       }
     }
     printf("load_app: events p=%d pairs=%ld ok\n", p, pairs);
+  } else if (!strcmp(mode, "name")) {
+    if (argc < 3) {
+      fprintf(stderr, "load_app: missing argument 2\n");
+      return 2;
+    }
+    SCALEA_REGION_BEGIN(argv[2]);
+    SCALEA_REGION_END(argv[2]);
+    printf("load_app: name ok\n");
   } else if (!strcmp(mode, "deep")) {
     long d = num(argc, argv, 2);
     for (long i = 0; i < d; ++i) SCALEA_REGION_BEGIN("load.deep");

@@ -63,3 +63,18 @@ TEST(RecorderRoundTrip, UserRegionsAndMetricsSurviveWriteAndLoad) {
 
 }  // namespace
 }  // namespace scalea::collect
+
+// meta.json is JSON, which must be UTF-8: bytes of another encoding (a program argument or a path
+// in Latin-1) become U+FFFD, and well-formed sequences pass through as they are.
+TEST(JsonEscape, KeepsUtf8ReplacesWhatIsNot) {
+  using scalea::collect::json_escape;
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(json_escape("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"),
+            "\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"");  // 2, 3 and 4 bytes
+  EXPECT_EQ(json_escape("caf\xE9"), "\"caf" + fffd + "\"");    // Latin-1
+  EXPECT_EQ(json_escape("\xC0\x80"), "\"" + fffd + fffd + "\"");  // overlong NUL
+  EXPECT_EQ(json_escape("\xED\xA0\x80"), "\"" + fffd + fffd + fffd + "\"");  // a surrogate
+  EXPECT_EQ(json_escape("\xF4\x90\x80\x80"), "\"" + fffd + fffd + fffd + fffd + "\"");  // > U+10FFFF
+  EXPECT_EQ(json_escape("\xE2\x82"), "\"" + fffd + fffd + "\"");  // cut short
+  EXPECT_EQ(json_escape("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+}
