@@ -580,26 +580,34 @@ std::vector<int> selected_for_lists(const Data& d) {
   return out;
 }
 
+// Calls fn(n, node, path, config, cell) for each of `nodes` and each configuration it ran in: one
+// row of the CSV and JSON lists. The path is built once per node.
+template <class Fn>
+void for_each_cell(const Data& d, const std::vector<int>& nodes, Fn fn) {
+  for (int n : nodes) {
+    const Node& nd = d.nodes[size_t(n)];
+    const std::string path = node_path(d, n);
+    for (size_t c = 0; c < d.configs.size(); ++c) {
+      const Cell& cell = d.cells[size_t(n)][c];
+      if (!cell.samples.empty()) fn(n, nd, path, d.configs[c].config, cell);
+    }
+  }
+}
+
 void print_csv(const Data& d) {
   fmt::print("region_id,parent_id,depth,path,kind,label,location,p,threads,ranks,repetitions,time_median,"
              "time_min,time_max,reference_time,speedup,efficiency");
   for (int k = 0; k < kClassCount; ++k) fmt::print(",{}", kClassKeys[size_t(k)]);
   fmt::print(",total\n");
-  for (int n : selected_for_lists(d)) {
-    const Node& nd = d.nodes[size_t(n)];
-    const std::string path = node_path(d, n);
-    for (size_t c = 0; c < d.configs.size(); ++c) {
-      const Cell& cell = d.cells[size_t(n)][c];
-      if (cell.samples.empty()) continue;
-      const Config& cf = d.configs[c].config;
-      fmt::print("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{},{}", n,
-                 nd.parent < 0 ? "" : std::to_string(nd.parent), nd.depth, csv(path), nd.kind, csv(nd.label),
-                 csv(nd.location), cf.p(), cf.threads, cf.ranks, cell.samples.size(), cell.time.med,
-                 cell.time.min, cell.time.max, opt_csv(nd.t_s), opt_csv(cell.speedup), opt_csv(cell.efficiency));
-      for (int k = 0; k < kClassCount; ++k) fmt::print(",{:.9g}", cell.cls_med[size_t(k)]);
-      fmt::print(",{:.9g}\n", cell.total);
-    }
-  }
+  for_each_cell(d, selected_for_lists(d), [](int n, const Node& nd, const std::string& path,
+                                              const Config& cf, const Cell& cell) {
+    fmt::print("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{},{}", n,
+               nd.parent < 0 ? "" : std::to_string(nd.parent), nd.depth, csv(path), nd.kind, csv(nd.label),
+               csv(nd.location), cf.p(), cf.threads, cf.ranks, cell.samples.size(), cell.time.med,
+               cell.time.min, cell.time.max, opt_csv(nd.t_s), opt_csv(cell.speedup), opt_csv(cell.efficiency));
+    for (int k = 0; k < kClassCount; ++k) fmt::print(",{:.9g}", cell.cls_med[size_t(k)]);
+    fmt::print(",{:.9g}\n", cell.total);
+  });
 }
 
 // ---- JSON ----
@@ -641,49 +649,43 @@ void print_json(const Data& d) {
   // is written then.
   const std::vector<int> selected = selected_for_lists(d);
   auto regions = [&](const std::function<void(const nlohmann::ordered_json&)>& emit) {
-    for (int n : selected) {
-      const Node& nd = d.nodes[size_t(n)];
-      const std::string path = node_path(d, n);
-      for (size_t c = 0; c < d.configs.size(); ++c) {
-        const Cell& cell = d.cells[size_t(n)][c];
-        if (cell.samples.empty()) continue;
-        const Config& cf = d.configs[c].config;
-        nlohmann::ordered_json ov, ov_min, ov_max;
-        for (int k = 0; k < kClassCount; ++k) {
-          std::string key(kClassKeys[size_t(k)]);
-          ov[key] = cell.cls_med[size_t(k)];
-          ov_min[key] = cell.cls[size_t(k)].min;
-          ov_max[key] = cell.cls[size_t(k)].max;
-        }
-        ov["total"] = cell.total;
-        ov_min["total"] = cell.total_rep.min;
-        ov_max["total"] = cell.total_rep.max;
-        emit({
-            {"id", n},
-            {"parent", nd.parent < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(nd.parent)},
-            {"path", path},
-            {"depth", nd.depth},
-            {"kind", nd.kind},
-            {"label", nd.label},
-            {"name", nd.name},
-            {"source", {{"file", nd.file}, {"line", nd.line}, {"function", nd.function}}},
-            {"config", cf.id()},
-            {"p", cf.p()},
-            {"threads", cf.threads},
-            {"ranks", cf.ranks},
-            {"repetitions", cell.samples.size()},
-            {"time", cell.time.med},
-            {"time_min", cell.time.min},
-            {"time_max", cell.time.max},
-            {"reference_time", opt_json(nd.t_s)},
-            {"speedup", opt_json(cell.speedup)},
-            {"efficiency", opt_json(cell.efficiency)},
-            {"overheads", ov},
-            {"overheads_min", ov_min},
-            {"overheads_max", ov_max},
-        });
+    for_each_cell(d, selected, [&](int n, const Node& nd, const std::string& path, const Config& cf,
+                                   const Cell& cell) {
+      nlohmann::ordered_json ov, ov_min, ov_max;
+      for (int k = 0; k < kClassCount; ++k) {
+        std::string key(kClassKeys[size_t(k)]);
+        ov[key] = cell.cls_med[size_t(k)];
+        ov_min[key] = cell.cls[size_t(k)].min;
+        ov_max[key] = cell.cls[size_t(k)].max;
       }
-    }
+      ov["total"] = cell.total;
+      ov_min["total"] = cell.total_rep.min;
+      ov_max["total"] = cell.total_rep.max;
+      emit({
+          {"id", n},
+          {"parent", nd.parent < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(nd.parent)},
+          {"path", path},
+          {"depth", nd.depth},
+          {"kind", nd.kind},
+          {"label", nd.label},
+          {"name", nd.name},
+          {"source", {{"file", nd.file}, {"line", nd.line}, {"function", nd.function}}},
+          {"config", cf.id()},
+          {"p", cf.p()},
+          {"threads", cf.threads},
+          {"ranks", cf.ranks},
+          {"repetitions", cell.samples.size()},
+          {"time", cell.time.med},
+          {"time_min", cell.time.min},
+          {"time_max", cell.time.max},
+          {"reference_time", opt_json(nd.t_s)},
+          {"speedup", opt_json(cell.speedup)},
+          {"efficiency", opt_json(cell.efficiency)},
+          {"overheads", ov},
+          {"overheads_min", ov_min},
+          {"overheads_max", ov_max},
+      });
+    });
   };
   out["regions"] = nullptr;  // streamed
   out["warnings"] = d.warnings;
