@@ -148,7 +148,9 @@ void* probe_thread(void*) {
 void probe_perf(bool sync) {
   int expected = kProbeNotStarted;
   if (!g_perf_probe.compare_exchange_strong(expected, kProbeRunning)) {
-    while (sync && g_perf_probe.load(std::memory_order_acquire) == kProbeRunning) usleep(500);
+    // Another caller's probe is under way (a perf_event_open: milliseconds): wait for it, bounded.
+    for (int i = 0; sync && i < 2000 && g_perf_probe.load(std::memory_order_acquire) == kProbeRunning; ++i)
+      usleep(500);
     return;
   }
   if (!sync) {
