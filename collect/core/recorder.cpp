@@ -455,6 +455,8 @@ void Recorder::finish(const char* why) {
     t->root->s.visits = 1;
     t->root->s.time = end > t->born ? end - t->born : 0;
     t->root->s.time_min = t->root->s.time_max = t->root->s.time;
+    // Every explicit task this thread ran, ran while its root was open.
+    t->root->s.task_exec = t->task_exec_total;
   }
   counters::report_at_end();
   // An event source that writes the experiment itself (the MPI layer, collect/mpi) takes over,

@@ -76,12 +76,30 @@ const std::vector<Rule> kRules = {
      "S += acquire -> acquired", "waiting for the preceding iterations"},
     {"any.imbalance", kAnyKind, -1, Part::IdleShorter, false, SY, "load_imbalance",
      "S += T_p - t_i for PEs that ran it", "PEs that finish the region early wait for the others"},
+    {"flush.spin_wait", kAnyKind, -1, Part::SpinWait, false, SY, "spin_wait",
+     "S += sum_i u_i - u_ref in a work region whose flush visits grew over the reference's "
+     "(at least 2x and by at least 1,000)",
+     "a busy-wait loop polling shared flags with flush (a pipeline, point-to-point signalling): "
+     "the time beyond the reference's work is waiting"},
 
     // ---- control of parallelism ----
     {"parallel.fork_join", k(K::Parallel), -1, Part::ForkJoin, false, CP, "fork_join",
      "C += fork + join (master)", "starting and ending the team"},
     {"parallel.idle_fork", k(K::Parallel), -1, Part::IdleFork, false, CP, "fork_join",
      "C += min(T_p - t_i, fork_i + join)", "workers start after the master forks and stop before it joins"},
+    {"parallel.between_constructs", k(K::Parallel), -1, Part::BetweenConstructs, false, CP,
+     "scheduling", "C += own code when it is below 2 us per visit of the constructs inside",
+     "a parallel region whose own code only reaches many small constructs: that time is the "
+     "runtime's entry and exit of each construct (scheduling, dispatch)"},
+    {"mpi.startup", k(K::Mpi), kMpiStartup, Part::Exclusive, false, CP, "startup",
+     "C += exclusive", "MPI_Init/MPI_Finalize: starting and ending the MPI library"},
+    {"mpi.startup.wait", k(K::Mpi), kMpiStartup, Part::Wait, false, CP, "startup", "C += wait",
+     "MPI_Init/MPI_Finalize: waiting for the other ranks to start or end"},
+    {"mpi.startup.skew", k(K::Mpi), kMpiStartup, Part::IdleShorter, false, CP, "startup",
+     "C += T_p - t_i", "ranks that reach MPI_Init later (started later) spend less time in it"},
+    {"program.launch_skew", k(K::Program), -1, Part::IdleLaunchSkew, false, CP, "startup",
+     "C += T_p - t_i for the initial thread of an MPI rank",
+     "ranks started later than the first one (launch skew)"},
 
     // ---- loss of parallelism ----
     {"any.unparallelized", kAnyKind, -1, Part::IdleOneRan, false, LP, "unparallelized",
@@ -104,8 +122,14 @@ const std::vector<Rule> kRules = {
      "partially_parallelized",
      "L += wait at a barrier that follows single/sections/masked",
      "threads that did not run the construct's body wait for the one that did"},
+    {"partial.idle", kAnyKind, -1, Part::IdlePartial, false, LP, "partially_parallelized",
+     "L += T_p - t_i for the PEs of a single/masked/sections construct that did not run (all) "
+     "of its body (no tasks created in it; sections: fewer sections than PEs)",
+     "one thread (or a few) runs the construct's body while the rest of the team idles"},
     {"work.replicated", kAnyKind, -1, Part::Replicated, false, LP, "replicated",
-     "L += min(sum_i w_i, k T_s(n)) - T_s(n) when every PE repeats the reference visits",
+     "L += sum_i min(u_i, u_ref) - u_ref when k >= 2 PEs each did at least 0.6 u_ref, visiting as "
+     "often as the reference, in code not divided among them (program, function, user region, "
+     "parallel region's own code)",
      "every PE repeats the same work: only one copy is useful"},
 
     // ---- data movement: local memory (needs counters, the reference and a machine file) ----
@@ -118,16 +142,18 @@ const std::vector<Rule> kRules = {
      "A += work of regions absent from the reference, and loop work beyond the reference's iterations",
      "the parallel version executes code or iterations the sequential one does not"},
 
-    // ---- MPI (issue 3's classes) ----
+    // ---- MPI ----
     {"mpi.p2p.wait", k(K::Mpi), m(M::P2P), Part::Wait, false, SY, "mpi_waiting",
      "S += late-sender / partner wait", "waiting for the partner of a point-to-point call"},
     {"mpi.p2p.transfer", k(K::Mpi), m(M::P2P), Part::Exclusive, false, DM, "mpi_p2p",
      "D += exclusive - wait", "moving point-to-point messages"},
     {"mpi.collective.wait", k(K::Mpi), m(M::Collective), Part::Wait, false, SY, "mpi_waiting",
-     "S += t_i - min_j t_j (spread across ranks)",
-     "ranks that arrive early wait: the fastest rank's time approximates the transfer"},
+     "S += t_i - transfer_i",
+     "ranks that arrive early wait: all but the transfer the message model allows"},
     {"mpi.collective.transfer", k(K::Mpi), m(M::Collective), Part::Exclusive, false, DM,
-     "mpi_collective", "D += min_j t_j per rank", "moving collective data"},
+     "mpi_collective",
+     "D += transfer_i = min(t_i, min_j t_j, model_i: steps x latency + bytes x time per byte)",
+     "moving collective data, bounded by the fastest rank and the calibrated message model"},
     {"mpi.onesided.wait", k(K::Mpi), m(M::OneSided), Part::Wait, false, SY, "mpi_waiting",
      "S += wait", "waiting in one-sided synchronization"},
     {"mpi.onesided.transfer", k(K::Mpi), m(M::OneSided), Part::Exclusive, false, DM,
@@ -145,9 +171,15 @@ const std::vector<Rule> kRules = {
     {"mpi.wait.wait", k(K::Mpi), m(M::Wait), Part::Wait, false, SY, "mpi_waiting", "S += wait",
      "MPI_Wait/Test: completing a nonblocking operation"},
     {"mpi.management", k(K::Mpi), m(M::Management), Part::Exclusive, false, CP, "mpi_management",
-     "C += exclusive", "MPI_Init/Finalize, communicator, group and window management"},
+     "C += exclusive", "communicator, group and window management"},
     {"mpi.management.wait", k(K::Mpi), m(M::Management), Part::Wait, false, CP,
-     "mpi_management", "C += wait", "MPI_Init/Finalize, communicator and window management"},
+     "mpi_management", "C += wait", "communicator, group and window management"},
+    {"mpi.p2p.local", k(K::Mpi), m(M::P2P), Part::NoPartner, false, DM, "mpi_p2p",
+     "D += exclusive (one rank)", "no other rank to wait for: the call copies data locally"},
+    {"mpi.wait.local", k(K::Mpi), m(M::Wait), Part::NoPartner, false, DM, "mpi_p2p",
+     "D += exclusive (one rank)", "completing a request with no other rank: local copies"},
+    {"mpi.collective.local", k(K::Mpi), m(M::Collective), Part::NoPartner, false, DM,
+     "mpi_collective", "D += exclusive (one rank)", "a collective over one rank: local copies"},
 };
 
 #undef USEFUL
@@ -155,6 +187,34 @@ const std::vector<Rule> kRules = {
 }  // namespace
 
 const std::vector<Rule>& rules() { return kRules; }
+
+std::string rule_table_markdown() {
+  static const char* part_names[] = {
+      "exclusive", "wait", "fork+join", "idle (1 PE ran it)", "idle (q<p ran it)",
+      "idle (ran shorter)", "idle (fork/join)", "idle (before start)",
+      "wait after single/sections/masked", "wait after a region one PE ran", "replicated work",
+      "extra work", "idle thread root", "extra cache misses", "idle (part of the team ran it)",
+      "idle (rank started late)", "own code between constructs", "spin-wait", "no partner"};
+  static_assert(sizeof part_names / sizeof *part_names == size_t(Part::NoPartner) + 1,
+                "a name for every Part");
+  static const char* mpi_classes[] = {"p2p", "collective", "sync", "one-sided", "io",
+                                      "management", "wait", "startup"};
+  std::string out = "| rule | region | part | class | formula (PE-time) | reason |\n"
+                    "|---|---|---|---|---|---|\n";
+  for (const Rule& r : kRules) {
+    std::string region = r.kind < 0 ? "any" : std::string(format::region_kind_name(K(r.kind)));
+    if (r.kind == k(K::Mpi) && r.subkind >= 0) region += std::string(" (") + mpi_classes[r.subkind] + ")";
+    std::string cls = r.useful ? "useful work U"
+                               : std::string(class_key(r.cls)) + "." + std::string(r.subclass);
+    out += "| `" + std::string(r.id) + "` | " + region + " | " + part_names[int(r.part)] + " | " +
+           cls + " | " + std::string(r.formula) + " | " + std::string(r.reason) + " |\n";
+  }
+  return out;
+}
+
+bool is_mpi_startup(std::string_view name) {
+  return name == "MPI_Init" || name == "MPI_Init_thread" || name == "MPI_Finalize";
+}
 
 namespace {
 const Rule* find_rule_slow(format::RegionKind kind, uint16_t subkind, Part part) {

@@ -53,7 +53,8 @@ class Builder {
       auto it = m.find(name);
       double v = it == m.end() ? 0 : it->second;
       bool is_time = name == "time" || name == "wait" || name == "fork" || name == "join" ||
-                     name == "task_exec" || name == "time_min" || name == "time_max";
+                     name == "task_exec" || name == "time_min" || name == "time_max" ||
+                     name == "transfer";
       t.values.push_back(is_time ? v * 1e6 : v);
     }
     return uint32_t(t.parent.size() - 1);
@@ -248,21 +249,38 @@ TEST(Classify, RegionsMissingFromEitherRun) {
   EXPECT_NEAR(cls(a.only_in_reference[0], Class::AdditionalComputation), -15, 1e-9);
 }
 
-TEST(Classify, CollectiveWaitingFromSpreadAcrossRanks) {
-  Builder b;
+// Three ranks spend 1, 2 and 3 ms in a collective; the message model allows `model_ms` of
+// transfer on each (the collector's "transfer" metric).
+Analysis collective_spread(Builder& b, double model_ms) {
   uint32_t ar = b.region(RegionKind::Mpi, "MPI_Allreduce", uint16_t(format::MpiClass::Collective));
   for (int r = 0; r < 3; ++r) {
     uint32_t th = b.thread(true, 10, r);
-    b.node(th, 0, ar, {{"time", double(r + 1)}, {"visits", 1}});  // 1, 2, 3 ms
+    b.node(th, 0, ar, {{"time", double(r + 1)}, {"transfer", model_ms}, {"visits", 1}});
   }
-  drg::MergedTree t(b.experiment());
-  Analysis a = classify(t, nullptr);
+  return classify(drg::MergedTree(b.experiment()), nullptr);
+}
+
+TEST(Classify, CollectiveWaitingFromSpreadAcrossRanks) {
+  Builder b;
+  Analysis a = collective_spread(b, 5);
   expect_identity(a);
-  const auto& r = find(t, a, "MPI_Allreduce");
-  // Transfer: the fastest rank's 1 ms on each rank; waiting 0 + 1 + 2; idle vs T_p: 2 + 1 + 0.
+  const auto& r = a.regions[1];
+  // Transfer: the fastest rank's 1 ms on each rank (the model allows more); waiting 0 + 1 + 2;
+  // idle vs T_p: 2 + 1 + 0.
   EXPECT_NEAR(sub(r, "data_movement.mpi_collective"), 3 / 3.0, 1e-9);
   EXPECT_NEAR(sub(r, "synchronization.mpi_waiting"), 3 / 3.0, 1e-9);
   EXPECT_NEAR(sub(r, "synchronization.load_imbalance"), 3 / 3.0, 1e-9);
+}
+
+TEST(Classify, CollectiveTransferBoundedByTheMessageModel) {
+  // Every rank waits in the call (the fastest one too): the model's 0.01 ms of transfer per rank
+  // is all the data movement; the rest is waiting.
+  Builder b;
+  Analysis a = collective_spread(b, 0.01);
+  expect_identity(a);
+  const auto& r = a.regions[1];
+  EXPECT_NEAR(sub(r, "data_movement.mpi_collective"), 0.03 / 3.0, 1e-9);
+  EXPECT_NEAR(sub(r, "synchronization.mpi_waiting"), (6 - 0.03) / 3.0, 1e-9);
 }
 
 TEST(Classify, TaskTimeCountedWhereCreatedNotTwice) {
@@ -285,9 +303,19 @@ TEST(Classify, TaskTimeCountedWhereCreatedNotTwice) {
   expect_identity(a);
   const auto& p = find(t, a, "par");
   EXPECT_NEAR(p.useful_pe * 1e3, 5, 1e-9);  // the task, once
-  // The barrier follows the single: its waits are partial parallelism (rule barrier.after_partial).
-  EXPECT_NEAR(sub(p, "loss_of_parallelism.partially_parallelized"), (6 + 1) / 2.0, 1e-9);
+  // The single created the task that thread 1 ran: the barrier's waits are waiting for the
+  // team's tasks (synchronization), not for a single body run by one thread.
+  EXPECT_NEAR(sub(p, "synchronization.barrier"), (6 + 1) / 2.0, 1e-9);
+  EXPECT_NEAR(sub(p, "loss_of_parallelism.partially_parallelized"), 0, 1e-9);
   EXPECT_NEAR(cls(p, Class::Unidentified), 0, 1e-9);
+  // The single's row holds the task it created (thread 1 ran it): T_p 5 ms, all useful.
+  const auto& s = find(t, a, "single");
+  EXPECT_NEAR(s.t_p * 1e3, 5, 1e-9);
+  EXPECT_NEAR(s.useful_pe * 1e3, 5, 1e-9);
+  // The barrier's row holds its waits, not the task that ran inside it.
+  const auto& bar_row = find(t, a, "bar");
+  EXPECT_NEAR(bar_row.t_p * 1e3, 6, 1e-9);
+  EXPECT_NEAR(bar_row.useful_pe, 0, 1e-12);
 }
 
 TEST(Classify, WorkerHoldingOnlyThePathIsIdleInTheSerialPart) {
@@ -327,7 +355,7 @@ TEST(Classify, WaitForSerialWorkOnOnePeIsLoss) {
   for (int r = 0; r < 3; ++r) {
     uint32_t th = b.thread(true, 31, r);
     if (r == 0) b.node(th, 0, solo, {{"time", 30}, {"visits", 1}});
-    b.node(th, 0, bc, {{"time", r == 0 ? 1.0 : 31.0}, {"visits", 1}});
+    b.node(th, 0, bc, {{"time", r == 0 ? 1.0 : 31.0}, {"transfer", 1}, {"visits", 1}});
   }
   drg::MergedTree t(b.experiment());
   Analysis a = classify(t, nullptr);
@@ -426,6 +454,10 @@ TEST(Rules, EveryRuleAppearsInTheDocs) {
   std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (const Rule& r : rules())
     EXPECT_NE(doc.find("`" + std::string(r.id) + "`"), std::string::npos) << r.id << " is not documented";
+  // The rule table section is the table itself, as rule_table_markdown() writes it.
+  std::string table = rule_table_markdown();
+  EXPECT_NE(doc.find("\n" + table), std::string::npos)
+      << "docs/overhead-model.md's rule table differs from the rules; replace it with:\n" << table;
 }
 }  // namespace
 }  // namespace scalea::overheads

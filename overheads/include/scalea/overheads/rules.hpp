@@ -2,6 +2,7 @@
 // (rules.cpp), documented with its formula and reason in docs/overhead-model.md. The classifier
 // looks rules up here; it contains no class decisions of its own.
 #pragma once
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,7 +28,18 @@ enum class Part {
   ExtraWork,   // work the parallel run did beyond the reference's (needs the reference run)
   IdleRoot,    // program region on a non-initial thread: the thread is idle in the runtime
   ExtraMisses, // cache misses beyond the reference's, priced by the calibrated penalty
+  IdlePartial,      // PEs of the team idle while one or a few run a single/masked/sections body
+  IdleLaunchSkew,   // program: an MPI rank's initial thread that started after the first rank's
+  BetweenConstructs,  // parallel region's own code when it only reaches many small constructs
+  SpinWait,    // work region whose flush visits reveal a busy-wait (needs the reference run)
+  NoPartner,   // MPI call with no other rank to wait for (a one-rank run)
 };
+
+// MPI_Init, MPI_Init_thread and MPI_Finalize are management calls in the files (format::MpiClass);
+// the classifier treats them as this subkind of their own: starting and ending the MPI library.
+// Not stored in files.
+inline constexpr uint16_t kMpiStartup = 7;
+bool is_mpi_startup(std::string_view name);
 
 // Any region kind (used by the idle and derived parts).
 inline constexpr int kAnyKind = -1;
@@ -45,6 +57,10 @@ struct Rule {
 };
 
 const std::vector<Rule>& rules();
+
+// The rule table as the Markdown table of docs/overhead-model.md ("The rule table"): one row per
+// rule, in table order. A test checks the document holds exactly this text.
+std::string rule_table_markdown();
 
 // The rule for (kind, subkind, part); nullptr when the table has none (the time then stays
 // unidentified).
