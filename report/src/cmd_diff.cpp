@@ -162,6 +162,8 @@ void add_diff(CLI::App& app) {
   cmd->add_option("b", o->b, "Experiment B (after)")->required();
   cmd->add_option("--ref-a", o->ref_a, "Reference run (p = 1) for A");
   cmd->add_option("--ref-b", o->ref_b, "Reference run (p = 1) for B");
+  cmd->add_flag("--force", reference_forced(),
+                "Use a reference even when its program, arguments or p differ (warned)");
   cmd->add_option("-f,--format", o->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

@@ -85,6 +85,8 @@ void add_export(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember({"csv", "json", "dot", "hatchet", "extrap", "html"}));
   cmd->add_option("-r,--reference", o->reference, "Reference experiment (same program, p = 1)");
+  cmd->add_flag("--force", reference_forced(),
+                "Use the reference even when its program, arguments or p differ (warned)");
   cmd->add_option("-o,--output", o->output, "Output file (default: standard output)");
   cmd->add_option("-p,--pes", o->p, "Processing elements of the run (default: its thread count)")
       ->check(CLI::PositiveNumber);

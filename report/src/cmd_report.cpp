@@ -110,7 +110,8 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
   fmt::print("\n");
 }
 
-void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOptions& o) {
+void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOptions& o,
+                          const MergedTree* ref_tree) {
   fmt::print("{:<46} {:>9} {:>9} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "region (call tree)",
              o.compensate ? "T_p* s" : "T_p s", "T_o s", "T_o%", "data",
              "sync", "control", "addl", "loss", "unident");
@@ -129,8 +130,15 @@ void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOp
     fmt::print("\n");
   }
   if (!a.only_in_reference.empty()) {
-    fmt::print("\nregions only in the reference run (their work is gone: negative additional computation):\n");
-    for (const auto& r : a.only_in_reference) fmt::print("  {}  T_s {:.4f} s\n", r.path, r.t_s);
+    fmt::print("\nregions only in the reference run (T_o = -T_s/p):\n");
+    for (const auto& r : a.only_in_reference) {
+      auto removed = r.subclasses.find("additional_computation.removed");
+      bool work = removed != r.subclasses.end() && removed->second < -1e-9;
+      fmt::print("  {}  T_s {:.4f} s: {}\n", r.path, r.t_s,
+                 work ? "its work is not in this run (negative additional computation)"
+                      : "not reported in this run (the runtime did not report the construct; "
+                        "its time is in the enclosing region)");
+    }
   }
   const auto& pe = a.program;
   fmt::print("\nprogram efficiencies (POP): load balance {:.3f}, communication efficiency {:.3f}, "
@@ -141,7 +149,9 @@ void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOp
                *pe.computation_scalability, *pe.global_efficiency);
   fmt::print("\nclasses in seconds of wall time; per region they sum to T_o = T_p - T_s/p "
              "(docs/overhead-model.md)\n");
-  print_report_findings(t, a);
+  FindingContext context;
+  context.reference = ref_tree;
+  print_report_findings(t, a, context);
 }
 
 void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analysis& a,
@@ -229,6 +239,8 @@ void add_report(CLI::App& app) {
       "computation, loss of parallelism and unidentified (docs/overhead-model.md).");
   cmd->add_option("experiment", o->dir, "Experiment directory")->required();
   cmd->add_option("-r,--reference", o->reference, "Reference experiment (same program, p = 1)");
+  cmd->add_flag("--force", reference_forced(),
+                "Use the reference even when its program, arguments or p differ (warned)");
   cmd->add_option("-f,--format", o->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "csv", "markdown"}))
       ->capture_default_str();
@@ -255,6 +267,7 @@ void add_report(CLI::App& app) {
     std::optional<MergedTree> ref_tree;
     if (!o->reference.empty()) {
       ref = drg::load_experiment(o->reference);
+      check_reference(e, *ref);
       ref_tree.emplace(*ref);
     }
     overheads::Options opts;
@@ -276,7 +289,7 @@ void add_report(CLI::App& app) {
     }
     print_header(e, a, refp, *o);
     if (o->view == "times") print_times_text(e, t, a, *o);
-    else print_overheads_text(t, a, *o);
+    else print_overheads_text(t, a, *o, ref_tree ? &*ref_tree : nullptr);
   });
 }
 

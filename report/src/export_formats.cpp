@@ -42,6 +42,51 @@ const std::array<std::string_view, kClassCount> kClassColors = {
 const std::array<std::string_view, kClassCount> kClassShort = {"data", "sync", "control",
                                                                "addl", "loss", "unident"};
 
+bool& reference_forced() {
+  static bool forced = false;
+  return forced;
+}
+
+namespace {
+std::vector<std::string> command_of(const drg::Experiment& e) {
+  std::vector<std::string> out;
+  const nlohmann::json& c = meta_at(e.meta, "command");
+  if (c.is_array())
+    for (const auto& a : c)
+      if (a.is_string()) out.push_back(a.get<std::string>());
+  return out;
+}
+std::string base_name(const std::string& p) { return p.substr(p.rfind('/') + 1); }
+std::string joined(const std::vector<std::string>& v, size_t from) {
+  std::string s;
+  for (size_t i = from; i < v.size(); ++i) s += (i > from ? " " : "") + v[i];
+  return s;
+}
+}  // namespace
+
+void check_reference(const drg::Experiment& run, const drg::Experiment& ref) {
+  std::vector<std::string> a = command_of(run), b = command_of(ref);
+  std::string problem;
+  size_t pes = std::max<size_t>(1, ref.threads.size());
+  if (pes != 1)
+    problem = fmt::format("reference {} ran with p = {} ({} rank(s), {} thread(s)); the model "
+                          "compares with a run on one PE",
+                          ref.path, pes, ref.ranks(), ref.threads.size());
+  else if (!a.empty() && !b.empty() && base_name(a[0]) != base_name(b[0]))
+    problem = fmt::format("reference {} ran another program ({}; this run: {})", ref.path,
+                          base_name(b[0]), base_name(a[0]));
+  else if (!a.empty() && !b.empty() && joined(a, 1) != joined(b, 1))
+    problem = fmt::format("reference {} ran other arguments ('{}'; this run: '{}'): the inputs "
+                          "differ",
+                          ref.path, joined(b, 1), joined(a, 1));
+  if (problem.empty()) return;
+  if (!reference_forced())
+    throw UserError(problem + "; use --force to compare them anyway");
+  static bool said = false;
+  if (!said) std::fprintf(stderr, "scalea: warning: %s (compared anyway: --force)\n", problem.c_str());
+  said = true;
+}
+
 std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference, int p,
                                   std::shared_ptr<overheads::CallPathKeys> keys) {
   auto x = std::make_unique<Analyzed>();
@@ -49,6 +94,7 @@ std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& ref
   x->t.emplace(x->e);
   if (!reference.empty()) {
     x->ref = drg::load_experiment(reference);
+    check_reference(x->e, *x->ref);
     x->ref_t.emplace(*x->ref);
   }
   overheads::Options opts;

@@ -29,7 +29,14 @@ struct Analyzed {
   const drg::Experiment* reference() const { return ref ? &*ref : nullptr; }
 };
 
-// Loads `dir` (and `reference` unless empty) and classifies it with p PEs (0: its thread count).
+// Whether `ref` can serve as the reference of `run`: the same program with the same arguments,
+// run with p = 1. Throws UserError naming the difference, unless `reference_forced()` (the
+// commands' --force); then says it once on stderr and goes on.
+void check_reference(const drg::Experiment& run, const drg::Experiment& ref);
+bool& reference_forced();
+
+// Loads `dir` (and `reference` unless empty, checked by check_reference) and classifies it with
+// p PEs (0: its thread count).
 // Analyses given the same `keys` table have comparable call-path keys (scalea diff). Call paths
 // are not built: region_path() builds the ones printed. Throws drg::LoadError or UserError with a
 // one-line message.

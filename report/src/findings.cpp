@@ -31,9 +31,16 @@ const std::vector<Hint> kHints = {
     {"synchronization.barrier", "", "barrier wait",
      "threads arrive at the barrier at different times: balance the work before it, or remove the "
      "barrier (nowait) where the algorithm allows"},
+    {"synchronization.load_imbalance", "task", "imbalance between the threads running tasks",
+     "threads ran different amounts of task work: make tasks smaller or more numerous so the team "
+     "shares them evenly"},
     {"synchronization.load_imbalance", "", "load imbalance",
      "some threads finish the region early and idle: distribute the work more evenly (dynamic "
      "schedule, smaller chunks, tasks)"},
+    {"synchronization.spin_wait", "", "busy-waiting on flush (spin-wait)",
+     "threads poll shared flags until another thread's work is done (a pipeline or wavefront): "
+     "the wait is the pipeline's fill and drain and its imbalance; balance the stages, use larger "
+     "blocks per stage, or replace the polling by a barrier or task dependences"},
     {"synchronization.critical", "", "waiting to enter a critical section",
      "contention: shorten the critical section, use atomics or a reduction, or give each thread "
      "its own copy and combine at the end"},
@@ -57,24 +64,48 @@ const std::vector<Hint> kHints = {
     {"synchronization", "", "synchronization",
      "threads or ranks wait for each other: balance the work before the synchronization point"},
     {"control_of_parallelism.fork_join", "", "fork/join of parallel regions",
-     "too many small parallel regions: merge them into one larger parallel region, or make each "
-     "one do more work"},
+     "starting and ending teams costs time per region: merge small parallel regions into one "
+     "larger region, or make each one do more work"},
+    {"control_of_parallelism.scheduling", "parallel",
+     "runtime cost of entering and leaving many small constructs",
+     "the region's own code only reaches a great many tiny worksharing constructs: parallelize an "
+     "outer loop instead (one construct with more work each), or fuse the small loops"},
     {"control_of_parallelism.scheduling", "", "loop scheduling",
      "chunk dispatch costs more than it should: use larger chunks or a static schedule"},
     {"control_of_parallelism.tasking", "", "task creation and scheduling",
      "tasks are too small: make them coarser (cut-off depth, grainsize)"},
+    {"control_of_parallelism.startup", "", "MPI start-up and shut-down",
+     "a fixed cost of the MPI library (launching the ranks, MPI_Init, MPI_Finalize), not of the "
+     "program's code: it weighs less in longer runs; nothing in the code to change"},
     {"control_of_parallelism.mpi_management", "", "MPI management",
-     "communicator or window management on the critical path: create them once, outside loops"},
+     "communicator, group or window management inside the program: create them once, outside "
+     "loops"},
     {"control_of_parallelism", "", "control of parallelism",
      "runtime bookkeeping: fewer, larger parallel constructs and tasks"},
     {"loss_of_parallelism.unparallelized", "", "unparallelized code",
      "serial code: one PE works while the others idle; parallelize it or overlap it with "
      "parallel work"},
+    {"loss_of_parallelism.partially_parallelized", "single",
+     "team idle while one thread runs the body",
+     "the rest of the team idles while one thread runs the body: split the body's work among the "
+     "threads (worksharing, tasks), or add nowait and give the others other work"},
+    {"loss_of_parallelism.partially_parallelized", "masked",
+     "team idle while one thread runs the body",
+     "the rest of the team idles while the primary thread runs the body: split the work, or let "
+     "the others work meanwhile"},
+    {"loss_of_parallelism.partially_parallelized", "sections",
+     "threads without a section to run",
+     "some threads have no section to run: add sections, or use a worksharing loop or tasks"},
     {"loss_of_parallelism.partially_parallelized", "", "partially parallelized code",
-     "fewer threads than available do the work (single, sections, small teams): give every thread "
-     "work, or use more sections/tasks"},
+     "fewer threads than available do the work (single, masked, sections, small teams): give "
+     "every thread work"},
+    {"loss_of_parallelism.replicated", "parallel",
+     "replicated work in the parallel region's own code",
+     "every thread runs this code in full (outside the worksharing constructs): divide it among "
+     "the threads (omp for), or run it once (single) and share the result"},
     {"loss_of_parallelism.replicated", "", "replicated work",
-     "work repeated on every PE: compute it once and share the result, or split it"},
+     "every PE runs this code in full: divide it among them, or compute it once and share the "
+     "result"},
     {"loss_of_parallelism", "", "loss of parallelism",
      "PEs idle because the code does not use them all: parallelize more of it"},
     {"data_movement.mpi_p2p", "", "MPI point-to-point transfer",
@@ -91,8 +122,8 @@ const std::vector<Hint> kHints = {
      "the parallel version does work the sequential one does not: check redundant computation "
      "and algorithmic changes made for parallelism"},
     {"unidentified", "", "unidentified overhead",
-     "time no measured event explains: oversubscribed cores, OS noise, memory bandwidth or cache "
-     "effects; run with counters (PAPI) to look closer"},
+     "time no measured event explains: the work itself ran slower than in the reference (memory "
+     "bandwidth, page faults on new memory, threads sharing a core, OS noise)"},
 };
 
 // Regions whose time is an overhead of the construct around them: the share of a finding in one
@@ -116,6 +147,40 @@ bool is_leaf_construct(RegionKind k) {
     default:
       return false;
   }
+}
+
+// Synchronization where PEs wait for the others to arrive: the idle time of the regions before
+// it shows up there as waits.
+bool is_synchronization(const drg::Region& r) {
+  switch (r.kind) {
+    case RegionKind::BarrierImplicit:
+    case RegionKind::BarrierExplicit:
+    case RegionKind::BarrierImplementation:
+    case RegionKind::Taskwait:
+    case RegionKind::Taskgroup:
+    case RegionKind::Reduction:
+      return true;
+    case RegionKind::Mpi:
+      return r.subkind == uint16_t(format::MpiClass::Collective) ||
+             r.subkind == uint16_t(format::MpiClass::Sync) ||
+             r.subkind == uint16_t(format::MpiClass::Wait) ||
+             r.subkind == uint16_t(format::MpiClass::P2P);
+    default:
+      return false;
+  }
+}
+
+// Keys whose value in a region is the idle time of the PEs with respect to that region: the same
+// time appears as waits in the synchronization after it.
+bool is_idle_key(const std::string& key) {
+  return key == "synchronization.load_imbalance" ||
+         key == "loss_of_parallelism.partially_parallelized" ||
+         key == "loss_of_parallelism.unparallelized";
+}
+
+// Keys of waiting: what a synchronization's waits are classified as.
+bool is_wait_key(const std::string& key) {
+  return key.rfind("synchronization.", 0) == 0 || key.rfind("loss_of_parallelism.", 0) == 0;
 }
 
 const Hint* lookup(const std::string& key, std::string_view context_kind) {
@@ -149,6 +214,46 @@ std::map<std::string, double> inclusive_parts(const overheads::RegionOverheads& 
   return out;
 }
 
+// A candidate finding: an overhead key's own share in a region.
+struct Candidate {
+  uint32_t node;
+  std::string key;
+  double seconds;
+};
+
+// The counters of the run (columns "papi:...") that grew over the reference's in merged node n,
+// as "perf::PAGE-FAULTS 126,266 (reference 0)"; "" when none did or there is no reference.
+std::string counter_evidence(const MergedTree& t, const overheads::RegionOverheads& r,
+                             const MergedTree* ref) {
+  const drg::Experiment& e = t.experiment();
+  std::string out;
+  for (size_t m = 0; m < e.metrics.size(); ++m) {
+    const std::string& name = e.metrics[m];
+    if (name.rfind("papi:", 0) != 0) continue;
+    double run = t.sum(r.node, int(m));
+    double before = 0;
+    bool known = false;
+    if (ref && r.ref_node != format::kNoIndex) {
+      int rm = ref->experiment().metric(name);
+      if (rm >= 0) before = ref->sum(r.ref_node, rm), known = true;
+    }
+    // Exclusive to the region: its children's counts belong to them.
+    for (uint32_t c : t.node(r.node).children) run -= t.sum(c, int(m));
+    if (known && ref)
+      for (uint32_t c : ref->node(r.ref_node).children) before -= ref->sum(c, ref->experiment().metric(name));
+    if (!known || run < 2 * before + 100) continue;
+    out += fmt::format("{}{} {:.0f} (reference {:.0f})", out.empty() ? "" : ", ",
+                       name.substr(5), run, std::max(0.0, before));
+  }
+  return out;
+}
+
+bool has_counters(const drg::Experiment& e) {
+  for (const std::string& m : e.metrics)
+    if (m.rfind("papi:", 0) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
 const std::vector<Hint>& hint_table() { return kHints; }
@@ -158,18 +263,25 @@ size_t& findings_limit() {
   return n;
 }
 
-std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysis& a,
-                                   size_t limit) {
-  std::vector<std::map<std::string, double>> inc(t.nodes().size());
-  for (uint32_t n = 0; n < t.nodes().size() && n < a.regions.size(); ++n)
-    inc[n] = inclusive_parts(a.regions[n]);
-  std::vector<Finding> all;
-  for (uint32_t n = 0; n < t.nodes().size() && n < a.regions.size(); ++n) {
+double finding_floor(const overheads::Analysis& a) {
+  double program = a.regions.empty() ? 0 : a.regions[0].t_p;
+  return std::max(kFindingMinSeconds, kFindingMinProgramShare * program);
+}
+
+std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysis& a, size_t limit,
+                                   const FindingContext& context) {
+  const size_t n_nodes = std::min(t.nodes().size(), a.regions.size());
+  std::vector<std::map<std::string, double>> inc(n_nodes);
+  for (uint32_t n = 0; n < n_nodes; ++n) inc[n] = inclusive_parts(a.regions[n]);
+  const double floor = finding_floor(a);
+
+  // Candidates: each key's own share in each region (what its children do not already hold).
+  std::vector<Candidate> all;
+  for (uint32_t n = 0; n < n_nodes; ++n) {
+    const drg::Region& reg = t.region_of(n);
     for (const auto& [key, v] : inc[n]) {
-      // The region's own share: what its children do not already hold.
       // Load imbalance is idle time relative to the region itself: never part of the parent's
       // value, so nothing to subtract; in a barrier or lock it only restates the wait.
-      const drg::Region& reg = t.region_of(n);
       bool local = key == "synchronization.load_imbalance";
       if (local && is_leaf_construct(reg.kind)) continue;
       double own = v;
@@ -178,63 +290,127 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
           auto it = inc[c].find(key);
           if (it != inc[c].end()) own -= it->second;
         }
-      if (own < 1e-6) continue;
-      uint32_t ctx = n;
-      uint32_t parent = t.node(n).parent;
-      std::string_view ctx_kind = format::region_kind_name(reg.kind);
-      std::string after;  // "the loop at md.c:90" for a barrier ending a worksharing construct
-      if (is_leaf_construct(reg.kind) && parent != format::kNoIndex) {
-        ctx = parent;
-        ctx_kind = format::region_kind_name(t.region_of(parent).kind);
-        const auto& sib = t.node(parent).children;
-        auto me = std::find(sib.begin(), sib.end(), n);
-        for (auto it = sib.begin(); it != me; ++it) {
-          const drg::Region& sr = t.region_of(*it);
-          bool ws = sr.kind == RegionKind::Loop || sr.kind == RegionKind::Sections ||
-                    sr.kind == RegionKind::Single || sr.kind == RegionKind::Workshare ||
-                    sr.kind == RegionKind::Taskloop || sr.kind == RegionKind::Distribute;
-          if (ws && !reg.file.empty() && sr.file == reg.file && sr.line == reg.line) {
-            ctx_kind = format::region_kind_name(sr.kind);
-            after = with_location(sr);
-          }
-        }
-      }
-      const drg::Region& creg = t.region_of(ctx);
-      Finding f;
-      f.node = n;
-      f.region = reg.label();
-      f.location = reg.location();
-      f.context = with_location(creg);
-      size_t dot = key.find('.');
-      f.cls = key.substr(0, dot);
-      f.subclass = dot == std::string::npos ? "" : key.substr(dot + 1);
-      f.seconds = own;
-      double tp = a.regions[ctx].t_p;
-      f.percent = tp > 0 ? 100 * own / tp : 0;
-      const Hint* h = lookup(key, ctx_kind);
-      std::string what = h ? std::string(h->what) : key;
-      f.hint = h ? std::string(h->hint) : "";
-      std::string where;
-      if (!after.empty()) {
-        // "barrier wait after the loop" + " at md.c:90"; other constructs name themselves.
-        where = what.find("after the ") != std::string::npos ? " at " + f.location
-                                                              : " after the " + after;
-      } else if (ctx != n) {
-        where = " in the " + with_location(reg);
-      } else {
-        where = f.location.empty() ? " in " + reg.label() : " in " + with_location(reg);
-      }
-      std::string share = ctx == n ? "of the region" : "of the " + with_location(creg);
-      f.text = fmt::format("{}{} is {:.3f} s, {:.0f}% {}{}{}", what, where, own, f.percent, share,
-                           f.hint.empty() ? "" : ": ", f.hint);
-      all.push_back(std::move(f));
+      double noise = n < context.noise.size() ? context.noise[n] : 0.0;
+      if (own < floor || own <= noise) continue;
+      all.push_back({n, key, own});
     }
   }
   std::stable_sort(all.begin(), all.end(),
-                   [](const Finding& x, const Finding& y) { return x.seconds > y.seconds; });
-  if (all.size() > limit) all.resize(limit);
-  for (Finding& f : all) f.path = region_path(t, a.regions[f.node]);
-  return all;
+                   [](const Candidate& x, const Candidate& y) { return x.seconds > y.seconds; });
+
+  // Position of every node among its siblings, to tell which synchronization comes after which.
+  std::vector<uint32_t> pos(t.nodes().size(), 0);
+  for (const drg::MergedNode& mn : t.nodes())
+    for (uint32_t k = 0; k < mn.children.size(); ++k) pos[mn.children[k]] = k;
+  // The idle time of a region (its load imbalance, the idle team of a single) and the waits of a
+  // synchronization after it in the same enclosing region are the same time: one finding.
+  auto same_time = [&](const Candidate& x, const Candidate& y) {
+    if (x.node == y.node || t.node(x.node).parent != t.node(y.node).parent) return false;
+    const Candidate& before = pos[x.node] < pos[y.node] ? x : y;
+    const Candidate& after = pos[x.node] < pos[y.node] ? y : x;
+    return is_idle_key(before.key) && !is_synchronization(t.region_of(before.node)) &&
+           is_synchronization(t.region_of(after.node)) && is_wait_key(after.key);
+  };
+  std::vector<Candidate> chosen;
+  std::vector<uint32_t> merged_with;  // per chosen: the other region of the same time, or kNoIndex
+  for (const Candidate& c : all) {
+    if (chosen.size() >= limit) break;
+    bool dup = false;
+    for (size_t i = 0; i < chosen.size(); ++i)
+      if (same_time(c, chosen[i])) {
+        if (merged_with[i] == format::kNoIndex) merged_with[i] = c.node;
+        dup = true;
+        break;
+      }
+    if (dup) continue;
+    chosen.push_back(c);
+    merged_with.push_back(format::kNoIndex);
+    // The same time may also come later in the list (smaller): find it now to name it.
+    for (const Candidate& d : all)
+      if (&d != &c && same_time(c, d)) {
+        merged_with.back() = d.node;
+        break;
+      }
+  }
+
+  const drg::Experiment& e = t.experiment();
+  bool counters = has_counters(e);
+  std::vector<Finding> out;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const Candidate& c = chosen[i];
+    uint32_t n = c.node;
+    const std::string& key = c.key;
+    const drg::Region& reg = t.region_of(n);
+    uint32_t ctx = n;
+    uint32_t parent = t.node(n).parent;
+    std::string_view ctx_kind = format::region_kind_name(reg.kind);
+    std::string after;  // "the loop at md.c:90" for a barrier ending a worksharing construct
+    if (is_leaf_construct(reg.kind) && parent != format::kNoIndex) {
+      ctx = parent;
+      ctx_kind = format::region_kind_name(t.region_of(parent).kind);
+      const auto& sib = t.node(parent).children;
+      auto me = std::find(sib.begin(), sib.end(), n);
+      for (auto it = sib.begin(); it != me; ++it) {
+        const drg::Region& sr = t.region_of(*it);
+        bool ws = sr.kind == RegionKind::Loop || sr.kind == RegionKind::Sections ||
+                  sr.kind == RegionKind::Single || sr.kind == RegionKind::Workshare ||
+                  sr.kind == RegionKind::Taskloop || sr.kind == RegionKind::Distribute;
+        if (ws && !reg.file.empty() && sr.file == reg.file && sr.line == reg.line) {
+          ctx_kind = format::region_kind_name(sr.kind);
+          after = with_location(sr);
+        }
+      }
+    }
+    // A partial construct's own idle team, or its barrier: the construct names the hint.
+    if (key == "loss_of_parallelism.partially_parallelized" && merged_with[i] != format::kNoIndex &&
+        (t.region_of(merged_with[i]).kind == RegionKind::Single ||
+         t.region_of(merged_with[i]).kind == RegionKind::Masked ||
+         t.region_of(merged_with[i]).kind == RegionKind::Sections))
+      ctx_kind = format::region_kind_name(t.region_of(merged_with[i]).kind);
+    const drg::Region& creg = t.region_of(ctx);
+    Finding f;
+    f.node = n;
+    f.region = reg.label();
+    f.location = reg.location();
+    f.context = with_location(creg);
+    size_t dot = key.find('.');
+    f.cls = key.substr(0, dot);
+    f.subclass = dot == std::string::npos ? "" : key.substr(dot + 1);
+    f.seconds = c.seconds;
+    double tp = a.regions[ctx].t_p;
+    f.percent = tp > 0 ? 100 * c.seconds / tp : 0;
+    const Hint* h = lookup(key, ctx_kind);
+    std::string what = h ? std::string(h->what) : key;
+    f.hint = h ? std::string(h->hint) : "";
+    if (merged_with[i] != format::kNoIndex) f.same_time = with_location(t.region_of(merged_with[i]));
+    if (f.cls == "unidentified" || f.cls == "data_movement") {
+      f.evidence = counter_evidence(t, a.regions[n], context.reference);
+      if (f.cls == "unidentified" && f.evidence.empty() && !counters)
+        f.hint += "; measure counters to see why (scalea run --counters "
+                  "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES, or cache misses where the machine "
+                  "has them, docs/counters.md)";
+    }
+    std::string where;
+    if (!after.empty()) {
+      // "barrier wait after the loop" + " at md.c:90"; other constructs name themselves.
+      where = what.find("after the ") != std::string::npos ? " at " + f.location
+                                                            : " after the " + after;
+    } else if (ctx != n) {
+      where = " in the " + with_location(reg);
+    } else {
+      where = f.location.empty() ? " in " + reg.label() : " in " + with_location(reg);
+    }
+    std::string share = ctx == n ? "of the region" : "of the " + with_location(creg);
+    std::string also = f.same_time.empty() ? "" : " (the same time as the idle threads of the " + f.same_time + ")";
+    if (!f.same_time.empty() && !is_synchronization(reg))
+      also = " (the same time as the waits in the " + f.same_time + ")";
+    f.text = fmt::format("{}{} is {:.3f} s, {:.0f}% {}{}{}{}{}", what, where, c.seconds, f.percent,
+                         share, also, f.evidence.empty() ? "" : "; counters: " + f.evidence,
+                         f.hint.empty() ? "" : ": ", f.hint);
+    out.push_back(std::move(f));
+  }
+  for (Finding& f : out) f.path = region_path(t, a.regions[f.node]);
+  return out;
 }
 
 nlohmann::json findings_json(const std::vector<Finding>& fs) {
@@ -244,27 +420,40 @@ nlohmann::json findings_json(const std::vector<Finding>& fs) {
     out.push_back({{"rank", ++rank}, {"node", f.node}, {"path", f.path}, {"region", f.region},
                    {"location", f.location}, {"context", f.context}, {"class", f.cls},
                    {"subclass", f.subclass}, {"seconds", f.seconds}, {"percent", f.percent},
-                   {"hint", f.hint}, {"text", f.text}});
+                   {"hint", f.hint}, {"evidence", f.evidence}, {"same_time_as", f.same_time},
+                   {"text", f.text}});
   return out;
 }
 
-void print_findings(const std::vector<Finding>& fs) {
+void print_findings(const std::vector<Finding>& fs, const overheads::Analysis& a,
+                    bool noise_measured) {
+  double floor = finding_floor(a);
+  std::string why = fmt::format("below {:.3f} s ({}% of the program's time, at least {:.0f} ms){}",
+                                floor, kFindingMinProgramShare * 100, kFindingMinSeconds * 1e3,
+                                noise_measured ? " or within the run-to-run noise" : "");
   if (fs.empty()) {
-    fmt::print("\nfindings: no overhead above 1 us\n");
+    fmt::print("\nfindings: no overhead above the floor: nothing {} is listed\n", why);
     return;
   }
   fmt::print("\nfindings (largest overheads first):\n");
   int rank = 0;
+  double sum = 0;
   for (const Finding& f : fs) {
     fmt::print("{:>3}. [{}{}{}] {}\n", ++rank, f.cls, f.subclass.empty() ? "" : ".", f.subclass,
                f.text);
     fmt::print("     region {}\n", f.path);
+    sum += f.seconds;
   }
+  double t_o = a.regions.empty() ? 0 : a.regions[0].t_o;
+  fmt::print("these findings hold {:.3f} s; the program's T_o is {:.3f} s. Nothing {} is listed{}\n",
+             sum, t_o, why,
+             noise_measured ? "" : "; the run-to-run noise is not measured (one run: use scalea study --repeat)");
 }
 
-void print_report_findings(const MergedTree& t, const overheads::Analysis& a) {
+void print_report_findings(const MergedTree& t, const overheads::Analysis& a,
+                           const FindingContext& context) {
   if (findings_limit() == 0) return;
-  print_findings(find_findings(t, a, findings_limit()));
+  print_findings(find_findings(t, a, findings_limit(), context), a, !context.noise.empty());
 }
 
 }  // namespace scalea::cli

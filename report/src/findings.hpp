@@ -24,8 +24,22 @@ struct Finding {
   double seconds = 0;       // wall-time seconds of this overhead in this region itself
   double percent = 0;       // seconds / T_p of the context region, in %
   std::string hint;         // plain-language hint from the table
+  std::string evidence;     // what the counters say about it ("" when nothing)
+  std::string same_time;    // another region whose overhead is the same time, e.g. "the loop at md.c:90"
   std::string text;         // one sentence: what, where, how much, hint
 };
+
+// What findings are chosen against (docs/overhead-model.md, "How findings are chosen").
+struct FindingContext {
+  const drg::MergedTree* reference = nullptr;  // the reference run, for counter evidence
+  // Run-to-run noise of each region of the run (merged node -> seconds): an overhead within it
+  // is not a finding. Empty: not measured (one run).
+  std::vector<double> noise;
+};
+
+// Findings below these are not made: an absolute floor, and a share of the program's wall time.
+inline constexpr double kFindingMinSeconds = 0.001;
+inline constexpr double kFindingMinProgramShare = 0.01;
 
 // One row of the hint table: a subclass key ("class.subclass" or "class" alone), optionally
 // narrowed to the kind of the enclosing region ("" matches any), and the hint.
@@ -39,18 +53,27 @@ const std::vector<Hint>& hint_table();
 
 // The `limit` largest overheads of the run, largest first. Each overhead is attributed to the
 // deepest region that holds it (its own share, not its children's), so one wait is not listed
-// again for every enclosing region.
+// again for every enclosing region; an idle time that a later synchronization's waits already
+// hold (a loop's load imbalance and the barrier after it) is one finding, not two. Overheads
+// below kFindingMinSeconds, kFindingMinProgramShare of the program's time or the region's noise
+// are not findings.
 std::vector<Finding> find_findings(const drg::MergedTree& t, const overheads::Analysis& a,
-                                   size_t limit);
+                                   size_t limit, const FindingContext& context = {});
+
+// The floor below which an overhead is not a finding in this analysis (without noise).
+double finding_floor(const overheads::Analysis& a);
 
 nlohmann::json findings_json(const std::vector<Finding>& f);
-// "findings (largest overheads first):" and one numbered paragraph each, on stdout.
-void print_findings(const std::vector<Finding>& f);
+// "findings (largest overheads first):" and one numbered paragraph each, on stdout; then what
+// they add up to against the program's T_o, and the floor below which nothing was listed.
+void print_findings(const std::vector<Finding>& f, const overheads::Analysis& a,
+                    bool noise_measured);
 
 // Number of findings `scalea report` prints (its --findings option; 5 by default).
 size_t& findings_limit();
 
 // The text report's findings section: called by scalea report after its table.
-void print_report_findings(const drg::MergedTree& t, const overheads::Analysis& a);
+void print_report_findings(const drg::MergedTree& t, const overheads::Analysis& a,
+                           const FindingContext& context = {});
 
 }  // namespace scalea::cli
