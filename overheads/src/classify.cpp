@@ -248,7 +248,7 @@ bool runs_on_part_of_team(const drg::Region& r, const MemberStats& s) {
 
 NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
                    const std::vector<uint32_t>& child_pos, double construct_visits, uint32_t n,
-                   bool one_rank) {
+                   bool one_rank, bool in_task) {
   const drg::MergedNode& mn = t.node(n);
   const drg::Region& r = t.region_of(n);
   uint16_t sub = rule_subkind(r);
@@ -310,6 +310,9 @@ NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
   if (runs_on_part_of_team(r, st[n])) {
     pl.shorter = pl.not_ran_one = pl.not_ran_some = find_rule(r.kind, sub, Part::IdlePartial);
   }
+  // In an explicit task, a PE with less of its work ran other tasks of the team, or waited.
+  if (in_task)
+    pl.shorter = pl.not_ran_one = pl.not_ran_some = find_rule(r.kind, sub, Part::IdleInTask);
   return pl;
 }
 
@@ -580,8 +583,12 @@ RunFacts measure(const MergedTree& t, const Workers& workers, CallPathKeys& keys
   std::vector<uint32_t> child_pos = child_positions(t);
   bool one_rank = e.ranks() <= 1 && !e.threads.empty() && e.threads[0].rank >= 0;
   f.plan.resize(n_nodes);
-  for (uint32_t n = 0; n < n_nodes; ++n)
-    f.plan[n] = plan_node(t, st, child_pos, construct_visits[n], n, one_rank);
+  std::vector<char> in_task(n_nodes, 0);  // a task, or inside one (parents come first)
+  for (uint32_t n = 0; n < n_nodes; ++n) {
+    uint32_t parent = t.node(n).parent;
+    in_task[n] = t.region_of(n).kind == RegionKind::Task || (parent != format::kNoIndex && in_task[parent]);
+    f.plan[n] = plan_node(t, st, child_pos, construct_visits[n], n, one_rank, in_task[n]);
+  }
   classify_parts(t, workers, c, f);
 
   // Useful time per PE, for the POP metrics: each thread's rests in member order.
@@ -662,6 +669,11 @@ class IdleWalk {
       next_sibling_[n] = first_child_[parent];
       first_child_[parent] = n;
     }
+    // Nodes with an explicit task below them in this thread's tree.
+    task_below_.assign(th_->size(), 0);
+    for (uint32_t n = uint32_t(th_->size()); n-- > 1;)
+      if (task_below_[n] || e_.regions[th_->region[n]].kind == RegionKind::Task)
+        task_below_[th_->parent[n]] = 1;
     // Depth of the thread's tree (parents come before their children).
     depth_.assign(th_->size(), 0);
     uint32_t deepest = 0;
@@ -673,7 +685,7 @@ class IdleWalk {
     summed_.assign(th_->size(), format::kNoIndex);
     sums_.clear();
     for (uint32_t tn = uint32_t(th_->size()); tn-- > 0;) {
-      if (entered(tn)) continue;
+      if (entered(tn) || task_below_[tn]) continue;
       summed_[tn] = uint32_t(sums_.size());
       sums_.emplace_back();
       Buckets& b = sums_.back();
@@ -681,7 +693,7 @@ class IdleWalk {
       for (uint32_t tc = first_child_[tn]; tc != format::kNoIndex; tc = next_sibling_[tc]) {
         uint32_t mc = (*merged_)[tc];
         reached_[mc] = call;
-        if (entered(tc)) add_entered(tc, mc, b);
+        if (entered(tc) || task_below_[tc]) add_entered(tc, mc, b);
         else b.add(sums_[summed_[tc]]);
       }
       add_own((*merged_)[tn], call, b);
@@ -690,7 +702,7 @@ class IdleWalk {
 
   // Adds the idle time of the current thread's node `tn` (merged node `n`) to `b`.
   void add(uint32_t tn, uint32_t n, Buckets& b) {
-    if (entered(tn)) {
+    if (entered(tn) || task_below_[tn]) {
       add_entered(tn, n, b);
       return;
     }
@@ -714,7 +726,7 @@ class IdleWalk {
       fr.next = next_sibling_[tc];
       uint32_t mc = (*merged_)[tc];
       reached_[mc] = fr.call;
-      if (entered(tc)) add_entered(tc, mc, b);
+      if (entered(tc) || task_below_[tc]) add_entered(tc, mc, b);
       else stack_.push_back({tc, mc, ++calls_, first_child_[tc]});  // fr is not used after this
     }
   }
@@ -765,6 +777,9 @@ class IdleWalk {
   const std::vector<uint32_t>* merged_ = nullptr;
   const double* incl_ = nullptr;
   std::vector<uint32_t> first_child_, next_sibling_, depth_;
+  // Per node of the thread: explicit tasks below it. A PE that only holds such a node's path ran
+  // some of the work created in it: its idle time there is that of a PE that ran it shorter.
+  std::vector<char> task_below_;
   // Deep threads: per node the PE only holds, the index of its summed idle time in sums_.
   std::vector<uint32_t> summed_;
   std::vector<Buckets> sums_;

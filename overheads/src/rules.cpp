@@ -122,6 +122,11 @@ const std::vector<Rule> kRules = {
      "partially_parallelized",
      "L += wait at a barrier that follows single/sections/masked",
      "threads that did not run the construct's body wait for the one that did"},
+    {"task.idle", kAnyKind, -1, Part::IdleInTask, false, SY, "load_imbalance",
+     "S += T_p - t_i for every PE with less of a task's work (created in it or below) than the "
+     "busiest, or none",
+     "tasks share their region's work among the team: a PE that ran less of this task's work ran "
+     "other tasks or waited; where they waited, the synchronization shows it"},
     {"partial.idle", kAnyKind, -1, Part::IdlePartial, false, LP, "partially_parallelized",
      "L += T_p - t_i for the PEs of a single/masked/sections construct that did not run (all) "
      "of its body (no tasks created in it; sections: fewer sections than PEs)",
@@ -194,8 +199,9 @@ std::string rule_table_markdown() {
       "idle (ran shorter)", "idle (fork/join)", "idle (before start)",
       "wait after single/sections/masked", "wait after a region one PE ran", "replicated work",
       "extra work", "idle thread root", "extra cache misses", "idle (part of the team ran it)",
-      "idle (rank started late)", "own code between constructs", "spin-wait", "no partner"};
-  static_assert(sizeof part_names / sizeof *part_names == size_t(Part::NoPartner) + 1,
+      "idle (rank started late)", "own code between constructs", "spin-wait", "no partner",
+      "idle (in a task)"};
+  static_assert(sizeof part_names / sizeof *part_names == size_t(Part::IdleInTask) + 1,
                 "a name for every Part");
   static const char* mpi_classes[] = {"p2p", "collective", "sync", "one-sided", "io",
                                       "management", "wait", "startup"};

@@ -37,6 +37,7 @@ struct ReportOptions {
   std::string machine;      // --machine FILE (default: the default machine file when present)
   std::string machine_used; // the file actually used, "" for none
   bool compensate = false;  // --compensate: T_p shown with the tool's own cost removed
+  bool unfold = false;      // --unfold: show the rows of recursive instances too
   std::set<uint32_t> throttled;  // merged nodes the tool stopped recording (meta.json "throttle")
 };
 
@@ -117,18 +118,27 @@ void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOp
              "sync", "control", "addl", "loss", "unident");
   if (a.noise_priced) fmt::print(" {:>9}", "NOISE");
   fmt::print("\n");
+  Folding fold;
+  if (!o.unfold) fold = fold_recursion(t);
   for (uint32_t n : t.preorder()) {
     const auto& r = a.regions[n];
-    if (!shown(t, n, r.t_p, o)) continue;
+    if (!shown(t, n, r.t_p, o) || (!fold.hidden.empty() && fold.hidden[n])) continue;
     // Compensated: the tool's own cost leaves T_p; T_o and its classes stay as measured (the
     // noise sits in them, mostly in useful work and unidentified).
     double tp = o.compensate ? r.t_p - r.noise : r.t_p;
-    fmt::print("{:<46} {:>9.4f} {:>9.4f} {:>5.1f}%", tree_label(t, n, 46, o), tp, r.t_o,
-               r.t_p > 0 ? 100 * r.t_o / r.t_p : 0.0);
+    // T_o% of a region too short to time says nothing.
+    std::string pct = r.t_p >= 1e-6 ? fmt::format("{:>5.1f}%", 100 * r.t_o / r.t_p) : "     -";
+    fmt::print("{:<46} {:>9.4f} {:>9.4f} {}", tree_label(t, n, 46, o), tp, r.t_o, pct);
     for (int c = 0; c < kClassCount; ++c) fmt::print(" {:>9.4f}", r.classes[size_t(c)]);
     if (a.noise_priced) fmt::print(" {:>9.4f}", r.noise);
     fmt::print("\n");
   }
+  if (fold.rows > 0)
+    fmt::print("\nrecursion folded: {} row(s) of {} recursive instance(s), down to depth {}, are "
+               "not shown: a region inside itself (a recursive function, a task created by a task "
+               "of the same pragma) is shown once, its outermost row holding the time of all "
+               "(--unfold shows every row)\n",
+               fold.rows, fold.instances, fold.deepest);
   if (!a.only_in_reference.empty()) {
     fmt::print("\nregions only in the reference run (T_o = -T_s/p):\n");
     for (const auto& r : a.only_in_reference) {
@@ -151,6 +161,7 @@ void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOp
              "(docs/overhead-model.md)\n");
   FindingContext context;
   context.reference = ref_tree;
+  context.hidden = fold.hidden;
   print_report_findings(t, a, context);
 }
 
@@ -256,6 +267,9 @@ void add_report(CLI::App& app) {
   cmd->add_option("--machine", o->machine,
                   "Machine file of `scalea calibrate` (default: $SCALEA_MACHINE or "
                   "~/.config/scalea/machine.json when present)");
+  cmd->add_flag("--unfold", o->unfold,
+                "Show every row of recursive regions (by default a region inside itself is shown "
+                "once, at its outermost instance)");
   cmd->add_flag("--compensate", o->compensate,
                 "Show times with the tool's own cost removed (needs a machine file)");
   cmd->callback([o] {

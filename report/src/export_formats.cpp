@@ -118,6 +118,38 @@ int dominant_class(const overheads::RegionOverheads& r) {
   return best;
 }
 
+Folding fold_recursion(const MergedTree& t) {
+  Folding f;
+  f.hidden.assign(t.nodes().size(), 0);
+  // Regions on the path from the root to the current node, as counts (a preorder walk).
+  std::vector<uint32_t> on_path(t.experiment().regions.size(), 0);
+  struct Frame {
+    uint32_t node, next;
+  };
+  std::vector<Frame> stack{{0, 0}};
+  ++on_path[t.node(0).region];
+  while (!stack.empty()) {
+    Frame& fr = stack.back();
+    const drg::MergedNode& mn = t.node(fr.node);
+    if (fr.next == mn.children.size()) {
+      --on_path[mn.region];
+      stack.pop_back();
+      continue;
+    }
+    uint32_t c = mn.children[fr.next++];
+    const drg::MergedNode& cn = t.node(c);
+    if (f.hidden[fr.node] || on_path[cn.region] > 0) {
+      if (!f.hidden[fr.node]) ++f.instances;
+      f.hidden[c] = 1;
+      ++f.rows;
+      f.deepest = std::max(f.deepest, cn.depth);
+    }
+    ++on_path[cn.region];
+    stack.push_back({c, 0});  // fr is not used after this
+  }
+  return f;
+}
+
 std::string node_label(const MergedTree& t, uint32_t n) {
   const drg::Region& reg = t.region_of(n);
   std::string loc = reg.location();

@@ -57,6 +57,17 @@ extern const std::array<std::string_view, overheads::kClassCount> kClassShort;
 // 0.5% of its T_p (then the region has no overhead worth colouring).
 int dominant_class(const overheads::RegionOverheads& r);
 
+// Recursion folded: the rows a report hides because their region already appears among their
+// ancestors (a recursive call, a task created by a task at the same pragma), with everything
+// below them; the outermost instance's row holds their time. `hidden[n]` per merged node.
+struct Folding {
+  std::vector<char> hidden;
+  size_t rows = 0;       // rows hidden
+  size_t instances = 0;  // recursive instances among them (the tops of hidden subtrees)
+  uint32_t deepest = 0;  // the deepest hidden row's depth
+};
+Folding fold_recursion(const drg::MergedTree& t);
+
 // "parallel @imbalance.c:31" style label of a merged node (region label and source location).
 std::string node_label(const drg::MergedTree& t, uint32_t n);
 

@@ -275,18 +275,30 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
   for (uint32_t n = 0; n < n_nodes; ++n) inc[n] = inclusive_parts(a.regions[n]);
   const double floor = finding_floor(a);
 
-  // Candidates: each key's own share in each region (what its children do not already hold).
+  // Candidates: each key's own share in each region (what its shown children do not already
+  // hold: a hidden row's overheads count in its shown ancestor's).
+  auto hidden = [&](uint32_t n) { return n < context.hidden.size() && context.hidden[n]; };
+  // Tasks, and regions inside them (parents come first in the merged tree).
+  std::vector<char> in_task(n_nodes, 0);
+  for (uint32_t n = 0; n < n_nodes; ++n) {
+    uint32_t parent = t.node(n).parent;
+    in_task[n] = t.region_of(n).kind == RegionKind::Task || (parent != format::kNoIndex && in_task[parent]);
+  }
   std::vector<Candidate> all;
   for (uint32_t n = 0; n < n_nodes; ++n) {
+    if (hidden(n)) continue;
     const drg::Region& reg = t.region_of(n);
     for (const auto& [key, v] : inc[n]) {
       // Load imbalance is idle time relative to the region itself: never part of the parent's
-      // value, so nothing to subtract; in a barrier or lock it only restates the wait.
+      // value, so nothing to subtract; in a barrier or lock it only restates the wait. In a task
+      // it is how unevenly the team shared that task's work, while it ran other tasks: the
+      // waiting, if any, is in the taskwait or barrier where it happened.
       bool local = key == "synchronization.load_imbalance";
-      if (local && is_leaf_construct(reg.kind)) continue;
+      if (local && (is_leaf_construct(reg.kind) || in_task[n])) continue;
       double own = v;
       if (!local)
         for (uint32_t c : t.node(n).children) {
+          if (hidden(c)) continue;
           auto it = inc[c].find(key);
           if (it != inc[c].end()) own -= it->second;
         }
@@ -311,17 +323,29 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
     return is_idle_key(before.key) && !is_synchronization(t.region_of(before.node)) &&
            is_synchronization(t.region_of(after.node)) && is_wait_key(after.key);
   };
+  // Load imbalance is idle time within its region's span: the imbalance of a region inside
+  // another one's is part of the outer one's, never added to it.
+  auto nested = [&](const Candidate& x, const Candidate& y) {
+    if (x.key != "synchronization.load_imbalance" || y.key != x.key) return false;
+    auto below = [&](uint32_t d, uint32_t a) {
+      for (uint32_t n = t.node(d).parent; n != format::kNoIndex; n = t.node(n).parent)
+        if (n == a) return true;
+      return false;
+    };
+    return below(x.node, y.node) || below(y.node, x.node);
+  };
   std::vector<Candidate> chosen;
   std::vector<uint32_t> merged_with;  // per chosen: the other region of the same time, or kNoIndex
   for (const Candidate& c : all) {
     if (chosen.size() >= limit) break;
     bool dup = false;
-    for (size_t i = 0; i < chosen.size(); ++i)
+    for (size_t i = 0; i < chosen.size() && !dup; ++i) {
       if (same_time(c, chosen[i])) {
         if (merged_with[i] == format::kNoIndex) merged_with[i] = c.node;
         dup = true;
-        break;
       }
+      dup = dup || nested(c, chosen[i]);
+    }
     if (dup) continue;
     chosen.push_back(c);
     merged_with.push_back(format::kNoIndex);

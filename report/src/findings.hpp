@@ -35,6 +35,9 @@ struct FindingContext {
   // Run-to-run noise of each region of the run (merged node -> seconds): an overhead within it
   // is not a finding. Empty: not measured (one run).
   std::vector<double> noise;
+  // Rows the report hides (recursion folded, fold_recursion): not findings themselves, their
+  // overheads count in their visible ancestor's. Empty: every row is shown.
+  std::vector<char> hidden;
 };
 
 // Findings below these are not made: an absolute floor, and a share of the program's wall time.

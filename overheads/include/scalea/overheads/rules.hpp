@@ -33,6 +33,7 @@ enum class Part {
   BetweenConstructs,  // parallel region's own code when it only reaches many small constructs
   SpinWait,    // work region whose flush visits reveal a busy-wait (needs the reference run)
   NoPartner,   // MPI call with no other rank to wait for (a one-rank run)
+  IdleInTask,  // PEs that did not run (all of) an explicit task's work: they ran other tasks
 };
 
 // MPI_Init, MPI_Init_thread and MPI_Finalize are management calls in the files (format::MpiClass);

@@ -1,0 +1,196 @@
+/* shapes: small programs of the shapes real codes have, each with a planted, known overhead, for
+ * the diagnoses the classifier must get right (tests/groundtruth, docs/groundtruth.md).
+ *
+ *   OMP_NUM_THREADS=p shapes MODE [ARGS...]
+ *
+ * slowloop N T C   `omp for` over N iterations; each sleeps T ms x (1 + C (team - 1)): the same
+ *                  divided work, slower at p > 1 (as page faults on fresh memory or a shared
+ *                  memory bus make it). Not replicated: the extra time is unidentified.
+ *                  Truth: work (sum of the iterations' sleeps), extra (beyond N T).
+ * pipeline S K T   a wavefront: `omp for schedule(static,1) nowait` over S stages; stage s runs K
+ *                  steps of T ms, step k only after stage s-1 finished its step k, polling a
+ *                  shared flag with `omp flush` (as NPB LU does). Truth: spin (time spent
+ *                  polling, summed over threads), work.
+ * tasks S N T      S ms of serial work, then `parallel { single nowait { N tasks of T ms } }`.
+ *                  Truth: serial, tasks (sum of the task bodies).
+ * partial M S      per round (3 rounds): `masked` body of M ms (the others go on to an explicit
+ *                  barrier), then `sections` with two sections of S ms each (with more than two
+ *                  threads, the others have none). Truth: masked, sections.
+ * reduction N T    `omp for reduction(+:x)` over N iterations of T ms, 4 times.
+ * recursive D T    a binary tree of tasks D levels deep (task per child, taskwait), leaves sleep
+ *                  T ms. Truth: leaves (sum of the leaves' sleeps).
+ */
+#include <omp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planted.h"
+
+static double sum_atomic(double* where, double v) {
+#pragma omp atomic
+  *where += v;
+  return v;
+}
+
+static int slowloop(int argc, char** argv) {
+  int n = (int)arg_num(argc, argv, 2, 8);
+  double t = arg_num(argc, argv, 3, 10), c = arg_num(argc, argv, 4, 0.5);
+  double work = 0;
+#pragma omp parallel /* PAR_SLOW */
+  {
+    double f = 1 + c * (omp_get_num_threads() - 1);
+#pragma omp for schedule(static) /* LOOP_SLOW */
+    for (int i = 0; i < n; ++i) {
+      double t0 = now_s();
+      sleep_ms(t * f);
+      sum_atomic(&work, now_s() - t0);
+    }
+  }
+  print_truth("work", work);
+  print_truth("extra", work - n * t * 1e-3);
+  return 0;
+}
+
+static int pipeline(int argc, char** argv) {
+  int stages = (int)arg_num(argc, argv, 2, 4), k_steps = (int)arg_num(argc, argv, 3, 4);
+  double t = arg_num(argc, argv, 4, 10);
+  volatile int* done = calloc((size_t)stages, sizeof(int));  /* steps each stage finished */
+  double spin = 0, work = 0;
+#pragma omp parallel /* PAR_PIPE */
+  {
+#pragma omp for schedule(static, 1) nowait /* LOOP_PIPE */
+    for (int s = 0; s < stages; ++s) {
+      for (int k = 0; k < k_steps; ++k) {
+        if (s > 0) {
+          double w0 = now_s();
+          for (;;) {
+#pragma omp flush
+            if (done[s - 1] > k) break;
+            sched_yield();
+          }
+          sum_atomic(&spin, now_s() - w0);
+        }
+        double t0 = now_s();
+        sleep_ms(t);
+        sum_atomic(&work, now_s() - t0);
+#pragma omp flush
+        done[s] = k + 1;
+#pragma omp flush
+      }
+    }
+  }
+  print_truth("spin", spin);
+  print_truth("work", work);
+  free((void*)done);
+  return 0;
+}
+
+static int tasks(int argc, char** argv) {
+  double serial = arg_num(argc, argv, 2, 150);
+  int n = (int)arg_num(argc, argv, 3, 200);
+  double t = arg_num(argc, argv, 4, 1);
+  double t0 = now_s(), spent = 0;
+  sleep_ms(serial);
+  print_truth("serial", now_s() - t0);
+#pragma omp parallel /* PAR_TASKS */
+  {
+#pragma omp single nowait /* SINGLE_TASKS */
+    for (int i = 0; i < n; ++i) {
+#pragma omp task /* TASK */
+      {
+        double s0 = now_s();
+        sleep_ms(t);
+        sum_atomic(&spent, now_s() - s0);
+      }
+    }
+  }
+  print_truth("tasks", spent);
+  return 0;
+}
+
+static int partial(int argc, char** argv) {
+  double m = arg_num(argc, argv, 2, 10), s = arg_num(argc, argv, 3, 10);
+  double masked = 0, sections = 0;
+#pragma omp parallel /* PAR_PARTIAL */
+  for (int r = 0; r < 3; ++r) {
+#pragma omp masked /* MASKED */
+    {
+      double t0 = now_s();
+      sleep_ms(m);
+      masked += now_s() - t0;
+    }
+#pragma omp barrier /* BARRIER_MASKED */
+#pragma omp sections /* SECTIONS */
+    {
+#pragma omp section
+      {
+        double t0 = now_s();
+        sleep_ms(s);
+        sum_atomic(&sections, now_s() - t0);
+      }
+#pragma omp section
+      {
+        double t0 = now_s();
+        sleep_ms(s);
+        sum_atomic(&sections, now_s() - t0);
+      }
+    }
+  }
+  print_truth("masked", masked);
+  print_truth("sections", sections);
+  return 0;
+}
+
+static int reduction(int argc, char** argv) {
+  int n = (int)arg_num(argc, argv, 2, 8);
+  double t = arg_num(argc, argv, 3, 5);
+  double x = 0;
+  for (int r = 0; r < 4; ++r) {
+#pragma omp parallel for reduction(+ : x) /* LOOP_REDUCTION */
+    for (int i = 0; i < n; ++i) {
+      sleep_ms(t);
+      x += i;
+    }
+  }
+  printf("reduction: %g\n", x);
+  return 0;
+}
+
+static double leaves = 0;
+static void tree(int depth, double t) {
+  if (depth == 0) {
+    double t0 = now_s();
+    sleep_ms(t);
+    sum_atomic(&leaves, now_s() - t0);
+    return;
+  }
+#pragma omp task /* TASK_TREE */
+  tree(depth - 1, t);
+#pragma omp task /* TASK_TREE */
+  tree(depth - 1, t);
+#pragma omp taskwait /* TASKWAIT_TREE */
+}
+
+static int recursive(int argc, char** argv) {
+  int d = (int)arg_num(argc, argv, 2, 6);
+  double t = arg_num(argc, argv, 3, 1);
+#pragma omp parallel /* PAR_TREE */
+#pragma omp single /* SINGLE_TREE */
+  tree(d, t);
+  print_truth("leaves", leaves);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
+  if (!strcmp(mode, "slowloop")) return slowloop(argc, argv);
+  if (!strcmp(mode, "pipeline")) return pipeline(argc, argv);
+  if (!strcmp(mode, "tasks")) return tasks(argc, argv);
+  if (!strcmp(mode, "partial")) return partial(argc, argv);
+  if (!strcmp(mode, "reduction")) return reduction(argc, argv);
+  if (!strcmp(mode, "recursive")) return recursive(argc, argv);
+  fprintf(stderr, "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive [ARGS...]\n", argv[0]);
+  return 2;
+}
