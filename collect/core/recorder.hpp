@@ -441,6 +441,7 @@ struct SourceInfo {
   std::string runtime;       // runtime version string
   std::string runtime_path;  // file of the runtime library
   std::vector<std::pair<std::string, std::string>> callbacks;  // name -> support level
+  Ticks started = 0;         // when the runtime initialized the tool (0: never)
 };
 
 class Recorder {

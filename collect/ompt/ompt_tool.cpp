@@ -550,6 +550,7 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
     return 0;
   }
   SourceInfo& info = Recorder::get().openmp_info();
+  info.started = now();
   Dl_info dl;
   if (dladdr(reinterpret_cast<void*>(lookup), &dl) && dl.dli_fname) info.runtime_path = dl.dli_fname;
   module_range(reinterpret_cast<const void*>(lookup), g_runtime_lo, g_runtime_hi);

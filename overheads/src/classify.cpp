@@ -307,6 +307,10 @@ NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
   pl.shorter = find_rule(r.kind, sub, Part::IdleShorter);
   pl.not_ran_one = find_rule(r.kind, sub, Part::IdleOneRan);
   pl.not_ran_some = find_rule(r.kind, sub, Part::IdleSomeRan);
+  // A synchronization construct some PEs never entered (a taskwait of the thread that created
+  // the tasks, a lock one thread took): they were working elsewhere meanwhile, as a PE that spent
+  // less time in it was. Not serial code.
+  if (has_wait(r.kind)) pl.not_ran_one = pl.not_ran_some = pl.shorter;
   if (runs_on_part_of_team(r, st[n])) {
     pl.shorter = pl.not_ran_one = pl.not_ran_some = find_rule(r.kind, sub, Part::IdlePartial);
   }
@@ -615,7 +619,8 @@ struct IdleInfo {
   size_t pes_ran = 0;
   const Rule* not_ran = nullptr;
   // For PEs that ran it for less than its wall time.
-  const Rule *before_start = nullptr, *launch_skew = nullptr, *fork = nullptr, *shorter = nullptr;
+  const Rule *before_start = nullptr, *launch_skew = nullptr, *runtime_start = nullptr,
+             *fork = nullptr, *shorter = nullptr;
 };
 
 std::vector<IdleInfo> idle_info(const MergedTree& t, const RunFacts& f) {
@@ -631,6 +636,7 @@ std::vector<IdleInfo> idle_info(const MergedTree& t, const RunFacts& f) {
     in.not_ran = in.pes_ran <= 1 ? pl.not_ran_one : pl.not_ran_some;
     in.before_start = find_rule(r.kind, sub, Part::IdleBeforeStart);
     in.launch_skew = find_rule(r.kind, sub, Part::IdleLaunchSkew);
+    in.runtime_start = find_rule(r.kind, sub, Part::IdleRuntimeStart);
     in.fork = find_rule(r.kind, sub, Part::IdleFork);
     in.shorter = pl.shorter;
   }
@@ -653,7 +659,13 @@ class IdleWalk {
   IdleWalk(const MergedTree& run, const Columns& c, const std::vector<IdleInfo>& info,
            const RunFacts& f, const std::vector<size_t>& first)
       : run_(run), e_(run.experiment()), c_(c), info_(info), f_(f), first_(first),
-        reached_(run.nodes().size(), 0), mpi_ranks_(e_.ranks() > 1) {}
+        reached_(run.nodes().size(), 0), mpi_ranks_(e_.ranks() > 1) {
+    // When the OpenMP runtime started, in the initial thread's time (unknown, in experiments that
+    // do not say: never, so that all of a thread's absence is serial code, as it was counted).
+    const nlohmann::json& omp = e_.meta.is_object() && e_.meta.contains("openmp") ? e_.meta["openmp"] : nlohmann::json();
+    if (omp.is_object() && omp.contains("started_s") && omp["started_s"].is_number())
+      runtime_started_ = std::max(0.0, omp["started_s"].get<double>());
+  }
 
   // Follows thread `ti` from now on: its children lists, to walk the paths it only holds.
   void start_thread(uint32_t ti) {
@@ -741,7 +753,15 @@ class IdleWalk {
     double idle = in.t_p - incl_[tn];
     if (idle <= 0) return;
     if (r.kind == RegionKind::Program) {
-      b.add(skewed_rank_ ? in.launch_skew : in.before_start, idle);
+      if (skewed_rank_) {
+        b.add(in.launch_skew, idle);
+        return;
+      }
+      // A thread that did not exist yet: serial code ran until the OpenMP runtime started, then
+      // the runtime was starting its threads.
+      double serial = std::min(idle, runtime_started_);
+      b.add(in.before_start, serial);
+      b.add(in.runtime_start, idle - serial);
       return;
     }
     if (r.kind == RegionKind::Parallel && e_.value(*th_, tn, c_.team_size) == 0) {
@@ -773,6 +793,7 @@ class IdleWalk {
   std::vector<uint64_t> reached_;  // per merged node: the last call that reached it
   uint64_t calls_ = 0;
   bool mpi_ranks_ = false, skewed_rank_ = false;
+  double runtime_started_ = 1e300;  // s: see the constructor
   const drg::ThreadTree* th_ = nullptr;
   const std::vector<uint32_t>* merged_ = nullptr;
   const double* incl_ = nullptr;

@@ -97,6 +97,11 @@ const std::vector<Rule> kRules = {
      "MPI_Init/MPI_Finalize: waiting for the other ranks to start or end"},
     {"mpi.startup.skew", k(K::Mpi), kMpiStartup, Part::IdleShorter, false, CP, "startup",
      "C += T_p - t_i", "ranks that reach MPI_Init later (started later) spend less time in it"},
+    {"program.runtime_startup", k(K::Program), -1, Part::IdleRuntimeStart, false, CP, "startup",
+     "C += T_p - t_i - min(T_p - t_i, s_0) for a thread the OpenMP runtime created, s_0 the time "
+     "the runtime started (meta.json openmp.started_s)",
+     "the OpenMP runtime initializing and creating its threads: before that the program ran "
+     "serial code (unparallelized), after it the thread was being started"},
     {"program.launch_skew", k(K::Program), -1, Part::IdleLaunchSkew, false, CP, "startup",
      "C += T_p - t_i for the initial thread of an MPI rank",
      "ranks started later than the first one (launch skew)"},
@@ -200,8 +205,8 @@ std::string rule_table_markdown() {
       "wait after single/sections/masked", "wait after a region one PE ran", "replicated work",
       "extra work", "idle thread root", "extra cache misses", "idle (part of the team ran it)",
       "idle (rank started late)", "own code between constructs", "spin-wait", "no partner",
-      "idle (in a task)"};
-  static_assert(sizeof part_names / sizeof *part_names == size_t(Part::IdleInTask) + 1,
+      "idle (in a task)", "idle (runtime starting)"};
+  static_assert(sizeof part_names / sizeof *part_names == size_t(Part::IdleRuntimeStart) + 1,
                 "a name for every Part");
   static const char* mpi_classes[] = {"p2p", "collective", "sync", "one-sided", "io",
                                       "management", "wait", "startup"};

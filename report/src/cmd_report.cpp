@@ -223,8 +223,9 @@ void print_rows(const MergedTree& t, const Analysis& a, const ReportOptions& o, 
 }
 
 void print_json(const drg::Experiment& e, const MergedTree& t, const Analysis& a,
-                const drg::Experiment* ref, const ReportOptions& o) {
+                const drg::Experiment* ref, const MergedTree* ref_tree, const ReportOptions& o) {
   ReportJsonOptions jo;
+  jo.reference_tree = ref_tree;
   jo.shown = [&](uint32_t n) { return shown(t, n, a.regions[n].t_p, o); };
   jo.machine_used = o.machine_used;
   jo.compensate = o.compensate;
@@ -294,7 +295,7 @@ void add_report(CLI::App& app) {
     Analysis a = overheads::classify(t, ref_tree ? &*ref_tree : nullptr, opts);
     const drg::Experiment* refp = ref ? &*ref : nullptr;
     if (o->format == "json") {
-      print_json(e, t, a, refp, *o);
+      print_json(e, t, a, refp, ref_tree ? &*ref_tree : nullptr, *o);
       return;
     }
     if (o->format == "csv" || o->format == "markdown") {

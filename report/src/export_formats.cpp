@@ -225,6 +225,7 @@ std::string export_csv(const Analyzed& x) {
 void export_json(const TextSink& put, const Analyzed& x, size_t findings) {
   ReportJsonOptions o;
   o.findings = findings;
+  o.reference_tree = x.ref_t ? &*x.ref_t : nullptr;
   report_json(put, x.e, x.tree(), x.a, x.reference(), o);
 }
 

@@ -280,6 +280,7 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
   auto hidden = [&](uint32_t n) { return n < context.hidden.size() && context.hidden[n]; };
   // Tasks, and regions inside them (parents come first in the merged tree).
   std::vector<char> in_task(n_nodes, 0);
+  int created = t.experiment().metric("tasks_created");
   for (uint32_t n = 0; n < n_nodes; ++n) {
     uint32_t parent = t.node(n).parent;
     in_task[n] = t.region_of(n).kind == RegionKind::Task || (parent != format::kNoIndex && in_task[parent]);
@@ -292,9 +293,10 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
       // Load imbalance is idle time relative to the region itself: never part of the parent's
       // value, so nothing to subtract; in a barrier or lock it only restates the wait. In a task
       // it is how unevenly the team shared that task's work, while it ran other tasks: the
-      // waiting, if any, is in the taskwait or barrier where it happened.
+      // waiting, if any, is in the taskwait or barrier where it happened; the same in a region
+      // that created tasks.
       bool local = key == "synchronization.load_imbalance";
-      if (local && (is_leaf_construct(reg.kind) || in_task[n])) continue;
+      if (local && (is_leaf_construct(reg.kind) || in_task[n] || t.sum(n, created) > 0)) continue;
       double own = v;
       if (!local)
         for (uint32_t c : t.node(n).children) {

@@ -121,8 +121,16 @@ std::string facts(const Analyzed& x) {
   return s + "</table>\n";
 }
 
+// The findings are chosen as in the text report: against the reference, recursion folded.
+FindingContext html_finding_context(const Analyzed& x) {
+  FindingContext c;
+  c.reference = x.ref_t ? &*x.ref_t : nullptr;
+  c.hidden = fold_recursion(x.tree()).hidden;
+  return c;
+}
+
 std::string findings_html(const std::vector<Finding>& fs) {
-  if (fs.empty()) return "<p id=\"findings\">No overhead above 1 &micro;s.</p>\n";
+  if (fs.empty()) return "<p id=\"findings\">No overhead above the floor (1 ms and 1% of the program's time).</p>\n";
   std::string s = "<ol class=\"findings\" id=\"findings\">\n";
   for (const Finding& f : fs) {
     int c = 0;
@@ -308,7 +316,7 @@ std::string render_html(const Analyzed& x, const HtmlOptions& o) {
   s += "<h1>scalea report: " + esc(x.e.path) + "</h1>\n";
   s += "<section><h2>Run</h2>\n" + facts(x) + "</section>\n";
   s += "<section><h2>Findings</h2>\n" +
-       findings_html(find_findings(t, x.a, o.findings)) + "</section>\n";
+       findings_html(find_findings(t, x.a, o.findings, html_finding_context(x))) + "</section>\n";
   s += "<section><h2>Overheads per region</h2>\n<p class=\"note\">T_p: wall time of the region "
        "(longest PE); T_o = T_p &minus; T_s/p, split into the six classes (seconds of wall time; "
        "they sum to T_o). Click &#9662; to fold a subtree.</p>\n" +

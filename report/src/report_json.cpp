@@ -54,6 +54,9 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
   out["reference"] = ref ? nlohmann::json{{"path", ref->path}, {"p", ref->threads.size()}}
                          : nlohmann::json(nullptr);
   const std::set<uint32_t> throttled = throttled_nodes(e, t);
+  // Every region is listed; those the text report folds (recursive instances) are marked, and
+  // the findings are chosen as there.
+  const Folding fold = fold_recursion(t);
   auto regions = [&](const std::function<void(const nlohmann::json&)>& emit) {
     for (uint32_t n : t.preorder()) {
       const auto& r = a.regions[n];
@@ -91,6 +94,7 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
           {"noise", a.noise_priced ? nlohmann::json(r.noise) : nlohmann::json(nullptr)},
           {"events_below", r.events_below},
           {"throttled", throttled.count(n) > 0},
+          {"recursion_folded", fold.hidden[n] != 0},
           {"time_compensated", a.noise_priced ? nlohmann::json(r.t_p - r.noise) : nlohmann::json(nullptr)},
           {"overheads", overheads_json(r)},
           {"per_thread", per_thread},
@@ -114,7 +118,10 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
                                                     : nlohmann::json(nullptr)},
                     {"global_efficiency", pe.global_efficiency ? nlohmann::json(*pe.global_efficiency)
                                                                : nlohmann::json(nullptr)}};
-  out["findings"] = findings_json(find_findings(t, a, o.findings));
+  FindingContext context;
+  context.reference = o.reference_tree;
+  context.hidden = fold.hidden;
+  out["findings"] = findings_json(find_findings(t, a, o.findings, context));
   dump_streamed<nlohmann::json>(put, std::move(out), {{"regions", regions}, {"only_in_reference", gone}});
 }
 

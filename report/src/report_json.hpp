@@ -21,6 +21,7 @@ struct ReportJsonOptions {
   std::string machine_used;             // machine file that priced NOISE, "" when none
   bool compensate = false;
   size_t findings = 5;
+  const drg::MergedTree* reference_tree = nullptr;  // for the findings' counter evidence
 };
 
 // A key of an experiment's meta.json, or null when absent (meta.json from other writers, or

@@ -318,6 +318,145 @@ TEST(Classify, TaskTimeCountedWhereCreatedNotTwice) {
   EXPECT_NEAR(bar_row.useful_pe, 0, 1e-12);
 }
 
+// ---- the reference is classified by the same rules ---------------------------------------------
+
+TEST(Classify, ReferenceOverheadsAreSubtractedClassByClass) {
+  // One rank against one rank: MPI_Init takes 250 ms in the run, 260 in the reference; 100 ms of
+  // work in both. Nothing is an overhead of the run: start-up beyond the reference's is -10 ms.
+  auto one_rank = [](double init_ms) {
+    Builder b;
+    uint32_t init = b.region(RegionKind::Mpi, "MPI_Init", uint16_t(format::MpiClass::Management));
+    uint32_t th = b.thread(true, init_ms + 100, 0);
+    b.node(th, 0, init, {{"time", init_ms}, {"visits", 1}});
+    return b;
+  };
+  Builder run = one_rank(250), ref = one_rank(260);
+  drg::MergedTree t(run.experiment()), rt(ref.experiment());
+  Analysis a = classify(t, &rt);
+  expect_identity(a);
+  const auto& init = find(t, a, "MPI_Init");
+  EXPECT_NEAR(init.t_o * 1e3, -10, 1e-9);
+  EXPECT_NEAR(sub(init, "control_of_parallelism.startup"), -10, 1e-9);
+  EXPECT_NEAR(cls(init, Class::Unidentified), 0, 1e-9);
+  EXPECT_NEAR(sub(init, "control_of_parallelism.mpi_management"), 0, 1e-9);
+  EXPECT_NEAR(cls(a.regions[0], Class::Unidentified), 0, 1e-9);
+}
+
+TEST(Classify, ReplicatedOnlyWhereTheWorkIsNotDivided) {
+  // Reference: a user region and a loop of 40 ms each on one thread. Run on two threads: each
+  // thread spends 40 ms in the user region (every thread runs it all: replicated) and 40 ms in
+  // the loop (a worksharing loop ran slower: not replicated, unidentified).
+  auto build = [](int threads, double per_thread_ms) {
+    Builder b;
+    uint32_t user = b.region(RegionKind::User, "setup");
+    uint32_t par = b.region(RegionKind::Parallel, "par");
+    uint32_t loop = b.region(RegionKind::Loop, "loop");
+    for (int i = 0; i < threads; ++i) {
+      uint32_t th = b.thread(i == 0, 80);
+      uint32_t p = b.node(th, 0, par, {{"time", 80}, {"visits", 1}, {"team_size", i == 0 ? double(threads) : 0.0}});
+      b.node(th, p, user, {{"time", per_thread_ms}, {"visits", 1}});
+      b.node(th, p, loop, {{"time", per_thread_ms}, {"visits", 1}, {"iterations", 8}});
+    }
+    return b;
+  };
+  Builder run = build(2, 40), ref = build(1, 40);
+  drg::MergedTree t(run.experiment()), rt(ref.experiment());
+  Analysis a = classify(t, &rt);
+  expect_identity(a);
+  EXPECT_NEAR(sub(find(t, a, "setup"), "loss_of_parallelism.replicated"), 40 / 2.0, 1e-9);
+  const auto& loop = find(t, a, "loop");
+  EXPECT_NEAR(sub(loop, "loss_of_parallelism.replicated"), 0, 1e-9);
+  EXPECT_NEAR(cls(loop, Class::Unidentified), 40 / 2.0, 1e-9);
+}
+
+TEST(Classify, ReplicatedCopiesThatRanSlowerAreNotAllReplication) {
+  // The reference's 40 ms repeated on two ranks, one of which took 60 ms: one copy is useful, one
+  // is replicated (40 ms), the 20 ms beyond it are unidentified.
+  Builder run, ref;
+  uint32_t w = run.region(RegionKind::User, "work"), rw = ref.region(RegionKind::User, "work");
+  for (int r = 0; r < 2; ++r) run.node(run.thread(true, 60, r), 0, w, {{"time", r ? 60.0 : 40.0}, {"visits", 1}});
+  ref.node(ref.thread(true, 40, 0), 0, rw, {{"time", 40}, {"visits", 1}});
+  drg::MergedTree t(run.experiment()), rt(ref.experiment());
+  Analysis a = classify(t, &rt);
+  expect_identity(a);
+  const auto& r = find(t, a, "work");
+  EXPECT_NEAR(sub(r, "loss_of_parallelism.replicated"), 40 / 2.0, 1e-9);
+  EXPECT_NEAR(cls(r, Class::Unidentified), 20 / 2.0, 1e-9);
+}
+
+TEST(Classify, ReplicatedWorkInTheProgramsOwnCode) {
+  // MPI ranks doing their work in main, with no regions: each repeats the reference's 50 ms.
+  Builder run, ref;
+  for (int r = 0; r < 4; ++r) run.thread(true, 50, r);
+  ref.thread(true, 50, 0);
+  drg::MergedTree t(run.experiment()), rt(ref.experiment());
+  Analysis a = classify(t, &rt);
+  expect_identity(a);
+  EXPECT_NEAR(sub(a.regions[0], "loss_of_parallelism.replicated"), 3 * 50 / 4.0, 1e-9);
+}
+
+TEST(Classify, ParallelRegionOwnCodeBetweenManySmallConstructsIsControl) {
+  // A parallel region whose own code (1 ms) only reaches 1,000 tiny loops: 1 us per construct.
+  Builder b;
+  uint32_t par = b.region(RegionKind::Parallel, "par");
+  uint32_t loop = b.region(RegionKind::Loop, "loop");
+  uint32_t th = b.thread(true, 11);
+  uint32_t p = b.node(th, 0, par, {{"time", 11}, {"visits", 1}, {"team_size", 1}});
+  b.node(th, p, loop, {{"time", 10}, {"visits", 1000}});
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  EXPECT_NEAR(sub(find(t, a, "par"), "control_of_parallelism.scheduling"), 1, 1e-9);
+}
+
+TEST(Classify, LaunchSkewIsStartupNotSerialCode) {
+  // Rank 1 started 50 ms after rank 0; rank 0 waits for it in MPI_Init (60 ms, rank 1 10 ms).
+  Builder b;
+  uint32_t init = b.region(RegionKind::Mpi, "MPI_Init", uint16_t(format::MpiClass::Management));
+  uint32_t r0 = b.thread(true, 160, 0), r1 = b.thread(true, 110, 1);
+  b.node(r0, 0, init, {{"time", 60}, {"visits", 1}});
+  b.node(r1, 0, init, {{"time", 10}, {"visits", 1}});
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  const auto& root = a.regions[0];
+  EXPECT_NEAR(sub(root, "loss_of_parallelism.unparallelized"), 0, 1e-9);
+  // Rank 0's 60 ms in MPI_Init, rank 1's 10, and rank 1's 50 ms before it started: start-up.
+  EXPECT_NEAR(sub(root, "control_of_parallelism.startup"), (60 + 10 + 50) / 2.0, 1e-9);
+  const auto& i = find(t, a, "MPI_Init");
+  EXPECT_NEAR(sub(i, "synchronization.load_imbalance"), 0, 1e-9);
+  EXPECT_NEAR(sub(i, "control_of_parallelism.startup"), (60 + 10 + 50) / 2.0, 1e-9);
+}
+
+TEST(Classify, OneRankHasNoPartnerToWaitFor) {
+  // A rank sending to itself: the message model called 8 of its 10 ms waiting.
+  Builder b;
+  uint32_t sr = b.region(RegionKind::Mpi, "MPI_Sendrecv", uint16_t(format::MpiClass::P2P));
+  uint32_t th = b.thread(true, 20, 0);
+  b.node(th, 0, sr, {{"time", 10}, {"wait", 8}, {"transfer", 2}, {"visits", 100}});
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  const auto& r = find(t, a, "MPI_Sendrecv");
+  EXPECT_NEAR(sub(r, "synchronization.mpi_waiting"), 0, 1e-9);
+  EXPECT_NEAR(sub(r, "data_movement.mpi_p2p"), 10, 1e-9);
+}
+
+TEST(Classify, ThreadsStartedByTheRuntimeAfterSerialCode) {
+  // The runtime started 30 ms into the initial thread's 100 ms, the worker began at 40 ms: 30 ms
+  // of serial code (loss) and 10 ms of the runtime starting its thread (control).
+  Builder b;
+  b.experiment().meta = {{"openmp", {{"started_s", 0.030}}}};
+  b.thread(true, 100);
+  b.thread(false, 60);
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  EXPECT_NEAR(sub(a.regions[0], "control_of_parallelism.startup"), 10 / 2.0, 1e-9);
+  // The worker's 60 ms at its root outside parallel regions are idle too.
+  EXPECT_NEAR(sub(a.regions[0], "loss_of_parallelism.unparallelized"), (30 + 60) / 2.0, 1e-9);
+}
+
 TEST(Classify, WorkerHoldingOnlyThePathIsIdleInTheSerialPart) {
   // A user region on the master (100 ms): 40 ms serial, then a parallel region of 60 ms in which
   // both threads work 50 ms (fork 5, join 5 on the master; the worker starts 5 ms late and ends

@@ -34,6 +34,7 @@ enum class Part {
   SpinWait,    // work region whose flush visits reveal a busy-wait (needs the reference run)
   NoPartner,   // MPI call with no other rank to wait for (a one-rank run)
   IdleInTask,  // PEs that did not run (all of) an explicit task's work: they ran other tasks
+  IdleRuntimeStart,  // program: a thread of the OpenMP runtime, before it began, after the runtime started
 };
 
 // MPI_Init, MPI_Init_thread and MPI_Finalize are management calls in the files (format::MpiClass);

@@ -1,0 +1,213 @@
+// The diagnoses on the shapes real codes have (apps/omp/shapes.c): each shape plants a known
+// overhead, runs under `scalea run` as a user would, and the classifier must name it in the right
+// class, at the right region, and the findings must not name a cause that is not there
+// (docs/groundtruth.md). Registered for libomp 14 and libomp 19.
+#include <nlohmann/json.hpp>
+
+#include "groundtruth.hpp"
+
+namespace scalea::test {
+namespace {
+
+// shapes MODE ARGS... with p threads under `scalea run`.
+AppRun run_shape(int p, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"run", "-q", "-o", "{exp}", "--", app("shapes")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_scalea_cli(argv, {{"OMP_NUM_THREADS", sp(p)}, {"SCALEA_QUIET", "1"}});
+}
+
+// A shape at p threads against its 1-thread reference, classified.
+Classified with_reference(int p, const std::vector<std::string>& args) {
+  auto ref = std::make_unique<AppRun>(run_shape(1, args));
+  return Classified(run_shape(p, args), std::move(ref));
+}
+
+double cls(const ov::RegionOverheads& r, ov::Class c) { return r.classes[size_t(c)]; }
+
+// `scalea report RUN -r REF --format json`: the findings the user reads.
+nlohmann::json findings_of(const Classified& c) {
+  std::vector<std::string> args{"report", c.run.experiment, "--format", "json", "--findings", "10"};
+  if (c.ref_run) args.insert(args.end(), {"-r", c.ref_run->experiment});
+  AppRun r = run_scalea_cli(args);
+  EXPECT_EQ(r.status, 0) << r.describe();
+  nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  if (doc.is_discarded() || !doc.contains("findings")) {
+    ADD_FAILURE() << "no findings in the JSON report: " << r.out.substr(0, 400);
+    return nlohmann::json::array();
+  }
+  return doc["findings"];
+}
+
+// No finding names this subclass ("loss_of_parallelism.replicated").
+void expect_no_finding(const nlohmann::json& findings, const std::string& key) {
+  for (const auto& f : findings) {
+    std::string k = f.value("class", "") + "." + f.value("subclass", "");
+    EXPECT_NE(k, key) << "finding " << f.value("text", "");
+  }
+}
+
+// The first finding of this subclass, or null.
+nlohmann::json finding(const nlohmann::json& findings, const std::string& key) {
+  for (const auto& f : findings)
+    if (f.value("class", "") + "." + f.value("subclass", "") == key) return f;
+  return nullptr;
+}
+
+class Shapes : public ::testing::TestWithParam<int> {};
+std::string p_name(const ::testing::TestParamInfo<int>& info) { return "p" + sp(info.param); }
+
+// ---- a worksharing loop that runs slower at p > 1 is not replicated work -----------------------
+// Each of N iterations sleeps T (1 + C (p - 1)): the same divided work, slower per iteration (as
+// page faults on fresh memory make it). Its extra time is unidentified; nothing is replicated.
+TEST_P(Shapes, SlowLoopIsUnidentifiedNotReplicated) {
+  const int p = GetParam();
+  Classified c = with_reference(p, {"slowloop", "8", "10", "0.5"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const Measured& m = *c.m;
+  uint32_t par = m.child(m.root(), RegionKind::Parallel, at("shapes.c", "PAR_SLOW"));
+  uint32_t loop = m.child(par, RegionKind::Loop, at("shapes.c", "LOOP_SLOW"));
+  double extra = truth(c.run, "work") - truth(*c.ref_run, "work");
+  EXPECT_GT(extra, 0.5 * 0.08 * (p - 1) * 0.9) << "the planted slow-down did not happen";
+  const auto& r = c.at(loop);
+  EXPECT_NEAR(subclass(r, "loss_of_parallelism.replicated"), 0, 1e-6) << describe(r);
+  EXPECT_NEAR(cls(r, ov::Class::Unidentified), extra / p, tolerance(extra / p)) << describe(r);
+  auto f = findings_of(c);
+  expect_no_finding(f, "loss_of_parallelism.replicated");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].value("class", ""), "unidentified") << f[0].dump();
+  EXPECT_EQ(f[0].value("node", 0u), loop) << f[0].dump();
+}
+
+// ---- a wavefront pipeline polling flags with flush: its waiting is synchronization --------------
+TEST_P(Shapes, PipelineSpinIsSynchronization) {
+  const int p = GetParam();
+  Classified c = with_reference(p, {"pipeline", "4", "4", "10"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const Measured& m = *c.m;
+  uint32_t par = m.child(m.root(), RegionKind::Parallel, at("shapes.c", "PAR_PIPE"));
+  uint32_t loop = m.child(par, RegionKind::Loop, at("shapes.c", "LOOP_PIPE"));
+  double spin = truth(c.run, "spin");
+  EXPECT_GT(spin, 0.5 * 0.010) << "the pipeline did not wait";
+  // Unplanned: the steps' sleeps beyond the reference's (each may wake late).
+  double late = std::fabs(truth(c.run, "work") - truth(*c.ref_run, "work")) / p;
+  expect_recovered(c.at(loop), {{{"synchronization.spin_wait"}, spin / p, "polling for the previous stage"}},
+                   true, "the pipeline's loop", {"synchronization.load_imbalance"}, late);
+  EXPECT_NEAR(subclass(c.at(loop), "loss_of_parallelism.replicated"), 0, 1e-6);
+  auto f = findings_of(c);
+  expect_no_finding(f, "loss_of_parallelism.replicated");
+  nlohmann::json s = finding(f, "synchronization.spin_wait");
+  ASSERT_FALSE(s.is_null()) << f.dump(1);
+  EXPECT_EQ(s.value("node", 0u), loop);
+}
+
+// ---- tasks created by one thread and run by the team: their time is counted once ---------------
+// S ms serial, then parallel { single nowait { N tasks of T ms } }.
+const std::vector<std::string> kTasks = {"tasks", "150", "200", "1"};
+
+TEST(ShapesP1, TasksCountedOnceWithoutReference) {
+  Classified c(run_shape(1, kTasks));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const auto& root = c.at(c.m->root());
+  EXPECT_NEAR(root.t_o, 0, tolerance(0.01 * root.t_p)) << describe(root);
+  EXPECT_LE(c.a.program.parallel_efficiency, 1 + 1e-9);
+  EXPECT_LE(c.a.program.communication_efficiency, 1 + 1e-9);
+  for (const auto& r : c.a.regions) EXPECT_GE(r.t_o, -tolerance(0)) << describe(r);
+}
+
+TEST_P(Shapes, TasksCountedOnce) {
+  const int p = GetParam();
+  Classified c = with_reference(p, kTasks);
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const Measured& m = *c.m;
+  uint32_t par = m.child(m.root(), RegionKind::Parallel, at("shapes.c", "PAR_TASKS"));
+  uint32_t single = m.child(par, RegionKind::Single, at("shapes.c", "SINGLE_TASKS"));
+  double serial = truth(c.run, "serial", 0.150);
+  // The serial part runs on one thread; the start of the program (the tool, the runtime) is
+  // not planted: up to 10 ms of it may be counted with it.
+  double share = double(p - 1) / p;
+  double lost = subclass(c.at(m.root()), "loss_of_parallelism.unparallelized");
+  EXPECT_GE(lost, serial * share - tolerance(serial * share)) << describe(c.at(m.root()));
+  EXPECT_LE(lost, serial * share + tolerance(serial * share) + 0.010 * share) << describe(c.at(m.root()));
+  // The tasks ran in the join barrier: it holds its waiting, not their time.
+  for (uint32_t bar : m.children(par, RegionKind::BarrierImplicit))
+    EXPECT_LT(std::fabs(cls(c.at(bar), ov::Class::Unidentified)), tolerance(0)) << describe(c.at(bar));
+  // The single holds the tasks it created: its row makes sense on its own.
+  const auto& s = c.at(single);
+  EXPECT_GT(s.t_p, 0.9 * truth(c.run, "tasks") / p) << describe(s);
+  EXPECT_LT(std::fabs(s.t_o), 0.5 * s.t_p) << describe(s);
+  ASSERT_TRUE(c.a.program.global_efficiency.has_value());
+  EXPECT_LE(*c.a.program.global_efficiency, 1.02);
+  EXPECT_LE(c.a.program.parallel_efficiency, 1 + 1e-9);
+  auto f = findings_of(c);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].value("class", "") + "." + f[0].value("subclass", ""),
+            "loss_of_parallelism.unparallelized") << f[0].dump();
+  EXPECT_EQ(f[0].value("node", 1u), m.root());
+  expect_no_finding(f, "unidentified");
+}
+
+// ---- masked, and fewer sections than threads: part of the team works ---------------------------
+TEST_P(Shapes, PartialConstructsAreLossNotImbalance) {
+  const int p = GetParam();
+  Classified c = with_reference(p, {"partial", "10", "10"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const Measured& m = *c.m;
+  uint32_t par = m.child(m.root(), RegionKind::Parallel, at("shapes.c", "PAR_PARTIAL"));
+  uint32_t masked = m.child(par, RegionKind::Masked, at("shapes.c", "MASKED"));
+  uint32_t sections = m.child(par, RegionKind::Sections, at("shapes.c", "SECTIONS"));
+  double body = truth(c.run, "masked");
+  const double share = double(p - 1) / p;
+  double body_ref = truth(*c.ref_run, "masked");
+  expect_recovered(c.at(masked), {{{"loss_of_parallelism.partially_parallelized"}, body * share,
+                                   "the team idles while the primary thread runs the body"}},
+                   true, "masked", {}, std::fabs(body - body_ref));
+  // Two sections per round: with more than two threads, p - 2 of them have none.
+  const auto& s = c.at(sections);
+  double idle = p > 2 ? s.t_p * (p - 2) / p : 0.0;
+  EXPECT_NEAR(subclass(s, "loss_of_parallelism.partially_parallelized"), idle, tolerance(idle)) << describe(s);
+  EXPECT_NEAR(subclass(s, "synchronization.load_imbalance"), 0, tolerance(0)) << describe(s);
+  auto f = findings_of(c);
+  for (const auto& x : f)
+    if (x.value("node", 0u) == masked || x.value("node", 0u) == sections)
+      EXPECT_EQ(x.value("class", ""), "loss_of_parallelism") << x.dump();
+  nlohmann::json lost = finding(f, "loss_of_parallelism.partially_parallelized");
+  ASSERT_FALSE(lost.is_null()) << f.dump(1);
+  EXPECT_NE(lost.value("text", "").find("masked"), std::string::npos) << lost.dump();
+}
+
+// ---- a reduction libomp reports at one thread but not at small teams is not removed work --------
+TEST_P(Shapes, ReductionIsNotRemovedWork) {
+  const int p = GetParam();
+  Classified c = with_reference(p, {"reduction", "8", "5"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  for (const auto& r : c.a.only_in_reference)
+    EXPECT_NEAR(subclass(r, "additional_computation.removed"), 0, 1e-9) << describe(r);
+  EXPECT_NEAR(cls(c.at(c.m->root()), ov::Class::AdditionalComputation), 0, 1e-9);
+  auto f = findings_of(c);
+  expect_no_finding(f, "additional_computation.removed");
+  expect_no_finding(f, "additional_computation");
+}
+
+// ---- recursive tasks: counted once, folded in the report ---------------------------------------
+TEST_P(Shapes, RecursiveTasksFolded) {
+  const int p = GetParam();
+  Classified c = with_reference(p, {"recursive", "6", "1"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  double leaves = truth(c.run, "leaves");
+  const auto& root = c.at(c.m->root());
+  EXPECT_LE(c.a.program.parallel_efficiency, 1 + 1e-9);
+  // The team's useful time is the leaves' sleeps (plus the tasks' own code), once.
+  EXPECT_NEAR(root.useful_pe, leaves, tolerance(leaves)) << describe(root);
+  AppRun text = run_scalea_cli({"report", c.run.experiment, "-r", c.ref_run->experiment});
+  ASSERT_EQ(text.status, 0) << text.describe();
+  size_t lines = size_t(std::count(text.out.begin(), text.out.end(), '\n'));
+  EXPECT_LT(lines, 60u) << text.out;
+  EXPECT_NE(text.out.find("recursion folded"), std::string::npos) << text.out;
+  auto f = findings_of(c);
+  expect_no_finding(f, "loss_of_parallelism.unparallelized");
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, Shapes, ::testing::Values(2, 4), p_name);
+
+}  // namespace
+}  // namespace scalea::test
