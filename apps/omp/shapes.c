@@ -19,6 +19,9 @@
  * reduction N T    `omp for reduction(+:x)` over N iterations of T ms, 4 times.
  * recursive D T    a binary tree of tasks D levels deep (task per child, taskwait), leaves sleep
  *                  T ms. Truth: leaves (sum of the leaves' sleeps).
+ * jitter X         run-to-run noise: a single construct whose body sleeps X ms times (n mod 3), n
+ *                  counting the runs in the file $SHAPES_COUNTER (0 without it), then a balanced
+ *                  loop of 8 iterations of 5 ms. Truth: body.
  */
 #include <omp.h>
 #include <sched.h>
@@ -183,6 +186,38 @@ static int recursive(int argc, char** argv) {
   return 0;
 }
 
+static int jitter(int argc, char** argv) {
+  double x = arg_num(argc, argv, 2, 20);
+  const char* file = getenv("SHAPES_COUNTER");
+  int count = 0;
+  if (file) {
+    FILE* f = fopen(file, "r");
+    if (f) {
+      if (fscanf(f, "%d", &count) != 1) count = 0;
+      fclose(f);
+    }
+    f = fopen(file, "w");
+    if (f) {
+      fprintf(f, "%d\n", count + 1);
+      fclose(f);
+    }
+  }
+  double body = x * (count % 3), spent = 0;
+#pragma omp parallel /* PAR_JITTER */
+  {
+#pragma omp single /* SINGLE_JITTER */
+    {
+      double t0 = now_s();
+      sleep_ms(body);
+      spent = now_s() - t0;
+    }
+#pragma omp for /* LOOP_JITTER */
+    for (int i = 0; i < 8; ++i) sleep_ms(5);
+  }
+  print_truth("body", spent);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "slowloop")) return slowloop(argc, argv);
@@ -191,6 +226,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "partial")) return partial(argc, argv);
   if (!strcmp(mode, "reduction")) return reduction(argc, argv);
   if (!strcmp(mode, "recursive")) return recursive(argc, argv);
-  fprintf(stderr, "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive [ARGS...]\n", argv[0]);
+  if (!strcmp(mode, "jitter")) return jitter(argc, argv);
+  fprintf(stderr, "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter [ARGS...]\n", argv[0]);
   return 2;
 }

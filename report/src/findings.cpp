@@ -403,6 +403,7 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
     f.cls = key.substr(0, dot);
     f.subclass = dot == std::string::npos ? "" : key.substr(dot + 1);
     f.seconds = c.seconds;
+    f.noise = n < context.noise.size() ? context.noise[n] : 0.0;
     double tp = a.regions[ctx].t_p;
     f.percent = tp > 0 ? 100 * c.seconds / tp : 0;
     const Hint* h = lookup(key, ctx_kind);
@@ -447,6 +448,7 @@ nlohmann::json findings_json(const std::vector<Finding>& fs) {
                    {"location", f.location}, {"context", f.context}, {"class", f.cls},
                    {"subclass", f.subclass}, {"seconds", f.seconds}, {"percent", f.percent},
                    {"hint", f.hint}, {"evidence", f.evidence}, {"same_time_as", f.same_time},
+                   {"noise", f.noise},
                    {"text", f.text}});
   return out;
 }

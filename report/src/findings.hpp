@@ -26,6 +26,7 @@ struct Finding {
   std::string hint;         // plain-language hint from the table
   std::string evidence;     // what the counters say about it ("" when nothing)
   std::string same_time;    // another region whose overhead is the same time, e.g. "the loop at md.c:90"
+  double noise = 0;         // the region's run-to-run noise (s) the finding is above (0: not measured)
   std::string text;         // one sentence: what, where, how much, hint
 };
 

@@ -19,9 +19,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "commands.hpp"
+#include "export_formats.hpp"
+#include "findings.hpp"
 #include "report_json.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
@@ -118,6 +121,9 @@ struct Data {
   std::string reference_experiment;
   double reference_program_time = 0;
   size_t reference_reps = 0;
+  // Per call-path key: the smallest and largest time of the region over the reference's
+  // repetitions (their spread is part of the run-to-run noise).
+  std::unordered_map<uint32_t, std::pair<double, double>> reference_range;
   size_t runs_ok = 0, runs_failed = 0, runs_pending = 0;
   std::vector<std::string> warnings;
 };
@@ -180,6 +186,15 @@ int add_node(Data& d, const drg::MergedTree& t, const overheads::Analysis& a, ui
   return id;
 }
 
+// Whether a region's speedup means anything: not for a synchronization construct, whose time is
+// waiting (a barrier that took 0.1 ms at p = 1 and 10 ms at p = 4 has no "speedup of 0.01").
+bool has_speedup(const Node& n) {
+  static const std::set<std::string> waiting = {"barrier_implicit", "barrier_explicit",
+                                                "barrier_implementation", "taskwait", "taskgroup",
+                                                "reduction", "flush"};
+  return !waiting.count(n.kind);
+}
+
 Data gather(const std::string& dir) {
   Data d;
   d.dir = dir;
@@ -195,7 +210,15 @@ Data gather(const std::string& dir) {
   for (const Run& r : d.study.runs) {
     if (!r.reference() || r.status != Status::Ok) continue;
     auto l = load(dir, r, d.warnings);
-    if (l) refs.emplace_back(program_time(*l->t), &r);
+    if (!l) continue;
+    refs.emplace_back(program_time(*l->t), &r);
+    std::vector<uint32_t> keys = d.keys->intern(*l->t);
+    int time = l->e->metric("time");
+    for (uint32_t n = 0; n < keys.size(); ++n) {
+      double t_p = l->t->max(n, time) * 1e-9;
+      auto [it, added] = d.reference_range.emplace(keys[n], std::make_pair(t_p, t_p));
+      if (!added) it->second = {std::min(it->second.first, t_p), std::max(it->second.second, t_p)};
+    }
   }
   if (refs.empty())
     throw UserError("the study in " + dir + " has no completed reference run (1 thread, 1 rank); " +
@@ -316,7 +339,7 @@ Data gather(const std::string& dir) {
         cell.total += cell.cls_med[size_t(k)];
       }
       const auto& ts = d.nodes[n].t_s;
-      if (ts && cell.time.med > 0) {
+      if (ts && cell.time.med > 0 && has_speedup(d.nodes[n])) {
         cell.speedup = *ts / cell.time.med;
         cell.efficiency = *cell.speedup / d.configs[c].config.p();
       }
@@ -371,6 +394,73 @@ std::vector<int> detailed(const Data& d, int default_top) {
   std::stable_sort(out.begin(), out.end(), [&](int a, int b) { return weight(d, a) > weight(d, b); });
   if (top >= 0 && out.size() > size_t(top)) out.resize(size_t(top));
   return out;
+}
+
+// ---- findings at the largest p ----
+
+// The findings of the largest configuration: those of its repetition with the median program T_o,
+// against the reference, where the run-to-run noise of each region (the spread of its T_o over
+// the repetitions, and of its time over the reference's repetitions, / p) is the floor.
+struct StudyFindings {
+  std::string experiment;  // relative path of the repetition the findings come from
+  int p = 0;
+  bool noise_measured = false;
+  std::vector<Finding> findings;
+  overheads::Analysis analysis;
+};
+
+std::optional<StudyFindings> study_findings(const Data& d) {
+  size_t c = d.configs.size();
+  while (c > 0 && (d.cells[0][c - 1].samples.empty() || d.configs[c - 1].config.p() <= 1)) --c;
+  if (c == 0) return std::nullopt;
+  --c;
+  const ConfigData& cd = d.configs[c];
+  const std::vector<Sample>& reps = d.cells[0][c].samples;
+  if (reps.size() != cd.experiments.size()) return std::nullopt;
+  std::vector<size_t> order(reps.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return reps[a].t_o < reps[b].t_o; });
+  StudyFindings out;
+  out.experiment = cd.experiments[order[(order.size() - 1) / 2]];
+  out.p = cd.config.p();
+  drg::Experiment e = drg::load_experiment(d.dir + "/" + out.experiment);
+  drg::Experiment ref = drg::load_experiment(d.dir + "/" + d.reference_experiment);
+  drg::MergedTree t(e), rt(ref);
+  overheads::Options opts;
+  opts.p = out.p;
+  opts.keys = d.keys;
+  opts.paths = false;
+  out.analysis = overheads::classify(t, &rt, opts);
+  FindingContext context;
+  context.reference = &rt;
+  context.hidden = fold_recursion(t).hidden;
+  out.noise_measured = reps.size() > 1 || d.reference_reps > 1;
+  if (out.noise_measured) {
+    context.noise.assign(t.nodes().size(), 0.0);
+    for (uint32_t n = 0; n < t.nodes().size(); ++n) {
+      uint32_t key = out.analysis.regions[n].key;
+      auto id = d.index.find(key);
+      if (id != d.index.end()) {
+        const Cell& cell = d.cells[size_t(id->second)][c];
+        if (cell.samples.size() > 1) context.noise[n] += cell.total_rep.max - cell.total_rep.min;
+      }
+      auto r = d.reference_range.find(key);
+      if (r != d.reference_range.end()) context.noise[n] += (r->second.second - r->second.first) / out.p;
+    }
+  }
+  out.findings = find_findings(t, out.analysis, findings_limit(), context);
+  return out;
+}
+
+void print_study_findings(const Data& d) {
+  std::optional<StudyFindings> f = study_findings(d);
+  if (!f || findings_limit() == 0) return;
+  fmt::print("\nFindings at p = {} (its repetition with the median T_o, {}; {})", f->p, f->experiment,
+             f->noise_measured
+                 ? "an overhead within the run-to-run noise of its region, the spread over the "
+                   "repetitions, is not a finding"
+                 : "one repetition: the run-to-run noise is not measured, --repeat 3 measures it");
+  print_findings(f->findings, f->analysis, f->noise_measured);
 }
 
 // ---- text and markdown ----
@@ -553,6 +643,7 @@ void print_text(const Data& d, bool markdown) {
                "time, T_o = their sum (docs/study.md)\n");
     if (g_opts->region.empty() && d.nodes.size() > blocks.size())
       fmt::print("{} more region(s): --top N or --region NAME to show them\n", d.nodes.size() - blocks.size());
+    print_study_findings(d);
   }
 }
 
@@ -689,6 +780,11 @@ void print_json(const Data& d) {
   };
   out["regions"] = nullptr;  // streamed
   out["warnings"] = d.warnings;
+  if (std::optional<StudyFindings> f = study_findings(d))
+    out["findings"] = {{"p", f->p}, {"experiment", f->experiment}, {"noise_measured", f->noise_measured},
+                       {"list", nlohmann::ordered_json::parse(findings_json(f->findings).dump())}};
+  else
+    out["findings"] = nullptr;
   dump_streamed<nlohmann::ordered_json>(write_to(std::cout), std::move(out), {{"regions", regions}});
   std::cout << "\n";
 }

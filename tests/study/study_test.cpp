@@ -285,6 +285,46 @@ TEST(Study, EndToEndReportAndResume) {
   EXPECT_NE(done.err.find("all 6 runs"), std::string::npos) << done.err;
 }
 
+// An overhead within the run-to-run noise is not a finding. The single's body sleeps 0, X, 2X ms
+// in successive runs (shapes jitter): with one repetition per configuration the idle team of the
+// single is a finding; with three, its spread over the repetitions is larger than it, and the
+// study's findings leave it out and say why.
+TEST(Study, FindingsWithinTheNoiseAreNotMade) {
+  auto findings = [](int repeat) {
+    std::string dir = scratch("noise" + std::to_string(repeat));
+    std::string counter = dir + ".counter";
+    fs::remove(counter);
+    Result r = run({"study", "-o", dir, "--threads", "1,2", "--repeat", std::to_string(repeat), "--",
+                    SHAPES_APP, "jitter", "30"},
+                   {"SHAPES_COUNTER=" + counter});
+    EXPECT_EQ(r.status, 0) << r.err;
+    Result rep = run({"report", dir, "--format", "json"});
+    EXPECT_EQ(rep.status, 0) << rep.err;
+    json doc = json::parse(rep.out, nullptr, false);
+    EXPECT_FALSE(doc.is_discarded());
+    Result text = run({"report", dir});
+    return std::make_pair(doc.is_discarded() ? json() : doc["findings"], text.out);
+  };
+  auto single_findings = [](const json& f) {
+    int n = 0;
+    if (!f.is_object()) return n;
+    for (const auto& x : f["list"])
+      if (x.value("class", "") == "loss_of_parallelism") ++n;
+    return n;
+  };
+  auto [once, once_text] = findings(1);
+  ASSERT_TRUE(once.is_object()) << once_text;
+  EXPECT_FALSE(once["noise_measured"].get<bool>());
+  EXPECT_GE(single_findings(once), 1) << once.dump(1);
+  EXPECT_NE(once_text.find("the run-to-run noise is not measured"), std::string::npos) << once_text;
+  auto [thrice, thrice_text] = findings(3);
+  ASSERT_TRUE(thrice.is_object()) << thrice_text;
+  EXPECT_TRUE(thrice["noise_measured"].get<bool>());
+  EXPECT_EQ(single_findings(thrice), 0) << thrice.dump(1);
+  for (const auto& x : thrice["list"]) EXPECT_GT(x["seconds"].get<double>(), x["noise"].get<double>());
+  EXPECT_NE(thrice_text.find("within the run-to-run noise"), std::string::npos) << thrice_text;
+}
+
 TEST(Study, FailingRunIsReportedAndTheStudyGoesOn) {
   std::string dir = scratch("fail.study");
   Result r = run({"study", "-o", dir, "--threads", "1,2,4", "--", STUDY_APP, "2", "2"});

@@ -22,8 +22,9 @@ target_link_libraries(scalea_study_test PRIVATE GTest::gtest_main)
 target_compile_definitions(scalea_study_test PRIVATE
   SCALEA_CLI="$<TARGET_FILE:scalea>"
   STUDY_APP="$<TARGET_FILE:scalea_study_app>"
+  SHAPES_APP="$<TARGET_FILE:omp_shapes>"
   STUDY_SCRATCH="${CMAKE_CURRENT_BINARY_DIR}/study-scratch"
   STUDY_HAVE_GNUPLOT=${_have_gnuplot})
-add_dependencies(scalea_study_test scalea scalea-omp scalea_study_app)
+add_dependencies(scalea_study_test scalea scalea-omp scalea_study_app omp_shapes)
 gtest_discover_tests(scalea_study_test TEST_PREFIX "study." DISCOVERY_MODE PRE_TEST
   PROPERTIES LABELS "integration;study" TIMEOUT 120 RUN_SERIAL TRUE)
