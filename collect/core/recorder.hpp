@@ -441,7 +441,8 @@ struct SourceInfo {
   std::string runtime;       // runtime version string
   std::string runtime_path;  // file of the runtime library
   std::vector<std::pair<std::string, std::string>> callbacks;  // name -> support level
-  Ticks started = 0;         // when the runtime initialized the tool (0: never)
+  // When the first parallel region began (the runtime starting its threads); 0: none yet.
+  std::atomic<Ticks> first_fork{0};
 };
 
 class Recorder {

@@ -521,15 +521,16 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   m += "  \"threads\": " + std::to_string(thread_count) + ",\n";
   m += "  \"max_team_size\": " + std::to_string(rec.max_team()) + ",\n";
   m += "  \"omp_num_threads\": " + json_escape(omp_num ? omp_num : "") + ",\n";
-  // When the OpenMP runtime started, in seconds of the initial thread's time (its root).
-  std::string started = "null";
+  // When the first parallel region began, in seconds of the initial thread's time (its root).
+  std::string first_fork = "null";
   const std::vector<ThreadState*>& all = rec.threads();
-  if (omp.started && !all.empty() && omp.started >= all[0]->born)
-    started = std::to_string((double(omp.started - all[0]->born) * rec.clock().ns_per_tick() +
-                              double(rec.pre_start_ns)) * 1e-9);
+  Ticks fork = omp.first_fork.load(std::memory_order_relaxed);
+  if (fork && !all.empty() && fork >= all[0]->born)
+    first_fork = std::to_string((double(fork - all[0]->born) * rec.clock().ns_per_tick() +
+                                 double(rec.pre_start_ns)) * 1e-9);
   m += "  \"openmp\": {\"runtime\": " + json_escape(omp.runtime) + ", \"runtime_path\": " +
        json_escape(omp.runtime_path) + ", \"callbacks\": " + callbacks +
-       ", \"started_s\": " + started + "},\n";
+       ", \"first_fork_s\": " + first_fork + "},\n";
   m += "  \"environment\": " + env + ",\n";
   m += "  \"anomalies\": {\"unmatched_end\": " + std::to_string(anomalies.unmatched_end) +
        ", \"unclosed\": " + std::to_string(anomalies.unclosed) + ", \"foreign_resume\": " +

@@ -176,6 +176,11 @@ void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_
                        unsigned requested, int, const void* codeptr) {
   SCALEA_CALLBACK_PROLOGUE;
   Ticks when = now();
+  std::atomic<Ticks>& first = rec.openmp_info().first_fork;
+  if (__builtin_expect(first.load(std::memory_order_relaxed) == 0, 0)) {
+    Ticks none = 0;
+    first.compare_exchange_strong(none, when, std::memory_order_relaxed);
+  }
   uint32_t rid = rec.region(*t, RegionKind::Parallel, 0, codeptr);
   ParallelRecord* p = alloc_parallel(*t);
   Frame& f = enter(*t, rid, FrameType::Parallel, when, reinterpret_cast<uintptr_t>(p));
@@ -550,7 +555,6 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
     return 0;
   }
   SourceInfo& info = Recorder::get().openmp_info();
-  info.started = now();
   Dl_info dl;
   if (dladdr(reinterpret_cast<void*>(lookup), &dl) && dl.dli_fname) info.runtime_path = dl.dli_fname;
   module_range(reinterpret_cast<const void*>(lookup), g_runtime_lo, g_runtime_hi);

@@ -660,11 +660,11 @@ class IdleWalk {
            const RunFacts& f, const std::vector<size_t>& first)
       : run_(run), e_(run.experiment()), c_(c), info_(info), f_(f), first_(first),
         reached_(run.nodes().size(), 0), mpi_ranks_(e_.ranks() > 1) {
-    // When the OpenMP runtime started, in the initial thread's time (unknown, in experiments that
-    // do not say: never, so that all of a thread's absence is serial code, as it was counted).
+    // When the first parallel region began, in the initial thread's time (unknown in experiments
+    // that do not say: never, so that all of a thread's absence is serial code, as it was counted).
     const nlohmann::json& omp = e_.meta.is_object() && e_.meta.contains("openmp") ? e_.meta["openmp"] : nlohmann::json();
-    if (omp.is_object() && omp.contains("started_s") && omp["started_s"].is_number())
-      runtime_started_ = std::max(0.0, omp["started_s"].get<double>());
+    if (omp.is_object() && omp.contains("first_fork_s") && omp["first_fork_s"].is_number())
+      runtime_started_ = std::max(0.0, omp["first_fork_s"].get<double>());
   }
 
   // Follows thread `ti` from now on: its children lists, to walk the paths it only holds.
@@ -757,8 +757,8 @@ class IdleWalk {
         b.add(in.launch_skew, idle);
         return;
       }
-      // A thread that did not exist yet: serial code ran until the OpenMP runtime started, then
-      // the runtime was starting its threads.
+      // A thread that did not exist yet: serial code ran until the first parallel region began,
+      // then the runtime was starting its threads.
       double serial = std::min(idle, runtime_started_);
       b.add(in.before_start, serial);
       b.add(in.runtime_start, idle - serial);

@@ -203,8 +203,11 @@ TEST_P(Shapes, RecursiveTasksFolded) {
   size_t lines = size_t(std::count(text.out.begin(), text.out.end(), '\n'));
   EXPECT_LT(lines, 60u) << text.out;
   EXPECT_NE(text.out.find("recursion folded"), std::string::npos) << text.out;
-  auto f = findings_of(c);
-  expect_no_finding(f, "loss_of_parallelism.unparallelized");
+  // The team shares the tasks: no task (or region in one) is serial code. (The program's own
+  // start and end, a few ms of a run this short, may be.)
+  for (const auto& x : findings_of(c))
+    if (x.value("class", "") == "loss_of_parallelism")
+      EXPECT_EQ(x.value("node", 1u), c.m->root()) << x.dump();
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Shapes, ::testing::Values(2, 4), p_name);
