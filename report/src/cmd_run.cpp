@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstdlib>
@@ -114,6 +115,60 @@ std::string libomp_to_preload() {
   return SCALEA_LIBOMP_PATH;
 }
 
+// Signals scalea passes on to the program: how terminals, batch systems and launchers end a job
+// or warn it (Slurm's --signal, PBS, mpirun all use some of these).
+constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
+
+// Starts the program and waits for it, passing the forwarded signals on; returns its wait status.
+// The signals are blocked before the spawn and taken with sigwaitinfo, so none is lost between
+// the spawn and the wait; the program starts with the signal mask and dispositions scalea got.
+// A signal scalea inherited as ignored (nohup, a background job's SIGINT) stays ignored, as it is
+// for the program. A signal the terminal sent (^C, a hangup: si_code SI_KERNEL) went to the whole
+// foreground process group, so the program, in scalea's group, already has it: it is not sent a
+// second time, which would change what a program that counts its ^Cs does.
+int spawn_and_wait(const std::string& program, char* const argv[], char* const envp[]) {
+  sigset_t forwarded, waited, original;
+  sigemptyset(&forwarded);
+  for (int sig : kForwarded) {
+    struct sigaction current;
+    if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler != SIG_IGN) sigaddset(&forwarded, sig);
+  }
+  // An ignored SIGCHLD would have the kernel reap the program before scalea sees its status.
+  struct sigaction child;
+  if (sigaction(SIGCHLD, nullptr, &child) == 0 && child.sa_handler == SIG_IGN) {
+    child.sa_handler = SIG_DFL;
+    sigaction(SIGCHLD, &child, nullptr);
+  }
+  waited = forwarded;
+  sigaddset(&waited, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &waited, &original);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &original);
+  posix_spawnattr_setsigdefault(&attr, &forwarded);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid;
+  int rc = posix_spawn(&pid, program.c_str(), nullptr, &attr, argv, envp);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    sigprocmask(SIG_SETMASK, &original, nullptr);
+    throw UserError("cannot start " + program + ": " + std::strerror(rc));
+  }
+  int status = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) throw UserError(std::string("cannot wait for the program: ") + std::strerror(errno));
+    siginfo_t info;
+    int sig = sigwaitinfo(&waited, &info);
+    if (sig <= 0 || sig == SIGCHLD) continue;
+    if (info.si_code == SI_KERNEL && getpgid(pid) == getpgrp()) continue;
+    kill(pid, sig);
+  }
+  sigprocmask(SIG_SETMASK, &original, nullptr);
+  return status;
+}
+
 struct RunOptions {
   std::string output;
   bool quiet = false;
@@ -165,15 +220,7 @@ int run(const RunOptions& o) {
   argv.push_back(nullptr);
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv.data(), envp.data());
-  if (rc != 0) throw UserError("cannot start " + program + ": " + std::strerror(rc));
-  // The child gets terminal signals itself; scalea waits for it and reports its status.
-  signal(SIGINT, SIG_IGN);
-  signal(SIGTERM, SIG_IGN);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  int status = spawn_and_wait(program, argv.data(), envp.data());
   if (WIFSIGNALED(status)) {
     std::fprintf(stderr, "scalea run: %s was killed by signal %d (%s)\n", o.command[0].c_str(),
                  WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -195,7 +242,9 @@ void add_run(CLI::App& app) {
       "  mpirun -np 4 scalea run -o halo.p4 -- ./halo\n\n"
       "The program is started directly (no shell). scalea sets OMP_TOOL_LIBRARIES to its tool\n"
       "library; programs built with gcc -fopenmp run with LLVM's libomp preloaded in place of\n"
-      "libgomp. The exit status is the program's. Settings: SCALEA_* variables (docs/user-guide.md).");
+      "libgomp. The exit status is the program's (128+N when signal N ended it). SIGTERM, SIGINT,\n"
+      "SIGHUP, SIGUSR1 and SIGUSR2 sent to scalea are passed on to the program (a ^C at the terminal\n"
+      "reaches it directly, once). Settings: SCALEA_* variables (docs/user-guide.md).");
   cmd->add_option("-o,--output", opts->output, "Experiment directory to create (must not exist)")
       ->check([](const std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); });
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary line at exit");
