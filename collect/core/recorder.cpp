@@ -219,6 +219,22 @@ uint64_t process_age_ns() {
   return now_s > start_s ? uint64_t((now_s - start_s) * 1e9) : 0;
 }
 
+// `scalea run` preloads the tool libraries (config.run_preload) in front of LD_PRELOAD so that the
+// tool starts with the program. They are taken out of LD_PRELOAD again here: the program sees the
+// LD_PRELOAD it was given, and the processes it starts (a shell, a helper) do not load the tool
+// at their start and write experiments of their own (OMP_TOOL_LIBRARIES still measures the
+// OpenMP ones, as without the preload). True when this process was preloaded that way.
+bool take_back_preload(const std::string& ours) {
+  const char* preload = getenv("LD_PRELOAD");
+  if (ours.empty() || !preload || std::strncmp(preload, ours.c_str(), ours.size()) != 0) return false;
+  const char* rest = preload + ours.size();
+  if (*rest && *rest != ':') return false;
+  if (*rest == ':') ++rest;
+  if (*rest) setenv("LD_PRELOAD", std::string(rest).c_str(), 1);
+  else unsetenv("LD_PRELOAD");
+  return true;
+}
+
 void finish_at_exit() { Recorder::get().finish("exit"); }
 
 // A forked child must not write the parent's experiment again: it stops recording.
@@ -227,8 +243,17 @@ void disable_in_child() { g_state.store(2); }
 }  // namespace
 
 bool Recorder::start(const char* origin) {
+  const bool at_load = std::strcmp(origin, "load") == 0;
   std::call_once(started_, [&] {
     config_ = read_config(environ);
+    // Preloaded by `scalea run` without the MPI layer, the tool starts before the program's own
+    // start-up: its signal handlers wait until the OpenMP runtime starts it (below), as when the
+    // runtime loads it. A program that chooses its handlers by the dispositions it inherited
+    // (CPython installs its ^C handler only over SIG_DFL) then sees what it would see without
+    // the tool. With the MPI layer (preloaded or linked) and when the program links the tool,
+    // they are installed at load, as before.
+    bool preloaded = at_load && take_back_preload(config_.run_preload);
+    bool signals_now = !preloaded || config_.run_preload.find("libscalea-mpi.so") != std::string::npos;
     if (!config_.enabled) {
       g_state.store(2);
       return;
@@ -271,11 +296,10 @@ bool Recorder::start(const char* origin) {
     }
     std::atexit(finish_at_exit);
     pthread_atfork(nullptr, nullptr, disable_in_child);
-    install_signal_handlers();
+    if (signals_now) install_signal_handlers();
     // Loaded at program start (preloaded or linked), the tool sees the whole run; loaded later by
     // the OpenMP runtime (at the first construct), it adds the time the process ran before.
     // The kernel counts process age in 10 ms ticks: a young process is taken as starting now.
-    (void)origin;
     uint64_t age = process_age_ns();
     if (age >= 30000000) {
       pre_start_ns = age;
@@ -285,7 +309,9 @@ bool Recorder::start(const char* origin) {
     g_state.store(1);
     thread();  // the thread that starts the tool is the initial one
   });
-  return start_ok_ && g_state.load() == 1;
+  bool on = start_ok_ && g_state.load() == 1;
+  if (on && !at_load) install_signal_handlers();  // once; see above
+  return on;
 }
 
 ThreadState* Recorder::register_thread() {

@@ -88,6 +88,8 @@ void* watch(void*) {
 }  // namespace
 
 void install_signal_handlers() {
+  static std::atomic<bool> installed{false};
+  if (installed.exchange(true)) return;
   if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
   g_pid = getpid();
   pthread_attr_t attr;

@@ -514,6 +514,10 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   m += std::string("  \"complete\": ") + (extras.complete ? "true" : "false") + ",\n";
   m += "  \"notes\": " + list(extras.notes) + ",\n";
   m += "  \"program_start\": " + json_escape(rec.start_estimated ? "estimated" : "measured") + ",\n";
+  char estimated[64];
+  std::snprintf(estimated, sizeof estimated, "  \"program_start_estimated_s\": %.3f,\n",
+                rec.start_estimated ? double(rec.pre_start_ns) * 1e-9 : 0.0);
+  m += estimated;
   m += "  \"clock\": {\"source\": " + json_escape(clk.source()) + ", \"ns_per_tick\": " +
        std::to_string(clk.ns_per_tick()) + ", \"duration_s\": " +
        std::to_string(double(clk.ns1 - clk.ns0) * 1e-9) + "},\n";

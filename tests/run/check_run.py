@@ -7,6 +7,15 @@ scenarios:
   signal NAME     kill -NAME to the `scalea run` process: passed on to the program once, the
                   experiment is written and says so, exit status 128+N
   tty-int         ^C typed at a terminal (a pty): the program gets SIGINT once, not twice
+  start           the tool preloaded by `scalea run` measures the program's start (an OpenMP
+                  program that sleeps before its first construct); loaded by the OpenMP runtime,
+                  the start is estimated and meta.json says by how much
+  plain           a program that is not an OpenMP program, with an LD_PRELOAD of its own, that
+                  starts a shell: same output and exit status with and without `scalea run`, one
+                  experiment (the shell does not load the tool)
+  python          CPython under `scalea run` installs its own ^C handler as without the tool
+  static          a statically linked program: one warning line, it runs, its exit status
+  setuid          a set-user-ID program: one warning line, it runs, its exit status (needs root)
 """
 import argparse
 import json
@@ -20,6 +29,7 @@ import sys
 import time
 
 FAILURES = []
+SKIP = 77  # ctest SKIP_RETURN_CODE
 FORWARDED = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2]
 
 
@@ -144,6 +154,139 @@ def scenario_tty_int(args):
     check_ended_by(exp, signal.SIGINT)
 
 
+def run(cmd, env=None, cwd=None, timeout=60):
+    print("$", " ".join(cmd))
+    p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                       preexec_fn=default_signals)
+    print(p.stdout[-3000:])
+    print(p.stderr[-3000:], file=sys.stderr)
+    print(f"(exit {p.returncode})")
+    return p
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SCALEA_", "OMP_TOOL")) and k != "LD_PRELOAD"}
+    env.update(extra)
+    return env
+
+
+def program_time(args, exp):
+    p = subprocess.run([os.path.join(args.bin, "scalea"), "report", exp, "--format", "json"],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, f"scalea report {exp} failed: {p.stderr}")
+    try:
+        return json.loads(p.stdout)["regions"][0]["time"]
+    except (ValueError, KeyError, IndexError):
+        check(False, f"no program time in the report of {exp}")
+        return 0.0
+
+
+def experiments_in(work):
+    return sorted(d for d in os.listdir(work) if os.path.isfile(os.path.join(work, d, "meta.json")))
+
+
+def scenario_start(args):
+    work = fresh(args, "start")
+    app = os.path.join(args.bin, "run", "start_app")
+    sleep_s = 0.15
+    # Loaded by the OpenMP runtime at the first construct, 150 ms after the start.
+    late = os.path.join(work, "late")
+    p = run([app, str(int(sleep_s * 1000)), "0"],
+            clean_env(OMP_NUM_THREADS="2", SCALEA_OUTPUT=late,
+                      OMP_TOOL_LIBRARIES=os.path.join(args.lib, "libscalea-omp.so")))
+    check(p.returncode == 0, f"exit status {p.returncode}")
+    meta = read_meta(late)
+    check(meta.get("program_start") == "estimated", f"program_start {meta.get('program_start')!r}")
+    est = meta.get("program_start_estimated_s", -1)
+    check(sleep_s - 0.02 <= est <= sleep_s + 0.5,
+          f"program_start_estimated_s {est}: the program ran {sleep_s} s before its first construct")
+    # Preloaded by `scalea run`: started with the program, nothing estimated.
+    exp = os.path.join(work, "run")
+    q = run([os.path.join(args.bin, "scalea"), "run", "-o", exp, "--", app, str(int(sleep_s * 1000)), "0"],
+            clean_env(OMP_NUM_THREADS="2"))
+    check(q.returncode == 0, f"exit status {q.returncode}")
+    check(q.stdout == p.stdout, "the program printed something else under `scalea run`")
+    meta = read_meta(exp)
+    check(meta.get("program_start") == "measured", f"program_start {meta.get('program_start')!r}")
+    check(meta.get("program_start_estimated_s") == 0,
+          f"program_start_estimated_s {meta.get('program_start_estimated_s')!r}, expected 0")
+    t = program_time(args, exp)
+    check(sleep_s <= t <= sleep_s + 0.5, f"program time {t:.3f} s does not hold the {sleep_s} s sleep")
+
+
+def scenario_plain(args):
+    work = fresh(args, "plain")
+    app = os.path.join(args.bin, "run", "start_app_plain")
+    libm = next((p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib64/libm.so.6", "/lib64/libm.so.6")
+                 if os.path.exists(p)), None)
+    if not libm:
+        print("no libm.so.6 to preload: skipped")
+        sys.exit(SKIP)
+    child = ["/bin/sh", "-c", 'echo "child LD_PRELOAD=${LD_PRELOAD-unset}"']
+    env = clean_env(LD_PRELOAD=libm)
+    p = run([app, "0", "7"] + child, env, cwd=work)
+    q = run([os.path.join(args.bin, "scalea"), "run", "-o", "exp", "--", app, "0", "7"] + child, env, cwd=work)
+    check(p.returncode == 7 and q.returncode == 7, f"exit status {p.returncode} / {q.returncode}, expected 7")
+    check(f"LD_PRELOAD={libm}\n" in p.stdout, f"the program does not see its LD_PRELOAD: {p.stdout!r}")
+    check(q.stdout == p.stdout, "the program or the shell it starts saw something else under `scalea run`")
+    check(experiments_in(work) == ["exp"], f"experiments written: {experiments_in(work)}, expected only exp")
+    meta = read_meta(os.path.join(work, "exp"))
+    check(meta.get("program_start") == "measured", f"program_start {meta.get('program_start')!r}")
+    check(meta.get("threads") == 1, f"threads {meta.get('threads')!r}")
+
+
+def scenario_python(args):
+    work = fresh(args, "python")
+    script = ("import signal, sys\n"
+              "print(signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))\n"
+              "try:\n    signal.raise_signal(signal.SIGINT)\nexcept KeyboardInterrupt:\n"
+              "    print('KeyboardInterrupt')\n"
+              "sys.exit(5)\n")
+    py = sys.executable
+    p = run([py, "-c", script], clean_env(), cwd=work)
+    q = run([os.path.join(args.bin, "scalea"), "run", "-o", "exp", "--", py, "-c", script], clean_env(), cwd=work)
+    check("default_int_handler" in p.stdout and "KeyboardInterrupt" in p.stdout, f"python itself: {p.stdout!r}")
+    check(q.stdout == p.stdout, "python installs other signal handlers under `scalea run`")
+    check(p.returncode == 5 and q.returncode == 5, f"exit status {p.returncode} / {q.returncode}, expected 5")
+    check(experiments_in(work) == ["exp"], f"experiments written: {experiments_in(work)}")
+
+
+def warned_once(p, what):
+    lines = [l for l in p.stderr.splitlines() if l.startswith("scalea run: warning:")]
+    check(len(lines) == 1 and what in lines[0], f"expected one warning line about {what!r}: {lines}")
+
+
+def scenario_static(args):
+    app = os.path.join(args.bin, "run", "start_app_static")
+    if not os.path.exists(app):
+        print("no static libc: start_app_static not built, skipped")
+        sys.exit(SKIP)
+    work = fresh(args, "static")
+    p = run([os.path.join(args.bin, "scalea"), "run", "-o", "exp", "--", app, "0", "7"], clean_env(), cwd=work)
+    check(p.returncode == 7, f"exit status {p.returncode}, expected 7")
+    check("LD_PRELOAD unset" in p.stdout, f"the program did not run: {p.stdout!r}")
+    warned_once(p, "statically linked")
+
+
+def scenario_setuid(args):
+    if os.geteuid() != 0:
+        print("not root: cannot make a set-user-ID program of another user, skipped")
+        sys.exit(SKIP)
+    import pwd
+    work = fresh(args, "setuid")
+    os.chmod(work, 0o777)  # the program runs as nobody, and so does the tool in it
+    app = os.path.join(work, "start_app")
+    shutil.copy(os.path.join(args.bin, "run", "start_app"), app)
+    os.chown(app, pwd.getpwnam("nobody").pw_uid, -1)
+    os.chmod(app, 0o4755)
+    p = run([os.path.join(args.bin, "scalea"), "run", "-o", "exp", "--", app, "0", "7"],
+            clean_env(OMP_NUM_THREADS="2"), cwd=work)
+    check(p.returncode == 7, f"exit status {p.returncode}, expected 7")
+    check("parallel: 2 threads" in p.stdout, f"the program did not run: {p.stdout!r}")
+    warned_once(p, "set-user-ID")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -152,8 +295,11 @@ def main():
     ap.add_argument("scenario")
     ap.add_argument("rest", nargs="*")
     args = ap.parse_args()
+    args.bin, args.lib, args.workdir = map(os.path.abspath, (args.bin, args.lib, args.workdir))
     os.makedirs(args.workdir, exist_ok=True)
-    scenarios = {"signal": scenario_signal, "tty-int": scenario_tty_int}
+    scenarios = {"signal": scenario_signal, "tty-int": scenario_tty_int, "start": scenario_start,
+                 "plain": scenario_plain, "python": scenario_python, "static": scenario_static,
+                 "setuid": scenario_setuid}
     if args.scenario not in scenarios:
         sys.exit(f"check_run.py: unknown scenario {args.scenario}")
     scenarios[args.scenario](args)
