@@ -259,6 +259,7 @@ bool Recorder::start(const char* origin) {
       return;
     }
     for (const std::string& p : config_.problems) log_job_message("%s", p.c_str());
+    check_function_hooks(config_);
     // Events may skip their fence once the process is registered for expedited membarriers.
     if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
       g_asymmetric_fence.store(true, std::memory_order_relaxed);

@@ -209,6 +209,11 @@ struct ThreadState {
   static constexpr uint32_t kChunk = 256;
 };
 
+// Says once (unless SCALEA_QUIET) when the program is built with -finstrument-functions but its
+// hook calls bind to another library's empty hooks (libc's): the tool was loaded after the program
+// (by the OpenMP runtime), so its functions would silently not be recorded. collect/user.
+void check_function_hooks(const Config& config);
+
 extern std::atomic<int> g_state;         // 0 not started, 1 recording, 2 finished or disabled
 extern std::atomic<bool> g_measure_on;   // the user's enable/disable switch
 inline bool active() { return g_state.load(std::memory_order_relaxed) == 1; }

@@ -16,6 +16,8 @@ scenarios:
   python          CPython under `scalea run` installs its own ^C handler as without the tool
   static          a statically linked program: one warning line, it runs, its exit status
   setuid          a set-user-ID program: one warning line, it runs, its exit status (needs root)
+  mpi-functions   an MPI program built with -finstrument-functions that does not link the tool,
+                  under `mpirun -np 2 scalea run`: its functions are recorded on every rank
 """
 import argparse
 import json
@@ -287,11 +289,40 @@ def scenario_setuid(args):
     warned_once(p, "set-user-ID")
 
 
+def report_regions(args, exp):
+    p = subprocess.run([os.path.join(args.bin, "scalea"), "report", exp, "--format", "json"],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, f"scalea report {exp} failed: {p.stderr}")
+    try:
+        return json.loads(p.stdout)["regions"]
+    except (ValueError, KeyError):
+        check(False, f"no regions in the report of {exp}")
+        return []
+
+
+def mpirun(args, np):
+    return [args.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(np)]
+
+
+def scenario_mpi_functions(args):
+    work = fresh(args, "mpi-functions")
+    exp = os.path.join(work, "exp")
+    p = run(mpirun(args, 2) + [os.path.join(args.bin, "scalea"), "run", "-q", "-o", exp, "--",
+                               os.path.join(args.bin, "run", "mpi_functions")], clean_env())
+    check(p.returncode == 0, f"exit status {p.returncode}")
+    meta = read_meta(exp)
+    check(meta.get("ranks") == 2, f"ranks {meta.get('ranks')!r}")
+    visits = sum(r.get("visits", 0) for r in report_regions(args, exp)
+                 if r.get("kind") == "function" and r.get("label") == "work")
+    check(visits == 6, f"work() recorded {visits} times, expected 2 ranks x 3 calls")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("scenario")
     ap.add_argument("rest", nargs="*")
     args = ap.parse_args()
@@ -299,7 +330,7 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     scenarios = {"signal": scenario_signal, "tty-int": scenario_tty_int, "start": scenario_start,
                  "plain": scenario_plain, "python": scenario_python, "static": scenario_static,
-                 "setuid": scenario_setuid}
+                 "setuid": scenario_setuid, "mpi-functions": scenario_mpi_functions}
     if args.scenario not in scenarios:
         sys.exit(f"check_run.py: unknown scenario {args.scenario}")
     scenarios[args.scenario](args)
