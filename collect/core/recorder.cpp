@@ -287,6 +287,8 @@ bool Recorder::start(const char* origin) {
     output_dir_ = dir;
     clock_init(clock_, config_.clock.empty() ? nullptr : config_.clock.c_str());
     start_time_iso = iso_now();
+    cpus_online = sysconf(_SC_NPROCESSORS_ONLN);
+    read_affinity(0, process_cpus);
     regions_.push_back(RegionInfo{RegionKind::Program, 0, 0, program_name(), "", "main", 0});
     region_keys_.emplace("program", 0);
     g_measure_on.store(config_.start_on);
@@ -320,6 +322,7 @@ ThreadState* Recorder::register_thread() {
   t->os_tid = uint64_t(syscall(SYS_gettid));
   t->stack.reserve(64);
   t->region_cache.assign(256, RegionCacheEntry{0, UINT32_MAX, 0, nullptr});
+  read_affinity(0, t->cpus);
   {
     // The thread is complete before finish() can see it; once finish() has closed the list
     // (it then reads the trees without the lock), a late thread is not added: it records nothing
@@ -474,6 +477,9 @@ void Recorder::finish(const char* why) {
     for (int spin = 0; spin < 1000 && t->in_callback.load(std::memory_order_acquire); ++spin)
       std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
+  // Threads may have been bound since they registered; the ones still alive are read again.
+  for (ThreadState* t : threads_)
+    if (own_thread_alive(t->os_tid)) read_affinity(pid_t(t->os_tid), t->cpus);
   clock_finish(clock_);
   end_time_iso = iso_now();
   Ticks end = now();

@@ -18,6 +18,11 @@ scenarios:
   setuid          a set-user-ID program: one warning line, it runs, its exit status (needs root)
   mpi-functions   an MPI program built with -finstrument-functions that does not link the tool,
                   under `mpirun -np 2 scalea run`: its functions are recorded on every rank
+  affinity-omp    meta.json "affinity": OMP_PLACES=cores OMP_PROC_BIND=close gives each of 2
+                  threads its own CPU; unbound, every thread has the process's CPUs
+  affinity-mpi    mpirun -np 1 binds the rank to one core: both threads on that CPU; with
+                  --bind-to none they have the whole machine; -np 2: rank 0's meta.json lists
+                  both ranks' affinity
 """
 import argparse
 import json
@@ -317,6 +322,115 @@ def scenario_mpi_functions(args):
     check(visits == 6, f"work() recorded {visits} times, expected 2 ranks x 3 calls")
 
 
+def cpus_of(text):
+    cpus = set()
+    for part in filter(None, text.split(",")):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def cpulist(cpus):
+    out, cpus = [], sorted(cpus)
+    i = 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if i == j else f"{cpus[i]}-{cpus[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def check_affinity_object(aff, what, threads):
+    """The schema of one process's affinity; returns its threads' CPU sets by thread index."""
+    check(aff.get("cpus_online") == os.cpu_count(), f"{what}: cpus_online {aff.get('cpus_online')!r}")
+    check(isinstance(aff.get("process_cpus"), str) and cpus_of(aff["process_cpus"]),
+          f"{what}: process_cpus {aff.get('process_cpus')!r}")
+    entries = aff.get("threads", [])
+    check(sorted(t.get("index") for t in entries) == list(range(threads)),
+          f"{what}: thread indexes {[t.get('index') for t in entries]}, expected 0..{threads - 1}")
+    sets = {}
+    for t in entries:
+        cpus = cpus_of(t.get("cpus", ""))
+        check(t.get("count") == len(cpus) > 0, f"{what}: thread {t}: count is not the size of cpus")
+        check(cpulist(cpus) == t.get("cpus"), f"{what}: thread {t}: cpus is not a canonical cpulist")
+        check(isinstance(t.get("os_tid"), int) and t["os_tid"] > 0, f"{what}: thread {t}: os_tid")
+        sets[t.get("index")] = cpus
+    return sets
+
+
+def scenario_affinity_omp(args):
+    mine = os.sched_getaffinity(0)
+    if len(mine) < 2:
+        print("fewer than 2 CPUs to run on: skipped")
+        sys.exit(SKIP)
+    work = fresh(args, "affinity-omp")
+    app = [os.path.join(args.bin, "run", "start_app"), "0", "0"]
+    bound = os.path.join(work, "bound")
+    p = run([os.path.join(args.bin, "scalea"), "run", "-q", "-o", bound, "--"] + app,
+            clean_env(OMP_NUM_THREADS="2", OMP_PLACES="cores", OMP_PROC_BIND="close"))
+    check(p.returncode == 0, f"exit status {p.returncode}")
+    meta = read_meta(bound)
+    aff = meta.get("affinity", {})
+    print("affinity:", json.dumps(aff))
+    check(aff.get("process_cpus") == cpulist(mine), f"process_cpus {aff.get('process_cpus')!r}, "
+                                                    f"the test runs on {cpulist(mine)}")
+    sets = check_affinity_object(aff, "bound", 2)
+    check(all(len(c) == 1 and c <= mine for c in sets.values()), f"bound threads' CPUs {sets}")
+    check(len(sets) == 2 and sets.get(0) != sets.get(1), f"the two threads share a CPU: {sets}")
+    check(next((t["os_tid"] for t in aff.get("threads", []) if t.get("index") == 0), 0) == meta.get("pid"),
+          "thread 0 is not the initial thread")
+    free = os.path.join(work, "unbound")
+    q = run([os.path.join(args.bin, "scalea"), "run", "-q", "-o", free, "--"] + app, clean_env(OMP_NUM_THREADS="2"))
+    check(q.returncode == 0, f"exit status {q.returncode}")
+    sets = check_affinity_object(read_meta(free).get("affinity", {}), "unbound", 2)
+    check(all(c == mine for c in sets.values()), f"unbound threads' CPUs {sets}, expected {cpulist(mine)}")
+
+
+def scenario_affinity_mpi(args):
+    mine = os.sched_getaffinity(0)
+    if len(mine) < 2:
+        print("fewer than 2 CPUs to run on: skipped")
+        sys.exit(SKIP)
+    work = fresh(args, "affinity-mpi")
+    scalea = os.path.join(args.bin, "scalea")
+    app = [os.path.join(args.bin, "mpi_hybrid"), "0.1"]
+    env = clean_env(OMP_NUM_THREADS="2")
+    # Open MPI binds up to 2 ranks to a core each by default: both threads of the rank share it.
+    exp = os.path.join(work, "np1")
+    p = run(mpirun(args, 1) + ["--report-bindings", "-x", "OMP_NUM_THREADS", scalea, "run", "-q", "-o", exp, "--"] + app, env)
+    check(p.returncode == 0, f"exit status {p.returncode}")
+    check("bound to" in p.stderr, "mpirun did not report the rank bound to a core")
+    aff = read_meta(exp).get("affinity", {})
+    print("affinity:", json.dumps(aff))
+    sets = check_affinity_object(aff, "np1", 2)
+    check(len(cpus_of(aff.get("process_cpus", ""))) == 1, f"the rank is not bound to one CPU: {aff.get('process_cpus')!r}")
+    check(len(sets) == 2 and sets.get(0) == sets.get(1) and len(sets.get(0, ())) == 1,
+          f"the rank's threads do not share its one CPU: {sets}")
+    ranks = aff.get("ranks", [])
+    check([r.get("rank") for r in ranks] == [0], f"affinity.ranks {ranks}")
+    if ranks:
+        check(ranks[0].get("host") == read_meta(exp).get("host"), f"rank 0's host {ranks[0].get('host')!r}")
+        check(check_affinity_object(ranks[0], "np1 rank 0", 2) == sets, "rank 0's entry differs from the top level")
+    # Unbound: the threads may run anywhere the test may.
+    exp = os.path.join(work, "np1-unbound")
+    p = run(mpirun(args, 1) + ["--bind-to", "none", "-x", "OMP_NUM_THREADS", scalea, "run", "-q", "-o", exp, "--"] + app, env)
+    check(p.returncode == 0, f"exit status {p.returncode}")
+    sets = check_affinity_object(read_meta(exp).get("affinity", {}), "np1 --bind-to none", 2)
+    check(all(c == mine for c in sets.values()), f"unbound threads' CPUs {sets}, expected {cpulist(mine)}")
+    # Two ranks: rank 0's meta.json carries both.
+    exp = os.path.join(work, "np2")
+    p = run(mpirun(args, 2) + ["-x", "OMP_NUM_THREADS", scalea, "run", "-q", "-o", exp, "--"] + app,
+            clean_env(OMP_NUM_THREADS="1"))
+    check(p.returncode == 0, f"exit status {p.returncode}")
+    ranks = read_meta(exp).get("affinity", {}).get("ranks", [])
+    check([r.get("rank") for r in ranks] == [0, 1], f"affinity.ranks lists ranks {[r.get('rank') for r in ranks]}")
+    for r in ranks:
+        check_affinity_object(r, f"np2 rank {r.get('rank')}", 1)
+        check(bool(r.get("host")), f"rank {r.get('rank')} has no host")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -330,7 +444,8 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     scenarios = {"signal": scenario_signal, "tty-int": scenario_tty_int, "start": scenario_start,
                  "plain": scenario_plain, "python": scenario_python, "static": scenario_static,
-                 "setuid": scenario_setuid, "mpi-functions": scenario_mpi_functions}
+                 "setuid": scenario_setuid, "mpi-functions": scenario_mpi_functions,
+                 "affinity-omp": scenario_affinity_omp, "affinity-mpi": scenario_affinity_mpi}
     if args.scenario not in scenarios:
         sys.exit(f"check_run.py: unknown scenario {args.scenario}")
     scenarios[args.scenario](args)

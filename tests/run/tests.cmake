@@ -50,8 +50,10 @@ scalea_run_test(signal.tty_int tty-int)
 foreach(scenario start plain python static setuid)
   scalea_run_test(preload.${scenario} ${scenario})
 endforeach()
+scalea_run_test(affinity.omp affinity-omp)
 
-# An MPI program built with -finstrument-functions, not linked with the tool.
+# An MPI program built with -finstrument-functions, not linked with the tool; the affinity of
+# MPI ranks (apps/mpi/mpi_hybrid).
 find_package(MPI COMPONENTS C)
 if(MPI_C_FOUND AND TARGET scalea-mpi)
   add_executable(run_mpi_functions ${_run}/mpi_functions.c)
@@ -61,5 +63,7 @@ if(MPI_C_FOUND AND TARGET scalea-mpi)
   target_link_libraries(run_mpi_functions PRIVATE MPI::MPI_C)
   set(_run_mpi_env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1)
   scalea_run_test(mpi.functions mpi-functions --mpirun ${MPIEXEC_EXECUTABLE})
-  set_tests_properties(run.mpi.functions PROPERTIES ENVIRONMENT "${_run_mpi_env}" RUN_SERIAL TRUE)
+  scalea_run_test(affinity.mpi affinity-mpi --mpirun ${MPIEXEC_EXECUTABLE})
+  set_tests_properties(run.mpi.functions run.affinity.mpi PROPERTIES ENVIRONMENT "${_run_mpi_env}"
+                       RUN_SERIAL TRUE)
 endif()
