@@ -178,15 +178,22 @@ def clean_env(**extra):
     return env
 
 
-def program_time(args, exp):
+def report_regions(args, exp):
+    """The regions of `scalea report EXP --format json` (the program first)."""
     p = subprocess.run([os.path.join(args.bin, "scalea"), "report", exp, "--format", "json"],
                        capture_output=True, text=True)
     check(p.returncode == 0, f"scalea report {exp} failed: {p.stderr}")
     try:
-        return json.loads(p.stdout)["regions"][0]["time"]
-    except (ValueError, KeyError, IndexError):
-        check(False, f"no program time in the report of {exp}")
-        return 0.0
+        return json.loads(p.stdout)["regions"]
+    except (ValueError, KeyError):
+        check(False, f"no regions in the report of {exp}")
+        return []
+
+
+def program_time(args, exp):
+    regions = report_regions(args, exp)
+    check(bool(regions) and regions[0].get("kind") == "program", f"no program region in the report of {exp}")
+    return regions[0].get("time", 0.0) if regions else 0.0
 
 
 def experiments_in(work):
@@ -294,17 +301,6 @@ def scenario_setuid(args):
     warned_once(p, "set-user-ID")
 
 
-def report_regions(args, exp):
-    p = subprocess.run([os.path.join(args.bin, "scalea"), "report", exp, "--format", "json"],
-                       capture_output=True, text=True)
-    check(p.returncode == 0, f"scalea report {exp} failed: {p.stderr}")
-    try:
-        return json.loads(p.stdout)["regions"]
-    except (ValueError, KeyError):
-        check(False, f"no regions in the report of {exp}")
-        return []
-
-
 def mpirun(args, np):
     return [args.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(np)]
 
@@ -360,11 +356,17 @@ def check_affinity_object(aff, what, threads):
     return sets
 
 
-def scenario_affinity_omp(args):
+def cpus_to_run_on():
+    """The CPUs this test may run on; skips the test with fewer than two."""
     mine = os.sched_getaffinity(0)
     if len(mine) < 2:
         print("fewer than 2 CPUs to run on: skipped")
         sys.exit(SKIP)
+    return mine
+
+
+def scenario_affinity_omp(args):
+    mine = cpus_to_run_on()
     work = fresh(args, "affinity-omp")
     app = [os.path.join(args.bin, "run", "start_app"), "0", "0"]
     bound = os.path.join(work, "bound")
@@ -389,10 +391,7 @@ def scenario_affinity_omp(args):
 
 
 def scenario_affinity_mpi(args):
-    mine = os.sched_getaffinity(0)
-    if len(mine) < 2:
-        print("fewer than 2 CPUs to run on: skipped")
-        sys.exit(SKIP)
+    mine = cpus_to_run_on()
     work = fresh(args, "affinity-mpi")
     scalea = os.path.join(args.bin, "scalea")
     app = [os.path.join(args.bin, "mpi_hybrid"), "0.1"]
