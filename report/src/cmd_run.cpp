@@ -256,7 +256,7 @@ int run(const RunOptions& o) {
     std::fprintf(stderr, "scalea run: warning: %s is statically linked: no dynamic loader can load "
                  "the tool into it, so it runs unmeasured (link it dynamically to measure it)\n",
                  o.command[0].c_str());
-  } else if (img.secure) {
+  } else if (img.elf && img.secure) {  // (the kernel ignores set-user-ID on scripts)
     std::fprintf(stderr, "scalea run: warning: %s is set-user-ID or set-group-ID: the loader ignores "
                  "LD_PRELOAD for it, so at best its OpenMP runtime loads the tool at the first "
                  "construct (program start estimated, -finstrument-functions not recorded)\n",
