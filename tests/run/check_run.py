@@ -132,7 +132,11 @@ def scenario_tty_int(args):
     cmd = [os.path.join(args.bin, "scalea"), "run", "-o", exp, "--",
            os.path.join(args.bin, "run", "signal_app"), "30"]
     print("$", " ".join(cmd), "(in a pty, then ^C)")
-    pid, fd = pty.fork()
+    try:
+        pid, fd = pty.fork()
+    except OSError as e:
+        print(f"no pseudo-terminal ({e}): skipped")
+        sys.exit(SKIP)
     if pid == 0:  # a new session whose controlling terminal is the pty; scalea leads its group
         default_signals()
         os.environ["OMP_NUM_THREADS"] = "2"
@@ -288,11 +292,16 @@ def scenario_setuid(args):
         print("not root: cannot make a set-user-ID program of another user, skipped")
         sys.exit(SKIP)
     import pwd
+    try:
+        nobody = pwd.getpwnam("nobody").pw_uid
+    except KeyError:
+        print("no user nobody: skipped")
+        sys.exit(SKIP)
     work = fresh(args, "setuid")
     os.chmod(work, 0o777)  # the program runs as nobody, and so does the tool in it
     app = os.path.join(work, "start_app")
     shutil.copy(os.path.join(args.bin, "run", "start_app"), app)
-    os.chown(app, pwd.getpwnam("nobody").pw_uid, -1)
+    os.chown(app, nobody, -1)
     os.chmod(app, 0o4755)
     p = run([os.path.join(args.bin, "scalea"), "run", "-o", "exp", "--", app, "0", "7"],
             clean_env(OMP_NUM_THREADS="2"), cwd=work)
