@@ -58,7 +58,7 @@ const std::vector<std::string>& known_config_keys() {
       // Read by the MPI layer (collect/mpi, docs/mpi.md).
       "SCALEA_MPI_TIMEOUT", "SCALEA_MPI_CALIBRATE",
       // Set by `scalea run` for its own bookkeeping; not for users.
-      "SCALEA_RUN_BY_CLI",
+      "SCALEA_RUN_BY_CLI", "SCALEA_RUN_PRELOAD",
       // Read by the scalea command, not by the tool (docs/user-guide.md).
       "SCALEA_LIBOMP", "SCALEA_MACHINE",
   };
@@ -115,6 +115,8 @@ Config read_config(char** env) {
         else if (k != "none") ok = false;
       }
       if (ok) c.throttle_functions = functions, c.throttle_user = user;
+    } else if (key == "SCALEA_RUN_PRELOAD") {
+      c.run_preload = value;
     } else if (key == "SCALEA_RUN_BY_CLI" || key == "SCALEA_MPI_TIMEOUT" ||
                key == "SCALEA_MPI_CALIBRATE" || key == "SCALEA_LIBOMP" || key == "SCALEA_MACHINE") {
     } else {

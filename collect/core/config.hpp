@@ -26,6 +26,8 @@ struct Config {
   std::string throttle_text = "100000:10us";
   // SCALEA_THROTTLE_REGIONS: which region kinds may be throttled (functions, user; all; none).
   bool throttle_functions = true, throttle_user = false;
+  // SCALEA_RUN_PRELOAD: the tool libraries `scalea run` put in front of LD_PRELOAD (internal).
+  std::string run_preload;
   std::vector<std::string> problems;  // invalid values and unknown keys, reported once
 };
 

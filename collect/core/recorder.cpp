@@ -219,6 +219,22 @@ uint64_t process_age_ns() {
   return now_s > start_s ? uint64_t((now_s - start_s) * 1e9) : 0;
 }
 
+// `scalea run` preloads the tool libraries (config.run_preload) in front of LD_PRELOAD so that the
+// tool starts with the program. They are taken out of LD_PRELOAD again here: the program sees the
+// LD_PRELOAD it was given, and the processes it starts (a shell, a helper) do not load the tool
+// at their start and write experiments of their own (OMP_TOOL_LIBRARIES still measures the
+// OpenMP ones, as without the preload). True when this process was preloaded that way.
+bool take_back_preload(const std::string& ours) {
+  const char* preload = getenv("LD_PRELOAD");
+  if (ours.empty() || !preload || std::strncmp(preload, ours.c_str(), ours.size()) != 0) return false;
+  const char* rest = preload + ours.size();
+  if (*rest && *rest != ':') return false;
+  if (*rest == ':') ++rest;
+  if (*rest) setenv("LD_PRELOAD", std::string(rest).c_str(), 1);
+  else unsetenv("LD_PRELOAD");
+  return true;
+}
+
 void finish_at_exit() { Recorder::get().finish("exit"); }
 
 // A forked child must not write the parent's experiment again: it stops recording.
@@ -227,13 +243,23 @@ void disable_in_child() { g_state.store(2); }
 }  // namespace
 
 bool Recorder::start(const char* origin) {
+  const bool at_load = std::strcmp(origin, "load") == 0;
   std::call_once(started_, [&] {
     config_ = read_config(environ);
+    // Preloaded by `scalea run` without the MPI layer, the tool starts before the program's own
+    // start-up: its signal handlers wait until the OpenMP runtime starts it (below), as when the
+    // runtime loads it. A program that chooses its handlers by the dispositions it inherited
+    // (CPython installs its ^C handler only over SIG_DFL) then sees what it would see without
+    // the tool. With the MPI layer (preloaded or linked) and when the program links the tool,
+    // they are installed at load, as before.
+    bool preloaded = at_load && take_back_preload(config_.run_preload);
+    bool signals_now = !preloaded || config_.run_preload.find("libscalea-mpi.so") != std::string::npos;
     if (!config_.enabled) {
       g_state.store(2);
       return;
     }
     for (const std::string& p : config_.problems) log_job_message("%s", p.c_str());
+    check_function_hooks(config_);
     // Events may skip their fence once the process is registered for expedited membarriers.
     if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
       g_asymmetric_fence.store(true, std::memory_order_relaxed);
@@ -261,6 +287,8 @@ bool Recorder::start(const char* origin) {
     output_dir_ = dir;
     clock_init(clock_, config_.clock.empty() ? nullptr : config_.clock.c_str());
     start_time_iso = iso_now();
+    cpus_online = sysconf(_SC_NPROCESSORS_ONLN);
+    read_affinity(0, process_cpus);
     regions_.push_back(RegionInfo{RegionKind::Program, 0, 0, program_name(), "", "main", 0});
     region_keys_.emplace("program", 0);
     g_measure_on.store(config_.start_on);
@@ -271,11 +299,10 @@ bool Recorder::start(const char* origin) {
     }
     std::atexit(finish_at_exit);
     pthread_atfork(nullptr, nullptr, disable_in_child);
-    install_signal_handlers();
+    if (signals_now) install_signal_handlers();
     // Loaded at program start (preloaded or linked), the tool sees the whole run; loaded later by
     // the OpenMP runtime (at the first construct), it adds the time the process ran before.
     // The kernel counts process age in 10 ms ticks: a young process is taken as starting now.
-    (void)origin;
     uint64_t age = process_age_ns();
     if (age >= 30000000) {
       pre_start_ns = age;
@@ -285,7 +312,9 @@ bool Recorder::start(const char* origin) {
     g_state.store(1);
     thread();  // the thread that starts the tool is the initial one
   });
-  return start_ok_ && g_state.load() == 1;
+  bool on = start_ok_ && g_state.load() == 1;
+  if (on && !at_load) install_signal_handlers();  // once; see above
+  return on;
 }
 
 ThreadState* Recorder::register_thread() {
@@ -293,6 +322,7 @@ ThreadState* Recorder::register_thread() {
   t->os_tid = uint64_t(syscall(SYS_gettid));
   t->stack.reserve(64);
   t->region_cache.assign(256, RegionCacheEntry{0, UINT32_MAX, 0, nullptr});
+  read_affinity(0, t->cpus);
   {
     // The thread is complete before finish() can see it; once finish() has closed the list
     // (it then reads the trees without the lock), a late thread is not added: it records nothing
@@ -447,6 +477,9 @@ void Recorder::finish(const char* why) {
     for (int spin = 0; spin < 1000 && t->in_callback.load(std::memory_order_acquire); ++spin)
       std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
+  // Threads may have been bound since they registered; the ones still alive are read again.
+  for (ThreadState* t : threads_)
+    if (own_thread_alive(t->os_tid)) read_affinity(pid_t(t->os_tid), t->cpus);
   clock_finish(clock_);
   end_time_iso = iso_now();
   Ticks end = now();

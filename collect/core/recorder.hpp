@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "affinity.hpp"
 #include "clock.hpp"
 #include "config.hpp"
 #include "../papi/counters.hpp"
@@ -191,6 +192,9 @@ struct ThreadState {
   std::atomic<int> in_callback{0};
   Anomalies anomalies;
   std::vector<ThrottleEvent> throttled;  // grows once per throttled call path
+  // The CPUs the thread may run on: read when it registers and again when the run ends (the
+  // OpenMP runtime may bind it after it started); the last one seen.
+  CpuMask cpus;
 
   // Node storage: chunks never move, so nodes can be shared by pointer with other threads.
   std::vector<Node*> chunks;
@@ -208,6 +212,11 @@ struct ThreadState {
   Node* node_at(uint32_t i) const { return &chunks[i / kChunk][i % kChunk]; }
   static constexpr uint32_t kChunk = 256;
 };
+
+// Says once (unless SCALEA_QUIET) when the program is built with -finstrument-functions but its
+// hook calls bind to another library's empty hooks (libc's): the tool was loaded after the program
+// (by the OpenMP runtime), so its functions would silently not be recorded. collect/user.
+void check_function_hooks(const Config& config);
 
 extern std::atomic<int> g_state;         // 0 not started, 1 recording, 2 finished or disabled
 extern std::atomic<bool> g_measure_on;   // the user's enable/disable switch
@@ -505,6 +514,10 @@ class Recorder {
   // thread's root.
   uint64_t pre_start_ns = 0;
   bool start_estimated = false;
+  // The machine's online CPUs and the CPUs the process may use (the initial thread's set when
+  // the tool started), for meta.json "affinity".
+  long cpus_online = 0;
+  CpuMask process_cpus;
   // Set before finish() when the run ends abnormally (a signal): written to meta.json.
   std::vector<std::string> ending_notes;
   bool ending_complete = true;

@@ -20,7 +20,9 @@ pid_t g_pid = 0;
 std::atomic<int> g_handling{0};   // the first signal handled; later ones take their default action
 std::atomic<bool> g_written{false};
 
-constexpr int kTerminating[] = {SIGINT, SIGTERM, SIGHUP};
+// Signals whose default action ends the process and that jobs get when they are stopped or
+// warned (terminal, batch systems, launchers; `scalea run` passes them on).
+constexpr int kTerminating[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 constexpr int kCrashes[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 // A writer that cannot finish (e.g. the crash left the heap locked) must not hang the process.
 constexpr int kWriteTimeoutSeconds = 10;
@@ -41,18 +43,30 @@ bool is_crash(int sig) {
   return false;
 }
 
-// Async-signal-safe: only write(), nanosleep() and raise().
-void on_signal(int sig) {
-  int expected = 0;
-  if (getpid() != g_pid || !g_handling.compare_exchange_strong(expected, sig) || g_state.load() != 1)
-    die_by(sig);
-  unsigned char byte = static_cast<unsigned char>(sig);
-  if (write(g_pipe[1], &byte, 1) != 1) die_by(sig);
-  // Wait here (this thread may hold locks the program needs) until the watcher has written.
+// Waits (bounded) until the watcher has written the experiment.
+void wait_for_writer() {
   for (int i = 0; i < kWriteTimeoutSeconds * 100 && !g_written.load(); ++i) {
     timespec ts{0, 10 * 1000 * 1000};
     nanosleep(&ts, nullptr);
   }
+}
+
+// Async-signal-safe: only write(), nanosleep() and raise().
+void on_signal(int sig) {
+  if (getpid() != g_pid) die_by(sig);
+  int expected = 0;
+  if (!g_handling.compare_exchange_strong(expected, sig)) {
+    // The same signal again while the experiment is being written (sent to the whole process
+    // group, it reaches the program directly and through `scalea run`): it ends the process as
+    // the first one does, after the write. Another signal ends it at once.
+    if (expected == sig) wait_for_writer();
+    die_by(sig);
+  }
+  if (g_state.load() != 1) die_by(sig);
+  unsigned char byte = static_cast<unsigned char>(sig);
+  if (write(g_pipe[1], &byte, 1) != 1) die_by(sig);
+  // Wait here (this thread may hold locks the program needs) until the watcher has written.
+  wait_for_writer();
   die_by(sig);
 }
 
@@ -74,6 +88,8 @@ void* watch(void*) {
 }  // namespace
 
 void install_signal_handlers() {
+  static std::atomic<bool> installed{false};
+  if (installed.exchange(true)) return;
   if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
   g_pid = getpid();
   pthread_attr_t attr;

@@ -449,6 +449,32 @@ std::string throttled_entries(Recorder& rec, size_t limit, size_t& count) {
   return out;
 }
 
+std::string affinity_members(Recorder& rec) {
+  std::string threads;
+  {
+    std::lock_guard<std::mutex> lock(rec.mutex());
+    for (const ThreadState* t : rec.threads())
+      threads += std::string(threads.empty() ? "" : ", ") + "{\"index\": " + std::to_string(t->index) +
+                 ", \"os_tid\": " + std::to_string(t->os_tid) + ", \"cpus\": " +
+                 json_escape(cpu_list(t->cpus)) + ", \"count\": " + std::to_string(cpu_count(t->cpus)) + "}";
+  }
+  return "\"cpus_online\": " + std::to_string(rec.cpus_online) + ", \"process_cpus\": " +
+         json_escape(cpu_list(rec.process_cpus)) + ", \"threads\": [" + threads + "]";
+}
+
+namespace {
+std::string host_name() {
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+}  // namespace
+
+std::string affinity_of_rank(Recorder& rec, int rank) {
+  return "{\"rank\": " + std::to_string(rank) + ", \"host\": " + json_escape(host_name()) + ", " +
+         affinity_members(rec) + "}";
+}
+
 std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<std::string>& files,
                         const MetaExtras& extras) {
   Anomalies anomalies;
@@ -468,8 +494,6 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
       anomalies.foreign_resume += t->anomalies.foreign_resume;
     }
   }
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
   char cwd[4096] = "";
   if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
   std::string env = "{";
@@ -506,7 +530,7 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   m += "  \"tool_version\": " + json_escape(SCALEA_VERSION) + ",\n";
   m += "  \"command\": " + read_cmdline_json() + ",\n";
   m += "  \"cwd\": " + json_escape(cwd) + ",\n";
-  m += "  \"host\": " + json_escape(host) + ",\n";
+  m += "  \"host\": " + json_escape(host_name()) + ",\n";
   m += "  \"pid\": " + std::to_string(getpid()) + ",\n";
   m += "  \"start_time\": " + json_escape(rec.start_time_iso) + ",\n";
   m += "  \"end_time\": " + json_escape(rec.end_time_iso) + ",\n";
@@ -514,6 +538,10 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   m += std::string("  \"complete\": ") + (extras.complete ? "true" : "false") + ",\n";
   m += "  \"notes\": " + list(extras.notes) + ",\n";
   m += "  \"program_start\": " + json_escape(rec.start_estimated ? "estimated" : "measured") + ",\n";
+  char estimated[64];
+  std::snprintf(estimated, sizeof estimated, "  \"program_start_estimated_s\": %.3f,\n",
+                rec.start_estimated ? double(rec.pre_start_ns) * 1e-9 : 0.0);
+  m += estimated;
   m += "  \"clock\": {\"source\": " + json_escape(clk.source()) + ", \"ns_per_tick\": " +
        std::to_string(clk.ns_per_tick()) + ", \"duration_s\": " +
        std::to_string(double(clk.ns1 - clk.ns0) * 1e-9) + "},\n";
@@ -528,6 +556,8 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   if (fork && !all.empty() && fork >= all[0]->born)
     first_fork = std::to_string((double(fork - all[0]->born) * rec.clock().ns_per_tick() +
                                  double(rec.pre_start_ns)) * 1e-9);
+  m += "  \"affinity\": {" + affinity_members(rec) +
+       (extras.affinity_ranks.empty() ? "" : ", \"ranks\": [" + extras.affinity_ranks + "]") + "},\n";
   m += "  \"openmp\": {\"runtime\": " + json_escape(omp.runtime) + ", \"runtime_path\": " +
        json_escape(omp.runtime_path) + ", \"callbacks\": " + callbacks +
        ", \"first_fork_s\": " + first_fork + "},\n";

@@ -54,6 +54,8 @@ struct MetaExtras {
   std::string definitions_file;           // "" when each file carries its own definitions
   std::vector<std::string> notes;         // e.g. why the experiment is incomplete
   std::vector<std::pair<std::string, std::string>> raw_fields;  // name -> JSON value
+  // MPI: every rank's affinity_of_rank() objects, comma separated: meta.json "affinity.ranks".
+  std::string affinity_ranks;
 };
 std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<std::string>& files,
                         const MetaExtras& extras);
@@ -72,6 +74,12 @@ bool publish_experiment(const std::string& dir,
 // The whole path for a process without MPI: encode and publish.
 bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger,
                       std::string& written_dir, WriteSummary& summary, std::string& error);
+
+// This process's meta.json "affinity" members: "cpus_online": N, "process_cpus": "0-1",
+// "threads": [{"index", "os_tid", "cpus", "count"}, ...] (without the braces).
+std::string affinity_members(Recorder& rec);
+// The same as one rank's object of "affinity.ranks": {"rank": r, "host": "...", <members>}.
+std::string affinity_of_rank(Recorder& rec, int rank);
 
 std::string json_escape(const std::string& s);
 std::string rank_file_name(int rank);

@@ -338,6 +338,7 @@ struct Entry {
   uint64_t throttled_count = 0;
   uint32_t throttled_listed = 0;
   std::string throttled;
+  std::string affinity;  // the rank's meta.json "affinity.ranks" object (affinity_of_rank)
 };
 
 void put_entries(Out& o, const std::vector<Entry>& entries) {
@@ -350,6 +351,7 @@ void put_entries(Out& o, const std::vector<Entry>& entries) {
     o.put(e.throttled_count);
     o.put(e.throttled_listed);
     o.blob(e.throttled);
+    o.blob(e.affinity);
   }
 }
 
@@ -365,6 +367,7 @@ bool get_entries(const std::vector<char>& blob, std::vector<Entry>& out) {
     e.throttled_count = in.get<uint64_t>();
     e.throttled_listed = in.get<uint32_t>();
     if (!in.blob(e.throttled)) return false;
+    if (!in.blob(e.affinity)) return false;
     out.push_back(std::move(e));
   }
   return in.ok;
@@ -412,6 +415,8 @@ bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
     ex.other_throttled += (ex.other_throttled.empty() ? "" : ", ") + e.throttled;
     listed += e.throttled_listed;
   }
+  for (const Entry& e : entries)
+    if (!e.affinity.empty()) ex.affinity_ranks += (ex.affinity_ranks.empty() ? "" : ", ") + e.affinity;
   ex.ranks = L.size;
   ex.complete = missing.empty() && no_finalize.empty();
   ex.definitions_file = "definitions.sdrg";
@@ -538,6 +543,7 @@ bool finish_hook(Recorder& rec, const char* why) {
     mine.throttled = throttled_entries(rec, kThrottledListed, count);
     mine.throttled_count = count;
     mine.throttled_listed = uint32_t(std::min(count, kThrottledListed));
+    mine.affinity = affinity_of_rank(rec, L.rank);
     entries.push_back(std::move(mine));
   }
   const double phase3 = wall_s();

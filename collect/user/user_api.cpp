@@ -1,7 +1,15 @@
 // The user-region API (scalea.h) and the -finstrument-functions hooks: thin adapters over the
 // recorder. Recording starts on first use when no OpenMP runtime started it.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstring>
 
+#include "../core/log.hpp"
 #include "../core/recorder.hpp"
 #include "scalea/scalea.h"
 
@@ -34,7 +42,57 @@ class Busy {
   ThreadState* t_;
 };
 
+// Whether the program's executable calls `name` from a shared library (an undefined symbol in its
+// dynamic symbol table). Reads /proc/self/exe; false when it cannot tell.
+bool program_imports(const char* name) {
+  int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  void* map = fstat(fd, &st) == 0 && size_t(st.st_size) >= sizeof(ElfW(Ehdr))
+                  ? mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0)
+                  : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED) return false;
+  const char* base = static_cast<const char*>(map);
+  const size_t size = size_t(st.st_size);
+  auto inside = [&](uint64_t off, uint64_t len) { return off <= size && len <= size - off; };
+  bool found = false;
+  const auto* eh = reinterpret_cast<const ElfW(Ehdr)*>(base);
+  constexpr unsigned char kClass = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
+  if (std::memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == kClass &&
+      eh->e_shentsize == sizeof(ElfW(Shdr)) && inside(eh->e_shoff, uint64_t(eh->e_shnum) * sizeof(ElfW(Shdr)))) {
+    const auto* sh = reinterpret_cast<const ElfW(Shdr)*>(base + eh->e_shoff);
+    for (unsigned i = 0; i < eh->e_shnum && !found; ++i) {
+      if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum) continue;
+      const ElfW(Shdr)& strs = sh[sh[i].sh_link];
+      if (!inside(sh[i].sh_offset, sh[i].sh_size) || !inside(strs.sh_offset, strs.sh_size)) continue;
+      const auto* sym = reinterpret_cast<const ElfW(Sym)*>(base + sh[i].sh_offset);
+      for (size_t k = 0; k < sh[i].sh_size / sizeof(ElfW(Sym)) && !found; ++k)
+        found = sym[k].st_shndx == SHN_UNDEF && sym[k].st_name < strs.sh_size &&
+                std::strncmp(base + strs.sh_offset + sym[k].st_name, name, strs.sh_size - sym[k].st_name) == 0;
+    }
+  }
+  munmap(map, size);
+  return found;
+}
+
 }  // namespace
+
+void check_function_hooks(const Config& config) {
+  if (config.quiet) return;
+  Dl_info mine{}, bound{};
+  if (!dladdr(reinterpret_cast<void*>(&program_imports), &mine)) return;
+  void* hook = dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter");
+  if (hook && dladdr(hook, &bound) && bound.dli_fbase == mine.dli_fbase) return;
+  if (!program_imports("__cyg_profile_func_enter")) return;
+  const char* where = bound.dli_fname ? std::strrchr(bound.dli_fname, '/') : nullptr;
+  log_job_message("the program is built with -finstrument-functions, but its calls go to the empty "
+                  "hooks of %s, not to the tool's (the OpenMP runtime loaded the tool after the "
+                  "program started): its functions are not recorded; measure it with `scalea run`, "
+                  "with LD_PRELOAD=%s, or link it with -lscalea-omp",
+                  where ? where + 1 : "libc", mine.dli_fname ? mine.dli_fname : "libscalea-omp.so");
+}
+
 }  // namespace scalea::collect
 
 using namespace scalea::collect;

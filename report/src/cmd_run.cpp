@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <algorithm>
 #include <climits>
 #include <csignal>
 #include <cstdlib>
@@ -55,14 +57,32 @@ std::string self_dir() {
 namespace {
 
 
-// The shared libraries an ELF program names directly (DT_NEEDED); empty for scripts.
-std::vector<std::string> needed_libraries(const std::string& path) {
-  std::vector<std::string> out;
+// What `scalea run` needs to know about the program file.
+struct ProgramImage {
+  bool elf = false;
+  bool dynamic = false;                // has a dynamic loader (PT_INTERP): LD_PRELOAD applies
+  bool secure = false;                 // set-user-ID/-group-ID for us: the loader ignores LD_PRELOAD
+  std::vector<std::string> needed;     // the shared libraries it names directly (DT_NEEDED)
+};
+
+ProgramImage inspect_program(const std::string& path) {
+  ProgramImage img;
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0)
+    img.secure = ((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
+                 ((st.st_mode & S_ISGID) && st.st_gid != getgid());
   elf_version(EV_CURRENT);
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
+  if (fd < 0) return img;
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   if (elf && elf_kind(elf) == ELF_K_ELF) {
+    img.elf = true;
+    size_t phnum = 0;
+    if (elf_getphdrnum(elf, &phnum) == 0)
+      for (size_t i = 0; i < phnum; ++i) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, int(i), &ph) && ph.p_type == PT_INTERP) img.dynamic = true;
+      }
     Elf_Scn* scn = nullptr;
     while ((scn = elf_nextscn(elf, scn))) {
       GElf_Shdr sh;
@@ -71,13 +91,19 @@ std::vector<std::string> needed_libraries(const std::string& path) {
       for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; ++i) {
         GElf_Dyn dyn;
         if (!gelf_getdyn(data, int(i), &dyn) || dyn.d_tag != DT_NEEDED) continue;
-        if (const char* s = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)) out.emplace_back(s);
+        if (const char* s = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)) img.needed.emplace_back(s);
       }
     }
   }
   if (elf) elf_end(elf);
   close(fd);
-  return out;
+  return img;
+}
+
+void unset_env(std::vector<std::string>& env, const std::string& key) {
+  env.erase(std::remove_if(env.begin(), env.end(),
+                           [&](const std::string& e) { return e.compare(0, key.size() + 1, key + "=") == 0; }),
+            env.end());
 }
 
 void set_env(std::vector<std::string>& env, const std::string& key, const std::string& value,
@@ -114,6 +140,60 @@ std::string libomp_to_preload() {
   return SCALEA_LIBOMP_PATH;
 }
 
+// Signals scalea passes on to the program: how terminals, batch systems and launchers end a job
+// or warn it (Slurm's --signal, PBS, mpirun all use some of these).
+constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
+
+// Starts the program and waits for it, passing the forwarded signals on; returns its wait status.
+// The signals are blocked before the spawn and taken with sigwaitinfo, so none is lost between
+// the spawn and the wait; the program starts with the signal mask and dispositions scalea got.
+// A signal scalea inherited as ignored (nohup, a background job's SIGINT) stays ignored, as it is
+// for the program. A signal the terminal sent (^C, a hangup: si_code SI_KERNEL) went to the whole
+// foreground process group, so the program, in scalea's group, already has it: it is not sent a
+// second time, which would change what a program that counts its ^Cs does.
+int spawn_and_wait(const std::string& program, char* const argv[], char* const envp[]) {
+  sigset_t forwarded, waited, original;
+  sigemptyset(&forwarded);
+  for (int sig : kForwarded) {
+    struct sigaction current;
+    if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler != SIG_IGN) sigaddset(&forwarded, sig);
+  }
+  // An ignored SIGCHLD would have the kernel reap the program before scalea sees its status.
+  struct sigaction child;
+  if (sigaction(SIGCHLD, nullptr, &child) == 0 && child.sa_handler == SIG_IGN) {
+    child.sa_handler = SIG_DFL;
+    sigaction(SIGCHLD, &child, nullptr);
+  }
+  waited = forwarded;
+  sigaddset(&waited, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &waited, &original);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &original);
+  posix_spawnattr_setsigdefault(&attr, &forwarded);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid;
+  int rc = posix_spawn(&pid, program.c_str(), nullptr, &attr, argv, envp);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    sigprocmask(SIG_SETMASK, &original, nullptr);
+    throw UserError("cannot start " + program + ": " + std::strerror(rc));
+  }
+  int status = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) throw UserError(std::string("cannot wait for the program: ") + std::strerror(errno));
+    siginfo_t info;
+    int sig = sigwaitinfo(&waited, &info);
+    if (sig <= 0 || sig == SIGCHLD) continue;
+    if (info.si_code == SI_KERNEL && getpgid(pid) == getpgrp()) continue;
+    kill(pid, sig);
+  }
+  sigprocmask(SIG_SETMASK, &original, nullptr);
+  return status;
+}
+
 struct RunOptions {
   std::string output;
   bool quiet = false;
@@ -121,13 +201,25 @@ struct RunOptions {
   std::vector<std::string> command;
 };
 
+// The real path of a tool library next to the scalea binary (build/lib or the install's lib).
+std::string tool_library(const std::string& name, const std::string& what) {
+  std::string lib = self_dir() + "/../lib/" + name;
+  char real[PATH_MAX];
+  if (!realpath(lib.c_str(), real)) throw UserError("cannot find the " + what + " " + lib);
+  return real;
+}
+
+std::string join_paths(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& p : v) s += (s.empty() ? "" : ":") + p;
+  return s;
+}
+
 int run(const RunOptions& o) {
   if (o.command.empty()) throw UserError("no program given: scalea run [-o DIR] -- PROGRAM [ARGS...]");
   std::string program = find_program(o.command[0]);
   if (program.empty()) throw UserError("program '" + o.command[0] + "' not found or not executable");
-  std::string lib = self_dir() + "/../lib/libscalea-omp.so";
-  char real[PATH_MAX];
-  if (!realpath(lib.c_str(), real)) throw UserError("cannot find the tool library " + lib);
+  std::string tool = tool_library("libscalea-omp.so", "tool library");
   if (!o.output.empty()) {
     struct stat st;
     if (lstat(o.output.c_str(), &st) == 0)
@@ -136,44 +228,56 @@ int run(const RunOptions& o) {
 
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
-  set_env(env, "OMP_TOOL_LIBRARIES", real);
+  set_env(env, "OMP_TOOL_LIBRARIES", tool);
   set_env(env, "SCALEA_RUN_BY_CLI", "1");
   if (!o.output.empty()) set_env(env, "SCALEA_OUTPUT", o.output);
   if (o.quiet) set_env(env, "SCALEA_QUIET", "1");
   if (!o.counters.empty()) set_env(env, "SCALEA_COUNTERS", o.counters);
-  // GNU OpenMP has no OMPT: LLVM's libomp implements the GOMP ABI, so it is preloaded in its place.
-  bool gomp = false, mpi = false;
-  for (const std::string& n : needed_libraries(program)) {
+  ProgramImage img = inspect_program(program);
+  bool gomp = false, mpi = false, links_tool = false;
+  for (const std::string& n : img.needed) {
     gomp = gomp || n.rfind("libgomp.so", 0) == 0;
     // libmpi.so (C), libmpi_mpifh.so / libmpi_usempi* (Fortran), libmpich*, libmpicxx ...
     mpi = mpi || n.rfind("libmpi", 0) == 0;
+    links_tool = links_tool || n == "libscalea-omp.so";
   }
-  if (gomp) set_env(env, "LD_PRELOAD", libomp_to_preload(), true);
-  // MPI programs: the PMPI layer is preloaded. It depends on libscalea-omp.so, which comes with
-  // it, and libomp finds that library's ompt_start_tool first: a hybrid program gets one recorder.
-  if (mpi) {
-    std::string mpi_lib = self_dir() + "/../lib/libscalea-mpi.so";
-    char mpi_real[PATH_MAX];
-    if (!realpath(mpi_lib.c_str(), mpi_real))
-      throw UserError("cannot find the MPI tool library " + mpi_lib);
-    set_env(env, "LD_PRELOAD", mpi_real, true);
-    set_env(env, "OMP_TOOL_LIBRARIES", mpi_real);
+  // The tool is preloaded so that it starts with the program: the program's start is measured,
+  // not estimated, and -finstrument-functions hooks bind to the tool rather than to libc's empty
+  // ones. MPI programs get the PMPI layer in front (it depends on libscalea-omp.so, preloaded too
+  // so that it comes before libc): one recorder, started at load. The tool takes its libraries
+  // out of LD_PRELOAD at start (SCALEA_RUN_PRELOAD names them), so the processes the program
+  // starts do not load it at their start. Scripts are not preloaded (the interpreter and every
+  // command it runs would be): their OpenMP programs load the tool through OMP_TOOL_LIBRARIES.
+  std::vector<std::string> tool_preload;
+  if (img.dynamic && !img.secure) {
+    if (mpi) tool_preload.push_back(tool_library("libscalea-mpi.so", "MPI tool library"));
+    if (!links_tool) tool_preload.push_back(tool);
+  } else if (img.elf && !img.dynamic) {
+    std::fprintf(stderr, "scalea run: warning: %s is statically linked: no dynamic loader can load "
+                 "the tool into it, so it runs unmeasured (link it dynamically to measure it)\n",
+                 o.command[0].c_str());
+  } else if (img.elf && img.secure) {  // (the kernel ignores set-user-ID on scripts)
+    std::fprintf(stderr, "scalea run: warning: %s is set-user-ID or set-group-ID: the loader ignores "
+                 "LD_PRELOAD for it, so at best its OpenMP runtime loads the tool at the first "
+                 "construct (program start estimated, -finstrument-functions not recorded)\n",
+                 o.command[0].c_str());
   }
+  // GNU OpenMP has no OMPT: LLVM's libomp implements the GOMP ABI and is preloaded in its place,
+  // after the tool (whose ompt_start_tool libomp then finds first) and before libgomp.
+  std::vector<std::string> preload = tool_preload;
+  if (gomp) preload.push_back(libomp_to_preload());
+  if (!preload.empty()) set_env(env, "LD_PRELOAD", join_paths(preload), true);
+  if (!tool_preload.empty()) set_env(env, "SCALEA_RUN_PRELOAD", join_paths(tool_preload));
+  else unset_env(env, "SCALEA_RUN_PRELOAD");
+  // MPI programs: libomp finds the PMPI layer's dependency, the same libscalea-omp.so.
+  if (mpi) set_env(env, "OMP_TOOL_LIBRARIES", tool_library("libscalea-mpi.so", "MPI tool library"));
 
   std::vector<char*> argv, envp;
   for (const std::string& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv.data(), envp.data());
-  if (rc != 0) throw UserError("cannot start " + program + ": " + std::strerror(rc));
-  // The child gets terminal signals itself; scalea waits for it and reports its status.
-  signal(SIGINT, SIG_IGN);
-  signal(SIGTERM, SIG_IGN);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  int status = spawn_and_wait(program, argv.data(), envp.data());
   if (WIFSIGNALED(status)) {
     std::fprintf(stderr, "scalea run: %s was killed by signal %d (%s)\n", o.command[0].c_str(),
                  WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -193,9 +297,15 @@ void add_run(CLI::App& app) {
       "  scalea run -o md.p4 -- ./md 4096         choose the experiment directory\n"
       "  OMP_NUM_THREADS=4 scalea run -o md.p4 -- ./md\n"
       "  mpirun -np 4 scalea run -o halo.p4 -- ./halo\n\n"
-      "The program is started directly (no shell). scalea sets OMP_TOOL_LIBRARIES to its tool\n"
-      "library; programs built with gcc -fopenmp run with LLVM's libomp preloaded in place of\n"
-      "libgomp. The exit status is the program's. Settings: SCALEA_* variables (docs/user-guide.md).");
+      "The program is started directly (no shell), with the tool library preloaded (LD_PRELOAD,\n"
+      "in front of yours) so that the tool starts with it: the program's start is measured and\n"
+      "-finstrument-functions hooks reach the tool. MPI programs get the PMPI layer preloaded\n"
+      "too; programs built with gcc -fopenmp run with LLVM's libomp in place of libgomp. Static\n"
+      "and set-user-ID programs cannot be preloaded (a warning says so); scripts are not (their\n"
+      "OpenMP programs load the tool at the first construct, through OMP_TOOL_LIBRARIES).\n"
+      "The exit status is the program's (128+N when signal N ended it). SIGTERM, SIGINT,\n"
+      "SIGHUP, SIGUSR1 and SIGUSR2 sent to scalea are passed on to the program (a ^C at the terminal\n"
+      "reaches it directly, once). Settings: SCALEA_* variables (docs/user-guide.md).");
   cmd->add_option("-o,--output", opts->output, "Experiment directory to create (must not exist)")
       ->check([](const std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); });
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary line at exit");

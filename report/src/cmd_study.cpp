@@ -80,6 +80,12 @@ std::string join_words(const std::vector<std::string>& v) {
   return s;
 }
 
+std::string join_numbers(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
 std::string clock_text(double s) {
   if (!(s >= 0) || s > 1e7) return "?";
   long t = std::lround(s);
@@ -276,7 +282,9 @@ Study make_plan(const StudyOptions& o, const std::string& dir, bool existing) {
   } else {
     if (o.command.empty())
       throw UserError("no program given: scalea study -o DIR --threads LIST -- PROGRAM [ARGS...]");
-    if (o.threads.empty()) throw UserError("--threads is required, e.g. --threads 1,2,4,8");
+    if (o.threads.empty() && o.ranks.empty())
+      throw UserError("--threads or --ranks is required, e.g. --threads 1,2,4,8 (OpenMP) or "
+                      "--ranks 1,2,4 (MPI)");
     s.command = o.command;
     s.cwd = absolute(".");
     s.cwd.pop_back();
@@ -284,7 +292,7 @@ Study make_plan(const StudyOptions& o, const std::string& dir, bool existing) {
     s.created = now_iso8601();
     s.host = hostname();
     s.repeat = 1;
-    s.threads = {1};
+    s.threads = {1};  // also what an MPI-only study (--ranks without --threads) runs
     s.ranks = {1};
     s.launcher = kDefaultLauncher;
   }
@@ -365,6 +373,8 @@ int run_study(const StudyOptions& o) {
 
   Study s = make_plan(o, dir, existing);
   check_programs(s);
+  // A pure MPI program has one thread per rank: --ranks alone studies that.
+  const bool one_thread = !existing && o.threads.empty();
 
   if (!existing) {
     if (mkdir(dir.c_str(), 0755) != 0)
@@ -401,6 +411,9 @@ int run_study(const StudyOptions& o) {
   if (existing)
     progress.print("scalea study: resuming " + o.output + ": " + std::to_string(already) + " of " +
                    std::to_string(total) + " runs complete, " + std::to_string(todo.size()) + " to run");
+  if (one_thread)
+    progress.print("scalea study: --threads not given: 1 thread per rank (OMP_NUM_THREADS=1), an "
+                   "MPI-only study; give --threads for MPI+OpenMP");
 
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -508,7 +521,8 @@ int run_study(const StudyOptions& o) {
   size_t ok = 0;
   for (const Run& r : s.runs) ok += r.status == Status::Ok;
   std::string summary = "scalea study: " + o.output + ": " + std::to_string(ok) + " of " +
-                        std::to_string(total) + " runs ok in " + clock_text(progress.elapsed());
+                        std::to_string(total) + " runs ok in " + clock_text(progress.elapsed()) +
+                        (one_thread ? " (ranks " + join_numbers(s.ranks) + ", 1 thread per rank)" : "");
   if (ok < total)
     summary += ", " + std::to_string(total - ok) + " failed (rerun them: scalea study -o " + o.output +
                " --resume)";
@@ -528,12 +542,14 @@ void add_study(CLI::App& app) {
       "Examples:\n"
       "  scalea study -o md.study --threads 1,2,4,8 -- ./md 4096\n"
       "  scalea study -o md.study --threads 1,2,4 --repeat 3 -- ./md 4096\n"
+      "  scalea study -o halo.study --ranks 1,2,4 -- ./halo       MPI only: 1 thread per rank\n"
       "  scalea study -o halo.study --threads 1,2 --ranks 1,2,4 -- ./halo\n"
       "  scalea study -o halo.study --ranks 2,4,8 --launcher 'srun -n {ranks} -c {threads}' -- ./halo\n"
       "  scalea study -o md.study --resume        rerun failed, pending and missing runs\n"
       "  scalea report md.study                    speedup and overhead classes per region vs p\n\n"
       "The study runs the reference (1 thread, 1 rank) and every configuration, each --repeat\n"
-      "times, as `scalea run` with OMP_NUM_THREADS set; with --ranks or --launcher every run is\n"
+      "times, as `scalea run` with OMP_NUM_THREADS set (1 when only --ranks is given: a pure MPI\n"
+      "program has one thread per rank); with --ranks or --launcher every run is\n"
       "started through the launcher template ({ranks}, {threads}, {p} are replaced; no shell).\n"
       "Progress is kept in DIR/study.json after every run; program output goes to DIR/logs/.\n"
       "Runs record every visit (SCALEA_THROTTLE=off) unless SCALEA_THROTTLE is set, so that\n"
@@ -541,7 +557,8 @@ void add_study(CLI::App& app) {
       "Exit status: 0 all runs ok, 1 some run failed, 2 bad input, 130 interrupted (docs/study.md).");
   cmd->add_option("-o,--output", o->output, "Study directory to create (or to continue with --resume)")
       ->required();
-  cmd->add_option("-t,--threads", o->threads, "OpenMP threads per rank to study, e.g. 1,2,4,8");
+  cmd->add_option("-t,--threads", o->threads,
+                  "OpenMP threads per rank to study, e.g. 1,2,4,8 (default 1 when --ranks is given)");
   cmd->add_option("-n,--ranks", o->ranks, "MPI ranks to study, e.g. 1,2,4 (runs use the launcher)");
   cmd->add_option("--repeat", o->repeat, "Repetitions of every configuration (default 1)")
       ->check(CLI::PositiveNumber);

@@ -41,6 +41,56 @@ TEST(Functions, CallCounts) {
   EXPECT_EQ(m.find_all(RegionKind::Function, "leaf").size(), 1u);
 }
 
+// The one line the tool prints when the program's hooks do not reach it.
+size_t unbound_hook_lines(const std::string& err) {
+  size_t n = 0;
+  for (size_t at = 0; (at = err.find("built with -finstrument-functions", at)) != std::string::npos; ++at) ++n;
+  return n;
+}
+
+TEST(Functions, LinkedToolGetsTheHooksWithoutAWord) {
+  AppRun r = run_instrfn();
+  ASSERT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(unbound_hook_lines(r.err), 0u) << r.err;
+}
+
+// instrfn_plain does not link the tool. Loaded by the OpenMP runtime (OMP_TOOL_LIBRARIES), the
+// tool comes too late: the program's hook calls are bound to libc's empty ones. The tool says so,
+// once, and what to do.
+TEST(Functions, UnboundHooksAreReportedOnce) {
+  AppRun r = run_with_tool({app("instrfn_plain"), "2"}, {{"OMP_NUM_THREADS", std::to_string(kP)}});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(unbound_hook_lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("scalea run"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("LD_PRELOAD="), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("-lscalea-omp"), std::string::npos) << r.err;
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m.find_all(RegionKind::Function).empty()) << m.dump();
+  AppRun quiet = run_with_tool({app("instrfn_plain"), "2"},
+                               {{"OMP_NUM_THREADS", std::to_string(kP)}, {"SCALEA_QUIET", "1"}});
+  ASSERT_EQ(quiet.status, 0) << quiet.describe();
+  EXPECT_EQ(unbound_hook_lines(quiet.err), 0u) << quiet.err;
+}
+
+// `scalea run` preloads the tool: the same program's functions are recorded, exactly.
+TEST(Functions, ScaleaRunRecordsFunctionsOfAProgramThatDoesNotLinkTheTool) {
+  AppRun r = run_scalea_cli({"run", "-q", "-o", "{exp}", "--", app("instrfn_plain"), "2"},
+                            {{"OMP_NUM_THREADS", std::to_string(kP)}});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(unbound_hook_lines(r.err), 0u) << r.err;
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m.exp().meta.value("program_start", ""), "measured");
+  uint32_t main_fn = m.child(m.root(), RegionKind::Function, "main");
+  EXPECT_EQ(m.sum(main_fn, "visits"), 1);
+  uint32_t mid = m.child(m.child(main_fn, RegionKind::Function, "top"), RegionKind::Function, "mid");
+  EXPECT_EQ(m.sum(mid, "visits"), 4);
+  uint32_t leaf = m.child(mid, RegionKind::Function, "leaf");
+  EXPECT_EQ(m.sum(leaf, "visits"), 12);
+  EXPECT_TIME_NEAR(m.sum(leaf, "time"), truth(r, "leaf", 12 * kL));
+}
+
 TEST(Functions, ExcludeFilter) {
   AppRun r = run_instrfn({{"SCALEA_FUNCTIONS_EXCLUDE", "leaf"}});
   Measured m(r);

@@ -20,6 +20,8 @@ TEST(Gcc, ImbalanceViaScaleaRun) {
   ASSERT_TRUE(omp.is_object()) << m.exp().meta.dump();
   EXPECT_NE(omp.value("runtime", "").find("LLVM OMP"), std::string::npos) << omp.dump();
   EXPECT_NE(omp.value("runtime_path", "").find("libomp"), std::string::npos) << omp.dump();
+  // The tool, preloaded ahead of libomp, started with the program.
+  EXPECT_EQ(m.exp().meta.value("program_start", ""), "measured");
   EXPECT_EQ(m.exp().threads.size(), size_t(kP));
   uint32_t par = m.child(m.root(), RegionKind::Parallel, at("imbalance.c", "PARALLEL"));
   ASSERT_NE(par, kNone);

@@ -43,6 +43,15 @@ target_compile_options(omp_throttle_app PRIVATE -g -fno-optimize-sibling-calls -
 target_link_libraries(omp_throttle_app PRIVATE scalea::scalea OpenMP::OpenMP_C)
 list(APPEND _it_deps omp_throttle_app)
 
+# instrfn built the same way but without linking the tool: its hooks bind to libc's empty ones
+# unless the tool is preloaded (`scalea run`).
+add_executable(omp_instrfn_plain ${PROJECT_SOURCE_DIR}/apps/omp/instrfn.c)
+set_target_properties(omp_instrfn_plain PROPERTIES OUTPUT_NAME instrfn_plain
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin/omp ENABLE_EXPORTS ON)
+target_compile_options(omp_instrfn_plain PRIVATE -g -fno-optimize-sibling-calls -finstrument-functions)
+target_link_libraries(omp_instrfn_plain PRIVATE OpenMP::OpenMP_C)
+list(APPEND _it_deps omp_instrfn_plain)
+
 foreach(area parallel worksharing locks tasks nested userapi functions gcc many_threads throttle)
   set(exe scalea_it_${area})
   add_executable(${exe} ${_it}/test_${area}.cpp)

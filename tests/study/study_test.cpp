@@ -374,6 +374,40 @@ TEST(Study, TimeoutAndInterrupt) {
   for (const auto& run : s["runs"]) EXPECT_EQ(run["status"], "pending") << run.dump();
 }
 
+// A pure MPI program: --ranks alone, every run with one thread per rank, through mpirun.
+TEST(Study, RanksAloneRunAnMpiStudyWithOneThreadPerRank) {
+  if (std::string(STUDY_MPI_APP).empty()) GTEST_SKIP() << "no MPI: mpi_planted not built";
+  std::string dir = scratch("mpi.study");
+  Result r = run({"study", "-o", dir, "--ranks", "1,2", "--", STUDY_MPI_APP, "0.05"}, {"OMP_NUM_THREADS=4"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("--threads not given: 1 thread per rank"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("2 of 2 runs ok"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ranks 1,2, 1 thread per rank"), std::string::npos) << r.err;
+  json s = read_json(dir + "/study.json");
+  EXPECT_EQ(s["threads"], json::array({1}));
+  EXPECT_EQ(s["ranks"], json::array({1, 2}));
+  EXPECT_EQ(s["launcher"], "mpirun -np {ranks}");
+  ASSERT_EQ(s["runs"].size(), 2u);
+  std::vector<std::string> ids;
+  for (const auto& run : s["runs"]) {
+    SCOPED_TRACE(run.dump());
+    ids.push_back(run["id"].get<std::string>());
+    EXPECT_EQ(run["status"], "ok");
+    EXPECT_EQ(run["argv"][0], "mpirun");
+    json meta = read_json(dir + "/" + run["experiment"].get<std::string>() + "/meta.json");
+    EXPECT_EQ(meta["ranks"], run["ranks"]);
+    EXPECT_EQ(meta["omp_num_threads"], "1");  // not the 4 the study was started with
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"t1-r1-rep1", "t1-r2-rep1"}));
+  Result j = run({"report", dir, "--format", "json"});
+  ASSERT_EQ(j.status, 0) << j.err;
+  json rep = json::parse(j.out);
+  ASSERT_EQ(rep["configurations"].size(), 2u);
+  EXPECT_EQ(rep["configurations"][1]["p"], 2);
+  EXPECT_EQ(rep["configurations"][1]["ranks"], 2);
+  EXPECT_EQ(rep["configurations"][1]["threads"], 1);
+}
+
 TEST(Study, LauncherTemplateStartsEveryRun) {
   std::string dir = scratch("launcher.study");
   Result r = run({"study", "-o", dir, "--threads", "1", "--launcher", "env STUDY_LAUNCHED={ranks}x{threads}", "--",
@@ -418,7 +452,7 @@ TEST(Study, BadInputExitsTwoWithOneLine) {
        "launcher 'no-such-launcher' not found"},
       {{"study", "-o", dir, "--threads", "1", "--ranks", "2", "--launcher", "mpirun -np {rank}", "--", STUDY_APP},
        "unknown placeholder"},
-      {{"study", "-o", dir, "--", STUDY_APP}, "--threads is required"},
+      {{"study", "-o", dir, "--", STUDY_APP}, "--threads or --ranks is required"},
       {{"study", "-o", dir, "--threads", "1"}, "no program"},
       {{"study", "-o", dir + "-exists", "--threads", "1", "--", STUDY_APP}, "already exists"},
       {{"study", "-o", "/dev/null/study", "--threads", "1", "--", STUDY_APP}, "cannot create"},

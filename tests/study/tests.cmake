@@ -1,6 +1,7 @@
 # tests/study/: `scalea study` and `scalea report STUDYDIR` end to end on a small sleep-based
-# OpenMP program (study_app.c), plus unit tests of the study plan, launcher templates and
-# study.json (report/src/study.cpp). The whole area runs in well under a minute.
+# OpenMP program (study_app.c) and, MPI-only, on apps/mpi/mpi_planted, plus unit tests of the
+# study plan, launcher templates and study.json (report/src/study.cpp). The whole area runs in
+# well under a minute.
 set(_st ${CMAKE_CURRENT_LIST_DIR})
 find_package(OpenMP REQUIRED)
 
@@ -26,5 +27,12 @@ target_compile_definitions(scalea_study_test PRIVATE
   STUDY_SCRATCH="${CMAKE_CURRENT_BINARY_DIR}/study-scratch"
   STUDY_HAVE_GNUPLOT=${_have_gnuplot})
 add_dependencies(scalea_study_test scalea scalea-omp scalea_study_app omp_shapes)
+# An MPI-only study runs apps/mpi/mpi_planted through mpirun.
+if(TARGET mpi_planted AND TARGET scalea-mpi)
+  target_compile_definitions(scalea_study_test PRIVATE STUDY_MPI_APP="$<TARGET_FILE:mpi_planted>")
+  add_dependencies(scalea_study_test mpi_planted scalea-mpi)
+else()
+  target_compile_definitions(scalea_study_test PRIVATE STUDY_MPI_APP="")
+endif()
 gtest_discover_tests(scalea_study_test TEST_PREFIX "study." DISCOVERY_MODE PRE_TEST
   PROPERTIES LABELS "integration;study" TIMEOUT 120 RUN_SERIAL TRUE)
