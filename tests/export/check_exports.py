@@ -316,7 +316,8 @@ def do_diff(c):
 def do_findings(c):
     doc = json.loads(c.scalea_run("report", c.exp[4], "-r", c.exp[1], "--format", "json").stdout)
     fs = doc["findings"]
-    check(len(fs) == 5, f"{len(fs)} findings, want the default 5")
+    # At most the default 5: findings below the floor (1 ms, 1% of the program) are not made.
+    check(3 <= len(fs) <= 5, f"{len(fs)} findings, want the 3 planted and at most the default 5")
     secs = [f["seconds"] for f in fs]
     check(secs == sorted(secs, reverse=True), "findings not ranked")
     for f in fs:
