@@ -500,8 +500,8 @@ void Recorder::finish(const char* why) {
   WriteSummary summary;
   if (write_experiment(*this, output_dir_, why, written, summary, error)) {
     if (!config_.quiet)
-      log_message("wrote experiment %s (%u threads, %zu regions, %llu call-path nodes)",
-                  written.c_str(), summary.threads, summary.regions,
+      log_message("wrote experiment %s (%u thread%s, %zu regions, %llu call-path nodes)",
+                  written.c_str(), summary.threads, summary.threads == 1 ? "" : "s", summary.regions,
                   (unsigned long long)summary.nodes);
   } else {
     log_message("could not write the experiment: %s", error.c_str());

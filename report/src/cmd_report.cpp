@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <set>
 #include <tuple>
@@ -69,6 +71,29 @@ std::string tree_label(const MergedTree& t, uint32_t n, size_t width, const Repo
   return label + "..." + mark;
 }
 
+// Where the data of ranks that did not reach the unification went (the experiment directory
+// with a suffix: "DIR.1", "DIR.rank-1"), as " (more data: DIR.1, ...)", or "".
+std::string incomplete_hint(const drg::Experiment& e) {
+  std::string dir = e.path;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::string base = dir.substr(dir.rfind('/') + 1), parent = dir.substr(0, dir.size() - base.size());
+  if (parent.empty()) parent = ".";
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.size() > base.size() + 1 && name.compare(0, base.size() + 1, base + ".") == 0 &&
+        std::filesystem::exists(entry.path() / format::kMetaFile, ec))
+      found.push_back(entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  if (found.empty()) return "";
+  std::string list;
+  for (size_t i = 0; i < found.size() && i < 4; ++i) list += (i ? ", " : "") + found[i];
+  if (found.size() > 4) list += fmt::format(" and {} more", found.size() - 4);
+  return " (ranks that ended on their own wrote their data beside it: " + list + ")";
+}
+
 std::string command_line(const drg::Experiment& e) {
   std::string cmd;
   if (meta_at(e.meta, "command").is_array())
@@ -95,7 +120,14 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
     fmt::print("reference   {} (p = {})\n", ref->path, ref->threads.size());
   else
     fmt::print("reference   none: T_s is estimated as the useful work, so additional computation is 0\n");
-  if (!e.complete()) fmt::print("WARNING     the experiment is incomplete\n");
+  if (!e.complete()) fmt::print("WARNING     the experiment is incomplete{}\n", incomplete_hint(e));
+  for (const std::string& note : cpu_sharing(e)) fmt::print("CPUS        {}\n", note);
+  if (meta_at(m, "program_start").is_string() && meta_at(m, "program_start").get<std::string>() == "estimated") {
+    double by = meta_at(m, "program_start_estimated_s").is_number()
+                    ? meta_at(m, "program_start_estimated_s").get<double>() : 0.0;
+    fmt::print("start       program start estimated (+{:.3f} s before the tool started, from the "
+               "process age in 10 ms ticks): run it with scalea run to measure it\n", by);
+  }
   if (long thr = meta_value<long>(m, "throttle", "count", 0L); thr > 0)
     fmt::print("throttled   {} call path(s) of tiny hot regions, marked [throttled]: their visits after "
                "the first {} (per thread) are not counted, their time stays in the caller "

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "export_formats.hpp"
+#include "report_json.hpp"
 #include "scalea/format.hpp"
 
 namespace scalea::cli {
@@ -254,7 +256,92 @@ bool has_counters(const drg::Experiment& e) {
   return false;
 }
 
+// The CPUs of a Linux cpulist ("0-3,8"), as numbers; empty when it does not parse.
+std::set<int> parse_cpulist(const std::string& list) {
+  std::set<int> out;
+  size_t i = 0;
+  while (i < list.size()) {
+    size_t end = list.find(',', i);
+    if (end == std::string::npos) end = list.size();
+    std::string part = list.substr(i, end - i);
+    size_t dash = part.find('-');
+    try {
+      int lo = std::stoi(part.substr(0, dash));
+      int hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1));
+      for (int c = lo; c <= hi && c - lo < 65536; ++c) out.insert(c);
+    } catch (const std::exception&) {
+      return {};
+    }
+    i = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
+  const nlohmann::json& aff = meta_at(e.meta, "affinity");
+  if (!aff.is_object()) return {};
+  // One entry per process: its host, online CPUs and threads' CPU sets.
+  struct Process {
+    int rank;
+    std::string host;
+    int online;
+    std::vector<std::set<int>> threads;
+  };
+  std::vector<Process> procs;
+  auto read = [&](const nlohmann::json& p, int rank, const std::string& host) {
+    Process pr{rank, host, p.value("cpus_online", 0), {}};
+    if (p.contains("threads") && p["threads"].is_array())
+      for (const auto& t : p["threads"])
+        if (t.is_object() && t.contains("cpus") && t["cpus"].is_string())
+          pr.threads.push_back(parse_cpulist(t["cpus"].get<std::string>()));
+    procs.push_back(std::move(pr));
+  };
+  std::string host = meta_at(e.meta, "host").is_string() ? meta_at(e.meta, "host").get<std::string>() : "";
+  if (aff.contains("ranks") && aff["ranks"].is_array() && !aff["ranks"].empty()) {
+    for (const auto& r : aff["ranks"])
+      if (r.is_object())
+        read(r, r.value("rank", 0), r.contains("host") && r["host"].is_string() ? r["host"].get<std::string>() : host);
+  } else {
+    read(aff, -1, host);
+  }
+  std::map<std::string, std::vector<const Process*>> by_host;
+  for (const Process& p : procs) by_host[p.host].push_back(&p);
+  std::vector<std::string> out;
+  for (const auto& [h, ps] : by_host) {
+    std::set<int> cpus;
+    size_t threads = 0;
+    int online = 0;
+    std::string narrow;  // processes whose team is bound to fewer CPUs than its threads
+    for (const Process* p : ps) {
+      std::set<int> mine;
+      for (const auto& t : p->threads) mine.insert(t.begin(), t.end());
+      cpus.insert(mine.begin(), mine.end());
+      threads += p->threads.size();
+      online = std::max(online, p->online);
+      if (p->threads.size() > mine.size() && !mine.empty())
+        narrow += fmt::format("{}{} {} threads on {} CPU(s)", narrow.empty() ? "" : "; ",
+                              p->rank >= 0 ? "rank " + std::to_string(p->rank) + ":" : "the team:",
+                              p->threads.size(), mine.size());
+    }
+    if (cpus.empty() || threads <= cpus.size()) continue;
+    std::string where = h.empty() ? "" : " of host " + h;
+    std::string text = fmt::format("{} threads ran on {} CPU(s){}, so threads shared CPUs", threads,
+                                   cpus.size(), where);
+    if (online > 0 && int(cpus.size()) < online)
+      text += fmt::format(" although the host has {}: their affinity allowed fewer ({}); with "
+                          "mpirun, which binds each rank to one core by default, give it "
+                          "--bind-to none or --map-by slot:PE=<threads>, with OpenMP check "
+                          "OMP_PLACES and OMP_PROC_BIND",
+                          online, narrow.empty() ? "bound" : narrow);
+    else
+      text += " (more threads than the host has CPUs): run with fewer threads or ranks per host";
+    text += "; the time lost shows as slower work (unidentified), waits and fork/join, whatever the program does";
+    out.push_back(text);
+  }
+  return out;
+}
 
 const std::vector<Hint>& hint_table() { return kHints; }
 
@@ -481,6 +568,8 @@ void print_findings(const std::vector<Finding>& fs, const overheads::Analysis& a
 void print_report_findings(const MergedTree& t, const overheads::Analysis& a,
                            const FindingContext& context) {
   if (findings_limit() == 0) return;
+  for (const std::string& note : cpu_sharing(t.experiment()))
+    fmt::print("\nfirst, threads shared CPUs: {}\n", note);
   print_findings(find_findings(t, a, findings_limit(), context), a, !context.noise.empty());
 }
 

@@ -73,6 +73,12 @@ nlohmann::json findings_json(const std::vector<Finding>& f);
 void print_findings(const std::vector<Finding>& f, const overheads::Analysis& a,
                     bool noise_measured);
 
+// Threads that share CPUs (meta.json "affinity"): per host, when more threads ran than the CPUs
+// they were allowed on, one sentence saying so and how; empty when no host was oversubscribed or
+// the experiment does not record affinity. Their time lost shows as unidentified time, waits and
+// slow code, whatever the program does.
+std::vector<std::string> cpu_sharing(const drg::Experiment& e);
+
 // Number of findings `scalea report` prints (its --findings option; 5 by default).
 size_t& findings_limit();
 

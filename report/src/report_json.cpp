@@ -50,7 +50,10 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
   out["experiment"] = {{"path", e.path}, {"command", meta_at(e.meta, "command")}, {"p", a.p},
                        {"ranks", e.ranks()}, {"threads", e.threads.size()},
                        {"complete", e.complete()}, {"openmp", meta_at(e.meta, "openmp")},
-                       {"clock", meta_at(e.meta, "clock")}};
+                       {"clock", meta_at(e.meta, "clock")},
+                       {"program_start", meta_at(e.meta, "program_start")},
+                       {"program_start_estimated_s", meta_at(e.meta, "program_start_estimated_s")},
+                       {"cpu_sharing", cpu_sharing(e)}};
   out["reference"] = ref ? nlohmann::json{{"path", ref->path}, {"p", ref->threads.size()}}
                          : nlohmann::json(nullptr);
   const std::set<uint32_t> throttled = throttled_nodes(e, t);
