@@ -7,11 +7,12 @@ Writes one C++ file holding: the table of wrapped functions (name, MPI class), t
 MPI_Xxx -> PMPI_Xxx for every line not flagged H, and the Fortran wrappers mpi_xxx_ -> pmpi_xxx_
 and mpi_xxx_f08_ -> pmpi_xxx_f08_ (`use mpi_f08`) for lines flagged F. Every wrapper has the same shape:
 
-    Call c(id);                       // region enter (nothing when off or nested: per-thread guard)
-    rc = PMPI_Xxx(...);               // the real call
-    c.stop();                         // leave timestamp, right after the call
-    bytes from the clauses;           // outside the timed interval
-    c.record(sent, recv, steps);      // visits, time, bytes, wait/transfer split
+    Call c(id, __builtin_return_address(0));  // region of this call site (nothing when off or
+                                              // nested: per-thread guard)
+    rc = PMPI_Xxx(...);                       // the real call
+    c.stop();                                 // leave timestamp, right after the call
+    bytes from the clauses;                   // outside the timed interval
+    c.record(sent, recv, steps);              // visits, time, bytes, wait/transfer split
 """
 import re
 import sys
@@ -113,7 +114,7 @@ def c_wrapper(f):
     args = ", ".join(p.name for p in f.params)
     comm = "comm" if any(p.name == "comm" and p.type == "MPI_Comm" for p in f.params) else None
     out = [f"extern \"C\" SCALEA_EXPORT {f.ret} {f.name}({f.proto_params}) {{",
-           f"  Call c({f.id});",
+           f"  Call c({f.id}, __builtin_return_address(0));",
            f"  if (!c.on()) return P{f.name}({args});"]
     for p in f.params:
         if p.type == "MPI_Status *" and not p.array and f.uses(p.name, ("send", "recv")):
@@ -160,7 +161,7 @@ def f_wrapper(f, suffix="_"):
     out = [f"extern \"C\" SCALEA_EXPORT void {f.lower}{suffix}({formals}) {{",
            f"  using Real = void (*)({ftype});",
            f"  static Real real = reinterpret_cast<Real>(fortran_symbol(\"p{f.lower}{suffix}\"));",
-           f"  Call c({f.id});",
+           f"  Call c({f.id}, __builtin_return_address(0));",
            f"  if (!c.on()) return real({actuals});",
            f"  real({actuals});",
            "  c.stop();",
@@ -215,7 +216,6 @@ def main():
     for f in funcs:
         o.append(f'  {{"{f.name}", {CLASSES[f.cls]}}},')
     o.append("};")
-    o.append(f"std::atomic<uint32_t> g_region_ids[{len(funcs)}];")
     for f in funcs:
         if "H" in f.flags:
             o.append(f"const uint32_t kFn_{f.name[4:]} = {f.id};")

@@ -1,10 +1,11 @@
 // The PMPI layer of libscalea-mpi.so: what every generated wrapper (mpi_wrappers.cpp, from
 // mpi_spec.txt) and the hand-written ones (mpi_layer.cpp) share. Documented in docs/mpi.md.
 //
-// A wrapped call is a region (kind Mpi, subkind = its MPI class, name = the MPI function) in the
-// calling thread's sub-DRG, below whatever region the thread is in (an OpenMP construct, a user
-// region). Per visit: time, bytes sent/received, and the split of the time into waiting (`wait`)
-// and transfer (`transfer`) by the latency/bandwidth model calibrated at MPI_Init.
+// A wrapped call is a region in the calling thread's sub-DRG, below whatever region the thread is
+// in (an OpenMP construct, a user region): one region per call site (kind Mpi, subkind = its MPI
+// class, name = the MPI function, address = the return address into the caller, resolved to
+// file:line after the run). Per visit: time, bytes sent/received, and the split of the time into
+// waiting (`wait`) and transfer (`transfer`) by the latency/bandwidth model calibrated at MPI_Init.
 #pragma once
 #include <mpi.h>
 
@@ -26,7 +27,6 @@ struct FnInfo {
 // Generated from mpi_spec.txt.
 extern const uint32_t kFunctionCount;
 extern const FnInfo kFunctions[];
-extern std::atomic<uint32_t> g_region_ids[];  // process-wide: region id + 1 per function, 0 unknown
 extern const uint32_t kFn_Init, kFn_Init_thread, kFn_Finalize, kFn_Abort;
 
 // Frame key tag of MPI regions (the other adapters use 1..5 << 40).
@@ -43,29 +43,58 @@ extern Model g_model;
 // Per-thread reentrancy guard: set while this thread is inside a wrapped call, so MPI calls the
 // MPI library (or a Fortran wrapper) makes on its behalf are not counted twice. No process-wide
 // flag: MPI_THREAD_MULTIPLE programs call MPI from many threads at once.
-extern thread_local int tl_in_mpi;
+extern thread_local int tl_in_mpi __attribute__((tls_model("initial-exec")));
 
-uint32_t region_slow(ThreadState& t, uint32_t fn);
-inline uint32_t region_of(ThreadState& t, uint32_t fn) {
-  uint32_t id = g_region_ids[fn].load(std::memory_order_relaxed);
-  return id ? id - 1 : region_slow(t, fn);
+// Call-site regions. Each thread caches (function id, return address) -> region id in an
+// open-addressing table of its own: no lock once the thread has seen the site; a new site takes
+// the recorder's lock once per thread (site_region_slow).
+struct SiteEntry {
+  uintptr_t site;
+  uint32_t fn;  // kNoFn: empty slot
+  uint32_t id;
+};
+inline constexpr uint32_t kNoFn = UINT32_MAX;
+struct SiteTable {
+  SiteEntry* slots;  // nullptr until the thread's first MPI call
+  uint32_t mask;     // capacity - 1
+  uint32_t used;
+};
+extern thread_local SiteTable tl_sites __attribute__((tls_model("initial-exec")));
+
+inline size_t site_hash(uintptr_t site, uint32_t fn) {
+  uint64_t k = (uint64_t(site) ^ (uint64_t(fn) << 48)) * 0x9e3779b97f4a7c15ULL;
+  return size_t(k >> 32);
+}
+uint32_t site_region_slow(uint32_t fn, uintptr_t site);
+inline uint32_t site_region(uint32_t fn, const void* where) {
+  uintptr_t site = reinterpret_cast<uintptr_t>(where);
+  const SiteTable& c = tl_sites;
+  if (__builtin_expect(c.slots != nullptr, 1)) {
+    for (size_t i = site_hash(site, fn) & c.mask;; i = (i + 1) & c.mask) {
+      const SiteEntry& e = c.slots[i];
+      if (e.site == site && e.fn == fn) return e.id;
+      if (e.fn == kNoFn) break;
+    }
+  }
+  return site_region_slow(fn, site);
 }
 
-// One wrapped call. Does nothing (on() is false) when recording is off or the thread is already
-// inside a wrapped call. Holds ThreadState::in_callback only while it touches the tree, never
-// across the MPI call, so a thread blocked in MPI never delays the writer.
+// One wrapped call, made from `site` (the return address into the caller's code). Does nothing
+// (on() is false) when recording is off or the thread is already inside a wrapped call. Holds
+// ThreadState::in_callback only while it touches the tree, never across the MPI call, so a thread
+// blocked in MPI never delays the writer.
 class Call {
  public:
-  explicit Call(uint32_t fn) : fn_(fn) {
+  Call(uint32_t fn, const void* site) : fn_(fn) {
     if (!active() || tl_in_mpi) return;
     ThreadState* t = Recorder::get().thread();
     if (!tool_enter(t)) return;
     tl_in_mpi = 1;
     t_ = t;
-    uint32_t rid = region_of(*t, fn);
+    rid_ = site_region(fn, site);
     t->flags |= format::kThreadMpiCalls;
     t0_ = now();
-    enter(*t, rid, FrameType::Region, t0_, kKeyMpi | rid);
+    enter(*t, rid_, FrameType::Region, t0_, kKeyMpi | rid_);
     tool_leave(t);
   }
   Call(const Call&) = delete;
@@ -80,7 +109,7 @@ class Call {
 
  private:
   ThreadState* t_ = nullptr;
-  uint32_t fn_;
+  uint32_t fn_, rid_ = 0;
   Ticks t0_ = 0, t1_ = 0;
 };
 

@@ -3,7 +3,7 @@
 experiment (mpi_dump) and assert structure, bytes and planted times. Registered by tests.cmake.
 
 usage: check_mpi.py --bin DIR --lib DIR --mpirun PATH --workdir DIR SCENARIO --np N [--preload]
-scenarios: planted unify hybrid multiple fortran abort nofinalize late
+scenarios: planted unify hybrid multiple fortran fortran_f08 abort nofinalize late throttle sites
 """
 import argparse
 import json
@@ -14,6 +14,7 @@ import sys
 import time
 
 FAILURES = []
+APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps", "mpi")
 
 
 def check(cond, what):
@@ -60,10 +61,12 @@ class Run:
         self.stderr = p.stderr
         return p
 
-    def load(self, d=None):
+    def load(self, d=None, symbols=False):
+        """The experiment as mpi_dump prints it; symbols: with file:line resolved (and regions at
+        the same source position merged, as the report does)."""
         d = d or self.dir
-        p = subprocess.run([os.path.join(self.a.bin, "mpi_dump"), d], capture_output=True,
-                           text=True)
+        p = subprocess.run([os.path.join(self.a.bin, "mpi_dump"), d] +
+                           (["--symbols"] if symbols else []), capture_output=True, text=True)
         if p.returncode != 0:
             raise SystemExit(f"FAIL: cannot load {d}: {p.stderr.strip()}")
         data = json.loads(p.stdout)
@@ -108,9 +111,27 @@ def common(d, np_, complete=True):
 
 
 def report_json(run, d=None):
+    """`scalea report DIR --format json`; its regions (empty when it failed)."""
     p = subprocess.run([os.path.join(run.a.bin, "scalea"), "report", d or run.dir, "--format",
                         "json"], capture_output=True, text=True)
     check(p.returncode == 0, f"scalea report failed: {p.stderr.strip()}")
+    return json.loads(p.stdout)["regions"] if p.returncode == 0 else []
+
+
+def source_line(app, marker):
+    """The line of apps/mpi/APP that holds `marker` (a call site the test looks for)."""
+    path = os.path.join(APPS, app)
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if marker in line:
+                return i
+    raise SystemExit(f"FAIL: no line with '{marker}' in {path}")
+
+
+def site_rows(regions, name):
+    """(file name, line, function, visits) of the report's rows of MPI function `name`."""
+    return sorted((os.path.basename(x["source"]["file"]), x["source"]["line"],
+                   x["source"]["function"], x["visits"]) for x in regions if x["name"] == name)
 
 
 # Planted values (apps/mpi/mpi_planted.c).
@@ -227,6 +248,46 @@ def fortran(a, program="mpi_fortran"):
     if n >= 2:
         check(metric(d, 0, "program/MPI_Send", "bytes_sent") == 4 * 2048 * 8, "Fortran Send bytes")
         check(metric(d, 1, "program/MPI_Recv", "bytes_recv") == 4 * 2048 * 8, "Fortran Recv bytes")
+    # Call sites: the Fortran wrapper's caller is the program's code.
+    regions = report_json(run)
+    src = "mpi_fortran.F90"
+    for name, marker, visits in (("MPI_Allreduce", "call MPI_ALLREDUCE(", 10 * n),
+                                 ("MPI_Barrier", "call MPI_BARRIER(", n)):
+        rows = site_rows(regions, name)
+        want = [(src, source_line(src, marker), "mpi_fortran", visits)]
+        check(rows == want, f"{name} call site rows {rows}, expected {want}")
+
+
+def sites(a):
+    # Two call sites of MPI_Allreduce: two regions, each with its file:line, one row per site
+    # over all ranks (apps/mpi/mpi_sites.c: site A runs 3 times, site B 5 times, on every rank).
+    run = Run(a, "sites")
+    run.run("mpi_sites", ["sites"])
+    check(run.rc == 0, f"mpi_sites exit status {run.rc}")
+    d = run.load()
+    common(d, a.np)
+    la, lb = source_line("mpi_sites.c", "site A"), source_line("mpi_sites.c", "site B")
+    # The collector's unified table (no symbols): every rank's Allreduce nodes have the same
+    # regions, although each rank has the executable at another address (PIE, ASLR): regions are
+    # unified by module-relative address.
+    per_rank = [sorted({x["region"] for x in d["nodes"] if x["rank"] == r and
+                        x["name"] == "MPI_Allreduce"}) for r in range(a.np)]
+    check(len(per_rank[0]) >= 2, f"rank 0: {len(per_rank[0])} MPI_Allreduce region(s), expected "
+          "one per call site")
+    check(all(p == per_rank[0] for p in per_rank), f"call-site regions differ by rank: {per_rank}")
+    ds = run.load(symbols=True)
+    for r in range(a.np):
+        by_line = {}
+        for x in ds["nodes"]:
+            if x["rank"] == r and x["name"] == "MPI_Allreduce":
+                check(os.path.basename(x["file"]) == "mpi_sites.c" and x["function"] == "sites",
+                      f"rank {r}: MPI_Allreduce at {x['file']}:{x['line']} in {x['function']}")
+                by_line[x["line"]] = by_line.get(x["line"], 0) + x["metrics"]["visits"]
+        check(by_line == {la: 3, lb: 5}, f"rank {r}: visits by line {by_line}, expected "
+              f"{{{la}: 3, {lb}: 5}}")
+    rows = site_rows(report_json(run), "MPI_Allreduce")
+    want = [("mpi_sites.c", la, "sites", 3 * a.np), ("mpi_sites.c", lb, "sites", 5 * a.np)]
+    check(rows == want, f"report rows {rows}, expected {want}")
 
 
 def abort(a):
@@ -323,7 +384,8 @@ def main():
     fn = {"planted": planted, "unify": unify, "hybrid": hybrid, "fortran": fortran,
           "multiple": lambda a: hybrid(a, multiple=True),
           "fortran_f08": lambda a: fortran(a, "mpi_fortran_f08"),
-          "abort": abort, "nofinalize": nofinalize, "late": late, "throttle": throttle}[a.scenario]
+          "abort": abort, "nofinalize": nofinalize, "late": late, "throttle": throttle,
+          "sites": sites}[a.scenario]
     fn(a)
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")
