@@ -21,6 +21,7 @@ Model g_model;
 LayerState& g_layer = *new LayerState();
 thread_local int tl_in_mpi __attribute__((tls_model("initial-exec"))) = 0;
 thread_local SiteTable tl_sites __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0};
+std::atomic<bool> g_world_alone{false};
 
 double wall_s() { return double(monotonic_ns()) * 1e-9; }
 
@@ -65,8 +66,7 @@ uint32_t site_region_slow(uint32_t fn, uintptr_t site) {
   return id;
 }
 
-void Call::record(uint64_t sent, uint64_t recv, uint32_t steps) {
-  if (!t_) return;
+void Call::close(uint64_t sent, uint64_t recv, Ticks wait, Ticks transfer) {
   ThreadState& t = *t_;
   if (!tool_enter(&t)) return;  // the writer already closed the frame (finish() ran meanwhile)
   long i = find_frame(t, FrameType::Region, kKeyMpi | rid_);
@@ -76,24 +76,11 @@ void Call::record(uint64_t sent, uint64_t recv, uint32_t steps) {
     Node* n = t.stack[size_t(i)].node;
     leave_at(t, size_t(i), t1_);
     if (n) {
-      Ticks d = t1_ > t0_ ? t1_ - t0_ : 0;
       Stats& s = n->s;
       s.bytes_sent += sent;
       s.bytes_recv += recv;
-      switch (kFunctions[fn_].cls) {
-        case uint16_t(format::MpiClass::Management):
-          break;  // control of parallelism: neither waiting nor transfer
-        case uint16_t(format::MpiClass::Io):
-          s.transfer += d;  // data movement to the file system
-          break;
-        default: {
-          double model = double(steps) * g_model.lat_ticks +
-                         double(sent + recv) * g_model.ticks_per_byte;
-          Ticks x = model >= double(d) ? d : Ticks(model);
-          s.transfer += x;
-          s.wait += d - x;
-        }
-      }
+      s.wait += wait;
+      s.transfer += transfer;
     }
   }
   tool_leave(&t);
@@ -201,6 +188,9 @@ void setup(int provided) {
   PMPI_Comm_set_errhandler(L.comm, MPI_ERRORS_RETURN);
   L.thread_level = provided;
   rec.rank = L.rank;
+  MPI_Comm parent = MPI_COMM_NULL;
+  PMPI_Comm_get_parent(&parent);
+  g_world_alone.store(L.size == 1 && parent == MPI_COMM_NULL, std::memory_order_relaxed);
   // Every rank learns rank 0's experiment directory: the default name holds a pid.
   std::string dir = rec.output_dir();
   int len = int(dir.size());

@@ -5,12 +5,15 @@
 // in (an OpenMP construct, a user region): one region per call site (kind Mpi, subkind = its MPI
 // class, name = the MPI function, address = the return address into the caller, resolved to
 // file:line after the run). Per visit: time, bytes sent/received, and the split of the time into
-// waiting (`wait`) and transfer (`transfer`) by the latency/bandwidth model calibrated at MPI_Init.
+// waiting (`wait`) and transfer (`transfer`) by the latency/bandwidth model calibrated at MPI_Init;
+// a call without a partner (only its own rank or MPI_PROC_NULL, or a communicator of one) and a
+// nonblocking post never wait: all of their time is transfer.
 #pragma once
 #include <mpi.h>
 
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 
 #include "../core/recorder.hpp"
 
@@ -20,9 +23,17 @@ namespace scalea::mpi {
 
 using namespace scalea::collect;
 
+// How a call's time splits into waiting and transfer.
+enum class Split : uint8_t {
+  Model,     // transfer = min(time, model), the rest is waiting for the partner(s)
+  Transfer,  // all transfer: MPI-IO, nonblocking posts (Isend, Irecv, Start, Ibcast, ...)
+  None,      // neither: management (control of parallelism)
+};
+
 struct FnInfo {
   const char* name;
   uint16_t cls;  // format::MpiClass
+  Split split;
 };
 // Generated from mpi_spec.txt.
 extern const uint32_t kFunctionCount;
@@ -39,6 +50,10 @@ struct Model {
   double ticks_per_byte = 0;  // inverse bandwidth
 };
 extern Model g_model;
+
+// True when no other process can be a partner: MPI_COMM_WORLD has one rank, there is no parent
+// (MPI_Comm_spawn), and no intercommunicator to other processes was made (spawn, connect, accept).
+extern std::atomic<bool> g_world_alone;
 
 // Per-thread reentrancy guard: set while this thread is inside a wrapped call, so MPI calls the
 // MPI library (or a Fortran wrapper) makes on its behalf are not counted twice. No process-wide
@@ -104,10 +119,30 @@ class Call {
   }
   bool on() const { return t_ != nullptr; }
   void stop() { t1_ = now(); }
-  // Closes the region: `steps` is the number of message latencies the model charges.
-  void record(uint64_t sent, uint64_t recv, uint32_t steps);
+  // Closes the region. `steps` is the number of message latencies the model charges; `alone()`
+  // tells whether the call had no partner to wait for (asked only when the model would leave
+  // some of the time as waiting): then all of its time is transfer.
+  template <class Alone>
+  void record(uint64_t sent, uint64_t recv, uint32_t steps, Alone&& alone) {
+    if (!t_) return;
+    Ticks d = t1_ > t0_ ? t1_ - t0_ : 0, transfer = 0;
+    Split split = kFunctions[fn_].split;
+    if (split == Split::Transfer) {
+      transfer = d;
+    } else if (split == Split::Model) {
+      double model =
+          double(steps) * g_model.lat_ticks + double(sent + recv) * g_model.ticks_per_byte;
+      transfer = model >= double(d) ? d : Ticks(model);
+      if (transfer < d && (g_world_alone.load(std::memory_order_relaxed) || alone())) transfer = d;
+    }
+    close(sent, recv, split == Split::None ? 0 : d - transfer, transfer);
+  }
+  void record(uint64_t sent, uint64_t recv, uint32_t steps) {
+    record(sent, recv, steps, [] { return false; });
+  }
 
  private:
+  void close(uint64_t sent, uint64_t recv, Ticks wait, Ticks transfer);
   ThreadState* t_ = nullptr;
   uint32_t fn_, rid_ = 0;
   Ticks t0_ = 0, t1_ = 0;
@@ -153,6 +188,34 @@ inline uint64_t rbytes(const MPI_Status* st, MPI_Datatype dt, int count) {
   if (PMPI_Get_count(st, dt, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0) return nb(count, dt);
   return uint64_t(n) * tsz(dt);
 }
+// The source a receive matched: the status's, when the call named MPI_ANY_SOURCE and the status is
+// available (C); else `source` as given.
+inline int src(int source, const MPI_Status* st) {
+  return source == MPI_ANY_SOURCE && st ? st->MPI_SOURCE : source;
+}
+// True when the call's only partners are the calling rank itself or MPI_PROC_NULL (MPI_ANY_SOURCE
+// counts as itself in a communicator of one): nobody else to wait for. In an intercommunicator a
+// rank names the remote group, so only MPI_PROC_NULL counts.
+inline bool self_only(MPI_Comm comm, std::initializer_list<int> peers) {
+  if (comm == MPI_COMM_NULL) return false;
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return false;
+  int me = inter ? MPI_PROC_NULL : crank(comm);
+  for (int p : peers) {
+    if (p == MPI_PROC_NULL || p == me) continue;
+    if (p == MPI_ANY_SOURCE && !inter && csz(comm) == 1) continue;
+    return false;
+  }
+  return true;
+}
+// True for an intracommunicator of one rank (a collective over it has nobody to wait for).
+inline bool comm_alone(MPI_Comm comm) {
+  int inter = 0;
+  return comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
+         csz(comm) == 1;
+}
+// The process gained partners outside MPI_COMM_WORLD (MPI_Comm_spawn, connect, accept).
+inline void world_grew() { g_world_alone.store(false, std::memory_order_relaxed); }
 // ceil(log2 p): message steps of a tree-shaped collective over p ranks.
 inline uint32_t lg(MPI_Comm comm) {
   uint32_t p = uint32_t(csz(comm)), s = 0;

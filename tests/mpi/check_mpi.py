@@ -4,6 +4,7 @@ experiment (mpi_dump) and assert structure, bytes and planted times. Registered 
 
 usage: check_mpi.py --bin DIR --lib DIR --mpirun PATH --workdir DIR SCENARIO --np N [--preload]
 scenarios: planted unify hybrid multiple fortran fortran_f08 abort nofinalize late throttle sites
+           self
 """
 import argparse
 import json
@@ -290,6 +291,52 @@ def sites(a):
     check(rows == want, f"report rows {rows}, expected {want}")
 
 
+SELF_REPS, PAIR_REPS = 8, 6  # apps/mpi/mpi_sites.c
+
+
+def self_partner(a):
+    # Calls whose only partner is the rank itself or MPI_PROC_NULL, and nonblocking posts, never
+    # wait: all their time is transfer. At 1 rank the model is the uncalibrated default; at more,
+    # SCALEA_MPI_CALIBRATE=0,0 makes the model explain nothing, so that any time not taken as
+    # transfer would show as waiting (as it does for the ring Sendrecv to real neighbours).
+    run = Run(a, "self")
+    run.run("mpi_sites", ["self"], env={} if a.np == 1 else {"SCALEA_MPI_CALIBRATE": "0,0"})
+    check(run.rc == 0, f"mpi_sites exit status {run.rc}")
+    d = run.load(symbols=True)
+    common(d, a.np)
+    calls = [("self-sendrecv", "MPI_Sendrecv", SELF_REPS), ("self-irecv", "MPI_Irecv", SELF_REPS),
+             ("self-isend", "MPI_Isend", SELF_REPS), ("proc-null", "MPI_Send", 1)]
+    if a.np >= 2:
+        calls += [("pair-irecv", "MPI_Irecv", PAIR_REPS), ("pair-isend", "MPI_Isend", PAIR_REPS)]
+    lines = {}
+    for r in range(a.np):
+        def site(marker):
+            line = lines.setdefault(marker, source_line("mpi_sites.c", "site " + marker))
+            return [x for x in d["nodes"] if x["rank"] == r and x["kind"] == "mpi" and
+                    x["line"] == line and os.path.basename(x["file"]) == "mpi_sites.c"]
+        for marker, name, visits in calls:
+            ns = site(marker)
+            got = {k: sum(x["metrics"][k] for x in ns)
+                   for k in ("visits", "time", "wait", "transfer")}
+            check(ns and all(x["name"] == name for x in ns) and got["visits"] == visits,
+                  f"rank {r}: {marker}: {[x['name'] for x in ns]} {got}, expected {visits} {name}")
+            check(got["wait"] == 0 and got["time"] > 0 and got["transfer"] == got["time"],
+                  f"rank {r}: {name} ({marker}) waits: {got}")
+        if a.np >= 2:
+            ring = site("ring-sendrecv")
+            w, t = (sum(x["metrics"][k] for x in ring) for k in ("wait", "time"))
+            check(ring and t > 0 and w == t, f"rank {r}: ring MPI_Sendrecv (a real partner, "
+                  f"model 0): wait {w} of time {t}, expected all")
+    regions = report_json(run)
+    for marker, name, _ in calls:
+        rows = [x for x in regions if x["name"] == name and x["source"]["line"] == lines[marker]]
+        check(len(rows) == 1 and rows[0]["wait_total"] == 0,
+              f"report: {name} ({marker}) rows {[(x['path'], x['wait_total']) for x in rows]}")
+        if a.np == 1 and rows:
+            check(rows[0]["overheads"]["synchronization"] == 0,
+                  f"report: {name} ({marker}) synchronization {rows[0]['overheads']}")
+
+
 def abort(a):
     run = Run(a, "abort")
     run.run("mpi_fail", ["abort"], timeout=60)
@@ -385,7 +432,7 @@ def main():
           "multiple": lambda a: hybrid(a, multiple=True),
           "fortran_f08": lambda a: fortran(a, "mpi_fortran_f08"),
           "abort": abort, "nofinalize": nofinalize, "late": late, "throttle": throttle,
-          "sites": sites}[a.scenario]
+          "sites": sites, "self": self_partner}[a.scenario]
     fn(a)
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")
