@@ -1,5 +1,6 @@
 // Hand-written part of the PMPI layer: MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort (C and
-// Fortran), the calibration of the transfer model, and the helpers the generated wrappers use.
+// Fortran), the calibration of the transfer model, the helpers the generated wrappers use, and the
+// -finstrument-functions hooks.
 #include "mpi_layer.hpp"
 
 #include <dlfcn.h>
@@ -13,6 +14,7 @@
 #include <unordered_map>
 
 #include "../core/log.hpp"
+#include "../user/function_hooks.hpp"
 #include "mpi_state.hpp"
 
 namespace scalea::mpi {
@@ -340,6 +342,18 @@ SCALEA_EXPORT void mpi_finalize_f08_(MPI_Fint* ierr) {
 SCALEA_EXPORT void mpi_abort_f08_(MPI_Fint* comm, MPI_Fint* errorcode, MPI_Fint* ierr) {
   int rc = abort_common(PMPI_Comm_f2c(*comm), int(*errorcode), RA);
   if (ierr) *ierr = rc;
+}
+
+// -finstrument-functions: the library is preloaded ahead of libc, whose no-op stubs of these
+// would otherwise win over libscalea-omp.so's. The same bodies as there (function_hooks.hpp).
+SCALEA_EXPORT __attribute__((no_instrument_function)) void __cyg_profile_func_enter(void* fn,
+                                                                                    void*) {
+  scalea::collect::function_enter(fn);
+}
+
+SCALEA_EXPORT __attribute__((no_instrument_function)) void __cyg_profile_func_exit(void* fn,
+                                                                                   void*) {
+  scalea::collect::function_exit(fn);
 }
 
 }  // extern "C"

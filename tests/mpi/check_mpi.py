@@ -4,7 +4,7 @@ experiment (mpi_dump) and assert structure, bytes and planted times. Registered 
 
 usage: check_mpi.py --bin DIR --lib DIR --mpirun PATH --workdir DIR SCENARIO --np N [--preload]
 scenarios: planted unify hybrid multiple fortran fortran_f08 abort nofinalize late throttle sites
-           self
+           self hooks
 """
 import argparse
 import json
@@ -108,7 +108,7 @@ def common(d, np_, complete=True):
                   f"rank {n['rank']} {n['path']}: wait {m['wait']} + transfer {m['transfer']} "
                   f"!= time {m['time']}")
     for r in ranks:
-        check(metric(d, r, "program/MPI_Finalize", "visits") == 1, f"rank {r}: MPI_Finalize visits")
+        check(metric(d, r, "/MPI_Finalize", "visits") == 1, f"rank {r}: MPI_Finalize visits")
 
 
 def report_json(run, d=None):
@@ -337,6 +337,28 @@ def self_partner(a):
                   f"report: {name} ({marker}) synchronization {rows[0]['overheads']}")
 
 
+def hooks(a):
+    # An MPI program built with -finstrument-functions -rdynamic (apps/mpi/mpi_hooks.c): its
+    # function regions are recorded through libscalea-mpi.so's __cyg_profile_func_* hooks.
+    run = Run(a, "hooks")
+    run.run("mpi_hooks")
+    check(run.rc == 0, f"mpi_hooks exit status {run.rc}")
+    d = run.load(symbols=True)
+    common(d, a.np)
+    for r in range(a.np):
+        for path, kind, visits in (("program/main", "function", 1),
+                                   ("program/main/compute", "function", 7),
+                                   ("program/main/exchange", "function", 4),
+                                   ("program/main/exchange/MPI_Allreduce", "mpi", 4)):
+            ns = [x for x in nodes(d, r, path, 0) if x["path"] == path]
+            check(len(ns) == 1 and ns[0]["kind"] == kind and ns[0]["metrics"]["visits"] == visits,
+                  f"rank {r}: {path}: {[(x['kind'], x['metrics']['visits']) for x in ns]}, "
+                  f"expected {visits} visit(s) of a {kind} region")
+        # compute() sleeps 2 ms, 4 ms, 2 ms, ...: 20 ms in 7 calls.
+        near(metric(d, r, "program/main/compute", "time") * 1e-9, 0.020, 0.001, 0.05,
+             f"rank {r}: compute time")
+
+
 def abort(a):
     run = Run(a, "abort")
     run.run("mpi_fail", ["abort"], timeout=60)
@@ -432,7 +454,7 @@ def main():
           "multiple": lambda a: hybrid(a, multiple=True),
           "fortran_f08": lambda a: fortran(a, "mpi_fortran_f08"),
           "abort": abort, "nofinalize": nofinalize, "late": late, "throttle": throttle,
-          "sites": sites, "self": self_partner}[a.scenario]
+          "sites": sites, "self": self_partner, "hooks": hooks}[a.scenario]
     fn(a)
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")
