@@ -376,6 +376,24 @@ bool Recorder::region_reads_counters(uint32_t region) {
   return region < regions_.size() && counters::kind_selected(uint16_t(regions_[region].kind));
 }
 
+uint32_t Recorder::intern_region(std::string key, RegionInfo info) {
+  auto it = region_keys_.find(key);
+  if (it != region_keys_.end()) return it->second;
+  uint32_t id = uint32_t(regions_.size());
+  regions_.push_back(std::move(info));
+  region_keys_.emplace(std::move(key), id);
+  return id;
+}
+
+uint32_t Recorder::site_region(RegionKind kind, uint16_t subkind, const char* name,
+                               const void* code) {
+  uintptr_t addr = reinterpret_cast<uintptr_t>(code);
+  std::lock_guard<std::mutex> lock(mu_);
+  return intern_region(std::to_string(int(kind)) + ":" + std::to_string(subkind) + "@" +
+                           std::to_string(addr) + "\x1f" + name,
+                       RegionInfo{kind, subkind, addr, name, "", "", 0});
+}
+
 uint32_t Recorder::region_slow(ThreadState& t, RegionKind kind, uint16_t subkind, uintptr_t addr,
                                const char* name, const char* file, int line,
                                const char* function) {
@@ -389,16 +407,10 @@ uint32_t Recorder::region_slow(ThreadState& t, RegionKind kind, uint16_t subkind
     std::string key = name ? std::to_string(int(kind)) + "\x1f" + name
                            : std::to_string(int(kind)) + ":" + std::to_string(subkind) + "@" +
                                  std::to_string(addr);
-    auto it = region_keys_.find(key);
-    if (it != region_keys_.end()) {
-      id = it->second;
-    } else {
-      id = uint32_t(regions_.size());
-      RegionInfo info{kind, subkind, name ? 0 : addr, name ? name : "", file ? file : "",
-                      function ? function : "", line > 0 ? uint32_t(line) : 0};
-      regions_.push_back(std::move(info));
-      region_keys_.emplace(std::move(key), id);
-    }
+    id = intern_region(std::move(key),
+                       RegionInfo{kind, subkind, name ? 0 : addr, name ? name : "",
+                                  file ? file : "", function ? function : "",
+                                  line > 0 ? uint32_t(line) : 0});
     if (name) {
       stable_names_.emplace_back(name);
       stable_name = stable_names_.back().c_str();

@@ -477,6 +477,10 @@ class Recorder {
   uint32_t region(ThreadState& t, RegionKind kind, uint16_t subkind, const void* code);
   uint32_t named_region(ThreadState& t, RegionKind kind, const char* name, const char* file,
                         int line, const char* function, uint16_t subkind = 0);
+  // A named region at a code address: one region per (kind, subkind, name, address), e.g. an MPI
+  // call site (the MPI function's name, the return address into its caller). Takes the lock and
+  // caches nothing: the caller keeps its own per-thread cache (collect/mpi).
+  uint32_t site_region(RegionKind kind, uint16_t subkind, const char* name, const void* code);
   // Whether nodes of this region read counters (its kind is in SCALEA_COUNTER_REGIONS).
   bool region_reads_counters(uint32_t region);
 
@@ -527,6 +531,8 @@ class Recorder {
   Recorder() = default;
   uint32_t region_slow(ThreadState& t, RegionKind kind, uint16_t subkind, uintptr_t addr,
                        const char* name, const char* file, int line, const char* function);
+  // The id of the region with this identity key, added with `info` when new (mu_ held).
+  uint32_t intern_region(std::string key, RegionInfo info);
 
   static Recorder& create();
   static std::atomic<Recorder*> instance_;

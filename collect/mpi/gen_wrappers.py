@@ -7,16 +7,19 @@ Writes one C++ file holding: the table of wrapped functions (name, MPI class), t
 MPI_Xxx -> PMPI_Xxx for every line not flagged H, and the Fortran wrappers mpi_xxx_ -> pmpi_xxx_
 and mpi_xxx_f08_ -> pmpi_xxx_f08_ (`use mpi_f08`) for lines flagged F. Every wrapper has the same shape:
 
-    Call c(id);                       // region enter (nothing when off or nested: per-thread guard)
-    rc = PMPI_Xxx(...);               // the real call
-    c.stop();                         // leave timestamp, right after the call
-    bytes from the clauses;           // outside the timed interval
-    c.record(sent, recv, steps);      // visits, time, bytes, wait/transfer split
+    Call c(id, __builtin_return_address(0));  // region of this call site (nothing when off or
+                                              // nested: per-thread guard)
+    rc = PMPI_Xxx(...);                       // the real call
+    c.stop();                                 // leave timestamp, right after the call
+    bytes from the clauses;                   // outside the timed interval
+    c.record(sent, recv, steps, alone);       // visits, time, bytes, wait/transfer split; alone()
+                                              // (from the peer clause) says there was no partner
 """
 import re
 import sys
 
 CLASSES = {"p2p": 0, "coll": 1, "sync": 2, "rma": 3, "io": 4, "mgmt": 5, "wait": 6}
+CLAUSES = ("send", "recv", "peer", "before", "after")
 
 
 class Param:
@@ -38,7 +41,7 @@ class Func:
         if len(parts) != 3:
             raise SystemExit(f"mpi_spec.txt:{lineno}: expected 'CLASS FLAGS | prototype | clauses'")
         head = parts[0].split()
-        if len(head) != 2 or head[0] not in CLASSES:
+        if len(head) != 2 or head[0] not in CLASSES or not set(head[1]) <= set("-FHN"):
             raise SystemExit(f"mpi_spec.txt:{lineno}: bad class/flags '{parts[0]}'")
         self.cls, self.flags = head[0], head[1]
         m = re.match(r"^(int|double)\s+(MPI_\w+)\s*\((.*)\)$", parts[1])
@@ -51,7 +54,7 @@ class Func:
         for c in filter(None, (c.strip() for c in parts[2].split(";"))):
             key, _, expr = c.partition("=")
             key = key.strip()
-            if key not in ("send", "recv", "before", "after") or not expr.strip():
+            if key not in CLAUSES or not expr.strip():
                 raise SystemExit(f"mpi_spec.txt:{lineno}: bad clause '{c}'")
             self.clauses[key] = expr.strip()
         # Every identifier a clause uses as a value must be a parameter (helpers are calls).
@@ -62,10 +65,37 @@ class Func:
                 if ident not in names and not ident.startswith("MPI_"):
                     raise SystemExit(f"mpi_spec.txt:{lineno}: {self.name}: '{ident}' in the {key} "
                                      "clause is not a parameter")
+        self.comm = next((p.name for p in self.params if p.name == "comm" and p.type == "MPI_Comm"),
+                         None)
+        if "peer" in self.clauses and not self.comm:
+            raise SystemExit(f"mpi_spec.txt:{lineno}: {self.name}: a peer clause needs an "
+                             "'MPI_Comm comm' parameter")
+        if "N" in self.flags and self.cls in ("io", "mgmt"):
+            raise SystemExit(f"mpi_spec.txt:{lineno}: {self.name}: flag N is for communication")
         self.lower = self.name.lower()
         self.id = "k_" + self.name
 
-    def uses(self, ident, keys=("send", "recv", "before", "after")):
+    def split(self):
+        """How the call's time splits (mpi_layer.hpp, Split)."""
+        if self.cls == "mgmt":
+            return "Split::None"
+        if self.cls == "io" or "N" in self.flags:
+            return "Split::Transfer"
+        return "Split::Model"
+
+    def alone(self):
+        """The expression telling record() the call had no partner, or None (only the world rule
+        applies: mpi_layer.hpp, g_world_alone)."""
+        if self.split() != "Split::Model":
+            return None
+        if "peer" in self.clauses:
+            peers = ", ".join(split_params(self.clauses["peer"]))
+            return f"self_only({self.comm}, {{{peers}}})"
+        if self.cls in ("coll", "sync") and self.comm:
+            return f"comm_alone({self.comm})"
+        return None
+
+    def uses(self, ident, keys=CLAUSES):
         return any(re.search(r"\b%s\b" % re.escape(ident), self.clauses.get(k, "")) for k in keys)
 
 
@@ -86,8 +116,9 @@ def split_params(s):
 
 
 def steps_expr(f, comm_var):
-    # Message steps of the latency model: ceil(log2 p) for collectives and barriers, else 1.
-    if f.cls in ("coll", "sync") and comm_var:
+    # Message steps of the latency model: ceil(log2 p) for collectives and barriers, else 1 (and
+    # for calls the model does not split).
+    if f.split() == "Split::Model" and f.cls in ("coll", "sync") and comm_var:
         return f"lg({comm_var})"
     return "1"
 
@@ -109,14 +140,22 @@ def byte_block(f, rc_ok):
     return lines
 
 
+def record_call(f, steps, ok):
+    """The c.record(...) statement; `ok`: the call succeeded (the peers are only asked then)."""
+    alone = f.alone()
+    if not alone:
+        return f"c.record(sent, recv, {steps});"
+    cond = alone if ok == "true" else f"{ok} && {alone}"
+    return f"c.record(sent, recv, {steps}, [&] {{ return {cond}; }});"
+
+
 def c_wrapper(f):
     args = ", ".join(p.name for p in f.params)
-    comm = "comm" if any(p.name == "comm" and p.type == "MPI_Comm" for p in f.params) else None
     out = [f"extern \"C\" SCALEA_EXPORT {f.ret} {f.name}({f.proto_params}) {{",
-           f"  Call c({f.id});",
+           f"  Call c({f.id}, __builtin_return_address(0));",
            f"  if (!c.on()) return P{f.name}({args});"]
     for p in f.params:
-        if p.type == "MPI_Status *" and not p.array and f.uses(p.name, ("send", "recv")):
+        if p.type == "MPI_Status *" and not p.array and f.uses(p.name, ("send", "recv", "peer")):
             out.append(f"  MPI_Status scalea_status_;")
             out.append(f"  if ({p.name} == MPI_STATUS_IGNORE) {p.name} = &scalea_status_;")
     if "before" in f.clauses:
@@ -125,7 +164,7 @@ def c_wrapper(f):
     out.append("  c.stop();")
     out.append("  uint64_t sent = 0, recv = 0;")
     out += byte_block(f, "rc == MPI_SUCCESS")
-    out.append(f"  c.record(sent, recv, {steps_expr(f, comm)});")
+    out.append("  " + record_call(f, steps_expr(f, f.comm), "rc == MPI_SUCCESS"))
     out.append("  return rc;")
     out.append("}")
     return "\n".join(out)
@@ -155,18 +194,16 @@ def f_wrapper(f, suffix="_"):
     formals = ", ".join([f"void* a{i}" for i in range(n)] + ["MPI_Fint* ierr"])
     actuals = ", ".join([f"a{i}" for i in range(n)] + ["ierr"])
     ftype = ", ".join(["void*"] * n + ["MPI_Fint*"])
-    comm_idx = next((i for i, p in enumerate(f.params) if p.name == "comm" and p.type == "MPI_Comm"),
-                    None)
     out = [f"extern \"C\" SCALEA_EXPORT void {f.lower}{suffix}({formals}) {{",
            f"  using Real = void (*)({ftype});",
            f"  static Real real = reinterpret_cast<Real>(fortran_symbol(\"p{f.lower}{suffix}\"));",
-           f"  Call c({f.id});",
+           f"  Call c({f.id}, __builtin_return_address(0));",
            f"  if (!c.on()) return real({actuals});",
            f"  real({actuals});",
            "  c.stop();",
            "  uint64_t sent = 0, recv = 0;"]
     needed = [(i, p) for i, p in enumerate(f.params)
-              if f.uses(p.name, ("send", "recv")) or (p.name == "comm" and f.cls in ("coll", "sync"))]
+              if f.uses(p.name, ("send", "recv", "peer")) or (p.name == f.comm and f.alone())]
     body = []
     for i, p in needed:
         body.append(fortran_local(p, i))
@@ -179,8 +216,7 @@ def f_wrapper(f, suffix="_"):
         out.append(f"    sent = uint64_t({send});")
     if recv:
         out.append(f"    recv = uint64_t({recv});")
-    steps = steps_expr(f, "comm" if comm_idx is not None else None)
-    out.append(f"    c.record(sent, recv, {steps});")
+    out.append("    " + record_call(f, steps_expr(f, f.comm), "true"))
     out.append("  } else {")
     out.append("    c.record(0, 0, 1);")
     out.append("  }")
@@ -213,9 +249,8 @@ def main():
     o.append(f"const uint32_t kFunctionCount = {len(funcs)};")
     o.append("const FnInfo kFunctions[] = {")
     for f in funcs:
-        o.append(f'  {{"{f.name}", {CLASSES[f.cls]}}},')
+        o.append(f'  {{"{f.name}", {CLASSES[f.cls]}, {f.split()}}},')
     o.append("};")
-    o.append(f"std::atomic<uint32_t> g_region_ids[{len(funcs)}];")
     for f in funcs:
         if "H" in f.flags:
             o.append(f"const uint32_t kFn_{f.name[4:]} = {f.id};")

@@ -1,8 +1,10 @@
 // Hand-written part of the PMPI layer: MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort (C and
-// Fortran), the calibration of the transfer model, and the helpers the generated wrappers use.
+// Fortran), the calibration of the transfer model, the helpers the generated wrappers use, and the
+// -finstrument-functions hooks.
 #include "mpi_layer.hpp"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,57 +14,78 @@
 #include <unordered_map>
 
 #include "../core/log.hpp"
+#include "../user/function_hooks.hpp"
 #include "mpi_state.hpp"
 
 namespace scalea::mpi {
 
 Model g_model;
 LayerState& g_layer = *new LayerState();
-thread_local int tl_in_mpi = 0;
+thread_local int tl_in_mpi __attribute__((tls_model("initial-exec"))) = 0;
+thread_local SiteTable tl_sites __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0};
+std::atomic<bool> g_world_alone{false};
 
 double wall_s() { return double(monotonic_ns()) * 1e-9; }
 
-uint32_t region_slow(ThreadState& t, uint32_t fn) {
+namespace {
+// Frees a thread's site table when the thread exits (a later MPI call on it, from another key's
+// destructor, starts a new table).
+pthread_key_t g_sites_key;
+void free_sites(void*) {
+  delete[] tl_sites.slots;
+  tl_sites = SiteTable{nullptr, 0, 0};
+}
+SiteEntry* new_slots(uint32_t n) {
+  auto* slots = new SiteEntry[n];
+  for (uint32_t i = 0; i < n; ++i) slots[i] = SiteEntry{0, kNoFn, 0};
+  return slots;
+}
+void put_site(SiteTable& c, const SiteEntry& e) {
+  size_t i = site_hash(e.site, e.fn) & c.mask;
+  while (c.slots[i].fn != kNoFn) i = (i + 1) & c.mask;
+  c.slots[i] = e;
+  ++c.used;
+}
+}  // namespace
+
+uint32_t site_region_slow(uint32_t fn, uintptr_t site) {
   const FnInfo& f = kFunctions[fn];
-  uint32_t id = Recorder::get().named_region(t, RegionKind::Mpi, f.name, "", 0, "", f.cls);
-  g_region_ids[fn].store(id + 1, std::memory_order_relaxed);
+  uint32_t id = Recorder::get().site_region(RegionKind::Mpi, f.cls, f.name,
+                                            reinterpret_cast<const void*>(site));
+  SiteTable& c = tl_sites;
+  if (!c.slots) {
+    static bool key_ok = [] { return pthread_key_create(&g_sites_key, free_sites) == 0; }();
+    c = SiteTable{new_slots(64), 63, 0};
+    if (key_ok) pthread_setspecific(g_sites_key, c.slots);
+  } else if ((c.used + 1) * 2 > c.mask + 1) {  // at most half full
+    SiteTable old = c;
+    c = SiteTable{new_slots((old.mask + 1) * 2), (old.mask + 1) * 2 - 1, 0};
+    for (uint32_t i = 0; i <= old.mask; ++i)
+      if (old.slots[i].fn != kNoFn) put_site(c, old.slots[i]);
+    delete[] old.slots;
+  }
+  put_site(c, SiteEntry{site, fn, id});
   return id;
 }
 
-void Call::record(uint64_t sent, uint64_t recv, uint32_t steps) {
-  if (!t_) return;
+void Call::close(uint64_t sent, uint64_t recv, Ticks wait, Ticks transfer) {
   ThreadState& t = *t_;
-  if (tool_enter(&t)) {  // else the writer already closed the frame (finish() ran meanwhile)
-    uint32_t rid = region_of(t, fn_);
-    long i = find_frame(t, FrameType::Region, kKeyMpi | rid);
-    if (i < 0) {
-      ++t.anomalies.unmatched_end;
-    } else {
-      Node* n = t.stack[size_t(i)].node;
-      leave_at(t, size_t(i), t1_);
-      if (n) {
-        Ticks d = t1_ > t0_ ? t1_ - t0_ : 0;
-        Stats& s = n->s;
-        s.bytes_sent += sent;
-        s.bytes_recv += recv;
-        switch (kFunctions[fn_].cls) {
-          case uint16_t(format::MpiClass::Management):
-            break;  // control of parallelism: neither waiting nor transfer
-          case uint16_t(format::MpiClass::Io):
-            s.transfer += d;  // data movement to the file system
-            break;
-          default: {
-            double model = double(steps) * g_model.lat_ticks +
-                           double(sent + recv) * g_model.ticks_per_byte;
-            Ticks x = model >= double(d) ? d : Ticks(model);
-            s.transfer += x;
-            s.wait += d - x;
-          }
-        }
-      }
+  if (!tool_enter(&t)) return;  // the writer already closed the frame (finish() ran meanwhile)
+  long i = find_frame(t, FrameType::Region, kKeyMpi | rid_);
+  if (i < 0) {
+    ++t.anomalies.unmatched_end;
+  } else {
+    Node* n = t.stack[size_t(i)].node;
+    leave_at(t, size_t(i), t1_);
+    if (n) {
+      Stats& s = n->s;
+      s.bytes_sent += sent;
+      s.bytes_recv += recv;
+      s.wait += wait;
+      s.transfer += transfer;
     }
-    tool_leave(&t);
   }
+  tool_leave(&t);
 }
 
 // ---- persistent requests ------------------------------------------------------------------------
@@ -167,6 +190,9 @@ void setup(int provided) {
   PMPI_Comm_set_errhandler(L.comm, MPI_ERRORS_RETURN);
   L.thread_level = provided;
   rec.rank = L.rank;
+  MPI_Comm parent = MPI_COMM_NULL;
+  PMPI_Comm_get_parent(&parent);
+  g_world_alone.store(L.size == 1 && parent == MPI_COMM_NULL, std::memory_order_relaxed);
   // Every rank learns rank 0's experiment directory: the default name holds a pid.
   std::string dir = rec.output_dir();
   int len = int(dir.size());
@@ -211,11 +237,12 @@ void setup(int provided) {
   L.setup_s = wall_s() - t0;
 }
 
-int init_common(int* argc, char*** argv, int required, int* provided) {
+// `site`: the return address into the program (the caller of MPI_Init, mpi_init_, ...).
+int init_common(int* argc, char*** argv, int required, int* provided, const void* site) {
   if (g_state.load() == 0) Recorder::get().start("mpi");
   int rc, prov = MPI_THREAD_SINGLE;
   {
-    Call c(required < 0 ? kFn_Init : kFn_Init_thread);
+    Call c(required < 0 ? kFn_Init : kFn_Init_thread, site);
     rc = required < 0 ? PMPI_Init(argc, argv) : PMPI_Init_thread(argc, argv, required, &prov);
     c.stop();
     c.record(0, 0, 0);
@@ -226,9 +253,9 @@ int init_common(int* argc, char*** argv, int required, int* provided) {
   return rc;
 }
 
-int finalize_common() {
+int finalize_common(const void* site) {
   {
-    Call c(kFn_Finalize);
+    Call c(kFn_Finalize, site);
     c.stop();
     c.record(0, 0, 0);
   }
@@ -239,9 +266,9 @@ int finalize_common() {
   return PMPI_Finalize();
 }
 
-int abort_common(MPI_Comm comm, int code) {
+int abort_common(MPI_Comm comm, int code, const void* site) {
   {
-    Call c(kFn_Abort);
+    Call c(kFn_Abort, site);
     c.stop();
     c.record(0, 0, 0);
   }
@@ -257,55 +284,76 @@ int abort_common(MPI_Comm comm, int code) {
 
 using namespace scalea::mpi;
 
+// The call site: the return address into the program's code.
+#define RA __builtin_return_address(0)
+
 extern "C" {
 
-SCALEA_EXPORT int MPI_Init(int* argc, char*** argv) { return init_common(argc, argv, -1, nullptr); }
-
-SCALEA_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  return init_common(argc, argv, required, provided);
+SCALEA_EXPORT int MPI_Init(int* argc, char*** argv) {
+  return init_common(argc, argv, -1, nullptr, RA);
 }
 
-SCALEA_EXPORT int MPI_Finalize(void) { return finalize_common(); }
+SCALEA_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  return init_common(argc, argv, required, provided, RA);
+}
 
-SCALEA_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode) { return abort_common(comm, errorcode); }
+SCALEA_EXPORT int MPI_Finalize(void) { return finalize_common(RA); }
+
+SCALEA_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode) {
+  return abort_common(comm, errorcode, RA);
+}
 
 // Fortran: Open MPI's mpi_init_ etc. call PMPI_Init directly, so they are replaced here.
-SCALEA_EXPORT void mpi_init_(MPI_Fint* ierr) { *ierr = init_common(nullptr, nullptr, -1, nullptr); }
+SCALEA_EXPORT void mpi_init_(MPI_Fint* ierr) {
+  *ierr = init_common(nullptr, nullptr, -1, nullptr, RA);
+}
 
 SCALEA_EXPORT void mpi_init_thread_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
   int prov = 0;
-  *ierr = init_common(nullptr, nullptr, int(*required), &prov);
+  *ierr = init_common(nullptr, nullptr, int(*required), &prov, RA);
   *provided = MPI_Fint(prov);
 }
 
-SCALEA_EXPORT void mpi_finalize_(MPI_Fint* ierr) { *ierr = finalize_common(); }
+SCALEA_EXPORT void mpi_finalize_(MPI_Fint* ierr) { *ierr = finalize_common(RA); }
 
 SCALEA_EXPORT void mpi_abort_(MPI_Fint* comm, MPI_Fint* errorcode, MPI_Fint* ierr) {
-  *ierr = abort_common(PMPI_Comm_f2c(*comm), int(*errorcode));
+  *ierr = abort_common(PMPI_Comm_f2c(*comm), int(*errorcode), RA);
 }
 
 // `use mpi_f08`: the same, under Open MPI's f08 names. A handle (TYPE(MPI_Comm)) holds one
 // integer, and the error argument is optional: null when the caller left it out.
 SCALEA_EXPORT void mpi_init_f08_(MPI_Fint* ierr) {
-  int rc = init_common(nullptr, nullptr, -1, nullptr);
+  int rc = init_common(nullptr, nullptr, -1, nullptr, RA);
   if (ierr) *ierr = rc;
 }
 
 SCALEA_EXPORT void mpi_init_thread_f08_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
   int prov = 0;
-  int rc = init_common(nullptr, nullptr, int(*required), &prov);
+  int rc = init_common(nullptr, nullptr, int(*required), &prov, RA);
   *provided = MPI_Fint(prov);
   if (ierr) *ierr = rc;
 }
 
 SCALEA_EXPORT void mpi_finalize_f08_(MPI_Fint* ierr) {
-  int rc = finalize_common();
+  int rc = finalize_common(RA);
   if (ierr) *ierr = rc;
 }
 
 SCALEA_EXPORT void mpi_abort_f08_(MPI_Fint* comm, MPI_Fint* errorcode, MPI_Fint* ierr) {
-  int rc = abort_common(PMPI_Comm_f2c(*comm), int(*errorcode));
+  int rc = abort_common(PMPI_Comm_f2c(*comm), int(*errorcode), RA);
   if (ierr) *ierr = rc;
+}
+
+// -finstrument-functions: the library is preloaded ahead of libc, whose no-op stubs of these
+// would otherwise win over libscalea-omp.so's. The same bodies as there (function_hooks.hpp).
+SCALEA_EXPORT __attribute__((no_instrument_function)) void __cyg_profile_func_enter(void* fn,
+                                                                                    void*) {
+  scalea::collect::function_enter(fn);
+}
+
+SCALEA_EXPORT __attribute__((no_instrument_function)) void __cyg_profile_func_exit(void* fn,
+                                                                                   void*) {
+  scalea::collect::function_exit(fn);
 }
 
 }  // extern "C"

@@ -10,37 +10,11 @@
 #include <cstring>
 
 #include "../core/log.hpp"
-#include "../core/recorder.hpp"
+#include "function_hooks.hpp"
 #include "scalea/scalea.h"
 
 namespace scalea::collect {
 namespace {
-
-constexpr uint64_t kKeyUser = 4ull << 40, kKeyFunction = 5ull << 40;
-
-// The calling thread's state when recording, else nullptr. Starts the recorder on first use.
-__attribute__((no_instrument_function)) inline ThreadState* recording_thread() {
-  int s = g_state.load(std::memory_order_relaxed);
-  if (__builtin_expect(s != 1, 0)) {
-    if (s != 0 || !Recorder::get().start("user")) return nullptr;
-  }
-  return Recorder::get().thread();
-}
-
-// Marks the thread as inside a hook so the finishing thread waits for it (tool_enter, the
-// handshake with finish()); not ok() when recording ended meanwhile.
-class Busy {
- public:
-  __attribute__((no_instrument_function)) explicit Busy(ThreadState* t)
-      : t_(t && tool_enter(t) ? t : nullptr) {}
-  __attribute__((no_instrument_function)) bool ok() const { return t_ != nullptr; }
-  __attribute__((no_instrument_function)) ~Busy() {
-    if (t_) tool_leave(t_);
-  }
-
- private:
-  ThreadState* t_;
-};
 
 // Whether the program's executable calls `name` from a shared library (an undefined symbol in its
 // dynamic symbol table). Reads /proc/self/exe; false when it cannot tell.
@@ -83,7 +57,10 @@ void check_function_hooks(const Config& config) {
   Dl_info mine{}, bound{};
   if (!dladdr(reinterpret_cast<void*>(&program_imports), &mine)) return;
   void* hook = dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter");
-  if (hook && dladdr(hook, &bound) && bound.dli_fbase == mine.dli_fbase) return;
+  // Bound to this library, or to libscalea-mpi.so (which defines them too): recorded.
+  if (hook && dladdr(hook, &bound) &&
+      (bound.dli_fbase == mine.dli_fbase || (bound.dli_fname && std::strstr(bound.dli_fname, "libscalea-"))))
+    return;
   if (!program_imports("__cyg_profile_func_enter")) return;
   const char* where = bound.dli_fname ? std::strrchr(bound.dli_fname, '/') : nullptr;
   log_job_message("the program is built with -finstrument-functions, but its calls go to the empty "
@@ -136,29 +113,15 @@ __attribute__((visibility("default"), no_instrument_function)) int scalea_measur
   return active() && g_measure_on.load() ? 1 : 0;
 }
 
+// The bodies are shared with libscalea-mpi.so (function_hooks.hpp).
 __attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_enter(
     void* fn, void*) {
-  ThreadState* t = recording_thread();
-  if (!t) return;
-  Busy busy(t);
-  if (!busy.ok()) return;
-  uint32_t rid = Recorder::get().region(*t, RegionKind::Function, 0, fn);
-  if (rid == kFilteredRegion) return;
-  enter_region(*t, rid, kKeyFunction | rid, fn);
+  function_enter(fn);
 }
 
 __attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_exit(
     void* fn, void*) {
-  ThreadState* t = recording_thread();
-  if (!t) return;
-  Busy busy(t);
-  if (!busy.ok()) return;
-  // The innermost frame is normally this function's (recorded or throttled): no lookup.
-  if (leave_region_by_tag(*t, fn, g_throttle_calls_function)) return;
-  // Excluded by SCALEA_FUNCTIONS_INCLUDE/_EXCLUDE (no frame): no clock read either.
-  uint32_t rid = Recorder::get().region(*t, RegionKind::Function, 0, fn);
-  if (rid == kFilteredRegion) return;
-  leave_region(*t, kKeyFunction | rid, now(), g_throttle_calls_function);
+  function_exit(fn);
 }
 
 }  // extern "C"

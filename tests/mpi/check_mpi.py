@@ -3,7 +3,8 @@
 experiment (mpi_dump) and assert structure, bytes and planted times. Registered by tests.cmake.
 
 usage: check_mpi.py --bin DIR --lib DIR --mpirun PATH --workdir DIR SCENARIO --np N [--preload]
-scenarios: planted unify hybrid multiple fortran abort nofinalize late
+scenarios: planted unify hybrid multiple fortran fortran_f08 abort nofinalize late throttle sites
+           self hooks
 """
 import argparse
 import json
@@ -14,6 +15,7 @@ import sys
 import time
 
 FAILURES = []
+APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps", "mpi")
 
 
 def check(cond, what):
@@ -60,10 +62,12 @@ class Run:
         self.stderr = p.stderr
         return p
 
-    def load(self, d=None):
+    def load(self, d=None, symbols=False):
+        """The experiment as mpi_dump prints it; symbols: with file:line resolved (and regions at
+        the same source position merged, as the report does)."""
         d = d or self.dir
-        p = subprocess.run([os.path.join(self.a.bin, "mpi_dump"), d], capture_output=True,
-                           text=True)
+        p = subprocess.run([os.path.join(self.a.bin, "mpi_dump"), d] +
+                           (["--symbols"] if symbols else []), capture_output=True, text=True)
         if p.returncode != 0:
             raise SystemExit(f"FAIL: cannot load {d}: {p.stderr.strip()}")
         data = json.loads(p.stdout)
@@ -104,13 +108,31 @@ def common(d, np_, complete=True):
                   f"rank {n['rank']} {n['path']}: wait {m['wait']} + transfer {m['transfer']} "
                   f"!= time {m['time']}")
     for r in ranks:
-        check(metric(d, r, "program/MPI_Finalize", "visits") == 1, f"rank {r}: MPI_Finalize visits")
+        check(metric(d, r, "/MPI_Finalize", "visits") == 1, f"rank {r}: MPI_Finalize visits")
 
 
 def report_json(run, d=None):
+    """`scalea report DIR --format json`; its regions (empty when it failed)."""
     p = subprocess.run([os.path.join(run.a.bin, "scalea"), "report", d or run.dir, "--format",
                         "json"], capture_output=True, text=True)
     check(p.returncode == 0, f"scalea report failed: {p.stderr.strip()}")
+    return json.loads(p.stdout)["regions"] if p.returncode == 0 else []
+
+
+def source_line(app, marker):
+    """The line of apps/mpi/APP that holds `marker` (a call site the test looks for)."""
+    path = os.path.join(APPS, app)
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if marker in line:
+                return i
+    raise SystemExit(f"FAIL: no line with '{marker}' in {path}")
+
+
+def site_rows(regions, name):
+    """(file name, line, function, visits) of the report's rows of MPI function `name`."""
+    return sorted((os.path.basename(x["source"]["file"]), x["source"]["line"],
+                   x["source"]["function"], x["visits"]) for x in regions if x["name"] == name)
 
 
 # Planted values (apps/mpi/mpi_planted.c).
@@ -227,6 +249,114 @@ def fortran(a, program="mpi_fortran"):
     if n >= 2:
         check(metric(d, 0, "program/MPI_Send", "bytes_sent") == 4 * 2048 * 8, "Fortran Send bytes")
         check(metric(d, 1, "program/MPI_Recv", "bytes_recv") == 4 * 2048 * 8, "Fortran Recv bytes")
+    # Call sites: the Fortran wrapper's caller is the program's code.
+    regions = report_json(run)
+    src = "mpi_fortran.F90"
+    for name, marker, visits in (("MPI_Allreduce", "call MPI_ALLREDUCE(", 10 * n),
+                                 ("MPI_Barrier", "call MPI_BARRIER(", n)):
+        rows = site_rows(regions, name)
+        want = [(src, source_line(src, marker), "mpi_fortran", visits)]
+        check(rows == want, f"{name} call site rows {rows}, expected {want}")
+
+
+def sites(a):
+    # Two call sites of MPI_Allreduce: two regions, each with its file:line, one row per site
+    # over all ranks (apps/mpi/mpi_sites.c: site A runs 3 times, site B 5 times, on every rank).
+    run = Run(a, "sites")
+    run.run("mpi_sites", ["sites"])
+    check(run.rc == 0, f"mpi_sites exit status {run.rc}")
+    d = run.load()
+    common(d, a.np)
+    la, lb = source_line("mpi_sites.c", "site A"), source_line("mpi_sites.c", "site B")
+    # The collector's unified table (no symbols): every rank's Allreduce nodes have the same
+    # regions, although each rank has the executable at another address (PIE, ASLR): regions are
+    # unified by module-relative address.
+    per_rank = [sorted({x["region"] for x in d["nodes"] if x["rank"] == r and
+                        x["name"] == "MPI_Allreduce"}) for r in range(a.np)]
+    check(len(per_rank[0]) >= 2, f"rank 0: {len(per_rank[0])} MPI_Allreduce region(s), expected "
+          "one per call site")
+    check(all(p == per_rank[0] for p in per_rank), f"call-site regions differ by rank: {per_rank}")
+    ds = run.load(symbols=True)
+    for r in range(a.np):
+        by_line = {}
+        for x in ds["nodes"]:
+            if x["rank"] == r and x["name"] == "MPI_Allreduce":
+                check(os.path.basename(x["file"]) == "mpi_sites.c" and x["function"] == "sites",
+                      f"rank {r}: MPI_Allreduce at {x['file']}:{x['line']} in {x['function']}")
+                by_line[x["line"]] = by_line.get(x["line"], 0) + x["metrics"]["visits"]
+        check(by_line == {la: 3, lb: 5}, f"rank {r}: visits by line {by_line}, expected "
+              f"{{{la}: 3, {lb}: 5}}")
+    rows = site_rows(report_json(run), "MPI_Allreduce")
+    want = [("mpi_sites.c", la, "sites", 3 * a.np), ("mpi_sites.c", lb, "sites", 5 * a.np)]
+    check(rows == want, f"report rows {rows}, expected {want}")
+
+
+SELF_REPS, PAIR_REPS = 8, 6  # apps/mpi/mpi_sites.c
+
+
+def self_partner(a):
+    # Calls whose only partner is the rank itself or MPI_PROC_NULL, and nonblocking posts, never
+    # wait: all their time is transfer. At 1 rank the model is the uncalibrated default; at more,
+    # SCALEA_MPI_CALIBRATE=0,0 makes the model explain nothing, so that any time not taken as
+    # transfer would show as waiting (as it does for the ring Sendrecv to real neighbours).
+    run = Run(a, "self")
+    run.run("mpi_sites", ["self"], env={} if a.np == 1 else {"SCALEA_MPI_CALIBRATE": "0,0"})
+    check(run.rc == 0, f"mpi_sites exit status {run.rc}")
+    d = run.load(symbols=True)
+    common(d, a.np)
+    calls = [("self-sendrecv", "MPI_Sendrecv", SELF_REPS), ("self-irecv", "MPI_Irecv", SELF_REPS),
+             ("self-isend", "MPI_Isend", SELF_REPS), ("proc-null", "MPI_Send", 1)]
+    if a.np >= 2:
+        calls += [("pair-irecv", "MPI_Irecv", PAIR_REPS), ("pair-isend", "MPI_Isend", PAIR_REPS)]
+    lines = {}
+    for r in range(a.np):
+        def site(marker):
+            line = lines.setdefault(marker, source_line("mpi_sites.c", "site " + marker))
+            return [x for x in d["nodes"] if x["rank"] == r and x["kind"] == "mpi" and
+                    x["line"] == line and os.path.basename(x["file"]) == "mpi_sites.c"]
+        for marker, name, visits in calls:
+            ns = site(marker)
+            got = {k: sum(x["metrics"][k] for x in ns)
+                   for k in ("visits", "time", "wait", "transfer")}
+            check(ns and all(x["name"] == name for x in ns) and got["visits"] == visits,
+                  f"rank {r}: {marker}: {[x['name'] for x in ns]} {got}, expected {visits} {name}")
+            check(got["wait"] == 0 and got["time"] > 0 and got["transfer"] == got["time"],
+                  f"rank {r}: {name} ({marker}) waits: {got}")
+        if a.np >= 2:
+            ring = site("ring-sendrecv")
+            w, t = (sum(x["metrics"][k] for x in ring) for k in ("wait", "time"))
+            check(ring and t > 0 and w == t, f"rank {r}: ring MPI_Sendrecv (a real partner, "
+                  f"model 0): wait {w} of time {t}, expected all")
+    regions = report_json(run)
+    for marker, name, _ in calls:
+        rows = [x for x in regions if x["name"] == name and x["source"]["line"] == lines[marker]]
+        check(len(rows) == 1 and rows[0]["wait_total"] == 0,
+              f"report: {name} ({marker}) rows {[(x['path'], x['wait_total']) for x in rows]}")
+        if a.np == 1 and rows:
+            check(rows[0]["overheads"]["synchronization"] == 0,
+                  f"report: {name} ({marker}) synchronization {rows[0]['overheads']}")
+
+
+def hooks(a):
+    # An MPI program built with -finstrument-functions -rdynamic (apps/mpi/mpi_hooks.c): its
+    # function regions are recorded through libscalea-mpi.so's __cyg_profile_func_* hooks.
+    run = Run(a, "hooks")
+    run.run("mpi_hooks")
+    check(run.rc == 0, f"mpi_hooks exit status {run.rc}")
+    d = run.load(symbols=True)
+    common(d, a.np)
+    for r in range(a.np):
+        for path, kind, visits in (("program/main", "function", 1),
+                                   ("program/main/compute", "function", 7),
+                                   ("program/main/exchange", "function", 4),
+                                   ("program/main/exchange/MPI_Allreduce", "mpi", 4)):
+            ns = [x for x in nodes(d, r, path, 0) if x["path"] == path]
+            check(len(ns) == 1 and ns[0]["kind"] == kind and ns[0]["metrics"]["visits"] == visits,
+                  f"rank {r}: {path}: {[(x['kind'], x['metrics']['visits']) for x in ns]}, "
+                  f"expected {visits} visit(s) of a {kind} region")
+        # compute() sleeps 2 ms, 4 ms, 2 ms, ...: 20 ms in 7 calls.
+        near(metric(d, r, "program/main/compute", "time") * 1e-9, 0.020, 0.001, 0.05,
+             f"rank {r}: compute time")
 
 
 def abort(a):
@@ -323,7 +453,8 @@ def main():
     fn = {"planted": planted, "unify": unify, "hybrid": hybrid, "fortran": fortran,
           "multiple": lambda a: hybrid(a, multiple=True),
           "fortran_f08": lambda a: fortran(a, "mpi_fortran_f08"),
-          "abort": abort, "nofinalize": nofinalize, "late": late, "throttle": throttle}[a.scenario]
+          "abort": abort, "nofinalize": nofinalize, "late": late, "throttle": throttle,
+          "sites": sites, "self": self_partner, "hooks": hooks}[a.scenario]
     fn(a)
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")

@@ -1,7 +1,11 @@
-// mpi_dump DIR: prints an experiment as one JSON document for the MPI integration tests
-// (check_mpi.py): the meta data, and every call-path node of every thread with its region and
-// metrics, its path given as region labels ("program/user: ring/MPI_Sendrecv").
+// mpi_dump DIR [--symbols]: prints an experiment as one JSON document for the MPI integration
+// tests (check_mpi.py): the meta data, and every call-path node of every thread with its region
+// (id in the unified table, name, and file:line when the table or, with --symbols, the symbol
+// resolution gives one) and metrics, its path given as region labels
+// ("program/user: ring/MPI_Sendrecv"). Without --symbols the region table is the one the
+// collector wrote: one region per code address (e.g. per MPI call site).
 #include <iostream>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "scalea/drg/cct.hpp"
@@ -9,13 +13,14 @@
 #include "scalea/overheads/classify.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: mpi_dump EXPERIMENT\n";
+  bool symbols = argc == 3 && std::string(argv[2]) == "--symbols";
+  if (argc != 2 && !symbols) {
+    std::cerr << "usage: mpi_dump EXPERIMENT [--symbols]\n";
     return 2;
   }
   try {
     scalea::drg::LoadOptions opts;
-    opts.resolve_symbols = false;
+    opts.resolve_symbols = symbols;
     scalea::drg::Experiment e = scalea::drg::load_experiment(argv[1], opts);
     nlohmann::json out;
     out["meta"] = e.meta;
@@ -32,7 +37,9 @@ int main(int argc, char** argv) {
         for (size_t k = 0; k < e.metrics.size(); ++k) m[e.metrics[k]] = e.value(t, n, int(k));
         nodes.push_back({{"rank", t.rank}, {"thread", t.thread}, {"index", n}, {"path", paths[n]},
                          {"kind", std::string(scalea::format::region_kind_name(r.kind))},
-                         {"subkind", r.subkind}, {"name", r.name}, {"metrics", m}});
+                         {"subkind", r.subkind}, {"name", r.name}, {"region", t.region[n]},
+                         {"file", r.file}, {"line", r.line}, {"function", r.function},
+                         {"metrics", m}});
       }
     }
     out["nodes"] = nodes;

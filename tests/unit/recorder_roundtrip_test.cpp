@@ -1,6 +1,10 @@
 // The recorder's data, written by the real writer and read back by drg's loader.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "ompt/callbacks.hpp"
 #include "core/recorder.hpp"
 #include "core/writer.hpp"
@@ -11,14 +15,21 @@
 namespace scalea::collect {
 namespace {
 
-TEST(RecorderRoundTrip, UserRegionsAndMetricsSurviveWriteAndLoad) {
+// A fresh directory for the test's experiments; starts the recorder when no test did yet.
+void start_recording(std::string& dir) {
   char tmpl[] = "/tmp/scalea-unit-rt-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
+  dir = tmpl;
   setenv("SCALEA_QUIET", "1", 1);
   if (g_state.load() == 0) {
-    setenv("SCALEA_OUTPUT", (std::string(tmpl) + "/unused").c_str(), 1);
+    setenv("SCALEA_OUTPUT", (dir + "/unused").c_str(), 1);
     ASSERT_TRUE(Recorder::get().start("test"));
   }
+}
+
+TEST(RecorderRoundTrip, UserRegionsAndMetricsSurviveWriteAndLoad) {
+  std::string tmp;
+  ASSERT_NO_FATAL_FAILURE(start_recording(tmp));
   g_fake_now.store(1000000);
   scalea_region_begin_loc("outer", "roundtrip.c", 7, "main");
   g_fake_now.store(1000100);
@@ -31,7 +42,7 @@ TEST(RecorderRoundTrip, UserRegionsAndMetricsSurviveWriteAndLoad) {
   g_fake_now.store(1001000);
   scalea_region_end("outer");
 
-  std::string dir = std::string(tmpl) + "/exp", written, error;
+  std::string dir = tmp + "/exp", written, error;
   WriteSummary summary;
   ASSERT_TRUE(write_experiment(Recorder::get(), dir, "test", written, summary, error)) << error;
   EXPECT_EQ(written, dir);
@@ -59,6 +70,52 @@ TEST(RecorderRoundTrip, UserRegionsAndMetricsSurviveWriteAndLoad) {
   EXPECT_TRUE(found);
   EXPECT_EQ(e.meta["format_version"], 1);
   EXPECT_TRUE(e.complete());
+}
+
+// The return address into the caller: a call site, as the MPI wrappers take it.
+__attribute__((noinline)) const void* call_site() {
+  const void* ra = __builtin_return_address(0);
+  asm volatile("" ::: "memory");  // not a tail call
+  return ra;
+}
+
+// Call-site regions (name + code address, collect/mpi): one region per (kind, subkind, name,
+// address); after the run each resolves to its own source line.
+TEST(RecorderRoundTrip, SiteRegionsAreOnePerNameAndAddress) {
+  std::string tmp;
+  ASSERT_NO_FATAL_FAILURE(start_recording(tmp));
+  auto [a, line_a] = std::pair{call_site(), __LINE__};
+  auto [b, line_b] = std::pair{call_site(), __LINE__};
+  ASSERT_NE(a, b);
+  Recorder& rec = Recorder::get();
+  uint16_t coll = uint16_t(format::MpiClass::Collective);
+  uint32_t ra = rec.site_region(RegionKind::Mpi, coll, "MPI_Allreduce", a);
+  uint32_t rb = rec.site_region(RegionKind::Mpi, coll, "MPI_Allreduce", b);
+  EXPECT_NE(ra, rb);
+  EXPECT_EQ(rec.site_region(RegionKind::Mpi, coll, "MPI_Allreduce", a), ra);
+  // Another function called from the same address (through a pointer) is another region, and
+  // neither is the named region of the same name.
+  uint32_t rc = rec.site_region(RegionKind::Mpi, coll, "MPI_Reduce", a);
+  EXPECT_NE(rc, ra);
+  ThreadState* t = rec.thread();
+  EXPECT_NE(rec.named_region(*t, RegionKind::Mpi, "MPI_Allreduce", "", 0, "", coll), ra);
+  point_event(*t, ra);
+  point_event(*t, rb);
+
+  std::string dir = tmp + "/exp", written, error;
+  WriteSummary summary;
+  ASSERT_TRUE(write_experiment(rec, dir, "test", written, summary, error)) << error;
+  drg::Experiment e = drg::load_experiment(written);
+  std::vector<int> lines;
+  for (const drg::Region& r : e.regions) {
+    if (r.kind != drg::RegionKind::Mpi || r.name != "MPI_Allreduce" || r.address == 0) continue;
+    EXPECT_EQ(r.subkind, coll);
+    EXPECT_FALSE(r.module.empty());
+    EXPECT_NE(r.file.find("recorder_roundtrip_test.cpp"), std::string::npos) << r.file;
+    lines.push_back(int(r.line));
+  }
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(lines, (std::vector<int>{line_a, line_b}));
 }
 
 }  // namespace

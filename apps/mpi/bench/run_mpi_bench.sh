@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_mpi_bench.sh BUILD_DIR [quick]: the MPI figures of docs/mpi.md.
+# run_mpi_bench.sh BUILD_DIR [quick|cost]: the MPI figures of docs/mpi.md (cost: part 1 only).
 #   1. cost per MPI call, bare vs tool (LD_PRELOAD=libscalea-mpi.so): the wrapper alone (MPI_Send
 #      to MPI_PROC_NULL, MPI_Allreduce on MPI_COMM_SELF), small-message ping-pong (2 ranks) and
 #      MPI_Allreduce of one double (2 and 4 ranks); median of RUNS runs.
@@ -7,7 +7,7 @@
 #      regions (mpi_bench regions N at 16 ranks): seconds, bytes held at the root, RSS growth at
 #      the root and the largest on another rank (from meta.json "mpi.unification").
 set -euo pipefail
-B=${1:?usage: run_mpi_bench.sh BUILD_DIR [quick]}
+B=${1:?usage: run_mpi_bench.sh BUILD_DIR [quick|cost]}
 QUICK=${2:-}
 RUNS=${RUNS:-5}
 ITERS=${ITERS:-100000}
@@ -39,6 +39,8 @@ for spec in "null 1 8" "self 1 1" "pingpong 2 8" "allreduce 2 1" "allreduce 4 1"
     unit=" double"; case $mode in pingpong|null) unit=" B";; esac
   echo "| $mode $n$unit | $np | $bare | $tool | $(awk -v a=$tool -v b=$bare 'BEGIN{printf "%.3f", a-b}') |"
 done
+
+[ "$QUICK" = cost ] && exit 0
 
 unify_row() {  # label, meta.json, wall seconds
   python3 - "$@" <<'PY'
