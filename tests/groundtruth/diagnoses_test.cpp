@@ -22,8 +22,6 @@ Classified with_reference(int p, const std::vector<std::string>& args) {
   return Classified(run_shape(p, args), std::move(ref));
 }
 
-double cls(const ov::RegionOverheads& r, ov::Class c) { return r.classes[size_t(c)]; }
-
 // `scalea report RUN -r REF --format json`: the findings the user reads.
 nlohmann::json findings_of(const Classified& c) {
   std::vector<std::string> args{"report", c.run.experiment, "--format", "json", "--findings", "10"};

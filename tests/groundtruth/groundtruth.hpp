@@ -45,6 +45,8 @@ inline double subclass(const ov::RegionOverheads& r, const std::string& key) {
   return it == r.subclasses.end() ? 0.0 : it->second;
 }
 
+inline double cls(const ov::RegionOverheads& r, ov::Class c) { return r.classes[size_t(c)]; }
+
 inline std::string describe(const ov::RegionOverheads& r) {
   std::ostringstream o;
   o.precision(5);

@@ -299,6 +299,111 @@ TEST_P(MpiNp, PlantedLateSender) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, MpiNp, ::testing::Values(1, 2, 4), np_name);
 
+// ---- the shapes of real MPI codes (apps/mpi/mpi_shapes.c, mpi_sites.c) -------------------------
+
+// The line of a source file of the project holding `marker` (1-based; 0 when absent).
+int source_line(const std::string& rel, const std::string& marker) {
+  std::ifstream in(std::string(SCALEA_SOURCE_DIR) + "/" + rel);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n)
+    if (line.find(marker) != std::string::npos) return n;
+  ADD_FAILURE() << "no '" << marker << "' in " << rel;
+  return 0;
+}
+
+// The first child of `parent` that is the MPI call `fn` (at `line` when given).
+uint32_t mpi_call(const Measured& m, uint32_t parent, const std::string& fn, int line = 0) {
+  for (uint32_t n : m.children(parent, RegionKind::Mpi, fn))
+    if (line == 0 || int(m.region(n).line) == line) return n;
+  ADD_FAILURE() << "no " << fn << " (line " << line << ") below node " << parent << "\n" << m.dump();
+  return kNone;
+}
+
+// Work in main that every rank repeats (no user regions): replicated, in the program's own code.
+// MPI_Init against a one-rank reference's MPI_Init is start-up beyond the reference's only.
+TEST_P(MpiNp, WorkInMainIsReplicated) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const int np = GetParam();
+  const double work = 0.2;
+  auto ref = std::make_unique<AppRun>(run_mpi(1, "mpi_shapes", {"main", std::to_string(work)}));
+  Classified c(run_mpi(np, "mpi_shapes", {"main", std::to_string(work)}), std::move(ref));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const auto& root = c.at(c.m->root());
+  double share = double(np - 1) / np;
+  EXPECT_NEAR(subclass(root, "loss_of_parallelism.replicated"), work * share, tolerance(work * share))
+      << describe(root);
+  // Neither MPI_Init's own time nor the reference's is communicator management.
+  uint32_t init = mpi_call(*c.m, c.m->root(), "MPI_Init");
+  const auto& i = c.at(init);
+  EXPECT_NEAR(subclass(i, "control_of_parallelism.mpi_management"), 0, 1e-9) << describe(i);
+  EXPECT_NEAR(subclass(root, "control_of_parallelism.mpi_management"), 0, 1e-9) << describe(root);
+  if (np == 1) {
+    // One rank against one rank: MPI_Init is no overhead, up to its run-to-run spread.
+    EXPECT_LT(std::fabs(i.t_o), 0.05) << describe(i);
+    EXPECT_LT(std::fabs(cls(i, ov::Class::Unidentified)), tolerance(0)) << describe(i);
+  }
+}
+
+// Ranks arrive at an 8-byte MPI_Allreduce at different times: they wait in it. The transfer is
+// what the calibrated message model allows for 8 bytes (microseconds), not the fastest rank's
+// time in the call.
+TEST_P(MpiNp, CollectiveWaitingIsNotTransfer) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const int np = GetParam();
+  if (np < 2) GTEST_SKIP() << "one rank waits for nobody";
+  const int n = 5;
+  const double step = 0.02;
+  Classified c(run_mpi(np, "mpi_shapes", {"allreduce", std::to_string(n), std::to_string(step)}));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  uint32_t ar = mpi_call(*c.m, c.m->root(), "MPI_Allreduce");
+  const auto& r = c.at(ar);
+  EXPECT_LT(subclass(r, "data_movement.mpi_collective"), 0.002) << describe(r);
+  // Rank k works k * step before each call: the others wait for the last one.
+  double waits = 0;
+  for (int k = 0; k < np; ++k) waits += (np - 1 - k) * step * n;
+  const auto& root = c.at(c.m->root());
+  EXPECT_NEAR(subclass(root, "synchronization.mpi_waiting"), waits / np, tolerance(waits / np))
+      << describe(root);
+}
+
+// A rank exchanging with itself (MPI_Sendrecv to its own rank, into fresh memory) waits for
+// nobody: its time is data movement, at one rank and at two.
+TEST_P(MpiNp, SelfExchangeIsNotWaiting) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const int np = GetParam();
+  if (np > 2) GTEST_SKIP() << "one and two ranks show it";
+  Classified c(run_mpi(np, "mpi_sites", {"self"}));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  int line = source_line("apps/mpi/mpi_sites.c", "site self-sendrecv");
+  uint32_t sr = mpi_call(*c.m, c.m->root(), "MPI_Sendrecv", line);
+  const auto& r = c.at(sr);
+  EXPECT_LT(subclass(r, "synchronization.mpi_waiting"), tolerance(0)) << describe(r);
+  EXPECT_GT(subclass(r, np == 1 ? "data_movement.mpi_p2p" : "data_movement.mpi_p2p"), 0) << describe(r);
+}
+
+// Ranks started at different times (rank 1 300 ms after rank 0): one cause, start-up, not serial
+// code and not imbalance in MPI_Init.
+TEST_P(MpiNp, LaunchSkewIsStartup) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const int np = GetParam();
+  if (np != 2) GTEST_SKIP() << "two ranks show it";
+  const double skew = 0.3;
+  std::vector<std::string> argv{SCALEA_GT_MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                                "-x", "SCALEA_OUTPUT", "sh", "-c",
+                                "if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then sleep " + std::to_string(skew) +
+                                    "; fi; exec \"$@\"",
+                                "sh", SCALEA_CLI, "run", "-q", "--",
+                                std::string(SCALEA_BUILD_DIR) + "/bin/mpi_shapes", "main", "0.1"};
+  Classified c(run_with_tool(argv, {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}}, 120));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const auto& root = c.at(c.m->root());
+  EXPECT_LT(subclass(root, "loss_of_parallelism.unparallelized"), tolerance(0)) << describe(root);
+  // Rank 0 waits for rank 1 in MPI_Init, rank 1 did not exist yet: skew each, over 2 PEs.
+  EXPECT_GT(subclass(root, "control_of_parallelism.startup"), 0.9 * skew) << describe(root);
+  const auto& init = c.at(mpi_call(*c.m, c.m->root(), "MPI_Init"));
+  EXPECT_LT(subclass(init, "synchronization.load_imbalance"), tolerance(0)) << describe(init);
+}
+
 // mpi_hybrid on np ranks x 2 threads (p = 2 np): per step, thread 0 sleeps W and the other thread
 // W + I, so thread 0 waits about I at the first explicit barrier: STEPS I per rank, STEPS I np / p of
 // synchronization.barrier in the parallel region. The masked MPI_Allreduce that follows is not

@@ -16,7 +16,8 @@ function(_scalea_groundtruth_tests)
   target_link_libraries(scalea_groundtruth PRIVATE scalea-test-harness GTest::gtest_main)
 
   set(_gt_deps scalea scalea-omp)
-  foreach(app omp_imbalance omp_locks omp_serial omp_single omp_nested scalea-mpi mpi_planted mpi_hybrid)
+  foreach(app omp_imbalance omp_locks omp_serial omp_single omp_nested scalea-mpi mpi_planted mpi_hybrid
+              mpi_shapes mpi_sites)
     if(TARGET ${app})
       list(APPEND _gt_deps ${app})
     endif()
