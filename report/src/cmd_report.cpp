@@ -215,6 +215,44 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
              "the threads that ran it; join: master only\n");
 }
 
+// The MPI calls: one row per call site (region), with the bytes they moved, the collector's split
+// of their time into waiting and transfer (the message model, docs/mpi.md), and the classes the
+// classifier gave them.
+void print_mpi_text(const drg::Experiment& e, const MergedTree& t, const Analysis& a,
+                    const ReportOptions& o) {
+  const int visits = e.metric("visits"), sent = e.metric("bytes_sent"), recv = e.metric("bytes_recv"),
+            wait = e.metric("wait"), transfer = e.metric("transfer"), time = e.metric("time");
+  std::vector<uint32_t> rows;
+  for (uint32_t n : t.preorder())
+    if (t.region_of(n).kind == drg::RegionKind::Mpi && shown(t, n, a.regions[n].t_p, o)) rows.push_back(n);
+  if (rows.empty()) {
+    fmt::print("no MPI calls were recorded in this experiment\n");
+    return;
+  }
+  fmt::print("{:<40} {:>9} {:>13} {:>13} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "MPI call site", "calls",
+             "bytes sent", "bytes recv", "time s", "wait s", "xfer s", "data s", "sync s");
+  for (uint32_t n : rows) {
+    const drg::Region& reg = t.region_of(n);
+    std::string label = reg.label();
+    if (!reg.location().empty()) label += " @" + reg.location();
+    if (label.size() > 40) label = label.substr(0, 37) + "...";
+    const auto& r = a.regions[n];
+    fmt::print("{:<40} {:>9} {:>13} {:>13} {:>10.4f} {:>10.4f} {:>10.4f} {:>9.4f} {:>9.4f}\n", label,
+               uint64_t(t.sum(n, visits)), uint64_t(t.sum(n, sent)), uint64_t(t.sum(n, recv)),
+               t.sum(n, time) * 1e-9, t.sum(n, wait) * 1e-9, t.sum(n, transfer) * 1e-9,
+               r.classes[size_t(Class::DataMovement)], r.classes[size_t(Class::Synchronization)]);
+  }
+  const auto& model = meta_at(meta_at(e.meta, "mpi"), "model");
+  if (model.is_object())
+    fmt::print("\nmessage model: latency {:.2f} us, {:.4f} ns/byte ({})\n",
+               model.value("latency_ns", 0.0) * 1e-3, model.value("ns_per_byte", 0.0),
+               model.value("source", std::string("?")));
+  fmt::print("calls, bytes, time, wait and transfer: summed over ranks and threads (wait + transfer = "
+             "time, the collector's split by the message model; management and start-up calls have "
+             "neither); data and sync: the classifier's data movement and synchronization of the "
+             "row, s of wall time (docs/mpi.md)\n");
+}
+
 // One row per region: for spreadsheets (csv) and documents (markdown).
 void print_rows(const MergedTree& t, const Analysis& a, const ReportOptions& o, bool csv) {
   auto quote = [](const std::string& s) {
@@ -276,6 +314,7 @@ void add_report(CLI::App& app) {
       "  scalea report md.p4                      overhead classes per region (T_s estimated)\n"
       "  scalea report md.p4 -r md.p1             against a reference run with 1 thread\n"
       "  scalea report md.p4 --view times         visits, times, waits, fork/join per region\n"
+      "  scalea report halo.p4 --view mpi         MPI call sites: bytes, waiting, transfer\n"
       "  scalea report md.p4 --min-time 0.01      hide regions shorter than 10 ms\n"
       "  scalea report md.p4 --format json        machine-readable (docs/json-schema.md)\n\n"
       "T_p is a region's wall time (its longest thread), T_o = T_p - T_s/p its total overhead,\n"
@@ -288,8 +327,10 @@ void add_report(CLI::App& app) {
   cmd->add_option("-f,--format", o->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "csv", "markdown"}))
       ->capture_default_str();
-  cmd->add_option("--view", o->view, "Text table: overhead classes or measured times")
-      ->check(CLI::IsMember({"overheads", "times"}))
+  cmd->add_option("--view", o->view,
+                  "Text table: overhead classes, measured times, or the MPI calls (bytes, waiting "
+                  "and transfer)")
+      ->check(CLI::IsMember({"overheads", "times", "mpi"}))
       ->capture_default_str();
   cmd->add_option("--min-time", o->min_time, "Hide regions whose wall time is below this (s)")
       ->check(CLI::NonNegativeNumber);
@@ -336,6 +377,7 @@ void add_report(CLI::App& app) {
     }
     print_header(e, a, refp, *o);
     if (o->view == "times") print_times_text(e, t, a, *o);
+    else if (o->view == "mpi") print_mpi_text(e, t, a, *o);
     else print_overheads_text(t, a, *o, ref_tree ? &*ref_tree : nullptr);
   });
 }

@@ -176,10 +176,11 @@ std::string dot_escape(const std::string& s) {
 }
 
 struct Cols {
-  int visits, time, wait, fork;
+  int visits, time, wait, fork, sent, recv, transfer;
   explicit Cols(const drg::Experiment& e)
       : visits(e.metric("visits")), time(e.metric("time")), wait(e.metric("wait")),
-        fork(e.metric("fork")) {}
+        fork(e.metric("fork")), sent(e.metric("bytes_sent")), recv(e.metric("bytes_recv")),
+        transfer(e.metric("transfer")) {}
 };
 
 // Exclusive wall time of a node: its T_p minus its children's (never below zero; the children
@@ -197,7 +198,8 @@ std::string export_csv(const Analyzed& x) {
   const auto& a = x.a;
   Cols c(x.e);
   std::ostringstream out;
-  out << "path,kind,label,source,function,rank,thread,visits,time,wait,fork,T_p,T_s,T_o";
+  out << "path,kind,label,source,function,rank,thread,visits,time,wait,fork,bytes_sent,bytes_recv,"
+         "transfer,T_p,T_s,T_o";
   for (auto k : kClassKeys) out << "," << k;
   out << ",dominant\n";
   for (uint32_t n : t.preorder()) {
@@ -214,8 +216,10 @@ std::string export_csv(const Analyzed& x) {
           << csv_quote(reg.label()) << ',' << csv_quote(reg.location()) << ','
           << csv_quote(reg.function) << ',' << tt.rank << ',' << tt.thread << ','
           << uint64_t(x.e.value(tt, m.node, c.visits)) << ','
-          << fmt::format("{:.9f},{:.9f},{:.9f}", x.e.value(tt, m.node, c.time) * 1e-9,
-                         x.e.value(tt, m.node, c.wait) * 1e-9, x.e.value(tt, m.node, c.fork) * 1e-9)
+          << fmt::format("{:.9f},{:.9f},{:.9f},{},{},{:.9f}", x.e.value(tt, m.node, c.time) * 1e-9,
+                         x.e.value(tt, m.node, c.wait) * 1e-9, x.e.value(tt, m.node, c.fork) * 1e-9,
+                         uint64_t(x.e.value(tt, m.node, c.sent)), uint64_t(x.e.value(tt, m.node, c.recv)),
+                         x.e.value(tt, m.node, c.transfer) * 1e-9)
           << tail << '\n';
     }
   }

@@ -44,7 +44,8 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
                  const overheads::Analysis& a, const drg::Experiment* ref,
                  const ReportJsonOptions& o) {
   const int visits = e.metric("visits"), time = e.metric("time"), wait = e.metric("wait"),
-            fork = e.metric("fork");
+            fork = e.metric("fork"), sent = e.metric("bytes_sent"), recv = e.metric("bytes_recv"),
+            transfer = e.metric("transfer");
   nlohmann::json out;
   out["schema"] = "scalea-report/1";
   out["experiment"] = {{"path", e.path}, {"command", meta_at(e.meta, "command")}, {"p", a.p},
@@ -100,6 +101,12 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
           {"recursion_folded", fold.hidden[n] != 0},
           {"time_compensated", a.noise_priced ? nlohmann::json(r.t_p - r.noise) : nlohmann::json(nullptr)},
           {"overheads", overheads_json(r)},
+          // MPI calls: bytes and the collector's split of their time (message model).
+          {"mpi", reg.kind != drg::RegionKind::Mpi
+                      ? nlohmann::json(nullptr)
+                      : nlohmann::json{{"bytes_sent", t.sum(n, sent)}, {"bytes_recv", t.sum(n, recv)},
+                                       {"wait", t.sum(n, wait) * 1e-9},
+                                       {"transfer", t.sum(n, transfer) * 1e-9}}},
           {"per_thread", per_thread},
       });
     }
