@@ -75,17 +75,28 @@ void run_cache(const CacheOptions& o) {
   }
   bool any_counter = !levels.empty() || instructions >= 0 || !other.empty();
 
-  // Regions with counts, largest time first.
+  // Regions with counts, largest time first. --region matches a region's name, label, source
+  // location ("md.c:90", "md.c"), function or call path.
+  auto matches = [&](uint32_t n) {
+    if (o.region.empty()) return true;
+    const drg::Region& r = t.region_of(n);
+    for (const std::string& s : {r.label(), r.name, r.location(), r.function})
+      if (!s.empty() && s.find(o.region) != std::string::npos) return true;
+    return t.path(n).find(o.region) != std::string::npos;
+  };
   std::vector<uint32_t> regions;
+  size_t matched = 0;
   for (uint32_t n : t.preorder()) {
-    if (!o.region.empty() && t.region_of(n).label().find(o.region) == std::string::npos &&
-        t.region_of(n).name != o.region)
-      continue;
+    if (!matches(n)) continue;
+    ++matched;
     bool counted = false;
     for (const LevelCols& l : levels) counted = counted || t.sum(n, l.misses) > 0;
     for (int m : other) counted = counted || t.sum(n, m) > 0;
-    if (counted || (!any_counter && n == 0)) regions.push_back(n);
+    if (counted) regions.push_back(n);
   }
+  if (matched == 0)
+    throw UserError("no region of " + e.path + " matches --region '" + o.region +
+                    "' (give part of a region's name, label, source file:line, function or path)");
   std::stable_sort(regions.begin(), regions.end(),
                    [&](uint32_t a, uint32_t b) { return t.max(a, time) > t.max(b, time); });
   if (o.top > 0 && regions.size() > size_t(o.top)) regions.resize(size_t(o.top));
@@ -112,6 +123,13 @@ void run_cache(const CacheOptions& o) {
                  "            (scalea run --counters PAPI_L2_DCM,PAPI_L2_DCA,... on a machine "
                  "with hardware counters; docs/counters.md)\n",
                  missing);
+    if (!any_counter)
+      fmt::print("\nno counters were measured in this run, so there is nothing per region and "
+                 "thread to show: run it with `scalea run --counters LIST` (the software events "
+                 "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES work everywhere; cache misses where the "
+                 "machine has hardware counters)\n");
+    else if (regions.empty())
+      fmt::print("\nno{} region has counts\n", o.region.empty() ? "" : " matching");
     fmt::print("\n");
   }
   for (uint32_t n : regions) {
