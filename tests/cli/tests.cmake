@@ -31,3 +31,14 @@ set_tests_properties(cli.deep_tree.1000 PROPERTIES LABELS "integration;cli" TIME
 add_test(NAME cli.deep_tree.100000 COMMAND ${_cli_run} ${CMAKE_BINARY_DIR}/bin ${_cli_corpus} ${_deep_100000})
 set_tests_properties(cli.deep_tree.100000 PROPERTIES LABELS "integration;cli" TIMEOUT 1800
                      ENVIRONMENT "${_deep_env}")
+
+# What the report says around the table: a reference that does not fit (refused unless --force),
+# an estimated program start, threads sharing CPUs, no trivial findings, cache --region FILE:LINE,
+# the MPI view.
+find_package(MPI COMPONENTS C QUIET)
+set(_cli_mpirun "")
+if(MPI_C_FOUND AND TARGET mpi_shapes AND TARGET scalea-mpi)
+  set(_cli_mpirun "${MPIEXEC_EXECUTABLE}")
+endif()
+add_test(NAME cli.report_context COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_report.sh ${CMAKE_BINARY_DIR}/bin ${_cli_mpirun})
+set_tests_properties(cli.report_context PROPERTIES LABELS "integration;cli" TIMEOUT 300 RUN_SERIAL TRUE)

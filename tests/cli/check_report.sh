@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# What the report says about the run around the table (docs/user-guide.md): a reference that does
+# not fit the run is refused unless --force, an estimated program start is said with its amount,
+# threads that share CPUs are said, trivial findings are not made, scalea cache --region takes a
+# source location, and --view mpi shows the MPI call sites with their bytes.
+# Usage: check_report.sh BIN_DIR [MPIRUN]
+set -u
+bin=$(cd "$1" && pwd); mpirun=${2:-}
+scalea=$bin/scalea
+shapes=$bin/omp/shapes
+for v in $(compgen -e | grep '^SCALEA_'); do unset "$v"; done
+export SCALEA_QUIET=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+tmp=$(mktemp -d /tmp/scalea-report.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+run() {  # run DIR THREADS ARGS...: the shapes program under scalea run
+  local dir=$1 p=$2; shift 2
+  OMP_NUM_THREADS=$p "$scalea" run -q -o "$dir" -- "$shapes" "$@" > /dev/null 2>&1 || fail "cannot run shapes $*"
+}
+
+# ---- a reference that does not fit ----
+run r2 2 slowloop 8 10 0.5
+run r1 1 slowloop 8 10 0.5
+run other1 1 slowloop 4 10 0.5      # other arguments
+run p2ref 2 slowloop 8 10 0.5       # p = 2
+OMP_NUM_THREADS=1 "$scalea" run -q -o prog1 -- "$bin/omp/imbalance" 5 > /dev/null 2>&1  # another program
+for cmd in "report r2 -r" "export --format json r2 -r" "diff r2 r2 --ref-a"; do
+  for bad in other1 p2ref prog1; do
+    # shellcheck disable=SC2086
+    "$scalea" $cmd "$bad" > out 2> err; rc=$?
+    [ $rc = 2 ] || fail "scalea $cmd $bad: exit $rc, expected 2"
+    [ "$(wc -l < err)" = 1 ] || fail "scalea $cmd $bad: $(wc -l < err) lines on stderr"
+    grep -q -- "--force" err || fail "scalea $cmd $bad: the error does not say --force: $(cat err)"
+  done
+done
+grep -q "other arguments" <("$scalea" report r2 -r other1 2>&1) || fail "other arguments not named"
+grep -q "p = 2" <("$scalea" report r2 -r p2ref 2>&1) || fail "the reference's p not named"
+grep -q "another program (imbalance" <("$scalea" report r2 -r prog1 2>&1) || fail "another program not named"
+"$scalea" report r2 -r other1 --force > out 2> err || fail "report --force failed: $(cat err)"
+grep -q "warning" err || fail "report --force gave no warning: $(cat err)"
+"$scalea" report r2 -r r1 > out 2> err || fail "a fitting reference was refused: $(cat err)"
+[ -s err ] && fail "a fitting reference gave stderr: $(cat err)"
+
+# ---- program start estimated: the tool loaded by the runtime after 150 ms of serial code ----
+OMP_NUM_THREADS=2 SCALEA_OUTPUT=late OMP_TOOL_LIBRARIES=$bin/../lib/libscalea-omp.so \
+  "$shapes" tasks 150 20 1 > /dev/null 2>&1 || fail "cannot run the late-loaded program"
+"$scalea" report late > out 2>&1
+grep -q "program start estimated (+0\.1" out || fail "no 'program start estimated (+0.1...' in: $(head -8 out)"
+run early 2 tasks 150 20 1
+"$scalea" report early > out 2>&1
+grep -q "program start estimated" out && fail "scalea run: the start is estimated: $(head -8 out)"
+
+# ---- trivial findings: one short parallel region run once ----
+run tiny 2 reduction 1 0
+"$scalea" report tiny > out 2>&1
+grep -q "0\.000 s" out && fail "a finding of 0.000 s: $(grep -A2 findings out)"
+
+# ---- scalea cache --region FILE:LINE ----
+line=$(grep -n "LOOP_SLOW" "$bin/../../apps/omp/shapes.c" 2>/dev/null | head -n1 | cut -d: -f1)
+OMP_NUM_THREADS=2 "$scalea" run -q --counters perf::PAGE-FAULTS -o cache -- "$shapes" slowloop 8 10 0.5 > /dev/null 2>&1
+"$scalea" cache cache --region "shapes.c:${line:-44}" --format json > out 2> err; rc=$?
+[ $rc = 0 ] || fail "cache --region shapes.c:$line: exit $rc: $(cat err)"
+"$scalea" cache cache --region nosuch.c:1 > out 2> err; rc=$?
+[ $rc = 2 ] && [ "$(wc -l < err)" = 1 ] || fail "cache --region that matches nothing: exit $rc, $(cat err)"
+
+# ---- MPI: threads sharing a core, and the MPI view ----
+if [ -n "$mpirun" ] && [ -x "$bin/mpi_shapes" ]; then
+  OMP_NUM_THREADS=2 "$mpirun" --allow-run-as-root --oversubscribe -np 1 \
+    "$scalea" run -q -o bound -- "$shapes" slowloop 8 10 0.5 > /dev/null 2>&1
+  bound_cpus=$(python3 -c "import json;print(json.load(open('bound/meta.json'))['affinity']['threads'][0]['count'])")
+  if [ "$bound_cpus" = 1 ]; then
+    "$scalea" report bound > out 2>&1
+    grep -q "^CPUS .*shared CPUs" out || fail "2 threads bound to one core, not said: $(head -8 out)"
+    grep -q "bind-to none" out || fail "the advice does not name --bind-to none"
+    "$scalea" report bound --format json | python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if d['experiment']['cpu_sharing'] else 1)" \
+      || fail "cpu_sharing empty in the JSON report"
+  else
+    echo "note: mpirun -np 1 did not bind the rank to one core here ($bound_cpus CPUs): not checked"
+  fi
+  OMP_NUM_THREADS=2 "$mpirun" --allow-run-as-root --oversubscribe -np 1 --bind-to none \
+    "$scalea" run -q -o unbound -- "$shapes" slowloop 8 10 0.5 > /dev/null 2>&1
+  "$scalea" report unbound > out 2>&1
+  grep -q "^CPUS" out && fail "unbound threads said to share CPUs: $(grep CPUS out)"
+  "$mpirun" --allow-run-as-root --oversubscribe -np 2 "$scalea" run -q -o mpi -- "$bin/mpi_shapes" allreduce 5 0.01 > /dev/null 2>&1
+  "$scalea" report mpi --view mpi > out 2>&1
+  grep -E "^MPI_Allreduce @mpi_shapes.c:[0-9]+ +10 +80 +80 " out > /dev/null \
+    || fail "--view mpi: no MPI_Allreduce row with 10 calls and 80 bytes each way: $(cat out)"
+fi
+
+echo "check_report: $fails failure(s)"
+[ $fails = 0 ]
