@@ -28,6 +28,9 @@ constexpr double kConstructOverheadNs = 2000;
 // reference's.
 constexpr double kSpinMinFlushes = 1000;
 constexpr double kSpinFactor = 2;
+// A data collective after the enclosing region's own code ran on one PE: that PE did at least
+// this share of the code.
+constexpr double kSerialShare = 0.9;
 
 // PE-seconds per rule (each rule names its class and subclass), plus useful work. Rules are
 // counted by their index in the table, so adding is an array update on the hot loops.
@@ -295,7 +298,7 @@ NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
   if (pl.collective && !pl.partial_barrier && pl.before == format::kNoIndex &&
       mn.parent != format::kNoIndex) {
     const MemberStats& ps = st[mn.parent];
-    if (ps.entered > 1 && ps.excl_sum > 0 && ps.excl_most >= 0.9 * ps.excl_sum)
+    if (ps.entered > 1 && ps.excl_sum > 0 && ps.excl_most >= kSerialShare * ps.excl_sum)
       pl.serial_pe = ps.excl_who, pl.serial_time = ps.excl_most;
   }
   if (pl.before != format::kNoIndex) pl.before_time = st[pl.before].time_max;
