@@ -160,8 +160,10 @@ void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOp
     double tp = o.compensate ? r.t_p - r.noise : r.t_p;
     // T_o% of a region too short to time says nothing.
     std::string pct = r.t_p >= 1e-6 ? fmt::format("{:>5.1f}%", 100 * r.t_o / r.t_p) : "     -";
-    fmt::print("{:<46} {:>9.4f} {:>9.4f} {}", tree_label(t, n, 46, o), tp, r.t_o, pct);
-    for (int c = 0; c < kClassCount; ++c) fmt::print(" {:>9.4f}", r.classes[size_t(c)]);
+    // Values that round to zero print as 0.0000, not -0.0000.
+    auto z = [](double v) { return std::fabs(v) < 5e-5 ? 0.0 : v; };
+    fmt::print("{:<46} {:>9.4f} {:>9.4f} {}", tree_label(t, n, 46, o), tp, z(r.t_o), pct);
+    for (int c = 0; c < kClassCount; ++c) fmt::print(" {:>9.4f}", z(r.classes[size_t(c)]));
     if (a.noise_priced) fmt::print(" {:>9.4f}", r.noise);
     fmt::print("\n");
   }
