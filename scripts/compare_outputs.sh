@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Byte-for-byte comparison of every analysis command's output between two builds of scalea, on
+# one corpus of experiments: for refactorings that must not change what users see (docs/
+# architecture.md, "Changing the code without changing the outputs").
+#
+# Usage: scripts/compare_outputs.sh [options] BASE CANDIDATE
+#   BASE, CANDIDATE   build directories (holding bin/scalea), or a git revision for BASE: it is
+#                     built in <work>/base-build from a worktree of this repository
+#   --corpus DIR      the experiments to analyse (made there when absent: see make_corpus)
+#   --work DIR        where the outputs go (default /tmp/scalea-compare)
+#   --keep-going      list every difference instead of stopping at the first 20
+#
+# The corpus is made once, by CANDIDATE's collector: OpenMP programs of apps/omp and tests (every
+# planted shape, tasks, locks, nesting, a gcc-built program where gcc is present), MPI programs at
+# 1, 2 and 4 ranks, a scaling study, and runs with counters. Then every command that reads
+# experiments runs on it with each build: report (text, json, csv, markdown, every view, with and
+# without a reference), export (every format), diff, drg, cache and the study report. Exit status
+# 0 when every output is identical, 1 when some differ (the first lines of each diff are shown),
+# 2 on bad usage.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+work=/tmp/scalea-compare
+corpus=""
+limit=20
+args=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --corpus) corpus=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --keep-going) limit=1000000; shift ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "compare_outputs: unknown option $1" >&2; exit 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+[ ${#args[@]} = 2 ] || { echo "compare_outputs: give BASE and CANDIDATE (see --help)" >&2; exit 2; }
+base=${args[0]}; cand=$(cd "${args[1]}" && pwd)
+[ -x "$cand/bin/scalea" ] || { echo "compare_outputs: $cand/bin/scalea not found" >&2; exit 2; }
+mkdir -p "$work"
+corpus=${corpus:-$work/corpus}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 SCALEA_QUIET=1
+
+# BASE as a git revision: built once in a worktree.
+if [ ! -x "$base/bin/scalea" ]; then
+  rev=$(git -C "$here" rev-parse --verify "$base^{commit}" 2>/dev/null) ||
+    { echo "compare_outputs: $base is neither a build directory nor a git revision" >&2; exit 2; }
+  src=$work/base-src; bld=$work/base-build
+  if [ "$(git -C "$src" rev-parse HEAD 2>/dev/null)" != "$rev" ]; then
+    git -C "$here" worktree remove --force "$src" 2>/dev/null || rm -rf "$src"
+    git -C "$here" worktree add --detach "$src" "$rev" > /dev/null
+  fi
+  echo "compare_outputs: building $base ($rev) in $bld" >&2
+  cmake -S "$src" -B "$bld" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+  cmake --build "$bld" --target scalea > /dev/null
+  base=$bld
+fi
+base=$(cd "$base" && pwd)
+
+# ---- the corpus ----
+make_corpus() {
+  local c=$1 s=$cand/bin/scalea omp=$cand/bin/omp
+  mkdir -p "$c"
+  echo "compare_outputs: making the corpus in $c" >&2
+  run() { local dir=$1 p=$2; shift 2; OMP_NUM_THREADS=$p "$s" run -q -o "$c/$dir" -- "$@" > /dev/null 2>&1 || true; }
+  for p in 1 2 4; do
+    run imbalance.p$p $p "$omp/imbalance" 10
+    run locks.p$p $p "$omp/locks" 2 2
+    run single.p$p $p "$omp/single" 10 2
+    run tasks.p$p $p "$omp/tasks" 8 5
+    for mode in "slowloop 8 5 0.5" "pipeline 4 4 5" "tasks 50 50 1" "partial 5 5" "reduction 8 2" "recursive 5 1"; do
+      set -- $mode
+      run "shapes-$1.p$p" $p "$omp/shapes" $mode
+    done
+  done
+  run nested 2 "$omp/nested" 10
+  run constructs 2 "$omp/constructs"
+  OMP_NUM_THREADS=2 "$s" run -q --counters perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES -o "$c/counters.p2" -- "$omp/shapes" slowloop 8 5 0.5 > /dev/null 2>&1 || true
+  if [ -x "$omp/imbalance_gcc" ]; then run gcc.p2 2 "$omp/imbalance_gcc" 10; fi
+  local mpirun; mpirun=$(command -v mpirun || true)
+  if [ -n "$mpirun" ] && [ -x "$cand/bin/mpi_planted" ]; then
+    for np in 1 2 4; do
+      "$mpirun" --oversubscribe -np $np "$s" run -q -o "$c/mpi_planted.np$np" -- "$cand/bin/mpi_planted" 0.2 > /dev/null 2>&1 || true
+      "$mpirun" --oversubscribe -np $np "$s" run -q -o "$c/mpi_shapes.np$np" -- "$cand/bin/mpi_shapes" allreduce 3 0.01 > /dev/null 2>&1 || true
+    done
+    OMP_NUM_THREADS=2 "$mpirun" --oversubscribe -np 2 "$s" run -q -o "$c/mpi_hybrid.np2" -- "$cand/bin/mpi_hybrid" 0.5 > /dev/null 2>&1 || true
+  fi
+  "$s" study -o "$c/study" --threads 1,2 --repeat 2 -- "$omp/shapes" slowloop 8 5 0.5 > /dev/null 2>&1 || true
+}
+[ -d "$corpus" ] && [ -n "$(ls -A "$corpus" 2>/dev/null)" ] || make_corpus "$corpus"
+
+# ---- the commands: one per line, EXP and REF stand for experiment paths ----
+commands_for() {  # commands_for EXP [REF]
+  local e=$1 r=${2:-}
+  local ref=""; [ -n "$r" ] && ref="-r $r"
+  echo "report $e"
+  echo "report $e --format json"
+  echo "report $e --format csv"
+  echo "report $e --format markdown"
+  echo "report $e --view times"
+  echo "report $e --view mpi"
+  echo "report $e --unfold --findings 10"
+  if [ -n "$r" ]; then
+    echo "report $e $ref --force"
+    echo "report $e $ref --force --format json"
+    echo "export --format csv $e $ref --force"
+    echo "export --format html --no-graphviz $e $ref --force"
+    echo "diff $e $r"
+  fi
+  for f in csv json dot hatchet extrap; do echo "export --format $f $e"; done
+  echo "drg $e"
+  echo "drg $e --graph regions"
+  echo "drg $e --metric visits --depth 3"
+  echo "cache $e"
+  echo "cache $e --format json"
+}
+
+list=$work/commands
+: > "$list"
+for e in "$corpus"/*/; do
+  e=${e%/}
+  name=$(basename "$e")
+  [ "$name" = study ] && continue
+  ref=""
+  case $name in
+    *.p2|*.p4) ref="$corpus/${name%.p*}.p1" ;;
+    *.np2|*.np4) ref="$corpus/${name%.np*}.np1" ;;
+  esac
+  [ -n "$ref" ] && [ -d "$ref" ] || ref=""
+  commands_for "$e" "$ref" >> "$list"
+done
+if [ -d "$corpus/study" ]; then
+  for f in text json csv markdown; do echo "report $corpus/study --format $f" >> "$list"; done
+fi
+
+# ---- run both builds ----
+n=0; differ=0
+while IFS= read -r cmd; do
+  n=$((n + 1))
+  for side in base cand; do
+    bin=$base; [ $side = cand ] && bin=$cand
+    # shellcheck disable=SC2086
+    ( cd "$work" && "$bin/bin/scalea" $cmd > "$work/$side.out" 2> "$work/$side.err"; echo "exit $?" >> "$work/$side.err" ) || true
+  done
+  if ! cmp -s "$work/base.out" "$work/cand.out" || ! cmp -s "$work/base.err" "$work/cand.err"; then
+    differ=$((differ + 1))
+    if [ $differ -le $limit ]; then
+      echo "DIFFERS: scalea $cmd"
+      diff "$work/base.out" "$work/cand.out" | head -8 || true
+      diff "$work/base.err" "$work/cand.err" | head -4 || true
+    fi
+  fi
+done < "$list"
+echo "compare_outputs: $n command(s) on $(ls "$corpus" | wc -l) experiment(s): $differ differ"
+[ $differ = 0 ]
