@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "text.hpp"
 #include "report_json.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
@@ -49,13 +50,6 @@ struct LevelCols {
   const char* name;
   int misses, accesses;
 };
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 void run_cache(const CacheOptions& o) {
   drg::Experiment e = drg::load_experiment(o.dir);

@@ -22,39 +22,27 @@ struct ExportOptions {
 };
 
 void run_export(const ExportOptions& o) {
-  if (o.format != "extrap" && o.dirs.size() != 1)
-    throw UserError(fmt::format("--format {} takes one experiment (got {}); only extrap takes "
-                                "several", o.format, o.dirs.size()));
+  const ExportFormat* f = find_export_format(o.format);
+  if (!f) throw UserError("unknown format " + o.format);  // CLI11 checked it already
+  if (!f->many_runs && o.dirs.size() != 1) {
+    std::string several;
+    for (const ExportFormat& g : export_formats())
+      if (g.many_runs) several += (several.empty() ? "" : ", ") + std::string(g.name);
+    throw UserError(fmt::format("--format {} takes one experiment (got {}); only {} takes "
+                                "several", o.format, o.dirs.size(), several));
+  }
   for (const std::string& d : o.dirs)
     if (is_study(d))
       throw UserError(d + " is a scaling study; export one of its runs (a subdirectory)");
-  if (o.format == "extrap") {
-    std::vector<std::unique_ptr<Analyzed>> runs;
-    std::vector<const Analyzed*> ptrs;
-    for (const std::string& d : o.dirs) {
-      runs.push_back(analyze(d, o.reference, o.p));
-      ptrs.push_back(runs.back().get());
-    }
-    write_output(o.output, [&](const TextSink& put) { export_extrap(put, ptrs); });
-    return;
+  std::vector<std::unique_ptr<Analyzed>> runs;
+  std::vector<const Analyzed*> ptrs;
+  for (const std::string& d : o.dirs) {
+    runs.push_back(analyze(d, o.reference, o.p));
+    ptrs.push_back(runs.back().get());
   }
-  std::unique_ptr<Analyzed> x = analyze(o.dirs[0], o.reference, o.p);
-  if (o.format == "json") {
-    write_output(o.output, [&](const TextSink& put) {
-      export_json(put, *x, o.findings);
-      put("\n");
-    });
-    if (!o.output.empty() && o.output != "-")
-      std::fprintf(stderr, "scalea export: wrote %s (%s)\n", o.output.c_str(), o.format.c_str());
-    return;
-  }
-  std::string text;
-  if (o.format == "csv") text = export_csv(*x);
-  else if (o.format == "dot") text = export_dot(*x);
-  else if (o.format == "hatchet") text = export_hatchet(*x);
-  else if (o.format == "html") text = render_html(*x, {o.findings, !o.no_graphviz});
-  write_output(o.output, text);
-  if (!o.output.empty() && o.output != "-")
+  ExportSettings settings{o.findings, !o.no_graphviz};
+  write_output(o.output, [&](const TextSink& put) { f->write(put, ptrs, settings); });
+  if (f->says_written && !o.output.empty() && o.output != "-")
     std::fprintf(stderr, "scalea export: wrote %s (%s)\n", o.output.c_str(), o.format.c_str());
 }
 
@@ -63,16 +51,15 @@ void run_export(const ExportOptions& o) {
 void add_export(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
   CLI::App* cmd = app.add_subcommand("export", "Write an experiment in a format other tools read");
+  std::string formats = "Formats:\n";
+  std::vector<std::string> names;
+  for (const ExportFormat& f : export_formats()) {
+    formats += fmt::format("  {:<8} {}\n", f.name, f.help);
+    names.emplace_back(f.name);
+  }
   cmd->footer(
-      "Formats:\n"
-      "  csv      one row per region and thread: metrics and the six overhead classes\n"
-      "  json     the report document (docs/json-schema.md) with the ranked findings\n"
-      "  dot      Graphviz call tree, coloured by dominant overhead class (dot -Tsvg)\n"
-      "  hatchet  Hatchet literal JSON: hatchet.GraphFrame.from_literal(json.load(f))\n"
-      "  extrap   Extra-P JSON Lines, one line per region, metric and run: give runs at\n"
-      "           several p to fit scaling models (extrap --json-lines FILE)\n"
-      "  html     one self-contained HTML report (same as scalea report --html)\n\n"
-      "Examples:\n"
+      formats +
+      "\nExamples:\n"
       "  scalea export --format csv -o md.csv md.p4\n"
       "  scalea export --format dot md.p4 | dot -Tsvg -o md.svg\n"
       "  scalea export --format hatchet -r md.p1 -o md.hatchet.json md.p4\n"
@@ -83,7 +70,7 @@ void add_export(CLI::App& app) {
       ->required();
   cmd->add_option("-f,--format", o->format, "Output format")
       ->required()
-      ->check(CLI::IsMember({"csv", "json", "dot", "hatchet", "extrap", "html"}));
+      ->check(CLI::IsMember(names));
   cmd->add_option("-r,--reference", o->reference, "Reference experiment (same program, p = 1)");
   cmd->add_flag("--force", reference_forced(),
                 "Use the reference even when its program, arguments or p differ (warned)");
@@ -94,6 +81,14 @@ void add_export(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--no-graphviz", o->no_graphviz, "html: show the region graph as a list");
+  cmd->add_flag_callback(
+      "--list-formats",
+      [] {
+        for (const ExportFormat& f : export_formats())
+          fmt::print("{}\t{}\n", f.name, f.many_runs ? "several experiments" : "one experiment");
+        std::exit(0);
+      },
+      "List the formats (name, and how many experiments each takes) and exit");
   cmd->callback([o] { run_export(*o); });
 }
 

@@ -17,6 +17,7 @@
 #include "report_json.hpp"
 #include "findings.hpp"
 #include "study_report.hpp"
+#include "text.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
 #include "scalea/overheads/classify.hpp"
@@ -257,11 +258,7 @@ void print_mpi_text(const drg::Experiment& e, const MergedTree& t, const Analysi
 
 // One row per region: for spreadsheets (csv) and documents (markdown).
 void print_rows(const MergedTree& t, const Analysis& a, const ReportOptions& o, bool csv) {
-  auto quote = [](const std::string& s) {
-    std::string q = "\"";
-    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return q + "\"";
-  };
+  auto quote = [](const std::string& s) { return csv_field(s, true); };
   std::vector<std::string> head = {"path", "kind", "source", "T_p", "T_s", "T_o"};
   for (auto k : overheads::kClassKeys) head.emplace_back(k);
   if (csv) {

@@ -20,6 +20,8 @@
 
 #include "commands.hpp"
 #include "findings.hpp"
+#include "text.hpp"
+#include "html.hpp"
 #include "scalea/drg/flat_map.hpp"
 #include "scalea/format.hpp"
 
@@ -158,13 +160,6 @@ std::string node_label(const MergedTree& t, uint32_t n) {
 
 namespace {
 
-std::string csv_quote(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
-}
-
 std::string dot_escape(const std::string& s) {
   std::string o;
   for (char ch : s) {
@@ -209,12 +204,12 @@ std::string export_csv(const Analyzed& x) {
     std::string tail = fmt::format(",{:.9f},{:.9f},{:.9f}", r.t_p, r.t_s, r.t_o);
     for (double v : r.classes) tail += fmt::format(",{:.9f}", v);
     tail += "," + std::string(dom < 0 ? "" : kClassKeys[size_t(dom)]);
-    std::string path = csv_quote(region_path(t, r));
+    std::string path = csv_field(region_path(t, r));
     for (const drg::Member& m : t.node(n).members) {
       const drg::ThreadTree& tt = x.e.threads[m.thread];
       out << path << ',' << format::region_kind_name(reg.kind) << ','
-          << csv_quote(reg.label()) << ',' << csv_quote(reg.location()) << ','
-          << csv_quote(reg.function) << ',' << tt.rank << ',' << tt.thread << ','
+          << csv_field(reg.label()) << ',' << csv_field(reg.location()) << ','
+          << csv_field(reg.function) << ',' << tt.rank << ',' << tt.thread << ','
           << uint64_t(x.e.value(tt, m.node, c.visits)) << ','
           << fmt::format("{:.9f},{:.9f},{:.9f},{},{},{:.9f}", x.e.value(tt, m.node, c.time) * 1e-9,
                          x.e.value(tt, m.node, c.wait) * 1e-9, x.e.value(tt, m.node, c.fork) * 1e-9,
@@ -480,6 +475,42 @@ std::optional<std::string> dot_to_svg(const std::string& dot, std::string* why) 
   size_t start = svg.find("<svg");
   if (start == std::string::npos) return fail("Graphviz `dot -Tsvg` wrote no SVG");
   return svg.substr(start);
+}
+
+namespace {
+void write_json_format(const TextSink& put, const std::vector<const Analyzed*>& runs, const ExportSettings& s) {
+  export_json(put, *runs[0], s.findings);
+  put("\n");
+}
+}  // namespace
+
+const std::vector<ExportFormat>& export_formats() {
+  static const std::vector<ExportFormat> formats = {
+      {"csv", "one row per region and thread: metrics and the six overhead classes", false, true,
+       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) { put(export_csv(*r[0])); }},
+      {"json", "the report document (docs/json-schema.md) with the ranked findings", false, true,
+       write_json_format},
+      {"dot", "Graphviz call tree, coloured by dominant overhead class (dot -Tsvg)", false, true,
+       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) { put(export_dot(*r[0])); }},
+      {"hatchet", "Hatchet literal JSON: hatchet.GraphFrame.from_literal(json.load(f))", false, true,
+       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) { put(export_hatchet(*r[0])); }},
+      {"extrap",
+       "Extra-P JSON Lines, one line per region, metric and run: give runs at\n"
+       "           several p to fit scaling models (extrap --json-lines FILE)",
+       true, false,
+       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) { export_extrap(put, r); }},
+      {"html", "one self-contained HTML report (same as scalea report --html)", false, true,
+       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings& s) {
+         put(render_html(*r[0], {s.findings, s.graphviz}));
+       }},
+  };
+  return formats;
+}
+
+const ExportFormat* find_export_format(std::string_view name) {
+  for (const ExportFormat& f : export_formats())
+    if (f.name == name) return &f;
+  return nullptr;
 }
 
 void write_output(const std::string& path, const std::string& text) {

@@ -87,6 +87,23 @@ void export_extrap(const TextSink& put, const std::vector<const Analyzed*>& runs
 // installed or fails; `why` then says what happened.
 std::optional<std::string> dot_to_svg(const std::string& dot, std::string* why = nullptr);
 
+// The formats of `scalea export`, one row each: the CLI's choices, its --help, the dispatch and
+// the export tests (`scalea export --list-formats`) all come from this table.
+struct ExportSettings {
+  size_t findings = 5;    // findings in json and html
+  bool graphviz = true;   // html: draw the region graph with Graphviz
+};
+struct ExportFormat {
+  std::string_view name;
+  std::string_view help;  // for --help, one or two lines
+  bool many_runs;         // takes several experiments (one otherwise)
+  bool says_written;      // says "scalea export: wrote FILE (format)" on stderr after a file
+  void (*write)(const TextSink& put, const std::vector<const Analyzed*>& runs,
+                const ExportSettings& settings);
+};
+const std::vector<ExportFormat>& export_formats();
+const ExportFormat* find_export_format(std::string_view name);
+
 // Writes `text` to `path` ("-" or "": stdout). Throws UserError naming the path when it cannot.
 void write_output(const std::string& path, const std::string& text);
 // The same for text made piece by piece by write(put): written as it is made to stdout; built

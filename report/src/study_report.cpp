@@ -23,6 +23,7 @@
 #include <unordered_map>
 
 #include "commands.hpp"
+#include "text.hpp"
 #include "export_formats.hpp"
 #include "findings.hpp"
 #include "report_json.hpp"
@@ -65,11 +66,9 @@ Stat stat_of(std::vector<double> v) {
   Stat s;
   s.n = v.size();
   if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  s.min = v.front();
-  s.max = v.back();
-  size_t m = v.size() / 2;
-  s.med = v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  s.min = *std::min_element(v.begin(), v.end());
+  s.max = *std::max_element(v.begin(), v.end());
+  s.med = median(std::move(v));
   return s;
 }
 
@@ -649,13 +648,6 @@ void print_text(const Data& d, bool markdown) {
 
 // ---- CSV ----
 
-std::string csv(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
-}
-
 std::string opt_csv(const std::optional<double>& v) { return v ? fmt::format("{:.9g}", *v) : ""; }
 
 // The regions CSV and JSON list: all, or the program and the --region / --top selection, in
@@ -693,8 +685,8 @@ void print_csv(const Data& d) {
   for_each_cell(d, selected_for_lists(d), [](int n, const Node& nd, const std::string& path,
                                               const Config& cf, const Cell& cell) {
     fmt::print("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{},{}", n,
-               nd.parent < 0 ? "" : std::to_string(nd.parent), nd.depth, csv(path), nd.kind, csv(nd.label),
-               csv(nd.location), cf.p(), cf.threads, cf.ranks, cell.samples.size(), cell.time.med,
+               nd.parent < 0 ? "" : std::to_string(nd.parent), nd.depth, csv_field(path), nd.kind, csv_field(nd.label),
+               csv_field(nd.location), cf.p(), cf.threads, cf.ranks, cell.samples.size(), cell.time.med,
                cell.time.min, cell.time.max, opt_csv(nd.t_s), opt_csv(cell.speedup), opt_csv(cell.efficiency));
     for (int k = 0; k < kClassCount; ++k) fmt::print(",{:.9g}", cell.cls_med[size_t(k)]);
     fmt::print(",{:.9g}\n", cell.total);
@@ -809,12 +801,6 @@ std::string slug(const std::string& s) {
   return out;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  if (!f) throw UserError("cannot write " + path + ": " + std::strerror(errno));
-}
-
 void make_plots(const Data& d, const std::string& outdir) {
   std::error_code ec;
   std::filesystem::create_directories(outdir, ec);
@@ -837,7 +823,7 @@ void make_plots(const Data& d, const std::string& outdir) {
     for (int n : with_speedup) dat += " " + (d.cells[size_t(n)][c].speedup ? fmt::format("{:.6g}", *d.cells[size_t(n)][c].speedup) : "?");
     dat += "\n";
   }
-  write_file(outdir + "/speedup.dat", dat);
+  write_output(outdir + "/speedup.dat", dat);
 
   std::string title_cmd = command_text(d.study);
   std::string gp =
@@ -890,7 +876,7 @@ void make_plots(const Data& d, const std::string& outdir) {
       data += cell.samples.empty() ? " ?" : fmt::format(" {:.6g}", cell.total);
       data += "\n";
     }
-    write_file(outdir + "/overheads-" + name + ".dat", data);
+    write_output(outdir + "/overheads-" + name + ".dat", data);
     std::string title = n == 0 ? "Overheads of the program (" + nd.label + ")" : "Overheads of " + node_title(nd);
     gp += "\n# Overhead classes per p: " + node_title(nd) + "\n";
     for (const std::string ext : {"svg", "png"}) {
@@ -910,7 +896,7 @@ void make_plots(const Data& d, const std::string& outdir) {
       outputs.push_back("overheads-" + name + "." + ext);
     }
   }
-  write_file(outdir + "/study.gp", gp);
+  write_output(outdir + "/study.gp", gp);
 
   if (find_program("gnuplot").empty()) {
     std::fprintf(stderr, "scalea report: gnuplot not found: wrote the data and %s/study.gp, no plots "

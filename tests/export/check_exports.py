@@ -365,6 +365,23 @@ def do_errors(c):
         print(f"{what}: exit 2, {lines[0]}")
 
 
+# --- formats: every format of `scalea export` has its check here ------------------------------
+
+def do_formats(c):
+    listed = c.scalea_run("export", "--list-formats").stdout.split("\n")
+    names = [line.split("\t")[0] for line in listed if line.strip()]
+    check(names, "scalea export --list-formats listed nothing")
+    cmake = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests.cmake")).read()
+    run_checks = re.search(r"foreach\(check ([^)]*)\)", cmake).group(1).split()
+    for name in names:
+        check(callable(globals().get("do_" + name)), f"format {name} has no check in check_exports.py")
+        check(name in run_checks, f"format {name} is not run by tests/export/tests.cmake")
+    help_text = c.scalea_run("export", "--help").stdout
+    for name in names:
+        check(f"  {name} " in help_text, f"format {name} is not in scalea export --help")
+    print("formats: " + ", ".join(names))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--scalea", required=True)

@@ -23,7 +23,7 @@ set(_ex_cmd ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_exports.py
 add_test(NAME export.runs COMMAND ${_ex_cmd} runs)
 set_tests_properties(export.runs PROPERTIES FIXTURES_SETUP export_runs
                      LABELS "integration;export" TIMEOUT 120)
-foreach(check csv json dot hatchet extrap html diff findings errors)
+foreach(check formats csv json dot hatchet extrap html diff findings errors)
   add_test(NAME export.${check} COMMAND ${_ex_cmd} ${check})
   set_tests_properties(export.${check} PROPERTIES FIXTURES_REQUIRED export_runs
                        LABELS "integration;export" TIMEOUT 120 SKIP_RETURN_CODE 77)
