@@ -7,6 +7,21 @@
 
 namespace scalea::overheads {
 
+std::string region_key(const drg::Region& r) {
+  std::string k = std::to_string(int(r.kind)) + ":" + std::to_string(r.subkind) + ":" + r.name;
+  if (!r.file.empty()) {
+    size_t slash = r.file.rfind('/');
+    k += "@" + (slash == std::string::npos ? r.file : r.file.substr(slash + 1)) + ":" +
+         std::to_string(r.line) + ":" + r.function;
+  } else if (!r.module.empty()) {
+    size_t slash = r.module.rfind('/');
+    k += "@" + (slash == std::string::npos ? r.module : r.module.substr(slash + 1)) + "+" +
+         std::to_string(r.address);
+  }
+  return k;
+}
+
+
 CallPathKeys::CallPathKeys() {
   region_keys_.emplace_back();  // the root's
   parent_.push_back(format::kNoIndex);

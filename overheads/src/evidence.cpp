@@ -1,0 +1,93 @@
+// The reference's evidence: extra work, spin-waits, replicated code and priced cache misses move
+// out of the run's useful time (docs/overhead-model.md, "How the buckets are measured", 4).
+#include "facts.hpp"
+
+#include <cmath>
+
+namespace scalea::overheads::detail {
+
+namespace {
+
+// Σ_i min(u_i, cap) over the PEs with useful time in merged node n (their rests, after pass 2).
+double capped_useful(const MergedTree& t, const RunFacts& f, const std::vector<size_t>& first,
+                     uint32_t n, double cap) {
+  double sum = 0;
+  for (const drg::Member& m : t.node(n).members) {
+    double u = f.rest[first[m.thread] + m.node];
+    const Rule* rule = f.plan[n].exclusive;
+    if (rule && rule->useful && u > 0) sum += std::min(u, cap);
+  }
+  return sum;
+}
+
+}  // namespace
+
+// Evidence from the reference run moves work out of the run's useful time: work of regions the
+// reference does not have and loop iterations beyond its count (additional computation), busy
+// waiting on flush, replicated code, and priced extra cache misses.
+void apply_evidence(const MergedTree& run, RunFacts& f, const std::vector<size_t>& first,
+                    const RunFacts& rf, const std::vector<uint32_t>& ref_index,
+                    const MachineModel* machine, bool& misses_priced) {
+  const Rule* extra = find_rule(RegionKind::Program, 0, Part::ExtraWork);
+  const Rule* replicated = find_rule(RegionKind::Program, 0, Part::Replicated);
+  const Rule* spin = find_rule(RegionKind::Program, 0, Part::SpinWait);
+  for (uint32_t n = 0; n < run.nodes().size(); ++n) {
+    const drg::Region& r = run.region_of(n);
+    const Rule* own_rule = f.plan[n].exclusive;
+    double u = f.own_useful[n];
+    if (!own_rule || !own_rule->useful || u <= 0) continue;
+    uint32_t rn = ref_index[f.keys[n]];
+    double moved = 0;
+    if (rn == format::kNoIndex) {
+      if (r.kind != RegionKind::Program) {
+        moved = u;
+        f.own[n].add(extra, u);
+      }
+    } else {
+      double u_ref = rf.own_useful[rn];
+      if ((r.kind == RegionKind::Loop || r.kind == RegionKind::Taskloop) &&
+          rf.iterations[rn] > 0 && f.iterations[n] > rf.iterations[rn] * 1.001) {
+        moved = u * (1 - rf.iterations[rn] / f.iterations[n]);
+        f.own[n].add(extra, moved);
+      }
+      double flushes = f.flushes[n], flushes_ref = rf.flushes[rn];
+      double k = f.useful_pes[n];
+      if (flushes >= kSpinMinFlushes + flushes_ref && flushes >= kSpinFactor * flushes_ref) {
+        // Busy-waiting on flush: the time beyond the reference's work is waiting.
+        double spun = std::max(0.0, u - moved - u_ref);
+        f.own[n].add(spin, spun);
+        moved += spun;
+      } else if (is_undivided(r.kind) && k >= 2 && u_ref > 0 &&
+                 f.visits[n] >= k * rf.visits[rn] &&
+                 f.useful_min[n] >= kReplicaMinShare * u_ref) {
+        // Every PE repeats the reference's visits and does most of its work: one copy is
+        // useful, the others are loss; time beyond the reference's per PE is not replication.
+        double copies = capped_useful(run, f, first, n, u_ref);
+        double lost = std::max(0.0, std::min(copies, u - moved) - u_ref);
+        f.own[n].add(replicated, lost);
+        moved += lost;
+      }
+    }
+    // Cache misses beyond the reference's, priced by the calibrated penalty per level.
+    if (rn != format::kNoIndex && machine && !machine->miss_penalty_ns.empty()) {
+      static const char* level_name[3] = {"L1", "L2", "L3"};
+      double d = 0;
+      for (size_t level = 0; level < 3; ++level) {
+        if (!f.has_misses[level] || !rf.has_misses[level]) continue;
+        auto pen = machine->miss_penalty_ns.find(level_name[level]);
+        if (pen == machine->miss_penalty_ns.end()) continue;
+        double more = f.misses[n][level] - rf.misses[rn][level];
+        if (more > 0) d += more * std::max(0.0, pen->second) * 1e-9;
+      }
+      d = std::min(d, std::max(0.0, u - moved));
+      if (d > 0) {
+        f.own[n].add(find_rule(r.kind, r.subkind, Part::ExtraMisses), d);
+        misses_priced = true;
+        moved += d;
+      }
+    }
+    f.own[n].useful -= moved;
+  }
+}
+
+}  // namespace scalea::overheads::detail

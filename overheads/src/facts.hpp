@@ -1,0 +1,286 @@
+// The classifier's internals (overheads/src/), shared by its passes: the facts measured per
+// merged node (measure.cpp), the idle PEs and the buckets per region (idle.cpp), the reference's
+// evidence (evidence.cpp) and the assembly of the rows (classify.cpp). Not a public interface.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <exception>
+#include <map>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "scalea/overheads/classify.hpp"
+#include "scalea/overheads/rules.hpp"
+
+namespace scalea::overheads::detail {
+
+using drg::MergedTree;
+using format::RegionKind;
+
+// ---- thresholds of the evidence rules (docs/overhead-model.md, "Thresholds") ------------------
+
+// Replicated code: every PE did at least this share of the reference's work in the region.
+constexpr double kReplicaMinShare = 0.6;
+// A parallel region's own code below this many ns per visit of the constructs inside it is the
+// runtime's cost of reaching them, not work.
+constexpr double kConstructOverheadNs = 2000;
+// A spin-wait on flush: flush visits grew by at least this many, and by this factor, over the
+// reference's.
+constexpr double kSpinMinFlushes = 1000;
+constexpr double kSpinFactor = 2;
+// A data collective after the enclosing region's own code ran on one PE: that PE did at least
+// this share of the code.
+constexpr double kSerialShare = 0.9;
+
+// PE-seconds per rule (each rule names its class and subclass), plus useful work. Rules are
+// counted by their index in the table, so adding is an array update on the hot loops.
+struct Buckets {
+  double useful = 0;
+  std::array<double, kClassCount> cls{};
+  std::vector<double> by_rule = std::vector<double>(rules().size(), 0.0);
+
+  void add(const Rule* rule, double v) {
+    if (!rule || v == 0) return;
+    if (rule->useful) {
+      useful += v;
+      return;
+    }
+    cls[size_t(rule->cls)] += v;
+    by_rule[size_t(rule - rules().data())] += v;
+  }
+  void add(const Buckets& o) {
+    useful += o.useful;
+    for (int c = 0; c < kClassCount; ++c) cls[size_t(c)] += o.cls[size_t(c)];
+    for (size_t i = 0; i < by_rule.size(); ++i) by_rule[i] += o.by_rule[i];
+  }
+};
+
+struct Columns {
+  int visits, time, wait, fork, join, task_exec, team_size, iterations, tasks_created, transfer;
+  explicit Columns(const drg::Experiment& e)
+      : visits(e.metric("visits")), time(e.metric("time")), wait(e.metric("wait")),
+        fork(e.metric("fork")), join(e.metric("join")), task_exec(e.metric("task_exec")),
+        team_size(e.metric("team_size")), iterations(e.metric("iterations")),
+        tasks_created(e.metric("tasks_created")), transfer(e.metric("transfer")) {}
+};
+
+// A thread's nodes in the order of the merged tree's member lists: by merged node, then by node.
+// Every analysis pass streams over the threads in this order, so each per-region sum adds the
+// same numbers in the same order as a walk over the region's members (thread by thread) would,
+// while reading each thread's arrays from one place in memory.
+inline void member_order(const std::vector<uint32_t>& merged, std::vector<uint32_t>& out) {
+  out.resize(merged.size());
+  for (uint32_t n = 0; n < merged.size(); ++n) out[n] = n;
+  if (!std::is_sorted(merged.begin(), merged.end()))
+    std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
+      return merged[a] != merged[b] ? merged[a] < merged[b] : a < b;
+    });
+}
+
+inline bool has_wait(RegionKind k) {
+  switch (k) {
+    case RegionKind::BarrierImplicit: case RegionKind::BarrierExplicit:
+    case RegionKind::BarrierImplementation: case RegionKind::Taskwait: case RegionKind::Taskgroup:
+    case RegionKind::Reduction: case RegionKind::Critical: case RegionKind::Lock:
+    case RegionKind::NestLock: case RegionKind::Atomic: case RegionKind::Ordered:
+    case RegionKind::Mpi:
+      return true;
+    default:
+      return false;
+  }
+}
+
+inline bool is_barrier(RegionKind k) {
+  return k == RegionKind::BarrierImplicit || k == RegionKind::BarrierExplicit;
+}
+
+inline bool is_partial_construct(RegionKind k) {
+  return k == RegionKind::Single || k == RegionKind::Sections || k == RegionKind::Masked;
+}
+
+// Code that is not divided among the PEs that run it: each of them runs all of it. Only there can
+// work be replicated; worksharing constructs (loop, taskloop, sections, single, distribute,
+// workshare) and tasks divide their work by construction.
+inline bool is_undivided(RegionKind k) {
+  return k == RegionKind::Program || k == RegionKind::Function || k == RegionKind::User ||
+         k == RegionKind::Parallel;
+}
+
+// The subkind the rules are looked up with: MPI_Init/MPI_Finalize get their own (kMpiStartup).
+inline uint16_t rule_subkind(const drg::Region& r) {
+  return r.kind == RegionKind::Mpi && is_mpi_startup(r.name) ? kMpiStartup : r.subkind;
+}
+
+// Synchronization that waits for the PEs still running the region before it.
+inline bool waits_for_others(const drg::Region& r) {
+  if (is_barrier(r.kind)) return true;
+  return r.kind == RegionKind::Mpi && (r.subkind == uint16_t(format::MpiClass::Collective) ||
+                                       r.subkind == uint16_t(format::MpiClass::Sync));
+}
+
+// What the PEs holding one merged node have in common: maxima, sums and counts over its members
+// (one per thread), gathered in one streaming pass over the threads. Times are the members' `incl`.
+struct MemberStats {
+  size_t members = 0;
+  size_t entered = 0;         // members with visits > 0: the PEs that ran the region
+  double time_max = 0, time_min = 0;  // s, over every member
+  double visits = 0, iterations = 0;  // visits summed, iterations the largest
+  double tasks_created = 0;
+  double master_join = 0;     // s, join of the parallel region's master
+  // Over the members that entered: time in s, and the threads with the most and least of it.
+  double sum_t = 0, max_t = -1, min_t = 1e300;
+  int most_loaded = -1, least_loaded = -1;
+  // Positive exclusive time of the members that entered, and the thread with the most of it.
+  double excl_sum = 0, excl_most = 0;
+  uint32_t excl_who = format::kNoIndex;
+  double fork_join = 0;       // s, fork + join of the parallel region's members, summed
+  std::array<double, 3> misses{};  // inclusive cache misses per level, summed
+};
+
+// How one merged node's PE-time is split (the per-PE decisions of measure()), fixed before the
+// pass over the PEs from the statistics of the whole run.
+struct NodePlan {
+  const drg::Region* region = nullptr;
+  // MPI collectives: a rank's transfer is at most the fastest rank's time and the message
+  // model's; the rest is waiting.
+  bool collective = false;
+  double fastest = 0;  // s
+  // A one-rank run: MPI calls have no partner to wait for.
+  bool no_partner = false;
+  // A barrier right after single/sections/masked waits for the one thread that ran the body.
+  bool partial_barrier = false;
+  // Synchronization right after a region that fewer PEs ran: for the PEs that did not run it,
+  // the wait (up to that region's time) is loss of parallelism.
+  uint32_t before = format::kNoIndex;
+  size_t before_pes = 0;
+  double before_time = 0;  // s
+  // A data collective after the enclosing region's own code ran on one PE only.
+  uint32_t serial_pe = format::kNoIndex;
+  double serial_time = 0;  // s
+  // The region's rules for each part of a PE's time, looked up once.
+  const Rule *wait = nullptr, *fork_join = nullptr, *partial_wait = nullptr,
+             *serial_wait = nullptr, *exclusive = nullptr, *idle_root = nullptr;
+  // PEs that ran the region for less than its wall time, and PEs that did not run it.
+  const Rule *shorter = nullptr, *not_ran_one = nullptr, *not_ran_some = nullptr;
+};
+
+// Everything the analysis needs from one run, per merged node.
+struct RunFacts {
+  std::vector<MemberStats> stats;
+  std::vector<NodePlan> plan;
+  std::vector<Buckets> own;        // classified PE-time of the node itself (not its subtree)
+  std::vector<double> own_useful;  // useful PE-time of the node itself
+  // Over the PEs with useful time in the node: the least and the most of it, and how many.
+  std::vector<double> useful_min, useful_max;
+  std::vector<uint32_t> useful_pes;
+  std::vector<double> time_max;    // s
+  std::vector<double> visits, iterations;
+  std::vector<double> flushes;     // visits of the flush regions directly below the node
+  std::vector<uint32_t> keys;  // call-path key of every node
+  std::vector<double> useful_per_pe;  // useful seconds per thread (for POP metrics)
+  // Per thread node (offset Workers::first): exclusive time, then (after pass 2) its useful or
+  // classified rest; and the time including what the node contains (thread_times).
+  std::vector<double> rest, incl;
+  // Exclusive cache misses per level (L1, L2, L3) per node, when the run has the counters.
+  std::array<bool, 3> has_misses{};
+  std::vector<std::array<double, 3>> misses;
+};
+
+// The passes over the PEs run on a few workers. Each pass gives every worker a range of merged
+// nodes (or of threads, for per-thread results) and the worker visits the threads in order, so
+// every sum still adds the same numbers in the same order as one serial walk: the results do
+// not depend on the number of workers.
+class Workers {
+ public:
+  Workers(const MergedTree& t, unsigned requested) {
+    const drg::Experiment& e = t.experiment();
+    first_.assign(e.threads.size() + 1, 0);
+    for (size_t ti = 0; ti < e.threads.size(); ++ti) first_[ti + 1] = first_[ti] + e.threads[ti].size();
+    unsigned k = requested ? requested : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+    // Below this many thread nodes, starting threads costs more than it saves.
+    if (!requested && first_.back() < (size_t(1) << 16)) k = 1;
+    count_ = std::max(1u, k);
+    // Merged nodes split by their number of members, threads by their number of nodes.
+    std::vector<size_t> members(t.nodes().size() + 1, 0);
+    for (size_t n = 0; n < t.nodes().size(); ++n) members[n + 1] = members[n] + t.node(uint32_t(n)).members.size();
+    node_bounds_ = split(members);
+    thread_bounds_ = split(first_);
+  }
+
+  unsigned count() const { return count_; }
+  // Offset of each thread's nodes in arrays over all thread nodes; the last entry is the total.
+  const std::vector<size_t>& first() const { return first_; }
+  std::pair<uint32_t, uint32_t> nodes(unsigned w) const { return {node_bounds_[w], node_bounds_[w + 1]}; }
+  std::pair<uint32_t, uint32_t> threads(unsigned w) const { return {thread_bounds_[w], thread_bounds_[w + 1]}; }
+
+  // Runs body(w) for every worker w, on this thread and count() - 1 others.
+  template <class Body>
+  void run(Body&& body) const {
+    std::vector<std::exception_ptr> errors(count_);
+    auto guarded = [&](unsigned w) {
+      try {
+        body(w);
+      } catch (...) {
+        errors[w] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned w = 1; w < count_; ++w) pool.emplace_back(guarded, w);
+    guarded(0);
+    for (std::thread& th : pool) th.join();
+    for (const auto& err : errors)
+      if (err) std::rethrow_exception(err);
+  }
+
+ private:
+  // count_ + 1 bounds cutting [0, prefix.size() - 1) into ranges of about equal weight.
+  std::vector<uint32_t> split(const std::vector<size_t>& prefix) const {
+    std::vector<uint32_t> bounds(count_ + 1, 0);
+    size_t items = prefix.size() - 1;
+    for (unsigned w = 1; w < count_; ++w) {
+      size_t goal = prefix.back() / count_ * w;
+      bounds[w] = uint32_t(std::lower_bound(prefix.begin(), prefix.end(), goal) - prefix.begin());
+      bounds[w] = std::clamp<uint32_t>(bounds[w], bounds[w - 1], uint32_t(items));
+    }
+    bounds[count_] = uint32_t(items);
+    return bounds;
+  }
+
+  unsigned count_ = 1;
+  std::vector<size_t> first_;
+  std::vector<uint32_t> node_bounds_, thread_bounds_;
+};
+
+// The part of a thread's member order (member_order) that falls in merged nodes [lo, hi).
+inline std::pair<const uint32_t*, const uint32_t*> in_range(const std::vector<uint32_t>& order,
+                                                     const std::vector<uint32_t>& merged,
+                                                     std::pair<uint32_t, uint32_t> range) {
+  auto below = [&](uint32_t tn, uint32_t n) { return merged[tn] < n; };
+  const uint32_t* b = std::lower_bound(order.data(), order.data() + order.size(), range.first, below);
+  const uint32_t* e = std::lower_bound(b, order.data() + order.size(), range.second, below);
+  return {b, e};
+}
+
+// Every region's classified PE-time: its own buckets summed over its subtree, plus the idle time
+// of the PEs with respect to it and the PEs that never held it. With `visit_cost`, also the
+// longest time of any PE once the tool's cost below it is taken away, and the visits below.
+struct Totals {
+  std::vector<Buckets> total;
+  std::vector<double> compensated, events_below;
+};
+
+// measure.cpp: the run's facts per merged node, its PEs' time split by the rules.
+RunFacts measure(const MergedTree& t, const Workers& workers, CallPathKeys& keys);
+// idle.cpp: subtree sums, idle PEs and absent PEs per region; the tool's cost per visit kind.
+Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p,
+              const std::vector<double>* visit_cost);
+std::vector<double> visit_costs(const drg::Experiment& e, const MachineModel& machine);
+int count_pes(const drg::Experiment& e);
+// evidence.cpp: the reference's evidence moves work out of the run's useful time.
+void apply_evidence(const MergedTree& run, RunFacts& f, const std::vector<size_t>& first,
+                    const RunFacts& rf, const std::vector<uint32_t>& ref_index,
+                    const MachineModel* machine, bool& misses_priced);
+
+}  // namespace scalea::overheads::detail

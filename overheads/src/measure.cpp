@@ -1,0 +1,367 @@
+// The classifier's first pass: every PE's time in every region, measured and split by the rules.
+#include "facts.hpp"
+
+#include <cmath>
+
+namespace scalea::overheads::detail {
+
+namespace {
+
+bool is_task(const drg::Experiment& e, const drg::ThreadTree& t, uint32_t n) {
+  return e.regions[t.region[n]].kind == RegionKind::Task;
+}
+
+// The times of every node of one thread, in seconds: `excl` its exclusive time, `incl` its time
+// including what it contains. An explicit task belongs to the node where it was created: a task
+// node is not subtracted from its parent (the task may have run anywhere on this thread); each
+// node instead gives back the task time that ran while it was open (task_exec) outside its
+// children. `incl` is the subtree sum of `excl` in the thread's tree, where a task node is a child
+// of its creation context: the node's own time plus the tasks created inside it that this thread
+// ran, wherever it ran them. `child_time`, `child_task` and `acc` are scratch.
+void thread_times(const drg::Experiment& e, const drg::ThreadTree& t, const Columns& c,
+                  std::vector<double>& child_time, std::vector<double>& child_task,
+                  std::vector<double>& acc, double* excl, double* incl) {
+  child_time.assign(t.size(), 0);
+  child_task.assign(t.size(), 0);
+  acc.assign(t.size(), 0);
+  // A node never entered on this thread (visits 0) only exists as the path to regions the
+  // thread did run (a worker's copy of the master's context): it covers its children's time
+  // and has none of its own.
+  for (uint32_t n = uint32_t(t.size()); n-- > 0;) {
+    bool entered = e.value(t, n, c.visits) > 0;
+    double covered = entered ? e.value(t, n, c.time) : child_time[n];
+    // Tasks run inside a child ran inside the node too: never less than the children's.
+    double tasks = entered ? std::max(e.value(t, n, c.task_exec), child_task[n]) : child_task[n];
+    if (n > 0 && !is_task(e, t, n)) {
+      child_time[t.parent[n]] += covered;
+      child_task[t.parent[n]] += tasks;
+    }
+    excl[n] = entered ? (e.value(t, n, c.time) - child_time[n] - (tasks - child_task[n])) * 1e-9
+                      : 0.0;
+    incl[n] = excl[n] + acc[n];
+    if (n > 0) acc[t.parent[n]] += incl[n];
+  }
+}
+
+// The counter column of a cache level's misses ("papi:PAPI_L1_DCM", ...), or -1.
+int miss_column(const drg::Experiment& e, int level) {
+  static const char* names[3][2] = {{"papi:PAPI_L1_DCM", "papi:PAPI_L1_TCM"},
+                                    {"papi:PAPI_L2_DCM", "papi:PAPI_L2_TCM"},
+                                    {"papi:PAPI_L3_TCM", "papi:PAPI_L3_DCM"}};
+  for (const char* n : names[level])
+    if (e.metric(n) >= 0) return e.metric(n);
+  return -1;
+}
+
+// Position of every merged node among its parent's children.
+std::vector<uint32_t> child_positions(const MergedTree& t) {
+  std::vector<uint32_t> pos(t.nodes().size(), 0);
+  for (const drg::MergedNode& mn : t.nodes())
+    for (uint32_t k = 0; k < mn.children.size(); ++k) pos[mn.children[k]] = k;
+  return pos;
+}
+
+// A single or masked body that created no tasks, or fewer sections than the PEs that reached
+// them: one PE (or a few) works while the rest of the team idles.
+bool runs_on_part_of_team(const drg::Region& r, const MemberStats& s) {
+  if (r.kind == RegionKind::Single || r.kind == RegionKind::Masked) return s.tasks_created == 0;
+  if (r.kind == RegionKind::Sections)
+    return s.visits > 0 && s.entered > 0 && s.iterations * double(s.entered) / s.visits < double(s.entered);
+  return false;
+}
+
+NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
+                   const std::vector<uint32_t>& child_pos, double construct_visits, uint32_t n,
+                   bool one_rank, bool in_task) {
+  const drg::MergedNode& mn = t.node(n);
+  const drg::Region& r = t.region_of(n);
+  uint16_t sub = rule_subkind(r);
+  NodePlan pl;
+  pl.region = &r;
+  pl.wait = find_rule(r.kind, sub, Part::Wait);
+  pl.fork_join = find_rule(r.kind, sub, Part::ForkJoin);
+  pl.partial_wait = find_rule(r.kind, sub, Part::PartialBarrierWait);
+  pl.serial_wait = find_rule(r.kind, sub, Part::SerialWait);
+  pl.exclusive = find_rule(r.kind, sub, Part::Exclusive);
+  pl.idle_root = find_rule(r.kind, sub, Part::IdleRoot);
+  pl.collective = r.kind == RegionKind::Mpi && r.subkind == uint16_t(format::MpiClass::Collective);
+  // One rank: no partner to wait for, whatever the message model made of the call's time.
+  if (one_rank && r.kind == RegionKind::Mpi) {
+    if (const Rule* local = find_rule(r.kind, sub, Part::NoPartner)) {
+      pl.no_partner = true;
+      pl.exclusive = local;
+      pl.collective = false;
+    }
+  }
+  // A parallel region whose own code is only the way to many small constructs: that code is the
+  // runtime's cost of entering and leaving them.
+  if (r.kind == RegionKind::Parallel && construct_visits > 0 &&
+      std::max(0.0, st[n].excl_sum - st[n].fork_join) * 1e9 < kConstructOverheadNs * construct_visits)
+    pl.exclusive = find_rule(r.kind, sub, Part::BetweenConstructs);
+  // A barrier right after single/sections/masked waits for the one thread that ran the body.
+  // More generally, synchronization right after a region that fewer PEs ran (serial code on
+  // rank 0 before a broadcast) waits for that code: for the PEs that did not run it, the wait
+  // (up to that region's time) is loss of parallelism.
+  if (waits_for_others(r) && mn.parent != format::kNoIndex && child_pos[n] > 0) {
+    uint32_t prev = t.node(mn.parent).children[child_pos[n] - 1];
+    pl.partial_barrier = is_barrier(r.kind) && is_partial_construct(t.region_of(prev).kind) &&
+                         runs_on_part_of_team(t.region_of(prev), st[prev]);
+    size_t here = st[n].entered;
+    pl.before_pes = st[prev].entered;
+    bool partial_prev = is_partial_construct(t.region_of(prev).kind);
+    if (!pl.partial_barrier && !partial_prev && pl.before_pes > 0 && pl.before_pes < here)
+      pl.before = prev;
+  }
+  // The same when the enclosing region's own code ran on one PE only and a data collective
+  // follows (rank 0 computes, then broadcasts the result the others need): that PE's code time
+  // bounds the loss in the others' waits. A late arrival at a pure barrier stays
+  // synchronization: nothing tells it apart from imbalance.
+  if (pl.collective && !pl.partial_barrier && pl.before == format::kNoIndex &&
+      mn.parent != format::kNoIndex) {
+    const MemberStats& ps = st[mn.parent];
+    if (ps.entered > 1 && ps.excl_sum > 0 && ps.excl_most >= kSerialShare * ps.excl_sum)
+      pl.serial_pe = ps.excl_who, pl.serial_time = ps.excl_most;
+  }
+  if (pl.before != format::kNoIndex) pl.before_time = st[pl.before].time_max;
+  pl.fastest = pl.collective ? st[n].time_min : 0;
+
+  // Idle PEs. In a synchronization, a PE with less time in it than the longest arrived late: the
+  // others' waits already hold what that cost the enclosing region, so its share in the
+  // synchronization's own row is load imbalance, which no enclosing row adds up.
+  pl.shorter = find_rule(r.kind, sub, Part::IdleShorter);
+  pl.not_ran_one = find_rule(r.kind, sub, Part::IdleOneRan);
+  pl.not_ran_some = find_rule(r.kind, sub, Part::IdleSomeRan);
+  // A synchronization construct some PEs never entered (a taskwait of the thread that created
+  // the tasks, a lock one thread took): they were working elsewhere meanwhile, as a PE that spent
+  // less time in it was. Not serial code.
+  if (has_wait(r.kind)) pl.not_ran_one = pl.not_ran_some = pl.shorter;
+  if (runs_on_part_of_team(r, st[n])) {
+    pl.shorter = pl.not_ran_one = pl.not_ran_some = find_rule(r.kind, sub, Part::IdlePartial);
+  }
+  // In an explicit task, a PE with less of its work ran other tasks of the team, or waited.
+  if (in_task)
+    pl.shorter = pl.not_ran_one = pl.not_ran_some = find_rule(r.kind, sub, Part::IdleInTask);
+  return pl;
+}
+
+// The rule for a PE's own time in a node: the region's, except on the program region of a
+// thread that is not the initial one (that thread is idle in the runtime).
+const Rule* exclusive_rule(const NodePlan& pl, const drg::ThreadTree& th) {
+  if (pl.region->kind == RegionKind::Program && !(th.flags & format::kThreadInitial))
+    return pl.idle_root;
+  return pl.exclusive;
+}
+
+// Pass 1: statistics over each merged node's members.
+void member_stats(const MergedTree& t, const Workers& workers, const Columns& c,
+                  const std::array<int, 3>& miss_col, RunFacts& f) {
+  const drg::Experiment& e = t.experiment();
+  const std::vector<size_t>& first = workers.first();
+  std::vector<MemberStats>& st = f.stats;
+  st.assign(t.nodes().size(), MemberStats{});
+  workers.run([&](unsigned w) {
+    std::vector<uint32_t> order;
+    for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
+      const drg::ThreadTree& th = e.threads[ti];
+      const std::vector<uint32_t>& merged = t.merged_of(ti);
+      const double* x_of = f.rest.data() + first[ti];
+      const double* in_of = f.incl.data() + first[ti];
+      member_order(merged, order);
+      auto [begin, end] = in_range(order, merged, workers.nodes(w));
+      for (const uint32_t* it = begin; it != end; ++it) {
+        uint32_t tn = *it;
+        MemberStats& s = st[merged[tn]];
+        double time = in_of[tn], iterations = e.value(th, tn, c.iterations);
+        if (s.members++ == 0) {
+          s.time_max = s.time_min = time;
+          s.iterations = iterations;
+        } else {
+          if (time > s.time_max) s.time_max = time;
+          if (time < s.time_min) s.time_min = time;
+          if (iterations > s.iterations) s.iterations = iterations;
+        }
+        s.visits += e.value(th, tn, c.visits);
+        s.tasks_created += e.value(th, tn, c.tasks_created);
+        for (size_t level = 0; level < 3; ++level)
+          if (miss_col[level] >= 0) s.misses[level] += e.value(th, tn, miss_col[level]);
+        if (e.value(th, tn, c.visits) == 0) continue;
+        ++s.entered;
+        if (t.region_of(merged[tn]).kind == RegionKind::Parallel) {
+          s.fork_join += (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9;
+          if (e.value(th, tn, c.team_size) > 0) s.master_join = e.value(th, tn, c.join) * 1e-9;
+        }
+        s.sum_t += time;
+        if (time > s.max_t) s.max_t = time, s.most_loaded = int(ti);
+        if (time < s.min_t) s.min_t = time, s.least_loaded = int(ti);
+        double x = x_of[tn];
+        if (x <= 0) continue;
+        s.excl_sum += x;
+        if (x > s.excl_most) s.excl_most = x, s.excl_who = ti;
+      }
+    }
+  });
+}
+
+// Pass 2: each PE's exclusive time in each node, split into its parts and classified into the
+// node's own buckets. Leaves each PE's rest (useful or classified) in f.rest.
+void classify_parts(const MergedTree& t, const Workers& workers, const Columns& c, RunFacts& f) {
+  const drg::Experiment& e = t.experiment();
+  const std::vector<size_t>& first = workers.first();
+  const std::vector<MemberStats>& st = f.stats;
+  size_t n_nodes = t.nodes().size();
+  std::vector<char> is_before(n_nodes, 0);  // some node's plan asks which PEs entered this one
+  for (const NodePlan& pl : f.plan)
+    if (pl.before != format::kNoIndex) is_before[pl.before] = 1;
+  workers.run([&](unsigned w) {
+    std::vector<uint32_t> order;
+    std::vector<char> entered(n_nodes, 0);  // per merged node: the current thread entered it
+    for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
+      const drg::ThreadTree& th = e.threads[ti];
+      const std::vector<uint32_t>& merged = t.merged_of(ti);
+      double* x_of = f.rest.data() + first[ti];
+      for (uint32_t tn = 0; tn < th.size(); ++tn)
+        if (is_before[merged[tn]] && e.value(th, tn, c.visits) > 0) entered[merged[tn]] = 1;
+      member_order(merged, order);
+      auto [begin, end] = in_range(order, merged, workers.nodes(w));
+      for (const uint32_t* it = begin; it != end; ++it) {
+        uint32_t tn = *it;
+        uint32_t n = merged[tn];
+        const NodePlan& pl = f.plan[n];
+        const drg::Region& r = *pl.region;
+        double x = x_of[tn];
+        double wait = 0, fork_join = 0;
+        if (pl.no_partner) {
+          wait = 0;
+        } else if (pl.collective && st[n].members > 1) {
+          // Transfer: at most the fastest rank's time and what the message model allows.
+          double transfer = std::min(std::max(x, 0.0), pl.fastest);
+          if (c.transfer >= 0) transfer = std::min(transfer, e.value(th, tn, c.transfer) * 1e-9);
+          wait = std::max(x, 0.0) - transfer;
+        } else if (has_wait(r.kind)) {
+          wait = std::min(e.value(th, tn, c.wait) * 1e-9, std::max(x, 0.0));
+        }
+        if (r.kind == RegionKind::Parallel && e.value(th, tn, c.team_size) > 0)
+          fork_join = (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9;
+        double rest = x - wait - fork_join;
+        Buckets& b = f.own[n];
+        if (pl.partial_barrier) {
+          b.add(pl.partial_wait, wait);
+        } else if (pl.serial_pe != format::kNoIndex && ti != pl.serial_pe) {
+          double lost = std::min(wait, pl.serial_time);
+          b.add(pl.serial_wait, lost);
+          b.add(pl.wait, wait - lost);
+        } else if (pl.before != format::kNoIndex && !entered[pl.before]) {
+          double lost = std::min(wait, pl.before_time);
+          b.add(pl.before_pes == 1 ? pl.serial_wait : pl.partial_wait, lost);
+          b.add(pl.wait, wait - lost);
+        } else {
+          b.add(pl.wait, wait);
+        }
+        b.add(pl.fork_join, fork_join);
+        const Rule* rule = exclusive_rule(pl, th);
+        b.add(rule, rest);
+        if (rule && rule->useful && rest > 0) {
+          f.own_useful[n] += rest;
+          f.useful_min[n] = f.useful_pes[n] ? std::min(f.useful_min[n], rest) : rest;
+          f.useful_max[n] = std::max(f.useful_max[n], rest);
+          ++f.useful_pes[n];
+        } else if (rule && rule->useful) {
+          f.own_useful[n] += rest;
+        }
+        x_of[tn] = rest;
+      }
+      for (uint32_t tn = 0; tn < th.size(); ++tn) entered[merged[tn]] = 0;
+    }
+  });
+}
+
+}  // namespace
+
+RunFacts measure(const MergedTree& t, const Workers& workers, CallPathKeys& keys) {
+  const drg::Experiment& e = t.experiment();
+  Columns c(e);
+  size_t n_nodes = t.nodes().size();
+  RunFacts f;
+  f.keys = keys.intern(t);
+  std::array<int, 3> miss_col{};
+  for (int level = 0; level < 3; ++level) {
+    miss_col[size_t(level)] = miss_column(e, level);
+    f.has_misses[size_t(level)] = miss_col[size_t(level)] >= 0;
+  }
+  const std::vector<size_t>& first = workers.first();
+
+  // Exclusive and inclusive time of every node of every thread.
+  f.rest.resize(first.back());
+  f.incl.resize(first.back());
+  workers.run([&](unsigned w) {
+    std::vector<double> scratch_time, scratch_task, scratch_acc;
+    auto [lo, hi] = workers.threads(w);
+    for (uint32_t ti = lo; ti < hi; ++ti)
+      thread_times(e, e.threads[ti], c, scratch_time, scratch_task, scratch_acc,
+                   f.rest.data() + first[ti], f.incl.data() + first[ti]);
+  });
+
+  member_stats(t, workers, c, miss_col, f);
+  const std::vector<MemberStats>& st = f.stats;
+
+  f.own.resize(n_nodes);
+  f.own_useful.assign(n_nodes, 0);
+  f.useful_min.assign(n_nodes, 0);
+  f.useful_max.assign(n_nodes, 0);
+  f.useful_pes.assign(n_nodes, 0);
+  f.time_max.resize(n_nodes, 0);
+  f.visits.resize(n_nodes, 0);
+  f.iterations.resize(n_nodes, 0);
+  f.flushes.assign(n_nodes, 0);
+  f.useful_per_pe.assign(e.threads.size(), 0);
+  f.misses.assign(n_nodes, {0, 0, 0});
+  std::vector<double> construct_visits(n_nodes, 0);
+  for (uint32_t n = 0; n < n_nodes; ++n) {
+    f.time_max[n] = st[n].time_max;
+    f.visits[n] = st[n].visits;
+    // Every thread of a team reports the construct's whole iteration count.
+    f.iterations[n] = st[n].iterations;
+    for (uint32_t ch : t.node(n).children) {
+      RegionKind k = t.region_of(ch).kind;
+      if (k == RegionKind::Flush) f.flushes[n] += st[ch].visits;
+      else if (k != RegionKind::Cancel) construct_visits[n] += st[ch].visits;
+    }
+    // Counters are inclusive: a node's own misses are its value minus its children's.
+    for (size_t level = 0; level < 3; ++level) {
+      if (!f.has_misses[level]) continue;
+      double v = st[n].misses[level];
+      for (uint32_t ch : t.node(n).children) v -= st[ch].misses[level];
+      f.misses[n][level] = std::max(0.0, v);
+    }
+  }
+
+  std::vector<uint32_t> child_pos = child_positions(t);
+  bool one_rank = e.ranks() <= 1 && !e.threads.empty() && e.threads[0].rank >= 0;
+  f.plan.resize(n_nodes);
+  std::vector<char> in_task(n_nodes, 0);  // a task, or inside one (parents come first)
+  for (uint32_t n = 0; n < n_nodes; ++n) {
+    uint32_t parent = t.node(n).parent;
+    in_task[n] = t.region_of(n).kind == RegionKind::Task || (parent != format::kNoIndex && in_task[parent]);
+    f.plan[n] = plan_node(t, st, child_pos, construct_visits[n], n, one_rank, in_task[n]);
+  }
+  classify_parts(t, workers, c, f);
+
+  // Useful time per PE, for the POP metrics: each thread's rests in member order.
+  workers.run([&](unsigned w) {
+    std::vector<uint32_t> order;
+    auto [lo, hi] = workers.threads(w);
+    for (uint32_t ti = lo; ti < hi; ++ti) {
+      const drg::ThreadTree& th = e.threads[ti];
+      const std::vector<uint32_t>& merged = t.merged_of(ti);
+      const double* rest_of = f.rest.data() + first[ti];
+      member_order(merged, order);
+      for (uint32_t tn : order) {
+        const Rule* rule = exclusive_rule(f.plan[merged[tn]], th);
+        if (rule && rule->useful) f.useful_per_pe[ti] += rest_of[tn];
+      }
+    }
+  });
+  return f;
+}
+
+}  // namespace scalea::overheads::detail
