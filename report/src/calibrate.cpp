@@ -265,6 +265,25 @@ std::string parent_dir(const std::string& f) {
 
 }  // namespace
 
+// The machine file's identification: format, host, time of creation, CPUs, tool version.
+json machine_header(long cpus) {
+  json m;
+  m["format"] = "scalea-machine";
+  m["format_version"] = 1;
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  m["host"] = host;
+  time_t t = time(nullptr);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  char buf[64];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  m["created"] = buf;
+  m["cpus"] = cpus;
+  m["tool_version"] = SCALEA_VERSION;
+  return m;
+}
+
 int run_calibrate(const std::string& output, bool quick) {
   CalibrateOptions o{output, quick};
   auto start = std::chrono::steady_clock::now();
@@ -278,22 +297,7 @@ int run_calibrate(const std::string& output, bool quick) {
   double scale = o.quick ? 0.3 : 1.0;
   int repeats = o.quick ? 2 : 5;
 
-  json m;
-  m["format"] = "scalea-machine";
-  m["format_version"] = 1;
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
-  m["host"] = host;
-  {
-    time_t t = time(nullptr);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    char buf[64];
-    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
-    m["created"] = buf;
-  }
-  m["cpus"] = cpus;
-  m["tool_version"] = SCALEA_VERSION;
+  json m = machine_header(cpus);
   fmt::print("scalea calibrate: measuring this machine ({} CPUs){}\n", cpus, o.quick ? ", quick" : "");
   m["clock"] = measure_clock();
   fmt::print("  clock          resolution {} ns, smallest step {:.0f} ns, read {:.1f} ns (rdtsc {:.1f} ns)\n",

@@ -51,26 +51,38 @@ struct LevelCols {
   int misses, accesses;
 };
 
-void run_cache(const CacheOptions& o) {
-  drg::Experiment e = drg::load_experiment(o.dir);
-  drg::MergedTree t(e);
+// The counter columns of an experiment: cache levels, instructions, and the others.
+struct CounterCols {
   std::vector<LevelCols> levels;
+  int instructions = -1;
+  std::vector<int> other;  // measured counters that are not cache levels (e.g. software events)
+  bool any() const { return !levels.empty() || instructions >= 0 || !other.empty(); }
+};
+
+CounterCols counter_columns(const drg::Experiment& e) {
+  CounterCols c;
   for (const Level& l : kLevels) {
     int m = column(e, l.misses), a = column(e, l.accesses);
-    if (m >= 0) levels.push_back({l.name, m, a});
+    if (m >= 0) c.levels.push_back({l.name, m, a});
   }
-  int instructions = e.metric("papi:PAPI_TOT_INS"), time = e.metric("time");
-  std::vector<int> other;  // measured counters that are not cache levels (e.g. software events)
+  c.instructions = e.metric("papi:PAPI_TOT_INS");
   for (size_t m = 0; m < e.metrics.size(); ++m) {
     if (e.metrics[m].rfind("papi:", 0) != 0) continue;
-    bool used = int(m) == instructions;
-    for (const LevelCols& l : levels) used = used || int(m) == l.misses || int(m) == l.accesses;
-    if (!used) other.push_back(int(m));
+    bool used = int(m) == c.instructions;
+    for (const LevelCols& l : c.levels) used = used || int(m) == l.misses || int(m) == l.accesses;
+    if (!used) c.other.push_back(int(m));
   }
-  bool any_counter = !levels.empty() || instructions >= 0 || !other.empty();
+  return c;
+}
 
-  // Regions with counts, largest time first. --region matches a region's name, label, source
-  // location ("md.c:90", "md.c"), function or call path.
+// The regions with counts, largest time first (at most o.top). --region matches a region's name,
+// label, source location ("md.c:90", "md.c"), function or call path; throws UserError when it
+// matches none.
+std::vector<uint32_t> counted_regions(const drg::Experiment& e, const drg::MergedTree& t,
+                                      const CounterCols& cols, const CacheOptions& o) {
+  const std::vector<LevelCols>& levels = cols.levels;
+  const std::vector<int>& other = cols.other;
+  int time = e.metric("time");
   auto matches = [&](uint32_t n) {
     if (o.region.empty()) return true;
     const drg::Region& r = t.region_of(n);
@@ -94,7 +106,95 @@ void run_cache(const CacheOptions& o) {
   std::stable_sort(regions.begin(), regions.end(),
                    [&](uint32_t a, uint32_t b) { return t.max(a, time) > t.max(b, time); });
   if (o.top > 0 && regions.size() > size_t(o.top)) regions.resize(size_t(o.top));
+  return regions;
+}
 
+// One region's rows, one per thread: printed as text, and returned as JSON.
+nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t, uint32_t n,
+                              const CounterCols& cols, const CacheOptions& o) {
+  const std::vector<LevelCols>& levels = cols.levels;
+  const std::vector<int>& other = cols.other;
+  const int instructions = cols.instructions, time = e.metric("time");
+  const drg::Region& reg = t.region_of(n);
+  std::string label = reg.label() + (reg.location().empty() || reg.kind == drg::RegionKind::Program
+                                         ? ""
+                                         : " @" + reg.location());
+  nlohmann::json jr = {{"path", t.path(n)}, {"label", label}};
+  nlohmann::json jthreads = nlohmann::json::array();
+  if (o.format == "text") {
+    fmt::print("{}   (time {:.4f} s)\n", label, t.max(n, time) * 1e-9);
+    std::string head = fmt::format("  {:<8}", "thread");
+    for (const LevelCols& l : levels)
+      head += fmt::format(" {:>12} {:>12} {:>7}", std::string(l.name) + " miss",
+                          std::string(l.name) + " access", "ratio");
+    if (instructions >= 0) head += fmt::format(" {:>9}", "MPKI");
+    for (int m : other) head += fmt::format(" {:>16}", e.metrics[size_t(m)].substr(5));
+    fmt::print("{}\n", head);
+  }
+  // Per level, each thread's ratio; those far above the median of the region's threads stand out.
+  std::vector<std::vector<double>> ratios(levels.size());
+  const auto& members = t.node(n).members;
+  for (const drg::Member& m : members)
+    for (size_t li = 0; li < levels.size(); ++li) {
+      const drg::ThreadTree& th = e.threads[m.thread];
+      double miss = e.value(th, m.node, levels[li].misses);
+      double acc = levels[li].accesses >= 0 ? e.value(th, m.node, levels[li].accesses) : 0;
+      ratios[li].push_back(acc > 0 ? miss / acc : std::nan(""));
+    }
+  std::vector<double> med(levels.size());
+  for (size_t li = 0; li < levels.size(); ++li) {
+    std::vector<double> ok;
+    for (double r : ratios[li])
+      if (!std::isnan(r)) ok.push_back(r);
+    med[li] = median(ok);
+  }
+  for (size_t k = 0; k < members.size(); ++k) {
+    const drg::ThreadTree& th = e.threads[members[k].thread];
+    uint32_t node = members[k].node;
+    std::string who = th.rank >= 0 ? fmt::format("r{}.t{}", th.rank, th.thread)
+                                   : fmt::format("t{}", th.thread);
+    std::string line = fmt::format("  {:<8}", who);
+    nlohmann::json jt = {{"rank", th.rank}, {"thread", th.thread}};
+    bool stands_out = false;
+    for (size_t li = 0; li < levels.size(); ++li) {
+      double miss = e.value(th, node, levels[li].misses);
+      double acc = levels[li].accesses >= 0 ? e.value(th, node, levels[li].accesses) : 0;
+      double r = ratios[li][k];
+      bool out_li = !std::isnan(r) && med[li] > 0 && r > kStandOut * med[li];
+      stands_out = stands_out || out_li;
+      line += fmt::format(" {:>12.0f} {:>12} {:>7}", miss, acc > 0 ? fmt::format("{:.0f}", acc) : "-",
+                          std::isnan(r) ? "-" : fmt::format("{:.3f}{}", r, out_li ? "*" : ""));
+      jt[levels[li].name] = {{"misses", miss},
+                             {"accesses", acc > 0 ? nlohmann::json(acc) : nlohmann::json(nullptr)},
+                             {"ratio", std::isnan(r) ? nlohmann::json(nullptr) : nlohmann::json(r)},
+                             {"stands_out", out_li}};
+    }
+    if (instructions >= 0) {
+      double ins = e.value(th, node, instructions);
+      double mpki = ins > 0 && !levels.empty() ? 1000.0 * e.value(th, node, levels.back().misses) / ins : 0;
+      line += fmt::format(" {:>9.3f}", mpki);
+      jt["mpki"] = mpki;
+    }
+    for (int m : other) {
+      line += fmt::format(" {:>16.0f}", e.value(th, node, m));
+      jt[e.metrics[size_t(m)].substr(5)] = e.value(th, node, m);
+    }
+    jt["stands_out"] = stands_out;
+    if (o.format == "text") fmt::print("{}\n", line);
+    jthreads.push_back(jt);
+  }
+  if (o.format == "text") fmt::print("\n");
+  jr["threads"] = jthreads;
+  return jr;
+}
+
+void run_cache(const CacheOptions& o) {
+  drg::Experiment e = drg::load_experiment(o.dir);
+  drg::MergedTree t(e);
+  const CounterCols cols = counter_columns(e);
+  const std::vector<LevelCols>& levels = cols.levels;
+  const bool any_counter = cols.any();
+  std::vector<uint32_t> regions = counted_regions(e, t, cols, o);
   std::string missing;
   if (levels.empty()) missing = "no cache-miss counters were measured";
   else if (levels.size() < 3) missing = "only some cache levels were measured";
@@ -126,79 +226,7 @@ void run_cache(const CacheOptions& o) {
       fmt::print("\nno{} region has counts\n", o.region.empty() ? "" : " matching");
     fmt::print("\n");
   }
-  for (uint32_t n : regions) {
-    const drg::Region& reg = t.region_of(n);
-    std::string label = reg.label() + (reg.location().empty() || reg.kind == drg::RegionKind::Program
-                                           ? ""
-                                           : " @" + reg.location());
-    nlohmann::json jr = {{"path", t.path(n)}, {"label", label}};
-    nlohmann::json jthreads = nlohmann::json::array();
-    if (o.format == "text") {
-      fmt::print("{}   (time {:.4f} s)\n", label, t.max(n, time) * 1e-9);
-      std::string head = fmt::format("  {:<8}", "thread");
-      for (const LevelCols& l : levels)
-        head += fmt::format(" {:>12} {:>12} {:>7}", std::string(l.name) + " miss",
-                            std::string(l.name) + " access", "ratio");
-      if (instructions >= 0) head += fmt::format(" {:>9}", "MPKI");
-      for (int m : other) head += fmt::format(" {:>16}", e.metrics[size_t(m)].substr(5));
-      fmt::print("{}\n", head);
-    }
-    // Per level, each thread's ratio; those far above the median of the region's threads stand out.
-    std::vector<std::vector<double>> ratios(levels.size());
-    const auto& members = t.node(n).members;
-    for (const drg::Member& m : members)
-      for (size_t li = 0; li < levels.size(); ++li) {
-        const drg::ThreadTree& th = e.threads[m.thread];
-        double miss = e.value(th, m.node, levels[li].misses);
-        double acc = levels[li].accesses >= 0 ? e.value(th, m.node, levels[li].accesses) : 0;
-        ratios[li].push_back(acc > 0 ? miss / acc : std::nan(""));
-      }
-    std::vector<double> med(levels.size());
-    for (size_t li = 0; li < levels.size(); ++li) {
-      std::vector<double> ok;
-      for (double r : ratios[li])
-        if (!std::isnan(r)) ok.push_back(r);
-      med[li] = median(ok);
-    }
-    for (size_t k = 0; k < members.size(); ++k) {
-      const drg::ThreadTree& th = e.threads[members[k].thread];
-      uint32_t node = members[k].node;
-      std::string who = th.rank >= 0 ? fmt::format("r{}.t{}", th.rank, th.thread)
-                                     : fmt::format("t{}", th.thread);
-      std::string line = fmt::format("  {:<8}", who);
-      nlohmann::json jt = {{"rank", th.rank}, {"thread", th.thread}};
-      bool stands_out = false;
-      for (size_t li = 0; li < levels.size(); ++li) {
-        double miss = e.value(th, node, levels[li].misses);
-        double acc = levels[li].accesses >= 0 ? e.value(th, node, levels[li].accesses) : 0;
-        double r = ratios[li][k];
-        bool out_li = !std::isnan(r) && med[li] > 0 && r > kStandOut * med[li];
-        stands_out = stands_out || out_li;
-        line += fmt::format(" {:>12.0f} {:>12} {:>7}", miss, acc > 0 ? fmt::format("{:.0f}", acc) : "-",
-                            std::isnan(r) ? "-" : fmt::format("{:.3f}{}", r, out_li ? "*" : ""));
-        jt[levels[li].name] = {{"misses", miss},
-                               {"accesses", acc > 0 ? nlohmann::json(acc) : nlohmann::json(nullptr)},
-                               {"ratio", std::isnan(r) ? nlohmann::json(nullptr) : nlohmann::json(r)},
-                               {"stands_out", out_li}};
-      }
-      if (instructions >= 0) {
-        double ins = e.value(th, node, instructions);
-        double mpki = ins > 0 && !levels.empty() ? 1000.0 * e.value(th, node, levels.back().misses) / ins : 0;
-        line += fmt::format(" {:>9.3f}", mpki);
-        jt["mpki"] = mpki;
-      }
-      for (int m : other) {
-        line += fmt::format(" {:>16.0f}", e.value(th, node, m));
-        jt[e.metrics[size_t(m)].substr(5)] = e.value(th, node, m);
-      }
-      jt["stands_out"] = stands_out;
-      if (o.format == "text") fmt::print("{}\n", line);
-      jthreads.push_back(jt);
-    }
-    if (o.format == "text") fmt::print("\n");
-    jr["threads"] = jthreads;
-    jregions.push_back(jr);
-  }
+  for (uint32_t n : regions) jregions.push_back(region_threads(e, t, n, cols, o));
   if (o.format == "json") {
     out["regions"] = jregions;
     std::cout << json_text(out, 2) << "\n";

@@ -358,6 +358,95 @@ std::string check_experiment(const std::string& path) {
   return "";
 }
 
+// Creates the study directory (and its runs/ and logs/) unless it exists, and locks it: one study
+// process per directory. Returns the lock's descriptor.
+int lock_study_dir(const StudyOptions& o, const std::string& dir, bool existing) {
+  if (!existing) {
+    if (mkdir(dir.c_str(), 0755) != 0)
+      throw UserError("cannot create study directory " + o.output + ": " + std::strerror(errno));
+  }
+  for (const char* sub : {"/runs", "/logs"})
+    if (mkdir((dir + sub).c_str(), 0755) != 0 && errno != EEXIST)
+      throw UserError("cannot create " + dir + sub + ": " + std::strerror(errno));
+  int lock = open((dir + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0) throw UserError("cannot write in " + o.output + ": " + std::strerror(errno));
+  if (flock(lock, LOCK_EX | LOCK_NB) != 0)
+    throw UserError("study " + o.output + " is being run by another scalea study process");
+  return lock;
+}
+
+// The runs still to do; completed runs whose experiment went missing run again.
+std::vector<Run*> runs_to_do(Study& s, const std::string& dir) {
+  std::vector<Run*> todo;
+  for (Run& r : s.runs) {
+    if (r.status == Status::Ok && !experiment_present(dir, r)) {
+      r.status = Status::Pending;
+      r.error.clear();
+    }
+    if (r.status != Status::Ok) todo.push_back(&r);
+  }
+  return todo;
+}
+
+// The environment of every run: this one's, with SCALEA_THROTTLE=off unless the user set it.
+std::vector<std::string> study_environment(Progress& progress) {
+  std::vector<std::string> env;
+  const char* throttle = nullptr;
+  for (char** e = environ; *e; ++e) {
+    env.emplace_back(*e);
+    if (std::strncmp(*e, "SCALEA_THROTTLE=", 16) == 0) throttle = *e + 16;
+  }
+  // Throttling stops counting a hot call path after a number of visits per thread, so the same
+  // path is cut at different points in runs with different thread counts: its times could not be
+  // compared across the study. Runs record every visit unless the user chose otherwise.
+  if (!throttle)
+    env.emplace_back("SCALEA_THROTTLE=off");
+  else if (std::strcmp(throttle, "off") != 0)
+    progress.print(std::string("scalea study: SCALEA_THROTTLE=") + throttle +
+                   " kept: call paths throttled in a run have partial times there, and their "
+                   "overheads across runs are not comparable (unset it to record every visit)");
+  return env;
+}
+
+// Why a run failed ("" when it did not): its start, its timeout, its exit, or its experiment.
+std::string run_failure(const ChildResult& cr, double timeout_s, const std::string& exp_dir) {
+  if (!cr.error.empty()) return cr.error;
+  if (cr.timed_out) return "timed out after " + duration_text(timeout_s) + " (killed)";
+  if (cr.exit_code != 0)
+    return cr.exit_code > 128 ? "killed by signal " + std::to_string(cr.exit_code - 128) + " (" +
+                                    strsignal(cr.exit_code - 128) + ")"
+                              : "exit status " + std::to_string(cr.exit_code);
+  return check_experiment(exp_dir);
+}
+
+// The progress line of run `index` of `total` (`left`: the estimated time left, < 0 unknown).
+std::string progress_line(const Progress& progress, const Study& s, const Run& r, size_t index,
+                          size_t total, double left) {
+  std::string bar;
+  if (progress.tty()) {  // [=====>    ] on a terminal
+    size_t width = 20, filled = total ? width * (index - 1) / total : 0;
+    bar = "[" + std::string(filled, '=') + ">" + std::string(width - filled, ' ') + "] ";
+  }
+  return "scalea study: " + bar + "run " + std::to_string(index) + "/" + std::to_string(total) + "  threads " +
+         std::to_string(r.config.threads) + " x ranks " + std::to_string(r.config.ranks) +
+         ", repetition " + std::to_string(r.repetition) + "/" + std::to_string(s.repeat) +
+         (r.reference() ? " (reference)" : "") + "  elapsed " + clock_text(progress.elapsed()) +
+         (left >= 0 ? ", about " + clock_text(left) + " left" : "");
+}
+
+// Marks run `r` failed for `why`, with the last lines of its stderr, and says so.
+void record_failure(Progress& progress, Run& r, const std::string& why, const std::string& dir,
+                    size_t index, size_t total) {
+  r.status = Status::Failed;
+  r.error = why;
+  r.stderr_tail = tail_lines(dir + "/" + r.stderr_log(), 5);
+  progress.finished(r);
+  progress.print("scalea study: run " + std::to_string(index) + "/" + std::to_string(total) + " " +
+                 r.id() + " failed: " + why + " after " + duration_text(r.duration_s) +
+                 (r.stderr_tail.empty() ? " (no stderr output)" : "; last lines of " + r.stderr_log() + ":"));
+  for (const std::string& l : r.stderr_tail) progress.print("    " + l);
+}
+
 int run_study(const StudyOptions& o) {
   if (o.output.empty()) throw UserError("-o DIR is required");
   std::string dir = absolute(o.output);
@@ -376,28 +465,8 @@ int run_study(const StudyOptions& o) {
   // A pure MPI program has one thread per rank: --ranks alone studies that.
   const bool one_thread = !existing && o.threads.empty();
 
-  if (!existing) {
-    if (mkdir(dir.c_str(), 0755) != 0)
-      throw UserError("cannot create study directory " + o.output + ": " + std::strerror(errno));
-  }
-  for (const char* sub : {"/runs", "/logs"})
-    if (mkdir((dir + sub).c_str(), 0755) != 0 && errno != EEXIST)
-      throw UserError("cannot create " + dir + sub + ": " + std::strerror(errno));
-  // One study process per directory.
-  int lock = open((dir + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock < 0) throw UserError("cannot write in " + o.output + ": " + std::strerror(errno));
-  if (flock(lock, LOCK_EX | LOCK_NB) != 0)
-    throw UserError("study " + o.output + " is being run by another scalea study process");
-
-  // Completed runs whose experiment went missing run again.
-  std::vector<Run*> todo;
-  for (Run& r : s.runs) {
-    if (r.status == Status::Ok && !experiment_present(dir, r)) {
-      r.status = Status::Pending;
-      r.error.clear();
-    }
-    if (r.status != Status::Ok) todo.push_back(&r);
-  }
+  int lock = lock_study_dir(o, dir, existing);
+  std::vector<Run*> todo = runs_to_do(s, dir);
   s.updated = now_iso8601();
   save_study(dir, s);
 
@@ -422,21 +491,7 @@ int run_study(const StudyOptions& o) {
 
   std::string exe = self_exe();
   bool root = geteuid() == 0;
-  std::vector<std::string> base_env;
-  const char* throttle = nullptr;
-  for (char** e = environ; *e; ++e) {
-    base_env.emplace_back(*e);
-    if (std::strncmp(*e, "SCALEA_THROTTLE=", 16) == 0) throttle = *e + 16;
-  }
-  // Throttling stops counting a hot call path after a number of visits per thread, so the same
-  // path is cut at different points in runs with different thread counts: its times could not be
-  // compared across the study. Runs record every visit unless the user chose otherwise.
-  if (!throttle)
-    base_env.emplace_back("SCALEA_THROTTLE=off");
-  else if (std::strcmp(throttle, "off") != 0)
-    progress.print(std::string("scalea study: SCALEA_THROTTLE=") + throttle +
-                   " kept: call paths throttled in a run have partial times there, and their "
-                   "overheads across runs are not comparable (unset it to record every visit)");
+  std::vector<std::string> base_env = study_environment(progress);
   int failed = 0;
   for (size_t i = 0; i < todo.size(); ++i) {
     Run& r = *todo[i];
@@ -458,17 +513,7 @@ int run_study(const StudyOptions& o) {
     for (size_t k = i; k < todo.size(); ++k) remaining.push_back(todo[k]);
     size_t index = already + i + 1;
     auto line = [&](double run_el) {
-      double left = progress.left(remaining, run_el);
-      std::string bar;
-      if (progress.tty()) {  // [=====>    ] on a terminal
-        size_t width = 20, filled = total ? width * (index - 1) / total : 0;
-        bar = "[" + std::string(filled, '=') + ">" + std::string(width - filled, ' ') + "] ";
-      }
-      return "scalea study: " + bar + "run " + std::to_string(index) + "/" + std::to_string(total) + "  threads " +
-             std::to_string(r.config.threads) + " x ranks " + std::to_string(r.config.ranks) +
-             ", repetition " + std::to_string(r.repetition) + "/" + std::to_string(s.repeat) +
-             (r.reference() ? " (reference)" : "") + "  elapsed " + clock_text(progress.elapsed()) +
-             (left >= 0 ? ", about " + clock_text(left) + " left" : "");
+      return progress_line(progress, s, r, index, total, progress.left(remaining, run_el));
     };
     progress.draw(line(0));
 
@@ -493,27 +538,13 @@ int run_study(const StudyOptions& o) {
                      "; continue with: scalea study -o " + o.output + " --resume");
       return 130;
     }
-    std::string why;
-    if (!cr.error.empty()) why = cr.error;
-    else if (cr.timed_out) why = "timed out after " + duration_text(s.timeout_s) + " (killed)";
-    else if (cr.exit_code != 0)
-      why = cr.exit_code > 128 ? "killed by signal " + std::to_string(cr.exit_code - 128) + " (" +
-                                     strsignal(cr.exit_code - 128) + ")"
-                               : "exit status " + std::to_string(cr.exit_code);
-    else why = check_experiment(exp_dir);
+    std::string why = run_failure(cr, s.timeout_s, exp_dir);
     if (why.empty()) {
       r.status = Status::Ok;
       progress.finished(r);
     } else {
-      r.status = Status::Failed;
-      r.error = why;
-      r.stderr_tail = tail_lines(dir + "/" + r.stderr_log(), 5);
+      record_failure(progress, r, why, dir, index, total);
       ++failed;
-      progress.finished(r);
-      progress.print("scalea study: run " + std::to_string(index) + "/" + std::to_string(total) + " " +
-                     r.id() + " failed: " + why + " after " + duration_text(r.duration_s) +
-                     (r.stderr_tail.empty() ? " (no stderr output)" : "; last lines of " + r.stderr_log() + ":"));
-      for (const std::string& l : r.stderr_tail) progress.print("    " + l);
     }
     s.updated = now_iso8601();
     save_study(dir, s);

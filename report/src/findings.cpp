@@ -355,15 +355,17 @@ double finding_floor(const overheads::Analysis& a) {
   return std::max(kFindingMinSeconds, kFindingMinProgramShare * program);
 }
 
-std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysis& a, size_t limit,
-                                   const FindingContext& context) {
+namespace {
+
+// Candidates: each key's own share in each region (what its shown children do not already hold:
+// a hidden row's overheads count in its shown ancestor's), above the floor and the noise, largest
+// first.
+std::vector<Candidate> candidates(const MergedTree& t, const overheads::Analysis& a,
+                                  const FindingContext& context) {
   const size_t n_nodes = std::min(t.nodes().size(), a.regions.size());
   std::vector<std::map<std::string, double>> inc(n_nodes);
   for (uint32_t n = 0; n < n_nodes; ++n) inc[n] = inclusive_parts(a.regions[n]);
   const double floor = finding_floor(a);
-
-  // Candidates: each key's own share in each region (what its shown children do not already
-  // hold: a hidden row's overheads count in its shown ancestor's).
   auto hidden = [&](uint32_t n) { return n < context.hidden.size() && context.hidden[n]; };
   // Tasks, and regions inside them (parents come first in the merged tree).
   std::vector<char> in_task(n_nodes, 0);
@@ -398,7 +400,13 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
   }
   std::stable_sort(all.begin(), all.end(),
                    [](const Candidate& x, const Candidate& y) { return x.seconds > y.seconds; });
+  return all;
+}
 
+// The candidates that become findings, at most `limit`, each with the other region whose overhead
+// is the same time (kNoIndex when none).
+std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
+                                                   const std::vector<Candidate>& all, size_t limit) {
   // Position of every node among its siblings, to tell which synchronization comes after which.
   std::vector<uint32_t> pos(t.nodes().size(), 0);
   for (const drg::MergedNode& mn : t.nodes())
@@ -423,107 +431,114 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
     };
     return below(x.node, y.node) || below(y.node, x.node);
   };
-  std::vector<Candidate> chosen;
-  std::vector<uint32_t> merged_with;  // per chosen: the other region of the same time, or kNoIndex
+  std::vector<std::pair<Candidate, uint32_t>> chosen;
   for (const Candidate& c : all) {
     if (chosen.size() >= limit) break;
     bool dup = false;
     for (size_t i = 0; i < chosen.size() && !dup; ++i) {
-      if (same_time(c, chosen[i])) {
-        if (merged_with[i] == format::kNoIndex) merged_with[i] = c.node;
+      if (same_time(c, chosen[i].first)) {
+        if (chosen[i].second == format::kNoIndex) chosen[i].second = c.node;
         dup = true;
       }
-      dup = dup || nested(c, chosen[i]);
+      dup = dup || nested(c, chosen[i].first);
     }
     if (dup) continue;
-    chosen.push_back(c);
-    merged_with.push_back(format::kNoIndex);
+    chosen.emplace_back(c, format::kNoIndex);
     // The same time may also come later in the list (smaller): find it now to name it.
     for (const Candidate& d : all)
       if (&d != &c && same_time(c, d)) {
-        merged_with.back() = d.node;
+        chosen.back().second = d.node;
         break;
       }
   }
+  return chosen;
+}
 
-  const drg::Experiment& e = t.experiment();
-  bool counters = has_counters(e);
-  std::vector<Finding> out;
-  for (size_t i = 0; i < chosen.size(); ++i) {
-    const Candidate& c = chosen[i];
-    uint32_t n = c.node;
-    const std::string& key = c.key;
-    const drg::Region& reg = t.region_of(n);
-    uint32_t ctx = n;
-    uint32_t parent = t.node(n).parent;
-    std::string_view ctx_kind = format::region_kind_name(reg.kind);
-    std::string after;  // "the loop at md.c:90" for a barrier ending a worksharing construct
-    if (is_leaf_construct(reg.kind) && parent != format::kNoIndex) {
-      ctx = parent;
-      ctx_kind = format::region_kind_name(t.region_of(parent).kind);
-      const auto& sib = t.node(parent).children;
-      auto me = std::find(sib.begin(), sib.end(), n);
-      for (auto it = sib.begin(); it != me; ++it) {
-        const drg::Region& sr = t.region_of(*it);
-        bool ws = sr.kind == RegionKind::Loop || sr.kind == RegionKind::Sections ||
-                  sr.kind == RegionKind::Single || sr.kind == RegionKind::Workshare ||
-                  sr.kind == RegionKind::Taskloop || sr.kind == RegionKind::Distribute;
-        if (ws && !reg.file.empty() && sr.file == reg.file && sr.line == reg.line) {
-          ctx_kind = format::region_kind_name(sr.kind);
-          after = with_location(sr);
-        }
+// The finding of candidate `c` (`same` names the region of the same time, or kNoIndex): its
+// context, hint, evidence and sentence.
+Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Candidate& c,
+                     uint32_t same, const FindingContext& context, bool counters) {
+  uint32_t n = c.node;
+  const std::string& key = c.key;
+  const drg::Region& reg = t.region_of(n);
+  uint32_t ctx = n;
+  uint32_t parent = t.node(n).parent;
+  std::string_view ctx_kind = format::region_kind_name(reg.kind);
+  std::string after;  // "the loop at md.c:90" for a barrier ending a worksharing construct
+  if (is_leaf_construct(reg.kind) && parent != format::kNoIndex) {
+    ctx = parent;
+    ctx_kind = format::region_kind_name(t.region_of(parent).kind);
+    const auto& sib = t.node(parent).children;
+    auto me = std::find(sib.begin(), sib.end(), n);
+    for (auto it = sib.begin(); it != me; ++it) {
+      const drg::Region& sr = t.region_of(*it);
+      bool ws = sr.kind == RegionKind::Loop || sr.kind == RegionKind::Sections ||
+                sr.kind == RegionKind::Single || sr.kind == RegionKind::Workshare ||
+                sr.kind == RegionKind::Taskloop || sr.kind == RegionKind::Distribute;
+      if (ws && !reg.file.empty() && sr.file == reg.file && sr.line == reg.line) {
+        ctx_kind = format::region_kind_name(sr.kind);
+        after = with_location(sr);
       }
     }
-    // A partial construct's own idle team, or its barrier: the construct names the hint.
-    if (key == "loss_of_parallelism.partially_parallelized" && merged_with[i] != format::kNoIndex &&
-        (t.region_of(merged_with[i]).kind == RegionKind::Single ||
-         t.region_of(merged_with[i]).kind == RegionKind::Masked ||
-         t.region_of(merged_with[i]).kind == RegionKind::Sections))
-      ctx_kind = format::region_kind_name(t.region_of(merged_with[i]).kind);
-    const drg::Region& creg = t.region_of(ctx);
-    Finding f;
-    f.node = n;
-    f.region = reg.label();
-    f.location = reg.location();
-    f.context = with_location(creg);
-    size_t dot = key.find('.');
-    f.cls = key.substr(0, dot);
-    f.subclass = dot == std::string::npos ? "" : key.substr(dot + 1);
-    f.seconds = c.seconds;
-    f.noise = n < context.noise.size() ? context.noise[n] : 0.0;
-    double tp = a.regions[ctx].t_p;
-    f.percent = tp > 0 ? 100 * c.seconds / tp : 0;
-    const Hint* h = lookup(key, ctx_kind);
-    std::string what = h ? std::string(h->what) : key;
-    f.hint = h ? std::string(h->hint) : "";
-    if (merged_with[i] != format::kNoIndex) f.same_time = with_location(t.region_of(merged_with[i]));
-    if (f.cls == "unidentified" || f.cls == "data_movement") {
-      f.evidence = counter_evidence(t, a.regions[n], context.reference);
-      if (f.cls == "unidentified" && f.evidence.empty() && !counters)
-        f.hint += "; measure counters to see why (scalea run --counters "
-                  "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES, or cache misses where the machine "
-                  "has them, docs/counters.md)";
-    }
-    std::string where;
-    if (!after.empty()) {
-      // "barrier wait after the loop" + " at md.c:90"; other constructs name themselves.
-      where = what.find("after the ") != std::string::npos ? " at " + f.location
-                                                            : " after the " + after;
-    } else if (ctx != n) {
-      where = " in the " + with_location(reg);
-    } else {
-      where = f.location.empty() ? " in " + reg.label() : " in " + with_location(reg);
-    }
-    std::string share = ctx == n ? "of the region" : "of the " + with_location(creg);
-    std::string also = f.same_time.empty() ? "" : " (the same time as the idle threads of the " + f.same_time + ")";
-    if (!f.same_time.empty() && !is_synchronization(reg))
-      also = " (the same time as the waits in the " + f.same_time + ")";
-    f.text = fmt::format("{}{} is {:.3f} s, {:.0f}% {}{}{}{}{}", what, where, c.seconds, f.percent,
-                         share, also, f.evidence.empty() ? "" : "; counters: " + f.evidence,
-                         f.hint.empty() ? "" : ": ", f.hint);
-    out.push_back(std::move(f));
   }
-  for (Finding& f : out) f.path = region_path(t, a.regions[f.node]);
+  // A partial construct's own idle team, or its barrier: the construct names the hint.
+  if (key == "loss_of_parallelism.partially_parallelized" && same != format::kNoIndex &&
+      (t.region_of(same).kind == RegionKind::Single || t.region_of(same).kind == RegionKind::Masked ||
+       t.region_of(same).kind == RegionKind::Sections))
+    ctx_kind = format::region_kind_name(t.region_of(same).kind);
+  const drg::Region& creg = t.region_of(ctx);
+  Finding f;
+  f.node = n;
+  f.region = reg.label();
+  f.location = reg.location();
+  f.context = with_location(creg);
+  size_t dot = key.find('.');
+  f.cls = key.substr(0, dot);
+  f.subclass = dot == std::string::npos ? "" : key.substr(dot + 1);
+  f.seconds = c.seconds;
+  f.noise = n < context.noise.size() ? context.noise[n] : 0.0;
+  double tp = a.regions[ctx].t_p;
+  f.percent = tp > 0 ? 100 * c.seconds / tp : 0;
+  const Hint* h = lookup(key, ctx_kind);
+  std::string what = h ? std::string(h->what) : key;
+  f.hint = h ? std::string(h->hint) : "";
+  if (same != format::kNoIndex) f.same_time = with_location(t.region_of(same));
+  if (f.cls == "unidentified" || f.cls == "data_movement") {
+    f.evidence = counter_evidence(t, a.regions[n], context.reference);
+    if (f.cls == "unidentified" && f.evidence.empty() && !counters)
+      f.hint += "; measure counters to see why (scalea run --counters "
+                "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES, or cache misses where the machine "
+                "has them, docs/counters.md)";
+  }
+  std::string where;
+  if (!after.empty()) {
+    // "barrier wait after the loop" + " at md.c:90"; other constructs name themselves.
+    where = what.find("after the ") != std::string::npos ? " at " + f.location
+                                                          : " after the " + after;
+  } else if (ctx != n) {
+    where = " in the " + with_location(reg);
+  } else {
+    where = f.location.empty() ? " in " + reg.label() : " in " + with_location(reg);
+  }
+  std::string share = ctx == n ? "of the region" : "of the " + with_location(creg);
+  std::string also = f.same_time.empty() ? "" : " (the same time as the idle threads of the " + f.same_time + ")";
+  if (!f.same_time.empty() && !is_synchronization(reg))
+    also = " (the same time as the waits in the " + f.same_time + ")";
+  f.text = fmt::format("{}{} is {:.3f} s, {:.0f}% {}{}{}{}{}", what, where, c.seconds, f.percent,
+                       share, also, f.evidence.empty() ? "" : "; counters: " + f.evidence,
+                       f.hint.empty() ? "" : ": ", f.hint);
+  f.path = region_path(t, a.regions[n]);
+  return f;
+}
+
+}  // namespace
+
+std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysis& a, size_t limit,
+                                   const FindingContext& context) {
+  bool counters = has_counters(t.experiment());
+  std::vector<Finding> out;
+  for (const auto& [c, same] : choose(t, candidates(t, a, context), limit))
+    out.push_back(make_finding(t, a, c, same, context, counters));
   return out;
 }
 

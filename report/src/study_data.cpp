@@ -103,21 +103,15 @@ bool has_speedup(const Node& n) {
   return !waiting.count(n.kind);
 }
 
-Data gather(const std::string& dir) {
-  Data d;
-  d.dir = dir;
-  d.study = load_study(dir);
-  for (const Run& r : d.study.runs) {
-    if (r.status == Status::Ok) ++d.runs_ok;
-    else if (r.status == Status::Failed) ++d.runs_failed;
-    else ++d.runs_pending;
-  }
-  // The reference: the repetition of the 1 x 1 configuration with the median program time.
+namespace {
+
+// The reference: the repetition of the 1 x 1 configuration with the median program time. Every
+// repetition's region times give the reference's spread (Data::reference_range).
+const Run* choose_reference(Data& d, Loaded& ref) {
   std::vector<std::pair<double, const Run*>> refs;
-  Loaded ref;
   for (const Run& r : d.study.runs) {
     if (!r.reference() || r.status != Status::Ok) continue;
-    auto l = load(dir, r, d.warnings);
+    auto l = load(d.dir, r, d.warnings);
     if (!l) continue;
     refs.emplace_back(program_time(*l->t), &r);
     std::vector<uint32_t> keys = d.keys->intern(*l->t);
@@ -129,94 +123,78 @@ Data gather(const std::string& dir) {
     }
   }
   if (refs.empty())
-    throw UserError("the study in " + dir + " has no completed reference run (1 thread, 1 rank); " +
-                    "run it with: scalea study -o " + dir + " --resume");
+    throw UserError("the study in " + d.dir + " has no completed reference run (1 thread, 1 rank); " +
+                    "run it with: scalea study -o " + d.dir + " --resume");
   std::sort(refs.begin(), refs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   const Run* ref_run = refs[(refs.size() - 1) / 2].second;
-  ref = *load(dir, *ref_run, d.warnings);
+  ref = *load(d.dir, *ref_run, d.warnings);
   d.reference_experiment = ref_run->experiment();
   d.reference_program_time = refs[(refs.size() - 1) / 2].first;
   d.reference_reps = refs.size();
+  return ref_run;
+}
 
-  // Configurations in plan order; the chosen reference repetition is classified first so the
-  // union tree follows the reference's order.
-  std::vector<const Run*> order{ref_run};
-  for (const Config& c : d.study.configs())
-    for (const Run& r : d.study.runs)
-      if (r.config == c && r.status == Status::Ok && &r != ref_run) order.push_back(&r);
-  auto config_index = [&](const Config& c) {
-    for (size_t i = 0; i < d.configs.size(); ++i)
-      if (d.configs[i].config == c) return i;
-    d.configs.push_back({c, {}, {}, {}, {}});
-    return d.configs.size() - 1;
-  };
-  (void)config_index(Config{1, 1});
-  for (const Config& c : d.study.configs()) (void)config_index(c);
-  std::vector<bool> config_used(d.configs.size(), false);
-
-  for (const Run* r : order) {
-    std::optional<Loaded> own;
-    const drg::MergedTree* t = ref.t.get();
-    if (r != ref_run) {
-      own = load(dir, *r, d.warnings);
-      if (!own) continue;
-      t = own->t.get();
-    }
-    overheads::Options opts;
-    opts.p = r->config.p();
-    opts.keys = d.keys;
-    opts.paths = false;  // node_path builds the ones printed
-    overheads::Analysis a = overheads::classify(*t, ref.t.get(), opts);
-    std::string root_component = drg::path_component(t->region_of(0));
-    size_t root = size_t(std::find(d.roots.begin(), d.roots.end(), root_component) - d.roots.begin());
-    if (root == d.roots.size()) d.roots.push_back(root_component);
-    size_t ci = config_index(r->config);
-    config_used[ci] = true;
-    ConfigData& cd = d.configs[ci];
-    cd.experiments.push_back(r->experiment());
-    cd.lb.push_back(a.program.load_balance);
-    cd.ce.push_back(a.program.communication_efficiency);
-    cd.pe.push_back(a.program.parallel_efficiency);
-    // One sample per region and run. Merged nodes with the same call-path key (the same source
-    // construct recorded as several regions) are added up, in the run and in the reference.
-    std::vector<int> mapped(t->nodes().size(), -1);
-    std::map<int, Sample> run_samples;
-    for (uint32_t n : t->preorder()) {
-      int id = add_node(d, *t, a, n, mapped, root);
-      mapped[n] = id;
-      const auto& ro = a.regions[n];
-      if (r == ref_run) d.nodes[size_t(id)].t_s = d.nodes[size_t(id)].t_s.value_or(0.0) + ro.t_p;
-      Sample& s = run_samples[id];
-      s.t_p += ro.t_p;
-      s.t_o += ro.t_o;
-      for (int k = 0; k < kClassCount; ++k) s.cls[size_t(k)] += ro.classes[size_t(k)];
-    }
-    for (const auto& [id, s] : run_samples) {
-      auto& cells = d.cells[size_t(id)];
-      if (cells.size() < d.configs.size()) cells.resize(d.configs.size());
-      cells[ci].samples.push_back(s);
-    }
-    // Regions the reference ran and this run did not: their work is gone.
-    std::map<int, Sample> gone;
-    for (const auto& ro : a.only_in_reference) {
-      auto it = d.index.find(ro.key);
-      if (it == d.index.end()) continue;
-      if (run_samples.count(it->second)) continue;  // the run has the construct elsewhere
-      Sample& s = gone[it->second];
-      s.in_run = false;
-      s.t_o += ro.t_o;
-      for (int k = 0; k < kClassCount; ++k) s.cls[size_t(k)] += ro.classes[size_t(k)];
-    }
-    for (const auto& [id, s] : gone) {
-      auto& cells = d.cells[size_t(id)];
-      if (cells.size() < d.configs.size()) cells.resize(d.configs.size());
-      cells[ci].samples.push_back(s);
-    }
+// Adds `samples` (per node id) to configuration ci's cells.
+void add_samples(Data& d, size_t ci, const std::map<int, Sample>& samples) {
+  for (const auto& [id, s] : samples) {
+    auto& cells = d.cells[size_t(id)];
+    if (cells.size() < d.configs.size()) cells.resize(d.configs.size());
+    cells[ci].samples.push_back(s);
   }
-  // Drop configurations without any usable run.
+}
+
+// One run classified against the reference: its regions join the union tree, and each adds one
+// sample to its cell of configuration ci. `is_reference`: the run is the reference itself (its
+// times are the regions' T_s).
+void add_run(Data& d, const drg::MergedTree& t, const Run& r, const drg::MergedTree& ref,
+             bool is_reference, size_t ci) {
+  overheads::Options opts;
+  opts.p = r.config.p();
+  opts.keys = d.keys;
+  opts.paths = false;  // node_path builds the ones printed
+  overheads::Analysis a = overheads::classify(t, &ref, opts);
+  std::string root_component = drg::path_component(t.region_of(0));
+  size_t root = size_t(std::find(d.roots.begin(), d.roots.end(), root_component) - d.roots.begin());
+  if (root == d.roots.size()) d.roots.push_back(root_component);
+  ConfigData& cd = d.configs[ci];
+  cd.experiments.push_back(r.experiment());
+  cd.lb.push_back(a.program.load_balance);
+  cd.ce.push_back(a.program.communication_efficiency);
+  cd.pe.push_back(a.program.parallel_efficiency);
+  // One sample per region and run. Merged nodes with the same call-path key (the same source
+  // construct recorded as several regions) are added up, in the run and in the reference.
+  std::vector<int> mapped(t.nodes().size(), -1);
+  std::map<int, Sample> run_samples;
+  for (uint32_t n : t.preorder()) {
+    int id = add_node(d, t, a, n, mapped, root);
+    mapped[n] = id;
+    const auto& ro = a.regions[n];
+    if (is_reference) d.nodes[size_t(id)].t_s = d.nodes[size_t(id)].t_s.value_or(0.0) + ro.t_p;
+    Sample& s = run_samples[id];
+    s.t_p += ro.t_p;
+    s.t_o += ro.t_o;
+    for (int k = 0; k < kClassCount; ++k) s.cls[size_t(k)] += ro.classes[size_t(k)];
+  }
+  add_samples(d, ci, run_samples);
+  // Regions the reference ran and this run did not: their work is gone.
+  std::map<int, Sample> gone;
+  for (const auto& ro : a.only_in_reference) {
+    auto it = d.index.find(ro.key);
+    if (it == d.index.end()) continue;
+    if (run_samples.count(it->second)) continue;  // the run has the construct elsewhere
+    Sample& s = gone[it->second];
+    s.in_run = false;
+    s.t_o += ro.t_o;
+    for (int k = 0; k < kClassCount; ++k) s.cls[size_t(k)] += ro.classes[size_t(k)];
+  }
+  add_samples(d, ci, gone);
+}
+
+// Drops the configurations without any usable run.
+void drop_unused(Data& d, const std::vector<bool>& used) {
   std::vector<size_t> keep;
   for (size_t i = 0; i < d.configs.size(); ++i)
-    if (config_used[i]) keep.push_back(i);
+    if (used[i]) keep.push_back(i);
   std::vector<ConfigData> configs;
   for (size_t i : keep) configs.push_back(d.configs[i]);
   for (auto& cells : d.cells) {
@@ -226,7 +204,10 @@ Data gather(const std::string& dir) {
     cells = std::move(kept);
   }
   d.configs = std::move(configs);
+}
 
+// Each cell's statistics over its samples, and its speedup.
+void cell_statistics(Data& d) {
   for (size_t n = 0; n < d.nodes.size(); ++n)
     for (size_t c = 0; c < d.configs.size(); ++c) {
       Cell& cell = d.cells[n][c];
@@ -252,6 +233,51 @@ Data gather(const std::string& dir) {
         cell.efficiency = *cell.speedup / d.configs[c].config.p();
       }
     }
+}
+
+}  // namespace
+
+Data gather(const std::string& dir) {
+  Data d;
+  d.dir = dir;
+  d.study = load_study(dir);
+  for (const Run& r : d.study.runs) {
+    if (r.status == Status::Ok) ++d.runs_ok;
+    else if (r.status == Status::Failed) ++d.runs_failed;
+    else ++d.runs_pending;
+  }
+  Loaded ref;
+  const Run* ref_run = choose_reference(d, ref);
+
+  // Configurations in plan order; the chosen reference repetition is classified first so the
+  // union tree follows the reference's order.
+  std::vector<const Run*> order{ref_run};
+  for (const Config& c : d.study.configs())
+    for (const Run& r : d.study.runs)
+      if (r.config == c && r.status == Status::Ok && &r != ref_run) order.push_back(&r);
+  auto config_index = [&](const Config& c) {
+    for (size_t i = 0; i < d.configs.size(); ++i)
+      if (d.configs[i].config == c) return i;
+    d.configs.push_back({c, {}, {}, {}, {}});
+    return d.configs.size() - 1;
+  };
+  (void)config_index(Config{1, 1});
+  for (const Config& c : d.study.configs()) (void)config_index(c);
+  std::vector<bool> config_used(d.configs.size(), false);
+  for (const Run* r : order) {
+    std::optional<Loaded> own;
+    const drg::MergedTree* t = ref.t.get();
+    if (r != ref_run) {
+      own = load(dir, *r, d.warnings);
+      if (!own) continue;
+      t = own->t.get();
+    }
+    size_t ci = config_index(r->config);
+    config_used[ci] = true;
+    add_run(d, *t, *r, *ref.t, r == ref_run, ci);
+  }
+  drop_unused(d, config_used);
+  cell_statistics(d);
   return d;
 }
 

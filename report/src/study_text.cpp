@@ -55,14 +55,16 @@ std::string plan_text(const Data& d) {
                      d.runs_pending ? fmt::format(", {} pending", d.runs_pending) : "");
 }
 
-void print_text(const Data& d, bool markdown) {
+// One markdown table row.
+void md_row(const std::vector<std::string>& cells) {
+  std::string line = "|";
+  for (const auto& c : cells) line += " " + c + " |";
+  fmt::print("{}\n", line);
+}
+
+// The study's header: command, plan, reference, warnings and failed runs.
+void print_study_header(const Data& d, bool markdown) {
   const Study& s = d.study;
-  std::vector<int> detail = detailed(d, 5);
-  auto row = [&](const std::vector<std::string>& cells) {
-    std::string line = "|";
-    for (const auto& c : cells) line += " " + c + " |";
-    fmt::print("{}\n", line);
-  };
   if (markdown) {
     fmt::print("# Scaling study `{}`\n\n", d.dir);
     fmt::print("- command: `{}`\n- plan: {}\n", command_text(s), plan_text(d));
@@ -82,7 +84,11 @@ void print_text(const Data& d, bool markdown) {
     if (r.status == Status::Failed)
       fmt::print(markdown ? "- failed run `{}`: {}\n" : "failed      {}: {}\n", r.id(), r.error);
 
-  // Speedup per region vs p.
+}
+
+// Speedup per region vs p (the regions --region selects, or all).
+void print_speedups(const Data& d, bool markdown) {
+  auto row = md_row;
   std::vector<int> tree = preorder(d);
   if (!g_opts->region.empty()) {
     std::vector<int> keep{0};
@@ -121,10 +127,11 @@ void print_text(const Data& d, bool markdown) {
     }
   }
 
-  // Table 2 per region: the program, then the detailed regions.
-  std::vector<int> blocks{0};
-  for (int n : detail)
-    if (n != 0) blocks.push_back(n);
+}
+
+// Table 2 per region: the program, then the detailed regions; `blocks` is their list.
+void print_class_tables(const Data& d, bool markdown, const std::vector<int>& blocks) {
+  auto row = md_row;
   static const char* short_names[] = {"data", "sync", "control", "addl", "loss", "unident"};
   for (int n : blocks) {
     const Node& nd = d.nodes[size_t(n)];
@@ -182,6 +189,17 @@ void print_text(const Data& d, bool markdown) {
       fmt::print("\n");
     }
   }
+}
+
+void print_text(const Data& d, bool markdown) {
+  std::vector<int> detail = detailed(d, 5);
+  print_study_header(d, markdown);
+  print_speedups(d, markdown);
+  // Table 2 per region: the program, then the detailed regions.
+  std::vector<int> blocks{0};
+  for (int n : detail)
+    if (n != 0) blocks.push_back(n);
+  print_class_tables(d, markdown, blocks);
   if (!markdown) {
     fmt::print("\nPOP efficiencies of the program per p (medians): ");
     for (size_t c = 0; c < d.configs.size(); ++c)
