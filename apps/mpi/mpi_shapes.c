@@ -4,8 +4,9 @@
  *
  *   mpi_shapes main R        every rank works R seconds in main (the same work: replicated),
  *                            then one MPI_Allreduce of 8 bytes
- *   mpi_shapes allreduce N X N times: rank r works r X seconds, then MPI_Allreduce of one
- *                            double: rank r waits (size - 1 - r) X in it (waiting, not transfer)
+ *   mpi_shapes allreduce N X N times: rank r works (r + 1) X seconds, then MPI_Allreduce of
+ *                            one double: rank r waits (size - 1 - r) X in it (waiting, not
+ *                            transfer; every rank works, so no rank's code is serial)
  *
  * Times are sleeps: exact even when the ranks share the cores.
  */
@@ -30,7 +31,7 @@ int main(int argc, char** argv) {
     int n = argc > 2 ? atoi(argv[2]) : 5;
     double step = argc > 3 ? atof(argv[3]) : 0.02;
     for (int i = 0; i < n; ++i) {
-      sleep_s(rank * step);
+      sleep_s((rank + 1) * step);
       MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
   } else {

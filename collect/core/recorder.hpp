@@ -450,8 +450,9 @@ struct SourceInfo {
   std::string runtime;       // runtime version string
   std::string runtime_path;  // file of the runtime library
   std::vector<std::pair<std::string, std::string>> callbacks;  // name -> support level
-  // When the first parallel region began (the runtime starting its threads); 0: none yet.
-  std::atomic<Ticks> first_fork{0};
+  // When the OpenMP runtime started initializing (it asked for a tool, ompt_start_tool: libomp
+  // does at the program's first OpenMP construct or call); 0: never.
+  Ticks runtime_init = 0;
 };
 
 class Recorder {

@@ -549,18 +549,19 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   m += "  \"threads\": " + std::to_string(thread_count) + ",\n";
   m += "  \"max_team_size\": " + std::to_string(rec.max_team()) + ",\n";
   m += "  \"omp_num_threads\": " + json_escape(omp_num ? omp_num : "") + ",\n";
-  // When the first parallel region began, in seconds of the initial thread's time (its root).
-  std::string first_fork = "null";
+  // When the OpenMP runtime started initializing, in seconds of the initial thread's time (its
+  // root, which includes the time before the tool started when that was estimated).
+  std::string runtime_init = "null";
   const std::vector<ThreadState*>& all = rec.threads();
-  Ticks fork = omp.first_fork.load(std::memory_order_relaxed);
-  if (fork && !all.empty() && fork >= all[0]->born)
-    first_fork = std::to_string((double(fork - all[0]->born) * rec.clock().ns_per_tick() +
-                                 double(rec.pre_start_ns)) * 1e-9);
+  if (omp.runtime_init && !all.empty())
+    runtime_init = std::to_string(
+        (double(omp.runtime_init > all[0]->born ? omp.runtime_init - all[0]->born : 0) *
+             rec.clock().ns_per_tick() + double(rec.pre_start_ns)) * 1e-9);
   m += "  \"affinity\": {" + affinity_members(rec) +
        (extras.affinity_ranks.empty() ? "" : ", \"ranks\": [" + extras.affinity_ranks + "]") + "},\n";
   m += "  \"openmp\": {\"runtime\": " + json_escape(omp.runtime) + ", \"runtime_path\": " +
        json_escape(omp.runtime_path) + ", \"callbacks\": " + callbacks +
-       ", \"first_fork_s\": " + first_fork + "},\n";
+       ", \"runtime_init_s\": " + runtime_init + "},\n";
   m += "  \"environment\": " + env + ",\n";
   m += "  \"anomalies\": {\"unmatched_end\": " + std::to_string(anomalies.unmatched_end) +
        ", \"unclosed\": " + std::to_string(anomalies.unclosed) + ", \"foreign_resume\": " +

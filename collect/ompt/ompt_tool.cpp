@@ -176,11 +176,6 @@ void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_
                        unsigned requested, int, const void* codeptr) {
   SCALEA_CALLBACK_PROLOGUE;
   Ticks when = now();
-  std::atomic<Ticks>& first = rec.openmp_info().first_fork;
-  if (__builtin_expect(first.load(std::memory_order_relaxed) == 0, 0)) {
-    Ticks none = 0;
-    first.compare_exchange_strong(none, when, std::memory_order_relaxed);
-  }
   uint32_t rid = rec.region(*t, RegionKind::Parallel, 0, codeptr);
   ParallelRecord* p = alloc_parallel(*t);
   Frame& f = enter(*t, rid, FrameType::Parallel, when, reinterpret_cast<uintptr_t>(p));
@@ -579,6 +574,7 @@ extern "C" __attribute__((visibility("default"))) ompt_start_tool_result_t* ompt
   using namespace scalea::collect::ompt;
   if (!Recorder::get().start("ompt")) return nullptr;  // disabled: the program runs untouched
   Recorder::get().openmp_info().runtime = runtime_version ? runtime_version : "";
+  Recorder::get().openmp_info().runtime_init = now();
   static ompt_start_tool_result_t result = {&tool_initialize, &tool_finalize, {0}};
   return &result;
 }

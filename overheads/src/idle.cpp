@@ -55,11 +55,11 @@ class IdleWalk {
            const RunFacts& f, const std::vector<size_t>& first)
       : run_(run), e_(run.experiment()), c_(c), info_(info), f_(f), first_(first),
         reached_(run.nodes().size(), 0), mpi_ranks_(e_.ranks() > 1) {
-    // When the first parallel region began, in the initial thread's time (unknown in experiments
-    // that do not say: never, so that all of a thread's absence is serial code, as it was counted).
+    // When the OpenMP runtime started initializing, in the initial thread's time (unknown in
+    // experiments that do not say: never, so that all of a thread's absence is serial code).
     const nlohmann::json& omp = e_.meta.is_object() && e_.meta.contains("openmp") ? e_.meta["openmp"] : nlohmann::json();
-    if (omp.is_object() && omp.contains("first_fork_s") && omp["first_fork_s"].is_number())
-      runtime_started_ = std::max(0.0, omp["first_fork_s"].get<double>());
+    if (omp.is_object() && omp.contains("runtime_init_s") && omp["runtime_init_s"].is_number())
+      runtime_started_ = std::max(0.0, omp["runtime_init_s"].get<double>());
   }
 
   // Follows thread `ti` from now on: its children lists, to walk the paths it only holds.
@@ -152,8 +152,8 @@ class IdleWalk {
         b.add(in.launch_skew, idle);
         return;
       }
-      // A thread that did not exist yet: serial code ran until the first parallel region began,
-      // then the runtime was starting its threads.
+      // A thread that did not exist yet: serial code ran until the OpenMP runtime started, then
+      // the runtime was initializing and starting its threads.
       double serial = std::min(idle, runtime_started_);
       b.add(in.before_start, serial);
       b.add(in.runtime_start, idle - serial);

@@ -98,10 +98,10 @@ const std::vector<Rule> kRules = {
     {"mpi.startup.skew", k(K::Mpi), kMpiStartup, Part::IdleShorter, false, CP, "startup",
      "C += T_p - t_i", "ranks that reach MPI_Init later (started later) spend less time in it"},
     {"program.runtime_startup", k(K::Program), -1, Part::IdleRuntimeStart, false, CP, "startup",
-     "C += T_p - t_i - min(T_p - t_i, s_0) for a thread the OpenMP runtime created, s_0 the start "
-     "of the first parallel region (meta.json openmp.first_fork_s)",
-     "the OpenMP runtime creating its threads at the first parallel region: before it the program "
-     "ran serial code (unparallelized), after it the thread was being started"},
+     "C += T_p - t_i - min(T_p - t_i, s_0) for a thread the OpenMP runtime created, s_0 when the "
+     "runtime started initializing (meta.json openmp.runtime_init_s)",
+     "the OpenMP runtime initializing and creating its threads (at the program's first OpenMP "
+     "construct): before that the program ran serial code (unparallelized)"},
     {"program.launch_skew", k(K::Program), -1, Part::IdleLaunchSkew, false, CP, "startup",
      "C += T_p - t_i for the initial thread of an MPI rank",
      "ranks started later than the first one (launch skew)"},

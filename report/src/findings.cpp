@@ -76,9 +76,13 @@ const std::vector<Hint> kHints = {
      "chunk dispatch costs more than it should: use larger chunks or a static schedule"},
     {"control_of_parallelism.tasking", "", "task creation and scheduling",
      "tasks are too small: make them coarser (cut-off depth, grainsize)"},
-    {"control_of_parallelism.startup", "", "MPI start-up and shut-down",
+    {"control_of_parallelism.startup", "mpi", "MPI start-up and shut-down",
      "a fixed cost of the MPI library (launching the ranks, MPI_Init, MPI_Finalize), not of the "
      "program's code: it weighs less in longer runs; nothing in the code to change"},
+    {"control_of_parallelism.startup", "", "start-up of the parallel runtime",
+     "a fixed cost of starting the OpenMP runtime and its threads, or the MPI ranks at different "
+     "times, not of the program's code: it weighs less in longer runs; nothing in the code to "
+     "change"},
     {"control_of_parallelism.mpi_management", "", "MPI management",
      "communicator, group or window management inside the program: create them once, outside "
      "loops"},
@@ -185,11 +189,17 @@ bool is_wait_key(const std::string& key) {
   return key.rfind("synchronization.", 0) == 0 || key.rfind("loss_of_parallelism.", 0) == 0;
 }
 
-const Hint* lookup(const std::string& key, std::string_view context_kind) {
+// The hint of `key` for a region of kind `own` in a construct of kind `context`: a row for the
+// region's own kind first, then for the context's, then any.
+const Hint* lookup(const std::string& key, std::string_view own, std::string_view context) {
   std::string cls = key.substr(0, key.find('.'));
-  for (const std::string& k : {key, cls})
+  for (const std::string& k : {key, cls}) {
+    for (std::string_view kind : {own, context})
+      for (const Hint& h : kHints)
+        if (h.key == k && h.context_kind == kind) return &h;
     for (const Hint& h : kHints)
-      if (h.key == k && (h.context_kind.empty() || h.context_kind == context_kind)) return &h;
+      if (h.key == k && h.context_kind.empty()) return &h;
+  }
   return nullptr;
 }
 
@@ -499,7 +509,7 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   f.noise = n < context.noise.size() ? context.noise[n] : 0.0;
   double tp = a.regions[ctx].t_p;
   f.percent = tp > 0 ? 100 * c.seconds / tp : 0;
-  const Hint* h = lookup(key, ctx_kind);
+  const Hint* h = lookup(key, format::region_kind_name(reg.kind), ctx_kind);
   std::string what = h ? std::string(h->what) : key;
   f.hint = h ? std::string(h->hint) : "";
   if (same != format::kNoIndex) f.same_time = with_location(t.region_of(same));

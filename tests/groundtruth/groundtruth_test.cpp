@@ -358,7 +358,7 @@ TEST_P(MpiNp, CollectiveWaitingIsNotTransfer) {
   uint32_t ar = mpi_call(*c.m, c.m->root(), "MPI_Allreduce");
   const auto& r = c.at(ar);
   EXPECT_LT(subclass(r, "data_movement.mpi_collective"), 0.002) << describe(r);
-  // Rank k works k * step before each call: the others wait for the last one.
+  // Rank k works (k + 1) step before each call: the others wait for the last one.
   double waits = 0;
   for (int k = 0; k < np; ++k) waits += (np - 1 - k) * step * n;
   const auto& root = c.at(c.m->root());

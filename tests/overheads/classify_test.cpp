@@ -443,10 +443,10 @@ TEST(Classify, OneRankHasNoPartnerToWaitFor) {
 }
 
 TEST(Classify, ThreadsStartedByTheRuntimeAfterSerialCode) {
-  // The first parallel region began 30 ms into the initial thread's 100 ms, the worker began at
-  // 40 ms: 30 ms of serial code (loss) and 10 ms of the runtime starting its thread (control).
+  // The OpenMP runtime started 30 ms into the initial thread's 100 ms, the worker began at 40 ms:
+  // 30 ms of serial code (loss) and 10 ms of the runtime starting (control).
   Builder b;
-  b.experiment().meta = {{"openmp", {{"first_fork_s", 0.030}}}};
+  b.experiment().meta = {{"openmp", {{"runtime_init_s", 0.030}}}};
   b.thread(true, 100);
   b.thread(false, 60);
   drg::MergedTree t(b.experiment());
