@@ -229,3 +229,110 @@ TEST(Loader, RegionsAtOneSourcePositionFoldIntoOne) {
 
 }  // namespace
 }  // namespace scalea::drg
+
+namespace scalea::drg {
+namespace {
+
+// Code in an outlined body is named after the function the body came from: the enclosing
+// construct's (when every calling context agrees), else what the body's own name says.
+TEST(Loader, OutlinedCodeIsNamedAfterTheFunctionItCameFrom) {
+  test::Builder b;
+  uint32_t prog = b.region(K::Program, "app");
+  uint32_t par = b.region(K::Parallel, "", 0, "md.c", 10, 0x10), par2 = b.region(K::Parallel, "", 0, "md.c", 40, 0x20);
+  uint32_t single = b.region(K::Single, "", 0, "md.c", 11, 0x30), task = b.region(K::Task, "", 0, "md.c", 12, 0x40);
+  uint32_t wait = b.region(K::Taskwait, "", 0, "util.h", 3, 0x50), loop = b.region(K::Loop, "", 1, "md.c", 42, 0x60);
+  uint32_t gcc_loop = b.region(K::Loop, "", 1, "md.c", 43, 0x70);
+  b.e.regions[par].function = "solve";
+  b.e.regions[par2].function = "other";
+  b.e.regions[single].function = ".omp_outlined._debug__";
+  b.e.regions[task].function = ".omp_outlined._debug__";
+  b.e.regions[wait].function = "helper";  // inlined into the task body: its own function
+  b.e.regions[loop].function = ".omp_outlined..7";
+  b.e.regions[gcc_loop].function = "main._omp_fn.3";
+  uint32_t t = b.thread(-1, 0, prog);
+  uint32_t p = b.node(t, 0, par), s = b.node(t, p, single), k = b.node(t, s, task);
+  b.node(t, k, wait);
+  b.node(t, p, loop);
+  b.node(t, p, gcc_loop);
+  uint32_t q = b.node(t, 0, par2);
+  b.node(t, q, loop);  // the same code below two constructs of different functions
+  b.node(t, q, gcc_loop);
+  std::string dir = temp_dir("origin");
+  write_experiment(b.e, dir);
+  Experiment e = load_experiment(dir, no_symbols());
+  auto at = [&](const std::string& line) -> const Region& {
+    for (const Region& r : e.regions)
+      if (r.location() == line) return r;
+    ADD_FAILURE() << "no region at " << line;
+    return e.regions[0];
+  };
+  EXPECT_EQ(at("md.c:11").function, "solve");
+  EXPECT_TRUE(at("md.c:11").outlined);
+  EXPECT_EQ(at("md.c:12").function, "solve");
+  EXPECT_EQ(at("util.h:3").function, "helper");
+  EXPECT_FALSE(at("util.h:3").outlined);
+  EXPECT_EQ(at("md.c:42").function, ".omp_outlined..7");
+  EXPECT_FALSE(at("md.c:42").outlined);
+  EXPECT_EQ(at("md.c:43").function, "main");
+  EXPECT_EQ(at("md.c:10").function, "solve");
+}
+
+TEST(Region, LocationWithoutLineInformation) {
+  Region r;
+  r.kind = K::Parallel;
+  r.module = "/opt/app/bin/cg.S";
+  r.address = 0x1a2;
+  EXPECT_EQ(r.location(), "cg.S+0x1a2");  // no symbol covers the address
+  r.symbol = "resid";
+  r.function = "resid";
+  r.symbol_offset = 0x1a2;
+  EXPECT_EQ(r.location(), "resid+0x1a2");
+  r.kind = K::Loop;
+  r.symbol = ".omp_outlined..38";
+  r.symbol_offset = 0x40;
+  r.function = "conj_grad";
+  r.outlined = true;
+  EXPECT_EQ(r.location(), "conj_grad (.omp_outlined..38+0x40)");
+  r.kind = K::Parallel;
+  r.body = true;
+  r.outlined = false;
+  r.function = "main";
+  EXPECT_EQ(r.location(), "main (.omp_outlined..38)");
+  r.file = "/src/cg.c";
+  r.line = 372;
+  EXPECT_EQ(r.location(), "cg.c:372");
+
+  Region f;  // a function region is named by its label; without lines it has no location
+  f.kind = K::Function;
+  f.module = "/opt/app/bin/cg.S";
+  f.address = 0x400;
+  f.function = f.symbol = "resid";
+  EXPECT_EQ(f.label(), "resid");
+  EXPECT_EQ(f.location(), "");
+  Region p;
+  p.kind = K::Program;
+  p.name = "cg.S";
+  EXPECT_EQ(p.location(), "");
+}
+
+// Drg's region key is the loader's identity: one source position is one region whatever address
+// was recorded first; without one, the resolved code address.
+TEST(Region, DrgKeyIsTheIdentity) {
+  Region a, b;
+  a.kind = b.kind = K::Parallel;
+  a.module = b.module = "/opt/app";
+  a.file = b.file = "/src/md.c";
+  a.line = b.line = 88;
+  a.address = 0x10;
+  b.address = 0x20;
+  EXPECT_EQ(Drg::region_key(a), Drg::region_key(b));
+  a.file = b.file = "";
+  a.line = b.line = 0;
+  a.code = b.code = 0x30;
+  EXPECT_EQ(Drg::region_key(a), Drg::region_key(b));
+  b.code = 0x40;
+  EXPECT_NE(Drg::region_key(a), Drg::region_key(b));
+}
+
+}  // namespace
+}  // namespace scalea::drg
