@@ -235,13 +235,15 @@ namespace {
 
 // Rebuilds a thread's tree so that every call path has one node: nodes whose regions became one
 // (the same source position, inlined copies, `remap`) are folded into the first, metric by metric
-// (the METR merge rule). `remap` (old region -> new) may be null; `first` is scratch, kept by the
-// caller across threads.
+// (the METR merge rule), and nodes of `drop`ped regions vanish, their children attaching to their
+// parent (merging with its children of the same region). `remap` (old region -> new) and `drop`
+// (by old region) may be null; `first` is scratch, kept by the caller across threads.
 void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricMerge>& merge, FlatMap64& first,
-                          const std::vector<uint32_t>* remap = nullptr) {
+                          const std::vector<uint32_t>* remap = nullptr,
+                          const std::vector<char>* drop = nullptr) {
   const size_t nm = merge.size();
   first.clear();  // (new parent, region) -> new index
-  bool any = remap != nullptr;
+  bool any = remap != nullptr || drop != nullptr;
   for (uint32_t n = 1; n < t.size() && !any; ++n) {
     uint64_t key = uint64_t(t.parent[n]) << 32 | t.region[n];
     any = !first.emplace(key, n).second;
@@ -255,6 +257,10 @@ void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricMerge>& me
   out.flags = t.flags;
   out.os_tid = t.os_tid;
   for (uint32_t n = 0; n < t.size(); ++n) {
+    if (n != 0 && drop != nullptr && (*drop)[t.region[n]]) {
+      to[n] = to[t.parent[n]];
+      continue;
+    }
     uint32_t parent = n == 0 ? fmt::kNoIndex : to[t.parent[n]];
     uint32_t region = remap != nullptr ? (*remap)[t.region[n]] : t.region[n];
     uint64_t key = uint64_t(parent) << 32 | region;
@@ -705,6 +711,22 @@ void note(uint32_t& slot, uint32_t value) {
   else if (slot != value) slot = kConflict;
 }
 
+// -finstrument-functions records the bodies the compiler outlined for constructs as functions,
+// two levels below every parallel region and task: they vanish, their children attach to the
+// construct. Their time is inside the construct's (its inclusive time), so nothing is lost: the
+// construct's exclusive time (time minus its children's) grows by theirs.
+void fold_outlined_functions(Experiment& e, FlatMap64& scratch) {
+  std::vector<char> drop(e.regions.size(), 0);
+  bool any = false;
+  for (size_t i = 0; i < e.regions.size(); ++i) {
+    const Region& r = e.regions[i];
+    if (r.kind == RegionKind::Function && (is_outlined_function(r.label()) || is_outlined_function(r.symbol)))
+      drop[i] = any = true;
+  }
+  if (!any) return;
+  for (ThreadTree& t : e.threads) fold_duplicate_paths(t, e.metric_merge, scratch, nullptr, &drop);
+}
+
 bool has_body(RegionKind k) {
   return k == RegionKind::Parallel || k == RegionKind::Task || k == RegionKind::Taskloop;
 }
@@ -884,7 +906,8 @@ void name_outlined_code(Experiment& e) {
   std::vector<char> inside(nr, 0);
   bool any = false;
   for (size_t i = 0; i < nr; ++i) {
-    // (A function region's function is the region itself.)
+    // (A function region's function is the region itself: an outlined body recorded by
+    // -finstrument-functions keeps its name when it is kept.)
     inside[i] = e.regions[i].kind != RegionKind::Function && !e.regions[i].outlined &&
                 is_outlined_function(e.regions[i].function);
     any = any || inside[i];
@@ -917,6 +940,7 @@ void name_outlined_code(Experiment& e) {
 // What the loader settles once every thread is in (docs/drg.md, docs/symbols.md).
 void settle_regions(Experiment& e, const LoadOptions& options) {
   FlatMap64 scratch;
+  if (options.fold_outlined_functions) fold_outlined_functions(e, scratch);
   Bodies bodies = outlined_bodies(e);
   std::vector<char> drop(e.regions.size(), 0);
   bool moved = options.resolve_symbols && place_runtime_returns(e, bodies, drop);

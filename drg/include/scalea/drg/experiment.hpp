@@ -97,6 +97,9 @@ struct Experiment {
 
 struct LoadOptions {
   bool resolve_symbols = true;  // fill file/line/function of code addresses with libdw
+  // Drop function regions of compiler-outlined bodies (-finstrument-functions records
+  // .omp_outlined., main._omp_fn.0, ...): their children attach to their parent (docs/drg.md).
+  bool fold_outlined_functions = true;
   // Worker threads for the rank files of an MPI experiment (shared definitions): 0 = one per
   // core, at most 8; 1 = serial. The FileReader must be thread-safe unless this is 1.
   unsigned threads = 0;
