@@ -357,6 +357,11 @@ SourceKey source_key(const Region& r) {
 using CodeKey = std::tuple<int, int, std::string, std::string, uint64_t>;
 CodeKey code_key(const Region& r) { return {int(r.kind), r.subkind, r.name, r.module, r.code}; }
 bool has_source(const Region& r) { return !r.file.empty() && r.line; }
+// A region that several recorded addresses became keeps the lowest of them (of its module), so
+// that the address does not depend on which copy a run met first.
+void keep_lowest_address(Region& kept, const Region& other) {
+  if (other.module == kept.module && other.address < kept.address) kept.address = other.address;
+}
 // The resolved code of a region: where it is in its module, whatever the line tables say.
 void set_code(Region& r, const SourceLocation& loc) {
   r.code = loc.address;
@@ -495,6 +500,7 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
             if (it != by_code.end()) same = it->second;
           }
           if (same != fmt::kNoIndex) {
+            keep_lowest_address(into.regions[same], r);
             known.emplace(key, same);
             region_map.push_back(same);
             continue;
@@ -864,6 +870,7 @@ bool identify_by_body(Experiment& e, const Bodies& bodies, std::vector<uint32_t>
     auto [it, fresh] = group.emplace(std::make_tuple(int(r.kind), int(r.subkind), r.name, r.module, body[i]), i);
     remap[i] = it->second;
     merged = merged || !fresh;
+    if (!fresh) keep_lowest_address(e.regions[it->second], r);
     if (!r.function.empty()) functions[it->second].insert(r.function);
   }
   for (auto& [key, rep] : group) {

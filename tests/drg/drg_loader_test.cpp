@@ -227,6 +227,25 @@ TEST(Loader, RegionsAtOneSourcePositionFoldIntoOne) {
   EXPECT_EQ(e.value(th, 2, e.metric("time")), 60);
 }
 
+// The region keeps the lowest of its recorded addresses, whichever copy the run met first, so
+// that two runs of one program name it alike.
+TEST(Loader, RegionOfSeveralAddressesKeepsTheLowest) {
+  test::Builder b;
+  uint32_t prog = b.region(RegionKind::Program, "app");
+  uint32_t late = b.region(RegionKind::Parallel, "", 0, "md.c", 100, 0x2000);
+  uint32_t early = b.region(RegionKind::Parallel, "", 0, "md.c", 100, 0x1000);
+  b.e.regions[late].module = b.e.regions[early].module = "/opt/app";
+  uint32_t t = b.thread(-1, 0, prog);
+  b.node(t, 0, late);
+  b.node(t, 0, early);
+  std::string dir = temp_dir("lowest");
+  write_experiment(b.e, dir);
+  Experiment e = load_experiment(dir, no_symbols());
+  ASSERT_EQ(e.regions.size(), 2u);
+  EXPECT_EQ(e.regions[1].address, 0x1000u);
+  EXPECT_EQ(e.threads[0].size(), 2u);
+}
+
 }  // namespace
 }  // namespace scalea::drg
 

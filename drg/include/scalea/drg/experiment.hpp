@@ -29,7 +29,9 @@ struct Region {
   std::string function;  // enclosing program unit, "" when unknown
   uint32_t line = 0;
   std::string module;    // object file holding the code address, "" when none
-  uint64_t address = 0;  // relative to the module's load base, as the collector recorded it
+  // Relative to the module's load base, as the collector recorded it: the lowest recorded one
+  // when several became this region (inlined copies; docs/symbols.md).
+  uint64_t address = 0;
 
   // Filled by the loader from the module's ELF symbol table, with or without debug information
   // (docs/symbols.md). `code`: the module offset of the construct's own code: the recorded
