@@ -747,28 +747,36 @@ struct Bodies {
   std::vector<std::string> symbol;    // its name
 };
 Bodies outlined_bodies(const Experiment& e) {
+  const size_t nr = e.regions.size();
   Bodies b;
-  b.of.assign(e.regions.size(), kUnset);
-  std::vector<char> candidate(e.regions.size(), 0);
+  b.of.assign(nr, kUnset);
+  std::vector<char> candidate(nr, 0);
   bool any = false;
-  for (size_t i = 0; i < e.regions.size(); ++i) {
+  for (size_t i = 0; i < nr; ++i) {
     candidate[i] = has_body(e.regions[i].kind) && !e.regions[i].module.empty();
     any = any || candidate[i];
   }
   if (!any) return b;
-  std::map<std::pair<std::string, uint64_t>, uint32_t> index;  // (module, start) -> body
+  // Per region, once: its module's id and the body its code lies in, if any.
+  Names modules;
+  std::vector<uint32_t> module(nr), in_body(nr, kUnset);
+  std::map<std::pair<uint32_t, uint64_t>, uint32_t> index;  // (module, start) -> body
+  for (uint32_t i = 0; i < nr; ++i) {
+    const Region& c = e.regions[i];
+    module[i] = modules.id(c.module);
+    if (c.module.empty() || c.code == 0 || !is_outlined_function(c.symbol)) continue;
+    const uint64_t start = c.code - c.symbol_offset;
+    auto [it, fresh] = index.emplace(std::make_pair(module[i], start), uint32_t(b.start.size()));
+    if (fresh) {
+      b.start.push_back(start);
+      b.symbol.push_back(c.symbol);
+    }
+    in_body[i] = it->second;
+  }
   for (const ThreadTree& t : e.threads)
     for (uint32_t n = 1; n < t.size(); ++n) {
-      uint32_t p = t.region[t.parent[n]];
-      if (!candidate[p]) continue;
-      const Region& c = e.regions[t.region[n]];
-      if (c.module != e.regions[p].module || c.code == 0 || !is_outlined_function(c.symbol)) continue;
-      auto [it, fresh] = index.emplace(std::make_pair(c.module, c.code - c.symbol_offset), uint32_t(b.start.size()));
-      if (fresh) {
-        b.start.push_back(c.code - c.symbol_offset);
-        b.symbol.push_back(c.symbol);
-      }
-      note(b.of[p], it->second);
+      const uint32_t p = t.region[t.parent[n]], c = t.region[n];
+      if (candidate[p] && in_body[c] != kUnset && module[c] == module[p]) note(b.of[p], in_body[c]);
     }
   return b;
 }
