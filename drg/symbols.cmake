@@ -33,6 +33,11 @@ if(BUILD_TESTING)
   target_link_options(scalea_symfixture_nopie PRIVATE -no-pie)
   target_link_libraries(scalea_symfixture_nopie PRIVATE scalea_symfixture_lib)
 
+  # Tail calls need the optimiser: -O2 (and -g for the lines the test expects).
+  add_executable(scalea_symfixture_tail ${_symfix_data}/symfixture_tail.c)
+  target_compile_options(scalea_symfixture_tail PRIVATE -O2 -g -foptimize-sibling-calls)
+  target_link_libraries(scalea_symfixture_tail PRIVATE scalea_symfixture_lib)
+
   # Stripped copies (same layout, no .symtab, no DWARF; .dynsym survives) for the fallback paths.
   set(_symfix_stripped ${CMAKE_CURRENT_BINARY_DIR}/symfixture_stripped)
   add_custom_command(
@@ -53,11 +58,12 @@ if(BUILD_TESTING)
     SYMFIX_SOURCE_DIR="${_symfix_data}"
     SYMFIX_PIE="$<TARGET_FILE:scalea_symfixture_pie>"
     SYMFIX_NOPIE="$<TARGET_FILE:scalea_symfixture_nopie>"
+    SYMFIX_TAIL="$<TARGET_FILE:scalea_symfixture_tail>"
     SYMFIX_LIB="$<TARGET_FILE:scalea_symfixture_lib>"
     SYMFIX_STRIPPED_LIB="${_symfix_stripped}/libsymfixture_lib.so"
     SYMFIX_STRIPPED_PIE="${_symfix_stripped}/symfixture_pie")
   add_dependencies(scalea_symbols_test
-    scalea_symfixture_pie scalea_symfixture_nopie scalea_symfixture_stripped)
+    scalea_symfixture_pie scalea_symfixture_nopie scalea_symfixture_tail scalea_symfixture_stripped)
   add_test(NAME unit.symbols COMMAND scalea_symbols_test)
   set_tests_properties(unit.symbols PROPERTIES LABELS unit)
 endif()

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <tuple>
 #include <unordered_set>
@@ -51,11 +52,30 @@ std::string Region::label() const {
   }
 }
 
+namespace {
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string hex(uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+}  // namespace
+
 std::string Region::location() const {
-  if (file.empty()) return "";
-  size_t slash = file.rfind('/');
-  std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
-  return line ? base + ":" + std::to_string(line) : base;
+  if (!file.empty()) return line ? base_name(file) + ":" + std::to_string(line) : base_name(file);
+  if (module.empty() || (address == 0 && symbol.empty())) return "";
+  if (kind == RegionKind::Function && !label().empty()) return "";
+  std::string where = symbol.empty() ? base_name(module) + "+" + hex(address)
+                      : body         ? symbol
+                                     : symbol + "+" + hex(symbol_offset);
+  if (!function.empty() && function != symbol) where = function + " (" + where + ")";
+  return where;
 }
 
 int Experiment::metric(const std::string& name) const {
@@ -213,15 +233,17 @@ uint32_t payload_crc32(const char* data, size_t size) {
 
 namespace {
 
-// Two code regions unified into one (same source position) can leave a thread with two nodes on
-// the same call path: they are folded into the first, metric by metric (the METR merge rule), and
-// their children re-parented, so every call path has one node per thread.
-// `first` is scratch, kept by the caller across threads.
-void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& metrics,
-                          FlatMap64& first) {
-  const size_t nm = metrics.size();
+// Rebuilds a thread's tree so that every call path has one node: nodes whose regions became one
+// (the same source position, inlined copies, `remap`) are folded into the first, metric by metric
+// (the METR merge rule), and nodes of `drop`ped regions vanish, their children attaching to their
+// parent (merging with its children of the same region). `remap` (old region -> new) and `drop`
+// (by old region) may be null; `first` is scratch, kept by the caller across threads.
+void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricMerge>& merge, FlatMap64& first,
+                          const std::vector<uint32_t>* remap = nullptr,
+                          const std::vector<char>* drop = nullptr) {
+  const size_t nm = merge.size();
   first.clear();  // (new parent, region) -> new index
-  bool any = false;
+  bool any = remap != nullptr || drop != nullptr;
   for (uint32_t n = 1; n < t.size() && !any; ++n) {
     uint64_t key = uint64_t(t.parent[n]) << 32 | t.region[n];
     any = !first.emplace(key, n).second;
@@ -235,22 +257,27 @@ void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& m
   out.flags = t.flags;
   out.os_tid = t.os_tid;
   for (uint32_t n = 0; n < t.size(); ++n) {
+    if (n != 0 && drop != nullptr && (*drop)[t.region[n]]) {
+      to[n] = to[t.parent[n]];
+      continue;
+    }
     uint32_t parent = n == 0 ? fmt::kNoIndex : to[t.parent[n]];
-    uint64_t key = uint64_t(parent) << 32 | t.region[n];
+    uint32_t region = remap != nullptr ? (*remap)[t.region[n]] : t.region[n];
+    uint64_t key = uint64_t(parent) << 32 | region;
     const uint32_t* found = n == 0 ? nullptr : first.find(key);
     const double* v = &t.values[size_t(n) * nm];
     if (!found) {
       to[n] = uint32_t(out.parent.size());
       if (n) first.emplace(key, to[n]);
       out.parent.push_back(parent);
-      out.region.push_back(t.region[n]);
+      out.region.push_back(region);
       out.values.insert(out.values.end(), v, v + nm);
       continue;
     }
     to[n] = *found;
     double* into = &out.values[size_t(*found) * nm];
     for (size_t m = 0; m < nm; ++m) {
-      switch (fmt::MetricMerge(metrics[m].merge)) {
+      switch (merge[m]) {
         case fmt::MetricMerge::Min:
           // A node without a completed visit stores 0, which is no minimum.
           if (v[m] != 0 && (into[m] == 0 || v[m] < into[m])) into[m] = v[m];
@@ -263,11 +290,85 @@ void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricRecord>& m
   t = std::move(out);
 }
 
+// The runtime entry points whose return address a region of this kind records: OMPT reports the
+// caller of the libomp (or GOMP-interface) entry, the MPI layer the caller of the MPI function.
+// "name*" is a prefix. Used to find the construct when the entry was reached by a tail jump.
+EntryFilter runtime_entry(const Region& r) {
+  static const std::vector<std::string_view> parallel = {"__kmpc_fork_call*", "GOMP_parallel*"};
+  static const std::vector<std::string_view> teams = {"__kmpc_fork_teams", "GOMP_teams*"};
+  static const std::vector<std::string_view> barrier = {
+      "__kmpc_barrier", "__kmpc_reduce*", "__kmpc_end_reduce*", "GOMP_barrier*", "GOMP_loop_end*",
+      "GOMP_sections_end*", "GOMP_single*"};
+  static const std::vector<std::string_view> any_openmp = {"__kmpc_*", "GOMP_*", "omp_*"};
+  static const std::vector<std::pair<RegionKind, std::vector<std::string_view>>> by_kind = {
+      {RegionKind::Parallel, parallel},
+      {RegionKind::Task, {"__kmpc_omp_task", "__kmpc_omp_task_with_deps", "GOMP_task"}},
+      {RegionKind::Taskloop, {"__kmpc_taskloop*", "GOMP_taskloop*"}},
+      {RegionKind::Taskwait, {"__kmpc_omp_taskwait*", "GOMP_taskwait*"}},
+      {RegionKind::Taskgroup, {"__kmpc_taskgroup", "__kmpc_end_taskgroup", "GOMP_taskgroup*"}},
+      {RegionKind::BarrierExplicit, barrier},
+      {RegionKind::BarrierImplementation, barrier},
+      {RegionKind::Reduction, {"__kmpc_reduce*", "__kmpc_end_reduce*", "GOMP_*"}},
+      {RegionKind::Loop, {"__kmpc_for_static*", "__kmpc_dispatch_*", "__kmpc_dist_*", "GOMP_loop_*"}},
+      {RegionKind::Sections, {"__kmpc_sections_init", "__kmpc_end_sections", "__kmpc_for_static*",
+                              "__kmpc_dispatch_*", "GOMP_sections*"}},
+      {RegionKind::Single, {"__kmpc_single", "__kmpc_end_single", "GOMP_single*"}},
+      {RegionKind::Masked, {"__kmpc_master", "__kmpc_end_master", "__kmpc_masked", "__kmpc_end_masked"}},
+      {RegionKind::Critical, {"__kmpc_critical*", "__kmpc_end_critical", "GOMP_critical*"}},
+      {RegionKind::Lock, {"omp_*"}},
+      {RegionKind::NestLock, {"omp_*"}},
+      {RegionKind::Atomic, {"__kmpc_atomic*", "GOMP_atomic*"}},
+      {RegionKind::Ordered, {"__kmpc_ordered", "__kmpc_end_ordered", "__kmpc_doacross*", "GOMP_ordered*",
+                             "GOMP_doacross*"}},
+      {RegionKind::Cancel, {"__kmpc_cancel*", "GOMP_cancel*"}},
+  };
+  if (r.kind == RegionKind::Mpi) {
+    // An MPI call site calls MPI_X or, through a profiling library, PMPI_X.
+    return [name = r.name](std::string_view symbol) {
+      return symbol == name || (symbol.size() == name.size() + 1 && symbol[0] == 'P' && symbol.substr(1) == name);
+    };
+  }
+  const std::vector<std::string_view>* names = &any_openmp;
+  if (r.kind == RegionKind::BarrierImplicit) {
+    // The join barrier reports the parallel construct's address, the teams barrier the teams'.
+    names = r.subkind == uint16_t(fmt::BarrierFlavour::Parallel) ? &parallel
+            : r.subkind == uint16_t(fmt::BarrierFlavour::Teams)  ? &teams
+                                                                 : &barrier;
+  } else {
+    for (const auto& [kind, list] : by_kind)
+      if (kind == r.kind) names = &list;
+  }
+  return [names](std::string_view symbol) {
+    for (std::string_view n : *names) {
+      bool prefix = n.back() == '*';
+      if (prefix ? symbol.substr(0, n.size() - 1) == n.substr(0, n.size() - 1) : symbol == n) return true;
+    }
+    return false;
+  };
+}
+
 using RegionKey = std::tuple<int, int, std::string, std::string, uint64_t>;
 using SourceKey = std::tuple<int, int, std::string, std::string, uint32_t, std::string>;
 SourceKey source_key(const Region& r) {
   return {int(r.kind), r.subkind, r.name, r.file, r.line, r.function};
 }
+// Without a source position: the resolved code address (a return address, or the jump the
+// runtime was entered by), so return addresses of calls that reached one tail jump are one region.
+using CodeKey = std::tuple<int, int, std::string, std::string, uint64_t>;
+CodeKey code_key(const Region& r) { return {int(r.kind), r.subkind, r.name, r.module, r.code}; }
+bool has_source(const Region& r) { return !r.file.empty() && r.line; }
+// A region that several recorded addresses became keeps the lowest of them (of its module), so
+// that the address does not depend on which copy a run met first.
+void keep_lowest_address(Region& kept, const Region& other) {
+  if (other.module == kept.module && other.address < kept.address) kept.address = other.address;
+}
+// The resolved code of a region: where it is in its module, whatever the line tables say.
+void set_code(Region& r, const SourceLocation& loc) {
+  r.code = loc.address;
+  r.symbol = loc.symbol;
+  r.symbol_offset = loc.symbol_offset;
+}
+bool has_code_key(const Region& r) { return !has_source(r) && r.code != 0; }
 
 }  // namespace
 
@@ -343,10 +444,12 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
       // Regions at the same source position are one region: a construct the compiler copied
       // (inlining) or a rank whose table kept another address still merges with the others.
       std::map<SourceKey, uint32_t> by_source;
+      std::map<CodeKey, uint32_t> by_code;
       for (uint32_t i = 0; i < into.regions.size(); ++i) {
         const Region& r = into.regions[i];
         known.emplace(RegionKey{int(r.kind), r.subkind, r.name, r.module, r.address}, i);
-        if (!r.file.empty() && r.line) by_source.emplace(source_key(r), i);
+        if (has_source(r)) by_source.emplace(source_key(r), i);
+        if (has_code_key(r)) by_code.emplace(code_key(r), i);
       }
       for (uint32_t i = 0; i < sh.count; ++i) {
         auto rr = body.get<fmt::RegionRecord>("region");
@@ -374,25 +477,38 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
         }
         if (options.resolve_symbols && !r.module.empty() && r.address) {
           SourceLocation loc;
-          // OMPT and function hooks give return addresses for constructs; -finstrument-functions
+          // OMPT and the MPI layer give return addresses of calls into the runtime (followed to
+          // the construct when it reached the runtime by a tail jump); -finstrument-functions
           // gives the function's entry, which is not a return address.
-          bool ret = r.kind != RegionKind::Function;
-          if (resolver.resolve(r.module, r.address, ret, loc)) {
+          bool found = r.kind == RegionKind::Function
+                           ? resolver.resolve(r.module, r.address, false, loc)
+                           : resolver.resolve_call_site(r.module, r.address, runtime_entry(r), loc);
+          if (found) {
             if (r.file.empty()) r.file = loc.file;
             if (!r.line) r.line = loc.line;
             if (r.function.empty()) r.function = loc.function;
+            set_code(r, loc);
           }
         }
-        if (!r.file.empty() && r.line) {
-          auto same = by_source.find(source_key(r));
-          if (same != by_source.end()) {
-            known.emplace(key, same->second);
-            region_map.push_back(same->second);
+        if (has_source(r) || has_code_key(r)) {
+          uint32_t same = fmt::kNoIndex;
+          if (has_source(r)) {
+            auto it = by_source.find(source_key(r));
+            if (it != by_source.end()) same = it->second;
+          } else {
+            auto it = by_code.find(code_key(r));
+            if (it != by_code.end()) same = it->second;
+          }
+          if (same != fmt::kNoIndex) {
+            keep_lowest_address(into.regions[same], r);
+            known.emplace(key, same);
+            region_map.push_back(same);
             continue;
           }
         }
         uint32_t id = uint32_t(into.regions.size());
-        if (!r.file.empty() && r.line) by_source.emplace(source_key(r), id);
+        if (has_source(r)) by_source.emplace(source_key(r), id);
+        if (has_code_key(r)) by_code.emplace(code_key(r), id);
         into.regions.push_back(std::move(r));
         known.emplace(key, id);
         region_map.push_back(id);
@@ -437,7 +553,11 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
       if (uint64_t(sh.count) * sizeof(fmt::ThreadRecord) > body.left())
         body.fail("thread count " + std::to_string(sh.count) + " exceeds the section");
       std::vector<char> f64(nm);
-      for (size_t m = 0; m < nm; ++m) f64[m] = fmt::MetricType(mrec[m].type) == fmt::MetricType::F64;
+      std::vector<fmt::MetricMerge> merge(nm);
+      for (size_t m = 0; m < nm; ++m) {
+        f64[m] = fmt::MetricType(mrec[m].type) == fmt::MetricType::F64;
+        merge[m] = fmt::MetricMerge(mrec[m].merge);
+      }
       for (uint32_t ti = 0; ti < sh.count; ++ti) {
         auto tr = body.get<fmt::ThreadRecord>("thread header");
         std::string what = "thread " + std::to_string(tr.index);
@@ -478,7 +598,7 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
             out[m] = v;
           }
         }
-        fold_duplicate_paths(t, mrec, paths_seen);
+        fold_duplicate_paths(t, merge, paths_seen);
         into.threads.push_back(std::move(t));
       }
     }  // unknown sections are skipped: a newer minor writer may add some
@@ -575,6 +695,278 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options,
 
 namespace {
 
+// Strings as small ids, for per-node work without string compares.
+class Names {
+ public:
+  uint32_t id(const std::string& s) {
+    auto [it, fresh] = ids_.emplace(s, uint32_t(text_.size()));
+    if (fresh) text_.push_back(s);
+    return it->second;
+  }
+  const std::string& text(uint32_t id) const { return text_[id]; }
+
+ private:
+  std::unordered_map<std::string, uint32_t> ids_;
+  std::vector<std::string> text_;
+};
+
+// One value seen over many nodes: kUnset, the value, or kConflict when two differed.
+constexpr uint32_t kUnset = fmt::kNoIndex, kConflict = fmt::kNoIndex - 1;
+void note(uint32_t& slot, uint32_t value) {
+  if (slot == kUnset) slot = value;
+  else if (slot != value) slot = kConflict;
+}
+
+// -finstrument-functions records the bodies the compiler outlined for constructs as functions,
+// two levels below every parallel region and task: they vanish, their children attach to the
+// construct. Their time is inside the construct's (its inclusive time), so nothing is lost: the
+// construct's exclusive time (time minus its children's) grows by theirs.
+void fold_outlined_functions(Experiment& e, FlatMap64& scratch) {
+  std::vector<char> drop(e.regions.size(), 0);
+  bool any = false;
+  for (size_t i = 0; i < e.regions.size(); ++i) {
+    const Region& r = e.regions[i];
+    if (r.kind == RegionKind::Function && (is_outlined_function(r.label()) || is_outlined_function(r.symbol)))
+      drop[i] = any = true;
+  }
+  if (!any) return;
+  for (ThreadTree& t : e.threads) fold_duplicate_paths(t, e.metric_merge, scratch, nullptr, &drop);
+}
+
+bool has_body(RegionKind k) {
+  return k == RegionKind::Parallel || k == RegionKind::Task || k == RegionKind::Taskloop;
+}
+
+// The outlined body each parallel region, task and taskloop runs, when the calling contexts show
+// it: the function symbol (.omp_outlined..N, .omp_task_entry..N, main._omp_fn.0) that holds the
+// code of the region's children, if they agree. Bodies are told apart by their start address
+// (per-file names such as ".omp_outlined." repeat across a program's files).
+struct Bodies {
+  std::vector<uint32_t> of;           // region -> index in `start`, kUnset or kConflict
+  std::vector<uint64_t> start;        // module offset of the body's first instruction
+  std::vector<std::string> symbol;    // its name
+};
+Bodies outlined_bodies(const Experiment& e) {
+  const size_t nr = e.regions.size();
+  Bodies b;
+  b.of.assign(nr, kUnset);
+  std::vector<char> candidate(nr, 0);
+  bool any = false;
+  for (size_t i = 0; i < nr; ++i) {
+    candidate[i] = has_body(e.regions[i].kind) && !e.regions[i].module.empty();
+    any = any || candidate[i];
+  }
+  if (!any) return b;
+  // Per region, once: its module's id and the body its code lies in, if any.
+  Names modules;
+  std::vector<uint32_t> module(nr), in_body(nr, kUnset);
+  std::map<std::pair<uint32_t, uint64_t>, uint32_t> index;  // (module, start) -> body
+  for (uint32_t i = 0; i < nr; ++i) {
+    const Region& c = e.regions[i];
+    module[i] = modules.id(c.module);
+    if (c.module.empty() || c.code == 0 || !is_outlined_function(c.symbol)) continue;
+    const uint64_t start = c.code - c.symbol_offset;
+    auto [it, fresh] = index.emplace(std::make_pair(module[i], start), uint32_t(b.start.size()));
+    if (fresh) {
+      b.start.push_back(start);
+      b.symbol.push_back(c.symbol);
+    }
+    in_body[i] = it->second;
+  }
+  for (const ThreadTree& t : e.threads)
+    for (uint32_t n = 1; n < t.size(); ++n) {
+      const uint32_t p = t.region[t.parent[n]], c = t.region[n];
+      if (candidate[p] && in_body[c] != kUnset && module[c] == module[p]) note(b.of[p], in_body[c]);
+    }
+  return b;
+}
+
+// The identity of a region the post-pass creates or changes, to find the region it now equals.
+bool same_region(const Region& a, const Region& b) {
+  if (a.kind != b.kind || a.subkind != b.subkind || a.name != b.name) return false;
+  if (has_source(a) || has_source(b)) return has_source(a) && has_source(b) && source_key(a) == source_key(b);
+  return a.module == b.module && a.code == b.code && a.code != 0 && a.body == b.body;
+}
+
+// A construct that ends an outlined body and enters the runtime by a tail jump reports a return
+// address inside the runtime (the body returns straight to __kmp_invoke_microtask): such a
+// region is placed at that jump in the body of the region it ran in, one region per enclosing
+// region. Returns whether any node moved; marks in `moved_from` the runtime regions no node uses
+// any more.
+bool place_runtime_returns(Experiment& e, const Bodies& bodies, std::vector<char>& moved_from) {
+  std::string runtime_path;
+  if (e.meta.is_object() && e.meta.contains("openmp") && e.meta["openmp"].is_object() &&
+      e.meta["openmp"].contains("runtime_path") && e.meta["openmp"]["runtime_path"].is_string())
+    runtime_path = e.meta["openmp"]["runtime_path"].get<std::string>();
+  const size_t nr = e.regions.size();
+  std::vector<char> in_runtime(nr, 0);
+  bool any = false;
+  for (size_t i = 0; i < nr; ++i) {
+    const Region& r = e.regions[i];
+    in_runtime[i] = !has_source(r) && !r.module.empty() && r.kind != RegionKind::Function &&
+                    ((!runtime_path.empty() && r.module == runtime_path) || r.symbol.rfind("__kmp", 0) == 0);
+    any = any || in_runtime[i];
+  }
+  if (!any || bodies.start.empty()) return false;
+  SymbolResolver resolver;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> placed;  // (region, enclosing region) -> region
+  std::vector<char> still_used(nr, 0);
+  bool moved = false;
+  for (ThreadTree& t : e.threads)
+    for (uint32_t n = 1; n < t.size(); ++n) {
+      const uint32_t x = t.region[n], p = t.region[t.parent[n]];
+      if (x >= nr || !in_runtime[x]) continue;
+      auto [it, fresh] = placed.emplace(std::make_pair(x, p), fmt::kNoIndex);
+      if (fresh && p < nr && bodies.of[p] < kConflict) {
+        const uint32_t body = bodies.of[p];
+        SourceLocation loc;
+        if (resolver.resolve_tail_jump(e.regions[p].module, bodies.start[body], runtime_entry(e.regions[x]), loc)) {
+          Region r = e.regions[x];
+          r.module = e.regions[p].module;
+          r.address = loc.address;  // the recorded address lay in the runtime
+          r.file = loc.file;
+          r.line = loc.line;
+          r.function = loc.function;
+          set_code(r, loc);
+          uint32_t id = uint32_t(e.regions.size());
+          for (uint32_t i = 0; i < e.regions.size(); ++i)
+            if (same_region(e.regions[i], r)) id = i;
+          if (id == e.regions.size()) e.regions.push_back(std::move(r));
+          it->second = id;
+        }
+      }
+      if (it->second == fmt::kNoIndex) {
+        still_used[x] = true;
+      } else {
+        t.region[n] = it->second;
+        moved = true;
+      }
+    }
+  for (const auto& [key, id] : placed)
+    if (id != fmt::kNoIndex && !still_used[key.first]) moved_from[key.first] = true;
+  return moved;
+}
+
+// Without line information, the copies of one parallel region or task that inlining made (one
+// fork or task-creation call per copy) are one region when they run the same outlined body.
+// Regions recorded at the same code address (the join barrier, at its parallel region's) follow.
+// Sets remap[i] to the region i is now one with; returns whether any two became one.
+bool identify_by_body(Experiment& e, const Bodies& bodies, std::vector<uint32_t>& remap) {
+  const size_t nr = std::min(bodies.of.size(), e.regions.size());
+  std::vector<uint32_t> body(nr, kUnset);
+  std::map<std::pair<std::string, uint64_t>, uint32_t> site_body;  // (module, code) -> body
+  for (size_t i = 0; i < nr; ++i) {
+    const Region& r = e.regions[i];
+    if (has_source(r) || r.body || bodies.of[i] >= kConflict) continue;
+    body[i] = bodies.of[i];
+    site_body.emplace(std::make_pair(r.module, r.code ? r.code : r.address), body[i]);
+  }
+  if (site_body.empty()) return false;
+  for (size_t i = 0; i < nr; ++i) {
+    const Region& r = e.regions[i];
+    if (body[i] != kUnset || has_source(r) || r.module.empty()) continue;
+    auto it = site_body.find(std::make_pair(r.module, r.code ? r.code : r.address));
+    if (it != site_body.end()) body[i] = it->second;
+  }
+  // Representative of each (kind, subkind, name, module, body): its first region.
+  std::map<std::tuple<int, int, std::string, std::string, uint32_t>, uint32_t> group;
+  std::vector<std::set<std::string>> functions(nr);  // of the copies, by representative
+  bool merged = false;
+  for (uint32_t i = 0; i < nr; ++i) {
+    if (body[i] >= kConflict) continue;
+    const Region& r = e.regions[i];
+    auto [it, fresh] = group.emplace(std::make_tuple(int(r.kind), int(r.subkind), r.name, r.module, body[i]), i);
+    remap[i] = it->second;
+    merged = merged || !fresh;
+    if (!fresh) keep_lowest_address(e.regions[it->second], r);
+    if (!r.function.empty()) functions[it->second].insert(r.function);
+  }
+  for (auto& [key, rep] : group) {
+    Region& r = e.regions[rep];
+    r.body = true;
+    r.code = bodies.start[std::get<4>(key)];
+    r.symbol = bodies.symbol[std::get<4>(key)];
+    r.symbol_offset = 0;
+    std::string joined;  // copies inlined into different functions: all of them
+    for (const std::string& f : functions[rep]) joined += (joined.empty() ? "" : ", ") + f;
+    r.function = joined;
+  }
+  return merged;
+}
+
+// Drops the regions that became another (remap[i] != i) or that no node uses any more (`drop`),
+// renumbers the rest and folds every thread's tree over the new numbers.
+void renumber_regions(Experiment& e, std::vector<uint32_t>& remap, const std::vector<char>& drop,
+                      FlatMap64& scratch) {
+  const size_t nr = e.regions.size();
+  std::vector<uint32_t> index(nr, fmt::kNoIndex);
+  std::vector<Region> kept;
+  for (uint32_t i = 0; i < nr; ++i)
+    if (remap[i] == i && !drop[i]) {
+      index[i] = uint32_t(kept.size());
+      kept.push_back(std::move(e.regions[i]));
+    }
+  for (uint32_t i = 0; i < nr; ++i) remap[i] = index[remap[i]];
+  e.regions = std::move(kept);
+  for (ThreadTree& t : e.threads) fold_duplicate_paths(t, e.metric_merge, scratch, &remap);
+}
+
+// Code in an outlined body (.omp_outlined..N, .omp_outlined._debug__, main._omp_fn.0) belongs to
+// the function the body was outlined from: the function of the nearest enclosing region in the
+// calling context whose code is not outlined (a parallel region's fork, a task's creation). When
+// the contexts disagree (copies inlined into different functions, no line information), the
+// name the compiler gave the body says it (gcc, LLVM 17+), else it stays the body's name.
+void name_outlined_code(Experiment& e) {
+  const size_t nr = e.regions.size();
+  std::vector<char> inside(nr, 0);
+  bool any = false;
+  for (size_t i = 0; i < nr; ++i) {
+    // (A function region's function is the region itself: an outlined body recorded by
+    // -finstrument-functions keeps its name when it is kept.)
+    inside[i] = e.regions[i].kind != RegionKind::Function && !e.regions[i].outlined &&
+                is_outlined_function(e.regions[i].function);
+    any = any || inside[i];
+  }
+  if (!any) return;
+  Names names;
+  std::vector<uint32_t> own(nr);  // a region's function id, kUnset when it passes its context on
+  for (size_t i = 0; i < nr; ++i)
+    own[i] = inside[i] || e.regions[i].function.empty() ? kUnset : names.id(e.regions[i].function);
+  std::vector<uint32_t> origin(nr, kUnset), context;
+  for (const ThreadTree& t : e.threads) {
+    context.resize(t.size());
+    for (uint32_t n = 0; n < t.size(); ++n) {
+      uint32_t r = t.region[n];
+      context[n] = own[r] != kUnset ? own[r] : n ? context[t.parent[n]] : kUnset;
+      if (inside[r] && context[n] != kUnset) note(origin[r], context[n]);
+    }
+  }
+  for (size_t i = 0; i < nr; ++i) {
+    if (!inside[i]) continue;
+    Region& r = e.regions[i];
+    std::string from = origin[i] < kConflict ? names.text(origin[i]) : outlined_origin(r.function);
+    if (from.empty()) from = outlined_origin(r.symbol);
+    if (from.empty()) continue;
+    r.function = from;
+    r.outlined = true;
+  }
+}
+
+// What the loader settles once every thread is in (docs/drg.md, docs/symbols.md).
+void settle_regions(Experiment& e, const LoadOptions& options) {
+  FlatMap64 scratch;
+  if (options.fold_outlined_functions) fold_outlined_functions(e, scratch);
+  Bodies bodies = outlined_bodies(e);
+  std::vector<char> drop(e.regions.size(), 0);
+  bool moved = options.resolve_symbols && place_runtime_returns(e, bodies, drop);
+  drop.resize(e.regions.size(), 0);
+  std::vector<uint32_t> remap(e.regions.size());
+  for (uint32_t i = 0; i < remap.size(); ++i) remap[i] = i;
+  bool merged = identify_by_body(e, bodies, remap);
+  if (moved || merged) renumber_regions(e, remap, drop, scratch);
+  name_outlined_code(e);
+}
+
 Experiment load(const std::string& dir, const LoadOptions& options, const ReadInto& read_into) {
   std::vector<char> bytes;  // the serial path's buffer
   auto read = [&](const std::string& path) -> const std::vector<char>& {
@@ -663,6 +1055,7 @@ Experiment load(const std::string& dir, const LoadOptions& options, const ReadIn
     }
   }
   if (e.threads.empty()) throw LoadError(dir + ": the experiment holds no threads");
+  settle_regions(e, options);
   return e;
 }
 

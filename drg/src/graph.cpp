@@ -50,8 +50,9 @@ struct Acc {
 }  // namespace
 
 std::string Drg::region_key(const Region& r) {
-  char addr[32];
-  std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(r.address));
+  // The loader's identity of a region (docs/symbols.md): its source position when known, else
+  // its code (a return address, a tail jump, or the outlined body it runs), else the recorded
+  // address. Not the recorded address alone: one region may stand for several (inlined copies).
   std::string k(fmt::region_kind_name(r.kind));
   k += ':';
   k += std::to_string(r.subkind);
@@ -60,7 +61,13 @@ std::string Drg::region_key(const Region& r) {
   k += ':';
   k += r.module;
   k += ':';
-  k += addr;
+  if (!r.file.empty() && r.line) {
+    k += r.file + ":" + std::to_string(r.line);
+  } else {
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(r.code ? r.code : r.address));
+    k += addr;
+  }
   return k;
 }
 

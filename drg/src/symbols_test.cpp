@@ -69,10 +69,12 @@ class SymbolsTest : public ::testing::Test {
   static void SetUpTestSuite() {
     pie_ = new FixtureAddresses(run_fixture(SYMFIX_PIE));
     nopie_ = new FixtureAddresses(run_fixture(SYMFIX_NOPIE));
+    tail_ = new FixtureAddresses(run_fixture(SYMFIX_TAIL));
   }
   static void TearDownTestSuite() {
     delete pie_;
     delete nopie_;
+    delete tail_;
   }
 
   // Resolves a fixture address and checks function, file and line against the source marker.
@@ -93,11 +95,15 @@ class SymbolsTest : public ::testing::Test {
 
   static FixtureAddresses* pie_;
   static FixtureAddresses* nopie_;
+  static FixtureAddresses* tail_;
   SymbolResolver resolver_;
 };
 
 FixtureAddresses* SymbolsTest::pie_ = nullptr;
 FixtureAddresses* SymbolsTest::nopie_ = nullptr;
+FixtureAddresses* SymbolsTest::tail_ = nullptr;
+
+bool is_entry(std::string_view symbol) { return symbol == "symfix_entry"; }
 
 TEST_F(SymbolsTest, FixturesHaveExpectedElfTypes) {
   EXPECT_EQ(elf_type_of(SYMFIX_PIE), "ET_DYN");
@@ -209,6 +215,95 @@ TEST_F(SymbolsTest, MovedResolverKeepsWorking) {
   ASSERT_TRUE(moved.resolve(address.module, address.offset, false, again));
   EXPECT_EQ(again.function, loc.function);
   EXPECT_EQ(again.line, loc.line);
+}
+
+// Every resolved address names its ELF symbol and the offset in it, with or without DWARF.
+TEST_F(SymbolsTest, SymbolAndOffsetWithAndWithoutDebugInfo) {
+  const FixtureAddress& call = pie_->at("main_call_site");
+  SourceLocation loc;
+  ASSERT_TRUE(resolver_.resolve(call.module, call.offset, true, loc));
+  EXPECT_EQ(loc.symbol, "main");
+  EXPECT_EQ(loc.address, call.offset);
+  // The offset is the return address's: main's entry plus it is the recorded address.
+  SourceLocation entry;
+  ASSERT_TRUE(resolver_.resolve(call.module, call.offset - loc.symbol_offset, false, entry));
+  EXPECT_EQ(entry.symbol, "main");
+  EXPECT_EQ(entry.symbol_offset, 0u);
+
+  ASSERT_TRUE(resolver_.resolve(SYMFIX_STRIPPED_LIB, pie_->at("lib_exported").offset, false, loc));
+  EXPECT_EQ(loc.symbol, "symfix_lib_exported");
+  EXPECT_EQ(loc.symbol_offset, 0u);
+  EXPECT_EQ(loc.file, "");
+}
+
+// The fixture really ends functions with tail jumps: the entry's return address is the caller's.
+TEST_F(SymbolsTest, TailJumpLeavesTheCallersReturnAddress) {
+  const FixtureAddress& ra = tail_->at("tail_direct");
+  SourceLocation loc;
+  ASSERT_TRUE(resolver_.resolve(ra.module, ra.offset, true, loc));
+  EXPECT_EQ(loc.function, "main");
+  EXPECT_EQ(loc.line, marked_line("symfixture_tail.c", "tail_caller"));
+}
+
+TEST_F(SymbolsTest, CallSiteFollowsTheTailJumpToTheEntry) {
+  for (const char* marker : {"tail_direct", "tail_chain"}) {
+    SCOPED_TRACE(marker);
+    const FixtureAddress& ra = tail_->at(marker);
+    SourceLocation loc;
+    ASSERT_TRUE(resolver_.resolve_call_site(ra.module, ra.offset, is_entry, loc));
+    EXPECT_TRUE(loc.tail_call);
+    EXPECT_EQ(loc.function, "tail_ends_with_entry");
+    EXPECT_EQ(loc.symbol, "tail_ends_with_entry");
+    EXPECT_EQ(basename_of(loc.file), "symfixture_tail.c");
+    EXPECT_EQ(loc.line, marked_line("symfixture_tail.c", "tail_jump"));
+    EXPECT_NE(loc.address, ra.offset);
+    EXPECT_GT(loc.symbol_offset, 0u);
+  }
+}
+
+TEST_F(SymbolsTest, CallSiteKeepsADirectCallAndAnUnknownEntry) {
+  const FixtureAddress& direct = tail_->at("direct");
+  SourceLocation loc;
+  ASSERT_TRUE(resolver_.resolve_call_site(direct.module, direct.offset, is_entry, loc));
+  EXPECT_FALSE(loc.tail_call);
+  EXPECT_EQ(loc.line, marked_line("symfixture_tail.c", "direct_call"));
+  EXPECT_EQ(loc.address, direct.offset);
+
+  // The jump found must be to one of the construct's entries: none here, so the caller's line.
+  const FixtureAddress& ra = tail_->at("tail_direct");
+  ASSERT_TRUE(resolver_.resolve_call_site(ra.module, ra.offset,
+                                          [](std::string_view s) { return s == "MPI_Send"; }, loc));
+  EXPECT_FALSE(loc.tail_call);
+  EXPECT_EQ(loc.line, marked_line("symfixture_tail.c", "tail_caller"));
+}
+
+TEST_F(SymbolsTest, TailJumpInsideAFunction) {
+  const FixtureAddress& fn = tail_->at("tail_function");
+  SourceLocation loc;
+  ASSERT_TRUE(resolver_.resolve_tail_jump(fn.module, fn.offset, is_entry, loc));
+  EXPECT_EQ(loc.line, marked_line("symfixture_tail.c", "tail_jump"));
+  EXPECT_FALSE(resolver_.resolve_tail_jump(fn.module, fn.offset, [](std::string_view) { return false; }, loc));
+  EXPECT_FALSE(resolver_.resolve_tail_jump(fn.module, fn.offset + 1, is_entry, loc));  // not a start
+  EXPECT_FALSE(resolver_.resolve_tail_jump("/nonexistent/libnothing.so", 0x1000, is_entry, loc));
+}
+
+TEST(OutlinedNames, CompilersBodies) {
+  for (const char* name : {".omp_outlined.", ".omp_outlined..23", ".omp_outlined._debug__",
+                           ".omp_outlined._debug__.48", ".omp_task_entry.", ".omp_task_entry..15",
+                           ".omp.reduction.reduction_func", "main._omp_fn.0", "resid._omp_cpyfn.2",
+                           "main.omp_outlined", "main.omp_outlined.1", "main.omp_outlined_debug__",
+                           "foo() [clone ._omp_fn.1]", "main.DIR.OMP.PARALLEL.2",
+                           "__omp_offloading_10303_4d2_main_l12"})
+    EXPECT_TRUE(is_outlined_function(name)) << name;
+  for (const char* name : {"main", "omp_get_wtime", "__kmpc_fork_call", "resid", "compute_omp_sum",
+                           "ns::omp::solve(int)", ""})
+    EXPECT_FALSE(is_outlined_function(name)) << name;
+  EXPECT_EQ(outlined_origin("main._omp_fn.0"), "main");
+  EXPECT_EQ(outlined_origin("conj_grad.omp_outlined.3"), "conj_grad");
+  EXPECT_EQ(outlined_origin("foo(int) [clone ._omp_fn.1]"), "foo(int)");
+  EXPECT_EQ(outlined_origin(".omp_outlined..23"), "");
+  EXPECT_EQ(outlined_origin(".omp_task_entry."), "");
+  EXPECT_EQ(outlined_origin("main"), "");
 }
 
 }  // namespace

@@ -12,6 +12,8 @@ extern "C" {
 void symfix_report(const char* kind, const char* marker, const void* addr);
 void symfix_report_lib(void);
 void symfix_report_cpp(void);
+void symfix_entry(void);
+const void* symfix_entry_return_address(void);
 
 #ifdef __cplusplus
 }

@@ -75,6 +75,14 @@ __attribute__((noinline)) int symfix_lib_exported(int x) { /* SYMFIX_LINE lib_ex
   return lib_static_function(x) + 1;
 }
 
+/* A stand-in for a runtime entry point (__kmpc_omp_task, MPI_Send): it records its return
+   address, as OMPT's codeptr_ra does. */
+static void* g_entry_return_address;
+__attribute__((noinline)) void symfix_entry(void) {
+  g_entry_return_address = __builtin_return_address(0);
+}
+const void* symfix_entry_return_address(void) { return g_entry_return_address; }
+
 void symfix_report_lib(void) {
   symfix_lib_exported(1);
   symfix_report("FN", "lib_static", (const void*)&lib_static_function);

@@ -227,5 +227,229 @@ TEST(Loader, RegionsAtOneSourcePositionFoldIntoOne) {
   EXPECT_EQ(e.value(th, 2, e.metric("time")), 60);
 }
 
+// The region keeps the lowest of its recorded addresses, whichever copy the run met first, so
+// that two runs of one program name it alike.
+TEST(Loader, RegionOfSeveralAddressesKeepsTheLowest) {
+  test::Builder b;
+  uint32_t prog = b.region(RegionKind::Program, "app");
+  uint32_t late = b.region(RegionKind::Parallel, "", 0, "md.c", 100, 0x2000);
+  uint32_t early = b.region(RegionKind::Parallel, "", 0, "md.c", 100, 0x1000);
+  b.e.regions[late].module = b.e.regions[early].module = "/opt/app";
+  uint32_t t = b.thread(-1, 0, prog);
+  b.node(t, 0, late);
+  b.node(t, 0, early);
+  std::string dir = temp_dir("lowest");
+  write_experiment(b.e, dir);
+  Experiment e = load_experiment(dir, no_symbols());
+  ASSERT_EQ(e.regions.size(), 2u);
+  EXPECT_EQ(e.regions[1].address, 0x1000u);
+  EXPECT_EQ(e.threads[0].size(), 2u);
+}
+
+}  // namespace
+}  // namespace scalea::drg
+
+namespace scalea::drg {
+namespace {
+
+// Per thread, the values of the nodes of one region on the path below `parent` (kNoIndex: any).
+std::vector<uint32_t> nodes_of(const ThreadTree& t, uint32_t region, uint32_t parent = format::kNoIndex) {
+  std::vector<uint32_t> out;
+  for (uint32_t n = 0; n < t.size(); ++n)
+    if (t.region[n] == region && (parent == format::kNoIndex || t.parent[n] == parent)) out.push_back(n);
+  return out;
+}
+
+uint32_t region_labelled(const Experiment& e, const std::string& label) {
+  for (uint32_t i = 0; i < e.regions.size(); ++i)
+    if (e.regions[i].label() == label) return i;
+  return format::kNoIndex;
+}
+
+// Time minus the children's time, per node (what the classifier derives as exclusive time).
+std::vector<double> exclusive_time(const Experiment& e, const ThreadTree& t) {
+  const int time = e.metric("time");
+  std::vector<double> out(t.size());
+  for (uint32_t n = 0; n < t.size(); ++n) out[n] = e.value(t, n, time);
+  for (uint32_t n = 1; n < t.size(); ++n) out[t.parent[n]] -= e.value(t, n, time);
+  return out;
+}
+
+// -finstrument-functions records the compiler's outlined bodies as functions: they vanish, their
+// children attach to the construct (merging with its own children of the same region), and the
+// construct's exclusive time grows by theirs: no time is lost or counted twice.
+TEST(Loader, OutlinedFunctionRegionsFoldIntoTheirConstruct) {
+  test::Builder b({"visits", "time", "time_min", "time_max"});
+  // (Distinct addresses: regions identified by address alone are one region per address.)
+  uint32_t prog = b.region(K::Program, "app");
+  uint32_t par = b.region(K::Parallel, "", 0, "md.c", 10, 0x100);
+  uint32_t outlined = b.region(K::Function, "", 0, "", 0, 0x200), debug = b.region(K::Function, "", 0, "", 0, 0x210);
+  uint32_t work = b.region(K::Function, "", 0, "", 0, 0x220), gomp = b.region(K::Function, "", 0, "", 0, 0x230);
+  uint32_t entry = b.region(K::Function, "", 0, "", 0, 0x240);
+  uint32_t loop = b.region(K::Loop, "", 1, "md.c", 12, 0x120);
+  uint32_t join = b.region(K::BarrierImplicit, "", 2, "md.c", 10, 0x100);
+  uint32_t task = b.region(K::Task, "", 0, "md.c", 20, 0x140);
+  b.e.regions[outlined].function = ".omp_outlined.";
+  b.e.regions[debug].function = ".omp_outlined._debug__";
+  b.e.regions[work].function = "work";
+  b.e.regions[gomp].function = "main._omp_fn.0";
+  b.e.regions[entry].function = ".omp_task_entry..3";
+  // clang: parallel -> .omp_outlined. -> .omp_outlined._debug__ -> {work, loop}; the loop also
+  // ran directly below the parallel region (a path without the instrumented body).
+  uint32_t t0 = b.thread(-1, 0, prog, {{"visits", 1}, {"time", 100}});
+  uint32_t p0 = b.node(t0, 0, par, {{"visits", 1}, {"time", 80}, {"time_min", 80}, {"time_max", 80}});
+  uint32_t o0 = b.node(t0, p0, outlined, {{"visits", 1}, {"time", 70}, {"time_min", 70}, {"time_max", 70}});
+  uint32_t d0 = b.node(t0, o0, debug, {{"visits", 1}, {"time", 69}, {"time_min", 69}, {"time_max", 69}});
+  b.node(t0, d0, work, {{"visits", 1}, {"time", 30}, {"time_min", 30}, {"time_max", 30}});
+  b.node(t0, d0, loop, {{"visits", 1}, {"time", 20}, {"time_min", 20}, {"time_max", 20}});
+  b.node(t0, p0, loop, {{"visits", 2}, {"time", 5}, {"time_min", 2}, {"time_max", 3}});
+  b.node(t0, p0, join, {{"visits", 1}, {"time", 5}, {"time_min", 5}, {"time_max", 5}});
+  // gcc: main._omp_fn.0 below the program; a task's entry below the task.
+  uint32_t t1 = b.thread(-1, 1, prog, {{"visits", 1}, {"time", 90}});
+  uint32_t g1 = b.node(t1, 0, gomp, {{"visits", 1}, {"time", 60}});
+  uint32_t k1 = b.node(t1, g1, task, {{"visits", 4}, {"time", 40}});
+  uint32_t e1 = b.node(t1, k1, entry, {{"visits", 4}, {"time", 39}});
+  b.node(t1, e1, loop, {{"visits", 4}, {"time", 30}});
+  std::string dir = temp_dir("outlined");
+  write_experiment(b.e, dir);
+
+  LoadOptions keep = no_symbols();
+  keep.fold_outlined_functions = false;
+  Experiment before = load_experiment(dir, keep);
+  Experiment e = load_experiment(dir, no_symbols());
+  ASSERT_EQ(before.threads[0].size(), 8u);
+
+  for (const ThreadTree& t : e.threads)
+    for (uint32_t n = 0; n < t.size(); ++n)
+      if (e.regions[t.region[n]].kind == K::Function) EXPECT_EQ(e.regions[t.region[n]].function, "work");
+  const ThreadTree& a = e.threads[0];
+  ASSERT_EQ(a.size(), 5u);  // program, parallel, work, loop, join
+  const uint32_t p = nodes_of(a, region_labelled(e, "parallel"))[0];
+  const int time = e.metric("time"), visits = e.metric("visits");
+  std::vector<uint32_t> loops = nodes_of(a, region_labelled(e, "loop (static)"), p);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(e.value(a, loops[0], visits), 3);
+  EXPECT_EQ(e.value(a, loops[0], time), 25);
+  EXPECT_EQ(e.value(a, loops[0], e.metric("time_min")), 2);
+  EXPECT_EQ(e.value(a, loops[0], e.metric("time_max")), 20);
+  ASSERT_EQ(nodes_of(a, region_labelled(e, "work"), p).size(), 1u);
+  EXPECT_EQ(e.value(a, p, time), 80);  // inclusive time unchanged
+  // The parallel region's exclusive time: its own (0) plus the two bodies' (1 + 19).
+  EXPECT_EQ(exclusive_time(e, a)[p], 20);
+  double sum_after = 0, sum_before = 0;
+  for (double x : exclusive_time(e, a)) sum_after += x;
+  for (double x : exclusive_time(before, before.threads[0])) sum_before += x;
+  EXPECT_EQ(sum_after, sum_before);
+
+  const ThreadTree& c = e.threads[1];
+  ASSERT_EQ(c.size(), 3u);  // program, task, loop
+  EXPECT_EQ(e.regions[c.region[1]].kind, K::Task);
+  EXPECT_EQ(c.parent[1], 0u);
+  EXPECT_EQ(e.regions[c.region[2]].kind, K::Loop);
+  EXPECT_EQ(c.parent[2], 1u);
+  EXPECT_EQ(e.value(c, 2, time), 30);
+}
+
+// Code in an outlined body is named after the function the body came from: the enclosing
+// construct's (when every calling context agrees), else what the body's own name says.
+TEST(Loader, OutlinedCodeIsNamedAfterTheFunctionItCameFrom) {
+  test::Builder b;
+  uint32_t prog = b.region(K::Program, "app");
+  uint32_t par = b.region(K::Parallel, "", 0, "md.c", 10, 0x10), par2 = b.region(K::Parallel, "", 0, "md.c", 40, 0x20);
+  uint32_t single = b.region(K::Single, "", 0, "md.c", 11, 0x30), task = b.region(K::Task, "", 0, "md.c", 12, 0x40);
+  uint32_t wait = b.region(K::Taskwait, "", 0, "util.h", 3, 0x50), loop = b.region(K::Loop, "", 1, "md.c", 42, 0x60);
+  uint32_t gcc_loop = b.region(K::Loop, "", 1, "md.c", 43, 0x70);
+  b.e.regions[par].function = "solve";
+  b.e.regions[par2].function = "other";
+  b.e.regions[single].function = ".omp_outlined._debug__";
+  b.e.regions[task].function = ".omp_outlined._debug__";
+  b.e.regions[wait].function = "helper";  // inlined into the task body: its own function
+  b.e.regions[loop].function = ".omp_outlined..7";
+  b.e.regions[gcc_loop].function = "main._omp_fn.3";
+  uint32_t t = b.thread(-1, 0, prog);
+  uint32_t p = b.node(t, 0, par), s = b.node(t, p, single), k = b.node(t, s, task);
+  b.node(t, k, wait);
+  b.node(t, p, loop);
+  b.node(t, p, gcc_loop);
+  uint32_t q = b.node(t, 0, par2);
+  b.node(t, q, loop);  // the same code below two constructs of different functions
+  b.node(t, q, gcc_loop);
+  std::string dir = temp_dir("origin");
+  write_experiment(b.e, dir);
+  Experiment e = load_experiment(dir, no_symbols());
+  auto at = [&](const std::string& line) -> const Region& {
+    for (const Region& r : e.regions)
+      if (r.location() == line) return r;
+    ADD_FAILURE() << "no region at " << line;
+    return e.regions[0];
+  };
+  EXPECT_EQ(at("md.c:11").function, "solve");
+  EXPECT_TRUE(at("md.c:11").outlined);
+  EXPECT_EQ(at("md.c:12").function, "solve");
+  EXPECT_EQ(at("util.h:3").function, "helper");
+  EXPECT_FALSE(at("util.h:3").outlined);
+  EXPECT_EQ(at("md.c:42").function, ".omp_outlined..7");
+  EXPECT_FALSE(at("md.c:42").outlined);
+  EXPECT_EQ(at("md.c:43").function, "main");
+  EXPECT_EQ(at("md.c:10").function, "solve");
+}
+
+TEST(Region, LocationWithoutLineInformation) {
+  Region r;
+  r.kind = K::Parallel;
+  r.module = "/opt/app/bin/cg.S";
+  r.address = 0x1a2;
+  EXPECT_EQ(r.location(), "cg.S+0x1a2");  // no symbol covers the address
+  r.symbol = "resid";
+  r.function = "resid";
+  r.symbol_offset = 0x1a2;
+  EXPECT_EQ(r.location(), "resid+0x1a2");
+  r.kind = K::Loop;
+  r.symbol = ".omp_outlined..38";
+  r.symbol_offset = 0x40;
+  r.function = "conj_grad";
+  r.outlined = true;
+  EXPECT_EQ(r.location(), "conj_grad (.omp_outlined..38+0x40)");
+  r.kind = K::Parallel;
+  r.body = true;
+  r.outlined = false;
+  r.function = "main";
+  EXPECT_EQ(r.location(), "main (.omp_outlined..38)");
+  r.file = "/src/cg.c";
+  r.line = 372;
+  EXPECT_EQ(r.location(), "cg.c:372");
+
+  Region f;  // a function region is named by its label; without lines it has no location
+  f.kind = K::Function;
+  f.module = "/opt/app/bin/cg.S";
+  f.address = 0x400;
+  f.function = f.symbol = "resid";
+  EXPECT_EQ(f.label(), "resid");
+  EXPECT_EQ(f.location(), "");
+  Region p;
+  p.kind = K::Program;
+  p.name = "cg.S";
+  EXPECT_EQ(p.location(), "");
+}
+
+// Drg's region key is the loader's identity: one source position is one region whatever address
+// was recorded first; without one, the resolved code address.
+TEST(Region, DrgKeyIsTheIdentity) {
+  Region a, b;
+  a.kind = b.kind = K::Parallel;
+  a.module = b.module = "/opt/app";
+  a.file = b.file = "/src/md.c";
+  a.line = b.line = 88;
+  a.address = 0x10;
+  b.address = 0x20;
+  EXPECT_EQ(Drg::region_key(a), Drg::region_key(b));
+  a.file = b.file = "";
+  a.line = b.line = 0;
+  a.code = b.code = 0x30;
+  EXPECT_EQ(Drg::region_key(a), Drg::region_key(b));
+  b.code = 0x40;
+  EXPECT_NE(Drg::region_key(a), Drg::region_key(b));
+}
+
 }  // namespace
 }  // namespace scalea::drg

@@ -1,5 +1,6 @@
 // Functions as regions (-finstrument-functions): exact call counts and the name filter.
 #include "harness.hpp"
+#include "scalea/drg/symbols.hpp"
 
 namespace scalea::test {
 namespace {
@@ -39,6 +40,51 @@ TEST(Functions, CallCounts) {
     if (m.region(w).label() == "work") work_visits += m.sum(w, "visits");
   EXPECT_EQ(work_visits, kP) << m.dump();
   EXPECT_EQ(m.find_all(RegionKind::Function, "leaf").size(), 1u);
+}
+
+// The compiler's outlined body of the parallel region (.omp_outlined., .omp_outlined._debug__) is
+// instrumented too: the loader folds it into the parallel region, so work() is the region's
+// child, and the time it held (inside the parallel region's) is neither lost nor counted twice.
+TEST(Functions, OutlinedBodiesFoldIntoTheirConstruct) {
+  AppRun r = run_instrfn();
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  for (uint32_t f : m.find_all(RegionKind::Function))
+    EXPECT_FALSE(drg::is_outlined_function(m.region(f).label())) << m.tree().path(f);
+  uint32_t main_fn = m.child(m.root(), RegionKind::Function, "main");
+  uint32_t par = m.child(main_fn, RegionKind::Parallel, "instrfn.c");
+  uint32_t work = m.child(par, RegionKind::Function, "work");
+  EXPECT_EQ(m.sum(work, "visits"), kP) << m.dump();
+
+  // The same experiment as recorded, the bodies kept.
+  drg::LoadOptions keep;
+  keep.fold_outlined_functions = false;
+  drg::Experiment raw = drg::load_experiment(r.experiment, keep);
+  drg::MergedTree t(raw);
+  const int time = raw.metric("time");
+  auto exclusive = [&](const drg::MergedTree& tree, uint32_t n) {
+    double x = tree.sum(n, time);
+    for (uint32_t c : tree.node(n).children) x -= tree.sum(c, time);
+    return x;
+  };
+  uint32_t raw_par = format::kNoIndex;
+  std::vector<uint32_t> bodies, raw_work;
+  for (uint32_t n : t.preorder()) {
+    const drg::Region& reg = t.region_of(n);
+    if (reg.kind == RegionKind::Parallel) raw_par = n;
+    if (reg.kind == RegionKind::Function && drg::is_outlined_function(reg.label())) bodies.push_back(n);
+    if (reg.kind == RegionKind::Function && reg.label() == "work") raw_work.push_back(n);
+  }
+  ASSERT_NE(raw_par, format::kNoIndex);
+  ASSERT_FALSE(bodies.empty()) << "instrfn records no outlined body: nothing to fold";
+  double raw_work_time = 0, bodies_exclusive = 0;
+  for (uint32_t n : raw_work) raw_work_time += t.sum(n, time);
+  for (uint32_t n : bodies) bodies_exclusive += exclusive(t, n);
+  const drg::MergedTree& folded = m.tree();
+  EXPECT_EQ(folded.sum(par, time), t.sum(raw_par, time));
+  EXPECT_EQ(folded.sum(work, time), raw_work_time);
+  EXPECT_EQ(exclusive(folded, par), exclusive(t, raw_par) + bodies_exclusive);
+  EXPECT_GE(exclusive(folded, par), 0);
 }
 
 // The one line the tool prints when the program's hooks do not reach it.

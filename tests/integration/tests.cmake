@@ -52,7 +52,19 @@ target_compile_options(omp_instrfn_plain PRIVATE -g -fno-optimize-sibling-calls 
 target_link_libraries(omp_instrfn_plain PRIVATE OpenMP::OpenMP_C)
 list(APPEND _it_deps omp_instrfn_plain)
 
-foreach(area parallel worksharing locks tasks nested userapi functions gcc many_threads throttle)
+# The region-identity test's program (test_symbols.cpp): -O2 with the sibling-call optimisation
+# that the apps turn off, built with and without -g (-g0 after the build type's -g).
+foreach(variant inlined_regions inlined_regions_g)
+  add_executable(omp_${variant} ${_it}/inlined_regions.c)
+  set_target_properties(omp_${variant} PROPERTIES OUTPUT_NAME ${variant}
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin/omp)
+  target_link_libraries(omp_${variant} PRIVATE OpenMP::OpenMP_C)
+  list(APPEND _it_deps omp_${variant})
+endforeach()
+target_compile_options(omp_inlined_regions PRIVATE -O2 -g0 -foptimize-sibling-calls)
+target_compile_options(omp_inlined_regions_g PRIVATE -O2 -g -foptimize-sibling-calls)
+
+foreach(area parallel worksharing locks tasks nested userapi functions gcc many_threads throttle symbols)
   set(exe scalea_it_${area})
   add_executable(${exe} ${_it}/test_${area}.cpp)
   target_link_libraries(${exe} PRIVATE scalea-test-harness GTest::gtest_main)

@@ -29,11 +29,36 @@ struct Region {
   std::string function;  // enclosing program unit, "" when unknown
   uint32_t line = 0;
   std::string module;    // object file holding the code address, "" when none
-  uint64_t address = 0;  // relative to the module's load base
+  // Relative to the module's load base, as the collector recorded it: the lowest recorded one
+  // when several became this region (inlined copies; docs/symbols.md).
+  uint64_t address = 0;
+
+  // Filled by the loader from the module's ELF symbol table, with or without debug information
+  // (docs/symbols.md). `code`: the module offset of the construct's own code: the recorded
+  // return address, or the jump by which the code entered the runtime when that was a tail call
+  // (the call then returned to the caller, whose call line the recorded address names); 0 when
+  // not resolved. `symbol`: the ELF symbol holding it (demangled), "" when unknown;
+  // `symbol_offset`: code - the symbol's start. With `body` set the region is identified by the
+  // body the compiler outlined for it (its inlined copies are one region): `symbol` is that
+  // body, `code` its start, symbol_offset 0.
+  uint64_t code = 0;
+  std::string symbol;
+  uint64_t symbol_offset = 0;
+  bool body = false;
+  // `function` is the function the code was outlined from (the enclosing construct's), not the
+  // outlined body the code lies in (.omp_outlined..N, main._omp_fn.0, ...), which is `symbol`.
+  bool outlined = false;
 
   // "parallel", "loop (dynamic)", "barrier (implicit, join)", "user: solve", "MPI_Send", ...
   std::string label() const;
-  // "md.c:88" or "" (file name without directories).
+  // Where the region is, "" when nothing is known (the program, user regions without a file):
+  //   "md.c:88"                       with line information (file name without directories)
+  //   "resid+0x1a2"                   without: ELF symbol and offset
+  //   "conj_grad (.omp_outlined..38+0x40)"  code in an outlined body: the function it came from,
+  //                                   then symbol and offset
+  //   "main (.omp_outlined..26)"      a region identified by its outlined body (`body`)
+  //   "libfoo.so+0x1234"              no symbol covers the address
+  // A function region without line information has none: its label is its name.
   std::string location() const;
 };
 
@@ -74,6 +99,9 @@ struct Experiment {
 
 struct LoadOptions {
   bool resolve_symbols = true;  // fill file/line/function of code addresses with libdw
+  // Drop function regions of compiler-outlined bodies (-finstrument-functions records
+  // .omp_outlined., main._omp_fn.0, ...): their children attach to their parent (docs/drg.md).
+  bool fold_outlined_functions = true;
   // Worker threads for the rank files of an MPI experiment (shared definitions): 0 = one per
   // core, at most 8; 1 = serial. The FileReader must be thread-safe unless this is 1.
   unsigned threads = 0;

@@ -166,8 +166,10 @@ class Drg {
   Decomposition decompose(uint32_t v, std::optional<uint32_t> stream = std::nullopt) const;
 
   // Canonical key of a vertex: the region identity of every vertex on the path from the root,
-  // e.g. "parallel:0:/lib/libx.so:0x1234/loop:2:/lib/libx.so:0x1290". Equal across runs.
+  // e.g. "parallel:0::/app:/src/md.c:88/loop:2::/app:/src/md.c:90". Equal across runs.
   std::string key(uint32_t v) const;
+  // A region's identity: kind, subkind, name, module and its source position ("/src/md.c:88"),
+  // else its code ("resid+0x1a2", or the outlined body "main._omp_fn.0"), else its address.
   static std::string region_key(const Region& r);
   // Vertex with this canonical key, if any.
   std::optional<uint32_t> find_key(const std::string& key) const;
