@@ -186,6 +186,7 @@ struct ThreadState {
   uint64_t os_tid = 0;
   uint32_t flags = 0;
   Ticks born = 0;  // when the tool first saw the thread
+  Ticks created = 0;  // a worker: when the parallel region it was created for began (0: unknown)
   Node* root = nullptr;
   std::vector<Frame> stack;
   Ticks task_exec_total = 0;  // exclusive time of explicit tasks this thread has run
@@ -451,8 +452,11 @@ struct SourceInfo {
   std::string runtime_path;  // file of the runtime library
   std::vector<std::pair<std::string, std::string>> callbacks;  // name -> support level
   // When the OpenMP runtime started initializing (it asked for a tool, ompt_start_tool: libomp
-  // does at the program's first OpenMP construct or call); 0: never.
-  Ticks runtime_init = 0;
+  // does at the program's first OpenMP construct or call), when it was ready (it initialized the
+  // tool), and whether a parallel construct started it (else an API call such as
+  // omp_get_max_threads did, and the program may have run serial code before its first fork).
+  Ticks runtime_init = 0, runtime_ready = 0;
+  bool init_by_fork = false;
 };
 
 class Recorder {

@@ -449,6 +449,15 @@ std::string throttled_entries(Recorder& rec, size_t limit, size_t& count) {
   return out;
 }
 
+// Seconds from the initial thread's start (its root, which includes the time before the tool
+// started when that was estimated) to `when`, as JSON; null when unknown.
+std::string since_start(Recorder& rec, Ticks when) {
+  const std::vector<ThreadState*>& all = rec.threads();
+  if (!when || all.empty()) return "null";
+  return std::to_string((double(when > all[0]->born ? when - all[0]->born : 0) *
+                             rec.clock().ns_per_tick() + double(rec.pre_start_ns)) * 1e-9);
+}
+
 std::string affinity_members(Recorder& rec) {
   std::string threads;
   {
@@ -456,7 +465,8 @@ std::string affinity_members(Recorder& rec) {
     for (const ThreadState* t : rec.threads())
       threads += std::string(threads.empty() ? "" : ", ") + "{\"index\": " + std::to_string(t->index) +
                  ", \"os_tid\": " + std::to_string(t->os_tid) + ", \"cpus\": " +
-                 json_escape(cpu_list(t->cpus)) + ", \"count\": " + std::to_string(cpu_count(t->cpus)) + "}";
+                 json_escape(cpu_list(t->cpus)) + ", \"count\": " + std::to_string(cpu_count(t->cpus)) +
+                 ", \"created_s\": " + since_start(rec, t->created) + "}";
   }
   return "\"cpus_online\": " + std::to_string(rec.cpus_online) + ", \"process_cpus\": " +
          json_escape(cpu_list(rec.process_cpus)) + ", \"threads\": [" + threads + "]";
@@ -549,19 +559,14 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   m += "  \"threads\": " + std::to_string(thread_count) + ",\n";
   m += "  \"max_team_size\": " + std::to_string(rec.max_team()) + ",\n";
   m += "  \"omp_num_threads\": " + json_escape(omp_num ? omp_num : "") + ",\n";
-  // When the OpenMP runtime started initializing, in seconds of the initial thread's time (its
-  // root, which includes the time before the tool started when that was estimated).
-  std::string runtime_init = "null";
-  const std::vector<ThreadState*>& all = rec.threads();
-  if (omp.runtime_init && !all.empty())
-    runtime_init = std::to_string(
-        (double(omp.runtime_init > all[0]->born ? omp.runtime_init - all[0]->born : 0) *
-             rec.clock().ns_per_tick() + double(rec.pre_start_ns)) * 1e-9);
+
   m += "  \"affinity\": {" + affinity_members(rec) +
        (extras.affinity_ranks.empty() ? "" : ", \"ranks\": [" + extras.affinity_ranks + "]") + "},\n";
   m += "  \"openmp\": {\"runtime\": " + json_escape(omp.runtime) + ", \"runtime_path\": " +
        json_escape(omp.runtime_path) + ", \"callbacks\": " + callbacks +
-       ", \"runtime_init_s\": " + runtime_init + "},\n";
+       ", \"runtime_init_s\": " + since_start(rec, omp.runtime_init) +
+       ", \"runtime_ready_s\": " + since_start(rec, omp.runtime_ready) +
+       ", \"init_by_fork\": " + (omp.init_by_fork ? "true" : "false") + "},\n";
   m += "  \"environment\": " + env + ",\n";
   m += "  \"anomalies\": {\"unmatched_end\": " + std::to_string(anomalies.unmatched_end) +
        ", \"unclosed\": " + std::to_string(anomalies.unclosed) + ", \"foreign_resume\": " +

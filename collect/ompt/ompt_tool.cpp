@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "callbacks.hpp"
 
@@ -235,6 +236,7 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
       return;
     }
     close_released_teams(*t, when);
+    if (__builtin_expect(t->created == 0, 0)) t->created = p->begin;
     Node* n = g_measure_on.load(std::memory_order_relaxed) ? mirror_of(*t, p->master_node) : nullptr;
     push_frame(*t, n, FrameType::ImplicitTask, when, reinterpret_cast<uintptr_t>(p), p);
     if (n) n->s.fork += when > p->begin ? when - p->begin : 0;
@@ -550,6 +552,7 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
     return 0;
   }
   SourceInfo& info = Recorder::get().openmp_info();
+  info.runtime_ready = now();
   Dl_info dl;
   if (dladdr(reinterpret_cast<void*>(lookup), &dl) && dl.dli_fname) info.runtime_path = dl.dli_fname;
   module_range(reinterpret_cast<const void*>(lookup), g_runtime_lo, g_runtime_hi);
@@ -565,6 +568,23 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
 
 void tool_finalize(ompt_data_t*) { Recorder::get().finish("openmp-shutdown"); }
 
+// Whether a parallel construct is initializing the runtime (its fork entry is on the stack), not
+// an API call: then everything from here to the team's start is the runtime starting. Once per
+// process: backtrace() costs microseconds.
+bool started_by_fork() {
+  void* frames[32];
+  int n = backtrace(frames, 32);
+  for (int i = 0; i < n; ++i) {
+    Dl_info dl;
+    if (!dladdr(frames[i], &dl) || !dl.dli_sname) continue;
+    std::string_view name(dl.dli_sname);
+    if (name == "__kmpc_fork_call" || name == "__kmpc_fork_teams" ||
+        name.rfind("GOMP_parallel", 0) == 0 || name.rfind("GOMP_teams", 0) == 0)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 }  // namespace scalea::collect::ompt
 
@@ -574,7 +594,9 @@ extern "C" __attribute__((visibility("default"))) ompt_start_tool_result_t* ompt
   using namespace scalea::collect::ompt;
   if (!Recorder::get().start("ompt")) return nullptr;  // disabled: the program runs untouched
   Recorder::get().openmp_info().runtime = runtime_version ? runtime_version : "";
-  Recorder::get().openmp_info().runtime_init = now();
+  SourceInfo& info = Recorder::get().openmp_info();
+  info.runtime_init = now();
+  info.init_by_fork = started_by_fork();
   static ompt_start_tool_result_t result = {&tool_initialize, &tool_finalize, {0}};
   return &result;
 }

@@ -3,6 +3,7 @@
 #include "facts.hpp"
 
 #include <cmath>
+#include <map>
 
 namespace scalea::overheads::detail {
 
@@ -15,7 +16,7 @@ struct IdleInfo {
   const Rule* not_ran = nullptr;
   // For PEs that ran it for less than its wall time.
   const Rule *before_start = nullptr, *launch_skew = nullptr, *runtime_start = nullptr,
-             *fork = nullptr, *shorter = nullptr;
+             *smaller_team = nullptr, *fork = nullptr, *shorter = nullptr;
 };
 
 std::vector<IdleInfo> idle_info(const MergedTree& t, const RunFacts& f) {
@@ -32,6 +33,7 @@ std::vector<IdleInfo> idle_info(const MergedTree& t, const RunFacts& f) {
     in.before_start = find_rule(r.kind, sub, Part::IdleBeforeStart);
     in.launch_skew = find_rule(r.kind, sub, Part::IdleLaunchSkew);
     in.runtime_start = find_rule(r.kind, sub, Part::IdleRuntimeStart);
+    in.smaller_team = find_rule(r.kind, sub, Part::IdleSomeRan);
     in.fork = find_rule(r.kind, sub, Part::IdleFork);
     in.shorter = pl.shorter;
   }
@@ -49,18 +51,77 @@ std::vector<IdleInfo> idle_info(const MergedTree& t, const RunFacts& f) {
 // before parents, and added as one sum: linear, and equal up to rounding.
 constexpr uint32_t kExactIdleDepth = drg::kPathLevels;
 
+// When the OpenMP runtime started and each thread was created (meta.json "openmp" and
+// "affinity"), to split the time a thread did not exist yet into serial code, a smaller team,
+// and the runtime starting (docs/overhead-model.md, "How the buckets are measured", 3).
+class ThreadStarts {
+ public:
+  explicit ThreadStarts(const drg::Experiment& e) {
+    const nlohmann::json& m = e.meta;
+    auto number = [](const nlohmann::json& o, const char* k, double fallback) {
+      return o.is_object() && o.contains(k) && o[k].is_number() ? o[k].get<double>() : fallback;
+    };
+    const nlohmann::json& omp = m.is_object() && m.contains("openmp") ? m["openmp"] : nlohmann::json();
+    runtime_init_ = std::max(0.0, number(omp, "runtime_init_s", 1e300));
+    runtime_ready_ = number(omp, "runtime_ready_s", -1);
+    init_by_fork_ = omp.is_object() && omp.value("init_by_fork", false);
+    const nlohmann::json& aff = m.is_object() && m.contains("affinity") ? m["affinity"] : nlohmann::json();
+    auto read = [&](const nlohmann::json& threads, int rank) {
+      if (!threads.is_array()) return;
+      for (const auto& t : threads) {
+        double c = number(t, "created_s", -1);
+        if (c <= 0 || !t.contains("index") || !t["index"].is_number_integer() || t["index"].get<int64_t>() < 0)
+          continue;
+        created_[{rank, uint32_t(t["index"].get<int64_t>())}] = c;
+        first_created_ = std::min(first_created_, c);
+      }
+    };
+    if (aff.is_object() && aff.contains("ranks") && aff["ranks"].is_array()) {
+      for (const auto& r : aff["ranks"])
+        if (r.is_object() && r.contains("threads")) read(r["threads"], r.value("rank", 0));
+    } else if (aff.is_object() && aff.contains("threads")) {
+      read(aff["threads"], e.threads.empty() ? -1 : e.threads[0].rank);
+    }
+  }
+
+  // The parts of `idle` seconds in which thread (rank, thread) did not exist yet: serial code
+  // (before any team), a smaller team than p, and the runtime starting (initializing, creating
+  // the thread).
+  std::array<double, 3> split(int rank, uint32_t thread, double idle) const {
+    auto it = created_.find({rank, thread});
+    if (it == created_.end()) {  // when it was created is not known
+      double serial = std::min(idle, runtime_init_);
+      return {serial, 0.0, idle - serial};
+    }
+    double c = it->second;
+    double start = std::max(0.0, idle - c);  // from its team's fork to the thread's start
+    double before = idle - start;            // [0, before): before its team's fork
+    // The runtime's own initialization [lo, hi): all of it up to the fork when the first parallel
+    // region started the runtime, else up to the runtime being ready.
+    double lo = runtime_init_, hi = lo;
+    if (init_by_fork_ && c <= first_created_) hi = c;
+    else if (runtime_ready_ > runtime_init_ && runtime_ready_ <= c) hi = runtime_ready_;
+    auto overlap = [](double a0, double a1, double b0, double b1) {
+      return std::max(0.0, std::min(a1, b1) - std::max(a0, b0));
+    };
+    double first = std::min(before, first_created_);
+    double init_serial = overlap(0, first, lo, hi), init_later = overlap(first, before, lo, hi);
+    // Before the first team existed: serial code; after it, a smaller team than this one's.
+    return {first - init_serial, before - first - init_later, start + init_serial + init_later};
+  }
+
+ private:
+  double runtime_init_ = 1e300, runtime_ready_ = -1, first_created_ = 1e300;
+  bool init_by_fork_ = false;
+  std::map<std::pair<int, uint32_t>, double> created_;
+};
+
 class IdleWalk {
  public:
   IdleWalk(const MergedTree& run, const Columns& c, const std::vector<IdleInfo>& info,
-           const RunFacts& f, const std::vector<size_t>& first)
-      : run_(run), e_(run.experiment()), c_(c), info_(info), f_(f), first_(first),
-        reached_(run.nodes().size(), 0), mpi_ranks_(e_.ranks() > 1) {
-    // When the OpenMP runtime started initializing, in the initial thread's time (unknown in
-    // experiments that do not say: never, so that all of a thread's absence is serial code).
-    const nlohmann::json& omp = e_.meta.is_object() && e_.meta.contains("openmp") ? e_.meta["openmp"] : nlohmann::json();
-    if (omp.is_object() && omp.contains("runtime_init_s") && omp["runtime_init_s"].is_number())
-      runtime_started_ = std::max(0.0, omp["runtime_init_s"].get<double>());
-  }
+           const RunFacts& f, const std::vector<size_t>& first, const ThreadStarts& starts)
+      : run_(run), e_(run.experiment()), c_(c), info_(info), f_(f), first_(first), starts_(starts),
+        reached_(run.nodes().size(), 0), mpi_ranks_(e_.ranks() > 1) {}
 
   // Follows thread `ti` from now on: its children lists, to walk the paths it only holds.
   void start_thread(uint32_t ti) {
@@ -152,11 +213,12 @@ class IdleWalk {
         b.add(in.launch_skew, idle);
         return;
       }
-      // A thread that did not exist yet: serial code ran until the OpenMP runtime started, then
-      // the runtime was initializing and starting its threads.
-      double serial = std::min(idle, runtime_started_);
-      b.add(in.before_start, serial);
-      b.add(in.runtime_start, idle - serial);
+      // A thread that did not exist yet: serial code ran, or a smaller team, or the runtime was
+      // starting.
+      std::array<double, 3> part = starts_.split(th_->rank, th_->thread, idle);
+      b.add(in.before_start, part[0]);
+      b.add(in.smaller_team, part[1]);
+      b.add(in.runtime_start, part[2]);
       return;
     }
     if (r.kind == RegionKind::Parallel && e_.value(*th_, tn, c_.team_size) == 0) {
@@ -185,10 +247,10 @@ class IdleWalk {
   const std::vector<IdleInfo>& info_;
   const RunFacts& f_;
   const std::vector<size_t>& first_;
+  const ThreadStarts& starts_;
   std::vector<uint64_t> reached_;  // per merged node: the last call that reached it
   uint64_t calls_ = 0;
   bool mpi_ranks_ = false, skewed_rank_ = false;
-  double runtime_started_ = 1e300;  // s: see the constructor
   const drg::ThreadTree* th_ = nullptr;
   const std::vector<uint32_t>* merged_ = nullptr;
   const double* incl_ = nullptr;
@@ -255,8 +317,9 @@ Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p
   out.compensated.assign(n_nodes, 0);
   out.events_below.assign(n_nodes, 0);
   const std::vector<size_t>& first = workers.first();
+  const ThreadStarts starts(e);
   workers.run([&](unsigned w) {
-    IdleWalk idle(t, c, info, f, first);
+    IdleWalk idle(t, c, info, f, first, starts);
     std::vector<double> noise_below_node, events_below_node;
     std::vector<uint32_t> member;
     for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {

@@ -14,9 +14,11 @@ std::string region_key(const drg::Region& r) {
     k += "@" + (slash == std::string::npos ? r.file : r.file.substr(slash + 1)) + ":" +
          std::to_string(r.line) + ":" + r.function;
   } else if (!r.module.empty()) {
+    // Without a line: the construct's own code (the loader resolves it, docs/symbols.md), or the
+    // recorded address when it could not.
     size_t slash = r.module.rfind('/');
     k += "@" + (slash == std::string::npos ? r.module : r.module.substr(slash + 1)) + "+" +
-         std::to_string(r.address);
+         std::to_string(r.code ? r.code : r.address);
   }
   return k;
 }

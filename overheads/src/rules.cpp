@@ -98,10 +98,11 @@ const std::vector<Rule> kRules = {
     {"mpi.startup.skew", k(K::Mpi), kMpiStartup, Part::IdleShorter, false, CP, "startup",
      "C += T_p - t_i", "ranks that reach MPI_Init later (started later) spend less time in it"},
     {"program.runtime_startup", k(K::Program), -1, Part::IdleRuntimeStart, false, CP, "startup",
-     "C += T_p - t_i - min(T_p - t_i, s_0) for a thread the OpenMP runtime created, s_0 when the "
-     "runtime started initializing (meta.json openmp.runtime_init_s)",
-     "the OpenMP runtime initializing and creating its threads (at the program's first OpenMP "
-     "construct): before that the program ran serial code (unparallelized)"},
+     "C += the part of T_p - t_i, for a thread the OpenMP runtime created, from the fork of its "
+     "team to its start, and the runtime's initialization (meta.json openmp.runtime_init_s, "
+     "runtime_ready_s, init_by_fork; affinity.threads[].created_s)",
+     "the OpenMP runtime initializing and creating its threads: before that the program ran serial "
+     "code (unparallelized), or a smaller team (partially parallelized, a thread created later)"},
     {"program.launch_skew", k(K::Program), -1, Part::IdleLaunchSkew, false, CP, "startup",
      "C += T_p - t_i for the initial thread of an MPI rank",
      "ranks started later than the first one (launch skew)"},

@@ -457,6 +457,46 @@ TEST(Classify, ThreadsStartedByTheRuntimeAfterSerialCode) {
   EXPECT_NEAR(sub(a.regions[0], "loss_of_parallelism.unparallelized"), (30 + 60) / 2.0, 1e-9);
 }
 
+TEST(Classify, ThreadsCreatedByLaterForksWereAbsentFromASmallerTeam) {
+  // 100 ms: an API call started the runtime at 5 ms (ready at 6), serial code until the first
+  // parallel region forked at 40 ms; its worker started at 42. A nested region forked at 70 ms
+  // and created one more thread, which started at 71.
+  Builder b;
+  b.experiment().meta = {
+      {"openmp", {{"runtime_init_s", 0.005}, {"runtime_ready_s", 0.006}, {"init_by_fork", false}}},
+      {"affinity", {{"threads", {{{"index", 0}, {"created_s", nullptr}},
+                                 {{"index", 1}, {"created_s", 0.040}},
+                                 {{"index", 2}, {"created_s", 0.070}}}}}}};
+  b.thread(true, 100);
+  b.thread(false, 58);
+  b.thread(false, 29);
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  const auto& root = a.regions[0];
+  // Thread 1: 42 ms absent: 2 of creation and 1 of the runtime's initialization (start-up), 39 of
+  // serial code. Thread 2: 71 ms: 1 of creation, 1 of initialization, 39 serial, 30 with a smaller
+  // team. (Their roots' own time, outside parallel regions, is idle too: 58 + 29.)
+  EXPECT_NEAR(sub(root, "control_of_parallelism.startup"), (3 + 2) / 3.0, 1e-9);
+  EXPECT_NEAR(sub(root, "loss_of_parallelism.partially_parallelized"), 30 / 3.0, 1e-9);
+  EXPECT_NEAR(sub(root, "loss_of_parallelism.unparallelized"), (39 + 39 + 58 + 29) / 3.0, 1e-9);
+}
+
+TEST(Classify, TheFirstForkStartingTheRuntimeIsAllStartup) {
+  // A parallel construct started the runtime at 10 ms; its fork began at 13, the worker at 14.
+  Builder b;
+  b.experiment().meta = {
+      {"openmp", {{"runtime_init_s", 0.010}, {"runtime_ready_s", 0.011}, {"init_by_fork", true}}},
+      {"affinity", {{"threads", {{{"index", 0}, {"created_s", nullptr}}, {{"index", 1}, {"created_s", 0.013}}}}}}};
+  b.thread(true, 50);
+  b.thread(false, 36);
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  EXPECT_NEAR(sub(a.regions[0], "control_of_parallelism.startup"), 4 / 2.0, 1e-9);
+  EXPECT_NEAR(sub(a.regions[0], "loss_of_parallelism.unparallelized"), (10 + 36) / 2.0, 1e-9);
+}
+
 TEST(Classify, WorkerHoldingOnlyThePathIsIdleInTheSerialPart) {
   // A user region on the master (100 ms): 40 ms serial, then a parallel region of 60 ms in which
   // both threads work 50 ms (fork 5, join 5 on the master; the worker starts 5 ms late and ends
