@@ -765,17 +765,25 @@
   }
 
   /* ---------------------------------------------------------------- actions */
+  // Moves a mark (class or attribute) to the elements of region `id` inside `box`.
+  function mark(box, sel, id, set) {
+    document.querySelectorAll(box + ' ' + sel).forEach(function (e) { set(e, false); });
+    document.querySelectorAll(box + ' [data-id="' + id + '"]').forEach(function (e) { set(e, true); });
+  }
   function select(id, opts) {
     opts = opts || {};
     if (byId[id] === undefined) return;
     S.region = id;
+    var wasShown = !!document.querySelector('#tree .trow[data-id="' + id + '"]'), z = byId[S.zoom];
     openPathTo(id);
-    var z = byId[S.zoom];
-    if (z && !holds(z, id)) S.zoom = root.id;
-    renderTree();
+    // Redrawn only when the row or the cell is not there yet: a pick on 500 regions stays quick.
+    if (wasShown) mark('#tree', '.trow[aria-selected=true]', id, function (e, on) { e.setAttribute('aria-selected', String(on)); });
+    else renderTree();
+    if (z && !holds(z, id)) { S.zoom = root.id; renderFlame(); }
+    else if (document.querySelector('#flame .fl[data-id="' + id + '"]')) mark('#flame', '.fl.sel', id, function (e, on) { e.classList.toggle('sel', on); });
+    else renderFlame();
     renderMetrics();
     renderRegion();
-    renderFlame();
     if (el('flat') && S.tab === 'flat') renderFlat();
     markGraph();
     document.querySelectorAll('ol.findings li.finding').forEach(function (li) {
@@ -824,6 +832,7 @@
     if ((x = t.closest('#flame .fl'))) {
       var id = +x.getAttribute('data-id');
       S.zoom = id;
+      renderFlame();
       select(id);
       return;
     }

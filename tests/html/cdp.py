@@ -18,13 +18,6 @@ class CdpError(Exception):
     pass
 
 
-def find_chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
 class Browser:
     """One headless Chromium with one page (tab) attached in flat mode."""
 

@@ -18,13 +18,14 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_here, os.path.join(_here, "..", "export")]
 import cdp  # noqa: E402
+from check_exports import Fail, check, chromium, run  # noqa: E402
 
 SKIP = 77
 X_MS = "40"  # export_app's planted unit (ms)
@@ -32,21 +33,8 @@ CLASSES = ["data_movement", "synchronization", "control_of_parallelism",
            "additional_computation", "loss_of_parallelism", "unidentified"]
 
 
-class Fail(Exception):
+class Skip(Exception):
     pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
-def run(args, ok=(0,), env=None):
-    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, env=env)
-    if p.returncode not in ok:
-        raise Fail(f"{' '.join(map(str, args))} exited {p.returncode}\nstdout: {p.stdout[-2000:]}\n"
-                   f"stderr: {p.stderr[-2000:]}")
-    return p
 
 
 class Ctx:
@@ -60,7 +48,7 @@ class Ctx:
         return os.path.join(self.work, name)
 
     def scalea(self, *args, ok=(0,), env=None):
-        return run([self.a.scalea, *args], ok=ok, env=env)
+        return run([self.a.scalea, *map(str, args)], ok=ok, env=env)
 
     def shot(self, b, name, **kw):
         """A screenshot of the page (or of one element) that must not be blank: enough pixels
@@ -88,19 +76,32 @@ def static_checks(html_text):
     check("<script src" not in html_text and "<link" not in html_text, "external script or link")
 
 
-def open_page(c, html_file, width=1400, height=900):
-    b = cdp.find_chromium()
-    if not b:
-        return None
-    br = cdp.Browser(b, width, height)
-    # The network is off: the page must not need it.
-    br.call("Network.emulateNetworkConditions", offline=True, latency=0, downloadThroughput=-1,
-            uploadThroughput=-1)
-    secs = br.navigate("file://" + os.path.abspath(html_file))
-    check(br.js("document.documentElement.getAttribute('data-ready')") == "1",
-          "the page's script did not finish drawing")
-    br.load_s = secs
-    return br
+class Page:
+    """A page loaded in a fresh headless Chromium with the network off (`with Page(c, f) as br`);
+    raises Skip when Chromium is not installed."""
+
+    def __init__(self, html_file, width=1400, height=900):
+        binary = chromium()
+        if not binary:
+            raise Skip("chromium is not installed (scripts/setup-debian.sh installs it)")
+        self.br = cdp.Browser(binary, width, height)
+        try:
+            # The network is off: the page must not need it.
+            self.br.call("Network.emulateNetworkConditions", offline=True, latency=0,
+                         downloadThroughput=-1, uploadThroughput=-1)
+            self.br.load_s = self.br.navigate("file://" + os.path.abspath(html_file))
+            check(self.br.js("document.documentElement.getAttribute('data-ready')") == "1",
+                  "the page's script did not finish drawing")
+            no_errors(self.br)
+        except BaseException:
+            self.br.close()
+            raise
+
+    def __enter__(self):
+        return self.br
+
+    def __exit__(self, *exc):
+        self.br.close()
 
 
 def no_errors(br):
@@ -108,11 +109,6 @@ def no_errors(br):
     check(not errs, f"console errors: {errs[:3]}")
     reqs = [u for u in br.requests() if not u.startswith(("file:", "data:", "blob:", "about:"))]
     check(not reqs, f"the page asked the network for {reqs[:3]}")
-
-
-def skip():
-    print("SKIP: chromium is not installed (scripts/setup-debian.sh installs it)")
-    return SKIP
 
 
 # --- the experiments -------------------------------------------------------------------------
@@ -174,18 +170,14 @@ def do_experiment(c):
         check(abs(r["to"] - j["overheads"]["total"]) < 1e-12 and r["path"] == j["path"],
               f"region {r['path']} differs from the JSON report")
         check(abs(sum(r["c"]) - r["to"]) < 1e-9, f"classes do not sum to T_o in {r['path']}")
-    br = open_page(c, f)
-    if not br:
-        return skip()
-    try:
-        no_errors(br)
+    with Page(f) as br:
         # First screen: the most expensive region and its cause, without scrolling.
         first = data["findings"][0]
         hot = br.js("""(function(){var e=document.getElementById('hot');var b=e.getBoundingClientRect();
             return [e.textContent, b.bottom, window.innerHeight, document.getElementById('flame').getBoundingClientRect().top];})()""")
         check(first["region"] in hot[0] and first["class"] in hot[0], f"first screen lacks finding 1: {hot[0][:200]}")
         check(hot[1] <= hot[2] and hot[3] < hot[2], "the summary or the icicle graph is below the first screen")
-        c.shot(br, "report-first-screen.png", scale=0.75)
+        c.shot(br, "report-first-screen.png", scale=0.7)
         flame_cells = br.js("document.querySelectorAll('#flame .fl').length")
         check(flame_cells == len(data["regions"]), f"icicle graph has {flame_cells} cells, {len(data['regions'])} regions")
 
@@ -217,7 +209,7 @@ def do_experiment(c):
         tip = br.js("document.getElementById('tip').hidden ? '' : document.getElementById('tip').textContent")
         check("thread 3" in tip, f"hovering PE 3's bar shows {tip!r}")
         c.shot(br, "report-region-pane.png", selector="#region", scale=0.8)
-        c.shot(br, "report-cube.png", selector="#explore", scale=0.7)
+        c.shot(br, "report-cube.png", selector="#explore", scale=0.6)
         check("#pragma omp for" in br.js("(document.getElementById('source')||{}).textContent||''"),
               "the loop's source snippet is not shown")
 
@@ -227,7 +219,7 @@ def do_experiment(c):
         br.mouse(x, y, move_only=True)
         tip = br.js("document.getElementById('tip').textContent")
         check(all(k in tip for k in CLASSES), f"icicle tooltip lacks the six classes: {tip[:200]}")
-        c.shot(br, "report-flame.png", selector="#flame-sec", scale=0.8)
+        c.shot(br, "report-flame.png", selector="#flame-sec", scale=0.7)
         br.click(f'#flame .fl[data-id="{crit["id"]}"]')  # the screenshot scrolled the page
         check(selected(br) == crit["id"], "clicking the icicle cell did not pick the critical region")
         check(br.js("window.scalea.state.zoom") == crit["id"], "clicking the icicle cell did not zoom")
@@ -241,15 +233,24 @@ def do_experiment(c):
         check(br.js("document.getElementById('tab-tree').getAttribute('aria-selected')") == "true",
               "a finding does not show the call tree")
 
-        # 5. Keyboard in the call tree: down moves to the next row, left goes to the parent.
-        br.js("document.getElementById('tree').focus()")
+        # 5. Keyboard in the call tree (focused by a click on a row, as a user does): down moves
+        # to the next row, left goes to the parent.
         order = br.js("Array.from(document.querySelectorAll('#tree .trow[data-id]')).map(function(e){return +e.getAttribute('data-id')})")
-        cur = selected(br)
+        br.click(f'#tree .trow[data-id="{order[0]}"]')
+        check(br.js("document.activeElement.id") == "tree", "a click on a row does not focus the call tree")
         br.key("ArrowDown")
-        check(selected(br) == order[order.index(cur) + 1], "ArrowDown did not pick the next row")
+        check(selected(br) == order[1], "ArrowDown did not pick the next row")
+        second = f'#tree .trow[data-id="{order[1]}"]'
+        state = lambda: br.js(f"document.querySelector('{second}').getAttribute('aria-expanded')")  # noqa: E731
+        check(state() == "true", "the parallel region is not unfolded on the first screen")
+        br.key("ArrowLeft")  # an open row folds first, as in a file manager's tree
+        check(state() == "false" and selected(br) == order[1], "ArrowLeft did not fold the open row")
+        br.key("ArrowRight")
+        check(state() == "true", "ArrowRight did not unfold the row")
         br.key("ArrowLeft")
-        parent = {r["id"]: r["parent"] for r in data["regions"]}[order[order.index(cur) + 1]]
-        check(selected(br) == parent, "ArrowLeft did not go to the parent")
+        br.key("ArrowLeft")
+        parent = {r["id"]: r["parent"] for r in data["regions"]}[order[1]]
+        check(selected(br) == parent, "ArrowLeft on a folded row did not go to its parent")
 
         # 6. The flat profile: sorting changes the order, the filter filters.
         br.key("2", text="2")
@@ -273,7 +274,7 @@ def do_experiment(c):
         rows = names()
         check(rows and len(rows) < len(by_to) and all("barrier" in r for r in rows),
               f"filter 'barrier' left {rows}")
-        c.shot(br, "report-flat.png", selector="#explore", scale=0.7)
+        c.shot(br, "report-flat.png", selector="#explore", scale=0.6)
         br.key("Escape")
         check(len(names()) == len(by_to), "Esc did not clear the filter")
         br.key("Escape")
@@ -292,7 +293,7 @@ def do_experiment(c):
             check(selected(br) == crit["id"], "clicking a box in the region graph did not pick its region")
             sel = br.js("document.querySelector('#graph-wrap g.node.sel title').textContent")
             check(sel == f"n{crit['id']}", "the picked region's box is not marked")
-            c.shot(br, "report-graph.png", selector="#explore", scale=0.6)
+            c.shot(br, "report-graph.png", selector="#explore", scale=0.5)
         else:
             print("region graph: Graphviz not installed, not drawn (the page says so)")
         br.key("4", text="4")
@@ -315,8 +316,6 @@ def do_experiment(c):
         print(f"experiment: loads in {br.load_s:.2f} s with no error or request; class pick re-colours "
               f"the tree; the loop's 4 PE bars {['%.0f' % b for b in bars]}; icicle zoom; findings link; "
               f"keys; flat sort and filter; region graph; prints on {pages} pages; page {os.path.getsize(f)} bytes")
-    finally:
-        br.close()
 
 
 # --- without a reference, and the source option ---------------------------------------------
@@ -336,11 +335,7 @@ def do_single(c):
     h = c.path("constructs.html")
     c.scalea("report", c.path("constructs4"), "--html", h)
     data = page_data(open(h).read())
-    br = open_page(c, f)
-    if not br:
-        return skip()
-    try:
-        no_errors(br)
+    with Page(f) as br:
         check("estimated" in br.js("document.getElementById('top').textContent"), "header does not say T_s is estimated")
         br.navigate("file://" + os.path.abspath(g))
         no_errors(br)
@@ -359,12 +354,10 @@ def do_single(c):
         check(subs, "synchronization has no subclasses in the metric pane")
         br.click(f'#metrics .mrow[data-metric="{subs[0]}"]')
         check(br.js("window.scalea.state.metric") == subs[0], "picking a subclass failed")
-        c.shot(br, "report-constructs.png", scale=0.75)
+        c.shot(br, "report-constructs.png", scale=0.6)
         no_errors(br)
         print(f"single: no reference (estimated), --no-source leaves the source out; constructs: {small} "
               f"group(s) of tiny rows, subclasses {subs}")
-    finally:
-        br.close()
 
 
 # --- a scaling study -------------------------------------------------------------------------
@@ -383,20 +376,16 @@ def do_study(c):
     js = json.loads(c.scalea("report", st, "--format", "json").stdout)
     top = max((r for r in js["regions"] if r["p"] == 4), key=lambda r: r["overheads"]["total"])
     check(any(r["path"] == top["path"] for r in data["regions"]), "study page lacks a region of the JSON")
-    br = open_page(c, f)
-    if not br:
-        return skip()
-    try:
-        no_errors(br)
+    with Page(f) as br:
         pts = br.js("document.querySelector('#speedup-program polyline.series').getAttribute('points').trim().split(' ').length")
         check(pts == 3, f"program speedup line has {pts} points, want 3 (p = 1, 2, 4)")
         check(br.js("document.querySelectorAll('#summary rect.seg').length") >= 2, "no stacked classes vs p")
-        c.shot(br, "study-first-screen.png", scale=0.75)
+        c.shot(br, "study-first-screen.png", scale=0.7)
         loop = region_by(data, "loop", "loop")
         br.click(f'#tree .trow[data-id="{loop["id"]}"]')
         check(br.js(f"!!document.getElementById('classes-{loop['id']}')"), "picking the loop did not draw its classes vs p")
         check(br.js("document.querySelectorAll('#region table.cfgs tbody tr').length") == 3, "per-p table")
-        c.shot(br, "study-region.png", selector="#region", scale=0.8)
+        c.shot(br, "study-region.png", selector="#region", scale=0.7)
         v4 = br.js(f"document.querySelector('#tree .trow[data-id=\"{loop['id']}\"] .val').textContent")
         br.js("var s=document.getElementById('config'); s.value='1'; s.dispatchEvent(new Event('change',{bubbles:true}))")
         v2 = br.js(f"document.querySelector('#tree .trow[data-id=\"{loop['id']}\"] .val').textContent")
@@ -406,8 +395,6 @@ def do_study(c):
         no_errors(br)
         print(f"study: loads in {br.load_s:.2f} s; speedup and classes vs p for the program and the loop; "
               f"the text report is unchanged by --html")
-    finally:
-        br.close()
 
 
 # --- 1,024 ranks ------------------------------------------------------------------------------
@@ -422,11 +409,7 @@ def do_large(c):
     d = data["distribution"]
     check(len(data["regions"]) == 500 and d["mode"] == "quantized" and d["columns"] == 1024 and d["per_column"] == 2,
           f"aggregation: {len(data['regions'])} regions, {d['mode']}, {d['columns']} columns of {d['per_column']}")
-    br = open_page(c, f)
-    if not br:
-        return skip()
-    try:
-        no_errors(br)
+    with Page(f) as br:
         draw_ms = br.js("window.scalea.drawMs")
         check("2048 PEs are shown as 1024 columns" in br.js("document.body.textContent"),
               "the page does not say what was aggregated")
@@ -435,11 +418,9 @@ def do_large(c):
         br.click(f'#flame .fl[data-id="{r["id"]}"]')
         pick_s = time.time() - t0
         check(selected(br) == r["id"], "picking a region of the large experiment failed")
-        c.shot(br, "report-1024-ranks.png", selector="#region", scale=0.8)
+        c.shot(br, "report-1024-ranks.png", selector="#region", scale=0.7)
         print(f"large: 1,024 ranks x 2 threads x 500 regions: page {size / 1e6:.2f} MB, load event after "
               f"{br.load_s:.2f} s, drawing {draw_ms:.0f} ms, a pick {pick_s * 1000:.0f} ms (with the protocol's round trips)")
-    finally:
-        br.close()
 
 
 # --- bad input --------------------------------------------------------------------------------
@@ -470,22 +451,25 @@ def do_errors(c):
     check(not os.path.exists(c.path("never.html")), "a page was written for a study without runs")
 
 
+CHECKS = {"runs": do_runs, "experiment": do_experiment, "single": do_single, "study": do_study,
+          "large": do_large, "errors": do_errors}
+
+
 def main():
     ap = argparse.ArgumentParser()
     for opt in ("--scalea", "--app", "--omp-app", "--gen", "--workdir"):
         ap.add_argument(opt, required=True)
-    ap.add_argument("--shots")
-    ap.add_argument("check")
+    ap.add_argument("--shots", help="where the screenshots go (default: the work directory)")
+    ap.add_argument("check", choices=sorted(CHECKS))
     a = ap.parse_args()
     c = Ctx(a)
-    fn = globals().get("do_" + a.check)
-    if not fn:
-        print(f"unknown check {a.check}")
-        return 1
-    if a.check != "runs" and not os.path.isdir(c.path("p4")):
-        do_runs(c)
     try:
-        return fn(c) or 0
+        if a.check != "runs" and not os.path.isdir(c.path("p4")):
+            do_runs(c)
+        return CHECKS[a.check](c) or 0
+    except Skip as e:
+        print(f"SKIP: {e}")
+        return SKIP
     except (Fail, cdp.CdpError) as e:
         print(f"FAIL ({a.check}): {e}")
         return 1
