@@ -69,6 +69,14 @@
   function swatch(i) { return '<span class="swatch" style="background:' + CL[i].color + '"></span>'; }
   function classIndex(key) { for (var i = 0; i < NC; ++i) if (CL[i].key === key) return i; return -1; }
   function label(r) { return r.label + (r.loc ? ' @' + r.loc : ''); }
+  // The call path as scalea prints it (drg::call_path): the components from the program down,
+  // joined by '/'; deeper than 2,000 levels, the program, '...(N levels)...' and the last 10.
+  var PATH_LEVELS = 2000, PATH_TAIL = 10;
+  function pathOf(r) {
+    var shortened = r.depth > PATH_LEVELS, keep = shortened ? PATH_TAIL : r.depth + 1, chain = [];
+    for (var n = r, i = 0; i < keep && n; ++i, n = n.parent === null ? null : byId[n.parent]) chain.unshift(n.pc);
+    return (shortened ? root.pc + '/...(' + (r.depth - PATH_TAIL) + ' levels).../' : '') + chain.join('/');
+  }
   function b64(s) {
     var bin = atob(s), out = new Uint8Array(bin.length);
     for (var i = 0; i < bin.length; ++i) out[i] = bin.charCodeAt(i);
@@ -215,7 +223,7 @@
 
   /* ---------------------------------------------------------------- summary */
   function findingRegion(f) { return f.node === null || f.node === undefined ? null : byId[f.node]; }
-  function ownTo(r) { var v = to(r); kids[r.id].forEach(function (c) { v -= to(c); }); return v; }
+  function ownTo(r) { return mown(r, 'to'); }
   function renderSummary() {
     var s = '<div class="card hot" id="hot">' + hotSpot() + programCard() + '</div>';
     var fl = D.findings || [];
@@ -262,30 +270,35 @@
   }
 
   /* ---------------------------------------------------------------- icicle graph */
-  var ROW = 19;
+  var ROW = 19, FLAME_LEVELS = 120;
   function renderFlame() {
-    var box = el('flame'), z = byId[S.zoom] || root, out = [], maxDepth = 0;
+    var box = el('flame'), z = byId[S.zoom] || root, out = [], maxDepth = 0, cut = 0;
     var anc = [];
-    for (var a = z; a && a.parent !== null && byId[a.parent]; ) { a = byId[a.parent]; anc.unshift(a); }
+    for (var a = z; a && a.parent !== null && byId[a.parent] && anc.length < FLAME_LEVELS / 2; ) { a = byId[a.parent]; anc.unshift(a); }
     anc.forEach(function (a, i) { out.push(cellHtml(a, i, 0, 100, 'anc')); });
-    var base = anc.length;
-    (function lay(r, depth, x, w) {
-      if (w < 0.05 || !present(r)) return;
+    var base = anc.length, stack = [[z, 0, 0, 100]];
+    // Depth first with an explicit stack (a recursion may be 100,000 levels deep); cells below
+    // 0.05% of the width and levels beyond FLAME_LEVELS are not drawn (zoom in to see them).
+    while (stack.length) {
+      var it = stack.pop(), r = it[0], depth = it[1], x = it[2], w = it[3];
+      if (w < 0.05 || !present(r)) continue;
+      if (depth >= FLAME_LEVELS) { cut = Math.max(cut, depth); continue; }
       out.push(cellHtml(r, base + depth, x, w, ''));
       maxDepth = Math.max(maxDepth, base + depth);
       var ch = children(r), sum = 0, t = tp(r);
       ch.forEach(function (c) { sum += tp(c); });
       var scale = Math.max(t, sum);
-      if (scale <= 0) return;
-      ch.forEach(function (c) {
-        var cw = w * tp(c) / scale;
-        lay(c, depth + 1, x, cw);
-        x += cw;
-      });
-    })(z, 0, 0, 100);
+      if (scale <= 0) continue;
+      for (var i = ch.length - 1, cx = x + w * sum / scale; i >= 0; --i) { // call order, left to right
+        var cw = w * tp(ch[i]) / scale;
+        cx -= cw;
+        stack.push([ch[i], depth + 1, cx, cw]);
+      }
+    }
     box.style.height = ((maxDepth + 1) * ROW + 2) + 'px';
     box.innerHTML = out.join('');
-    el('flame-path').textContent = z === root ? '' : 'zoomed to ' + label(z);
+    el('flame-path').textContent = (z === root ? '' : 'zoomed to ' + label(z)) +
+      (cut ? (z === root ? '' : '; ') + 'levels below ' + FLAME_LEVELS + ' not drawn: click a deep cell to zoom in' : '');
   }
   function cellHtml(r, depth, x, w, extra) {
     var d = dominant(r);
@@ -346,28 +359,32 @@
   // Rows shown: children of open rows; below 0.1% of the program's time and metric, siblings are
   // grouped into one "small regions" row.
   function treeRows() {
-    var rows = [], t = tp(root), mv = Math.abs(value(root)) || t;
-    (function walk(r, depth) {
-      rows.push({ r: r, depth: depth });
-      if (!S.open[r.id]) return;
-      var ch = sortedChildren(r), small = [];
+    var rows = [], t = tp(root), mv = Math.abs(value(root)) || t, stack = [{ r: root, depth: 0 }], onPath = {};
+    for (var a = byId[S.region]; a; a = a.parent === null ? null : byId[a.parent]) onPath[a.id] = 1;
+    // Depth first with an explicit stack: a recursion may be 100,000 levels deep.
+    while (stack.length) {
+      var x = stack.pop();
+      rows.push(x);
+      if (x.small || !S.open[x.r.id]) continue;
+      var ch = sortedChildren(x.r), small = [], next = [];
       ch.forEach(function (c) {
-        var tiny = tp(c) < 0.001 * t && Math.abs(value(c)) < 0.001 * mv && c.id !== S.region && !holds(c, S.region);
-        if (tiny && !S.small[r.id]) small.push(c); else walk(c, depth + 1);
+        var tiny = tp(c) < 0.001 * t && Math.abs(value(c)) < 0.001 * mv && !onPath[c.id];
+        if (tiny && !S.small[x.r.id]) small.push(c); else next.push({ r: c, depth: x.depth + 1 });
       });
-      if (small.length) rows.push({ small: small, parent: r, depth: depth + 1 });
-    })(root, 0);
+      if (small.length) next.push({ small: small, parent: x.r, depth: x.depth + 1 });
+      for (var i = next.length - 1; i >= 0; --i) stack.push(next[i]);
+    }
     return rows;
   }
   function holds(r, id) { for (var a = byId[id]; a; a = a.parent === null ? null : byId[a.parent]) if (a === r) return true; return false; }
-  var treeOrder = [];
+  var treeOrder = [], INDENT_LEVELS = 40; // deeper rows say their depth instead of indenting further
   function renderTree() {
     var m = METRICS[S.metric], maxv = 0;
     R.forEach(function (r) { if (shown(r)) maxv = Math.max(maxv, Math.abs(value(r))); });
     var base = mval(root, S.metric), rows = treeRows();
     treeOrder = [];
     el('tree').innerHTML = rows.map(function (x) {
-      var pad = 'padding-left:' + (0.3 + 1.1 * x.depth) + 'em';
+      var pad = 'padding-left:' + (0.3 + 1.1 * Math.min(x.depth, INDENT_LEVELS)) + 'em';
       if (x.small) {
         var sum = 0;
         x.small.forEach(function (c) { sum += tp(c); });
@@ -381,6 +398,7 @@
       return '<div class="trow' + (present(r) ? '' : ' dim') + '" role="treeitem" data-id="' + r.id + '" aria-level="' + (x.depth + 1) +
         '" aria-selected="' + (r.id === S.region) + '"' + (has ? ' aria-expanded="' + !!S.open[r.id] + '"' : '') + '>' +
         '<span class="name" style="' + pad + '"><span class="tog">' + (has ? (S.open[r.id] ? '&#9662;' : '&#9656;') : '') + '</span>' +
+        (x.depth > INDENT_LEVELS ? '<span class="note">[' + x.depth + '] </span>' : '') +
         esc(r.label) + (r.folded ? ' <span class="note">(recursive)</span>' : '') + '</span>' +
         '<span class="loc">' + esc(r.loc) + '</span>' +
         '<span class="val num" style="background:' + bg + '" title="' + esc(m.name) + (S.own ? ' (own)' : '') + '">' + fs(v) + '</span>' +
@@ -411,13 +429,13 @@
     }
     R.forEach(function (r) {
       if (!shown(r) || !present(r)) return;
-      rows.push({ ids: [r.id], best: r, name: r.label, loc: r.loc, kind: r.kind, func: r.func, path: r.path, v: vals(r) });
+      rows.push({ ids: [r.id], best: r, name: r.label, loc: r.loc, kind: r.kind, func: r.func, v: vals(r) });
     });
     if (mode === 'bottomup') { // one row per region (label and location), call paths merged
       var map = {}, merged = [];
       rows.forEach(function (x) {
         var k = x.kind + '\u0000' + x.name + '\u0000' + x.loc, m = map[k];
-        if (!m) { m = map[k] = { ids: [], best: x.best, name: x.name, loc: x.loc, kind: x.kind, func: x.func, path: x.path, v: {} }; merged.push(m); }
+        if (!m) { m = map[k] = { ids: [], best: x.best, name: x.name, loc: x.loc, kind: x.kind, func: x.func, v: {} }; merged.push(m); }
         m.ids.push(x.best.id);
         for (var key in x.v) m.v[key] = (m.v[key] || 0) + x.v[key];
         if (tp(x.best) > tp(m.best)) m.best = x.best;
@@ -426,7 +444,7 @@
     }
     var q = S.flat.filter.toLowerCase();
     if (q) rows = rows.filter(function (x) {
-      return (x.name + ' ' + x.loc + ' ' + x.kind + ' ' + (x.func || '') + ' ' + x.path).toLowerCase().indexOf(q) >= 0;
+      return (x.name + ' ' + x.loc + ' ' + x.kind + ' ' + (x.func || '')).toLowerCase().indexOf(q) >= 0;
     });
     var key = S.flat.key, dir = S.flat.dir;
     rows.sort(function (a, b) {
@@ -470,7 +488,7 @@
       }
       bar += '</div>';
       var sel = x.ids.indexOf(S.region) >= 0;
-      return '<tr data-row="' + i + '" data-id="' + x.best.id + '"' + (sel ? ' class="sel"' : '') + ' title="' + esc(x.path) + '">' +
+      return '<tr data-row="' + i + '" data-id="' + x.best.id + '"' + (sel ? ' class="sel"' : '') + '>' +
         '<td class="name">' + esc(x.name) + '</td><td class="loc">' + esc(x.loc) + '</td><td>' + x.ids.length + '</td>' +
         '<td>' + fs(x.v.tp) + '</td><td>' + fs(x.v.to) + '</td>' +
         CL.map(function (c, j) { return '<td>' + fs(x.v['c' + j]) + '</td>'; }).join('') + '<td class="name">' + bar + '</td></tr>';
@@ -481,7 +499,7 @@
   function renderRegion() {
     var box = el('region'), r = S.region !== null ? byId[S.region] : null;
     if (!r) { box.innerHTML = '<p class="note">Pick a region (call tree, icicle graph, flat profile or a finding) to see its details here.</p>'; return; }
-    var s = '<h3>' + esc(label(r)) + '</h3><div class="path">' + esc(r.path) + '</div>';
+    var s = '<h3>' + esc(label(r)) + '</h3><div class="path">' + esc(pathOf(r)) + '</div>';
     s += STUDY ? studyRegion(r) : experimentRegion(r);
     var fl = (D.findings || []).filter(function (f) { return f.node === r.id; });
     if (fl.length) s += '<h4>Findings here</h4><ol class="findings">' + fl.map(function (f) {
@@ -518,7 +536,8 @@
       ['visits', String(r.visits)],
       ['PEs', r.pes + ' of ' + D.p + ' ran it'],
       ['imbalance', 'max/mean ' + fx(r.imb) + (r.most ? ' (longest: ' + esc(r.most) + ', shortest: ' + esc(r.least) + ')' : '')]
-    ]);
+    ].concat(r.mpi ? [['MPI', r.mpi[0] + ' bytes sent, ' + r.mpi[1] + ' received; ' + fs(r.mpi[2]) + ' s waiting, ' + fs(r.mpi[3]) +
+      ' s transfer (the collector&rsquo;s split, summed over ranks)']] : []));
     s += '<h4>Overhead classes <small class="note">(s of wall time; they sum to T_o)</small></h4>' + classesHtml(r);
     s += '<h4>Time per PE <small class="note">(' + esc(D.distribution.mode === 'exact' ? 'each PE' : 'aggregated') + ')</small></h4>';
     s += '<canvas id="pe-strip" height="40" aria-label="time per PE"></canvas>' +
@@ -553,10 +572,21 @@
     return s;
   }
   var stripState = null;
+  // Cells per row of the heat strip: one rank per row when every rank has the same 2 to 64
+  // threads (exact times), else rows of 64.
+  function stripRow(n) {
+    var d = D.distribution, per = {}, t = 0, same = true;
+    if (d.mode === 'exact' && d.pes.length && d.pes[0][0] >= 0) {
+      d.pes.forEach(function (p) { per[p[0]] = (per[p[0]] || 0) + 1; });
+      Object.keys(per).forEach(function (k) { if (!t) t = per[k]; else if (per[k] !== t) same = false; });
+      if (same && t >= 2 && t <= 64 && Object.keys(per).length > 1) return t;
+    }
+    return n > 64 ? 64 : Math.max(1, n);
+  }
   function drawStrip(r) {
     var cv = el('pe-strip');
     if (!cv) return;
-    var vals = peValues(r), n = vals.v.length, perRow = n > 64 ? 64 : n, rows = Math.ceil(n / perRow);
+    var vals = peValues(r), n = vals.v.length, perRow = stripRow(n), rows = Math.ceil(n / perRow);
     var w = Math.max(200, cv.parentNode.clientWidth || 380), cellH = rows > 1 ? Math.max(4, Math.min(14, Math.floor(160 / rows))) : 28;
     cv.width = w;
     cv.height = rows * cellH;
@@ -978,6 +1008,6 @@
   renderFlat();
   document.documentElement.setAttribute('data-ready', '1');
   // For tests and scripts: the state, a few entry points and how long drawing took (not an API).
-  window.scalea = { state: S, select: select, setMetric: setMetric, setTab: setTab,
+  window.scalea = { state: S, select: select, setMetric: setMetric, setTab: setTab, path: function (id) { return pathOf(byId[id]); },
     drawMs: performance.now() - started, readyMs: performance.now() };
 })();

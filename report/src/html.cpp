@@ -236,7 +236,7 @@ nlohmann::json regions_json(const Analyzed& x, const Folding& fold, html::Source
         {"file", reg.file},
         {"line", reg.line},
         {"func", reg.function},
-        {"path", region_path(t, r)},
+        {"pc", drg::path_component(reg)},  // the page builds call paths from these
         {"visits", t.sum(n, visits)},
         {"tp", r.t_p},
         {"ts", r.t_s},
@@ -253,6 +253,9 @@ nlohmann::json regions_json(const Analyzed& x, const Folding& fold, html::Source
         {"pe", pe.of(n, stats)},
     };
     j["st"] = std::move(stats);
+    if (reg.kind == drg::RegionKind::Mpi)  // summed over ranks and threads, as in the JSON report
+      j["mpi"] = {t.sum(n, x.e.metric("bytes_sent")), t.sum(n, x.e.metric("bytes_recv")),
+                  t.sum(n, x.e.metric("wait")) * 1e-9, t.sum(n, x.e.metric("transfer")) * 1e-9};
     if (fold.hidden[n]) j["folded"] = true;
     int src = sources.want(reg.file, reg.line);
     if (src >= 0) j["src"] = src;

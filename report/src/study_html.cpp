@@ -86,7 +86,7 @@ nlohmann::json regions_json(const Data& d, html::Sources& sources) {
                         {"file", nd.file},
                         {"line", nd.line},
                         {"func", nd.function},
-                        {"path", node_path(d, n)},
+                        {"pc", n == 0 ? d.roots[nd.root] : nd.component},  // see node_path
                         {"ts", optional_number(nd.t_s)},
                         {"cells", std::move(cells)}};
     int src = sources.want(nd.file, nd.line);

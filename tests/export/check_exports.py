@@ -265,7 +265,8 @@ def do_html(c):
                                 html, re.S).group(1))
     rep = json.loads(c.scalea_run("export", "--format", "json", "-r", c.exp[1], c.exp[4]).stdout)
     n_regions = len(rep["regions"])
-    check([r["path"] for r in data["regions"]] == [r["path"] for r in rep["regions"]],
+    check([(r["id"], r["label"], r["to"]) for r in data["regions"]] ==
+          [(r["id"], r["label"], r["overheads"]["total"]) for r in rep["regions"]],
           "the page's regions are not the JSON report's")
     check([x["text"] for x in data["findings"]] == [x["text"] for x in rep["findings"]],
           "the page's findings are not the JSON report's")

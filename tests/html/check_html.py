@@ -77,7 +77,7 @@ def static_checks(html_text):
 
 
 class Page:
-    """A page loaded in a fresh headless Chromium with the network off (`with Page(c, f) as br`);
+    """A page loaded in a fresh headless Chromium with the network off (`with Page(f) as br`);
     raises Skip when Chromium is not installed."""
 
     def __init__(self, html_file, width=1400, height=900):
@@ -167,10 +167,13 @@ def do_experiment(c):
     check([x["text"] for x in data["findings"]] == [x["text"] for x in rep["findings"]],
           "the page's findings are not the JSON report's (find_findings, same context)")
     for r, j in zip(data["regions"], rep["regions"]):
-        check(abs(r["to"] - j["overheads"]["total"]) < 1e-12 and r["path"] == j["path"],
-              f"region {r['path']} differs from the JSON report")
-        check(abs(sum(r["c"]) - r["to"]) < 1e-9, f"classes do not sum to T_o in {r['path']}")
+        check(r["id"] == j["id"] and r["to"] == j["overheads"]["total"] and r["tp"] == j["time"],
+              f"region {j['path']} differs from the JSON report")
+        check(abs(sum(r["c"]) - r["to"]) < 1e-9, f"classes do not sum to T_o in {j['path']}")
     with Page(f) as br:
+        # The page builds call paths from the regions' components, as scalea prints them.
+        paths = br.js("%s.map(function(i){return window.scalea.path(i)})" % json.dumps([r["id"] for r in rep["regions"]]))
+        check(paths == [r["path"] for r in rep["regions"]], f"page paths {paths[:3]} != JSON paths")
         # First screen: the most expensive region and its cause, without scrolling.
         first = data["findings"][0]
         hot = br.js("""(function(){var e=document.getElementById('hot');var b=e.getBoundingClientRect();
@@ -375,8 +378,12 @@ def do_study(c):
     check(data["kind"] == "study" and [x["p"] for x in data["configs"]] == [1, 2, 4], "study configurations")
     js = json.loads(c.scalea("report", st, "--format", "json").stdout)
     top = max((r for r in js["regions"] if r["p"] == 4), key=lambda r: r["overheads"]["total"])
-    check(any(r["path"] == top["path"] for r in data["regions"]), "study page lacks a region of the JSON")
+    check(any(r["id"] == top["id"] and r["label"] == top["label"] for r in data["regions"]),
+          "study page lacks a region of the JSON")
     with Page(f) as br:
+        study_paths = {r["id"]: r["path"] for r in js["regions"]}
+        got = br.js("%s.map(function(i){return window.scalea.path(i)})" % json.dumps(list(study_paths)))
+        check(got == list(study_paths.values()), f"study page paths {got[:3]} != the JSON's")
         pts = br.js("document.querySelector('#speedup-program polyline.series').getAttribute('points').trim().split(' ').length")
         check(pts == 3, f"program speedup line has {pts} points, want 3 (p = 1, 2, 4)")
         check(br.js("document.querySelectorAll('#summary rect.seg').length") >= 2, "no stacked classes vs p")
