@@ -235,7 +235,7 @@
           '<span class="cls">' + esc(f['class']) + (f.subclass ? '.' + esc(f.subclass) : '') + '</span> ' + fs(f.seconds) + ' s: ' +
           esc(f.text) + '</li>';
       }).join('') + '</ol>';
-    } else s += '<p>No finding above the floor.</p>';
+    } else s += '<p>No finding.</p>';
     s += '<p class="note">' + esc(D.findings_note || '') + '</p></div>';
     el('summary').innerHTML = s;
   }
@@ -256,7 +256,7 @@
     var d = dominant(best);
     return '<div class="k">Largest own overhead</div><div class="big"><a data-region="' + best.id + '">' + esc(label(best)) + '</a></div>' +
       '<div class="why">T_o ' + fs(ownTo(best)) + ' s of its own' + (d >= 0 ? ', mostly <span class="chip" style="background:' +
-        CL[d].color + '">' + esc(CL[d].key) + '</span>' : '') + ' (no finding: nothing above the floor)</div>';
+        CL[d].color + '">' + esc(CL[d].key) + '</span>' : '') + ' (no finding)</div>';
   }
   function programCard() {
     var r = root, s = '<div class="program"><div class="k">Program' + (STUDY ? ' at p = ' + esc(configs[S.config].label) : '') + '</div>';
@@ -856,6 +856,7 @@
   /* ---------------------------------------------------------------- events */
   document.addEventListener('click', function (ev) {
     var t = ev.target, x;
+    hideTip();
     if ((x = t.closest('[data-tab]'))) return setTab(x.getAttribute('data-tab'));
     if ((x = t.closest('a[data-region]'))) return select(+x.getAttribute('data-region'));
     if ((x = t.closest('li.finding'))) { if (x.getAttribute('data-node') !== '') { setTab('tree'); select(+x.getAttribute('data-node')); } return; }
@@ -910,7 +911,7 @@
   });
   document.addEventListener('mouseover', function (ev) {
     var x = ev.target.closest('#flame .fl, #pe-bars rect.pe');
-    if (!x) return;
+    if (!x) { if (ev.target.id !== 'pe-strip') hideTip(); return; } // also when the hovered cell was redrawn
     if (x.classList.contains('fl')) showTip(regionTip(byId[+x.getAttribute('data-id')]), ev);
     else { var r = byId[S.region]; showTip(peTip(r, +x.getAttribute('data-pe'), peValues(r)), ev); }
   });

@@ -294,7 +294,7 @@ std::string render_html(const Analyzed& x, const HtmlOptions& o) {
   context.reference = x.ref_t ? &*x.ref_t : nullptr;
   context.hidden = fold.hidden;
   data["findings"] = findings_json(find_findings(t, x.a, o.findings, context));
-  data["findings_note"] = fmt::format(
+  data["findings_note"] = o.findings == 0 ? std::string("Findings left out (--findings 0).") : fmt::format(
       "Nothing below {:.3f} s ({}% of the program's time, at least {:.0f} ms) is a finding; with "
       "one run the noise is not measured (scalea study --repeat 3 measures it).",
       finding_floor(x.a), kFindingMinProgramShare * 100, kFindingMinSeconds * 1e3);

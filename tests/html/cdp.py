@@ -49,6 +49,9 @@ class Browser:
             self.call(domain + ".enable")
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
                   deviceScaleFactor=1, mobile=False)
+        # No scrollbar: a screenshot beyond the viewport would drop it and lay the page out wider
+        # than the clip measured before.
+        self.call("Emulation.setScrollbarsHidden", hidden=True)
 
     # --- transport -----------------------------------------------------------------------------
     def _send(self, msg):
