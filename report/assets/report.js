@@ -244,7 +244,7 @@
     if (f && r) {
       var i = classIndex(f['class']);
       return '<div class="k">Most expensive' + (STUDY ? ' at p = ' + D.findings_p : '') + '</div>' +
-        '<div class="big"><a data-region="' + r.id + '">' + esc(f.region) + (f.location ? ' @' + esc(f.location) : '') + '</a></div>' +
+        '<div class="big"><a data-region="' + r.id + '" tabindex="0">' + esc(f.region) + (f.location ? ' @' + esc(f.location) : '') + '</a></div>' +
         '<div class="why">' + (i >= 0 ? '<span class="chip" style="background:' + CL[i].color + '">' + esc(f['class']) +
           (f.subclass ? '.' + esc(f.subclass) : '') + '</span> ' : '') + '<b>' + fs(f.seconds) + ' s</b>, ' + fx(f.percent, 0) +
         '% of ' + esc(f.context || 'the region') + '</div><div class="hint">' + esc(f.hint) + '</div>';
@@ -254,7 +254,7 @@
     R.forEach(function (x) { if (x !== root && shown(x) && present(x) && (!best || ownTo(x) > ownTo(best))) best = x; });
     if (!best) return '<div class="k">Most expensive</div><div class="big">no region below the program</div>';
     var d = dominant(best);
-    return '<div class="k">Largest own overhead</div><div class="big"><a data-region="' + best.id + '">' + esc(label(best)) + '</a></div>' +
+    return '<div class="k">Largest own overhead</div><div class="big"><a data-region="' + best.id + '" tabindex="0">' + esc(label(best)) + '</a></div>' +
       '<div class="why">T_o ' + fs(ownTo(best)) + ' s of its own' + (d >= 0 ? ', mostly <span class="chip" style="background:' +
         CL[d].color + '">' + esc(CL[d].key) + '</span>' : '') + ' (no finding)</div>';
   }
@@ -946,6 +946,7 @@
       } else if (t.id === 'filter' && k === 'ArrowDown') { el('flat').focus(); ev.preventDefault(); }
       return;
     }
+    if ((k === 'Enter' || k === ' ') && t.matches && t.matches('li.finding, a[data-region]')) { t.click(); return ev.preventDefault(); }
     var inTree = t.id === 'tree', inMetrics = t.id === 'metrics', inFlat = t.id === 'flat';
     if (inTree && handleTreeKey(k)) return ev.preventDefault();
     if (inMetrics && handleMetricKey(k)) return ev.preventDefault();

@@ -235,6 +235,9 @@ def do_experiment(c):
         check(selected(br) == data["findings"][1]["node"], "finding 2 does not lead to its region")
         check(br.js("document.getElementById('tab-tree').getAttribute('aria-selected')") == "true",
               "a finding does not show the call tree")
+        br.js("document.querySelector('ol.findings li.finding:nth-child(3)').focus()")  # as Tab would
+        br.key("Enter")
+        check(selected(br) == data["findings"][2]["node"], "Enter on finding 3 does not lead to its region")
 
         # 5. Keyboard in the call tree (focused by a click on a row, as a user does): down moves
         # to the next row, left goes to the parent.
