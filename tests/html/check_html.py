@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 _here = os.path.dirname(os.path.abspath(__file__))
@@ -424,13 +423,16 @@ def do_large(c):
         check("2048 PEs are shown as 1024 columns" in br.js("document.body.textContent"),
               "the page does not say what was aggregated")
         r = data["regions"][3]
-        t0 = time.time()
         br.click(f'#flame .fl[data-id="{r["id"]}"]')
-        pick_s = time.time() - t0
         check(selected(br) == r["id"], "picking a region of the large experiment failed")
+        check(br.js("document.querySelectorAll('#pe-strip').length") == 1, "no heat strip for the picked region")
+        # What a pick costs in the page (trees, icicle graph, panes redrawn as needed), 5 picks.
+        ids = [x["id"] for x in data["regions"][5:10]]
+        pick_ms = br.js("(function(){var t=performance.now(); %s.forEach(function(i){window.scalea.select(i)});"
+                        "return (performance.now()-t)/%d})()" % (json.dumps(ids), len(ids)))
         c.shot(br, "report-1024-ranks.png", selector="#region", scale=0.7)
         print(f"large: 1,024 ranks x 2 threads x 500 regions: page {size / 1e6:.2f} MB, load event after "
-              f"{br.load_s:.2f} s, drawing {draw_ms:.0f} ms, a pick {pick_s * 1000:.0f} ms (with the protocol's round trips)")
+              f"{br.load_s:.2f} s, drawing {draw_ms:.0f} ms, a pick {pick_ms:.0f} ms")
 
 
 # --- bad input --------------------------------------------------------------------------------
