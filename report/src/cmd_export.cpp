@@ -8,6 +8,7 @@
 #include "export_formats.hpp"
 #include "findings.hpp"
 #include "html.hpp"
+#include "study_data.hpp"
 #include "study_report.hpp"
 
 namespace scalea::cli {
@@ -18,8 +19,17 @@ struct ExportOptions {
   std::string format, reference, output;
   int p = 0;
   size_t findings = 5;
-  bool no_graphviz = false;
+  bool no_graphviz = false, no_source = false;
 };
+
+// The HTML report of a scaling study (the one format that takes a study).
+void export_study_html(const ExportOptions& o) {
+  findings_limit() = o.findings;  // the study's findings are chosen with it
+  studyrep::Data d = studyrep::gather(o.dirs[0]);
+  write_output(o.output, render_study_html(d, {o.findings, !o.no_graphviz, !o.no_source}));
+  if (!o.output.empty() && o.output != "-")
+    std::fprintf(stderr, "scalea export: wrote %s (html)\n", o.output.c_str());
+}
 
 void run_export(const ExportOptions& o) {
   const ExportFormat* f = find_export_format(o.format);
@@ -31,6 +41,7 @@ void run_export(const ExportOptions& o) {
     throw UserError(fmt::format("--format {} takes one experiment (got {}); only {} takes "
                                 "several", o.format, o.dirs.size(), several));
   }
+  if (o.format == "html" && is_study(o.dirs[0])) return export_study_html(o);
   for (const std::string& d : o.dirs)
     if (is_study(d))
       throw UserError(d + " is a scaling study; export one of its runs (a subdirectory)");
@@ -40,7 +51,7 @@ void run_export(const ExportOptions& o) {
     runs.push_back(analyze(d, o.reference, o.p));
     ptrs.push_back(runs.back().get());
   }
-  ExportSettings settings{o.findings, !o.no_graphviz};
+  ExportSettings settings{o.findings, !o.no_graphviz, !o.no_source};
   write_output(o.output, [&](const TextSink& put) { f->write(put, ptrs, settings); });
   if (f->says_written && !o.output.empty() && o.output != "-")
     std::fprintf(stderr, "scalea export: wrote %s (%s)\n", o.output.c_str(), o.format.c_str());
@@ -64,7 +75,8 @@ void add_export(CLI::App& app) {
       "  scalea export --format dot md.p4 | dot -Tsvg -o md.svg\n"
       "  scalea export --format hatchet -r md.p1 -o md.hatchet.json md.p4\n"
       "  scalea export --format extrap -o md.jsonl md.p1 md.p2 md.p4 md.p8\n"
-      "  scalea export --format html -r md.p1 -o md.html md.p4\n\n"
+      "  scalea export --format html -r md.p1 -o md.html md.p4\n"
+      "  scalea export --format html -o md-study.html md.study\n\n"
       "Details and how each format was checked: docs/exports.md.");
   cmd->add_option("experiments", o->dirs, "Experiment directory (several for extrap)")
       ->required();
@@ -80,7 +92,10 @@ void add_export(CLI::App& app) {
   cmd->add_option("--findings", o->findings, "Findings in json and html")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_flag("--no-graphviz", o->no_graphviz, "html: show the region graph as a list");
+  cmd->add_flag("--no-graphviz", o->no_graphviz, "html: leave the region graph out");
+  cmd->add_flag("--no-source", o->no_source,
+                "html: leave the source snippets out (by default the lines around each region are "
+                "embedded from the source files readable now)");
   cmd->add_flag_callback(
       "--list-formats",
       [] {
@@ -98,23 +113,30 @@ void add_report_extras(CLI::App& app) {
                      "Number of ranked findings after the table (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  // Runs while the options are processed, after the experiment, -r and -p options (declared
-  // before it); the report itself is printed afterwards as usual.
+  report->add_flag("--no-source",
+                   "--html: leave the source snippets out (by default the lines around each "
+                   "region are embedded from the source files readable now)");
+  // Runs while the options are processed, after the experiment, -r, -p and --no-source options
+  // (declared before it); the report itself is printed afterwards as usual. A study's page is
+  // written by study_report(), from the data its text report is made of.
   report->add_option_function<std::string>(
       "--html",
       [report](const std::string& file) {
         std::string dir = report->get_option("experiment")->as<std::string>();
+        bool no_source = report->get_option("--no-source")->count() > 0;
+        if (is_study(dir)) {
+          studyrep::g_opts->html = file;
+          studyrep::g_opts->html_source = !no_source;
+          return;
+        }
         std::string ref;
         if (report->get_option("--reference")->count()) ref = report->get_option("--reference")->as<std::string>();
         int p = report->get_option("--pes")->count() ? report->get_option("--pes")->as<int>() : 0;
-        if (is_study(dir))
-          throw UserError("--html takes one experiment; " + dir +
-                          " is a scaling study (give one of its runs)");
         std::unique_ptr<Analyzed> x = analyze(dir, ref, p);
-        write_output(file, render_html(*x, {findings_limit(), true}));
+        write_output(file, render_html(*x, {findings_limit(), true, !no_source}));
         std::fprintf(stderr, "scalea report: wrote %s\n", file.c_str());
       },
-      "Also write the self-contained HTML report to this file");
+      "Also write the self-contained HTML report (experiment or study) to this file");
 }
 
 }  // namespace scalea::cli

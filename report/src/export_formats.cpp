@@ -499,9 +499,10 @@ const std::vector<ExportFormat>& export_formats() {
        "           several p to fit scaling models (extrap --json-lines FILE)",
        true, false,
        [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) { export_extrap(put, r); }},
-      {"html", "one self-contained HTML report (same as scalea report --html)", false, true,
+      {"html", "one self-contained HTML report to explore, of an experiment or a scaling\n"
+               "           study (same as scalea report --html)", false, true,
        [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings& s) {
-         put(render_html(*r[0], {s.findings, s.graphviz}));
+         put(render_html(*r[0], {s.findings, s.graphviz, s.source}));
        }},
   };
   return formats;

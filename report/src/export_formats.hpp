@@ -92,6 +92,7 @@ std::optional<std::string> dot_to_svg(const std::string& dot, std::string* why =
 struct ExportSettings {
   size_t findings = 5;    // findings in json and html
   bool graphviz = true;   // html: draw the region graph with Graphviz
+  bool source = true;     // html: embed source snippets of the regions' files
 };
 struct ExportFormat {
   std::string_view name;

@@ -26,6 +26,8 @@ using overheads::kClassKeys;
 struct StudyReportOptions {
   std::string plots, region;
   int top = -1;
+  std::string html;         // --html FILE: also write the HTML report (study_html.cpp)
+  bool html_source = true;  // ... with source snippets (not --no-source)
 };
 extern std::shared_ptr<StudyReportOptions> g_opts;
 

@@ -6,6 +6,9 @@
 #include <string>
 
 #include "commands.hpp"
+#include "export_formats.hpp"
+#include "findings.hpp"
+#include "html.hpp"
 #include "study_data.hpp"
 
 namespace scalea::cli {
@@ -70,6 +73,10 @@ void study_report(const std::string& dir) {
     }
   }
   studyrep::Data d = studyrep::gather(dir);
+  if (!g_opts->html.empty()) {
+    write_output(g_opts->html, render_study_html(d, {findings_limit(), true, g_opts->html_source}));
+    std::fprintf(stderr, "scalea report: wrote %s\n", g_opts->html.c_str());
+  }
   if (!g_opts->plots.empty()) studyrep::make_plots(d, g_opts->plots);
   if (format == "json") studyrep::print_json(d);
   else if (format == "csv") studyrep::print_csv(d);

@@ -250,6 +250,7 @@ def chrome(binary, *args):
 
 
 def do_html(c):
+    """The page's structure and its draw in Chromium (--dump-dom); tests/html drives the panes."""
     f = c.out("p4.html")
     c.scalea_run("export", "--format", "html", "-r", c.exp[1], "-o", f, c.exp[4])
     f2 = c.out("p4.report.html")
@@ -260,30 +261,36 @@ def do_html(c):
     ext = re.findall(r"""(?:src|href)\s*=\s*["'](?:https?:)?//""", html) + \
         re.findall(r"@import|url\(\s*['\"]?https?:", html)
     check(not ext, f"external references: {ext[:3]}")
-    rep = json.loads(c.scalea_run("report", c.exp[4], "--format", "json").stdout)
+    data = json.loads(re.search(r'<script type="application/json" id="scalea-data">(.*?)</script>',
+                                html, re.S).group(1))
+    rep = json.loads(c.scalea_run("export", "--format", "json", "-r", c.exp[1], c.exp[4]).stdout)
     n_regions = len(rep["regions"])
-    check(html.count('<tr class="region"') == n_regions, "table rows != regions")
+    check([(r["id"], r["label"], r["to"]) for r in data["regions"]] ==
+          [(r["id"], r["label"], r["overheads"]["total"]) for r in rep["regions"]],
+          "the page's regions are not the JSON report's")
+    check([x["text"] for x in data["findings"]] == [x["text"] for x in rep["findings"]],
+          "the page's findings are not the JSON report's")
     b = chromium()
     if not b:
         print("SKIP: chromium is not installed (apt-get install chromium); static checks passed")
         return SKIP
     dom = chrome(b, "--dump-dom", "file://" + os.path.abspath(f)).stdout
-    rows = re.findall(r'<tr class="region"[^>]*data-id="(\d+)"', dom)
-    check(len(rows) == n_regions, f"Chromium DOM has {len(rows)} rows, want {n_regions}")
-    check('id="plot-classes"' in dom and re.search(r'<rect class="bar synchronization', dom),
-          "Chromium DOM lacks the class plot")
-    graphviz = 'class="graph" id="region-graph"' in dom
+    check('data-ready="1"' in dom, "the page's script did not finish in Chromium")
+    cells = re.findall(r'<div class="fl[^"]*" data-id="(\d+)"', dom)
+    check(len(cells) == n_regions, f"Chromium draws {len(cells)} icicle cells, want {n_regions}")
+    flat = re.findall(r'<tr data-row="\d+" data-id="(\d+)"', dom)
+    check(len(flat) >= 1, "the flat profile is empty")
+    check(re.search(r'<span class="seg synchronization"', dom), "no synchronization class bars")
+    graphviz = 'id="region-graph"' in dom
     check(graphviz == bool(shutil.which("dot")), "region graph SVG iff Graphviz is installed")
-    if graphviz:
-        check(re.search(r'id="region-graph"><svg', dom), "region graph is not inline SVG")
     check(len(re.findall(r'<li class="finding"', dom)) >= 1, "no findings rendered")
     for label in [r["label"] for r in rep["regions"]]:
         check(label.replace("&", "&amp;") in dom, f"region {label} missing in the DOM")
     shot = c.out("p4.png")
-    chrome(b, "--window-size=1400,2400", f"--screenshot={shot}", "file://" + os.path.abspath(f))
+    chrome(b, "--window-size=1400,1000", f"--screenshot={shot}", "file://" + os.path.abspath(f))
     check(os.path.getsize(shot) > 10000, "screenshot is empty")
-    print(f"html: Chromium renders {len(rows)} table rows, the class plot, "
-          f"{'the Graphviz region graph' if graphviz else 'the region list'}; screenshot {shot}")
+    print(f"html: Chromium draws {len(cells)} icicle cells, the flat profile, the class bars, "
+          f"{'the Graphviz region graph' if graphviz else 'no region graph (no Graphviz)'}; screenshot {shot}")
 
 
 # --- diff ------------------------------------------------------------------------------------

@@ -1,0 +1,491 @@
+#!/usr/bin/env python3
+"""The HTML report in a real headless Chromium (tests/html/).
+
+  check_html.py --scalea BIN --app EXPORT_APP --omp-app CONSTRUCTS --gen DRG_GEN --workdir DIR
+                [--shots DIR] CHECK
+
+CHECK `runs` makes the experiments under `scalea run` (export_app at p = 1 and 4, apps/omp's
+constructs at p = 4, a scaling study of export_app) and a synthetic 1,024-rank experiment
+(bench/drg's drg_gen); every other check writes a page with `scalea report --html` or
+`scalea export --format html` and drives it through the DevTools protocol (cdp.py): the page
+loads with no console error and no network request, the panes react to clicks and keys, and
+screenshots of each view are not blank. Screenshots go to --shots (default: the work directory;
+scripts/report_screenshots.sh puts them in docs/img/report/ for docs/report.md).
+Exit 0 = pass, 1 = fail, 77 = skipped (Chromium not installed).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_here, os.path.join(_here, "..", "export")]
+import cdp  # noqa: E402
+from check_exports import Fail, check, chromium, run  # noqa: E402
+
+SKIP = 77
+X_MS = "40"  # export_app's planted unit (ms)
+CLASSES = ["data_movement", "synchronization", "control_of_parallelism",
+           "additional_computation", "loss_of_parallelism", "unidentified"]
+
+
+class Skip(Exception):
+    pass
+
+
+class Ctx:
+    def __init__(self, a):
+        self.a = a
+        self.work = a.workdir
+        self.shots = a.shots or a.workdir
+        os.makedirs(self.shots, exist_ok=True)
+
+    def path(self, name):
+        return os.path.join(self.work, name)
+
+    def scalea(self, *args, ok=(0,), env=None):
+        return run([self.a.scalea, *map(str, args)], ok=ok, env=env)
+
+    def shot(self, b, name, **kw):
+        """A screenshot of the page (or of one element) that must not be blank: enough pixels
+        that are not the white background, and more than a handful of colours."""
+        path = os.path.join(self.shots, name)
+        data = b.screenshot(path, **kw)
+        share, colours = cdp.ink(data)
+        check(share > 0.02 and colours > 8,
+              f"screenshot {name} looks blank: {share:.1%} non-background pixels, {colours} colours")
+        return path, share
+
+
+def page_data(html_text):
+    m = re.search(r'<script type="application/json" id="scalea-data">(.*?)</script>', html_text, re.S)
+    check(m, "no scalea-data script element in the page")
+    return json.loads(m.group(1))
+
+
+def static_checks(html_text):
+    """Self-contained: no external script, style, image, font or frame, and no URL the page would
+    load (namespaces of inline SVG are names, not loads)."""
+    ext = re.findall(r"""(?:src|href)\s*=\s*["'](?:https?:|//)""", html_text) + \
+        re.findall(r"@import|url\(\s*['\"]?(?:https?:|//)", html_text)
+    check(not ext, f"external references: {ext[:3]}")
+    check("<script src" not in html_text and "<link" not in html_text, "external script or link")
+
+
+class Page:
+    """A page loaded in a fresh headless Chromium with the network off (`with Page(f) as br`);
+    raises Skip when Chromium is not installed."""
+
+    def __init__(self, html_file, width=1400, height=900):
+        binary = chromium()
+        if not binary:
+            raise Skip("chromium is not installed (scripts/setup-debian.sh installs it)")
+        self.br = cdp.Browser(binary, width, height)
+        try:
+            # The network is off: the page must not need it.
+            self.br.call("Network.emulateNetworkConditions", offline=True, latency=0,
+                         downloadThroughput=-1, uploadThroughput=-1)
+            self.br.load_s = self.br.navigate("file://" + os.path.abspath(html_file))
+            check(self.br.js("document.documentElement.getAttribute('data-ready')") == "1",
+                  "the page's script did not finish drawing")
+            no_errors(self.br)
+        except BaseException:
+            self.br.close()
+            raise
+
+    def __enter__(self):
+        return self.br
+
+    def __exit__(self, *exc):
+        self.br.close()
+
+
+def no_errors(br):
+    errs = br.errors()
+    check(not errs, f"console errors: {errs[:3]}")
+    reqs = [u for u in br.requests() if not u.startswith(("file:", "data:", "blob:", "about:"))]
+    check(not reqs, f"the page asked the network for {reqs[:3]}")
+
+
+# --- the experiments -------------------------------------------------------------------------
+
+def do_runs(c):
+    os.makedirs(c.work, exist_ok=True)
+    for p in (1, 4):
+        d = c.path(f"p{p}")
+        shutil.rmtree(d, ignore_errors=True)
+        run([c.a.scalea, "run", "-q", "-o", d, "--", c.a.app, X_MS],
+            env=dict(os.environ, OMP_NUM_THREADS=str(p)))
+    d = c.path("constructs4")
+    shutil.rmtree(d, ignore_errors=True)
+    run([c.a.scalea, "run", "-q", "-o", d, "--", c.a.omp_app],
+        env=dict(os.environ, OMP_NUM_THREADS="4", OMP_CANCELLATION="true"))
+    st = c.path("export.study")
+    shutil.rmtree(st, ignore_errors=True)
+    c.scalea("study", "-o", st, "--threads", "1,2,4", "--repeat", "2", "--", c.a.app, "20")
+    # 1,024 ranks x 2 threads x 500 call paths (drg_gen: the drg benchmark's generator): the
+    # page aggregates 2,048 PEs into 1,024 columns.
+    big = c.path("big")
+    shutil.rmtree(big, ignore_errors=True)
+    run([c.a.gen, big, "1024", "2", "500"])
+    c.scalea("export", "--format", "html", "-o", c.path("big.html"), big)
+    shutil.rmtree(big)  # 140 MB: only the page is kept
+    print("experiments:", ", ".join(c.path(x) for x in ("p1", "p4", "constructs4", "export.study")),
+          "and big.html (1,024 ranks x 2 threads x 500 paths)")
+
+
+# --- an experiment against its reference -----------------------------------------------------
+
+def tree_backgrounds(br):
+    return br.js("""Array.from(document.querySelectorAll('#tree .trow[data-id] .val')).map(
+        function(e){return e.parentNode.getAttribute('data-id')+'='+getComputedStyle(e).backgroundColor+'/'+e.textContent})""")
+
+
+def selected(br):
+    return br.js("window.scalea.state.region")
+
+
+def region_by(data, label, kind=None):
+    for r in data["regions"]:
+        if r["label"].startswith(label) and (kind is None or r["kind"] == kind):
+            return r
+    raise Fail(f"no region {label} in the page data")
+
+
+def do_experiment(c):
+    f = c.path("pair.html")
+    c.scalea("report", c.path("p4"), "-r", c.path("p1"), "--html", f)
+    text = open(f).read()
+    static_checks(text)
+    data = page_data(text)
+    rep = json.loads(c.scalea("export", "--format", "json", "-r", c.path("p1"), c.path("p4")).stdout)
+    check(len(data["regions"]) == len(rep["regions"]), "page regions != JSON report regions")
+    check([x["text"] for x in data["findings"]] == [x["text"] for x in rep["findings"]],
+          "the page's findings are not the JSON report's (find_findings, same context)")
+    for r, j in zip(data["regions"], rep["regions"]):
+        check(r["id"] == j["id"] and r["to"] == j["overheads"]["total"] and r["tp"] == j["time"],
+              f"region {j['path']} differs from the JSON report")
+        check(abs(sum(r["c"]) - r["to"]) < 1e-9, f"classes do not sum to T_o in {j['path']}")
+    with Page(f) as br:
+        # The page builds call paths from the regions' components, as scalea prints them.
+        paths = br.js("%s.map(function(i){return window.scalea.path(i)})" % json.dumps([r["id"] for r in rep["regions"]]))
+        check(paths == [r["path"] for r in rep["regions"]], f"page paths {paths[:3]} != JSON paths")
+        # First screen: the most expensive region and its cause, without scrolling.
+        first = data["findings"][0]
+        hot = br.js("""(function(){var e=document.getElementById('hot');var b=e.getBoundingClientRect();
+            return [e.textContent, b.bottom, window.innerHeight, document.getElementById('flame').getBoundingClientRect().top];})()""")
+        check(first["region"] in hot[0] and first["class"] in hot[0], f"first screen lacks finding 1: {hot[0][:200]}")
+        check(hot[1] <= hot[2] and hot[3] < hot[2], "the summary or the icicle graph is below the first screen")
+        c.shot(br, "report-first-screen.png", scale=0.7)
+        flame_cells = br.js("document.querySelectorAll('#flame .fl').length")
+        check(flame_cells == len(data["regions"]), f"icicle graph has {flame_cells} cells, {len(data['regions'])} regions")
+
+        # 1. Picking a class re-colours the call tree.
+        before = tree_backgrounds(br)
+        br.click('#metrics .mrow[data-metric="c1"]')
+        after = tree_backgrounds(br)
+        check(br.js("window.scalea.state.metric") == "c1", "clicking synchronization did not pick it")
+        check(br.js("document.querySelector('#metrics .mrow[aria-selected=true]').getAttribute('data-metric')") == "c1",
+              "the metric pane does not mark synchronization")
+        check(before != after, "picking synchronization did not re-colour the call tree")
+        red = br.js("""getComputedStyle(document.querySelector('#tree .trow[data-id="%d"] .val')).backgroundColor""" %
+                    region_by(data, "barrier (implicit)", "barrier_implicit")["id"])
+        rgb = [int(x) for x in re.findall(r"\d+", red)[:3]]
+        check(rgb[0] > rgb[2] + 30, f"the barrier's synchronization cell is not red: {red}")
+
+        # 2. Picking a region shows its threads: the loop's 4 PEs, imbalanced by construction.
+        loop = region_by(data, "loop", "loop")
+        br.click(f'#tree .trow[data-id="{loop["id"]}"]')
+        check(selected(br) == loop["id"], "clicking the loop's row did not pick it")
+        title = br.js("document.querySelector('#region h3').textContent")
+        check(title.startswith("loop"), f"region pane shows {title}")
+        bars = br.js("""Array.from(document.querySelectorAll('#pe-bars rect.pe:not(.wait)')).map(
+            function(e){return parseFloat(e.getAttribute('height'))})""")
+        check(len(bars) == 4, f"{len(bars)} PE bars for the loop, want 4")
+        check(max(bars) > 1.5 * min(bars), f"the loop's imbalance is not visible in its bars {bars}")
+        x, y = br.center('#pe-bars rect.pe[data-pe="3"]')
+        br.mouse(x, y, move_only=True)
+        tip = br.js("document.getElementById('tip').hidden ? '' : document.getElementById('tip').textContent")
+        check("thread 3" in tip, f"hovering PE 3's bar shows {tip!r}")
+        c.shot(br, "report-region-pane.png", selector="#region", scale=0.8)
+        c.shot(br, "report-cube.png", selector="#explore", scale=0.6)
+        check("#pragma omp for" in br.js("(document.getElementById('source')||{}).textContent||''"),
+              "the loop's source snippet is not shown")
+
+        # 3. The icicle graph: hover shows the six classes, click zooms and picks, Esc zooms out.
+        crit = region_by(data, "critical", "critical")
+        x, y = br.center(f'#flame .fl[data-id="{crit["id"]}"]')
+        br.mouse(x, y, move_only=True)
+        tip = br.js("document.getElementById('tip').textContent")
+        check(all(k in tip for k in CLASSES), f"icicle tooltip lacks the six classes: {tip[:200]}")
+        c.shot(br, "report-flame.png", selector="#flame-sec", scale=0.7)
+        br.click(f'#flame .fl[data-id="{crit["id"]}"]')  # the screenshot scrolled the page
+        check(selected(br) == crit["id"], "clicking the icicle cell did not pick the critical region")
+        check(br.js("window.scalea.state.zoom") == crit["id"], "clicking the icicle cell did not zoom")
+        check(br.js("document.querySelectorAll('#flame .fl.anc').length") >= 1, "zoomed graph shows no ancestors")
+        br.key("Escape")
+        check(br.js("window.scalea.state.zoom") == data["regions"][0]["id"], "Esc did not zoom out")
+
+        # 4. The findings link to their regions.
+        br.click('ol.findings li.finding:nth-child(2)')
+        check(selected(br) == data["findings"][1]["node"], "finding 2 does not lead to its region")
+        check(br.js("document.getElementById('tab-tree').getAttribute('aria-selected')") == "true",
+              "a finding does not show the call tree")
+        br.js("document.querySelector('ol.findings li.finding:nth-child(3)').focus()")  # as Tab would
+        br.key("Enter")
+        check(selected(br) == data["findings"][2]["node"], "Enter on finding 3 does not lead to its region")
+
+        # 5. Keyboard in the call tree (focused by a click on a row, as a user does): down moves
+        # to the next row, left goes to the parent.
+        order = br.js("Array.from(document.querySelectorAll('#tree .trow[data-id]')).map(function(e){return +e.getAttribute('data-id')})")
+        br.click(f'#tree .trow[data-id="{order[0]}"]')
+        check(br.js("document.activeElement.id") == "tree", "a click on a row does not focus the call tree")
+        br.key("ArrowDown")
+        check(selected(br) == order[1], "ArrowDown did not pick the next row")
+        second = f'#tree .trow[data-id="{order[1]}"]'
+        state = lambda: br.js(f"document.querySelector('{second}').getAttribute('aria-expanded')")  # noqa: E731
+        check(state() == "true", "the parallel region is not unfolded on the first screen")
+        br.key("ArrowLeft")  # an open row folds first, as in a file manager's tree
+        check(state() == "false" and selected(br) == order[1], "ArrowLeft did not fold the open row")
+        br.key("ArrowRight")
+        check(state() == "true", "ArrowRight did not unfold the row")
+        br.key("ArrowLeft")
+        br.key("ArrowLeft")
+        parent = {r["id"]: r["parent"] for r in data["regions"]}[order[1]]
+        check(selected(br) == parent, "ArrowLeft on a folded row did not go to its parent")
+
+        # 6. The flat profile: sorting changes the order, the filter filters.
+        br.key("2", text="2")
+        check(br.js("document.getElementById('panel-flat').hidden") is False, "key 2 did not open the flat profile")
+        names = lambda: br.js("Array.from(document.querySelectorAll('#flat tbody tr')).map(function(e){return e.cells[0].textContent})")  # noqa: E731
+        col = lambda i: br.js("Array.from(document.querySelectorAll('#flat tbody tr')).map(function(e){return e.cells[%d].textContent})" % i)  # noqa: E731
+        by_to = names()
+        check(len(by_to) >= 5, f"flat profile has {len(by_to)} rows")
+        br.click('#flat th[data-sort="c1"] button')
+        by_sync = names()
+        check(by_sync != by_to, "sorting by synchronization did not change the order")
+        sync = [float(v) if v not in ("-",) else 0.0 for v in col(6)]
+        check(sync == sorted(sync, reverse=True), f"not sorted by synchronization, largest first: {sync}")
+        br.click('#flat th[data-sort="c1"] button')
+        sync_up = [float(v) for v in col(6)]
+        check(sync_up == sorted(sync_up), "a second click did not reverse the order")
+        br.click('#flat th[data-sort="c1"] button')
+        br.key("/", text="/")
+        check(br.js("document.activeElement.id") == "filter", "/ did not focus the filter")
+        br.type_text("barrier")
+        rows = names()
+        check(rows and len(rows) < len(by_to) and all("barrier" in r for r in rows),
+              f"filter 'barrier' left {rows}")
+        c.shot(br, "report-flat.png", selector="#explore", scale=0.6)
+        br.key("Escape")
+        check(len(names()) == len(by_to), "Esc did not clear the filter")
+        br.key("Escape")
+        check(br.js("document.activeElement.id") != "filter", "a second Esc did not leave the filter")
+
+        # 7. The region graph (Graphviz when installed): clicking a box picks its region.
+        br.key("3", text="3")
+        check(br.js("document.getElementById('panel-graph').hidden") is False, "key 3 did not open the region graph")
+        boxes = br.js("""Array.from(document.querySelectorAll('#graph-wrap g.node title')).map(
+            function(t){return t.textContent}).filter(function(t){return /^n\\d+$/.test(t)})""")
+        if shutil.which("dot"):
+            check(len(boxes) == len(data["regions"]), f"region graph has {len(boxes)} region boxes")
+            br.js("""Array.from(document.querySelectorAll('#graph-wrap g.node')).filter(function(g){
+                return g.querySelector('title').textContent==='n%d'})[0].id='box-under-test'""" % crit["id"])
+            br.click("#box-under-test")
+            check(selected(br) == crit["id"], "clicking a box in the region graph did not pick its region")
+            sel = br.js("document.querySelector('#graph-wrap g.node.sel title').textContent")
+            check(sel == f"n{crit['id']}", "the picked region's box is not marked")
+            c.shot(br, "report-graph.png", selector="#explore", scale=0.5)
+        else:
+            print("region graph: Graphviz not installed, not drawn (the page says so)")
+        br.key("4", text="4")
+        about = br.js("document.getElementById('panel-about').textContent")
+        check("p1" in about and "Each of the 4 PEs" not in about, "about panel lacks the reference")
+        no_errors(br)
+
+        # 8. It prints: every panel, no tabs or inputs, on a few landscape pages.
+        br.call("Emulation.setEmulatedMedia", media="print")
+        shown = br.js("""['panel-tree','panel-flat','panel-about','region'].map(function(i){
+            return document.getElementById(i).offsetHeight>0})""")
+        check(all(shown), f"printed page hides a panel: {shown}")
+        check(br.js("document.querySelector('nav.tabs button').offsetHeight") == 0, "tabs are printed")
+        br.call("Emulation.setEmulatedMedia", media="")
+        import base64
+        pdf = base64.b64decode(br.call("Page.printToPDF", landscape=True, printBackground=True)["data"])
+        pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
+        check(pdf[:4] == b"%PDF" and 1 <= pages <= 12, f"print: {pages} pages")
+        open(c.path("pair.pdf"), "wb").write(pdf)
+        print(f"experiment: loads in {br.load_s:.2f} s with no error or request; class pick re-colours "
+              f"the tree; the loop's 4 PE bars {['%.0f' % b for b in bars]}; icicle zoom; findings link; "
+              f"keys; flat sort and filter; region graph; prints on {pages} pages; page {os.path.getsize(f)} bytes")
+
+
+# --- without a reference, and the source option ---------------------------------------------
+
+def do_single(c):
+    f, g = c.path("single.html"), c.path("single-nosource.html")
+    c.scalea("export", "--format", "html", "-o", f, c.path("p4"))
+    c.scalea("export", "--format", "html", "--no-source", "-o", g, c.path("p4"))
+    with_src, without = open(f).read(), open(g).read()
+    line = "sleep_ms((i + 1) * x / 2)"
+    check(line in with_src, "the source snippet is not in the page")
+    check(line not in without, "--no-source still embeds source text")
+    check("--no-source" in page_data(without)["sources"]["note"], "the page does not say sources were left out")
+    r = c.path("report-nosource.html")
+    c.scalea("report", c.path("p4"), "--no-source", "--html", r)
+    check(line not in open(r).read(), "report --no-source --html still embeds source text")
+    h = c.path("constructs.html")
+    c.scalea("report", c.path("constructs4"), "--html", h)
+    data = page_data(open(h).read())
+    with Page(f) as br:
+        check("estimated" in br.js("document.getElementById('top').textContent"), "header does not say T_s is estimated")
+        br.navigate("file://" + os.path.abspath(g))
+        no_errors(br)
+        check(br.js("document.getElementById('source')") is None, "a source snippet shown with --no-source")
+        br.navigate("file://" + os.path.abspath(h))
+        no_errors(br)
+        # constructs: dozens of tiny rows; the tree groups them instead of listing them first.
+        small = br.js("document.querySelectorAll('#tree .trow.small').length")
+        check(small >= 1, "tiny regions are not grouped in the call tree")
+        rows = br.js("document.querySelectorAll('#tree .trow[data-id]').length")
+        br.click('#tree .trow.small')
+        check(br.js("document.querySelectorAll('#tree .trow[data-id]').length") > rows, "showing the small regions showed none")
+        # Subclasses in the metric pane: unfold synchronization, pick a subclass.
+        br.click('#metrics .mrow[data-metric="c1"] .tog')
+        subs = br.js("Array.from(document.querySelectorAll('#metrics .mrow[data-metric^=\"s:synchronization.\"]')).map(function(e){return e.getAttribute('data-metric')})")
+        check(subs, "synchronization has no subclasses in the metric pane")
+        br.click(f'#metrics .mrow[data-metric="{subs[0]}"]')
+        check(br.js("window.scalea.state.metric") == subs[0], "picking a subclass failed")
+        c.shot(br, "report-constructs.png", scale=0.6)
+        no_errors(br)
+        print(f"single: no reference (estimated), --no-source leaves the source out; constructs: {small} "
+              f"group(s) of tiny rows, subclasses {subs}")
+
+
+# --- a scaling study -------------------------------------------------------------------------
+
+def do_study(c):
+    st, f, g = c.path("export.study"), c.path("study.html"), c.path("study-export.html")
+    plain = c.scalea("report", st)
+    with_html = c.scalea("report", st, "--html", f)
+    check(plain.stdout == with_html.stdout, "--html changed the study's text report")
+    check(with_html.stderr.strip() == f"scalea report: wrote {f}", f"stderr: {with_html.stderr!r}")
+    c.scalea("export", "--format", "html", "-o", g, st)
+    text = open(f).read()
+    static_checks(text)
+    data = page_data(text)
+    check(data["kind"] == "study" and [x["p"] for x in data["configs"]] == [1, 2, 4], "study configurations")
+    js = json.loads(c.scalea("report", st, "--format", "json").stdout)
+    top = max((r for r in js["regions"] if r["p"] == 4), key=lambda r: r["overheads"]["total"])
+    check(any(r["id"] == top["id"] and r["label"] == top["label"] for r in data["regions"]),
+          "study page lacks a region of the JSON")
+    with Page(f) as br:
+        study_paths = {r["id"]: r["path"] for r in js["regions"]}
+        got = br.js("%s.map(function(i){return window.scalea.path(i)})" % json.dumps(list(study_paths)))
+        check(got == list(study_paths.values()), f"study page paths {got[:3]} != the JSON's")
+        pts = br.js("document.querySelector('#speedup-program polyline.series').getAttribute('points').trim().split(' ').length")
+        check(pts == 3, f"program speedup line has {pts} points, want 3 (p = 1, 2, 4)")
+        check(br.js("document.querySelectorAll('#summary rect.seg').length") >= 2, "no stacked classes vs p")
+        c.shot(br, "study-first-screen.png", scale=0.7)
+        loop = region_by(data, "loop", "loop")
+        br.click(f'#tree .trow[data-id="{loop["id"]}"]')
+        check(br.js(f"!!document.getElementById('classes-{loop['id']}')"), "picking the loop did not draw its classes vs p")
+        check(br.js("document.querySelectorAll('#region table.cfgs tbody tr').length") == 3, "per-p table")
+        c.shot(br, "study-region.png", selector="#region", scale=0.7)
+        v4 = br.js(f"document.querySelector('#tree .trow[data-id=\"{loop['id']}\"] .val').textContent")
+        br.js("var s=document.getElementById('config'); s.value='1'; s.dispatchEvent(new Event('change',{bubbles:true}))")
+        v2 = br.js(f"document.querySelector('#tree .trow[data-id=\"{loop['id']}\"] .val').textContent")
+        check(v2 != v4, f"values at p = 2 are those at p = 4 ({v2})")
+        br.click('ol.findings li.finding:nth-child(1)')
+        check(selected(br) == data["findings"][0]["node"], "study finding does not lead to its region")
+        no_errors(br)
+        print(f"study: loads in {br.load_s:.2f} s; speedup and classes vs p for the program and the loop; "
+              f"the text report is unchanged by --html")
+
+
+# --- 1,024 ranks ------------------------------------------------------------------------------
+
+def do_large(c):
+    f = c.path("big.html")
+    check(os.path.isfile(f), "big.html missing (run the html.runs fixture)")
+    size = os.path.getsize(f)
+    text = open(f).read()
+    static_checks(text)
+    data = page_data(text)
+    d = data["distribution"]
+    check(len(data["regions"]) == 500 and d["mode"] == "quantized" and d["columns"] == 1024 and d["per_column"] == 2,
+          f"aggregation: {len(data['regions'])} regions, {d['mode']}, {d['columns']} columns of {d['per_column']}")
+    with Page(f) as br:
+        draw_ms = br.js("window.scalea.drawMs")
+        check("2048 PEs are shown as 1024 columns" in br.js("document.body.textContent"),
+              "the page does not say what was aggregated")
+        r = data["regions"][3]
+        br.click(f'#flame .fl[data-id="{r["id"]}"]')
+        check(selected(br) == r["id"], "picking a region of the large experiment failed")
+        check(br.js("document.querySelectorAll('#pe-strip').length") == 1, "no heat strip for the picked region")
+        # What a pick costs in the page (trees, icicle graph, panes redrawn as needed), 5 picks.
+        ids = [x["id"] for x in data["regions"][5:10]]
+        pick_ms = br.js("(function(){var t=performance.now(); %s.forEach(function(i){window.scalea.select(i)});"
+                        "return (performance.now()-t)/%d})()" % (json.dumps(ids), len(ids)))
+        c.shot(br, "report-1024-ranks.png", selector="#region", scale=0.7)
+        print(f"large: 1,024 ranks x 2 threads x 500 regions: page {size / 1e6:.2f} MB, load event after "
+              f"{br.load_s:.2f} s, drawing {draw_ms:.0f} ms, a pick {pick_ms:.0f} ms")
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+def do_errors(c):
+    empty = c.path("empty.study")
+    shutil.rmtree(empty, ignore_errors=True)
+    os.makedirs(empty)
+    study = json.load(open(os.path.join(c.path("export.study"), "study.json")))
+    for r in study["runs"]:
+        r["status"] = "pending"
+    json.dump(study, open(os.path.join(empty, "study.json"), "w"))
+    cases = [
+        (["report", c.path("p4"), "--html", "/nonexistent-dir/r.html"], "report --html unwritable"),
+        (["export", "--format", "html", "-o", "/proc/version", c.path("p4")], "export html unwritable"),
+        (["report", c.path("p4"), "--html", c.work], "report --html to a directory"),
+        (["report", c.path("export.study"), "--html", "/nonexistent-dir/s.html"], "study --html unwritable"),
+        (["report", empty, "--html", c.path("never.html")], "study without runs"),
+        (["export", "--format", "html", "-o", c.path("never.html"), empty], "export of a study without runs"),
+        (["export", "--format", "csv", c.path("export.study")], "csv of a study"),
+    ]
+    for args, what in cases:
+        p = c.scalea(*args, ok=(2,))
+        lines = p.stderr.strip().splitlines()
+        check(len(lines) == 1 and lines[0].startswith("scalea "), f"{what}: stderr {p.stderr!r}")
+        check(not p.stdout, f"{what}: printed a report before failing")
+        print(f"{what}: exit 2, {lines[0]}")
+    check(not os.path.exists(c.path("never.html")), "a page was written for a study without runs")
+
+
+CHECKS = {"runs": do_runs, "experiment": do_experiment, "single": do_single, "study": do_study,
+          "large": do_large, "errors": do_errors}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for opt in ("--scalea", "--app", "--omp-app", "--gen", "--workdir"):
+        ap.add_argument(opt, required=True)
+    ap.add_argument("--shots", help="where the screenshots go (default: the work directory)")
+    ap.add_argument("check", choices=sorted(CHECKS))
+    a = ap.parse_args()
+    c = Ctx(a)
+    try:
+        if a.check != "runs" and not os.path.isdir(c.path("p4")):
+            do_runs(c)
+        return CHECKS[a.check](c) or 0
+    except Skip as e:
+        print(f"SKIP: {e}")
+        return SKIP
+    except (Fail, cdp.CdpError) as e:
+        print(f"FAIL ({a.check}): {e}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
