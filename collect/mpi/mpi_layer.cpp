@@ -50,7 +50,7 @@ void put_site(SiteTable& c, const SiteEntry& e) {
 
 uint32_t site_region_slow(uint32_t fn, uintptr_t site) {
   const FnInfo& f = kFunctions[fn];
-  uint32_t id = Recorder::get().site_region(RegionKind::Mpi, f.cls, f.name,
+  uint32_t id = Recorder::get().site_region(RegionKind::Mpi, uint16_t(f.cls), f.name,
                                             reinterpret_cast<const void*>(site));
   SiteTable& c = tl_sites;
   if (!c.slots) {

@@ -32,7 +32,7 @@ enum class Split : uint8_t {
 
 struct FnInfo {
   const char* name;
-  uint16_t cls;  // format::MpiClass
+  format::MpiClass cls;
   Split split;
 };
 // Generated from mpi_spec.txt.

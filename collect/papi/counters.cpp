@@ -72,13 +72,6 @@ const std::vector<std::string> kDefaultEvents = {"PAPI_L1_DCM", "PAPI_L1_DCA", "
                                                  "PAPI_L2_DCA", "PAPI_L3_TCM", "PAPI_L3_TCA",
                                                  "PAPI_TOT_CYC", "PAPI_TOT_INS"};
 
-// Coarse region kinds read counters by default: one PAPI_read costs about 0.5-1 us without
-// rdpmc, far more than a clock read, so barriers, locks, tasks and atomics do not.
-const format::RegionKind kCoarseKinds[] = {
-    format::RegionKind::Parallel, format::RegionKind::Loop,      format::RegionKind::Sections,
-    format::RegionKind::Single,   format::RegionKind::Workshare, format::RegionKind::Taskloop,
-    format::RegionKind::Distribute, format::RegionKind::User,    format::RegionKind::Mpi};
-
 struct SoftwareEvent {
   const char* name;
   uint64_t config;
@@ -293,7 +286,10 @@ void parse_kinds(const std::string& spec, State& s, std::vector<std::string>& pr
   for (bool& k : s.kinds) k = false;
   for (const std::string& item : split(v)) {
     if (item == "coarse" || item == "default") {
-      for (format::RegionKind k : kCoarseKinds) s.kinds[size_t(k)] = true;
+      // One PAPI_read costs about 0.5-1 us without rdpmc, far more than a clock read: only the
+      // kinds marked kCoarse (format.hpp) read counters by default, not barriers, locks, tasks.
+      for (uint16_t k = 0; k < format::kRegionKindCount; ++k)
+        s.kinds[k] = s.kinds[k] || format::region_kind_has(format::RegionKind(k), format::kCoarse);
       continue;
     }
     if (item == "all") {
