@@ -20,17 +20,33 @@
 namespace scalea::collect {
 
 using format::RegionKind;
-inline constexpr uint32_t kMaxCounters = 8;
+inline constexpr uint32_t kMaxCounters = counters::kMax;
 inline constexpr uint32_t kFilteredRegion = UINT32_MAX;
 
-// Per-node statistics, in the order of format::kCoreMetrics. Times are in clock ticks until the
-// experiment is written.
+template <format::MetricType>
+struct StatField {
+  using value_type = uint64_t;
+  static constexpr value_type initial(format::MetricMerge m) {
+    return m == format::MetricMerge::Min ? UINT64_MAX : 0;
+  }
+};
+template <>
+struct StatField<format::MetricType::F64> {
+  using value_type = double;
+  static constexpr value_type initial(format::MetricMerge m) {
+    return m == format::MetricMerge::Min ? __DBL_MAX__ : 0;
+  }
+};
+
+// Per-node statistics: one field per core metric (format.hpp, SCALEA_CORE_METRICS), in its order,
+// of its type. A minimum starts at the largest value. Times are in clock ticks until the
+// experiment is written (writer.cpp converts them by the metric's unit).
 struct Stats {
-  uint64_t visits = 0, time = 0, time_min = UINT64_MAX, time_max = 0;
-  double time_sumsq = 0;
-  uint64_t wait = 0, fork = 0, join = 0, task_exec = 0, team_size = 0, executed = 0,
-           iterations = 0, dispatches = 0, tasks_created = 0, bytes_sent = 0, bytes_recv = 0,
-           transfer = 0;
+#define SCALEA_X(id, name, type, merge, unit, scope, field)                 \
+  StatField<format::MetricType::type>::value_type field =                   \
+      StatField<format::MetricType::type>::initial(format::MetricMerge::merge);
+  SCALEA_CORE_METRICS(SCALEA_X)
+#undef SCALEA_X
 };
 
 struct Node {

@@ -161,11 +161,27 @@ std::vector<ThreadState*> threads_of(Recorder& rec) {
   return rec.threads();
 }
 
+// A node's statistic as the file holds it: times converted from clock ticks to ns (the sum of
+// squares to ns²), the minimum of a node never visited 0, f64 values as their bits.
+struct Column {
+  double ns_per_tick;
+  uint64_t operator()(uint64_t v, fmt::MetricUnit unit, fmt::MetricMerge merge, uint64_t visits) const {
+    if (merge == fmt::MetricMerge::Min && !visits) return 0;
+    return unit == fmt::MetricUnit::Ns ? uint64_t(std::llround(double(v) * ns_per_tick)) : v;
+  }
+  uint64_t operator()(double v, fmt::MetricUnit unit, fmt::MetricMerge, uint64_t) const {
+    double x = unit == fmt::MetricUnit::Ns2 ? v * ns_per_tick * ns_per_tick
+               : unit == fmt::MetricUnit::Ns ? v * ns_per_tick : v;
+    uint64_t bits;
+    std::memcpy(&bits, &x, 8);
+    return bits;
+  }
+};
+
 void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*>& threads,
                  const std::vector<uint32_t>& remap, WriteSummary& summary) {
-  const double ns_per_tick = rec.clock().ns_per_tick();
+  const Column column{rec.clock().ns_per_tick()};
   size_t section = body.begin_section(fmt::kTagThreads, uint32_t(threads.size()));
-  auto ns = [&](uint64_t ticks) { return uint64_t(std::llround(double(ticks) * ns_per_tick)); };
   for (ThreadState* t : threads) {
     body.put(fmt::ThreadRecord{t->index, t->flags, t->os_tid, t->node_count, 0});
     for (uint32_t i = 0; i < t->node_count; ++i) {
@@ -173,16 +189,14 @@ void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*
       uint32_t region = n->region < remap.size() ? remap[n->region] : n->region;
       body.put(fmt::NodeRecord{n->parent ? n->parent->index : fmt::kNoIndex, region});
       const Stats& s = n->s;
-      double sumsq = s.time_sumsq * ns_per_tick * ns_per_tick;
-      uint64_t sumsq_bits;
-      std::memcpy(&sumsq_bits, &sumsq, 8);
-      uint64_t time_ns = ns(s.time);
-      if (i == 0 && t->index == 0) time_ns += rec.pre_start_ns;  // the run before the tool began
-      const uint64_t values[fmt::kCoreMetricCount] = {
-          s.visits, time_ns, s.visits ? ns(s.time_min) : 0, ns(s.time_max), sumsq_bits,
-          ns(s.wait), ns(s.fork), ns(s.join), ns(s.task_exec), s.team_size, s.executed,
-          s.iterations, s.dispatches, s.tasks_created, s.bytes_sent, s.bytes_recv,
-          ns(s.transfer)};
+      uint64_t values[fmt::kCoreMetricCount] = {
+#define SCALEA_X(id, name, type, merge, unit, scope, field) \
+  column(s.field, fmt::MetricUnit::unit, fmt::MetricMerge::merge, s.visits),
+          SCALEA_CORE_METRICS(SCALEA_X)
+#undef SCALEA_X
+      };
+      // The run before the tool began, on the initial thread's root.
+      if (i == 0 && t->index == 0) values[size_t(fmt::CoreMetric::TimeSum)] += rec.pre_start_ns;
       body.put_bytes(values, sizeof values);
       if (counters::count()) body.put_bytes(n->counters, counters::count() * sizeof(uint64_t));
     }
