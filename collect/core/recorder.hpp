@@ -257,6 +257,32 @@ inline bool tool_enter(ThreadState* t) {
 }
 inline void tool_leave(ThreadState* t) { t->in_callback.store(0, std::memory_order_release); }
 
+// The calling thread inside the tool for the scope's lifetime (tool_enter ... tool_leave): every
+// adapter's event (OMPT callback, user API, function hook, MPI wrapper) holds one while it touches
+// the thread's tree. False when there is no thread or recording has ended.
+class ToolScope {
+ public:
+  __attribute__((no_instrument_function)) explicit ToolScope(ThreadState* t)
+      : t_(t && tool_enter(t) ? t : nullptr) {}
+  __attribute__((no_instrument_function)) ~ToolScope() {
+    if (t_) tool_leave(t_);
+  }
+  ToolScope(const ToolScope&) = delete;
+  ToolScope& operator=(const ToolScope&) = delete;
+  __attribute__((no_instrument_function)) ThreadState* thread() const { return t_; }
+  __attribute__((no_instrument_function)) explicit operator bool() const { return t_ != nullptr; }
+
+ private:
+  ThreadState* t_;
+};
+
+// Frame keys of the adapters' Region frames: a tag above bit 40 and the adapter's own id below
+// (a sync-region or work type, a region id), so that an end event closes a frame of its adapter.
+enum class FrameTag : uint64_t { Sync = 1, Work = 2, Masked = 3, User = 4, Function = 5, Mpi = 6 };
+inline constexpr uint64_t frame_key(FrameTag tag, uint64_t id = 0) {
+  return uint64_t(tag) << 40 | id;
+}
+
 // ---- hot-path operations on one thread ---------------------------------------------------------
 
 Node* child_of_slow(ThreadState& t, Node* parent, uint32_t region);
@@ -482,11 +508,11 @@ class Recorder {
   // Writes the experiment once; later calls do nothing. `why` names the trigger (for the log).
   void finish(const char* why);
 
-  ThreadState* thread() {
+  __attribute__((returns_nonnull)) ThreadState* thread() {
     if (__builtin_expect(tls_ != nullptr, 1)) return tls_;
     return register_thread();
   }
-  ThreadState* register_thread();
+  __attribute__((returns_nonnull)) ThreadState* register_thread();
 
   // Region ids: per-thread cache in front of the shared table (the table takes a lock).
   // Functions excluded by SCALEA_FUNCTIONS_INCLUDE/_EXCLUDE get kFilteredRegion.

@@ -69,9 +69,10 @@ uint32_t site_region_slow(uint32_t fn, uintptr_t site) {
 }
 
 void Call::close(uint64_t sent, uint64_t recv, Ticks wait, Ticks transfer) {
+  ToolScope scope(t_);
+  if (!scope) return;  // the writer already closed the frame (finish() ran meanwhile)
   ThreadState& t = *t_;
-  if (!tool_enter(&t)) return;  // the writer already closed the frame (finish() ran meanwhile)
-  long i = find_frame(t, FrameType::Region, kKeyMpi | rid_);
+  long i = find_frame(t, FrameType::Region, frame_key(FrameTag::Mpi, rid_));
   if (i < 0) {
     ++t.anomalies.unmatched_end;
   } else {
@@ -85,7 +86,6 @@ void Call::close(uint64_t sent, uint64_t recv, Ticks wait, Ticks transfer) {
       s.transfer += transfer;
     }
   }
-  tool_leave(&t);
 }
 
 // ---- persistent requests ------------------------------------------------------------------------
