@@ -136,11 +136,11 @@ Node* mirror_of(ThreadState& t, Node* foreign) {
   if (foreign->owner == t.index) return foreign;
   // Rebuild the path from the root. Foreign nodes never change parent or region once created,
   // and were published to this thread through the runtime's own synchronization.
-  uint32_t path[512];
-  size_t depth = 0;
-  for (Node* n = foreign; n->parent && depth < 512; n = n->parent) path[depth++] = n->region;
+  std::vector<uint32_t>& path = t.mirror_path;  // grows to the deepest path seen, then is reused
+  path.clear();
+  for (Node* n = foreign; n->parent; n = n->parent) path.push_back(n->region);
   Node* local = t.root;
-  while (depth > 0) local = child_of(t, local, path[--depth]);
+  for (size_t depth = path.size(); depth > 0; --depth) local = child_of(t, local, path[depth - 1]);
   t.mirror.insert(reinterpret_cast<uintptr_t>(foreign), local);
   return local;
 }

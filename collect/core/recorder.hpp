@@ -217,6 +217,7 @@ struct ThreadState {
   uint32_t node_count = 0;
   PtrMap children;  // (parent index, region) -> Node*
   PtrMap mirror;    // another thread's Node* -> this thread's node on the same call path
+  std::vector<uint32_t> mirror_path;  // mirror_of's scratch: a call path's regions, leaf first
   std::vector<RegionCacheEntry> region_cache;  // open addressing, power-of-two size
   uint32_t region_cache_used = 0;
 
@@ -302,8 +303,17 @@ inline Node* current_node(const ThreadState& t) {
 // Opens a frame for `node` (nullptr: ghost).
 inline Frame& push_frame(ThreadState& t, Node* node, FrameType type, Ticks when, uint64_t key = 0,
                          void* rec = nullptr) {
-  t.stack.push_back(Frame{node, when, 0, t.task_exec_total, 0, key, rec, 0, type});
-  Frame& f = t.stack.back();
+  Frame& f = t.stack.emplace_back();
+  f.node = node;
+  f.enter = when;
+  f.wait_begin = 0;
+  f.task_snap = t.task_exec_total;
+  f.wait_task_snap = 0;
+  f.key = key;
+  f.rec = rec;
+  f.aux = 0;
+  f.type = type;
+  f.ctr = 0;
   // Counters (collect/papi): one predictable branch when none are measured.
   if (__builtin_expect(counters::g_on, 0) && node && node->counted) counters::on_enter(t, f);
   return f;
@@ -348,6 +358,7 @@ inline void enter_region(ThreadState& t, uint32_t region, uint64_t key, const vo
 // Checks the throttling rule for `n` (its visits reached the next check).
 void throttle_check(ThreadState& t, Node* n);
 
+// Closes the frame at stack position i (normally the top; locks may be released out of order).
 void leave_at(ThreadState& t, size_t i, Ticks when);
 
 // Closes the top frame when enter_region opened it with `tag` (a unique tag: a function's
@@ -387,9 +398,6 @@ inline void record_visit(Node* n, Ticks d, Ticks task) {
   s.time_sumsq += double(d) * double(d);
   s.task_exec += task;
 }
-
-// Closes the frame at stack position i (normally the top; locks may be released out of order).
-void leave_at(ThreadState& t, size_t i, Ticks when);
 
 // The innermost open frame of this type, whatever its key, or -1.
 inline long find_innermost(const ThreadState& t, FrameType type) {
@@ -467,7 +475,8 @@ inline void point_event(ThreadState& t, uint32_t region) {
   ++child_of(t, parent, region)->s.visits;
 }
 
-// This thread's node on the same call path as `foreign` (a node of any thread).
+// This thread's node on the same call path as `foreign` (a node of any thread, at any depth).
+// Foreign nodes never change parent or region once created: the answer is cached per node.
 Node* mirror_of(ThreadState& t, Node* foreign);
 
 ParallelRecord* alloc_parallel(ThreadState& t);
