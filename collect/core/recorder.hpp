@@ -260,12 +260,13 @@ inline void tool_leave(ThreadState* t) { t->in_callback.store(0, std::memory_ord
 
 // The calling thread inside the tool for the scope's lifetime (tool_enter ... tool_leave): every
 // adapter's event (OMPT callback, user API, function hook, MPI wrapper) holds one while it touches
-// the thread's tree. False when there is no thread or recording has ended.
+// the thread's tree. False when there is no thread or recording has ended. Always inlined: it is
+// part of every event's cost.
 class ToolScope {
  public:
-  __attribute__((no_instrument_function)) explicit ToolScope(ThreadState* t)
+  __attribute__((no_instrument_function, always_inline)) explicit ToolScope(ThreadState* t)
       : t_(t && tool_enter(t) ? t : nullptr) {}
-  __attribute__((no_instrument_function)) ~ToolScope() {
+  __attribute__((no_instrument_function, always_inline)) ~ToolScope() {
     if (t_) tool_leave(t_);
   }
   ToolScope(const ToolScope&) = delete;

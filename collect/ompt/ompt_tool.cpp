@@ -91,7 +91,7 @@ inline void drop_failed_test(ThreadState& t) {
 enum class FailedTest { Drop, Keep };
 class CallbackScope : public ToolScope {
  public:
-  explicit CallbackScope(FailedTest failed = FailedTest::Drop)
+  __attribute__((always_inline)) explicit CallbackScope(FailedTest failed = FailedTest::Drop)
       : ToolScope(active() ? Recorder::get().thread() : nullptr) {
     if (failed == FailedTest::Drop && thread()) drop_failed_test(*thread());
   }
