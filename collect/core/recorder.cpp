@@ -264,9 +264,7 @@ bool Recorder::start(const char* origin) {
     if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
       g_asymmetric_fence.store(true, std::memory_order_relaxed);
     counters::setup(config_);
-    const char* rank_env = getenv("OMPI_COMM_WORLD_RANK");
-    if (!rank_env) rank_env = getenv("PMI_RANK");
-    if (rank_env) rank = std::atoi(rank_env);
+    if (std::optional<int> r = launcher_rank()) rank = *r;
 
     std::string dir = config_.output;
     if (dir.empty()) {

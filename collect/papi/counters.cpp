@@ -266,25 +266,10 @@ bool read_thread(ThreadCounters& c, uint64_t* out) {
   return true;
 }
 
-std::vector<std::string> split(const std::string& v) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= v.size()) {
-    size_t comma = v.find(',', start);
-    if (comma == std::string::npos) comma = v.size();
-    std::string item = v.substr(start, comma - start);
-    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-    while (!item.empty() && item.back() == ' ') item.pop_back();
-    if (!item.empty()) out.push_back(item);
-    start = comma + 1;
-  }
-  return out;
-}
-
 void parse_kinds(const std::string& spec, State& s, std::vector<std::string>& problems) {
   std::string v = spec.empty() ? "coarse" : spec;
   for (bool& k : s.kinds) k = false;
-  for (const std::string& item : split(v)) {
+  for (const std::string& item : split_list(v)) {
     if (item == "coarse" || item == "default") {
       // One PAPI_read costs about 0.5-1 us without rdpmc, far more than a clock read: only the
       // kinds marked kCoarse (format.hpp) read counters by default, not barriers, locks, tasks.
@@ -373,7 +358,7 @@ void setup(const Config& c) {
     if (v == "none" || v == "off" || v == "0") s.requested.clear();
     else if (v == "default") s.requested = kDefaultEvents;
     else
-      for (const std::string& item : split(v)) {
+      for (const std::string& item : split_list(v)) {
         if (item == "default") s.requested.insert(s.requested.end(), kDefaultEvents.begin(), kDefaultEvents.end());
         else s.requested.push_back(item);
       }
