@@ -273,12 +273,6 @@ Tree make_tree(int r, int p) {
 
 using Files = std::vector<std::pair<std::string, std::vector<char>>>;
 
-std::string json_list(const std::vector<int>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 std::string ranks_text(const std::vector<int>& v) {
   std::string s;
   for (size_t i = 0; i < v.size() && i < 32; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -286,17 +280,20 @@ std::string ranks_text(const std::vector<int>& v) {
   return s;
 }
 
-std::string model_json(const std::string& extra) {
+// meta.json "mpi" as every experiment of the job has it; `ranks` are the ranks it holds.
+MpiMeta mpi_meta(const std::vector<int>& ranks) {
   const LayerState& L = g_layer;
   const char* levels[] = {"single", "funneled", "serialized", "multiple"};
-  std::string level = L.thread_level >= 0 && L.thread_level <= 3 ? levels[L.thread_level] : "unknown";
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "{\"size\": %d, \"thread_level\": \"%s\", \"model\": {\"latency_ns\": %.1f, "
-                "\"ns_per_byte\": %.5f, \"source\": %s}, \"timeout_s\": %g, \"setup_s\": %.6f",
-                L.size, level.c_str(), L.lat_ns, L.ns_per_byte,
-                collect::json_escape(L.model_source).c_str(), L.timeout_s, L.setup_s);
-  return std::string(buf) + extra + "}";
+  MpiMeta m;
+  m.size = L.size;
+  m.thread_level = L.thread_level >= 0 && L.thread_level <= 3 ? levels[L.thread_level] : "unknown";
+  m.latency_ns = L.lat_ns;
+  m.ns_per_byte = L.ns_per_byte;
+  m.model_source = L.model_source;
+  m.timeout_s = L.timeout_s;
+  m.setup_s = L.setup_s;
+  m.ranks_written = ranks;
+  return m;
 }
 
 bool publish(Recorder& rec, const std::string& dir, const char* why, Files files,
@@ -321,8 +318,7 @@ void publish_self(Recorder& rec, const char* why, const std::string& dir, const 
   ex.ranks = g_layer.size;
   ex.complete = false;
   ex.notes.push_back(note);
-  ex.raw_fields.emplace_back("mpi", model_json(", \"ranks_written\": [" +
-                                               std::to_string(g_layer.rank) + "]"));
+  ex.mpi = mpi_meta({g_layer.rank});
   std::string written;
   rec.say_throttled(rec.throttled_count(), " on rank " + std::to_string(g_layer.rank));
   if (publish(rec, dir, why, std::move(files), ex, written))
@@ -334,11 +330,10 @@ struct Entry {
   uint32_t flags = 0;
   uint64_t rss_growth_kb = 0;  // growth of the rank's peak RSS during the unification
   std::vector<char> bytes;
-  // The rank's throttled call paths: meta.json entries (at most kThrottledListed) and how many.
+  // The rank's throttled call paths (at most kThrottledListed) and how many it had.
   uint64_t throttled_count = 0;
-  uint32_t throttled_listed = 0;
-  std::string throttled;
-  std::string affinity;  // the rank's meta.json "affinity.ranks" object (affinity_of_rank)
+  std::vector<ThrottledPath> throttled;
+  ProcessAffinity affinity;
 };
 
 void put_entries(Out& o, const std::vector<Entry>& entries) {
@@ -349,9 +344,27 @@ void put_entries(Out& o, const std::vector<Entry>& entries) {
     o.put(e.rss_growth_kb);
     o.blob(e.bytes);
     o.put(e.throttled_count);
-    o.put(e.throttled_listed);
-    o.blob(e.throttled);
-    o.blob(e.affinity);
+    o.put(uint32_t(e.throttled.size()));
+    for (const ThrottledPath& p : e.throttled) {
+      o.put(p.rank);
+      o.put(p.thread);
+      o.put(p.node);
+      o.put(p.visits);
+      o.put(p.mean_ns);
+      o.put(p.at_s);
+    }
+    const ProcessAffinity& a = e.affinity;
+    o.put(a.rank);
+    o.str(a.host);
+    o.put(a.cpus_online);
+    o.str(a.process_cpus);
+    o.put(uint32_t(a.threads.size()));
+    for (const ThreadCpus& t : a.threads) {
+      o.put(t.index);
+      o.put(t.os_tid);
+      o.str(t.cpus);
+      o.put(t.count);
+    }
   }
 }
 
@@ -365,9 +378,31 @@ bool get_entries(const std::vector<char>& blob, std::vector<Entry>& out) {
     e.rss_growth_kb = in.get<uint64_t>();
     if (!in.blob(e.bytes)) return false;
     e.throttled_count = in.get<uint64_t>();
-    e.throttled_listed = in.get<uint32_t>();
-    if (!in.blob(e.throttled)) return false;
-    if (!in.blob(e.affinity)) return false;
+    uint32_t listed = in.get<uint32_t>();
+    for (uint32_t k = 0; in.ok && k < listed; ++k) {
+      ThrottledPath p;
+      p.rank = in.get<int32_t>();
+      p.thread = in.get<uint32_t>();
+      p.node = in.get<uint32_t>();
+      p.visits = in.get<uint64_t>();
+      p.mean_ns = in.get<double>();
+      p.at_s = in.get<double>();
+      e.throttled.push_back(p);
+    }
+    ProcessAffinity& a = e.affinity;
+    a.rank = in.get<int32_t>();
+    a.host = in.str();
+    a.cpus_online = in.get<int64_t>();
+    a.process_cpus = in.str();
+    uint32_t threads = in.get<uint32_t>();
+    for (uint32_t k = 0; in.ok && k < threads; ++k) {
+      ThreadCpus t;
+      t.index = in.get<uint32_t>();
+      t.os_tid = in.get<uint64_t>();
+      t.cpus = in.str();
+      t.count = in.get<uint64_t>();
+      a.threads.push_back(std::move(t));
+    }
     out.push_back(std::move(e));
   }
   return in.ok;
@@ -376,7 +411,8 @@ bool get_entries(const std::vector<char>& blob, std::vector<Entry>& out) {
 // Experiment from a set of rank files and the unified definitions (root, or a cut-off subtree).
 bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
                    const std::vector<PortableRegion>& unified, std::vector<Entry>& entries,
-                   std::vector<std::string> notes, const std::string& extra_json, bool root,
+                   std::vector<std::string> notes,
+                   const std::optional<MpiUnification>& unification, bool root,
                    std::string& written) {
   const LayerState& L = g_layer;
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.rank < b.rank; });
@@ -407,24 +443,24 @@ bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
   size_t listed = 0;
   for (const Entry& e : entries) {
     if (e.rank == L.rank) {
-      listed += e.throttled_listed;
+      listed += e.throttled.size();
       continue;
     }
     ex.other_throttled_count += e.throttled_count;
-    if (e.throttled.empty() || listed + e.throttled_listed > kThrottledListed) continue;
-    ex.other_throttled += (ex.other_throttled.empty() ? "" : ", ") + e.throttled;
-    listed += e.throttled_listed;
+    if (e.throttled.empty() || listed + e.throttled.size() > kThrottledListed) continue;
+    ex.other_throttled.insert(ex.other_throttled.end(), e.throttled.begin(), e.throttled.end());
+    listed += e.throttled.size();
   }
-  for (const Entry& e : entries)
-    if (!e.affinity.empty()) ex.affinity_ranks += (ex.affinity_ranks.empty() ? "" : ", ") + e.affinity;
+  for (const Entry& e : entries) ex.rank_affinity.push_back(e.affinity);
   ex.ranks = L.size;
   ex.complete = missing.empty() && no_finalize.empty();
   ex.definitions_file = "definitions.sdrg";
   ex.notes = std::move(notes);
-  ex.raw_fields.emplace_back(
-      "mpi", model_json(", \"ranks_written\": " + json_list(have) + ", \"missing_ranks\": " +
-                        json_list(missing) + ", \"no_finalize_ranks\": " + json_list(no_finalize) +
-                        extra_json));
+  ex.mpi = mpi_meta(have);
+  ex.mpi->unified = true;
+  ex.mpi->missing_ranks = missing;
+  ex.mpi->no_finalize_ranks = no_finalize;
+  ex.mpi->unification = unification;
   return publish(rec, dir, why, std::move(files), ex, written);
 }
 
@@ -540,10 +576,9 @@ bool finish_hook(Recorder& rec, const char* why) {
     mine.bytes = encode_threads(rec, remap, L.rank, summary);
     mine.rss_growth_kb = uint64_t(std::max(0L, peak_rss_kb() - rss0));
     size_t count = 0;
-    mine.throttled = throttled_entries(rec, kThrottledListed, count);
+    mine.throttled = throttled_paths(rec, kThrottledListed, count);
     mine.throttled_count = count;
-    mine.throttled_listed = uint32_t(std::min(count, kThrottledListed));
-    mine.affinity = affinity_of_rank(rec, L.rank);
+    mine.affinity = process_affinity(rec, L.rank);
     entries.push_back(std::move(mine));
   }
   const double phase3 = wall_s();
@@ -562,7 +597,8 @@ bool finish_hook(Recorder& rec, const char* why) {
     put_entries(o, entries);
     if (!send_blob(tree.parent, kTagFiles, std::move(o.b), wall_s() + far, tree.parent)) {
       say_throttled(rec, entries);
-      if (publish_ranks(rec, why, L.dir + ".part-" + rank_s, unified, entries, {}, "", false, written))
+      if (publish_ranks(rec, why, L.dir + ".part-" + rank_s, unified, entries, {}, std::nullopt, false,
+                        written))
         log_message("rank %s could not hand its subtree's data on; wrote it to %s", rank_s.c_str(),
                     written.c_str());
       return true;
@@ -574,18 +610,17 @@ bool finish_hook(Recorder& rec, const char* why) {
       held += e.bytes.size();
       if (e.rank != L.rank) others_growth = std::max(others_growth, e.rss_growth_kb);
     }
-    char extra[512];
-    std::snprintf(extra, sizeof extra,
-                  ", \"unification\": {\"tree\": \"binomial\", \"seconds\": %.6f, "
-                  "\"regions\": %zu, \"root_bytes\": %zu, \"root_peak_rss_kb\": %ld, "
-                  "\"root_rss_growth_kb\": %ld, \"max_other_rss_growth_kb\": %llu, "
-                  "\"after_last_arrival_s\": %.6f}",
-                  wall_s() - arrival, unified.size(), held, peak_rss_kb(),
-                  std::max(0L, peak_rss_kb() - rss0), (unsigned long long)others_growth,
-                  wall_s() - tables_done);
+    MpiUnification u;
+    u.seconds = wall_s() - arrival;
+    u.regions = unified.size();
+    u.root_bytes = held;
+    u.root_peak_rss_kb = peak_rss_kb();
+    u.root_rss_growth_kb = std::max(0L, peak_rss_kb() - rss0);
+    u.max_other_rss_growth_kb = others_growth;
+    u.after_last_arrival_s = wall_s() - tables_done;
     size_t nranks = entries.size();
     say_throttled(rec, entries);
-    if (publish_ranks(rec, why, L.dir, unified, entries, {}, extra, true, written) &&
+    if (publish_ranks(rec, why, L.dir, unified, entries, {}, u, true, written) &&
         !rec.config().quiet)
       log_message("wrote experiment %s (%zu of %d ranks, %zu regions, unified in %.3f s)",
                   written.c_str(), nranks, L.size, unified.size(), wall_s() - arrival);

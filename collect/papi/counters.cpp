@@ -15,7 +15,6 @@
 #include "../core/config.hpp"
 #include "../core/log.hpp"
 #include "../core/recorder.hpp"
-#include "../core/writer.hpp"
 #include "scalea/format.hpp"
 
 namespace scalea::collect::counters {
@@ -37,9 +36,7 @@ struct Event {
   uint64_t perf_config = 0;
 };
 
-struct Dropped {
-  std::string name, reason;
-};
+using Dropped = CounterReport::Dropped;
 
 struct State {
   std::vector<std::string> requested;
@@ -565,34 +562,25 @@ void on_leave(ThreadState& t, const Frame& f) {
   c->free_slots.push_back(f.ctr);
 }
 
-std::string meta_json() {
+CounterReport report() {
   State& s = st();
-  auto list = [](const std::vector<std::string>& v) {
-    std::string out = "[";
-    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + json_escape(v[i]);
-    return out + "]";
-  };
-  std::string m = "{\"requested\": " + list(s.requested) + ", \"requested_by\": " +
-                  json_escape(s.requested_by) + ", \"measured\": [";
-  for (size_t i = 0; i < s.events.size(); ++i)
-    m += std::string(i ? ", " : "") + "{\"name\": " + json_escape(s.events[i].name) +
-         ", \"column\": " + json_escape("papi:" + s.events[i].name) + ", \"backend\": " +
-         json_escape(s.events[i].backend == Backend::Papi ? "papi" : "perf_event") + "}";
-  m += "], \"dropped\": [";
-  for (size_t i = 0; i < s.dropped.size(); ++i)
-    m += std::string(i ? ", " : "") + "{\"name\": " + json_escape(s.dropped[i].name) +
-         ", \"reason\": " + json_escape(s.dropped[i].reason) + "}";
-  char cost[64];
-  std::snprintf(cost, sizeof cost, "%.1f", s.cost_per_read_ns);
-  m += "], \"multiplexed\": " + std::string(s.multiplexed ? "true" : "false") +
-       ", \"read_failures\": " + std::to_string(s.read_failures.load()) +
-       ", \"threads_failed\": " + std::to_string(s.thread_failures.load()) +
-       ", \"cost_per_read_ns\": " + cost + ", \"regions\": " + json_escape(s.kinds_text) +
-       ", \"offered\": " + list(offered_now(s, 200)) + ", \"papi\": {\"started\": " +
-       (s.papi_started ? "true" : "false") + ", \"version\": " + json_escape(s.papi_version) +
-       ", \"problem\": " + json_escape(s.papi_problem) + ", \"components\": " +
-       list(s.papi_components) + "}}";
-  return m;
+  CounterReport r;
+  r.requested = s.requested;
+  r.requested_by = s.requested_by;
+  for (const Event& e : s.events)
+    r.measured.push_back({e.name, "papi:" + e.name, e.backend == Backend::Papi ? "papi" : "perf_event"});
+  for (const Dropped& d : s.dropped) r.dropped.push_back({d.name, d.reason});
+  r.multiplexed = s.multiplexed;
+  r.read_failures = s.read_failures.load();
+  r.threads_failed = s.thread_failures.load();
+  r.cost_per_read_ns = s.cost_per_read_ns;
+  r.regions = s.kinds_text;
+  r.offered = offered_now(s, 200);
+  r.papi_started = s.papi_started;
+  r.papi_version = s.papi_version;
+  r.papi_problem = s.papi_problem;
+  r.papi_components = s.papi_components;
+  return r;
 }
 
 void report_at_end() {
@@ -604,20 +592,6 @@ void report_at_end() {
   if (tf)
     log_message("counters: %llu thread(s) could not start their counters (%s); they have none",
                 (unsigned long long)tf, s.first_failure.c_str());
-}
-
-void reset_for_tests() {
-  State& s = st();
-  s.requested.clear();
-  s.events.clear();
-  s.names.clear();
-  s.papi_cols.clear();
-  s.perf_cols.clear();
-  s.dropped.clear();
-  s.offered.clear();
-  s.papi_components.clear();
-  g_on = false;
-  detail::g_count = 0;
 }
 
 }  // namespace scalea::collect::counters
