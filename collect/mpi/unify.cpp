@@ -482,6 +482,188 @@ long peak_rss_kb() {
 
 }  // namespace
 
+namespace {
+
+// One rank's part in the unification: its place in the tree, the deadlines, and what each phase
+// hands to the next. The phases are the protocol's four steps (see the top of this file).
+class Unification {
+ public:
+  Unification(Recorder& rec, const char* why)
+      : rec_(rec),
+        why_(why),
+        L_(g_layer),
+        T_(L_.timeout_s),
+        arrival_(wall_s()),
+        rss0_(peak_rss_kb()),
+        tree_(make_tree(L_.rank, L_.size)),
+        far_(T_ * (tree_.height + 2)),
+        rank_s_(std::to_string(L_.rank)) {}
+
+  // 1 up: each rank sends its parent the union of its subtree's region tables. False when the
+  // parent could not be reached.
+  bool tables_up() {
+    local_ = portable_regions(rec_);
+    for (const PortableRegion& r : local_) table_.add(r);
+    for (Child& c : tree_.children) {
+      std::vector<char> blob;
+      std::vector<PortableRegion> theirs;
+      if (recv_blob(c.rank, kTagUp, arrival_ + T_ * (c.height + 1), -1, blob)) {
+        In in{blob.data(), blob.data() + blob.size()};
+        if (get_table(in, theirs)) {
+          for (PortableRegion& r : theirs) table_.add(std::move(r));
+          continue;
+        }
+      }
+      lose(c);
+    }
+    bool ok = true;
+    if (tree_.parent >= 0) {
+      Out o;
+      put_table(o, table_.regions);
+      ok = send_blob(tree_.parent, kTagUp, std::move(o.b), arrival_ + far_, tree_.parent);
+    }
+    tables_done_ = wall_s();  // at the root: every rank has arrived (or was given up)
+    return ok;
+  }
+
+  // 2 down: the root's union goes down the tree (or, when this rank lost its parent, the word to
+  // fall back, each rank on its own). False when this rank has no unified table: it then writes
+  // its own experiment.
+  bool table_down(bool ok) {
+    std::vector<char> down;
+    if (tree_.parent >= 0 && ok) {
+      ok = recv_blob(tree_.parent, kTagDown, arrival_ + far_, tree_.parent, down) &&
+           !down.empty() && down[0] == 1;
+    } else if (tree_.parent < 0) {
+      Out o;
+      o.put(uint8_t(1));
+      put_table(o, table_.regions);
+      down = std::move(o.b);
+    }
+    for (Child& c : tree_.children) {
+      if (!c.alive) continue;
+      std::vector<char> msg = ok ? down : std::vector<char>(1, 0);  // 0: fall back
+      if (!send_blob(c.rank, kTagDown, std::move(msg), wall_s() + far_, -1)) c.alive = false;
+    }
+    if (!ok) {
+      publish_self(rec_, why_, L_.dir + ".rank-" + rank_s_,
+                   "rank " + rank_s_ + " could not join the unification (its parent in the tree "
+                   "gave up or did not answer within the timeout)");
+      return false;
+    }
+    In in{down.data() + 1, down.data() + down.size()};
+    get_table(in, unified_);
+    Table index;
+    for (const PortableRegion& r : unified_) index.add(r);
+    remap_.resize(local_.size());
+    for (size_t i = 0; i < local_.size(); ++i) {
+      auto it = index.index.find(region_key(local_[i]));
+      remap_[i] = it != index.index.end() ? it->second : 0;
+    }
+    return true;
+  }
+
+  // 3 up: each rank encodes its threads against the unified table, and the rank files are
+  // gathered up the tree; the root publishes the experiment. False when this rank could not hand
+  // its subtree's files on (it wrote them to a directory of its own).
+  bool files_up() {
+    std::vector<Entry> entries;
+    entries.push_back(my_entry());
+    const double start = wall_s();
+    for (Child& c : tree_.children) {
+      if (!c.alive) continue;
+      std::vector<char> blob;
+      if (recv_blob(c.rank, kTagFiles, start + T_ * (c.height + 1), -1, blob) &&
+          get_entries(blob, entries))
+        continue;
+      lose(c);
+    }
+    std::string written;
+    if (tree_.parent < 0) {
+      publish_at_root(entries);
+      return true;
+    }
+    Out o;
+    put_entries(o, entries);
+    if (send_blob(tree_.parent, kTagFiles, std::move(o.b), wall_s() + far_, tree_.parent))
+      return true;
+    say_throttled(rec_, entries);
+    if (publish_ranks(rec_, why_, L_.dir + ".part-" + rank_s_, unified_, entries, {}, std::nullopt,
+                      false, written))
+      log_message("rank %s could not hand its subtree's data on; wrote it to %s", rank_s_.c_str(),
+                  written.c_str());
+    return false;
+  }
+
+  // 4 down: the root says it is done, so that no rank leaves (and gets the job killed) before.
+  void done_down() {
+    if (tree_.parent >= 0) {
+      std::vector<char> msg;
+      recv_blob(tree_.parent, kTagDone, wall_s() + far_, tree_.parent, msg);
+    }
+    for (Child& c : tree_.children)
+      if (c.alive) send_blob(c.rank, kTagDone, std::vector<char>(1, 1), wall_s() + far_, -1);
+  }
+
+ private:
+  // A child that did not deliver within its deadline: given up, and told so.
+  static void lose(Child& c) {
+    c.alive = false;
+    give_up_on(c.rank);
+  }
+
+  Entry my_entry() {
+    Entry mine;
+    mine.rank = L_.rank;
+    mine.flags = L_.in_finalize ? 0 : kNoFinalize;
+    WriteSummary summary;
+    mine.bytes = encode_threads(rec_, remap_, L_.rank, summary);
+    mine.rss_growth_kb = uint64_t(std::max(0L, peak_rss_kb() - rss0_));
+    size_t count = 0;
+    mine.throttled = throttled_paths(rec_, kThrottledListed, count);
+    mine.throttled_count = count;
+    mine.affinity = process_affinity(rec_, L_.rank);
+    return mine;
+  }
+
+  void publish_at_root(std::vector<Entry>& entries) {
+    MpiUnification u;
+    for (const Entry& e : entries) {
+      u.root_bytes += e.bytes.size();
+      if (e.rank != L_.rank) u.max_other_rss_growth_kb = std::max(u.max_other_rss_growth_kb, e.rss_growth_kb);
+    }
+    u.seconds = wall_s() - arrival_;
+    u.regions = unified_.size();
+    u.root_peak_rss_kb = peak_rss_kb();
+    u.root_rss_growth_kb = std::max(0L, peak_rss_kb() - rss0_);
+    u.after_last_arrival_s = wall_s() - tables_done_;
+    size_t nranks = entries.size();
+    say_throttled(rec_, entries);
+    std::string written;
+    if (publish_ranks(rec_, why_, L_.dir, unified_, entries, {}, u, true, written) &&
+        !rec_.config().quiet)
+      log_message("wrote experiment %s (%zu of %d ranks, %zu regions, unified in %.3f s)",
+                  written.c_str(), nranks, L_.size, unified_.size(), wall_s() - arrival_);
+  }
+
+  Recorder& rec_;
+  const char* why_;
+  const LayerState& L_;
+  const double T_;        // SCALEA_MPI_TIMEOUT: the wait per tree level
+  const double arrival_;  // when this rank reached the unification
+  const long rss0_;
+  Tree tree_;
+  const double far_;  // how long anyone waits for its parent
+  const std::string rank_s_;
+  std::vector<PortableRegion> local_;    // this rank's regions
+  Table table_;                          // the union of the subtree's regions
+  double tables_done_ = 0;
+  std::vector<PortableRegion> unified_;  // the root's union: the experiment's region table
+  std::vector<uint32_t> remap_;          // local region id -> unified id
+};
+
+}  // namespace
+
 bool finish_hook(Recorder& rec, const char* why) {
   LayerState& L = g_layer;
   int initialized = 0, finalized = 0;
@@ -489,7 +671,6 @@ bool finish_hook(Recorder& rec, const char* why) {
   PMPI_Finalized(&finalized);
   if (!L.ready || !initialized || finalized) return false;  // a plain single-process write
   tl_in_mpi = 1;  // whatever MPI this takes is the tool's own
-  const double T = L.timeout_s;
   if (L.aborting) {
     publish_self(rec, why, L.dir,
                  "MPI_Abort(errorcode " + std::to_string(L.abort_code) + ") on rank " +
@@ -497,142 +678,9 @@ bool finish_hook(Recorder& rec, const char* why) {
                      "this experiment holds rank " + std::to_string(L.rank) + " only");
     return true;
   }
-  const uint32_t my_flags = L.in_finalize ? 0 : kNoFinalize;
-  const double arrival = wall_s();
-  const long rss0 = peak_rss_kb();
-  Tree tree = make_tree(L.rank, L.size);
-  const double far = T * (tree.height + 2);  // how long anyone waits for its parent
-  const std::string rank_s = std::to_string(L.rank);
-
-  // 1 up: region tables.
-  Table table;
-  std::vector<PortableRegion> local = portable_regions(rec);
-  for (const PortableRegion& r : local) table.add(r);
-  std::vector<int> lost;
-  for (Child& c : tree.children) {
-    std::vector<char> blob;
-    std::vector<PortableRegion> theirs;
-    if (recv_blob(c.rank, kTagUp, arrival + T * (c.height + 1), -1, blob)) {
-      In in{blob.data(), blob.data() + blob.size()};
-      if (get_table(in, theirs)) {
-        for (PortableRegion& r : theirs) table.add(std::move(r));
-        continue;
-      }
-    }
-    c.alive = false;
-    give_up_on(c.rank);
-  }
-  bool ok = true;
-  if (tree.parent >= 0) {
-    Out o;
-    put_table(o, table.regions);
-    ok = send_blob(tree.parent, kTagUp, std::move(o.b), arrival + far, tree.parent);
-  }
-
-  const double tables_done = wall_s();  // at the root: every rank has arrived (or was given up)
-
-  // 2 down: the unified table.
-  std::vector<char> down;
-  if (tree.parent >= 0 && ok) {
-    ok = recv_blob(tree.parent, kTagDown, arrival + far, tree.parent, down) && !down.empty() &&
-         down[0] == 1;
-  } else if (tree.parent < 0) {
-    Out o;
-    o.put(uint8_t(1));
-    put_table(o, table.regions);
-    down = std::move(o.b);
-  }
-  for (Child& c : tree.children) {
-    if (!c.alive) continue;
-    std::vector<char> msg = ok ? down : std::vector<char>(1, 0);  // 0: fall back, each on its own
-    if (!send_blob(c.rank, kTagDown, std::move(msg), wall_s() + far, -1)) c.alive = false;
-  }
-  if (!ok) {
-    publish_self(rec, why, L.dir + ".rank-" + rank_s,
-                 "rank " + rank_s + " could not join the unification (its parent in the tree gave "
-                 "up or did not answer within the timeout)");
-    return true;
-  }
-  std::vector<PortableRegion> unified;
-  {
-    In in{down.data() + 1, down.data() + down.size()};
-    get_table(in, unified);
-  }
-  Table index;
-  for (const PortableRegion& r : unified) index.add(r);
-  std::vector<uint32_t> remap(local.size());
-  for (size_t i = 0; i < local.size(); ++i) {
-    auto it = index.index.find(region_key(local[i]));
-    remap[i] = it != index.index.end() ? it->second : 0;
-  }
-
-  // 3 up: the rank files.
-  WriteSummary summary;
-  std::vector<Entry> entries;
-  {
-    Entry mine;
-    mine.rank = L.rank;
-    mine.flags = my_flags;
-    mine.bytes = encode_threads(rec, remap, L.rank, summary);
-    mine.rss_growth_kb = uint64_t(std::max(0L, peak_rss_kb() - rss0));
-    size_t count = 0;
-    mine.throttled = throttled_paths(rec, kThrottledListed, count);
-    mine.throttled_count = count;
-    mine.affinity = process_affinity(rec, L.rank);
-    entries.push_back(std::move(mine));
-  }
-  const double phase3 = wall_s();
-  for (Child& c : tree.children) {
-    if (!c.alive) continue;
-    std::vector<char> blob;
-    if (recv_blob(c.rank, kTagFiles, phase3 + T * (c.height + 1), -1, blob) &&
-        get_entries(blob, entries))
-      continue;
-    c.alive = false;
-    give_up_on(c.rank);
-  }
-  std::string written;
-  if (tree.parent >= 0) {
-    Out o;
-    put_entries(o, entries);
-    if (!send_blob(tree.parent, kTagFiles, std::move(o.b), wall_s() + far, tree.parent)) {
-      say_throttled(rec, entries);
-      if (publish_ranks(rec, why, L.dir + ".part-" + rank_s, unified, entries, {}, std::nullopt, false,
-                        written))
-        log_message("rank %s could not hand its subtree's data on; wrote it to %s", rank_s.c_str(),
-                    written.c_str());
-      return true;
-    }
-  } else {
-    size_t held = 0;
-    uint64_t others_growth = 0;
-    for (const Entry& e : entries) {
-      held += e.bytes.size();
-      if (e.rank != L.rank) others_growth = std::max(others_growth, e.rss_growth_kb);
-    }
-    MpiUnification u;
-    u.seconds = wall_s() - arrival;
-    u.regions = unified.size();
-    u.root_bytes = held;
-    u.root_peak_rss_kb = peak_rss_kb();
-    u.root_rss_growth_kb = std::max(0L, peak_rss_kb() - rss0);
-    u.max_other_rss_growth_kb = others_growth;
-    u.after_last_arrival_s = wall_s() - tables_done;
-    size_t nranks = entries.size();
-    say_throttled(rec, entries);
-    if (publish_ranks(rec, why, L.dir, unified, entries, {}, u, true, written) &&
-        !rec.config().quiet)
-      log_message("wrote experiment %s (%zu of %d ranks, %zu regions, unified in %.3f s)",
-                  written.c_str(), nranks, L.size, unified.size(), wall_s() - arrival);
-  }
-
-  // 4 down: done.
-  if (tree.parent >= 0) {
-    std::vector<char> msg;
-    recv_blob(tree.parent, kTagDone, wall_s() + far, tree.parent, msg);
-  }
-  for (Child& c : tree.children)
-    if (c.alive) send_blob(c.rank, kTagDone, std::vector<char>(1, 1), wall_s() + far, -1);
+  Unification u(rec, why);
+  bool ok = u.tables_up();
+  if (u.table_down(ok) && u.files_up()) u.done_down();
   return true;
 }
 

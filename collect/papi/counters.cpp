@@ -338,42 +338,65 @@ std::string joined(const std::vector<std::string>& v) {
   return s;
 }
 
-}  // namespace
+// ---- setup, step by step ---------------------------------------------------------------------
 
-const std::vector<std::string>& measured() { return st().names; }
-
-bool kind_selected(uint16_t kind) { return kind < format::kRegionKindCount && st().kinds[kind]; }
-
-void setup(const Config& c) {
-  State& s = st();
-  std::vector<std::string> problems;
-  parse_kinds(c.counter_regions, s, problems);
-  s.papi_wanted = c.papi;
-  if (c.counters_set) {
-    s.requested_by = "SCALEA_COUNTERS";
-    std::string v = c.counters;
-    if (v == "none" || v == "off" || v == "0") s.requested.clear();
-    else if (v == "default") s.requested = kDefaultEvents;
-    else
-      for (const std::string& item : split_list(v)) {
-        if (item == "default") s.requested.insert(s.requested.end(), kDefaultEvents.begin(), kDefaultEvents.end());
-        else s.requested.push_back(item);
-      }
-  } else {
+// The events asked for: SCALEA_COUNTERS (a list, "default" standing for the default set, or
+// "none") or else the default set.
+void parse_request(const Config& c, State& s) {
+  if (!c.counters_set) {
     s.requested = kDefaultEvents;
+    return;
   }
-  bool explicit_request = c.counters_set && !s.requested.empty();
-  for (const std::string& p : problems) log_job_message("%s", p.c_str());
-  if (s.requested.empty()) return;
+  s.requested_by = "SCALEA_COUNTERS";
+  const std::string& v = c.counters;
+  if (v == "none" || v == "off" || v == "0") return s.requested.clear();
+  if (v == "default") {
+    s.requested = kDefaultEvents;
+    return;
+  }
+  for (const std::string& item : split_list(v)) {
+    if (item == "default") s.requested.insert(s.requested.end(), kDefaultEvents.begin(), kDefaultEvents.end());
+    else s.requested.push_back(item);
+  }
+}
 
-  if (!s.papi_wanted) s.papi_problem = "PAPI not started (SCALEA_PAPI=off)";
-  else start_papi(s);
+// Whether one event can be counted alone, through PAPI or else as a kernel software event; the
+// event to measure, or why not.
+bool validate_alone(const State& s, const std::string& name, Event& e, std::string& why) {
+  if (s.papi_started) {
+    int code = 0;
+    int r = PAPI_event_name_to_code(const_cast<char*>(name.c_str()), &code);
+    if (r == PAPI_OK) {
+      int set = papi_set({code}, false, why);
+      if (set >= 0) {
+        long long v[1];
+        int rr = PAPI_read(set, v);
+        papi_close(set);
+        if (rr == PAPI_OK) return e = Event{name, Backend::Papi, code, 0, 0}, true;
+        why = std::string("PAPI_read: ") + PAPI_strerror(rr);
+      }
+    } else {
+      why = std::string("not available in PAPI (") + PAPI_strerror(r) + ")";
+    }
+  } else {
+    why = s.papi_problem;
+  }
+  uint64_t config = 0;
+  if (!software_event(name, config)) {
+    if (why.empty()) why = "unknown event";
+    return false;
+  }
+  int fd = perf_open(PERF_TYPE_SOFTWARE, config, -1, true);
+  if (fd < 0) return why = std::string("perf_event_open: ") + std::strerror(errno), false;
+  uint64_t buf[2];
+  bool ok = ::read(fd, buf, sizeof buf) == ssize_t(sizeof buf);
+  close(fd);
+  if (!ok) return why = "reading the kernel's software event failed", false;
+  return e = Event{name, Backend::Perf, 0, PERF_TYPE_SOFTWARE, config}, true;
+}
 
-  // Whether the kernel's software events open here: needed now only for the message to a user
-  // who asked for events (whose own perf events, if any, are opened below anyway).
-  probe_perf(explicit_request);
-
-  // Each event alone first.
+// Each requested event alone: the ones that can be counted become s.events (at most kMax).
+void validate_each(State& s) {
   for (const std::string& name : s.requested) {
     bool dup = false;
     for (const Event& e : s.events) dup = dup || e.name == name;
@@ -382,107 +405,72 @@ void setup(const Config& c) {
       s.dropped.push_back({name, "more than " + std::to_string(kMax) + " events requested"});
       continue;
     }
+    Event e;
     std::string why;
-    if (s.papi_started) {
-      int code = 0;
-      int r = PAPI_event_name_to_code(const_cast<char*>(name.c_str()), &code);
-      if (r == PAPI_OK) {
-        int set = papi_set({code}, false, why);
-        if (set >= 0) {
-          long long v[1];
-          int rr = PAPI_read(set, v);
-          papi_close(set);
-          if (rr == PAPI_OK) {
-            Event e{name, Backend::Papi, code, 0, 0};
-            s.events.push_back(e);
-            continue;
-          }
-          why = std::string("PAPI_read: ") + PAPI_strerror(rr);
-        }
-      } else {
-        why = std::string("not available in PAPI (") + PAPI_strerror(r) + ")";
-      }
-    } else {
-      why = s.papi_problem;
-    }
-    uint64_t config = 0;
-    if (software_event(name, config)) {
-      int fd = perf_open(PERF_TYPE_SOFTWARE, config, -1, true);
-      if (fd >= 0) {
-        uint64_t buf[2];
-        bool ok = ::read(fd, buf, sizeof buf) == ssize_t(sizeof buf);
-        close(fd);
-        if (ok) {
-          s.events.push_back(Event{name, Backend::Perf, 0, PERF_TYPE_SOFTWARE, config});
-          continue;
-        }
-        why = "reading the kernel's software event failed";
-      } else {
-        why = std::string("perf_event_open: ") + std::strerror(errno);
-      }
-    } else if (why.empty()) {
-      why = "unknown event";
-    }
-    s.dropped.push_back({name, why});
+    if (validate_alone(s, name, e, why)) s.events.push_back(e);
+    else s.dropped.push_back({name, why});
   }
-  // Then together: more PAPI events than counters are multiplexed.
+}
+
+void assign_columns(State& s) {
+  s.papi_cols.clear();
+  s.perf_cols.clear();
   for (uint32_t i = 0; i < s.events.size(); ++i)
     (s.events[i].backend == Backend::Papi ? s.papi_cols : s.perf_cols).push_back(i);
-  if (!s.papi_cols.empty()) {
-    std::vector<int> codes;
-    for (uint32_t col : s.papi_cols) codes.push_back(s.events[col].papi_code);
-    std::string why;
-    int set = papi_set(codes, false, why);
-    if (set == -2 && PAPI_multiplex_init() == PAPI_OK) {
-      set = papi_set(codes, true, why);
-      if (set >= 0) s.multiplexed = true;
-    }
-    if (set < 0) {
-      // Keep what fits alone: the first event; drop the rest with the reason.
-      for (size_t i = 1; i < s.papi_cols.size(); ++i)
-        s.dropped.push_back({s.events[s.papi_cols[i]].name, "cannot be counted together: " + why});
-      std::vector<Event> kept;
-      for (uint32_t i = 0; i < s.events.size(); ++i)
-        if (s.events[i].backend != Backend::Papi || i == s.papi_cols[0]) kept.push_back(s.events[i]);
-      s.events = kept;
-      s.papi_cols.clear();
-      s.perf_cols.clear();
-      for (uint32_t i = 0; i < s.events.size(); ++i)
-        (s.events[i].backend == Backend::Papi ? s.papi_cols : s.perf_cols).push_back(i);
-    } else {
-      papi_close(set);
-    }
-  }
-  for (const Event& e : s.events) s.names.push_back(e.name);
-  detail::g_count = uint32_t(s.events.size());
+}
 
-  // The cost of one read on this machine, on this thread.
-  if (!s.events.empty()) {
-    ThreadCounters probe;
-    std::string why;
-    if (open_thread(probe, why)) {
-      uint64_t v[kMax];
-      read_thread(probe, v);
-      constexpr int kReads = 200;
-      uint64_t t0 = monotonic_ns();
-      for (int i = 0; i < kReads; ++i) read_thread(probe, v);
-      s.cost_per_read_ns = double(monotonic_ns() - t0) / kReads;
-      close_thread(probe);
-    } else {
-      s.dropped.clear();
-      for (const Event& e : s.events) s.dropped.push_back({e.name, why});
-      s.events.clear();
-      s.names.clear();
-      s.papi_cols.clear();
-      s.perf_cols.clear();
-      detail::g_count = 0;
-    }
+// The PAPI events together: more than the counters are multiplexed; when even that fails, only
+// the first is kept and the others are dropped with the reason.
+void validate_together(State& s) {
+  assign_columns(s);
+  if (s.papi_cols.empty()) return;
+  std::vector<int> codes;
+  for (uint32_t col : s.papi_cols) codes.push_back(s.events[col].papi_code);
+  std::string why;
+  int set = papi_set(codes, false, why);
+  if (set == -2 && PAPI_multiplex_init() == PAPI_OK) {
+    set = papi_set(codes, true, why);
+    if (set >= 0) s.multiplexed = true;
   }
-  g_on = !s.events.empty();
+  if (set >= 0) return papi_close(set);
+  for (size_t i = 1; i < s.papi_cols.size(); ++i)
+    s.dropped.push_back({s.events[s.papi_cols[i]].name, "cannot be counted together: " + why});
+  std::vector<Event> kept;
+  for (uint32_t i = 0; i < s.events.size(); ++i)
+    if (s.events[i].backend != Backend::Papi || i == s.papi_cols[0]) kept.push_back(s.events[i]);
+  s.events = kept;
+  assign_columns(s);
+}
 
-  // One message, only when the user asked for events.
-  if (explicit_request && (!s.dropped.empty() || s.events.empty())) {
-    // Events dropped for the same reason are named together.
+// The cost of one read on this machine, on this thread; when this thread cannot even start the
+// events, nothing is measured.
+void measure_read_cost(State& s) {
+  if (s.events.empty()) return;
+  ThreadCounters probe;
+  std::string why;
+  if (!open_thread(probe, why)) {
+    s.dropped.clear();
+    for (const Event& e : s.events) s.dropped.push_back({e.name, why});
+    s.events.clear();
+    s.names.clear();
+    s.papi_cols.clear();
+    s.perf_cols.clear();
+    detail::g_count = 0;
+    return;
+  }
+  uint64_t v[kMax];
+  read_thread(probe, v);
+  constexpr int kReads = 200;
+  uint64_t t0 = monotonic_ns();
+  for (int i = 0; i < kReads; ++i) read_thread(probe, v);
+  s.cost_per_read_ns = double(monotonic_ns() - t0) / kReads;
+  close_thread(probe);
+}
+
+// One message for a user who asked for events: what was dropped and why (events dropped for the
+// same reason named together), what is measured, what the machine offers.
+void say_what_was_dropped(const State& s) {
+  if (!s.dropped.empty() || s.events.empty()) {
     std::vector<std::pair<std::string, std::string>> groups;  // reason -> names
     for (const Dropped& d : s.dropped) {
       auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == d.reason; });
@@ -501,9 +489,40 @@ void setup(const Config& c) {
       log_job_message("counters: dropped %s; measuring %s; this machine offers: %s%s", drops.c_str(),
                   joined(s.names).c_str(), offers.c_str(), papi.c_str());
   }
-  if (explicit_request && s.multiplexed)
+  if (s.multiplexed)
     log_job_message("counters: %zu events multiplexed on fewer hardware counters (values are estimates)",
                 s.events.size());
+}
+
+}  // namespace
+
+const std::vector<std::string>& measured() { return st().names; }
+
+bool kind_selected(uint16_t kind) { return kind < format::kRegionKindCount && st().kinds[kind]; }
+
+void setup(const Config& c) {
+  State& s = st();
+  std::vector<std::string> problems;
+  parse_kinds(c.counter_regions, s, problems);
+  s.papi_wanted = c.papi;
+  parse_request(c, s);
+  bool explicit_request = c.counters_set && !s.requested.empty();
+  for (const std::string& p : problems) log_job_message("%s", p.c_str());
+  if (s.requested.empty()) return;
+
+  if (!s.papi_wanted) s.papi_problem = "PAPI not started (SCALEA_PAPI=off)";
+  else start_papi(s);
+  // Whether the kernel's software events open here: needed now only for the message to a user
+  // who asked for events (whose own perf events, if any, are opened below anyway).
+  probe_perf(explicit_request);
+
+  validate_each(s);
+  validate_together(s);
+  for (const Event& e : s.events) s.names.push_back(e.name);
+  detail::g_count = uint32_t(s.events.size());
+  measure_read_cost(s);
+  g_on = !s.events.empty();
+  if (explicit_request) say_what_was_dropped(s);
 }
 
 bool read(ThreadState& t, uint64_t* out) {
