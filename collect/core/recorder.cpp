@@ -237,6 +237,16 @@ bool take_back_preload(const std::string& ours) {
 
 void finish_at_exit() { Recorder::get().finish("exit"); }
 
+// The kernel counts a process's age in 10 ms ticks: a process younger than three ticks when the
+// tool starts is taken as starting with it.
+constexpr uint64_t kLateStartNs = 30000000;
+
+// How long finish() waits for a callback still under way on another thread before it reads that
+// thread's tree anyway: kCallbackPolls polls kCallbackPollUs apart (50 ms). A callback takes
+// microseconds; a thread stopped inside one (a debugger, a signal) must not hang the exit.
+constexpr int kCallbackPolls = 1000;
+constexpr int kCallbackPollUs = 50;
+
 // A forked child must not write the parent's experiment again: it stops recording.
 void disable_in_child() { g_state.store(2); }
 
@@ -251,7 +261,7 @@ bool Recorder::start(const char* origin) {
     // runtime loads it. A program that chooses its handlers by the dispositions it inherited
     // (CPython installs its ^C handler only over SIG_DFL) then sees what it would see without
     // the tool. With the MPI layer (preloaded or linked) and when the program links the tool,
-    // they are installed at load, as before.
+    // they are installed at load.
     bool preloaded = at_load && take_back_preload(config_.run_preload);
     bool signals_now = !preloaded || config_.run_preload.find("libscalea-mpi.so") != std::string::npos;
     if (!config_.enabled) {
@@ -300,9 +310,8 @@ bool Recorder::start(const char* origin) {
     if (signals_now) install_signal_handlers();
     // Loaded at program start (preloaded or linked), the tool sees the whole run; loaded later by
     // the OpenMP runtime (at the first construct), it adds the time the process ran before.
-    // The kernel counts process age in 10 ms ticks: a young process is taken as starting now.
     uint64_t age = process_age_ns();
-    if (age >= 30000000) {
+    if (age >= kLateStartNs) {
       pre_start_ns = age;
       start_estimated = true;
     }
@@ -484,8 +493,8 @@ void Recorder::finish(const char* why) {
   }
   // Let callbacks already under way on other threads end before their trees are read.
   for (ThreadState* t : threads_) {
-    for (int spin = 0; spin < 1000 && t->in_callback.load(std::memory_order_acquire); ++spin)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    for (int poll = 0; poll < kCallbackPolls && t->in_callback.load(std::memory_order_acquire); ++poll)
+      std::this_thread::sleep_for(std::chrono::microseconds(kCallbackPollUs));
   }
   // Threads may have been bound since they registered; the ones still alive are read again.
   for (ThreadState* t : threads_)

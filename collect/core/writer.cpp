@@ -74,7 +74,7 @@ struct Buffer {
 
 // A data file built in one buffer: the file header's place comes first and is filled in by
 // seal(), and large sections are written in place (begin_section/end_section), so the file is
-// never copied; its peak memory is the file's size (docs/reliability.md, finding 5).
+// never copied: its peak memory is the file's size.
 struct FileBuffer : Buffer {
   explicit FileBuffer(size_t payload_hint = 0) {
     bytes.reserve(sizeof(fmt::FileHeader) + payload_hint);

@@ -144,6 +144,7 @@ namespace {
 // repetitions (robust to oversubscription noise). Returns false when there is nobody to talk to.
 bool calibrate(double& lat_ns, double& ns_per_byte) {
   const LayerState& L = g_layer;
+  constexpr int kTag = 0x5c00;  // on the tool's own communicator: no program message matches
   double res[2] = {0, 0};
   if (L.size >= 2) {
     const int small_reps = 30, large_reps = 6, large = 256 * 1024;
@@ -157,11 +158,11 @@ bool calibrate(double& lat_ns, double& ns_per_byte) {
         for (int i = 0; i < reps; ++i) {
           double t0 = wall_s();
           if (L.rank == 0) {
-            PMPI_Send(buf.data(), bytes, MPI_BYTE, peer, 0x5c00, L.comm);
-            PMPI_Recv(buf.data(), bytes, MPI_BYTE, peer, 0x5c00, L.comm, MPI_STATUS_IGNORE);
+            PMPI_Send(buf.data(), bytes, MPI_BYTE, peer, kTag, L.comm);
+            PMPI_Recv(buf.data(), bytes, MPI_BYTE, peer, kTag, L.comm, MPI_STATUS_IGNORE);
           } else {
-            PMPI_Recv(buf.data(), bytes, MPI_BYTE, peer, 0x5c00, L.comm, MPI_STATUS_IGNORE);
-            PMPI_Send(buf.data(), bytes, MPI_BYTE, peer, 0x5c00, L.comm);
+            PMPI_Recv(buf.data(), bytes, MPI_BYTE, peer, kTag, L.comm, MPI_STATUS_IGNORE);
+            PMPI_Send(buf.data(), bytes, MPI_BYTE, peer, kTag, L.comm);
           }
           best = std::min(best, wall_s() - t0);
         }
@@ -221,12 +222,13 @@ void setup(int provided) {
   const ClockCalibration& ck = rec.clock();
   Ticks tk = now();
   uint64_t ns = monotonic_ns();
-  double ticks_per_ns = (ns > ck.ns0 + 1000000 && tk > ck.ticks0)
+  constexpr uint64_t kShortestRatioNs = 1000000, kRatioMeasureNs = 2000000;
+  double ticks_per_ns = (ns > ck.ns0 + kShortestRatioNs && tk > ck.ticks0)
                             ? double(tk - ck.ticks0) / double(ns - ck.ns0) : 1.0;
-  if (ns <= ck.ns0 + 1000000) {  // too short to tell: measure over 2 ms
+  if (ns <= ck.ns0 + kShortestRatioNs) {  // too short to tell: measure over 2 ms
     Ticks a = now();
     uint64_t b = monotonic_ns();
-    while (monotonic_ns() < b + 2000000) {
+    while (monotonic_ns() < b + kRatioMeasureNs) {
     }
     ticks_per_ns = double(now() - a) / double(monotonic_ns() - b);
   }

@@ -147,10 +147,12 @@ bool get_table(In& in, std::vector<PortableRegion>& out) {
 // ---- messages with deadlines --------------------------------------------------------------------
 
 void pause_a_little(int& round) {
-  // Busy polling for the first rounds (fast when everybody is there), then sleeps up to 1 ms so
-  // that oversubscribed ranks leave the cores to the ranks still computing.
-  if (++round < 50) return;
-  timespec ts{0, long(std::min(1000000, 10000 * (round - 49)))};
+  // Busy polling for the first rounds (fast when everybody is there), then sleeps growing by
+  // 10 us a round up to 1 ms, so that oversubscribed ranks leave the cores to the ranks still
+  // computing.
+  constexpr int kBusyRounds = 49, kSleepStepNs = 10000, kLongestSleepNs = 1000000;
+  if (++round <= kBusyRounds) return;
+  timespec ts{0, long(std::min(kLongestSleepNs, kSleepStepNs * (round - kBusyRounds)))};
   nanosleep(&ts, nullptr);
 }
 

@@ -115,11 +115,15 @@ int perf_open(uint32_t type, uint64_t config, int group, bool leader) {
 unsigned long papi_thread_id() { return (unsigned long)pthread_self(); }
 
 // Whether the kernel's software events can be opened here, for the "offered" list only. The first
-// task-bound perf event the kernel has seen for a while costs 10-20 ms on this KVM guest (the
+// task-bound perf event the kernel has seen for a while costs 10-20 ms on some virtual machines (the
 // kernel switches its scheduler hooks on and waits for an RCU grace period), whatever the
 // process then does; so when nothing measured needs the answer at start, a short-lived thread
 // finds it out while the program runs, and meta.json waits for it at the end.
 enum ProbeState : int { kProbeNotStarted, kProbeRunning, kProbeYes, kProbeNo };
+// Waiting for a probe under way polls it every kProbePollUs.
+constexpr int kProbePollUs = 500;
+// A caller that needs the answer now waits for another caller's probe at most this long.
+constexpr int kProbeWaitMs = 1000;
 std::atomic<int> g_perf_probe{kProbeNotStarted};
 
 void probe_perf_now() {
@@ -139,8 +143,10 @@ void probe_perf(bool sync) {
   int expected = kProbeNotStarted;
   if (!g_perf_probe.compare_exchange_strong(expected, kProbeRunning)) {
     // Another caller's probe is under way (a perf_event_open: milliseconds): wait for it, bounded.
-    for (int i = 0; sync && i < 2000 && g_perf_probe.load(std::memory_order_acquire) == kProbeRunning; ++i)
-      usleep(500);
+    for (int waited_us = 0; sync && waited_us < kProbeWaitMs * 1000 &&
+                            g_perf_probe.load(std::memory_order_acquire) == kProbeRunning;
+         waited_us += kProbePollUs)
+      usleep(kProbePollUs);
     return;
   }
   if (!sync) {
@@ -163,9 +169,10 @@ void probe_perf(bool sync) {
 // they open. Waits up to max_wait_ms for a background probe.
 std::vector<std::string> offered_now(const State& s, int max_wait_ms) {
   std::vector<std::string> out = s.offered;
-  for (int waited = 0; waited < max_wait_ms * 2 &&
-                       g_perf_probe.load(std::memory_order_acquire) == kProbeRunning; ++waited)
-    usleep(500);
+  for (int waited_us = 0; waited_us < max_wait_ms * 1000 &&
+                          g_perf_probe.load(std::memory_order_acquire) == kProbeRunning;
+       waited_us += kProbePollUs)
+    usleep(kProbePollUs);
   int p = g_perf_probe.load(std::memory_order_acquire);
   if (p == kProbeYes)
     for (const char* n : kSoftwareShown) out.push_back(n);
@@ -317,19 +324,20 @@ void start_papi(State& s) {
                  std::to_string(ci->num_cntrs) + " counters";
     s.papi_components.push_back(line);
   }
-  // What PAPI offers: its available presets (first few) and native event count.
+  // What PAPI offers: its first kPresetsShown available presets, and how many there are.
+  constexpr int kPresetsShown = 12;
   int code = PAPI_PRESET_MASK;
   int presets = 0;
   if (PAPI_enum_event(&code, PAPI_ENUM_FIRST) == PAPI_OK) {
     do {
       PAPI_event_info_t info;
       if (PAPI_get_event_info(code, &info) == PAPI_OK && info.count > 0) {
-        if (presets < 12) s.offered.push_back(info.symbol);
+        if (presets < kPresetsShown) s.offered.push_back(info.symbol);
         ++presets;
       }
     } while (PAPI_enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
   }
-  if (presets > 12) s.offered.push_back("... (" + std::to_string(presets) + " PAPI presets)");
+  if (presets > kPresetsShown) s.offered.push_back("... (" + std::to_string(presets) + " PAPI presets)");
 }
 
 std::string joined(const std::vector<std::string>& v) {
