@@ -19,7 +19,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -37,58 +39,121 @@ constexpr size_t kChunk = size_t(64) << 20;  // MPI counts are int: large blobs 
 
 enum RankFlags : uint32_t { kNoFinalize = 1 };
 
-// ---- byte buffers -------------------------------------------------------------------------------
+// ---- the records ranks exchange -----------------------------------------------------------------
 
+// A rank's contribution to the experiment, as it travels up the tree in phase 3.
+struct Entry {
+  int rank = 0;
+  uint32_t flags = 0;
+  uint64_t rss_growth_kb = 0;  // growth of the rank's peak RSS during the unification
+  std::vector<char> bytes;
+  // The rank's throttled call paths (at most kThrottledListed) and how many it had.
+  uint64_t throttled_count = 0;
+  std::vector<ThrottledPath> throttled;
+  ProcessAffinity affinity;
+};
+
+// Each record's fields are listed once, over the direction: Out writes them, In reads them back
+// in the same order.
+template <class P, class R>
+using If = std::enable_if_t<std::is_same_v<std::remove_const_t<P>, R>, int>;
+
+template <class C, class P, If<P, PortableRegion> = 0>
+void fields(C& c, P& r) {
+  c.items(r.kind, r.subkind, r.name, r.file, r.function, r.line, r.module, r.address);
+}
+template <class C, class P, If<P, ThrottledPath> = 0>
+void fields(C& c, P& t) {
+  c.items(t.rank, t.thread, t.node, t.visits, t.mean_ns, t.at_s);
+}
+template <class C, class P, If<P, ThreadCpus> = 0>
+void fields(C& c, P& t) {
+  c.items(t.index, t.os_tid, t.cpus, t.count);
+}
+template <class C, class P, If<P, Entry> = 0>
+void fields(C& c, P& e) {
+  c.items(e.rank, e.flags, e.rss_growth_kb, e.bytes, e.throttled_count, e.throttled,
+          e.affinity.rank, e.affinity.host, e.affinity.cpus_online, e.affinity.process_cpus,
+          e.affinity.threads);
+}
+
+// Numbers as their bytes; strings with a 32-bit length; blobs (std::vector<char>, of any size)
+// with a 64-bit one; lists of records with a 32-bit count.
 struct Out {
   std::vector<char> b;
+  template <class... F>
+  void items(const F&... f) {
+    (item(f), ...);
+  }
   template <class T>
-  void put(const T& v) {
+  void item(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
     const char* p = reinterpret_cast<const char*>(&v);
     b.insert(b.end(), p, p + sizeof v);
   }
-  void str(const std::string& s) {
-    put(uint32_t(s.size()));
+  void item(const std::string& s) {
+    item(uint32_t(s.size()));
     b.insert(b.end(), s.begin(), s.end());
   }
-  // A blob of any size: 64-bit length, then the bytes.
-  template <class Bytes>
-  void blob(const Bytes& bytes) {
-    put(uint64_t(bytes.size()));
+  void item(const std::vector<char>& bytes) {
+    item(uint64_t(bytes.size()));
     b.insert(b.end(), bytes.begin(), bytes.end());
   }
+  template <class R>
+  void item(const std::vector<R>& records) {
+    item(uint32_t(records.size()));
+    for (const R& r : records) fields(*this, r);
+  }
 };
+
+// Reads what Out wrote; `ok` turns false at the first field the bytes do not hold.
 struct In {
   const char* p;
   const char* end;
   bool ok = true;
+  template <class... F>
+  void items(F&... f) {
+    (item(f), ...);
+  }
   template <class T>
-  T get() {
-    T v{};
+  void item(T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
     if (size_t(end - p) < sizeof v) {
       ok = false;
-      return v;
+      return;
     }
     std::memcpy(&v, p, sizeof v);
     p += sizeof v;
-    return v;
   }
-  template <class Bytes>
-  bool blob(Bytes& out) {
-    uint64_t n = get<uint64_t>();
-    if (!ok || uint64_t(end - p) < n) return ok = false;
-    out.assign(p, p + n);
-    p += n;
-    return true;
-  }
-  std::string str() {
-    uint32_t n = get<uint32_t>();
+  void item(std::string& s) {
+    uint32_t n = 0;
+    item(n);
     if (!ok || size_t(end - p) < n) {
       ok = false;
-      return {};
+      return;
     }
-    std::string s(p, n);
+    s.assign(p, n);
     p += n;
-    return s;
+  }
+  void item(std::vector<char>& bytes) {
+    uint64_t n = 0;
+    item(n);
+    if (!ok || uint64_t(end - p) < n) {
+      ok = false;
+      return;
+    }
+    bytes.assign(p, p + n);
+    p += n;
+  }
+  template <class R>
+  void item(std::vector<R>& records) {
+    uint32_t n = 0;
+    item(n);
+    for (uint32_t i = 0; ok && i < n; ++i) {
+      R r;
+      fields(*this, r);
+      if (ok) records.push_back(std::move(r));
+    }
   }
 };
 
@@ -112,37 +177,6 @@ struct Table {
     regions.push_back(std::move(r));
   }
 };
-
-void put_table(Out& o, const std::vector<PortableRegion>& regions) {
-  o.put(uint32_t(regions.size()));
-  for (const PortableRegion& r : regions) {
-    o.put(r.kind);
-    o.put(r.subkind);
-    o.str(r.name);
-    o.str(r.file);
-    o.str(r.function);
-    o.put(r.line);
-    o.str(r.module);
-    o.put(r.address);
-  }
-}
-
-bool get_table(In& in, std::vector<PortableRegion>& out) {
-  uint32_t n = in.get<uint32_t>();
-  for (uint32_t i = 0; in.ok && i < n; ++i) {
-    PortableRegion r;
-    r.kind = in.get<uint16_t>();
-    r.subkind = in.get<uint16_t>();
-    r.name = in.str();
-    r.file = in.str();
-    r.function = in.str();
-    r.line = in.get<uint32_t>();
-    r.module = in.str();
-    r.address = in.get<uint64_t>();
-    out.push_back(std::move(r));
-  }
-  return in.ok;
-}
 
 // ---- messages with deadlines --------------------------------------------------------------------
 
@@ -245,6 +279,17 @@ bool recv_blob(int src, int tag, double deadline, int watch, std::vector<char>& 
   return wait_requests(reqs, deadline, watch, true);
 }
 
+// A list of records from a child (phase 1 and 3): true when it arrived by the deadline and reads
+// whole.
+template <class R>
+bool recv_records(int child, int tag, double deadline, std::vector<R>& out) {
+  std::vector<char> blob;
+  if (!recv_blob(child, tag, deadline, -1, blob)) return false;
+  In in{blob.data(), blob.data() + blob.size()};
+  in.item(out);
+  return in.ok;
+}
+
 // ---- the binomial tree --------------------------------------------------------------------------
 
 struct Child {
@@ -327,88 +372,6 @@ void publish_self(Recorder& rec, const char* why, const std::string& dir, const 
     log_message("rank %d wrote its own data to %s (%s)", g_layer.rank, written.c_str(), note.c_str());
 }
 
-struct Entry {
-  int rank = 0;
-  uint32_t flags = 0;
-  uint64_t rss_growth_kb = 0;  // growth of the rank's peak RSS during the unification
-  std::vector<char> bytes;
-  // The rank's throttled call paths (at most kThrottledListed) and how many it had.
-  uint64_t throttled_count = 0;
-  std::vector<ThrottledPath> throttled;
-  ProcessAffinity affinity;
-};
-
-void put_entries(Out& o, const std::vector<Entry>& entries) {
-  o.put(uint32_t(entries.size()));
-  for (const Entry& e : entries) {
-    o.put(int32_t(e.rank));
-    o.put(e.flags);
-    o.put(e.rss_growth_kb);
-    o.blob(e.bytes);
-    o.put(e.throttled_count);
-    o.put(uint32_t(e.throttled.size()));
-    for (const ThrottledPath& p : e.throttled) {
-      o.put(p.rank);
-      o.put(p.thread);
-      o.put(p.node);
-      o.put(p.visits);
-      o.put(p.mean_ns);
-      o.put(p.at_s);
-    }
-    const ProcessAffinity& a = e.affinity;
-    o.put(a.rank);
-    o.str(a.host);
-    o.put(a.cpus_online);
-    o.str(a.process_cpus);
-    o.put(uint32_t(a.threads.size()));
-    for (const ThreadCpus& t : a.threads) {
-      o.put(t.index);
-      o.put(t.os_tid);
-      o.str(t.cpus);
-      o.put(t.count);
-    }
-  }
-}
-
-bool get_entries(const std::vector<char>& blob, std::vector<Entry>& out) {
-  In in{blob.data(), blob.data() + blob.size()};
-  uint32_t n = in.get<uint32_t>();
-  for (uint32_t i = 0; in.ok && i < n; ++i) {
-    Entry e;
-    e.rank = in.get<int32_t>();
-    e.flags = in.get<uint32_t>();
-    e.rss_growth_kb = in.get<uint64_t>();
-    if (!in.blob(e.bytes)) return false;
-    e.throttled_count = in.get<uint64_t>();
-    uint32_t listed = in.get<uint32_t>();
-    for (uint32_t k = 0; in.ok && k < listed; ++k) {
-      ThrottledPath p;
-      p.rank = in.get<int32_t>();
-      p.thread = in.get<uint32_t>();
-      p.node = in.get<uint32_t>();
-      p.visits = in.get<uint64_t>();
-      p.mean_ns = in.get<double>();
-      p.at_s = in.get<double>();
-      e.throttled.push_back(p);
-    }
-    ProcessAffinity& a = e.affinity;
-    a.rank = in.get<int32_t>();
-    a.host = in.str();
-    a.cpus_online = in.get<int64_t>();
-    a.process_cpus = in.str();
-    uint32_t threads = in.get<uint32_t>();
-    for (uint32_t k = 0; in.ok && k < threads; ++k) {
-      ThreadCpus t;
-      t.index = in.get<uint32_t>();
-      t.os_tid = in.get<uint64_t>();
-      t.cpus = in.str();
-      t.count = in.get<uint64_t>();
-      a.threads.push_back(std::move(t));
-    }
-    out.push_back(std::move(e));
-  }
-  return in.ok;
-}
 
 // Experiment from a set of rank files and the unified definitions (root, or a cut-off subtree).
 bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
@@ -507,21 +470,17 @@ class Unification {
     local_ = portable_regions(rec_);
     for (const PortableRegion& r : local_) table_.add(r);
     for (Child& c : tree_.children) {
-      std::vector<char> blob;
       std::vector<PortableRegion> theirs;
-      if (recv_blob(c.rank, kTagUp, arrival_ + T_ * (c.height + 1), -1, blob)) {
-        In in{blob.data(), blob.data() + blob.size()};
-        if (get_table(in, theirs)) {
-          for (PortableRegion& r : theirs) table_.add(std::move(r));
-          continue;
-        }
+      if (recv_records(c.rank, kTagUp, arrival_ + T_ * (c.height + 1), theirs)) {
+        for (PortableRegion& r : theirs) table_.add(std::move(r));
+        continue;
       }
       lose(c);
     }
     bool ok = true;
     if (tree_.parent >= 0) {
       Out o;
-      put_table(o, table_.regions);
+      o.item(table_.regions);
       ok = send_blob(tree_.parent, kTagUp, std::move(o.b), arrival_ + far_, tree_.parent);
     }
     tables_done_ = wall_s();  // at the root: every rank has arrived (or was given up)
@@ -538,8 +497,8 @@ class Unification {
            !down.empty() && down[0] == 1;
     } else if (tree_.parent < 0) {
       Out o;
-      o.put(uint8_t(1));
-      put_table(o, table_.regions);
+      o.item(uint8_t(1));
+      o.item(table_.regions);
       down = std::move(o.b);
     }
     for (Child& c : tree_.children) {
@@ -554,7 +513,7 @@ class Unification {
       return false;
     }
     In in{down.data() + 1, down.data() + down.size()};
-    get_table(in, unified_);
+    in.item(unified_);
     Table index;
     for (const PortableRegion& r : unified_) index.add(r);
     remap_.resize(local_.size());
@@ -574,10 +533,11 @@ class Unification {
     const double start = wall_s();
     for (Child& c : tree_.children) {
       if (!c.alive) continue;
-      std::vector<char> blob;
-      if (recv_blob(c.rank, kTagFiles, start + T_ * (c.height + 1), -1, blob) &&
-          get_entries(blob, entries))
+      std::vector<Entry> theirs;
+      if (recv_records(c.rank, kTagFiles, start + T_ * (c.height + 1), theirs)) {
+        std::move(theirs.begin(), theirs.end(), std::back_inserter(entries));
         continue;
+      }
       lose(c);
     }
     std::string written;
@@ -586,7 +546,7 @@ class Unification {
       return true;
     }
     Out o;
-    put_entries(o, entries);
+    o.item(entries);
     if (send_blob(tree_.parent, kTagFiles, std::move(o.b), wall_s() + far_, tree_.parent))
       return true;
     say_throttled(rec_, entries);

@@ -87,6 +87,14 @@ enum ThreadFlags : uint32_t { kThreadInitial = 1, kThreadEnded = 2, kThreadMpiCa
 enum class MetricType : uint16_t { U64 = 0, F64 = 1 };
 enum class MetricMerge : uint16_t { Sum = 0, Min = 1, Max = 2 };
 
+// The tables below are indexed by their enums' values: row i must hold value i.
+template <class Spec, size_t N, class Id>
+constexpr bool values_dense(const Spec (&table)[N], Id Spec::*id) {
+  for (size_t i = 0; i < N; ++i)
+    if (size_t(table[i].*id) != i) return false;
+  return true;
+}
+
 // What the analyses need to know about a region kind besides its name (KindTraits below).
 enum KindTrait : uint8_t {
   kNoTrait = 0,
@@ -150,12 +158,8 @@ inline constexpr RegionKindSpec kRegionKinds[] = {
 };
 inline constexpr uint16_t kRegionKindCount = uint16_t(sizeof kRegionKinds / sizeof kRegionKinds[0]);
 
-constexpr bool region_kinds_dense() {
-  for (uint16_t k = 0; k < kRegionKindCount; ++k)
-    if (uint16_t(kRegionKinds[k].kind) != k) return false;
-  return true;
-}
-static_assert(region_kinds_dense(), "SCALEA_REGION_KINDS: values must be 0, 1, 2, ... in order");
+static_assert(values_dense(kRegionKinds, &RegionKindSpec::kind),
+              "SCALEA_REGION_KINDS: values must be 0, 1, 2, ... in order");
 
 // Kinds read from a file may be out of range: they are "unknown", with no traits.
 inline constexpr bool region_kind_valid(RegionKind k) { return uint16_t(k) < kRegionKindCount; }
@@ -203,12 +207,8 @@ inline constexpr MpiClassSpec kMpiClasses[] = {
 #undef SCALEA_X
 };
 inline constexpr uint16_t kMpiClassCount = uint16_t(sizeof kMpiClasses / sizeof kMpiClasses[0]);
-constexpr bool mpi_classes_dense() {
-  for (uint16_t c = 0; c < kMpiClassCount; ++c)
-    if (uint16_t(kMpiClasses[c].cls) != c) return false;
-  return true;
-}
-static_assert(mpi_classes_dense(), "SCALEA_MPI_CLASSES: values must be 0, 1, 2, ... in order");
+static_assert(values_dense(kMpiClasses, &MpiClassSpec::cls),
+              "SCALEA_MPI_CLASSES: values must be 0, 1, 2, ... in order");
 inline constexpr std::string_view mpi_class_name(uint16_t subkind) {
   return subkind < kMpiClassCount ? kMpiClasses[subkind].name : "unknown";
 }
