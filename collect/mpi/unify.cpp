@@ -320,10 +320,12 @@ Tree make_tree(int r, int p) {
 
 using Files = std::vector<std::pair<std::string, std::vector<char>>>;
 
+// Ranks named in a note, the first kRanksNamed of them.
 std::string ranks_text(const std::vector<int>& v) {
+  constexpr size_t kRanksNamed = 32;
   std::string s;
-  for (size_t i = 0; i < v.size() && i < 32; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  if (v.size() > 32) s += ", ... (" + std::to_string(v.size()) + " in all)";
+  for (size_t i = 0; i < v.size() && i < kRanksNamed; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  if (v.size() > kRanksNamed) s += ", ... (" + std::to_string(v.size()) + " in all)";
   return s;
 }
 
