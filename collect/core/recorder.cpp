@@ -493,7 +493,8 @@ void Recorder::finish(const char* why) {
   }
   // Let callbacks already under way on other threads end before their trees are read.
   for (ThreadState* t : threads_) {
-    for (int poll = 0; poll < kCallbackPolls && t->in_callback.load(std::memory_order_acquire); ++poll)
+    for (int poll = 0; poll < kCallbackPolls && t->in_callback.load(std::memory_order_acquire);
+         ++poll)
       std::this_thread::sleep_for(std::chrono::microseconds(kCallbackPollUs));
   }
   // Threads may have been bound since they registered; the ones still alive are read again.

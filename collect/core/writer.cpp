@@ -167,7 +167,8 @@ std::vector<ThreadState*> threads_of(Recorder& rec) {
 // squares to ns²), the minimum of a node never visited 0, f64 values as their bits.
 struct Column {
   double ns_per_tick;
-  uint64_t operator()(uint64_t v, fmt::MetricUnit unit, fmt::MetricMerge merge, uint64_t visits) const {
+  uint64_t operator()(uint64_t v, fmt::MetricUnit unit, fmt::MetricMerge merge,
+                      uint64_t visits) const {
     if (merge == fmt::MetricMerge::Min && !visits) return 0;
     return unit == fmt::MetricUnit::Ns ? uint64_t(std::llround(double(v) * ns_per_tick)) : v;
   }

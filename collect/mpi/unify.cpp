@@ -324,7 +324,8 @@ using Files = std::vector<std::pair<std::string, std::vector<char>>>;
 std::string ranks_text(const std::vector<int>& v) {
   constexpr size_t kRanksNamed = 32;
   std::string s;
-  for (size_t i = 0; i < v.size() && i < kRanksNamed; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  for (size_t i = 0; i < v.size() && i < kRanksNamed; ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
   if (v.size() > kRanksNamed) s += ", ... (" + std::to_string(v.size()) + " in all)";
   return s;
 }
@@ -594,7 +595,8 @@ class Unification {
     MpiUnification u;
     for (const Entry& e : entries) {
       u.root_bytes += e.bytes.size();
-      if (e.rank != L_.rank) u.max_other_rss_growth_kb = std::max(u.max_other_rss_growth_kb, e.rss_growth_kb);
+      if (e.rank != L_.rank)
+        u.max_other_rss_growth_kb = std::max(u.max_other_rss_growth_kb, e.rss_growth_kb);
     }
     u.seconds = wall_s() - arrival_;
     u.regions = unified_.size();

@@ -355,7 +355,12 @@ void on_reduction(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_
 
 namespace {
 // The loop work types of OpenMP 5.2, which the omp-tools.h of older runtimes does not define.
-enum : int { kWorkLoopStatic = 10, kWorkLoopDynamic = 11, kWorkLoopGuided = 12, kWorkLoopOther = 13 };
+enum : int {
+  kWorkLoopStatic = 10,
+  kWorkLoopDynamic = 11,
+  kWorkLoopGuided = 12,
+  kWorkLoopOther = 13,
+};
 }  // namespace
 
 void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,

@@ -115,8 +115,8 @@ int perf_open(uint32_t type, uint64_t config, int group, bool leader) {
 unsigned long papi_thread_id() { return (unsigned long)pthread_self(); }
 
 // Whether the kernel's software events can be opened here, for the "offered" list only. The first
-// task-bound perf event the kernel has seen for a while costs 10-20 ms on some virtual machines (the
-// kernel switches its scheduler hooks on and waits for an RCU grace period), whatever the
+// task-bound perf event the kernel has seen for a while costs 10-20 ms on some virtual machines
+// (the kernel switches its scheduler hooks on and waits for an RCU grace period), whatever the
 // process then does; so when nothing measured needs the answer at start, a short-lived thread
 // finds it out while the program runs, and meta.json waits for it at the end.
 enum ProbeState : int { kProbeNotStarted, kProbeRunning, kProbeYes, kProbeNo };
@@ -363,8 +363,10 @@ void parse_request(const Config& c, State& s) {
     return;
   }
   for (const std::string& item : split_list(v)) {
-    if (item == "default") s.requested.insert(s.requested.end(), kDefaultEvents.begin(), kDefaultEvents.end());
-    else s.requested.push_back(item);
+    if (item == "default")
+      s.requested.insert(s.requested.end(), kDefaultEvents.begin(), kDefaultEvents.end());
+    else
+      s.requested.push_back(item);
   }
 }
 
@@ -595,7 +597,8 @@ CounterReport report() {
   r.requested = s.requested;
   r.requested_by = s.requested_by;
   for (const Event& e : s.events)
-    r.measured.push_back({e.name, "papi:" + e.name, e.backend == Backend::Papi ? "papi" : "perf_event"});
+    r.measured.push_back(
+        {e.name, "papi:" + e.name, e.backend == Backend::Papi ? "papi" : "perf_event"});
   for (const Dropped& d : s.dropped) r.dropped.push_back({d.name, d.reason});
   r.multiplexed = s.multiplexed;
   r.read_failures = s.read_failures.load();
