@@ -13,18 +13,6 @@ bool parse_bool(const std::string& v, bool& out) {
   return false;
 }
 
-std::vector<std::string> split_list(const std::string& v) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= v.size()) {
-    size_t comma = v.find(',', start);
-    if (comma == std::string::npos) comma = v.size();
-    if (comma > start) out.push_back(v.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 // "N:T" with T a number and an optional unit ns, us (the default), ms or s.
 bool parse_throttle(const std::string& v, uint64_t& calls, uint64_t& ns) {
   size_t colon = v.find(':');
@@ -45,24 +33,119 @@ bool parse_throttle(const std::string& v, uint64_t& calls, uint64_t& ns) {
   return ns > 0;
 }
 
+bool parse_throttle_setting(const std::string& v, Config& c) {
+  bool on = false;
+  if (parse_bool(v, on)) {
+    if (!on) c.throttle_calls = 0;
+    c.throttle_text = on ? c.throttle_text : "off";
+    return true;
+  }
+  if (!parse_throttle(v, c.throttle_calls, c.throttle_ns)) return false;
+  c.throttle_text = v;
+  return true;
+}
+
+bool parse_throttle_regions(const std::string& v, Config& c) {
+  bool functions = false, user = false;
+  for (const std::string& k : split_list(v)) {
+    if (k == "functions" || k == "function") functions = true;
+    else if (k == "user") user = true;
+    else if (k == "all") functions = user = true;
+    else if (k != "none") return false;
+  }
+  c.throttle_functions = functions;
+  c.throttle_user = user;
+  return true;
+}
+
+using R = SettingReader;
+using T = SettingType;
+
+const Setting kSettings[] = {
+    {"SCALEA_OUTPUT", T::Text, "`scalea-<prog>-<date>-<pid>`",
+     [](const std::string& v, Config& c) { return !v.empty() && (c.output = v, true); }, R::Tool,
+     "experiment directory to create"},
+    {"SCALEA_ENABLE", T::Switch, "`1`",
+     [](const std::string& v, Config& c) { return parse_bool(v, c.enabled); }, R::Tool,
+     "`0`: the tool does nothing (the program runs untouched)"},
+    {"SCALEA_QUIET", T::Switch, "`0`",
+     [](const std::string& v, Config& c) { return parse_bool(v, c.quiet); }, R::Tool,
+     "`1`: no summary line at exit (errors are still shown)"},
+    {"SCALEA_START", T::Switch, "`on`",
+     [](const std::string& v, Config& c) { return parse_bool(v, c.start_on); }, R::Tool,
+     "`off`: start with recording switched off (`scalea_measure_enable()` turns it on)"},
+    {"SCALEA_CLOCK", T::Choice, "`tsc` when invariant",
+     [](const std::string& v, Config& c) {
+       return (v == "tsc" || v == "monotonic") && (c.clock = v, true);
+     },
+     R::Tool, "`monotonic` forces `clock_gettime`"},
+    {"SCALEA_FUNCTIONS_INCLUDE", T::List, "all",
+     [](const std::string& v, Config& c) { return c.functions_include = split_list(v), true; },
+     R::Tool, "globs (comma-separated) of the `-finstrument-functions` functions to record"},
+    {"SCALEA_FUNCTIONS_EXCLUDE", T::List, "none",
+     [](const std::string& v, Config& c) { return c.functions_exclude = split_list(v), true; },
+     R::Tool, "globs of the `-finstrument-functions` functions not to record"},
+    {"SCALEA_THROTTLE", T::Spec, "`100000:10us`", parse_throttle_setting, R::Tool,
+     "`N:T`: a call path of a throttled kind visited N times (per thread) with a mean inclusive "
+     "time below T (`ns`, `us`, `ms`, `s`; a bare number is µs) is no longer recorded; checked "
+     "again every N visits; `off` records every visit (see \"Throttling tiny hot regions\")"},
+    {"SCALEA_THROTTLE_REGIONS", T::List, "`functions`", parse_throttle_regions, R::Tool,
+     "kinds that may be throttled: `functions` (`-finstrument-functions`), `user` (the region "
+     "API), both (`functions,user` or `all`), or `none`; OpenMP constructs and MPI calls never "
+     "are"},
+    {"SCALEA_COUNTERS", T::List,
+     "the cache set (L1/L2/L3 misses and accesses, cycles, instructions) where the machine has it",
+     [](const std::string& v, Config& c) { return c.counters = v, c.counters_set = true; },
+     R::Tool,
+     "counters read per region and thread, e.g. `perf::PAGE-FAULTS,PAPI_L1_DCM`; `none` turns "
+     "counters (and PAPI) off; `scalea run --counters LIST` sets it (docs/counters.md)"},
+    {"SCALEA_COUNTER_REGIONS", T::List,
+     "`coarse` (parallel, loop, sections, single, workshare, taskloop, distribute, user, mpi)",
+     [](const std::string& v, Config& c) { return c.counter_regions = v, true; }, R::Tool,
+     "region kinds that read counters at enter and leave; `all` or a list of kind names"},
+    {"SCALEA_PAPI", T::Switch, "`on`",
+     [](const std::string& v, Config& c) { return parse_bool(v, c.papi); }, R::Tool,
+     "`off`: do not start PAPI; only the kernel's software events (`perf::…`) can be counted"},
+    {"SCALEA_MACHINE", T::Text, "`~/.config/scalea/machine.json`", nullptr, R::Command,
+     "machine file written by `scalea calibrate` and read by `scalea report` (NOISE, "
+     "`--compensate`, miss pricing)"},
+    {"SCALEA_LIBOMP", T::Text,
+     "a `libomp.so.5` on `LD_LIBRARY_PATH`, else the one scalea was built with", nullptr,
+     R::Command, "the LLVM libomp `scalea run` preloads for programs built with GCC's libgomp"},
+    {"SCALEA_MPI_TIMEOUT", T::Text, "120", nullptr, R::MpiLayer,
+     "seconds a rank may arrive after its tree parent before it is treated as lost (see above)"},
+    {"SCALEA_MPI_CALIBRATE", T::Spec, "ping-pong", nullptr, R::MpiLayer,
+     "`0`: default model (1 µs, 0.2 ns/B); `LAT_NS,NS_PER_BYTE`: that model"},
+    {"SCALEA_RUN_BY_CLI", T::Switch, "", nullptr, R::Internal, "set by `scalea run`"},
+    {"SCALEA_RUN_PRELOAD", T::Text, "",
+     [](const std::string& v, Config& c) { return c.run_preload = v, true; }, R::Internal,
+     "the tool libraries `scalea run` put in front of LD_PRELOAD"},
+};
+
 }  // namespace
 
-const std::vector<std::string>& known_config_keys() {
-  static const std::vector<std::string> keys = {
-      "SCALEA_ENABLE", "SCALEA_OUTPUT", "SCALEA_QUIET", "SCALEA_START", "SCALEA_CLOCK",
-      "SCALEA_FUNCTIONS_INCLUDE", "SCALEA_FUNCTIONS_EXCLUDE",
-      // Counters (collect/papi, docs/counters.md).
-      "SCALEA_COUNTERS", "SCALEA_COUNTER_REGIONS", "SCALEA_PAPI",
-      // Throttling of tiny hot regions (docs/user-guide.md).
-      "SCALEA_THROTTLE", "SCALEA_THROTTLE_REGIONS",
-      // Read by the MPI layer (collect/mpi, docs/mpi.md).
-      "SCALEA_MPI_TIMEOUT", "SCALEA_MPI_CALIBRATE",
-      // Set by `scalea run` for its own bookkeeping; not for users.
-      "SCALEA_RUN_BY_CLI", "SCALEA_RUN_PRELOAD",
-      // Read by the scalea command, not by the tool (docs/user-guide.md).
-      "SCALEA_LIBOMP", "SCALEA_MACHINE",
-  };
-  return keys;
+const std::vector<Setting>& settings() {
+  static const std::vector<Setting> table(std::begin(kSettings), std::end(kSettings));
+  return table;
+}
+
+std::vector<std::string> split_list(const std::string& v) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= v.size()) {
+    size_t comma = v.find(',', start);
+    if (comma == std::string::npos) comma = v.size();
+    size_t b = v.find_first_not_of(' ', start), e = v.find_last_not_of(' ', comma - 1);
+    if (b < comma && comma > start) out.push_back(v.substr(b, e - b + 1));
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::optional<int> launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  return std::nullopt;
 }
 
 Config read_config(char** env) {
@@ -73,57 +156,15 @@ Config read_config(char** env) {
     const char* eq = std::strchr(*e, '=');
     if (!eq) continue;
     std::string key(*e, size_t(eq - *e)), value(eq + 1);
-    bool ok = true;
-    if (key == "SCALEA_ENABLE") {
-      ok = parse_bool(value, c.enabled);
-    } else if (key == "SCALEA_OUTPUT") {
-      ok = !value.empty();
-      if (ok) c.output = value;
-    } else if (key == "SCALEA_QUIET") {
-      ok = parse_bool(value, c.quiet);
-    } else if (key == "SCALEA_START") {
-      ok = parse_bool(value, c.start_on);
-    } else if (key == "SCALEA_CLOCK") {
-      ok = value == "tsc" || value == "monotonic";
-      if (ok) c.clock = value;
-    } else if (key == "SCALEA_FUNCTIONS_INCLUDE") {
-      c.functions_include = split_list(value);
-    } else if (key == "SCALEA_FUNCTIONS_EXCLUDE") {
-      c.functions_exclude = split_list(value);
-    } else if (key == "SCALEA_COUNTERS") {
-      c.counters = value;
-      c.counters_set = true;
-    } else if (key == "SCALEA_COUNTER_REGIONS") {
-      c.counter_regions = value;
-    } else if (key == "SCALEA_PAPI") {
-      ok = parse_bool(value, c.papi);
-    } else if (key == "SCALEA_THROTTLE") {
-      bool on = false;
-      if (parse_bool(value, on)) {
-        if (!on) c.throttle_calls = 0;
-        c.throttle_text = on ? c.throttle_text : "off";
-      } else {
-        ok = parse_throttle(value, c.throttle_calls, c.throttle_ns);
-        if (ok) c.throttle_text = value;
-      }
-    } else if (key == "SCALEA_THROTTLE_REGIONS") {
-      bool functions = false, user = false;
-      for (const std::string& k : split_list(value)) {
-        if (k == "functions" || k == "function") functions = true;
-        else if (k == "user") user = true;
-        else if (k == "all") functions = user = true;
-        else if (k != "none") ok = false;
-      }
-      if (ok) c.throttle_functions = functions, c.throttle_user = user;
-    } else if (key == "SCALEA_RUN_PRELOAD") {
-      c.run_preload = value;
-    } else if (key == "SCALEA_RUN_BY_CLI" || key == "SCALEA_MPI_TIMEOUT" ||
-               key == "SCALEA_MPI_CALIBRATE" || key == "SCALEA_LIBOMP" || key == "SCALEA_MACHINE") {
-    } else {
+    const Setting* s = nullptr;
+    for (const Setting& row : kSettings)
+      if (key == row.key) s = &row;
+    if (!s) {
       c.problems.push_back("unknown setting " + key + " ignored");
       continue;
     }
-    if (!ok) c.problems.push_back("invalid value '" + value + "' for " + key + ", default kept");
+    if (s->parse && !s->parse(value, c))
+      c.problems.push_back("invalid value '" + value + "' for " + key + ", default kept");
   }
   return c;
 }

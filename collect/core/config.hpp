@@ -1,7 +1,10 @@
-// Configuration of the in-process tool: environment variables with the prefix SCALEA_.
-// Documented in docs/user-guide.md ("Environment"). Read once, at start-up, never on the hot path.
+// Configuration of the in-process tool: environment variables with the prefix SCALEA_, one row
+// each in the settings table (config.cpp), which docs/user-guide.md ("Environment") and
+// docs/mpi.md ("Settings") show row for row (a unit test compares them). Read once, at start-up,
+// never on the hot path.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,10 +34,39 @@ struct Config {
   std::vector<std::string> problems;  // invalid values and unknown keys, reported once
 };
 
-// Reads the environment. Invalid values keep the default and are noted in problems.
+// Reads the environment. Invalid values keep the default and are noted in problems, and so are
+// SCALEA_ keys the table does not hold (a misspelt setting).
 Config read_config(char** environ_ptr);
 
-// The fixed list of keys, for warnings about misspelt ones.
-const std::vector<std::string>& known_config_keys();
+// Who reads a setting, and so which table of the docs shows it.
+enum class SettingReader : uint8_t {
+  Tool,      // read_config, into Config (docs/user-guide.md, "Environment")
+  Command,   // the scalea command (docs/user-guide.md, "Environment")
+  MpiLayer,  // collect/mpi at MPI_Init (docs/mpi.md, "Settings")
+  Internal,  // set by `scalea run` for the tool; not for users, not in the docs' tables
+};
+// What a setting's value is.
+enum class SettingType : uint8_t { Switch, Text, List, Choice, Spec };
+
+struct Setting {
+  const char* key;
+  SettingType type;
+  const char* shown_default;  // the default, as the docs' table shows it
+  // Sets the Config from the value; false when the value is invalid (the default is kept).
+  // nullptr: another reader (SettingReader) takes the value from the environment itself.
+  bool (*parse)(const std::string& value, Config& c);
+  SettingReader reader;
+  const char* doc;  // the meaning, as the docs' table shows it
+};
+
+// Every SCALEA_ setting, in the order the docs' tables list them.
+const std::vector<Setting>& settings();
+
+// The items of a comma-separated list, spaces around each trimmed, empty ones left out.
+std::vector<std::string> split_list(const std::string& v);
+
+// This process's rank in an MPI job as its launcher's environment says (OMPI_COMM_WORLD_RANK,
+// PMI_RANK, PMIX_RANK, the first one set), or none when it is not started as a rank.
+std::optional<int> launcher_rank();
 
 }  // namespace scalea::collect

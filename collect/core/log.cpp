@@ -1,10 +1,11 @@
 #include "log.hpp"
 
+#include <unistd.h>
+
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
-#include <initializer_list>
-#include <unistd.h>
+
+#include "config.hpp"
 
 namespace scalea::collect {
 
@@ -21,9 +22,8 @@ void vlog(const char* fmt, va_list ap) {
 }
 
 bool first_of_job() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char* v = std::getenv(name)) return std::atoi(v) == 0;
-  return true;
+  std::optional<int> rank = launcher_rank();
+  return !rank || *rank == 0;
 }
 }  // namespace
 

@@ -136,11 +136,11 @@ Node* mirror_of(ThreadState& t, Node* foreign) {
   if (foreign->owner == t.index) return foreign;
   // Rebuild the path from the root. Foreign nodes never change parent or region once created,
   // and were published to this thread through the runtime's own synchronization.
-  uint32_t path[512];
-  size_t depth = 0;
-  for (Node* n = foreign; n->parent && depth < 512; n = n->parent) path[depth++] = n->region;
+  std::vector<uint32_t>& path = t.mirror_path;  // grows to the deepest path seen, then is reused
+  path.clear();
+  for (Node* n = foreign; n->parent; n = n->parent) path.push_back(n->region);
   Node* local = t.root;
-  while (depth > 0) local = child_of(t, local, path[--depth]);
+  for (size_t depth = path.size(); depth > 0; --depth) local = child_of(t, local, path[depth - 1]);
   t.mirror.insert(reinterpret_cast<uintptr_t>(foreign), local);
   return local;
 }
@@ -237,6 +237,16 @@ bool take_back_preload(const std::string& ours) {
 
 void finish_at_exit() { Recorder::get().finish("exit"); }
 
+// The kernel counts a process's age in 10 ms ticks: a process younger than three ticks when the
+// tool starts is taken as starting with it.
+constexpr uint64_t kLateStartNs = 30000000;
+
+// How long finish() waits for a callback still under way on another thread before it reads that
+// thread's tree anyway: kCallbackPolls polls kCallbackPollUs apart (50 ms). A callback takes
+// microseconds; a thread stopped inside one (a debugger, a signal) must not hang the exit.
+constexpr int kCallbackPolls = 1000;
+constexpr int kCallbackPollUs = 50;
+
 // A forked child must not write the parent's experiment again: it stops recording.
 void disable_in_child() { g_state.store(2); }
 
@@ -251,7 +261,7 @@ bool Recorder::start(const char* origin) {
     // runtime loads it. A program that chooses its handlers by the dispositions it inherited
     // (CPython installs its ^C handler only over SIG_DFL) then sees what it would see without
     // the tool. With the MPI layer (preloaded or linked) and when the program links the tool,
-    // they are installed at load, as before.
+    // they are installed at load.
     bool preloaded = at_load && take_back_preload(config_.run_preload);
     bool signals_now = !preloaded || config_.run_preload.find("libscalea-mpi.so") != std::string::npos;
     if (!config_.enabled) {
@@ -264,9 +274,7 @@ bool Recorder::start(const char* origin) {
     if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
       g_asymmetric_fence.store(true, std::memory_order_relaxed);
     counters::setup(config_);
-    const char* rank_env = getenv("OMPI_COMM_WORLD_RANK");
-    if (!rank_env) rank_env = getenv("PMI_RANK");
-    if (rank_env) rank = std::atoi(rank_env);
+    if (std::optional<int> r = launcher_rank()) rank = *r;
 
     std::string dir = config_.output;
     if (dir.empty()) {
@@ -302,9 +310,8 @@ bool Recorder::start(const char* origin) {
     if (signals_now) install_signal_handlers();
     // Loaded at program start (preloaded or linked), the tool sees the whole run; loaded later by
     // the OpenMP runtime (at the first construct), it adds the time the process ran before.
-    // The kernel counts process age in 10 ms ticks: a young process is taken as starting now.
     uint64_t age = process_age_ns();
-    if (age >= 30000000) {
+    if (age >= kLateStartNs) {
       pre_start_ns = age;
       start_estimated = true;
     }
@@ -486,8 +493,9 @@ void Recorder::finish(const char* why) {
   }
   // Let callbacks already under way on other threads end before their trees are read.
   for (ThreadState* t : threads_) {
-    for (int spin = 0; spin < 1000 && t->in_callback.load(std::memory_order_acquire); ++spin)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    for (int poll = 0; poll < kCallbackPolls && t->in_callback.load(std::memory_order_acquire);
+         ++poll)
+      std::this_thread::sleep_for(std::chrono::microseconds(kCallbackPollUs));
   }
   // Threads may have been bound since they registered; the ones still alive are read again.
   for (ThreadState* t : threads_)

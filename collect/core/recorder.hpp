@@ -20,17 +20,33 @@
 namespace scalea::collect {
 
 using format::RegionKind;
-inline constexpr uint32_t kMaxCounters = 8;
+inline constexpr uint32_t kMaxCounters = counters::kMax;
 inline constexpr uint32_t kFilteredRegion = UINT32_MAX;
 
-// Per-node statistics, in the order of format::kCoreMetrics. Times are in clock ticks until the
-// experiment is written.
+template <format::MetricType>
+struct StatField {
+  using value_type = uint64_t;
+  static constexpr value_type initial(format::MetricMerge m) {
+    return m == format::MetricMerge::Min ? UINT64_MAX : 0;
+  }
+};
+template <>
+struct StatField<format::MetricType::F64> {
+  using value_type = double;
+  static constexpr value_type initial(format::MetricMerge m) {
+    return m == format::MetricMerge::Min ? __DBL_MAX__ : 0;
+  }
+};
+
+// Per-node statistics: one field per core metric (format.hpp, SCALEA_CORE_METRICS), in its order,
+// of its type. A minimum starts at the largest value. Times are in clock ticks until the
+// experiment is written (writer.cpp converts them by the metric's unit).
 struct Stats {
-  uint64_t visits = 0, time = 0, time_min = UINT64_MAX, time_max = 0;
-  double time_sumsq = 0;
-  uint64_t wait = 0, fork = 0, join = 0, task_exec = 0, team_size = 0, executed = 0,
-           iterations = 0, dispatches = 0, tasks_created = 0, bytes_sent = 0, bytes_recv = 0,
-           transfer = 0;
+#define SCALEA_X(id, name, type, merge, unit, scope, field)                 \
+  StatField<format::MetricType::type>::value_type field =                   \
+      StatField<format::MetricType::type>::initial(format::MetricMerge::merge);
+  SCALEA_CORE_METRICS(SCALEA_X)
+#undef SCALEA_X
 };
 
 struct Node {
@@ -202,6 +218,7 @@ struct ThreadState {
   uint32_t node_count = 0;
   PtrMap children;  // (parent index, region) -> Node*
   PtrMap mirror;    // another thread's Node* -> this thread's node on the same call path
+  std::vector<uint32_t> mirror_path;  // mirror_of's scratch: a call path's regions, leaf first
   std::vector<RegionCacheEntry> region_cache;  // open addressing, power-of-two size
   uint32_t region_cache_used = 0;
 
@@ -242,6 +259,33 @@ inline bool tool_enter(ThreadState* t) {
 }
 inline void tool_leave(ThreadState* t) { t->in_callback.store(0, std::memory_order_release); }
 
+// The calling thread inside the tool for the scope's lifetime (tool_enter ... tool_leave): every
+// adapter's event (OMPT callback, user API, function hook, MPI wrapper) holds one while it touches
+// the thread's tree. False when there is no thread or recording has ended. Always inlined: it is
+// part of every event's cost.
+class ToolScope {
+ public:
+  __attribute__((no_instrument_function, always_inline)) explicit ToolScope(ThreadState* t)
+      : t_(t && tool_enter(t) ? t : nullptr) {}
+  __attribute__((no_instrument_function, always_inline)) ~ToolScope() {
+    if (t_) tool_leave(t_);
+  }
+  ToolScope(const ToolScope&) = delete;
+  ToolScope& operator=(const ToolScope&) = delete;
+  __attribute__((no_instrument_function)) ThreadState* thread() const { return t_; }
+  __attribute__((no_instrument_function)) explicit operator bool() const { return t_ != nullptr; }
+
+ private:
+  ThreadState* t_;
+};
+
+// Frame keys of the adapters' Region frames: a tag above bit 40 and the adapter's own id below
+// (a sync-region or work type, a region id), so that an end event closes a frame of its adapter.
+enum class FrameTag : uint64_t { Sync = 1, Work = 2, Masked = 3, User = 4, Function = 5, Mpi = 6 };
+inline constexpr uint64_t frame_key(FrameTag tag, uint64_t id = 0) {
+  return uint64_t(tag) << 40 | id;
+}
+
 // ---- hot-path operations on one thread ---------------------------------------------------------
 
 Node* child_of_slow(ThreadState& t, Node* parent, uint32_t region);
@@ -261,8 +305,17 @@ inline Node* current_node(const ThreadState& t) {
 // Opens a frame for `node` (nullptr: ghost).
 inline Frame& push_frame(ThreadState& t, Node* node, FrameType type, Ticks when, uint64_t key = 0,
                          void* rec = nullptr) {
-  t.stack.push_back(Frame{node, when, 0, t.task_exec_total, 0, key, rec, 0, type});
-  Frame& f = t.stack.back();
+  Frame& f = t.stack.emplace_back();
+  f.node = node;
+  f.enter = when;
+  f.wait_begin = 0;
+  f.task_snap = t.task_exec_total;
+  f.wait_task_snap = 0;
+  f.key = key;
+  f.rec = rec;
+  f.aux = 0;
+  f.type = type;
+  f.ctr = 0;
   // Counters (collect/papi): one predictable branch when none are measured.
   if (__builtin_expect(counters::g_on, 0) && node && node->counted) counters::on_enter(t, f);
   return f;
@@ -307,6 +360,7 @@ inline void enter_region(ThreadState& t, uint32_t region, uint64_t key, const vo
 // Checks the throttling rule for `n` (its visits reached the next check).
 void throttle_check(ThreadState& t, Node* n);
 
+// Closes the frame at stack position i (normally the top; locks may be released out of order).
 void leave_at(ThreadState& t, size_t i, Ticks when);
 
 // Closes the top frame when enter_region opened it with `tag` (a unique tag: a function's
@@ -346,9 +400,6 @@ inline void record_visit(Node* n, Ticks d, Ticks task) {
   s.time_sumsq += double(d) * double(d);
   s.task_exec += task;
 }
-
-// Closes the frame at stack position i (normally the top; locks may be released out of order).
-void leave_at(ThreadState& t, size_t i, Ticks when);
 
 // The innermost open frame of this type, whatever its key, or -1.
 inline long find_innermost(const ThreadState& t, FrameType type) {
@@ -426,7 +477,8 @@ inline void point_event(ThreadState& t, uint32_t region) {
   ++child_of(t, parent, region)->s.visits;
 }
 
-// This thread's node on the same call path as `foreign` (a node of any thread).
+// This thread's node on the same call path as `foreign` (a node of any thread, at any depth).
+// Foreign nodes never change parent or region once created: the answer is cached per node.
 Node* mirror_of(ThreadState& t, Node* foreign);
 
 ParallelRecord* alloc_parallel(ThreadState& t);
@@ -471,11 +523,11 @@ class Recorder {
   // Writes the experiment once; later calls do nothing. `why` names the trigger (for the log).
   void finish(const char* why);
 
-  ThreadState* thread() {
+  __attribute__((returns_nonnull)) ThreadState* thread() {
     if (__builtin_expect(tls_ != nullptr, 1)) return tls_;
     return register_thread();
   }
-  ThreadState* register_thread();
+  __attribute__((returns_nonnull)) ThreadState* register_thread();
 
   // Region ids: per-thread cache in front of the shared table (the table takes a lock).
   // Functions excluded by SCALEA_FUNCTIONS_INCLUDE/_EXCLUDE get kFilteredRegion.

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "json_text.hpp"
+
 extern char** environ;
 
 namespace scalea::collect {
@@ -72,7 +74,7 @@ struct Buffer {
 
 // A data file built in one buffer: the file header's place comes first and is filled in by
 // seal(), and large sections are written in place (begin_section/end_section), so the file is
-// never copied; its peak memory is the file's size (docs/reliability.md, finding 5).
+// never copied: its peak memory is the file's size.
 struct FileBuffer : Buffer {
   explicit FileBuffer(size_t payload_hint = 0) {
     bytes.reserve(sizeof(fmt::FileHeader) + payload_hint);
@@ -161,11 +163,28 @@ std::vector<ThreadState*> threads_of(Recorder& rec) {
   return rec.threads();
 }
 
+// A node's statistic as the file holds it: times converted from clock ticks to ns (the sum of
+// squares to ns²), the minimum of a node never visited 0, f64 values as their bits.
+struct Column {
+  double ns_per_tick;
+  uint64_t operator()(uint64_t v, fmt::MetricUnit unit, fmt::MetricMerge merge,
+                      uint64_t visits) const {
+    if (merge == fmt::MetricMerge::Min && !visits) return 0;
+    return unit == fmt::MetricUnit::Ns ? uint64_t(std::llround(double(v) * ns_per_tick)) : v;
+  }
+  uint64_t operator()(double v, fmt::MetricUnit unit, fmt::MetricMerge, uint64_t) const {
+    double x = unit == fmt::MetricUnit::Ns2 ? v * ns_per_tick * ns_per_tick
+               : unit == fmt::MetricUnit::Ns ? v * ns_per_tick : v;
+    uint64_t bits;
+    std::memcpy(&bits, &x, 8);
+    return bits;
+  }
+};
+
 void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*>& threads,
                  const std::vector<uint32_t>& remap, WriteSummary& summary) {
-  const double ns_per_tick = rec.clock().ns_per_tick();
+  const Column column{rec.clock().ns_per_tick()};
   size_t section = body.begin_section(fmt::kTagThreads, uint32_t(threads.size()));
-  auto ns = [&](uint64_t ticks) { return uint64_t(std::llround(double(ticks) * ns_per_tick)); };
   for (ThreadState* t : threads) {
     body.put(fmt::ThreadRecord{t->index, t->flags, t->os_tid, t->node_count, 0});
     for (uint32_t i = 0; i < t->node_count; ++i) {
@@ -173,16 +192,14 @@ void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*
       uint32_t region = n->region < remap.size() ? remap[n->region] : n->region;
       body.put(fmt::NodeRecord{n->parent ? n->parent->index : fmt::kNoIndex, region});
       const Stats& s = n->s;
-      double sumsq = s.time_sumsq * ns_per_tick * ns_per_tick;
-      uint64_t sumsq_bits;
-      std::memcpy(&sumsq_bits, &sumsq, 8);
-      uint64_t time_ns = ns(s.time);
-      if (i == 0 && t->index == 0) time_ns += rec.pre_start_ns;  // the run before the tool began
-      const uint64_t values[fmt::kCoreMetricCount] = {
-          s.visits, time_ns, s.visits ? ns(s.time_min) : 0, ns(s.time_max), sumsq_bits,
-          ns(s.wait), ns(s.fork), ns(s.join), ns(s.task_exec), s.team_size, s.executed,
-          s.iterations, s.dispatches, s.tasks_created, s.bytes_sent, s.bytes_recv,
-          ns(s.transfer)};
+      uint64_t values[fmt::kCoreMetricCount] = {
+#define SCALEA_X(id, name, type, merge, unit, scope, field) \
+  column(s.field, fmt::MetricUnit::unit, fmt::MetricMerge::merge, s.visits),
+          SCALEA_CORE_METRICS(SCALEA_X)
+#undef SCALEA_X
+      };
+      // The run before the tool began, on the initial thread's root.
+      if (i == 0 && t->index == 0) values[size_t(fmt::CoreMetric::TimeSum)] += rec.pre_start_ns;
       body.put_bytes(values, sizeof values);
       if (counters::count()) body.put_bytes(n->counters, counters::count() * sizeof(uint64_t));
     }
@@ -256,25 +273,23 @@ bool write_file(int dirfd, const std::string& name, const std::vector<char>& dat
   return true;
 }
 
-std::string read_cmdline_json() {
-  std::string out = "[";
+// The process's command line, one string per argument.
+std::vector<std::string> command_line() {
+  std::vector<std::string> args;
   FILE* f = std::fopen("/proc/self/cmdline", "r");
-  if (f) {
-    std::string arg;
-    int c;
-    bool first = true;
-    while ((c = std::fgetc(f)) != EOF) {
-      if (c == 0) {
-        out += (first ? "" : ", ") + json_escape(arg);
-        first = false;
-        arg.clear();
-      } else {
-        arg += char(c);
-      }
+  if (!f) return args;
+  std::string arg;
+  int c;
+  while ((c = std::fgetc(f)) != EOF) {
+    if (c == 0) {
+      args.push_back(arg);
+      arg.clear();
+    } else {
+      arg += char(c);
     }
-    std::fclose(f);
   }
-  return out + "]";
+  std::fclose(f);
+  return args;
 }
 
 // Environment that changes what a run measures.
@@ -287,65 +302,6 @@ bool relevant_env(const char* e) {
 }
 
 }  // namespace
-
-namespace {
-// The length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF), or 0 when the bytes there are not one.
-size_t utf8_sequence(const std::string& s, size_t i) {
-  auto at = [&](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
-  unsigned c = at(i);
-  auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
-    unsigned b = at(k);
-    return b >= lo && b <= hi;
-  };
-  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
-  if (c == 0xE0) return cont(i + 1, 0xA0) && cont(i + 2) ? 3 : 0;
-  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(i + 1) && cont(i + 2) ? 3 : 0;
-  if (c == 0xED) return cont(i + 1, 0x80, 0x9F) && cont(i + 2) ? 3 : 0;
-  if (c == 0xF0) return cont(i + 1, 0x90) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-  if (c >= 0xF1 && c <= 0xF3) return cont(i + 1) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-  if (c == 0xF4) return cont(i + 1, 0x80, 0x8F) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-  return 0;
-}
-}  // namespace
-
-// Bytes that are not UTF-8 (a command argument or path in another encoding) become U+FFFD: JSON
-// must be UTF-8, and one such byte would make the whole meta.json unreadable.
-std::string json_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      size_t n = utf8_sequence(s, i);
-      if (n) {
-        out.append(s, i, n);
-        i += n - 1;
-      } else {
-        out += "\xEF\xBF\xBD";  // U+FFFD
-      }
-      continue;
-    }
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += char(c);
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
 
 std::string rank_file_name(int rank) {
   char buf[64];
@@ -428,48 +384,20 @@ std::vector<char> encode_process(Recorder& rec, int rank, WriteSummary& summary)
   return file.seal(n + 1, rank);
 }
 
-// Call paths throttled (SCALEA_THROTTLE): rank, thread, node index in this process's data file.
-std::string throttled_entries(Recorder& rec, size_t limit, size_t& count) {
+// ---- meta.json ----------------------------------------------------------------------------------
+
+std::vector<ThrottledPath> throttled_paths(Recorder& rec, size_t limit, size_t& count) {
   const ClockCalibration& clk = rec.clock();
-  std::string out;
+  std::vector<ThrottledPath> out;
   count = 0;
   std::lock_guard<std::mutex> lock(rec.mutex());
   for (ThreadState* t : rec.threads())
     for (const ThrottleEvent& ev : t->throttled) {
       if (count++ >= limit) continue;  // the count says how many were left out
-      char buf[256];
       double at = ev.at > clk.ticks0 ? double(ev.at - clk.ticks0) * clk.ns_per_tick() * 1e-9 : 0;
-      std::snprintf(buf, sizeof buf,
-                    "%s{\"rank\": %d, \"thread\": %u, \"node\": %u, \"visits\": %llu, "
-                    "\"mean_ns\": %.1f, \"at_s\": %.6f}",
-                    out.empty() ? "" : ", ", rec.rank, t->index, ev.node->index,
-                    (unsigned long long)ev.visits, ev.mean_ns, at);
-      out += buf;
+      out.push_back(ThrottledPath{rec.rank, t->index, ev.node->index, ev.visits, ev.mean_ns, at});
     }
   return out;
-}
-
-// Seconds from the initial thread's start (its root, which includes the time before the tool
-// started when that was estimated) to `when`, as JSON; null when unknown.
-std::string since_start(Recorder& rec, Ticks when) {
-  const std::vector<ThreadState*>& all = rec.threads();
-  if (!when || all.empty()) return "null";
-  return std::to_string((double(when > all[0]->born ? when - all[0]->born : 0) *
-                             rec.clock().ns_per_tick() + double(rec.pre_start_ns)) * 1e-9);
-}
-
-std::string affinity_members(Recorder& rec) {
-  std::string threads;
-  {
-    std::lock_guard<std::mutex> lock(rec.mutex());
-    for (const ThreadState* t : rec.threads())
-      threads += std::string(threads.empty() ? "" : ", ") + "{\"index\": " + std::to_string(t->index) +
-                 ", \"os_tid\": " + std::to_string(t->os_tid) + ", \"cpus\": " +
-                 json_escape(cpu_list(t->cpus)) + ", \"count\": " + std::to_string(cpu_count(t->cpus)) +
-                 ", \"created_s\": " + since_start(rec, t->created) + "}";
-  }
-  return "\"cpus_online\": " + std::to_string(rec.cpus_online) + ", \"process_cpus\": " +
-         json_escape(cpu_list(rec.process_cpus)) + ", \"threads\": [" + threads + "]";
 }
 
 namespace {
@@ -480,32 +408,104 @@ std::string host_name() {
 }
 }  // namespace
 
-std::string affinity_of_rank(Recorder& rec, int rank) {
-  return "{\"rank\": " + std::to_string(rank) + ", \"host\": " + json_escape(host_name()) + ", " +
-         affinity_members(rec) + "}";
+// Seconds from the initial thread's start (its root, which includes the time before the tool
+// started when that was estimated) to `when`; < 0 when unknown.
+double since_start(Recorder& rec, Ticks when) {
+  const std::vector<ThreadState*>& all = rec.threads();
+  if (!when || all.empty()) return -1;
+  return (double(when > all[0]->born ? when - all[0]->born : 0) * rec.clock().ns_per_tick() +
+          double(rec.pre_start_ns)) * 1e-9;
 }
 
-std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<std::string>& files,
-                        const MetaExtras& extras) {
-  Anomalies anomalies;
-  size_t thread_count;
-  const ClockCalibration& clk = rec.clock();
-  size_t throttled_count = 0;
-  std::string throttled = throttled_entries(rec, kThrottledListed, throttled_count);
-  if (!extras.other_throttled.empty())
-    throttled += (throttled.empty() ? "" : ", ") + extras.other_throttled;
-  throttled_count += extras.other_throttled_count;
-  {
-    std::lock_guard<std::mutex> lock(rec.mutex());
-    thread_count = rec.threads().size();
-    for (ThreadState* t : rec.threads()) {
-      anomalies.unmatched_end += t->anomalies.unmatched_end;
-      anomalies.unclosed += t->anomalies.unclosed;
-      anomalies.foreign_resume += t->anomalies.foreign_resume;
-    }
+ProcessAffinity process_affinity(Recorder& rec, int rank) {
+  ProcessAffinity a;
+  a.rank = rank;
+  a.host = host_name();
+  a.cpus_online = rec.cpus_online;
+  a.process_cpus = cpu_list(rec.process_cpus);
+  std::lock_guard<std::mutex> lock(rec.mutex());
+  for (const ThreadState* t : rec.threads())
+    a.threads.push_back(ThreadCpus{t->index, t->os_tid, cpu_list(t->cpus), cpu_count(t->cpus),
+                                   since_start(rec, t->created)});
+  return a;
+}
+
+namespace {
+
+// Text of meta.json values, in the order and form docs/experiment-format.md gives.
+std::string fixed(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string int_list(const std::vector<int>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string throttled_json(const std::vector<ThrottledPath>& paths) {
+  std::string out;
+  for (const ThrottledPath& p : paths) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%s{\"rank\": %d, \"thread\": %u, \"node\": %u, \"visits\": %llu, "
+                  "\"mean_ns\": %.1f, \"at_s\": %.6f}",
+                  out.empty() ? "" : ", ", p.rank, p.thread, p.node, (unsigned long long)p.visits,
+                  p.mean_ns, p.at_s);
+    out += buf;
   }
-  char cwd[4096] = "";
-  if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
+  return out;
+}
+
+// A time in seconds, or null when unknown (< 0).
+std::string seconds_or_null(double s) { return s < 0 ? "null" : std::to_string(s); }
+
+// "cpus_online": N, "process_cpus": "0-1", "threads": [{"index", "os_tid", "cpus", "count",
+// "created_s"}, ...]
+std::string affinity_members(const ProcessAffinity& a) {
+  std::string threads;
+  for (const ThreadCpus& t : a.threads)
+    threads += std::string(threads.empty() ? "" : ", ") + "{\"index\": " + std::to_string(t.index) +
+               ", \"os_tid\": " + std::to_string(t.os_tid) + ", \"cpus\": " + json_escape(t.cpus) +
+               ", \"count\": " + std::to_string(t.count) + ", \"created_s\": " +
+               seconds_or_null(t.created_s) + "}";
+  return "\"cpus_online\": " + std::to_string(a.cpus_online) + ", \"process_cpus\": " +
+         json_escape(a.process_cpus) + ", \"threads\": [" + threads + "]";
+}
+
+std::string affinity_json(const ProcessAffinity& mine, const std::vector<ProcessAffinity>& ranks) {
+  std::string ranks_text;
+  for (const ProcessAffinity& r : ranks)
+    ranks_text += std::string(ranks_text.empty() ? "" : ", ") + "{\"rank\": " +
+                  std::to_string(r.rank) + ", \"host\": " + json_escape(r.host) + ", " +
+                  affinity_members(r) + "}";
+  return "{" + affinity_members(mine) + (ranks.empty() ? "" : ", \"ranks\": [" + ranks_text + "]") +
+         "}";
+}
+
+std::string clock_json(const ClockCalibration& clk) {
+  return "{\"source\": " + json_escape(clk.source()) + ", \"ns_per_tick\": " +
+         std::to_string(clk.ns_per_tick()) + ", \"duration_s\": " +
+         std::to_string(double(clk.ns1 - clk.ns0) * 1e-9) + "}";
+}
+
+std::string openmp_json(Recorder& rec) {
+  const SourceInfo& omp = rec.openmp_info();
+  std::string callbacks = "{";
+  for (size_t i = 0; i < omp.callbacks.size(); ++i)
+    callbacks += std::string(i ? ", " : "") + json_escape(omp.callbacks[i].first) + ": " +
+                 json_escape(omp.callbacks[i].second);
+  callbacks += "}";
+  return "{\"runtime\": " + json_escape(omp.runtime) + ", \"runtime_path\": " +
+         json_escape(omp.runtime_path) + ", \"callbacks\": " + callbacks +
+         ", \"runtime_init_s\": " + seconds_or_null(since_start(rec, omp.runtime_init)) +
+         ", \"runtime_ready_s\": " + seconds_or_null(since_start(rec, omp.runtime_ready)) +
+         ", \"init_by_fork\": " + (omp.init_by_fork ? "true" : "false") + "}";
+}
+
+std::string environment_json() {
   std::string env = "{";
   bool first = true;
   for (char** e = environ; e && *e; ++e) {
@@ -516,72 +516,138 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
            json_escape(eq + 1);
     first = false;
   }
-  env += "}";
-  const SourceInfo& omp = rec.openmp_info();
-  std::string callbacks = "{";
-  for (size_t i = 0; i < omp.callbacks.size(); ++i)
-    callbacks += std::string(i ? ", " : "") + json_escape(omp.callbacks[i].first) + ": " +
-                 json_escape(omp.callbacks[i].second);
-  callbacks += "}";
-  auto list = [](const std::vector<std::string>& v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + json_escape(v[i]);
-    return s + "]";
-  };
-  const char* omp_num = getenv("OMP_NUM_THREADS");
-  const Config& cfg = rec.config();
-  std::string throttle_kinds = std::string("[") + (cfg.throttle_functions ? "\"function\"" : "") +
-                               (cfg.throttle_functions && cfg.throttle_user ? ", " : "") +
-                               (cfg.throttle_user ? "\"user\"" : "") + "]";
-  std::string m;
-  m += "{\n";
-  m += "  \"format\": \"scalea-experiment\",\n";
-  m += "  \"format_version\": " + std::to_string(fmt::kVersion) + ",\n";
-  m += "  \"tool_version\": " + json_escape(SCALEA_VERSION) + ",\n";
-  m += "  \"command\": " + read_cmdline_json() + ",\n";
-  m += "  \"cwd\": " + json_escape(cwd) + ",\n";
-  m += "  \"host\": " + json_escape(host_name()) + ",\n";
-  m += "  \"pid\": " + std::to_string(getpid()) + ",\n";
-  m += "  \"start_time\": " + json_escape(rec.start_time_iso) + ",\n";
-  m += "  \"end_time\": " + json_escape(rec.end_time_iso) + ",\n";
-  m += "  \"finished_by\": " + json_escape(trigger) + ",\n";
-  m += std::string("  \"complete\": ") + (extras.complete ? "true" : "false") + ",\n";
-  m += "  \"notes\": " + list(extras.notes) + ",\n";
-  m += "  \"program_start\": " + json_escape(rec.start_estimated ? "estimated" : "measured") + ",\n";
-  char estimated[64];
-  std::snprintf(estimated, sizeof estimated, "  \"program_start_estimated_s\": %.3f,\n",
-                rec.start_estimated ? double(rec.pre_start_ns) * 1e-9 : 0.0);
-  m += estimated;
-  m += "  \"clock\": {\"source\": " + json_escape(clk.source()) + ", \"ns_per_tick\": " +
-       std::to_string(clk.ns_per_tick()) + ", \"duration_s\": " +
-       std::to_string(double(clk.ns1 - clk.ns0) * 1e-9) + "},\n";
-  m += "  \"ranks\": " + std::to_string(extras.ranks) + ",\n";
-  m += "  \"threads\": " + std::to_string(thread_count) + ",\n";
-  m += "  \"max_team_size\": " + std::to_string(rec.max_team()) + ",\n";
-  m += "  \"omp_num_threads\": " + json_escape(omp_num ? omp_num : "") + ",\n";
+  return env + "}";
+}
 
-  m += "  \"affinity\": {" + affinity_members(rec) +
-       (extras.affinity_ranks.empty() ? "" : ", \"ranks\": [" + extras.affinity_ranks + "]") + "},\n";
-  m += "  \"openmp\": {\"runtime\": " + json_escape(omp.runtime) + ", \"runtime_path\": " +
-       json_escape(omp.runtime_path) + ", \"callbacks\": " + callbacks +
-       ", \"runtime_init_s\": " + since_start(rec, omp.runtime_init) +
-       ", \"runtime_ready_s\": " + since_start(rec, omp.runtime_ready) +
-       ", \"init_by_fork\": " + (omp.init_by_fork ? "true" : "false") + "},\n";
-  m += "  \"environment\": " + env + ",\n";
-  m += "  \"anomalies\": {\"unmatched_end\": " + std::to_string(anomalies.unmatched_end) +
-       ", \"unclosed\": " + std::to_string(anomalies.unclosed) + ", \"foreign_resume\": " +
-       std::to_string(anomalies.foreign_resume) + "},\n";
-  m += "  \"counters\": " + counters::meta_json() + ",\n";
-  m += "  \"throttle\": {\"setting\": " + json_escape(cfg.throttle_text) +
-       ", \"calls\": " + std::to_string(cfg.throttle_calls) +
-       ", \"mean_below_ns\": " + std::to_string(cfg.throttle_calls ? cfg.throttle_ns : 0) +
-       ", \"kinds\": " + throttle_kinds + ", \"count\": " + std::to_string(throttled_count) +
-       ", \"throttled\": [" + throttled + "]},\n";
-  for (const auto& [name, value] : extras.raw_fields) m += "  " + json_escape(name) + ": " + value + ",\n";
-  if (!extras.definitions_file.empty())
-    m += "  \"definitions\": " + json_escape(extras.definitions_file) + ",\n";
-  m += "  \"files\": " + list(files) + "\n";
-  m += "}\n";
+std::string anomalies_json(Recorder& rec) {
+  Anomalies a;
+  {
+    std::lock_guard<std::mutex> lock(rec.mutex());
+    for (ThreadState* t : rec.threads()) {
+      a.unmatched_end += t->anomalies.unmatched_end;
+      a.unclosed += t->anomalies.unclosed;
+      a.foreign_resume += t->anomalies.foreign_resume;
+    }
+  }
+  return "{\"unmatched_end\": " + std::to_string(a.unmatched_end) + ", \"unclosed\": " +
+         std::to_string(a.unclosed) + ", \"foreign_resume\": " + std::to_string(a.foreign_resume) +
+         "}";
+}
+
+std::string counters_json(const counters::CounterReport& r) {
+  std::string m = "{\"requested\": " + json_string_list(r.requested) + ", \"requested_by\": " +
+                  json_escape(r.requested_by) + ", \"measured\": [";
+  for (size_t i = 0; i < r.measured.size(); ++i)
+    m += std::string(i ? ", " : "") + "{\"name\": " + json_escape(r.measured[i].name) +
+         ", \"column\": " + json_escape(r.measured[i].column) + ", \"backend\": " +
+         json_escape(r.measured[i].backend) + "}";
+  m += "], \"dropped\": [";
+  for (size_t i = 0; i < r.dropped.size(); ++i)
+    m += std::string(i ? ", " : "") + "{\"name\": " + json_escape(r.dropped[i].name) +
+         ", \"reason\": " + json_escape(r.dropped[i].reason) + "}";
+  m += "], \"multiplexed\": " + std::string(r.multiplexed ? "true" : "false") +
+       ", \"read_failures\": " + std::to_string(r.read_failures) +
+       ", \"threads_failed\": " + std::to_string(r.threads_failed) +
+       ", \"cost_per_read_ns\": " + fixed("%.1f", r.cost_per_read_ns) +
+       ", \"regions\": " + json_escape(r.regions) + ", \"offered\": " +
+       json_string_list(r.offered) + ", \"papi\": {\"started\": " +
+       (r.papi_started ? "true" : "false") + ", \"version\": " + json_escape(r.papi_version) +
+       ", \"problem\": " + json_escape(r.papi_problem) + ", \"components\": " +
+       json_string_list(r.papi_components) + "}}";
+  return m;
+}
+
+std::string throttle_json(Recorder& rec, const MetaExtras& extras) {
+  const Config& cfg = rec.config();
+  size_t count = 0;
+  std::vector<ThrottledPath> paths = throttled_paths(rec, kThrottledListed, count);
+  paths.insert(paths.end(), extras.other_throttled.begin(), extras.other_throttled.end());
+  count += extras.other_throttled_count;
+  std::string kinds = std::string("[") + (cfg.throttle_functions ? "\"function\"" : "") +
+                      (cfg.throttle_functions && cfg.throttle_user ? ", " : "") +
+                      (cfg.throttle_user ? "\"user\"" : "") + "]";
+  return "{\"setting\": " + json_escape(cfg.throttle_text) +
+         ", \"calls\": " + std::to_string(cfg.throttle_calls) +
+         ", \"mean_below_ns\": " + std::to_string(cfg.throttle_calls ? cfg.throttle_ns : 0) +
+         ", \"kinds\": " + kinds + ", \"count\": " + std::to_string(count) +
+         ", \"throttled\": [" + throttled_json(paths) + "]}";
+}
+
+std::string mpi_json(const MpiMeta& m) {
+  char head[512];
+  std::snprintf(head, sizeof head,
+                "{\"size\": %d, \"thread_level\": \"%s\", \"model\": {\"latency_ns\": %.1f, "
+                "\"ns_per_byte\": %.5f, \"source\": ",
+                m.size, m.thread_level.c_str(), m.latency_ns, m.ns_per_byte);
+  std::string out = head + json_escape(m.model_source) + "}, \"timeout_s\": ";
+  char tail[64];
+  std::snprintf(tail, sizeof tail, "%g, \"setup_s\": %.6f", m.timeout_s, m.setup_s);
+  out += tail;
+  out += ", \"ranks_written\": " + int_list(m.ranks_written);
+  if (m.unified)
+    out += ", \"missing_ranks\": " + int_list(m.missing_ranks) + ", \"no_finalize_ranks\": " +
+           int_list(m.no_finalize_ranks);
+  if (m.unification) {
+    const MpiUnification& u = *m.unification;
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  ", \"unification\": {\"tree\": \"binomial\", \"seconds\": %.6f, "
+                  "\"regions\": %llu, \"root_bytes\": %llu, \"root_peak_rss_kb\": %lld, "
+                  "\"root_rss_growth_kb\": %lld, \"max_other_rss_growth_kb\": %llu, "
+                  "\"after_last_arrival_s\": %.6f}",
+                  u.seconds, (unsigned long long)u.regions, (unsigned long long)u.root_bytes,
+                  (long long)u.root_peak_rss_kb, (long long)u.root_rss_growth_kb,
+                  (unsigned long long)u.max_other_rss_growth_kb, u.after_last_arrival_s);
+    out += buf;
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<std::string>& files,
+                        const MetaExtras& extras) {
+  size_t thread_count;
+  {
+    std::lock_guard<std::mutex> lock(rec.mutex());
+    thread_count = rec.threads().size();
+  }
+  char cwd[4096] = "";
+  if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
+  const char* omp_num = getenv("OMP_NUM_THREADS");
+  std::string m = "{\n";
+  auto field = [&m](const char* key, const std::string& value) {
+    m += std::string("  \"") + key + "\": " + value + ",\n";
+  };
+  field("format", "\"scalea-experiment\"");
+  field("format_version", std::to_string(fmt::kVersion));
+  field("tool_version", json_escape(SCALEA_VERSION));
+  field("command", json_string_list(command_line()));
+  field("cwd", json_escape(cwd));
+  field("host", json_escape(host_name()));
+  field("pid", std::to_string(getpid()));
+  field("start_time", json_escape(rec.start_time_iso));
+  field("end_time", json_escape(rec.end_time_iso));
+  field("finished_by", json_escape(trigger));
+  field("complete", extras.complete ? "true" : "false");
+  field("notes", json_string_list(extras.notes));
+  field("program_start", json_escape(rec.start_estimated ? "estimated" : "measured"));
+  field("program_start_estimated_s",
+        fixed("%.3f", rec.start_estimated ? double(rec.pre_start_ns) * 1e-9 : 0.0));
+  field("clock", clock_json(rec.clock()));
+  field("ranks", std::to_string(extras.ranks));
+  field("threads", std::to_string(thread_count));
+  field("max_team_size", std::to_string(rec.max_team()));
+  field("omp_num_threads", json_escape(omp_num ? omp_num : ""));
+  field("affinity", affinity_json(process_affinity(rec, rec.rank), extras.rank_affinity));
+  field("openmp", openmp_json(rec));
+  field("environment", environment_json());
+  field("anomalies", anomalies_json(rec));
+  field("counters", counters_json(counters::report()));
+  field("throttle", throttle_json(rec, extras));
+  if (extras.mpi) field("mpi", mpi_json(*extras.mpi));
+  if (!extras.definitions_file.empty()) field("definitions", json_escape(extras.definitions_file));
+  m += "  \"files\": " + json_string_list(files) + "\n}\n";
   return m;
 }
 

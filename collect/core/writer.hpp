@@ -6,6 +6,7 @@
 // the root then writes one definitions file and one threads-only file per rank.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,25 +46,74 @@ std::vector<char> encode_threads(Recorder& rec, const std::vector<uint32_t>& rem
 // Both in one file: what a process without MPI writes.
 std::vector<char> encode_process(Recorder& rec, int rank, WriteSummary& summary);
 
+// A call path one thread stopped recording (SCALEA_THROTTLE): a meta.json "throttle.throttled"
+// entry. `node` is the node's index in the thread's tree of this process's data file.
+struct ThrottledPath {
+  int32_t rank = -1;
+  uint32_t thread = 0, node = 0;
+  uint64_t visits = 0;
+  double mean_ns = 0;  // mean inclusive time of the visits counted
+  double at_s = 0;     // when, in s after the tool started
+};
+// This process's throttled call paths, at most `limit` of them; `count` says how many in all.
+std::vector<ThrottledPath> throttled_paths(Recorder& rec, size_t limit, size_t& count);
+constexpr size_t kThrottledListed = 1000;  // entries listed in meta.json, over all ranks
+
+// The CPUs a process and its threads may run on: meta.json "affinity", and with MPI one entry
+// of "affinity.ranks" per rank.
+struct ThreadCpus {
+  uint32_t index = 0;
+  uint64_t os_tid = 0;
+  std::string cpus;  // a cpulist, "0-3,8"
+  uint64_t count = 0;
+  double created_s = -1;  // a worker: its team's fork, s from the initial thread's start (< 0: none)
+};
+struct ProcessAffinity {
+  int32_t rank = -1;
+  std::string host;
+  int64_t cpus_online = 0;
+  std::string process_cpus;
+  std::vector<ThreadCpus> threads;
+};
+ProcessAffinity process_affinity(Recorder& rec, int rank);
+
+// meta.json "mpi" (docs/mpi.md): the job, the transfer model, which ranks the experiment holds
+// and, at the root of the unification, what it cost.
+struct MpiUnification {
+  double seconds = 0;
+  uint64_t regions = 0, root_bytes = 0;
+  int64_t root_peak_rss_kb = 0, root_rss_growth_kb = 0;
+  uint64_t max_other_rss_growth_kb = 0;
+  double after_last_arrival_s = 0;
+};
+struct MpiMeta {
+  int size = 1;
+  std::string thread_level;  // single, funneled, serialized, multiple or unknown
+  double latency_ns = 0, ns_per_byte = 0;
+  std::string model_source;
+  double timeout_s = 0, setup_s = 0;
+  std::vector<int> ranks_written;
+  // Written when the experiment holds ranks unified over the tree (not a rank on its own).
+  bool unified = false;
+  std::vector<int> missing_ranks, no_finalize_ranks;
+  std::optional<MpiUnification> unification;  // the root's experiment
+};
+
+// What an experiment's meta.json says beyond what the recorder holds.
 struct MetaExtras {
   int ranks = 1;
-  // Other ranks' throttled call paths, as throttled_entries() gives them, and how many they had.
-  std::string other_throttled;
+  // Other ranks' throttled call paths (as many as the list takes), and how many they had.
+  std::vector<ThrottledPath> other_throttled;
   size_t other_throttled_count = 0;
   bool complete = true;
-  std::string definitions_file;           // "" when each file carries its own definitions
-  std::vector<std::string> notes;         // e.g. why the experiment is incomplete
-  std::vector<std::pair<std::string, std::string>> raw_fields;  // name -> JSON value
-  // MPI: every rank's affinity_of_rank() objects, comma separated: meta.json "affinity.ranks".
-  std::string affinity_ranks;
+  std::string definitions_file;    // "" when each file carries its own definitions
+  std::vector<std::string> notes;  // e.g. why the experiment is incomplete
+  std::optional<MpiMeta> mpi;
+  std::vector<ProcessAffinity> rank_affinity;  // MPI: every rank's, for "affinity.ranks"
 };
+// The text of meta.json (docs/experiment-format.md): the only place that writes it.
 std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<std::string>& files,
                         const MetaExtras& extras);
-
-// meta.json "throttle" entries of this process's throttled call paths ("{...}, {...}"), at most
-// `limit` of them; `count` is set to how many there are in all.
-std::string throttled_entries(Recorder& rec, size_t limit, size_t& count);
-constexpr size_t kThrottledListed = 1000;  // entries listed in meta.json, over all ranks
 
 // Creates the experiment directory atomically: files are written and synced under a temporary
 // name, then renamed to `dir`, or to dir.1, dir.2, ... when that exists (never overwritten).
@@ -75,13 +125,6 @@ bool publish_experiment(const std::string& dir,
 bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger,
                       std::string& written_dir, WriteSummary& summary, std::string& error);
 
-// This process's meta.json "affinity" members: "cpus_online": N, "process_cpus": "0-1",
-// "threads": [{"index", "os_tid", "cpus", "count"}, ...] (without the braces).
-std::string affinity_members(Recorder& rec);
-// The same as one rank's object of "affinity.ranks": {"rank": r, "host": "...", <members>}.
-std::string affinity_of_rank(Recorder& rec, int rank);
-
-std::string json_escape(const std::string& s);
 std::string rank_file_name(int rank);
 
 }  // namespace scalea::collect

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Generates the PMPI wrappers of libscalea-mpi.so from mpi_spec.txt (see its header).
 
-usage: gen_wrappers.py SPEC OUT.cpp
+usage: gen_wrappers.py SPEC FORMAT_HPP OUT.cpp
 
-Writes one C++ file holding: the table of wrapped functions (name, MPI class), the C wrappers
+The MPI classes a spec line may name are those of SCALEA_MPI_CLASSES in FORMAT_HPP
+(drg/include/scalea/format.hpp, its `spec` column). Writes one C++ file holding: the table of
+wrapped functions (name, MPI class), the C wrappers
 MPI_Xxx -> PMPI_Xxx for every line not flagged H, and the Fortran wrappers mpi_xxx_ -> pmpi_xxx_
 and mpi_xxx_f08_ -> pmpi_xxx_f08_ (`use mpi_f08`) for lines flagged F. Every wrapper has the same shape:
 
@@ -18,7 +20,7 @@ and mpi_xxx_f08_ -> pmpi_xxx_f08_ (`use mpi_f08`) for lines flagged F. Every wra
 import re
 import sys
 
-CLASSES = {"p2p": 0, "coll": 1, "sync": 2, "rma": 3, "io": 4, "mgmt": 5, "wait": 6}
+CLASSES = {}  # spec name -> format::MpiClass enumerator, from format.hpp (read_classes)
 CLAUSES = ("send", "recv", "peer", "before", "after")
 
 
@@ -42,7 +44,8 @@ class Func:
             raise SystemExit(f"mpi_spec.txt:{lineno}: expected 'CLASS FLAGS | prototype | clauses'")
         head = parts[0].split()
         if len(head) != 2 or head[0] not in CLASSES or not set(head[1]) <= set("-FHN"):
-            raise SystemExit(f"mpi_spec.txt:{lineno}: bad class/flags '{parts[0]}'")
+            raise SystemExit(f"mpi_spec.txt:{lineno}: bad class/flags '{parts[0]}' (classes: "
+                         f"{', '.join(CLASSES)})")
         self.cls, self.flags = head[0], head[1]
         m = re.match(r"^(int|double)\s+(MPI_\w+)\s*\((.*)\)$", parts[1])
         if not m:
@@ -97,6 +100,23 @@ class Func:
 
     def uses(self, ident, keys=CLAUSES):
         return any(re.search(r"\b%s\b" % re.escape(ident), self.clauses.get(k, "")) for k in keys)
+
+
+def read_classes(path):
+    """The rows of SCALEA_MPI_CLASSES: X(Id, value, "name", "spec")."""
+    text = open(path).read()
+    start = text.find("#define SCALEA_MPI_CLASSES(X)")
+    if start < 0:
+        raise SystemExit(f"{path}: no SCALEA_MPI_CLASSES table")
+    body = []
+    for line in text[start:].splitlines()[1:]:
+        body.append(line)
+        if not line.rstrip().endswith("\\"):
+            break
+    rows = re.findall(r'X\(\s*(\w+)\s*,\s*(\d+)\s*,\s*"([^"]*)"\s*,\s*"([^"]*)"\s*\)', "\n".join(body))
+    if not rows:
+        raise SystemExit(f"{path}: SCALEA_MPI_CLASSES has no rows")
+    return {spec: f"format::MpiClass::{ident}" for ident, _value, _name, spec in rows}
 
 
 def split_params(s):
@@ -225,7 +245,10 @@ def f_wrapper(f, suffix="_"):
 
 
 def main():
-    spec, out_path = sys.argv[1], sys.argv[2]
+    if len(sys.argv) != 4:
+        raise SystemExit("usage: gen_wrappers.py SPEC FORMAT_HPP OUT.cpp")
+    spec, format_hpp, out_path = sys.argv[1], sys.argv[2], sys.argv[3]
+    CLASSES.update(read_classes(format_hpp))
     funcs = []
     for lineno, raw in enumerate(open(spec), 1):
         line = raw.strip()

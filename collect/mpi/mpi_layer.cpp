@@ -50,7 +50,7 @@ void put_site(SiteTable& c, const SiteEntry& e) {
 
 uint32_t site_region_slow(uint32_t fn, uintptr_t site) {
   const FnInfo& f = kFunctions[fn];
-  uint32_t id = Recorder::get().site_region(RegionKind::Mpi, f.cls, f.name,
+  uint32_t id = Recorder::get().site_region(RegionKind::Mpi, uint16_t(f.cls), f.name,
                                             reinterpret_cast<const void*>(site));
   SiteTable& c = tl_sites;
   if (!c.slots) {
@@ -69,9 +69,10 @@ uint32_t site_region_slow(uint32_t fn, uintptr_t site) {
 }
 
 void Call::close(uint64_t sent, uint64_t recv, Ticks wait, Ticks transfer) {
+  ToolScope scope(t_);
+  if (!scope) return;  // the writer already closed the frame (finish() ran meanwhile)
   ThreadState& t = *t_;
-  if (!tool_enter(&t)) return;  // the writer already closed the frame (finish() ran meanwhile)
-  long i = find_frame(t, FrameType::Region, kKeyMpi | rid_);
+  long i = find_frame(t, FrameType::Region, frame_key(FrameTag::Mpi, rid_));
   if (i < 0) {
     ++t.anomalies.unmatched_end;
   } else {
@@ -85,7 +86,6 @@ void Call::close(uint64_t sent, uint64_t recv, Ticks wait, Ticks transfer) {
       s.transfer += transfer;
     }
   }
-  tool_leave(&t);
 }
 
 // ---- persistent requests ------------------------------------------------------------------------
@@ -144,6 +144,7 @@ namespace {
 // repetitions (robust to oversubscription noise). Returns false when there is nobody to talk to.
 bool calibrate(double& lat_ns, double& ns_per_byte) {
   const LayerState& L = g_layer;
+  constexpr int kTag = 0x5c00;  // on the tool's own communicator: no program message matches
   double res[2] = {0, 0};
   if (L.size >= 2) {
     const int small_reps = 30, large_reps = 6, large = 256 * 1024;
@@ -157,11 +158,11 @@ bool calibrate(double& lat_ns, double& ns_per_byte) {
         for (int i = 0; i < reps; ++i) {
           double t0 = wall_s();
           if (L.rank == 0) {
-            PMPI_Send(buf.data(), bytes, MPI_BYTE, peer, 0x5c00, L.comm);
-            PMPI_Recv(buf.data(), bytes, MPI_BYTE, peer, 0x5c00, L.comm, MPI_STATUS_IGNORE);
+            PMPI_Send(buf.data(), bytes, MPI_BYTE, peer, kTag, L.comm);
+            PMPI_Recv(buf.data(), bytes, MPI_BYTE, peer, kTag, L.comm, MPI_STATUS_IGNORE);
           } else {
-            PMPI_Recv(buf.data(), bytes, MPI_BYTE, peer, 0x5c00, L.comm, MPI_STATUS_IGNORE);
-            PMPI_Send(buf.data(), bytes, MPI_BYTE, peer, 0x5c00, L.comm);
+            PMPI_Recv(buf.data(), bytes, MPI_BYTE, peer, kTag, L.comm, MPI_STATUS_IGNORE);
+            PMPI_Send(buf.data(), bytes, MPI_BYTE, peer, kTag, L.comm);
           }
           best = std::min(best, wall_s() - t0);
         }
@@ -221,12 +222,13 @@ void setup(int provided) {
   const ClockCalibration& ck = rec.clock();
   Ticks tk = now();
   uint64_t ns = monotonic_ns();
-  double ticks_per_ns = (ns > ck.ns0 + 1000000 && tk > ck.ticks0)
+  constexpr uint64_t kShortestRatioNs = 1000000, kRatioMeasureNs = 2000000;
+  double ticks_per_ns = (ns > ck.ns0 + kShortestRatioNs && tk > ck.ticks0)
                             ? double(tk - ck.ticks0) / double(ns - ck.ns0) : 1.0;
-  if (ns <= ck.ns0 + 1000000) {  // too short to tell: measure over 2 ms
+  if (ns <= ck.ns0 + kShortestRatioNs) {  // too short to tell: measure over 2 ms
     Ticks a = now();
     uint64_t b = monotonic_ns();
-    while (monotonic_ns() < b + 2000000) {
+    while (monotonic_ns() < b + kRatioMeasureNs) {
     }
     ticks_per_ns = double(now() - a) / double(monotonic_ns() - b);
   }

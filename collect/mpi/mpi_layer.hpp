@@ -32,16 +32,13 @@ enum class Split : uint8_t {
 
 struct FnInfo {
   const char* name;
-  uint16_t cls;  // format::MpiClass
+  format::MpiClass cls;
   Split split;
 };
 // Generated from mpi_spec.txt.
 extern const uint32_t kFunctionCount;
 extern const FnInfo kFunctions[];
 extern const uint32_t kFn_Init, kFn_Init_thread, kFn_Finalize, kFn_Abort;
-
-// Frame key tag of MPI regions (the other adapters use 1..5 << 40).
-inline constexpr uint64_t kKeyMpi = 6ull << 40;
 
 // The transfer model: a call's transfer time is steps x latency + bytes x time per byte (ticks);
 // the rest of its duration is waiting for the partner(s). Calibrated at MPI_Init (mpi_layer.cpp).
@@ -95,22 +92,22 @@ inline uint32_t site_region(uint32_t fn, const void* where) {
 }
 
 // One wrapped call, made from `site` (the return address into the caller's code). Does nothing
-// (on() is false) when recording is off or the thread is already inside a wrapped call. Holds
-// ThreadState::in_callback only while it touches the tree, never across the MPI call, so a thread
+// (on() is false) when recording is off or the thread is already inside a wrapped call. Is inside
+// the tool (ToolScope) only while it touches the tree, never across the MPI call, so a thread
 // blocked in MPI never delays the writer.
 class Call {
  public:
   Call(uint32_t fn, const void* site) : fn_(fn) {
     if (!active() || tl_in_mpi) return;
-    ThreadState* t = Recorder::get().thread();
-    if (!tool_enter(t)) return;
+    ToolScope scope(Recorder::get().thread());
+    if (!scope) return;
+    ThreadState* t = scope.thread();
     tl_in_mpi = 1;
     t_ = t;
     rid_ = site_region(fn, site);
     t->flags |= format::kThreadMpiCalls;
     t0_ = now();
-    enter(*t, rid_, FrameType::Region, t0_, kKeyMpi | rid_);
-    tool_leave(t);
+    enter(*t, rid_, FrameType::Region, t0_, frame_key(FrameTag::Mpi, rid_));
   }
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;

@@ -19,7 +19,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -37,58 +39,121 @@ constexpr size_t kChunk = size_t(64) << 20;  // MPI counts are int: large blobs 
 
 enum RankFlags : uint32_t { kNoFinalize = 1 };
 
-// ---- byte buffers -------------------------------------------------------------------------------
+// ---- the records ranks exchange -----------------------------------------------------------------
 
+// A rank's contribution to the experiment, as it travels up the tree in phase 3.
+struct Entry {
+  int rank = 0;
+  uint32_t flags = 0;
+  uint64_t rss_growth_kb = 0;  // growth of the rank's peak RSS during the unification
+  std::vector<char> bytes;
+  // The rank's throttled call paths (at most kThrottledListed) and how many it had.
+  uint64_t throttled_count = 0;
+  std::vector<ThrottledPath> throttled;
+  ProcessAffinity affinity;
+};
+
+// Each record's fields are listed once, over the direction: Out writes them, In reads them back
+// in the same order.
+template <class P, class R>
+using If = std::enable_if_t<std::is_same_v<std::remove_const_t<P>, R>, int>;
+
+template <class C, class P, If<P, PortableRegion> = 0>
+void fields(C& c, P& r) {
+  c.items(r.kind, r.subkind, r.name, r.file, r.function, r.line, r.module, r.address);
+}
+template <class C, class P, If<P, ThrottledPath> = 0>
+void fields(C& c, P& t) {
+  c.items(t.rank, t.thread, t.node, t.visits, t.mean_ns, t.at_s);
+}
+template <class C, class P, If<P, ThreadCpus> = 0>
+void fields(C& c, P& t) {
+  c.items(t.index, t.os_tid, t.cpus, t.count, t.created_s);
+}
+template <class C, class P, If<P, Entry> = 0>
+void fields(C& c, P& e) {
+  c.items(e.rank, e.flags, e.rss_growth_kb, e.bytes, e.throttled_count, e.throttled,
+          e.affinity.rank, e.affinity.host, e.affinity.cpus_online, e.affinity.process_cpus,
+          e.affinity.threads);
+}
+
+// Numbers as their bytes; strings with a 32-bit length; blobs (std::vector<char>, of any size)
+// with a 64-bit one; lists of records with a 32-bit count.
 struct Out {
   std::vector<char> b;
+  template <class... F>
+  void items(const F&... f) {
+    (item(f), ...);
+  }
   template <class T>
-  void put(const T& v) {
+  void item(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
     const char* p = reinterpret_cast<const char*>(&v);
     b.insert(b.end(), p, p + sizeof v);
   }
-  void str(const std::string& s) {
-    put(uint32_t(s.size()));
+  void item(const std::string& s) {
+    item(uint32_t(s.size()));
     b.insert(b.end(), s.begin(), s.end());
   }
-  // A blob of any size: 64-bit length, then the bytes.
-  template <class Bytes>
-  void blob(const Bytes& bytes) {
-    put(uint64_t(bytes.size()));
+  void item(const std::vector<char>& bytes) {
+    item(uint64_t(bytes.size()));
     b.insert(b.end(), bytes.begin(), bytes.end());
   }
+  template <class R>
+  void item(const std::vector<R>& records) {
+    item(uint32_t(records.size()));
+    for (const R& r : records) fields(*this, r);
+  }
 };
+
+// Reads what Out wrote; `ok` turns false at the first field the bytes do not hold.
 struct In {
   const char* p;
   const char* end;
   bool ok = true;
+  template <class... F>
+  void items(F&... f) {
+    (item(f), ...);
+  }
   template <class T>
-  T get() {
-    T v{};
+  void item(T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
     if (size_t(end - p) < sizeof v) {
       ok = false;
-      return v;
+      return;
     }
     std::memcpy(&v, p, sizeof v);
     p += sizeof v;
-    return v;
   }
-  template <class Bytes>
-  bool blob(Bytes& out) {
-    uint64_t n = get<uint64_t>();
-    if (!ok || uint64_t(end - p) < n) return ok = false;
-    out.assign(p, p + n);
-    p += n;
-    return true;
-  }
-  std::string str() {
-    uint32_t n = get<uint32_t>();
+  void item(std::string& s) {
+    uint32_t n = 0;
+    item(n);
     if (!ok || size_t(end - p) < n) {
       ok = false;
-      return {};
+      return;
     }
-    std::string s(p, n);
+    s.assign(p, n);
     p += n;
-    return s;
+  }
+  void item(std::vector<char>& bytes) {
+    uint64_t n = 0;
+    item(n);
+    if (!ok || uint64_t(end - p) < n) {
+      ok = false;
+      return;
+    }
+    bytes.assign(p, p + n);
+    p += n;
+  }
+  template <class R>
+  void item(std::vector<R>& records) {
+    uint32_t n = 0;
+    item(n);
+    for (uint32_t i = 0; ok && i < n; ++i) {
+      R r;
+      fields(*this, r);
+      if (ok) records.push_back(std::move(r));
+    }
   }
 };
 
@@ -113,44 +178,15 @@ struct Table {
   }
 };
 
-void put_table(Out& o, const std::vector<PortableRegion>& regions) {
-  o.put(uint32_t(regions.size()));
-  for (const PortableRegion& r : regions) {
-    o.put(r.kind);
-    o.put(r.subkind);
-    o.str(r.name);
-    o.str(r.file);
-    o.str(r.function);
-    o.put(r.line);
-    o.str(r.module);
-    o.put(r.address);
-  }
-}
-
-bool get_table(In& in, std::vector<PortableRegion>& out) {
-  uint32_t n = in.get<uint32_t>();
-  for (uint32_t i = 0; in.ok && i < n; ++i) {
-    PortableRegion r;
-    r.kind = in.get<uint16_t>();
-    r.subkind = in.get<uint16_t>();
-    r.name = in.str();
-    r.file = in.str();
-    r.function = in.str();
-    r.line = in.get<uint32_t>();
-    r.module = in.str();
-    r.address = in.get<uint64_t>();
-    out.push_back(std::move(r));
-  }
-  return in.ok;
-}
-
 // ---- messages with deadlines --------------------------------------------------------------------
 
 void pause_a_little(int& round) {
-  // Busy polling for the first rounds (fast when everybody is there), then sleeps up to 1 ms so
-  // that oversubscribed ranks leave the cores to the ranks still computing.
-  if (++round < 50) return;
-  timespec ts{0, long(std::min(1000000, 10000 * (round - 49)))};
+  // Busy polling for the first rounds (fast when everybody is there), then sleeps growing by
+  // 10 us a round up to 1 ms, so that oversubscribed ranks leave the cores to the ranks still
+  // computing.
+  constexpr int kBusyRounds = 49, kSleepStepNs = 10000, kLongestSleepNs = 1000000;
+  if (++round <= kBusyRounds) return;
+  timespec ts{0, long(std::min(kLongestSleepNs, kSleepStepNs * (round - kBusyRounds)))};
   nanosleep(&ts, nullptr);
 }
 
@@ -243,6 +279,17 @@ bool recv_blob(int src, int tag, double deadline, int watch, std::vector<char>& 
   return wait_requests(reqs, deadline, watch, true);
 }
 
+// A list of records from a child (phase 1 and 3): true when it arrived by the deadline and reads
+// whole.
+template <class R>
+bool recv_records(int child, int tag, double deadline, std::vector<R>& out) {
+  std::vector<char> blob;
+  if (!recv_blob(child, tag, deadline, -1, blob)) return false;
+  In in{blob.data(), blob.data() + blob.size()};
+  in.item(out);
+  return in.ok;
+}
+
 // ---- the binomial tree --------------------------------------------------------------------------
 
 struct Child {
@@ -273,30 +320,30 @@ Tree make_tree(int r, int p) {
 
 using Files = std::vector<std::pair<std::string, std::vector<char>>>;
 
-std::string json_list(const std::vector<int>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
+// Ranks named in a note, the first kRanksNamed of them.
 std::string ranks_text(const std::vector<int>& v) {
+  constexpr size_t kRanksNamed = 32;
   std::string s;
-  for (size_t i = 0; i < v.size() && i < 32; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  if (v.size() > 32) s += ", ... (" + std::to_string(v.size()) + " in all)";
+  for (size_t i = 0; i < v.size() && i < kRanksNamed; ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  if (v.size() > kRanksNamed) s += ", ... (" + std::to_string(v.size()) + " in all)";
   return s;
 }
 
-std::string model_json(const std::string& extra) {
+// meta.json "mpi" as every experiment of the job has it; `ranks` are the ranks it holds.
+MpiMeta mpi_meta(const std::vector<int>& ranks) {
   const LayerState& L = g_layer;
   const char* levels[] = {"single", "funneled", "serialized", "multiple"};
-  std::string level = L.thread_level >= 0 && L.thread_level <= 3 ? levels[L.thread_level] : "unknown";
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "{\"size\": %d, \"thread_level\": \"%s\", \"model\": {\"latency_ns\": %.1f, "
-                "\"ns_per_byte\": %.5f, \"source\": %s}, \"timeout_s\": %g, \"setup_s\": %.6f",
-                L.size, level.c_str(), L.lat_ns, L.ns_per_byte,
-                collect::json_escape(L.model_source).c_str(), L.timeout_s, L.setup_s);
-  return std::string(buf) + extra + "}";
+  MpiMeta m;
+  m.size = L.size;
+  m.thread_level = L.thread_level >= 0 && L.thread_level <= 3 ? levels[L.thread_level] : "unknown";
+  m.latency_ns = L.lat_ns;
+  m.ns_per_byte = L.ns_per_byte;
+  m.model_source = L.model_source;
+  m.timeout_s = L.timeout_s;
+  m.setup_s = L.setup_s;
+  m.ranks_written = ranks;
+  return m;
 }
 
 bool publish(Recorder& rec, const std::string& dir, const char* why, Files files,
@@ -321,62 +368,19 @@ void publish_self(Recorder& rec, const char* why, const std::string& dir, const 
   ex.ranks = g_layer.size;
   ex.complete = false;
   ex.notes.push_back(note);
-  ex.raw_fields.emplace_back("mpi", model_json(", \"ranks_written\": [" +
-                                               std::to_string(g_layer.rank) + "]"));
+  ex.mpi = mpi_meta({g_layer.rank});
   std::string written;
   rec.say_throttled(rec.throttled_count(), " on rank " + std::to_string(g_layer.rank));
   if (publish(rec, dir, why, std::move(files), ex, written))
     log_message("rank %d wrote its own data to %s (%s)", g_layer.rank, written.c_str(), note.c_str());
 }
 
-struct Entry {
-  int rank = 0;
-  uint32_t flags = 0;
-  uint64_t rss_growth_kb = 0;  // growth of the rank's peak RSS during the unification
-  std::vector<char> bytes;
-  // The rank's throttled call paths: meta.json entries (at most kThrottledListed) and how many.
-  uint64_t throttled_count = 0;
-  uint32_t throttled_listed = 0;
-  std::string throttled;
-  std::string affinity;  // the rank's meta.json "affinity.ranks" object (affinity_of_rank)
-};
-
-void put_entries(Out& o, const std::vector<Entry>& entries) {
-  o.put(uint32_t(entries.size()));
-  for (const Entry& e : entries) {
-    o.put(int32_t(e.rank));
-    o.put(e.flags);
-    o.put(e.rss_growth_kb);
-    o.blob(e.bytes);
-    o.put(e.throttled_count);
-    o.put(e.throttled_listed);
-    o.blob(e.throttled);
-    o.blob(e.affinity);
-  }
-}
-
-bool get_entries(const std::vector<char>& blob, std::vector<Entry>& out) {
-  In in{blob.data(), blob.data() + blob.size()};
-  uint32_t n = in.get<uint32_t>();
-  for (uint32_t i = 0; in.ok && i < n; ++i) {
-    Entry e;
-    e.rank = in.get<int32_t>();
-    e.flags = in.get<uint32_t>();
-    e.rss_growth_kb = in.get<uint64_t>();
-    if (!in.blob(e.bytes)) return false;
-    e.throttled_count = in.get<uint64_t>();
-    e.throttled_listed = in.get<uint32_t>();
-    if (!in.blob(e.throttled)) return false;
-    if (!in.blob(e.affinity)) return false;
-    out.push_back(std::move(e));
-  }
-  return in.ok;
-}
 
 // Experiment from a set of rank files and the unified definitions (root, or a cut-off subtree).
 bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
                    const std::vector<PortableRegion>& unified, std::vector<Entry>& entries,
-                   std::vector<std::string> notes, const std::string& extra_json, bool root,
+                   std::vector<std::string> notes,
+                   const std::optional<MpiUnification>& unification, bool root,
                    std::string& written) {
   const LayerState& L = g_layer;
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.rank < b.rank; });
@@ -407,24 +411,24 @@ bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
   size_t listed = 0;
   for (const Entry& e : entries) {
     if (e.rank == L.rank) {
-      listed += e.throttled_listed;
+      listed += e.throttled.size();
       continue;
     }
     ex.other_throttled_count += e.throttled_count;
-    if (e.throttled.empty() || listed + e.throttled_listed > kThrottledListed) continue;
-    ex.other_throttled += (ex.other_throttled.empty() ? "" : ", ") + e.throttled;
-    listed += e.throttled_listed;
+    if (e.throttled.empty() || listed + e.throttled.size() > kThrottledListed) continue;
+    ex.other_throttled.insert(ex.other_throttled.end(), e.throttled.begin(), e.throttled.end());
+    listed += e.throttled.size();
   }
-  for (const Entry& e : entries)
-    if (!e.affinity.empty()) ex.affinity_ranks += (ex.affinity_ranks.empty() ? "" : ", ") + e.affinity;
+  for (const Entry& e : entries) ex.rank_affinity.push_back(e.affinity);
   ex.ranks = L.size;
   ex.complete = missing.empty() && no_finalize.empty();
   ex.definitions_file = "definitions.sdrg";
   ex.notes = std::move(notes);
-  ex.raw_fields.emplace_back(
-      "mpi", model_json(", \"ranks_written\": " + json_list(have) + ", \"missing_ranks\": " +
-                        json_list(missing) + ", \"no_finalize_ranks\": " + json_list(no_finalize) +
-                        extra_json));
+  ex.mpi = mpi_meta(have);
+  ex.mpi->unified = true;
+  ex.mpi->missing_ranks = missing;
+  ex.mpi->no_finalize_ranks = no_finalize;
+  ex.mpi->unification = unification;
   return publish(rec, dir, why, std::move(files), ex, written);
 }
 
@@ -446,6 +450,186 @@ long peak_rss_kb() {
 
 }  // namespace
 
+namespace {
+
+// One rank's part in the unification: its place in the tree, the deadlines, and what each phase
+// hands to the next. The phases are the protocol's four steps (see the top of this file).
+class Unification {
+ public:
+  Unification(Recorder& rec, const char* why)
+      : rec_(rec),
+        why_(why),
+        L_(g_layer),
+        T_(L_.timeout_s),
+        arrival_(wall_s()),
+        rss0_(peak_rss_kb()),
+        tree_(make_tree(L_.rank, L_.size)),
+        far_(T_ * (tree_.height + 2)),
+        rank_s_(std::to_string(L_.rank)) {}
+
+  // 1 up: each rank sends its parent the union of its subtree's region tables. False when the
+  // parent could not be reached.
+  bool tables_up() {
+    local_ = portable_regions(rec_);
+    for (const PortableRegion& r : local_) table_.add(r);
+    for (Child& c : tree_.children) {
+      std::vector<PortableRegion> theirs;
+      if (recv_records(c.rank, kTagUp, arrival_ + T_ * (c.height + 1), theirs)) {
+        for (PortableRegion& r : theirs) table_.add(std::move(r));
+        continue;
+      }
+      lose(c);
+    }
+    bool ok = true;
+    if (tree_.parent >= 0) {
+      Out o;
+      o.item(table_.regions);
+      ok = send_blob(tree_.parent, kTagUp, std::move(o.b), arrival_ + far_, tree_.parent);
+    }
+    tables_done_ = wall_s();  // at the root: every rank has arrived (or was given up)
+    return ok;
+  }
+
+  // 2 down: the root's union goes down the tree (or, when this rank lost its parent, the word to
+  // fall back, each rank on its own). False when this rank has no unified table: it then writes
+  // its own experiment.
+  bool table_down(bool ok) {
+    std::vector<char> down;
+    if (tree_.parent >= 0 && ok) {
+      ok = recv_blob(tree_.parent, kTagDown, arrival_ + far_, tree_.parent, down) &&
+           !down.empty() && down[0] == 1;
+    } else if (tree_.parent < 0) {
+      Out o;
+      o.item(uint8_t(1));
+      o.item(table_.regions);
+      down = std::move(o.b);
+    }
+    for (Child& c : tree_.children) {
+      if (!c.alive) continue;
+      std::vector<char> msg = ok ? down : std::vector<char>(1, 0);  // 0: fall back
+      if (!send_blob(c.rank, kTagDown, std::move(msg), wall_s() + far_, -1)) c.alive = false;
+    }
+    if (!ok) {
+      publish_self(rec_, why_, L_.dir + ".rank-" + rank_s_,
+                   "rank " + rank_s_ + " could not join the unification (its parent in the tree "
+                   "gave up or did not answer within the timeout)");
+      return false;
+    }
+    In in{down.data() + 1, down.data() + down.size()};
+    in.item(unified_);
+    Table index;
+    for (const PortableRegion& r : unified_) index.add(r);
+    remap_.resize(local_.size());
+    for (size_t i = 0; i < local_.size(); ++i) {
+      auto it = index.index.find(region_key(local_[i]));
+      remap_[i] = it != index.index.end() ? it->second : 0;
+    }
+    return true;
+  }
+
+  // 3 up: each rank encodes its threads against the unified table, and the rank files are
+  // gathered up the tree; the root publishes the experiment. False when this rank could not hand
+  // its subtree's files on (it wrote them to a directory of its own).
+  bool files_up() {
+    std::vector<Entry> entries;
+    entries.push_back(my_entry());
+    const double start = wall_s();
+    for (Child& c : tree_.children) {
+      if (!c.alive) continue;
+      std::vector<Entry> theirs;
+      if (recv_records(c.rank, kTagFiles, start + T_ * (c.height + 1), theirs)) {
+        std::move(theirs.begin(), theirs.end(), std::back_inserter(entries));
+        continue;
+      }
+      lose(c);
+    }
+    std::string written;
+    if (tree_.parent < 0) {
+      publish_at_root(entries);
+      return true;
+    }
+    Out o;
+    o.item(entries);
+    if (send_blob(tree_.parent, kTagFiles, std::move(o.b), wall_s() + far_, tree_.parent))
+      return true;
+    say_throttled(rec_, entries);
+    if (publish_ranks(rec_, why_, L_.dir + ".part-" + rank_s_, unified_, entries, {}, std::nullopt,
+                      false, written))
+      log_message("rank %s could not hand its subtree's data on; wrote it to %s", rank_s_.c_str(),
+                  written.c_str());
+    return false;
+  }
+
+  // 4 down: the root says it is done, so that no rank leaves (and gets the job killed) before.
+  void done_down() {
+    if (tree_.parent >= 0) {
+      std::vector<char> msg;
+      recv_blob(tree_.parent, kTagDone, wall_s() + far_, tree_.parent, msg);
+    }
+    for (Child& c : tree_.children)
+      if (c.alive) send_blob(c.rank, kTagDone, std::vector<char>(1, 1), wall_s() + far_, -1);
+  }
+
+ private:
+  // A child that did not deliver within its deadline: given up, and told so.
+  static void lose(Child& c) {
+    c.alive = false;
+    give_up_on(c.rank);
+  }
+
+  Entry my_entry() {
+    Entry mine;
+    mine.rank = L_.rank;
+    mine.flags = L_.in_finalize ? 0 : kNoFinalize;
+    WriteSummary summary;
+    mine.bytes = encode_threads(rec_, remap_, L_.rank, summary);
+    mine.rss_growth_kb = uint64_t(std::max(0L, peak_rss_kb() - rss0_));
+    size_t count = 0;
+    mine.throttled = throttled_paths(rec_, kThrottledListed, count);
+    mine.throttled_count = count;
+    mine.affinity = process_affinity(rec_, L_.rank);
+    return mine;
+  }
+
+  void publish_at_root(std::vector<Entry>& entries) {
+    MpiUnification u;
+    for (const Entry& e : entries) {
+      u.root_bytes += e.bytes.size();
+      if (e.rank != L_.rank)
+        u.max_other_rss_growth_kb = std::max(u.max_other_rss_growth_kb, e.rss_growth_kb);
+    }
+    u.seconds = wall_s() - arrival_;
+    u.regions = unified_.size();
+    u.root_peak_rss_kb = peak_rss_kb();
+    u.root_rss_growth_kb = std::max(0L, peak_rss_kb() - rss0_);
+    u.after_last_arrival_s = wall_s() - tables_done_;
+    size_t nranks = entries.size();
+    say_throttled(rec_, entries);
+    std::string written;
+    if (publish_ranks(rec_, why_, L_.dir, unified_, entries, {}, u, true, written) &&
+        !rec_.config().quiet)
+      log_message("wrote experiment %s (%zu of %d ranks, %zu regions, unified in %.3f s)",
+                  written.c_str(), nranks, L_.size, unified_.size(), wall_s() - arrival_);
+  }
+
+  Recorder& rec_;
+  const char* why_;
+  const LayerState& L_;
+  const double T_;        // SCALEA_MPI_TIMEOUT: the wait per tree level
+  const double arrival_;  // when this rank reached the unification
+  const long rss0_;
+  Tree tree_;
+  const double far_;  // how long anyone waits for its parent
+  const std::string rank_s_;
+  std::vector<PortableRegion> local_;    // this rank's regions
+  Table table_;                          // the union of the subtree's regions
+  double tables_done_ = 0;
+  std::vector<PortableRegion> unified_;  // the root's union: the experiment's region table
+  std::vector<uint32_t> remap_;          // local region id -> unified id
+};
+
+}  // namespace
+
 bool finish_hook(Recorder& rec, const char* why) {
   LayerState& L = g_layer;
   int initialized = 0, finalized = 0;
@@ -453,7 +637,6 @@ bool finish_hook(Recorder& rec, const char* why) {
   PMPI_Finalized(&finalized);
   if (!L.ready || !initialized || finalized) return false;  // a plain single-process write
   tl_in_mpi = 1;  // whatever MPI this takes is the tool's own
-  const double T = L.timeout_s;
   if (L.aborting) {
     publish_self(rec, why, L.dir,
                  "MPI_Abort(errorcode " + std::to_string(L.abort_code) + ") on rank " +
@@ -461,143 +644,9 @@ bool finish_hook(Recorder& rec, const char* why) {
                      "this experiment holds rank " + std::to_string(L.rank) + " only");
     return true;
   }
-  const uint32_t my_flags = L.in_finalize ? 0 : kNoFinalize;
-  const double arrival = wall_s();
-  const long rss0 = peak_rss_kb();
-  Tree tree = make_tree(L.rank, L.size);
-  const double far = T * (tree.height + 2);  // how long anyone waits for its parent
-  const std::string rank_s = std::to_string(L.rank);
-
-  // 1 up: region tables.
-  Table table;
-  std::vector<PortableRegion> local = portable_regions(rec);
-  for (const PortableRegion& r : local) table.add(r);
-  std::vector<int> lost;
-  for (Child& c : tree.children) {
-    std::vector<char> blob;
-    std::vector<PortableRegion> theirs;
-    if (recv_blob(c.rank, kTagUp, arrival + T * (c.height + 1), -1, blob)) {
-      In in{blob.data(), blob.data() + blob.size()};
-      if (get_table(in, theirs)) {
-        for (PortableRegion& r : theirs) table.add(std::move(r));
-        continue;
-      }
-    }
-    c.alive = false;
-    give_up_on(c.rank);
-  }
-  bool ok = true;
-  if (tree.parent >= 0) {
-    Out o;
-    put_table(o, table.regions);
-    ok = send_blob(tree.parent, kTagUp, std::move(o.b), arrival + far, tree.parent);
-  }
-
-  const double tables_done = wall_s();  // at the root: every rank has arrived (or was given up)
-
-  // 2 down: the unified table.
-  std::vector<char> down;
-  if (tree.parent >= 0 && ok) {
-    ok = recv_blob(tree.parent, kTagDown, arrival + far, tree.parent, down) && !down.empty() &&
-         down[0] == 1;
-  } else if (tree.parent < 0) {
-    Out o;
-    o.put(uint8_t(1));
-    put_table(o, table.regions);
-    down = std::move(o.b);
-  }
-  for (Child& c : tree.children) {
-    if (!c.alive) continue;
-    std::vector<char> msg = ok ? down : std::vector<char>(1, 0);  // 0: fall back, each on its own
-    if (!send_blob(c.rank, kTagDown, std::move(msg), wall_s() + far, -1)) c.alive = false;
-  }
-  if (!ok) {
-    publish_self(rec, why, L.dir + ".rank-" + rank_s,
-                 "rank " + rank_s + " could not join the unification (its parent in the tree gave "
-                 "up or did not answer within the timeout)");
-    return true;
-  }
-  std::vector<PortableRegion> unified;
-  {
-    In in{down.data() + 1, down.data() + down.size()};
-    get_table(in, unified);
-  }
-  Table index;
-  for (const PortableRegion& r : unified) index.add(r);
-  std::vector<uint32_t> remap(local.size());
-  for (size_t i = 0; i < local.size(); ++i) {
-    auto it = index.index.find(region_key(local[i]));
-    remap[i] = it != index.index.end() ? it->second : 0;
-  }
-
-  // 3 up: the rank files.
-  WriteSummary summary;
-  std::vector<Entry> entries;
-  {
-    Entry mine;
-    mine.rank = L.rank;
-    mine.flags = my_flags;
-    mine.bytes = encode_threads(rec, remap, L.rank, summary);
-    mine.rss_growth_kb = uint64_t(std::max(0L, peak_rss_kb() - rss0));
-    size_t count = 0;
-    mine.throttled = throttled_entries(rec, kThrottledListed, count);
-    mine.throttled_count = count;
-    mine.throttled_listed = uint32_t(std::min(count, kThrottledListed));
-    mine.affinity = affinity_of_rank(rec, L.rank);
-    entries.push_back(std::move(mine));
-  }
-  const double phase3 = wall_s();
-  for (Child& c : tree.children) {
-    if (!c.alive) continue;
-    std::vector<char> blob;
-    if (recv_blob(c.rank, kTagFiles, phase3 + T * (c.height + 1), -1, blob) &&
-        get_entries(blob, entries))
-      continue;
-    c.alive = false;
-    give_up_on(c.rank);
-  }
-  std::string written;
-  if (tree.parent >= 0) {
-    Out o;
-    put_entries(o, entries);
-    if (!send_blob(tree.parent, kTagFiles, std::move(o.b), wall_s() + far, tree.parent)) {
-      say_throttled(rec, entries);
-      if (publish_ranks(rec, why, L.dir + ".part-" + rank_s, unified, entries, {}, "", false, written))
-        log_message("rank %s could not hand its subtree's data on; wrote it to %s", rank_s.c_str(),
-                    written.c_str());
-      return true;
-    }
-  } else {
-    size_t held = 0;
-    uint64_t others_growth = 0;
-    for (const Entry& e : entries) {
-      held += e.bytes.size();
-      if (e.rank != L.rank) others_growth = std::max(others_growth, e.rss_growth_kb);
-    }
-    char extra[512];
-    std::snprintf(extra, sizeof extra,
-                  ", \"unification\": {\"tree\": \"binomial\", \"seconds\": %.6f, "
-                  "\"regions\": %zu, \"root_bytes\": %zu, \"root_peak_rss_kb\": %ld, "
-                  "\"root_rss_growth_kb\": %ld, \"max_other_rss_growth_kb\": %llu, "
-                  "\"after_last_arrival_s\": %.6f}",
-                  wall_s() - arrival, unified.size(), held, peak_rss_kb(),
-                  std::max(0L, peak_rss_kb() - rss0), (unsigned long long)others_growth,
-                  wall_s() - tables_done);
-    size_t nranks = entries.size();
-    say_throttled(rec, entries);
-    if (publish_ranks(rec, why, L.dir, unified, entries, {}, extra, true, written) &&
-        !rec.config().quiet)
-      log_message("wrote experiment %s (%zu of %d ranks, %zu regions, unified in %.3f s)",
-                  written.c_str(), nranks, L.size, unified.size(), wall_s() - arrival);
-  }
-
-  // 4 down: done.
-  if (tree.parent >= 0) {
-    std::vector<char> msg;
-    recv_blob(tree.parent, kTagDone, wall_s() + far, tree.parent, msg);
-  }
-  for (Child& c : tree.children)
-    if (c.alive) send_blob(c.rank, kTagDone, std::vector<char>(1, 1), wall_s() + far, -1);
+  Unification u(rec, why);
+  bool ok = u.tables_up();
+  if (u.table_down(ok) && u.files_up()) u.done_down();
   return true;
 }
 

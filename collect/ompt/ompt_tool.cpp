@@ -78,26 +78,6 @@ void module_range(const void* inside, uintptr_t& lo_out, uintptr_t& hi_out) {
   hi_out = q.hi;
 }
 
-// Frame keys: a tag in the high bits, so an end event closes the right kind of frame.
-constexpr uint64_t kKeySync = 1ull << 40, kKeyWork = 2ull << 40, kKeyMasked = 3ull << 40;
-
-// Marks the thread as inside a callback so the finishing thread waits for it (tool_enter).
-class InCallback {
- public:
-  InCallback() {
-    if (!active()) return;
-    ThreadState* t = Recorder::get().thread();
-    if (tool_enter(t)) t_ = t;
-  }
-  ~InCallback() {
-    if (t_) tool_leave(t_);
-  }
-  ThreadState* thread() const { return t_; }
-
- private:
-  ThreadState* t_ = nullptr;
-};
-
 // A thread blocked acquiring a lock reports nothing else: when it reports another event while
 // its innermost frame still waits for an acquisition, that acquisition was a test that failed
 // (libomp 14 reports omp_test_lock's acquire as a plain lock). The frame goes, unrecorded.
@@ -106,16 +86,17 @@ inline void drop_failed_test(ThreadState& t) {
     t.stack.pop_back();
 }
 
-#define SCALEA_CALLBACK_PROLOGUE_KEEP_WAIT \
-  InCallback guard;                        \
-  ThreadState* t = guard.thread();         \
-  if (!t) return;                          \
-  Recorder& rec = Recorder::get();         \
-  (void)rec
-
-#define SCALEA_CALLBACK_PROLOGUE \
-  SCALEA_CALLBACK_PROLOGUE_KEEP_WAIT; \
-  drop_failed_test(*t)
+// A callback inside the tool (ToolScope): false when recording is off. Every callback but the two
+// that may end a lock wait (mutex_acquired, nest_lock: FailedTest::Keep) first drops the frame of
+// a test-lock that failed.
+enum class FailedTest { Drop, Keep };
+class CallbackScope : public ToolScope {
+ public:
+  __attribute__((always_inline)) explicit CallbackScope(FailedTest failed = FailedTest::Drop)
+      : ToolScope(active() ? Recorder::get().thread() : nullptr) {
+    if (failed == FailedTest::Drop && thread()) drop_failed_test(*thread());
+  }
+};
 
 inline ParallelRecord* parallel_of(ompt_data_t* d) {
   return d ? static_cast<ParallelRecord*>(d->ptr) : nullptr;
@@ -164,18 +145,25 @@ void close_released_teams(ThreadState& t, Ticks when) {
 // ---- thread and parallel region -----------------------------------------------------------------
 
 void on_thread_begin(ompt_thread_t type, ompt_data_t*) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
   if (type == ompt_thread_initial) t->flags |= format::kThreadInitial;
 }
 
 void on_thread_end(ompt_data_t*) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
   t->flags |= format::kThreadEnded;
 }
 
 void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_data,
                        unsigned requested, int, const void* codeptr) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  Recorder& rec = Recorder::get();
   Ticks when = now();
   uint32_t rid = rec.region(*t, RegionKind::Parallel, 0, codeptr);
   ParallelRecord* p = alloc_parallel(*t);
@@ -199,7 +187,9 @@ void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_
 // (seen with 3-deep nesting), so it can hold that region's record. Nor is it cleared, for the
 // same reason: it may no longer be ours.
 void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void*) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
   Ticks when = now();
   long i = find_innermost(*t, FrameType::Parallel);
   if (i < 0) {
@@ -216,7 +206,10 @@ void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void*) {
 void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data, ompt_data_t*,
                       unsigned actual_parallelism, unsigned index, int flags) {
   if (flags & ompt_task_initial) return;  // the program's initial task: its root is the tree root
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  Recorder& rec = Recorder::get();
   Ticks when = now();
   if (endpoint == ompt_scope_begin) {
     ParallelRecord* p = parallel_of(parallel_data);
@@ -320,9 +313,12 @@ SyncRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const vo
 
 void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
                     ompt_data_t*, const void* codeptr) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  Recorder& rec = Recorder::get();
   Ticks when = now();
-  uint64_t key = kKeySync | uint64_t(kind);
+  uint64_t key = frame_key(FrameTag::Sync, uint64_t(kind));
   if (endpoint == ompt_scope_begin) {
     SyncRegion s = classify_sync(*t, kind, codeptr);
     enter(*t, rec.region(*t, s.kind, s.subkind, s.code), FrameType::Region, when, key);
@@ -333,9 +329,11 @@ void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, omp
 
 void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
                          ompt_data_t*, const void*) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
   Ticks when = now();
-  long i = find_frame(*t, FrameType::Region, kKeySync | uint64_t(kind));
+  long i = find_frame(*t, FrameType::Region, frame_key(FrameTag::Sync, uint64_t(kind)));
   if (i < 0) return;
   Frame& f = t->stack[size_t(i)];
   if (endpoint == ompt_scope_begin) {
@@ -352,14 +350,27 @@ void on_reduction(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_
 
 // ---- worksharing and masked ---------------------------------------------------------------------
 
+namespace {
+// The loop work types of OpenMP 5.2, which the omp-tools.h of older runtimes does not define.
+enum : int {
+  kWorkLoopStatic = 10,
+  kWorkLoopDynamic = 11,
+  kWorkLoopGuided = 12,
+  kWorkLoopOther = 13,
+};
+}  // namespace
+
 void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
              uint64_t count, const void* codeptr) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  Recorder& rec = Recorder::get();
   Ticks when = now();
   // Begin and end of one construct report different addresses: frames match on the work type.
   int type = int(wstype);
   if (type == ompt_work_single_other) type = ompt_work_single_executor;
-  uint64_t key = kKeyWork | uint64_t(type);
+  uint64_t key = frame_key(FrameTag::Work, uint64_t(type));
   if (endpoint == ompt_scope_end) {
     leave(*t, FrameType::Region, when, key);
     return;
@@ -376,10 +387,10 @@ void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, o
     case ompt_work_taskloop: kind = RegionKind::Taskloop; break;
     case ompt_work_scope: kind = RegionKind::Scope; break;
     // OpenMP 5.2 loop work types (newer runtimes): the schedule becomes the subkind.
-    case 10: sub = uint16_t(LoopSchedule::Static); break;
-    case 11: sub = uint16_t(LoopSchedule::Dynamic); break;
-    case 12: sub = uint16_t(LoopSchedule::Guided); break;
-    case 13: sub = uint16_t(LoopSchedule::Other); break;
+    case kWorkLoopStatic: sub = uint16_t(LoopSchedule::Static); break;
+    case kWorkLoopDynamic: sub = uint16_t(LoopSchedule::Dynamic); break;
+    case kWorkLoopGuided: sub = uint16_t(LoopSchedule::Guided); break;
+    case kWorkLoopOther: sub = uint16_t(LoopSchedule::Other); break;
     default: break;
   }
   Frame& f = enter(*t, rec.region(*t, kind, sub, codeptr), FrameType::Region, when, key);
@@ -389,16 +400,21 @@ void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, o
 }
 
 void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*, const void* codeptr) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
   Ticks when = now();
   if (endpoint == ompt_scope_begin)
-    enter(*t, rec.region(*t, RegionKind::Masked, 0, codeptr), FrameType::Region, when, kKeyMasked);
+    enter(*t, Recorder::get().region(*t, RegionKind::Masked, 0, codeptr), FrameType::Region, when,
+          frame_key(FrameTag::Masked));
   else
-    leave(*t, FrameType::Region, when, kKeyMasked);
+    leave(*t, FrameType::Region, when, frame_key(FrameTag::Masked));
 }
 
 void on_dispatch(ompt_data_t*, ompt_data_t*, ompt_dispatch_t, ompt_data_t) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
   if (Node* n = current_node(*t)) ++n->s.dispatches;
 }
 
@@ -423,7 +439,10 @@ bool is_test(ompt_mutex_t kind) {
 
 void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t wait_id,
                       const void* codeptr) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  Recorder& rec = Recorder::get();
   Ticks when = now();
   // A test that fails reports no further event, so a test opens no frame until it succeeds.
   if (is_test(kind)) {
@@ -436,7 +455,10 @@ void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t wait
 }
 
 void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void* codeptr) {
-  SCALEA_CALLBACK_PROLOGUE_KEEP_WAIT;
+  CallbackScope scope(FailedTest::Keep);
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  Recorder& rec = Recorder::get();
   Ticks when = now();
   if (is_test(kind)) {
     const void* code = in_runtime(codeptr) ? user_code(t_test_code) : codeptr;
@@ -448,12 +470,16 @@ void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void* co
 }
 
 void on_mutex_released(ompt_mutex_t, ompt_wait_id_t wait_id, const void*) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
   leave(*t, FrameType::Mutex, now(), wait_id);
 }
 
 void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t wait_id, const void*) {
-  SCALEA_CALLBACK_PROLOGUE_KEEP_WAIT;
+  CallbackScope scope(FailedTest::Keep);
+  ThreadState* t = scope.thread();
+  if (!t) return;
   // libomp reports mutex_acquire for every omp_set_nest_lock; for a re-acquisition by the owner
   // it then reports nest_lock(begin) instead of mutex_acquired, and nest_lock(end) at the inner
   // unset. The re-acquisition's frame (the innermost with this wait id) closes here: the owner
@@ -465,12 +491,18 @@ void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t wait_id, const 
 }
 
 void on_flush(ompt_data_t*, const void* codeptr) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  Recorder& rec = Recorder::get();
   point_event(*t, rec.region(*t, RegionKind::Flush, 0, codeptr));
 }
 
 void on_cancel(ompt_data_t*, int, const void* codeptr) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  Recorder& rec = Recorder::get();
   point_event(*t, rec.region(*t, RegionKind::Cancel, 0, codeptr));
 }
 
@@ -479,7 +511,10 @@ void on_cancel(ompt_data_t*, int, const void* codeptr) {
 void on_task_create(ompt_data_t*, const ompt_frame_t*, ompt_data_t* new_task, int flags, int,
                     const void* codeptr) {
   if (flags & (ompt_task_initial | ompt_task_implicit)) return;
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  Recorder& rec = Recorder::get();
   TaskRecord* r = alloc_task(*t);
   Node* creator = current_node(*t);
   bool on = creator && g_measure_on.load(std::memory_order_relaxed);
@@ -498,7 +533,9 @@ void start_task(ThreadState& t, TaskRecord* r, Ticks when) {
 }  // namespace
 
 void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t* next) {
-  SCALEA_CALLBACK_PROLOGUE;
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
   Ticks when = now();
   auto* done = prior ? static_cast<TaskRecord*>(prior->ptr) : nullptr;
   bool finished = status == ompt_task_complete || status == ompt_task_cancel ||
@@ -538,12 +575,29 @@ const char* support_name(int result) {
   }
 }
 
-// Every event the tool listens to, once.
-#define SCALEA_OMPT_EVENTS(X)                                                                 \
-  X(thread_begin) X(thread_end) X(parallel_begin) X(parallel_end) X(implicit_task)            \
-  X(sync_region) X(sync_region_wait) X(reduction) X(work) X(masked) X(dispatch)               \
-  X(mutex_acquire) X(mutex_acquired) X(mutex_released) X(nest_lock) X(flush) X(cancel)        \
-  X(task_create) X(task_schedule)
+// Every event the tool listens to, once, with its callback type (omp-tools.h): the registration
+// below assigns on_<event> to a pointer of that type, so a callback whose signature does not match
+// its event does not compile.
+#define SCALEA_OMPT_EVENTS(X)                                \
+  X(thread_begin, ompt_callback_thread_begin_t)               \
+  X(thread_end, ompt_callback_thread_end_t)                   \
+  X(parallel_begin, ompt_callback_parallel_begin_t)           \
+  X(parallel_end, ompt_callback_parallel_end_t)               \
+  X(implicit_task, ompt_callback_implicit_task_t)             \
+  X(sync_region, ompt_callback_sync_region_t)                 \
+  X(sync_region_wait, ompt_callback_sync_region_t)            \
+  X(reduction, ompt_callback_sync_region_t)                   \
+  X(work, ompt_callback_work_t)                               \
+  X(masked, ompt_callback_masked_t)                           \
+  X(dispatch, ompt_callback_dispatch_t)                       \
+  X(mutex_acquire, ompt_callback_mutex_acquire_t)             \
+  X(mutex_acquired, ompt_callback_mutex_t)                    \
+  X(mutex_released, ompt_callback_mutex_t)                    \
+  X(nest_lock, ompt_callback_nest_lock_t)                     \
+  X(flush, ompt_callback_flush_t)                             \
+  X(cancel, ompt_callback_cancel_t)                           \
+  X(task_create, ompt_callback_task_create_t)                 \
+  X(task_schedule, ompt_callback_task_schedule_t)
 
 int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   g_set_callback = reinterpret_cast<ompt_set_callback_t>(lookup("ompt_set_callback"));
@@ -557,10 +611,13 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   if (dladdr(reinterpret_cast<void*>(lookup), &dl) && dl.dli_fname) info.runtime_path = dl.dli_fname;
   module_range(reinterpret_cast<const void*>(lookup), g_runtime_lo, g_runtime_hi);
   module_range(reinterpret_cast<const void*>(&tool_initialize), g_tool_lo, g_tool_hi);
-#define SCALEA_REGISTER(event)                                                                \
-  info.callbacks.emplace_back(#event, support_name(g_set_callback(                            \
-                                          ompt_callback_##event,                              \
-                                          reinterpret_cast<ompt_callback_t>(&on_##event))));
+#define SCALEA_REGISTER(event, type)                                                            \
+  {                                                                                             \
+    type typed = &on_##event;                                                                   \
+    info.callbacks.emplace_back(                                                                \
+        #event, support_name(g_set_callback(ompt_callback_##event,                              \
+                                            reinterpret_cast<ompt_callback_t>(typed))));        \
+  }
   SCALEA_OMPT_EVENTS(SCALEA_REGISTER)
 #undef SCALEA_REGISTER
   return 1;

@@ -15,7 +15,6 @@
 #include "../core/config.hpp"
 #include "../core/log.hpp"
 #include "../core/recorder.hpp"
-#include "../core/writer.hpp"
 #include "scalea/format.hpp"
 
 namespace scalea::collect::counters {
@@ -37,9 +36,7 @@ struct Event {
   uint64_t perf_config = 0;
 };
 
-struct Dropped {
-  std::string name, reason;
-};
+using Dropped = CounterReport::Dropped;
 
 struct State {
   std::vector<std::string> requested;
@@ -71,13 +68,6 @@ State& st() {
 const std::vector<std::string> kDefaultEvents = {"PAPI_L1_DCM", "PAPI_L1_DCA", "PAPI_L2_DCM",
                                                  "PAPI_L2_DCA", "PAPI_L3_TCM", "PAPI_L3_TCA",
                                                  "PAPI_TOT_CYC", "PAPI_TOT_INS"};
-
-// Coarse region kinds read counters by default: one PAPI_read costs about 0.5-1 us without
-// rdpmc, far more than a clock read, so barriers, locks, tasks and atomics do not.
-const format::RegionKind kCoarseKinds[] = {
-    format::RegionKind::Parallel, format::RegionKind::Loop,      format::RegionKind::Sections,
-    format::RegionKind::Single,   format::RegionKind::Workshare, format::RegionKind::Taskloop,
-    format::RegionKind::Distribute, format::RegionKind::User,    format::RegionKind::Mpi};
 
 struct SoftwareEvent {
   const char* name;
@@ -125,11 +115,15 @@ int perf_open(uint32_t type, uint64_t config, int group, bool leader) {
 unsigned long papi_thread_id() { return (unsigned long)pthread_self(); }
 
 // Whether the kernel's software events can be opened here, for the "offered" list only. The first
-// task-bound perf event the kernel has seen for a while costs 10-20 ms on this KVM guest (the
-// kernel switches its scheduler hooks on and waits for an RCU grace period), whatever the
+// task-bound perf event the kernel has seen for a while costs 10-20 ms on some virtual machines
+// (the kernel switches its scheduler hooks on and waits for an RCU grace period), whatever the
 // process then does; so when nothing measured needs the answer at start, a short-lived thread
 // finds it out while the program runs, and meta.json waits for it at the end.
 enum ProbeState : int { kProbeNotStarted, kProbeRunning, kProbeYes, kProbeNo };
+// Waiting for a probe under way polls it every kProbePollUs.
+constexpr int kProbePollUs = 500;
+// A caller that needs the answer now waits for another caller's probe at most this long.
+constexpr int kProbeWaitMs = 1000;
 std::atomic<int> g_perf_probe{kProbeNotStarted};
 
 void probe_perf_now() {
@@ -149,8 +143,10 @@ void probe_perf(bool sync) {
   int expected = kProbeNotStarted;
   if (!g_perf_probe.compare_exchange_strong(expected, kProbeRunning)) {
     // Another caller's probe is under way (a perf_event_open: milliseconds): wait for it, bounded.
-    for (int i = 0; sync && i < 2000 && g_perf_probe.load(std::memory_order_acquire) == kProbeRunning; ++i)
-      usleep(500);
+    for (int waited_us = 0; sync && waited_us < kProbeWaitMs * 1000 &&
+                            g_perf_probe.load(std::memory_order_acquire) == kProbeRunning;
+         waited_us += kProbePollUs)
+      usleep(kProbePollUs);
     return;
   }
   if (!sync) {
@@ -173,9 +169,10 @@ void probe_perf(bool sync) {
 // they open. Waits up to max_wait_ms for a background probe.
 std::vector<std::string> offered_now(const State& s, int max_wait_ms) {
   std::vector<std::string> out = s.offered;
-  for (int waited = 0; waited < max_wait_ms * 2 &&
-                       g_perf_probe.load(std::memory_order_acquire) == kProbeRunning; ++waited)
-    usleep(500);
+  for (int waited_us = 0; waited_us < max_wait_ms * 1000 &&
+                          g_perf_probe.load(std::memory_order_acquire) == kProbeRunning;
+       waited_us += kProbePollUs)
+    usleep(kProbePollUs);
   int p = g_perf_probe.load(std::memory_order_acquire);
   if (p == kProbeYes)
     for (const char* n : kSoftwareShown) out.push_back(n);
@@ -273,27 +270,15 @@ bool read_thread(ThreadCounters& c, uint64_t* out) {
   return true;
 }
 
-std::vector<std::string> split(const std::string& v) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= v.size()) {
-    size_t comma = v.find(',', start);
-    if (comma == std::string::npos) comma = v.size();
-    std::string item = v.substr(start, comma - start);
-    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-    while (!item.empty() && item.back() == ' ') item.pop_back();
-    if (!item.empty()) out.push_back(item);
-    start = comma + 1;
-  }
-  return out;
-}
-
 void parse_kinds(const std::string& spec, State& s, std::vector<std::string>& problems) {
   std::string v = spec.empty() ? "coarse" : spec;
   for (bool& k : s.kinds) k = false;
-  for (const std::string& item : split(v)) {
+  for (const std::string& item : split_list(v)) {
     if (item == "coarse" || item == "default") {
-      for (format::RegionKind k : kCoarseKinds) s.kinds[size_t(k)] = true;
+      // One PAPI_read costs about 0.5-1 us without rdpmc, far more than a clock read: only the
+      // kinds marked kCoarse (format.hpp) read counters by default, not barriers, locks, tasks.
+      for (uint16_t k = 0; k < format::kRegionKindCount; ++k)
+        s.kinds[k] = s.kinds[k] || format::region_kind_has(format::RegionKind(k), format::kCoarse);
       continue;
     }
     if (item == "all") {
@@ -339,19 +324,20 @@ void start_papi(State& s) {
                  std::to_string(ci->num_cntrs) + " counters";
     s.papi_components.push_back(line);
   }
-  // What PAPI offers: its available presets (first few) and native event count.
+  // What PAPI offers: its first kPresetsShown available presets, and how many there are.
+  constexpr int kPresetsShown = 12;
   int code = PAPI_PRESET_MASK;
   int presets = 0;
   if (PAPI_enum_event(&code, PAPI_ENUM_FIRST) == PAPI_OK) {
     do {
       PAPI_event_info_t info;
       if (PAPI_get_event_info(code, &info) == PAPI_OK && info.count > 0) {
-        if (presets < 12) s.offered.push_back(info.symbol);
+        if (presets < kPresetsShown) s.offered.push_back(info.symbol);
         ++presets;
       }
     } while (PAPI_enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
   }
-  if (presets > 12) s.offered.push_back("... (" + std::to_string(presets) + " PAPI presets)");
+  if (presets > kPresetsShown) s.offered.push_back("... (" + std::to_string(presets) + " PAPI presets)");
 }
 
 std::string joined(const std::vector<std::string>& v) {
@@ -360,42 +346,67 @@ std::string joined(const std::vector<std::string>& v) {
   return s;
 }
 
-}  // namespace
+// ---- setup, step by step ---------------------------------------------------------------------
 
-const std::vector<std::string>& measured() { return st().names; }
-
-bool kind_selected(uint16_t kind) { return kind < format::kRegionKindCount && st().kinds[kind]; }
-
-void setup(const Config& c) {
-  State& s = st();
-  std::vector<std::string> problems;
-  parse_kinds(c.counter_regions, s, problems);
-  s.papi_wanted = c.papi;
-  if (c.counters_set) {
-    s.requested_by = "SCALEA_COUNTERS";
-    std::string v = c.counters;
-    if (v == "none" || v == "off" || v == "0") s.requested.clear();
-    else if (v == "default") s.requested = kDefaultEvents;
-    else
-      for (const std::string& item : split(v)) {
-        if (item == "default") s.requested.insert(s.requested.end(), kDefaultEvents.begin(), kDefaultEvents.end());
-        else s.requested.push_back(item);
-      }
-  } else {
+// The events asked for: SCALEA_COUNTERS (a list, "default" standing for the default set, or
+// "none") or else the default set.
+void parse_request(const Config& c, State& s) {
+  if (!c.counters_set) {
     s.requested = kDefaultEvents;
+    return;
   }
-  bool explicit_request = c.counters_set && !s.requested.empty();
-  for (const std::string& p : problems) log_job_message("%s", p.c_str());
-  if (s.requested.empty()) return;
+  s.requested_by = "SCALEA_COUNTERS";
+  const std::string& v = c.counters;
+  if (v == "none" || v == "off" || v == "0") return s.requested.clear();
+  if (v == "default") {
+    s.requested = kDefaultEvents;
+    return;
+  }
+  for (const std::string& item : split_list(v)) {
+    if (item == "default")
+      s.requested.insert(s.requested.end(), kDefaultEvents.begin(), kDefaultEvents.end());
+    else
+      s.requested.push_back(item);
+  }
+}
 
-  if (!s.papi_wanted) s.papi_problem = "PAPI not started (SCALEA_PAPI=off)";
-  else start_papi(s);
+// Whether one event can be counted alone, through PAPI or else as a kernel software event; the
+// event to measure, or why not.
+bool validate_alone(const State& s, const std::string& name, Event& e, std::string& why) {
+  if (s.papi_started) {
+    int code = 0;
+    int r = PAPI_event_name_to_code(const_cast<char*>(name.c_str()), &code);
+    if (r == PAPI_OK) {
+      int set = papi_set({code}, false, why);
+      if (set >= 0) {
+        long long v[1];
+        int rr = PAPI_read(set, v);
+        papi_close(set);
+        if (rr == PAPI_OK) return e = Event{name, Backend::Papi, code, 0, 0}, true;
+        why = std::string("PAPI_read: ") + PAPI_strerror(rr);
+      }
+    } else {
+      why = std::string("not available in PAPI (") + PAPI_strerror(r) + ")";
+    }
+  } else {
+    why = s.papi_problem;
+  }
+  uint64_t config = 0;
+  if (!software_event(name, config)) {
+    if (why.empty()) why = "unknown event";
+    return false;
+  }
+  int fd = perf_open(PERF_TYPE_SOFTWARE, config, -1, true);
+  if (fd < 0) return why = std::string("perf_event_open: ") + std::strerror(errno), false;
+  uint64_t buf[2];
+  bool ok = ::read(fd, buf, sizeof buf) == ssize_t(sizeof buf);
+  close(fd);
+  if (!ok) return why = "reading the kernel's software event failed", false;
+  return e = Event{name, Backend::Perf, 0, PERF_TYPE_SOFTWARE, config}, true;
+}
 
-  // Whether the kernel's software events open here: needed now only for the message to a user
-  // who asked for events (whose own perf events, if any, are opened below anyway).
-  probe_perf(explicit_request);
-
-  // Each event alone first.
+// Each requested event alone: the ones that can be counted become s.events (at most kMax).
+void validate_each(State& s) {
   for (const std::string& name : s.requested) {
     bool dup = false;
     for (const Event& e : s.events) dup = dup || e.name == name;
@@ -404,107 +415,72 @@ void setup(const Config& c) {
       s.dropped.push_back({name, "more than " + std::to_string(kMax) + " events requested"});
       continue;
     }
+    Event e;
     std::string why;
-    if (s.papi_started) {
-      int code = 0;
-      int r = PAPI_event_name_to_code(const_cast<char*>(name.c_str()), &code);
-      if (r == PAPI_OK) {
-        int set = papi_set({code}, false, why);
-        if (set >= 0) {
-          long long v[1];
-          int rr = PAPI_read(set, v);
-          papi_close(set);
-          if (rr == PAPI_OK) {
-            Event e{name, Backend::Papi, code, 0, 0};
-            s.events.push_back(e);
-            continue;
-          }
-          why = std::string("PAPI_read: ") + PAPI_strerror(rr);
-        }
-      } else {
-        why = std::string("not available in PAPI (") + PAPI_strerror(r) + ")";
-      }
-    } else {
-      why = s.papi_problem;
-    }
-    uint64_t config = 0;
-    if (software_event(name, config)) {
-      int fd = perf_open(PERF_TYPE_SOFTWARE, config, -1, true);
-      if (fd >= 0) {
-        uint64_t buf[2];
-        bool ok = ::read(fd, buf, sizeof buf) == ssize_t(sizeof buf);
-        close(fd);
-        if (ok) {
-          s.events.push_back(Event{name, Backend::Perf, 0, PERF_TYPE_SOFTWARE, config});
-          continue;
-        }
-        why = "reading the kernel's software event failed";
-      } else {
-        why = std::string("perf_event_open: ") + std::strerror(errno);
-      }
-    } else if (why.empty()) {
-      why = "unknown event";
-    }
-    s.dropped.push_back({name, why});
+    if (validate_alone(s, name, e, why)) s.events.push_back(e);
+    else s.dropped.push_back({name, why});
   }
-  // Then together: more PAPI events than counters are multiplexed.
+}
+
+void assign_columns(State& s) {
+  s.papi_cols.clear();
+  s.perf_cols.clear();
   for (uint32_t i = 0; i < s.events.size(); ++i)
     (s.events[i].backend == Backend::Papi ? s.papi_cols : s.perf_cols).push_back(i);
-  if (!s.papi_cols.empty()) {
-    std::vector<int> codes;
-    for (uint32_t col : s.papi_cols) codes.push_back(s.events[col].papi_code);
-    std::string why;
-    int set = papi_set(codes, false, why);
-    if (set == -2 && PAPI_multiplex_init() == PAPI_OK) {
-      set = papi_set(codes, true, why);
-      if (set >= 0) s.multiplexed = true;
-    }
-    if (set < 0) {
-      // Keep what fits alone: the first event; drop the rest with the reason.
-      for (size_t i = 1; i < s.papi_cols.size(); ++i)
-        s.dropped.push_back({s.events[s.papi_cols[i]].name, "cannot be counted together: " + why});
-      std::vector<Event> kept;
-      for (uint32_t i = 0; i < s.events.size(); ++i)
-        if (s.events[i].backend != Backend::Papi || i == s.papi_cols[0]) kept.push_back(s.events[i]);
-      s.events = kept;
-      s.papi_cols.clear();
-      s.perf_cols.clear();
-      for (uint32_t i = 0; i < s.events.size(); ++i)
-        (s.events[i].backend == Backend::Papi ? s.papi_cols : s.perf_cols).push_back(i);
-    } else {
-      papi_close(set);
-    }
-  }
-  for (const Event& e : s.events) s.names.push_back(e.name);
-  detail::g_count = uint32_t(s.events.size());
+}
 
-  // The cost of one read on this machine, on this thread.
-  if (!s.events.empty()) {
-    ThreadCounters probe;
-    std::string why;
-    if (open_thread(probe, why)) {
-      uint64_t v[kMax];
-      read_thread(probe, v);
-      constexpr int kReads = 200;
-      uint64_t t0 = monotonic_ns();
-      for (int i = 0; i < kReads; ++i) read_thread(probe, v);
-      s.cost_per_read_ns = double(monotonic_ns() - t0) / kReads;
-      close_thread(probe);
-    } else {
-      s.dropped.clear();
-      for (const Event& e : s.events) s.dropped.push_back({e.name, why});
-      s.events.clear();
-      s.names.clear();
-      s.papi_cols.clear();
-      s.perf_cols.clear();
-      detail::g_count = 0;
-    }
+// The PAPI events together: more than the counters are multiplexed; when even that fails, only
+// the first is kept and the others are dropped with the reason.
+void validate_together(State& s) {
+  assign_columns(s);
+  if (s.papi_cols.empty()) return;
+  std::vector<int> codes;
+  for (uint32_t col : s.papi_cols) codes.push_back(s.events[col].papi_code);
+  std::string why;
+  int set = papi_set(codes, false, why);
+  if (set == -2 && PAPI_multiplex_init() == PAPI_OK) {
+    set = papi_set(codes, true, why);
+    if (set >= 0) s.multiplexed = true;
   }
-  g_on = !s.events.empty();
+  if (set >= 0) return papi_close(set);
+  for (size_t i = 1; i < s.papi_cols.size(); ++i)
+    s.dropped.push_back({s.events[s.papi_cols[i]].name, "cannot be counted together: " + why});
+  std::vector<Event> kept;
+  for (uint32_t i = 0; i < s.events.size(); ++i)
+    if (s.events[i].backend != Backend::Papi || i == s.papi_cols[0]) kept.push_back(s.events[i]);
+  s.events = kept;
+  assign_columns(s);
+}
 
-  // One message, only when the user asked for events.
-  if (explicit_request && (!s.dropped.empty() || s.events.empty())) {
-    // Events dropped for the same reason are named together.
+// The cost of one read on this machine, on this thread; when this thread cannot even start the
+// events, nothing is measured.
+void measure_read_cost(State& s) {
+  if (s.events.empty()) return;
+  ThreadCounters probe;
+  std::string why;
+  if (!open_thread(probe, why)) {
+    s.dropped.clear();
+    for (const Event& e : s.events) s.dropped.push_back({e.name, why});
+    s.events.clear();
+    s.names.clear();
+    s.papi_cols.clear();
+    s.perf_cols.clear();
+    detail::g_count = 0;
+    return;
+  }
+  uint64_t v[kMax];
+  read_thread(probe, v);
+  constexpr int kReads = 200;
+  uint64_t t0 = monotonic_ns();
+  for (int i = 0; i < kReads; ++i) read_thread(probe, v);
+  s.cost_per_read_ns = double(monotonic_ns() - t0) / kReads;
+  close_thread(probe);
+}
+
+// One message for a user who asked for events: what was dropped and why (events dropped for the
+// same reason named together), what is measured, what the machine offers.
+void say_what_was_dropped(const State& s) {
+  if (!s.dropped.empty() || s.events.empty()) {
     std::vector<std::pair<std::string, std::string>> groups;  // reason -> names
     for (const Dropped& d : s.dropped) {
       auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == d.reason; });
@@ -523,9 +499,40 @@ void setup(const Config& c) {
       log_job_message("counters: dropped %s; measuring %s; this machine offers: %s%s", drops.c_str(),
                   joined(s.names).c_str(), offers.c_str(), papi.c_str());
   }
-  if (explicit_request && s.multiplexed)
+  if (s.multiplexed)
     log_job_message("counters: %zu events multiplexed on fewer hardware counters (values are estimates)",
                 s.events.size());
+}
+
+}  // namespace
+
+const std::vector<std::string>& measured() { return st().names; }
+
+bool kind_selected(uint16_t kind) { return kind < format::kRegionKindCount && st().kinds[kind]; }
+
+void setup(const Config& c) {
+  State& s = st();
+  std::vector<std::string> problems;
+  parse_kinds(c.counter_regions, s, problems);
+  s.papi_wanted = c.papi;
+  parse_request(c, s);
+  bool explicit_request = c.counters_set && !s.requested.empty();
+  for (const std::string& p : problems) log_job_message("%s", p.c_str());
+  if (s.requested.empty()) return;
+
+  if (!s.papi_wanted) s.papi_problem = "PAPI not started (SCALEA_PAPI=off)";
+  else start_papi(s);
+  // Whether the kernel's software events open here: needed now only for the message to a user
+  // who asked for events (whose own perf events, if any, are opened below anyway).
+  probe_perf(explicit_request);
+
+  validate_each(s);
+  validate_together(s);
+  for (const Event& e : s.events) s.names.push_back(e.name);
+  detail::g_count = uint32_t(s.events.size());
+  measure_read_cost(s);
+  g_on = !s.events.empty();
+  if (explicit_request) say_what_was_dropped(s);
 }
 
 bool read(ThreadState& t, uint64_t* out) {
@@ -584,34 +591,26 @@ void on_leave(ThreadState& t, const Frame& f) {
   c->free_slots.push_back(f.ctr);
 }
 
-std::string meta_json() {
+CounterReport report() {
   State& s = st();
-  auto list = [](const std::vector<std::string>& v) {
-    std::string out = "[";
-    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + json_escape(v[i]);
-    return out + "]";
-  };
-  std::string m = "{\"requested\": " + list(s.requested) + ", \"requested_by\": " +
-                  json_escape(s.requested_by) + ", \"measured\": [";
-  for (size_t i = 0; i < s.events.size(); ++i)
-    m += std::string(i ? ", " : "") + "{\"name\": " + json_escape(s.events[i].name) +
-         ", \"column\": " + json_escape("papi:" + s.events[i].name) + ", \"backend\": " +
-         json_escape(s.events[i].backend == Backend::Papi ? "papi" : "perf_event") + "}";
-  m += "], \"dropped\": [";
-  for (size_t i = 0; i < s.dropped.size(); ++i)
-    m += std::string(i ? ", " : "") + "{\"name\": " + json_escape(s.dropped[i].name) +
-         ", \"reason\": " + json_escape(s.dropped[i].reason) + "}";
-  char cost[64];
-  std::snprintf(cost, sizeof cost, "%.1f", s.cost_per_read_ns);
-  m += "], \"multiplexed\": " + std::string(s.multiplexed ? "true" : "false") +
-       ", \"read_failures\": " + std::to_string(s.read_failures.load()) +
-       ", \"threads_failed\": " + std::to_string(s.thread_failures.load()) +
-       ", \"cost_per_read_ns\": " + cost + ", \"regions\": " + json_escape(s.kinds_text) +
-       ", \"offered\": " + list(offered_now(s, 200)) + ", \"papi\": {\"started\": " +
-       (s.papi_started ? "true" : "false") + ", \"version\": " + json_escape(s.papi_version) +
-       ", \"problem\": " + json_escape(s.papi_problem) + ", \"components\": " +
-       list(s.papi_components) + "}}";
-  return m;
+  CounterReport r;
+  r.requested = s.requested;
+  r.requested_by = s.requested_by;
+  for (const Event& e : s.events)
+    r.measured.push_back(
+        {e.name, "papi:" + e.name, e.backend == Backend::Papi ? "papi" : "perf_event"});
+  for (const Dropped& d : s.dropped) r.dropped.push_back({d.name, d.reason});
+  r.multiplexed = s.multiplexed;
+  r.read_failures = s.read_failures.load();
+  r.threads_failed = s.thread_failures.load();
+  r.cost_per_read_ns = s.cost_per_read_ns;
+  r.regions = s.kinds_text;
+  r.offered = offered_now(s, 200);
+  r.papi_started = s.papi_started;
+  r.papi_version = s.papi_version;
+  r.papi_problem = s.papi_problem;
+  r.papi_components = s.papi_components;
+  return r;
 }
 
 void report_at_end() {
@@ -623,20 +622,6 @@ void report_at_end() {
   if (tf)
     log_message("counters: %llu thread(s) could not start their counters (%s); they have none",
                 (unsigned long long)tf, s.first_failure.c_str());
-}
-
-void reset_for_tests() {
-  State& s = st();
-  s.requested.clear();
-  s.events.clear();
-  s.names.clear();
-  s.papi_cols.clear();
-  s.perf_cols.clear();
-  s.dropped.clear();
-  s.offered.clear();
-  s.papi_components.clear();
-  g_on = false;
-  detail::g_count = 0;
 }
 
 }  // namespace scalea::collect::counters

@@ -56,15 +56,33 @@ bool read(ThreadState& t, uint64_t* out);
 void on_enter(ThreadState& t, Frame& f);
 void on_leave(ThreadState& t, const Frame& f);
 
-// The meta.json value of "counters": requested, measured, dropped (with reasons), multiplexed,
-// read failures, cost per read.
-std::string meta_json();
+// What was asked for, measured and dropped, for meta.json "counters" (docs/counters.md), which
+// collect/core/writer.cpp writes from it.
+struct CounterReport {
+  struct Measured {
+    std::string name, column, backend;  // column: the metric column; backend: papi | perf_event
+  };
+  struct Dropped {
+    std::string name, reason;
+  };
+  std::vector<std::string> requested;
+  std::string requested_by;  // "SCALEA_COUNTERS" or "default"
+  std::vector<Measured> measured;
+  std::vector<Dropped> dropped;
+  bool multiplexed = false;
+  uint64_t read_failures = 0, threads_failed = 0;
+  double cost_per_read_ns = 0;
+  std::string regions;               // the kinds that read counters, comma-separated
+  std::vector<std::string> offered;  // what the machine offers
+  bool papi_started = false;
+  std::string papi_version, papi_problem;
+  std::vector<std::string> papi_components;
+};
+// Waits up to 200 ms for the probe of the kernel's software events (the "offered" list).
+CounterReport report();
 
 // Says once, at the end of the run, how many reads failed (nothing when none did).
 void report_at_end();
-
-// For tests: forget everything (the unit tests start several recorders' worth of state).
-void reset_for_tests();
 
 namespace detail {
 extern uint32_t g_count;

@@ -8,8 +8,6 @@
 
 namespace scalea::collect {
 
-inline constexpr uint64_t kKeyUser = 4ull << 40, kKeyFunction = 5ull << 40;
-
 // The calling thread's state when recording, else nullptr. Starts the recorder on first use.
 __attribute__((no_instrument_function)) inline ThreadState* recording_thread() {
   int s = g_state.load(std::memory_order_relaxed);
@@ -19,44 +17,29 @@ __attribute__((no_instrument_function)) inline ThreadState* recording_thread() {
   return Recorder::get().thread();
 }
 
-// Marks the thread as inside a hook so the finishing thread waits for it (tool_enter, the
-// handshake with finish()); not ok() when recording ended meanwhile.
-class Busy {
- public:
-  __attribute__((no_instrument_function)) explicit Busy(ThreadState* t)
-      : t_(t && tool_enter(t) ? t : nullptr) {}
-  __attribute__((no_instrument_function)) bool ok() const { return t_ != nullptr; }
-  __attribute__((no_instrument_function)) ~Busy() {
-    if (t_) tool_leave(t_);
-  }
-
- private:
-  ThreadState* t_;
-};
-
 // Entry of the instrumented function `fn`.
 __attribute__((no_instrument_function)) inline void function_enter(void* fn) {
   ThreadState* t = recording_thread();
   if (!t) return;
-  Busy busy(t);
-  if (!busy.ok()) return;
+  ToolScope scope(t);
+  if (!scope) return;
   uint32_t rid = Recorder::get().region(*t, RegionKind::Function, 0, fn);
   if (rid == kFilteredRegion) return;
-  enter_region(*t, rid, kKeyFunction | rid, fn);
+  enter_region(*t, rid, frame_key(FrameTag::Function, rid), fn);
 }
 
 // Exit of the instrumented function `fn`.
 __attribute__((no_instrument_function)) inline void function_exit(void* fn) {
   ThreadState* t = recording_thread();
   if (!t) return;
-  Busy busy(t);
-  if (!busy.ok()) return;
+  ToolScope scope(t);
+  if (!scope) return;
   // The innermost frame is normally this function's (recorded or throttled): no lookup.
   if (leave_region_by_tag(*t, fn, g_throttle_calls_function)) return;
   // Excluded by SCALEA_FUNCTIONS_INCLUDE/_EXCLUDE (no frame): no clock read either.
   uint32_t rid = Recorder::get().region(*t, RegionKind::Function, 0, fn);
   if (rid == kFilteredRegion) return;
-  leave_region(*t, kKeyFunction | rid, now(), g_throttle_calls_function);
+  leave_region(*t, frame_key(FrameTag::Function, rid), now(), g_throttle_calls_function);
 }
 
 }  // namespace scalea::collect

@@ -80,23 +80,23 @@ __attribute__((visibility("default"), no_instrument_function)) void scalea_regio
     const char* name, const char* file, int line, const char* function) {
   ThreadState* t = recording_thread();
   if (!t || !name) return;
-  Busy busy(t);
-  if (!busy.ok()) return;
+  ToolScope scope(t);
+  if (!scope) return;
   uint32_t rid = Recorder::get().named_region(*t, RegionKind::User, name, file, line, function);
-  enter_region(*t, rid, kKeyUser | rid, name);
+  enter_region(*t, rid, frame_key(FrameTag::User, rid), name);
 }
 
 __attribute__((visibility("default"), no_instrument_function)) void scalea_region_end(
     const char* name) {
   ThreadState* t = recording_thread();
   if (!t || !name) return;
-  Busy busy(t);
-  if (!busy.ok()) return;
+  ToolScope scope(t);
+  if (!scope) return;
   // Names are looked up first (a buffer may be reused for another name), then the clock read,
   // unless the visit is throttled.
   uint32_t rid = Recorder::get().named_region(*t, RegionKind::User, name, nullptr, 0, nullptr);
-  if (leave_throttled_top(*t, kKeyUser | rid)) return;
-  leave_region(*t, kKeyUser | rid, now(), g_throttle_calls_user);
+  if (leave_throttled_top(*t, frame_key(FrameTag::User, rid))) return;
+  leave_region(*t, frame_key(FrameTag::User, rid), now(), g_throttle_calls_user);
 }
 
 __attribute__((visibility("default"), no_instrument_function)) void scalea_measure_enable(void) {

@@ -422,5 +422,26 @@ TEST_F(OmptEvents, SharedRecordsReturnToTheirOwner) {
             1000u);
 }
 
+// A worker finds its own node on the master's call path however deep the path is.
+TEST_F(OmptEvents, DeepCallPathIsMirroredWhole) {
+  constexpr int kDepth = 600;
+  Worker w;
+  ThreadState* t = me();
+  size_t base = t->stack.size();
+  uint32_t a = rid(RegionKind::Function, CODE(90)), b = rid(RegionKind::Function, CODE(91));
+  for (int i = 0; i < kDepth; ++i) enter(*t, i % 2 ? b : a, FrameType::Region, 1, 1);
+  Node* deep = current_node(*t);
+  Node* mirrored = nullptr;
+  w.run([&] { mirrored = mirror_of(*w.state(), deep); });
+  ASSERT_NE(mirrored, nullptr);
+  EXPECT_EQ(mirrored->owner, w.state()->index);
+  std::vector<uint32_t> theirs, mine;
+  for (const Node* n = deep; n->parent; n = n->parent) theirs.push_back(n->region);
+  for (const Node* n = mirrored; n->parent; n = n->parent) mine.push_back(n->region);
+  EXPECT_EQ(mine.size(), size_t(kDepth) + base);
+  EXPECT_EQ(mine, theirs);
+  while (t->stack.size() > base) leave_at(*t, t->stack.size() - 1, 2);
+}
+
 }  // namespace
 }  // namespace scalea::collect

@@ -7,6 +7,7 @@
 
 #include "ompt/callbacks.hpp"
 #include "core/recorder.hpp"
+#include "core/json_text.hpp"
 #include "core/writer.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"

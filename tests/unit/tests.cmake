@@ -1,10 +1,21 @@
 # Unit tests of the in-process recorder and its adapters, driven by synthetic events (no OpenMP
 # runtime): the OMPT callbacks are called directly, with a clock the test sets.
 add_executable(scalea_collect_test ${CMAKE_CURRENT_LIST_DIR}/ompt_events_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/recorder_roundtrip_test.cpp ${CMAKE_CURRENT_LIST_DIR}/throttle_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/recorder_roundtrip_test.cpp ${CMAKE_CURRENT_LIST_DIR}/throttle_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/format_tables_test.cpp ${CMAKE_CURRENT_LIST_DIR}/settings_test.cpp)
 target_link_libraries(scalea_collect_test PRIVATE scalea-recorder scalea-drg GTest::gtest_main)
+target_compile_definitions(scalea_collect_test PRIVATE SCALEA_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 gtest_discover_tests(scalea_collect_test TEST_PREFIX "unit.collect." DISCOVERY_MODE PRE_TEST
   PROPERTIES LABELS unit)
+
+# The files the writer makes for one recorded state, against tests/unit/golden/ (its own process:
+# the recorder is process-wide).
+add_executable(scalea_collect_golden_test ${CMAKE_CURRENT_LIST_DIR}/output_golden_test.cpp)
+target_link_libraries(scalea_collect_golden_test PRIVATE scalea-recorder GTest::gtest_main)
+target_compile_definitions(scalea_collect_golden_test PRIVATE
+  SCALEA_GOLDEN_DIR="${CMAKE_CURRENT_LIST_DIR}/golden")
+add_test(NAME unit.collect.output_golden COMMAND scalea_collect_golden_test)
+set_tests_properties(unit.collect.output_golden PROPERTIES LABELS unit)
 
 # Debugging aids (tests/tools): a tracing OMPT tool and a replayer that feeds its traces to the
 # adapter above (docs/architecture.md, "Finding a mishandled event order").

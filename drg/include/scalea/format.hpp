@@ -73,75 +73,201 @@ struct NodeRecord {    // followed by metric_count 8-byte values (u64 or f64 bit
   uint32_t region;     // index into REGN
 };
 #pragma pack(pop)
+// The records are the file's layout: a size that changes is a new format version.
+static_assert(sizeof(FileHeader) == 40, "FileHeader is 40 bytes on disk");
+static_assert(sizeof(SectionHeader) == 16, "SectionHeader is 16 bytes on disk");
+static_assert(sizeof(ModuleRecord) == 16, "ModuleRecord is 16 bytes on disk");
+static_assert(sizeof(RegionRecord) == 32, "RegionRecord is 32 bytes on disk");
+static_assert(sizeof(MetricRecord) == 8, "MetricRecord is 8 bytes on disk");
+static_assert(sizeof(ThreadRecord) == 24, "ThreadRecord is 24 bytes on disk");
+static_assert(sizeof(NodeRecord) == 8, "NodeRecord is 8 bytes on disk");
 
 enum ThreadFlags : uint32_t { kThreadInitial = 1, kThreadEnded = 2, kThreadMpiCalls = 4 };
 
 enum class MetricType : uint16_t { U64 = 0, F64 = 1 };
 enum class MetricMerge : uint16_t { Sum = 0, Min = 1, Max = 2 };
 
-// Every kind of code region. Values are stored in files: append only, never renumber.
-#define SCALEA_REGION_KINDS(X)                                                      \
-  X(Program, 0, "program") X(Function, 1, "function") X(User, 2, "user")           \
-  X(Parallel, 3, "parallel") X(Loop, 4, "loop") X(Sections, 5, "sections")         \
-  X(Single, 6, "single") X(Masked, 7, "masked") X(Workshare, 8, "workshare")       \
-  X(Taskloop, 9, "taskloop") X(Task, 10, "task") X(BarrierImplicit, 11, "barrier_implicit") \
-  X(BarrierExplicit, 12, "barrier_explicit") X(BarrierImplementation, 13, "barrier_implementation") \
-  X(Taskwait, 14, "taskwait") X(Taskgroup, 15, "taskgroup") X(Critical, 16, "critical")   \
-  X(Lock, 17, "lock") X(NestLock, 18, "nest_lock") X(Atomic, 19, "atomic")           \
-  X(Ordered, 20, "ordered") X(Reduction, 21, "reduction") X(Flush, 22, "flush")      \
-  X(Cancel, 23, "cancel") X(Distribute, 24, "distribute") X(Scope, 25, "scope")      \
-  X(Mpi, 26, "mpi")
+// The tables below are indexed by their enums' values: row i must hold value i.
+template <class Spec, size_t N, class Id>
+constexpr bool values_dense(const Spec (&table)[N], Id Spec::*id) {
+  for (size_t i = 0; i < N; ++i)
+    if (size_t(table[i].*id) != i) return false;
+  return true;
+}
+
+// What the analyses need to know about a region kind besides its name (KindTraits below).
+enum KindTrait : uint8_t {
+  kNoTrait = 0,
+  kWaits = 1,       // its time may be waiting (a barrier, a lock, a taskwait, an MPI call, ...)
+  kBarrier = 2,     // waits for every thread of the team (implicit and explicit barriers)
+  kPartial = 4,     // one or a few threads run its body (single, sections, masked)
+  kCoarse = 8,      // reads counters by default (SCALEA_COUNTER_REGIONS=coarse, docs/counters.md)
+  kUndivided = 16,  // code every PE that enters it runs whole (not divided among them)
+};
+
+// Every kind of code region, one row each. Values are stored in files: append only, never
+// renumber, and they run 0, 1, 2, ... (checked below). `cost` names the kind's figure in the
+// machine file of `scalea calibrate` (the tool's own cost per visit, docs/overhead-model.md NOISE):
+// barriers of every flavour share the barrier's, critical and nest locks the lock's.
+#define SCALEA_REGION_KINDS(X)                                                                \
+  /* id                  value name                      cost          traits */              \
+  X(Program,               0, "program",                "program",    kUndivided)             \
+  X(Function,              1, "function",               "function",   kUndivided)             \
+  X(User,                  2, "user",                   "user",       kUndivided | kCoarse)   \
+  X(Parallel,              3, "parallel",               "parallel",   kUndivided | kCoarse)   \
+  X(Loop,                  4, "loop",                   "loop",       kCoarse)                \
+  X(Sections,              5, "sections",               "sections",   kPartial | kCoarse)     \
+  X(Single,                6, "single",                 "single",     kPartial | kCoarse)     \
+  X(Masked,                7, "masked",                 "masked",     kPartial)               \
+  X(Workshare,             8, "workshare",              "workshare",  kCoarse)                \
+  X(Taskloop,              9, "taskloop",               "taskloop",   kCoarse)                \
+  X(Task,                 10, "task",                   "task",       kNoTrait)               \
+  X(BarrierImplicit,      11, "barrier_implicit",       "barrier",    kWaits | kBarrier)      \
+  X(BarrierExplicit,      12, "barrier_explicit",       "barrier",    kWaits | kBarrier)      \
+  X(BarrierImplementation, 13, "barrier_implementation", "barrier",   kWaits)                 \
+  X(Taskwait,             14, "taskwait",               "taskwait",   kWaits)                 \
+  X(Taskgroup,            15, "taskgroup",              "taskgroup",  kWaits)                 \
+  X(Critical,             16, "critical",               "lock",       kWaits)                 \
+  X(Lock,                 17, "lock",                   "lock",       kWaits)                 \
+  X(NestLock,             18, "nest_lock",              "lock",       kWaits)                 \
+  X(Atomic,               19, "atomic",                 "atomic",     kWaits)                 \
+  X(Ordered,              20, "ordered",                "ordered",    kWaits)                 \
+  X(Reduction,            21, "reduction",              "reduction",  kWaits)                 \
+  X(Flush,                22, "flush",                  "flush",      kNoTrait)               \
+  X(Cancel,               23, "cancel",                 "cancel",     kNoTrait)               \
+  X(Distribute,           24, "distribute",             "distribute", kCoarse)                \
+  X(Scope,                25, "scope",                  "scope",      kNoTrait)               \
+  X(Mpi,                  26, "mpi",                    "mpi",        kWaits | kCoarse)
 
 enum class RegionKind : uint16_t {
-#define SCALEA_X(id, value, name) id = value,
+#define SCALEA_X(id, value, name, cost, traits) id = value,
   SCALEA_REGION_KINDS(SCALEA_X)
 #undef SCALEA_X
 };
-inline constexpr uint16_t kRegionKindCount = 27;
 
-inline constexpr std::string_view region_kind_name(RegionKind k) {
-  switch (k) {
-#define SCALEA_X(id, value, name) \
-  case RegionKind::id:            \
-    return name;
+struct RegionKindSpec {
+  RegionKind kind;
+  const char* name;
+  const char* cost;
+  uint8_t traits;  // KindTrait bits
+};
+inline constexpr RegionKindSpec kRegionKinds[] = {
+#define SCALEA_X(id, value, name, cost, traits) {RegionKind::id, name, cost, uint8_t(traits)},
     SCALEA_REGION_KINDS(SCALEA_X)
 #undef SCALEA_X
-  }
-  return "unknown";
+};
+inline constexpr uint16_t kRegionKindCount = uint16_t(sizeof kRegionKinds / sizeof kRegionKinds[0]);
+
+static_assert(values_dense(kRegionKinds, &RegionKindSpec::kind),
+              "SCALEA_REGION_KINDS: values must be 0, 1, 2, ... in order");
+
+// Kinds read from a file may be out of range: they are "unknown", with no traits.
+inline constexpr bool region_kind_valid(RegionKind k) { return uint16_t(k) < kRegionKindCount; }
+inline constexpr std::string_view region_kind_name(RegionKind k) {
+  return region_kind_valid(k) ? kRegionKinds[uint16_t(k)].name : "unknown";
+}
+inline constexpr std::string_view region_kind_cost(RegionKind k) {
+  return region_kind_valid(k) ? kRegionKinds[uint16_t(k)].cost : "unknown";
+}
+inline constexpr bool region_kind_has(RegionKind k, KindTrait t) {
+  return region_kind_valid(k) && (kRegionKinds[uint16_t(k)].traits & t) != 0;
 }
 
 // Subkinds. Loop: the schedule when the runtime says (OpenMP 5.2 work types).
 enum class LoopSchedule : uint16_t { Unknown = 0, Static = 1, Dynamic = 2, Guided = 3, Other = 4 };
 // Implicit barriers: where they come from, when known.
 enum class BarrierFlavour : uint16_t { Unknown = 0, Workshare = 1, Parallel = 2, Teams = 3 };
-// MPI functions: the class that decides where their time is classified.
+
+// MPI functions: the class that decides where their time is classified (the subkind of their
+// regions). `spec` is the class's name in collect/mpi/mpi_spec.txt: gen_wrappers.py reads this
+// table, one row per line.
+#define SCALEA_MPI_CLASSES(X)                          \
+  /* id        value name          spec */             \
+  X(P2P,          0, "p2p",        "p2p")              \
+  X(Collective,   1, "collective", "coll")             \
+  X(Sync,         2, "sync",       "sync")             \
+  X(OneSided,     3, "one-sided",  "rma")              \
+  X(Io,           4, "io",         "io")               \
+  X(Management,   5, "management", "mgmt")             \
+  X(Wait,         6, "wait",       "wait")
+
 enum class MpiClass : uint16_t {
-  P2P = 0, Collective = 1, Sync = 2, OneSided = 3, Io = 4, Management = 5, Wait = 6
+#define SCALEA_X(id, value, name, spec) id = value,
+  SCALEA_MPI_CLASSES(SCALEA_X)
+#undef SCALEA_X
+};
+struct MpiClassSpec {
+  MpiClass cls;
+  const char* name;
+  const char* spec;
+};
+inline constexpr MpiClassSpec kMpiClasses[] = {
+#define SCALEA_X(id, value, name, spec) {MpiClass::id, name, spec},
+    SCALEA_MPI_CLASSES(SCALEA_X)
+#undef SCALEA_X
+};
+inline constexpr uint16_t kMpiClassCount = uint16_t(sizeof kMpiClasses / sizeof kMpiClasses[0]);
+static_assert(values_dense(kMpiClasses, &MpiClassSpec::cls),
+              "SCALEA_MPI_CLASSES: values must be 0, 1, 2, ... in order");
+inline constexpr std::string_view mpi_class_name(uint16_t subkind) {
+  return subkind < kMpiClassCount ? kMpiClasses[subkind].name : "unknown";
+}
+
+// What a metric's values measure.
+enum class MetricUnit : uint8_t {
+  Count,  // events: visits, iterations, tasks, ... (counter columns too)
+  Bytes,
+  Ns,     // nanoseconds (the collector converts its clock ticks when it writes)
+  Ns2,    // nanoseconds squared (sum of squared times)
+};
+// How a node's value relates to its subtree's.
+enum class MetricScope : uint8_t {
+  Own,        // the node's own: its inclusive value is the sum over its subtree
+  Inclusive,  // taken across the region, subregions included: exclusive = value - children's
+  Visit,      // a statistic of single visits' inclusive times (min, max, sum of squares)
 };
 
-// The metric columns the OpenMP and user-region adapters fill. A file lists its columns in METR,
-// so readers look metrics up by name and files may carry more (e.g. PAPI counters, MPI bytes).
-#define SCALEA_CORE_METRICS(X)                                                            \
-  X(Visits, "visits", U64, Sum)        /* completed entries of the region on this path */   \
-  X(TimeSum, "time", U64, Sum)         /* inclusive wall time, ns */                         \
-  X(TimeMin, "time_min", U64, Min)     /* shortest single visit, ns */                       \
-  X(TimeMax, "time_max", U64, Max)     /* longest single visit, ns */                        \
-  X(TimeSumSq, "time_sumsq", F64, Sum) /* sum of squared visit times, ns^2 */                \
-  X(Wait, "wait", U64, Sum)            /* waiting inside the region (barrier, lock), ns */   \
-  X(Fork, "fork", U64, Sum)            /* parallel_begin -> this thread's implicit task, ns */ \
-  X(Join, "join", U64, Sum)            /* master: implicit task end -> parallel_end, ns */   \
-  X(TaskExec, "task_exec", U64, Sum)   /* explicit tasks this thread ran while open, ns */   \
-  X(TeamSize, "team_size", U64, Sum)   /* parallel: sum of team sizes over visits */          \
-  X(Executed, "executed", U64, Sum)    /* single: visits that ran the body */                \
-  X(Iterations, "iterations", U64, Sum) /* loop/taskloop: iteration count the runtime gave */ \
-  X(Dispatches, "dispatches", U64, Sum) /* chunks/sections dispatched (ompt_callback_dispatch) */ \
-  X(TasksCreated, "tasks_created", U64, Sum) /* explicit tasks created here */ \
-  X(BytesSent, "bytes_sent", U64, Sum) /* MPI: payload bytes this call sent */ \
-  X(BytesRecv, "bytes_recv", U64, Sum) /* MPI: payload bytes this call received */ \
-  X(Transfer, "transfer", U64, Sum)    /* MPI: time not spent waiting for a partner, ns */
+// The metric columns the OpenMP, user-region and MPI adapters fill, one row each: the column name,
+// its type and merge rule in the file (METR), its unit and scope, and the field of the collector's
+// per-node statistics (collect/core/recorder.hpp, Stats) it is written from. A file lists its
+// columns in METR, so readers look metrics up by name, and files may carry more (PAPI counters).
+//   visits          completed entries of the region on this call path
+//   time            their wall time, subregions included
+//   time_min, _max  the shortest and the longest visit
+//   time_sumsq      sum of the visits' squared times
+//   wait            waiting inside the region (barrier, lock, taskwait, MPI partner)
+//   fork            parallel_begin -> this thread's implicit task
+//   join            master: its implicit task end -> parallel_end
+//   task_exec       explicit tasks this thread ran while the region was open
+//   team_size       parallel: sum of the team sizes over the visits
+//   executed        single: visits that ran the body
+//   iterations      loop, taskloop: iterations the runtime gave the thread
+//   dispatches      chunks or sections dispatched (ompt_callback_dispatch)
+//   tasks_created   explicit tasks created here
+//   bytes_sent, _recv  MPI: payload bytes the calls sent and received
+//   transfer        MPI: time not spent waiting for a partner
+#define SCALEA_CORE_METRICS(X)                                                    \
+  /* id            name             type merge unit   scope      Stats field */  \
+  X(Visits,       "visits",        U64, Sum, Count, Own,       visits)           \
+  X(TimeSum,      "time",          U64, Sum, Ns,    Inclusive, time)             \
+  X(TimeMin,      "time_min",      U64, Min, Ns,    Visit,     time_min)         \
+  X(TimeMax,      "time_max",      U64, Max, Ns,    Visit,     time_max)         \
+  X(TimeSumSq,    "time_sumsq",    F64, Sum, Ns2,   Visit,     time_sumsq)       \
+  X(Wait,         "wait",          U64, Sum, Ns,    Own,       wait)             \
+  X(Fork,         "fork",          U64, Sum, Ns,    Own,       fork)             \
+  X(Join,         "join",          U64, Sum, Ns,    Own,       join)             \
+  X(TaskExec,     "task_exec",     U64, Sum, Ns,    Inclusive, task_exec)        \
+  X(TeamSize,     "team_size",     U64, Sum, Count, Own,       team_size)        \
+  X(Executed,     "executed",      U64, Sum, Count, Own,       executed)         \
+  X(Iterations,   "iterations",    U64, Sum, Count, Own,       iterations)       \
+  X(Dispatches,   "dispatches",    U64, Sum, Count, Own,       dispatches)       \
+  X(TasksCreated, "tasks_created", U64, Sum, Count, Own,       tasks_created)    \
+  X(BytesSent,    "bytes_sent",    U64, Sum, Bytes, Own,       bytes_sent)       \
+  X(BytesRecv,    "bytes_recv",    U64, Sum, Bytes, Own,       bytes_recv)       \
+  X(Transfer,     "transfer",      U64, Sum, Ns,    Own,       transfer)
 
 enum class CoreMetric : uint32_t {
-#define SCALEA_X(id, name, type, merge) id,
+#define SCALEA_X(id, name, type, merge, unit, scope, field) id,
   SCALEA_CORE_METRICS(SCALEA_X)
 #undef SCALEA_X
   Count
@@ -152,12 +278,34 @@ struct MetricSpec {
   const char* name;
   MetricType type;
   MetricMerge merge;
+  MetricUnit unit;
+  MetricScope scope;
 };
 inline constexpr MetricSpec kCoreMetrics[kCoreMetricCount] = {
-#define SCALEA_X(id, name, type, merge) {name, MetricType::type, MetricMerge::merge},
+#define SCALEA_X(id, name, type, merge, unit, scope, field) \
+  {name, MetricType::type, MetricMerge::merge, MetricUnit::unit, MetricScope::scope},
     SCALEA_CORE_METRICS(SCALEA_X)
 #undef SCALEA_X
 };
+
+// The core metric of this column name, or nullptr (a counter column such as "papi:PAPI_L1_DCM").
+inline constexpr const MetricSpec* core_metric(std::string_view name) {
+  for (const MetricSpec& m : kCoreMetrics)
+    if (name == m.name) return &m;
+  return nullptr;
+}
+// Counter columns count events, and are deltas taken at the region's entry and exit (inclusive).
+inline constexpr MetricUnit metric_unit(std::string_view name) {
+  const MetricSpec* m = core_metric(name);
+  return m ? m->unit : MetricUnit::Count;
+}
+inline constexpr MetricScope metric_scope(std::string_view name) {
+  const MetricSpec* m = core_metric(name);
+  return m ? m->scope : MetricScope::Inclusive;
+}
+inline constexpr bool is_time_metric(std::string_view name) {
+  return metric_unit(name) == MetricUnit::Ns;
+}
 
 // CRC-32 (IEEE 802.3, reflected), table-free bitwise form extended to a small table at first use.
 inline uint32_t crc32_update(uint32_t crc, const void* data, size_t len) {
