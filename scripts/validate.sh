@@ -25,6 +25,10 @@
 #   --counters LIST     counters of the analysis runs (default
 #                       perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES,perf::TASK-CLOCK; "none" for none)
 #   --timeout S         kill any single run after S seconds (default 300)
+#   --wait-quiet S      before each analysis run and each timing round, wait up to S seconds
+#                       for the machine to be idle (no other runnable process for 2 s, from
+#                       /proc/loadavg); the state is logged and kept in status.tsv/timing.tsv
+#                       (default 0: do not wait). On a shared machine, e.g. --wait-quiet 120.
 #   -h, --help          this text
 #
 # What it does, per code:
@@ -75,6 +79,7 @@ TIMING=1
 ONLY=
 COUNTERS=perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES,perf::TASK-CLOCK
 TIMEOUT_S=300
+WAIT_QUIET=0
 SRCS=()
 
 while [[ $# -gt 0 ]]; do
@@ -86,6 +91,7 @@ while [[ $# -gt 0 ]]; do
     --only)       [[ $# -ge 2 ]] || die "--only needs a regular expression"; ONLY=$2; shift 2 ;;
     --counters)   [[ $# -ge 2 ]] || die "--counters needs a list"; COUNTERS=$2; shift 2 ;;
     --timeout)    [[ $# -ge 2 ]] || die "--timeout needs seconds"; TIMEOUT_S=$2; shift 2 ;;
+    --wait-quiet) [[ $# -ge 2 ]] || die "--wait-quiet needs seconds"; WAIT_QUIET=$2; shift 2 ;;
     -h|--help)    usage; exit 0 ;;
     --)           shift; SRCS+=("$@"); break ;;
     -*)           die "unknown option '$1' (try --help)" ;;
@@ -96,6 +102,7 @@ done
 [[ ${#SRCS[@]} -gt 0 ]] || die "no SRC_DIR given (try --help)"
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || die "--reps must be a positive integer, got '$REPS'"
 [[ $TIMEOUT_S =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer, got '$TIMEOUT_S'"
+[[ $WAIT_QUIET =~ ^[0-9]+$ ]] || die "--wait-quiet must be a number of seconds, got '$WAIT_QUIET'"
 
 # ---- tools ---------------------------------------------------------------------------------
 for t in git tar make clang clang++ mpicxx mpirun python3 timeout; do
@@ -376,6 +383,21 @@ PY
   esac
 }
 
+# wait_quiet -> prints "quiet" or "busy" (after waiting up to WAIT_QUIET s); "-" when not asked.
+# Idle: the runnable count of /proc/loadavg (which counts the reader itself) is 1 in 4 samples
+# 0.5 s apart.
+wait_quiet() {
+  [[ $WAIT_QUIET -gt 0 ]] || { echo -; return; }
+  local deadline=$(( $(date +%s) + WAIT_QUIET )) ok=0 r
+  while :; do
+    r=$(cut -d' ' -f4 /proc/loadavg); r=${r%%/*}
+    if [[ $r -le 1 ]]; then ok=$((ok + 1)); else ok=0; fi
+    [[ $ok -ge 4 ]] && { echo quiet; return; }
+    [[ $(date +%s) -ge $deadline ]] && { echo busy; return; }
+    sleep 0.5
+  done
+}
+
 FAILURES=0
 STATUS=$WORK/status.tsv      # case  what  result
 : >"$STATUS"
@@ -386,6 +408,8 @@ for c in "${CASES[@]}"; do
   name=${c%%|*}
   exp=$WORK/runs/$name.exp
   rm -rf -- "$exp" "$exp".*
+  quiet=$(wait_quiet)
+  load=$(cut -d' ' -f1 /proc/loadavg)
   rc=0
   secs=$(run_case "$c" analysis "$WORK/runs/$name.out" "$exp") || rc=$?
   v=$(verified "$c" "$WORK/runs/$name.out")
@@ -395,8 +419,8 @@ for c in "${CASES[@]}"; do
   if [[ $rc -ne 0 ]]; then v="no: exit status $rc"; fi
   [[ -f $exp/meta.json ]] || v="$v; no experiment written"
   [[ $v == yes ]] || FAILURES=$((FAILURES + 1))
-  printf '%s\tanalysis\t%s\t%s\n' "$name" "$v" "$secs" >>"$STATUS"
-  log "  $name: ${secs}s, verified: $v  [$(tail -n1 "$WORK/runs/$name.out" | cut -c1-110)]"
+  printf '%s\tanalysis\t%s\t%s\t%s\t%s\n' "$name" "$v" "$secs" "$load" "$quiet" >>"$STATUS"
+  log "  $name: ${secs}s, verified: $v, load $load${quiet/-/}  [$(tail -n1 "$WORK/runs/$name.out" | cut -c1-100)]"
 done
 
 # ---- reports -------------------------------------------------------------------------------
@@ -437,13 +461,14 @@ done
 TSV=$WORK/timing.tsv
 if [[ $TIMING == 1 ]]; then
   log "timing: $REPS interleaved rounds of bare / noop / scalea per case ..."
-  printf 'case\tvariant\tround\tseconds\tstatus\tverified\tload1\n' >"$TSV"
+  printf 'case\tvariant\tround\tseconds\tstatus\tverified\tload1\tquiet\n' >"$TSV"
   VARIANTS=(bare noop scalea)
   for c in "${CASES[@]}"; do
     name=${c%%|*}
     rm -rf -- "$WORK/timing/$name".*
     for ((r = 1; r <= REPS; ++r)); do
       line=""
+      quiet=$(wait_quiet)
       for ((k = 0; k < 3; ++k)); do
         v=${VARIANTS[$(((r - 1 + k) % 3))]}
         load=$(cut -d' ' -f1 /proc/loadavg)
@@ -452,11 +477,11 @@ if [[ $TIMING == 1 ]]; then
         rc=0
         secs=$(run_case "$c" "$v" "$out" "$exp") || rc=$?
         ver=$(verified "$c" "$out")
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$v" "$r" "$secs" "$rc" "$ver" "$load" >>"$TSV"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$v" "$r" "$secs" "$rc" "$ver" "$load" "$quiet" >>"$TSV"
         line+="$v ${secs}s  "
         [[ $rc -eq 0 && $ver == yes ]] || { FAILURES=$((FAILURES + 1)); line+="(FAILED: rc $rc, $ver) "; }
       done
-      log "  $name round $r/$REPS: $line(load $load)"
+      log "  $name round $r/$REPS: $line(load $load${quiet/-/})"
     done
     # noise check: timed scalea repetition 2 against repetition 1 of the same p = 1 case
     IFS='|' read -r _ _ _ _ threads ranks _ _ ref _ <<<"$c"
@@ -478,7 +503,7 @@ status = {}
 for line in open(os.path.join(work, "status.tsv")):
     f = line.rstrip("\n").split("\t")
     if f[1] == "analysis":
-        status[f[0]] = (f[2], f[3])
+        status[f[0]] = (f[2], f[3], f[4] if len(f) > 4 else "", f[5] if len(f) > 5 else "")
 
 times = {}      # (case, variant) -> [(secs, ok, load)]
 tsv = os.path.join(work, "timing.tsv")
@@ -486,7 +511,7 @@ if timing and os.path.exists(tsv):
     for i, line in enumerate(open(tsv)):
         if i == 0:
             continue
-        name, v, r, secs, rc, ver, load = line.rstrip("\n").split("\t")
+        name, v, r, secs, rc, ver, load = line.rstrip("\n").split("\t")[:7]
         times.setdefault((name, v), []).append((float(secs), rc == "0" and ver == "yes", float(load)))
 
 def findings(path, n=3):
@@ -504,10 +529,11 @@ rows = []
 for c in cases:
     name, code, bin_, args, threads, ranks, mpiopts, verify, ref, force = c
     p = int(threads) * max(1, int(ranks))
-    ver, asecs = status.get(name, ("not run", ""))
+    ver, asecs, aload, aquiet = status.get(name, ("not run", "", "", ""))
     row = {"case": name, "p": p, "threads": int(threads), "ranks": int(ranks),
            "args": args, "mpirun": mpiopts, "reference": ref, "verified_analysis": ver,
-           "analysis_s": float(asecs) if asecs else None}
+           "analysis_s": float(asecs) if asecs else None,
+           "analysis_load": float(aload) if aload else None, "analysis_quiet": aquiet}
     for v in ("bare", "noop", "scalea"):
         xs = times.get((name, v), [])
         ok = [x for x in xs if x[1]]
@@ -534,7 +560,7 @@ def f(x, fmt):
     return fmt % x if x is not None else "-"
 with open(os.path.join(work, "summary.md"), "w") as o:
     o.write("| case | p | verified (analysis; timed bare/noop/scalea) | bare s | noop s | scalea s "
-            "| dil. vs bare | dil. vs noop | load 1-min | T_p | T_o | top findings |\n")
+            "| dil. vs bare | dil. vs noop | load 1-min (timed) | T_p | T_o (load) | top findings |\n")
     o.write("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     for r in rows:
         ok = "; ".join(x for x in (r["bare_ok"], r["noop_ok"], r["scalea_ok"]) if x)
@@ -544,7 +570,11 @@ with open(os.path.join(work, "summary.md"), "w") as o:
             f(r["bare_min_s"], "%.3f"), f(r["noop_min_s"], "%.3f"), f(r["scalea_min_s"], "%.3f"),
             f(r["dilation_bare_pct"], "%+.1f%%"), f(r["dilation_noop_pct"], "%+.1f%%"),
             "%.2f-%.2f" % (r["load_min"], r["load_max"]) if r["load_min"] is not None else "-",
-            f(r["T_p"], "%.3f"), f(r["T_o"], "%.3f"), fs.replace("|", "\\|")))
+            f(r["T_p"], "%.3f"),
+            f(r["T_o"], "%.3f") + (" (%.2f%s)" % (r["analysis_load"], ", " + r["analysis_quiet"]
+                                                  if r["analysis_quiet"] not in ("", "-") else "")
+                                   if r["analysis_load"] is not None else ""),
+            fs.replace("|", "\\|")))
     noisy = [r for r in rows if r.get("noise_findings")]
     if noisy:
         o.write("\n## Findings on identical p = 1 configurations (timed scalea repetition 2 vs 1)\n\n")
