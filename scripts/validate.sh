@@ -58,6 +58,9 @@
 #   timing per case, --reps rounds of bare / no-op tool / scalea (order rotated per round),
 #          wall time of the whole command (mpirun included), the load average before each;
 #          timing.tsv has every run, summary.md the minima and the dilations.
+#   evidence evidence.md: per case, each thread's time at the program root outside every region
+#          (against the "unparallelized" class), and for each barrier finding the per-thread
+#          times of the construct before the barrier and of the barrier (docs/validation.md W1, W2)
 #   summary summary.md and summary.json: per case p, verified, minima, dilation against bare
 #          and against the no-op tool, load average, and the top 3 findings as scalea prints
 #          them, and "on-CPU": TASK-CLOCK / thread time in the top-level parallel regions of the
@@ -652,7 +655,53 @@ with open(os.path.join(work, "summary.md"), "w") as o:
         for r in noisy:
             o.write("- %s (T_o %s s): %s\n" % (r["case"], f(r.get("noise_T_o"), "%.3f"),
                                                " / ".join(r["noise_findings"])))
+
+# evidence.md: the per-thread times behind two kinds of findings, to check them by hand
+# (docs/validation.md, W1 and W2): the time each thread spent outside every region at the program
+# root (serial code on the initial thread; on a worker: idle while the initial thread runs serial
+# code, or absent from a region it should be in), and for each barrier finding the per-thread
+# times of the construct before the barrier and of the barrier itself.
+def per_thread(r):
+    return "[" + ", ".join("%.3f" % t["time"] for t in r["per_thread"]) + "]" if r else "-"
+with open(os.path.join(work, "evidence.md"), "w") as o:
+    o.write("| case | root time outside regions, per thread (s) | loss_of_parallelism.unparallelized (s) |\n|---|---|---|\n")
+    barriers = []
+    for c in cases:
+        name = c[0]
+        try:
+            d = json.load(open(os.path.join(work, "reports", name + ".json")))
+        except Exception:
+            continue
+        regs = {r["id"]: r for r in d["regions"]}
+        kids = {}
+        for r in d["regions"]:
+            kids.setdefault(r.get("parent"), []).append(r)
+        root = d["regions"][0]
+        inside = {}
+        for k in kids.get(root["id"], []):
+            for t in k["per_thread"]:
+                key = (t.get("rank", -1), t["thread"])
+                inside[key] = inside.get(key, 0.0) + t["time"]
+        outside = ["%s%d:%.3f" % ("r%d." % t["rank"] if t.get("rank", -1) >= 0 and root["p"] > 1 and
+                                  len({x.get("rank") for x in root["per_thread"]}) > 1 else "",
+                                  t["thread"], t["time"] - inside.get((t.get("rank", -1), t["thread"]), 0.0))
+                   for t in root["per_thread"]]
+        o.write("| %s | %s | %.3f |\n" % (name, " ".join(outside),
+                root["overheads"].get("subclasses", {}).get("loss_of_parallelism.unparallelized", 0.0)))
+        for f in d.get("findings", []):
+            if f.get("subclass") != "barrier" or f.get("node") not in regs:
+                continue
+            b = regs[f["node"]]
+            sib = kids.get(b.get("parent"), [])
+            i = [x["id"] for x in sib].index(b["id"])
+            prev = sib[i - 1] if i > 0 else None
+            barriers.append("| %s | %s | %.3f | %s %s | %s |\n" % (
+                name, f["path"].split("/")[-1], f["seconds"],
+                prev["path"].split("/")[-1] if prev else "-", per_thread(prev), per_thread(b)))
+    o.write("\n| case | barrier finding | s | construct before it, per thread (s) | barrier, per thread (s) |\n|---|---|---|---|---|\n")
+    o.writelines(barriers)
 print(open(os.path.join(work, "summary.md")).read())
+print("per-thread evidence for the findings: %s" % os.path.join(work, "evidence.md"))
 PY
 
 elapsed=$(( $(date +%s) - SCRIPT_START ))
