@@ -348,7 +348,8 @@ run_case() {
   read -r -a argv <<<"$args"
   case $variant in
     bare) ;;
-    noop) envs+=(OMP_TOOL_LIBRARIES="$NOOP") ;;
+    noop) rm -f -- "$out.count"
+          envs+=(OMP_TOOL_LIBRARIES="$NOOP" NOOP_TOOL_COUNT_FILE="$out.count") ;;
     scalea) tool=("$SCALEA" run -q -o "$exp" --) ;;
     analysis)
       if [[ $COUNTERS == none ]]; then tool=("$SCALEA" run -o "$exp" --)
@@ -359,7 +360,7 @@ run_case() {
     local -a mo=()
     read -r -a mo <<<"$mpiopts"
     cmd=(mpirun --oversubscribe "${mo[@]}" -np "$ranks" -x OMP_NUM_THREADS)
-    [[ $variant == noop ]] && cmd+=(-x OMP_TOOL_LIBRARIES)
+    [[ $variant == noop ]] && cmd+=(-x OMP_TOOL_LIBRARIES -x NOOP_TOOL_COUNT_FILE)
   fi
   cmd+=("${tool[@]}" "$WORK/bin/$bin" "${argv[@]}")
   local t0 t1 rc=0
@@ -524,6 +525,9 @@ if [[ $TIMING == 1 ]]; then
         rc=0
         secs=$(run_case "$c" "$v" "$out" "$exp") || rc=$?
         ver=$(verified "$c" "$out")
+        if [[ $v == noop && $rc -eq 0 && ! -s $out.count ]]; then
+          ver="no: the no-op tool wrote no callback count (was it loaded?)"
+        fi
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$v" "$r" "$secs" "$rc" "$ver" "$load" "$quiet" >>"$TSV"
         line+="$v ${secs}s  "
         [[ $rc -eq 0 && $ver == yes ]] || { FAILURES=$((FAILURES + 1)); line+="(FAILED: rc $rc, $ver) "; }
