@@ -21,7 +21,8 @@
 #   --reps N            timed repetitions per variant (bare, no-op tool, scalea), interleaved,
 #                       default 5; the figure kept is the minimum
 #   --no-timing         skip the timed runs (analysis runs and reports only)
-#   --summary-only      redo only summary.md/.json from what the work directory holds
+#   --summary-only      redo only summary.md/.json and evidence.md from what the work directory
+#                       holds (no build, run or report)
 #   --only REGEX        only the cases whose name matches (e.g. 'npb-(cg|lu)', 'lulesh', 'bots')
 #   --counters LIST     counters of the analysis runs (default
 #                       perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES,perf::TASK-CLOCK; "none" for none)
@@ -47,7 +48,7 @@
 #          binding and with --bind-to none; OpenMP build: 1, 2 and 4 threads (4 oversubscribes
 #          2 cores). BOTS: each at 1 and 2 threads, sort also at 4. All -i 100 for LULESH.
 #   runs   one analysis run per case under `scalea run --counters LIST` (runs/CASE.exp, its
-#          output runs/CASE.out); the code's own verification is checked (NPB "Verification =
+#          output runs/CASE.out; redone when disturbed, --retry-disturbed); the code's own verification is checked (NPB "Verification =
 #          SUCCESSFUL", BOTS "Verification = successful", LULESH the symmetry test MaxRelDiff
 #          <= 1e-8 and the final origin energy equal to the 1-rank -s 30 run's to 1e-6).
 #   report reports/CASE.txt and CASE.json: `scalea report RUN -r REF` for p > 1 (the p = 1
@@ -69,7 +70,7 @@
 #          a human judgment per finding).
 #
 # Runs go under `nice -n 5` (the machine is shared). As root, mpirun gets
-# OMPI_ALLOW_RUN_AS_ROOT=1 and --oversubscribe is passed everywhere. Needs: git, tar, make,
+# OMPI_ALLOW_RUN_AS_ROOT=1; every mpirun gets --oversubscribe. Needs: git, tar, make,
 # clang, clang++, mpicxx and mpirun (Open MPI), python3, timeout. A missing tool, a failed
 # extraction or build stops the script with the log's last lines; a failed run or verification
 # is recorded in the summary and the script goes on (exit status 1 at the end).
