@@ -289,9 +289,11 @@ build_bots() {
   done
 }
 
-[[ -n ${SRC[npb]:-} ]] && build_npb
-[[ -n ${SRC[lulesh]:-} ]] && build_lulesh
-[[ -n ${SRC[bots]:-} ]] && build_bots
+if [[ $SUMMARY_ONLY == 0 ]]; then
+  [[ -n ${SRC[npb]:-} ]] && build_npb
+  [[ -n ${SRC[lulesh]:-} ]] && build_lulesh
+  [[ -n ${SRC[bots]:-} ]] && build_bots
+fi
 
 # ---- cases ---------------------------------------------------------------------------------
 # name | code | binary (in $WORK/bin) | args | threads | ranks (0: no mpirun) | mpirun options |
