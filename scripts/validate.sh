@@ -33,7 +33,9 @@
 #                       (default 0: do not wait). On a shared machine, e.g. --wait-quiet 120.
 #   --retry-disturbed N redo an analysis run up to N times (default 2) when other processes
 #                       took the CPUs from its threads (on-CPU below 90 %, see "summary"); the
-#                       least disturbed run is kept. Needs perf::TASK-CLOCK in --counters.
+#                       least disturbed run is kept. Needs perf::TASK-CLOCK in --counters. Cases
+#                       that share CPUs by design (p > CPUs, mpirun's default binding of a
+#                       rank with 2 threads) are not redone.
 #   -h, --help          this text
 #
 # What it does, per code:
@@ -445,7 +447,15 @@ for c in "${CASES[@]}"; do
   out=$WORK/runs/$name.out
   rm -rf -- "$exp" "$exp".* "$out".try*
   best=-1 besttry=0
-  for ((try = 0; try <= RETRIES; ++try)); do
+  # A case that shares CPUs by design (more PEs than CPUs, or mpirun's default binding of a rank
+  # with several threads to one core) is never undisturbed: no retry.
+  IFS='|' read -r _ _ _ _ threads ranks mpiopts _ _ _ <<<"$c"
+  retries=$RETRIES
+  if (( threads * (ranks > 0 ? ranks : 1) > $(nproc) )) ||
+     [[ $ranks -gt 0 && $threads -gt 1 && $mpiopts != *"--bind-to none"* ]]; then
+    retries=0
+  fi
+  for ((try = 0; try <= retries; ++try)); do
     quiet=$(wait_quiet)
     load=$(cut -d' ' -f1 /proc/loadavg)
     rc=0
@@ -457,7 +467,7 @@ for c in "${CASES[@]}"; do
     [[ $cpu == - ]] && { besttry=$try; break; }
     awk -v a="$cpu" -v b="$best" 'BEGIN { exit !(a > b) }' && { best=$cpu; besttry=$try; }
     awk -v a="$cpu" 'BEGIN { exit !(a >= 0.90) }' && break
-    [[ $try -lt $RETRIES ]] && log "  $name: on-CPU $cpu (load $load): disturbed by other processes, again"
+    [[ $try -lt $retries ]] && log "  $name: on-CPU $cpu (load $load): disturbed by other processes, again"
   done
   mv -- "$exp.try$besttry" "$exp" 2>/dev/null || true
   mv -- "$out.try$besttry" "$out"
