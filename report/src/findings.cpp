@@ -11,6 +11,7 @@
 #include "export_formats.hpp"
 #include "report_json.hpp"
 #include "scalea/format.hpp"
+#include "wait_causes.hpp"
 
 namespace scalea::cli {
 namespace {
@@ -423,12 +424,18 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
     for (uint32_t k = 0; k < mn.children.size(); ++k) pos[mn.children[k]] = k;
   // The idle time of a region (its load imbalance, the idle team of a single) and the waits of a
   // synchronization after it in the same enclosing region are the same time: one finding.
+  // The idle time ends at the first synchronization after the region (no other one between).
   auto same_time = [&](const Candidate& x, const Candidate& y) {
     if (x.node == y.node || t.node(x.node).parent != t.node(y.node).parent) return false;
     const Candidate& before = pos[x.node] < pos[y.node] ? x : y;
     const Candidate& after = pos[x.node] < pos[y.node] ? y : x;
-    return is_idle_key(before.key) && !is_synchronization(t.region_of(before.node)) &&
-           is_synchronization(t.region_of(after.node)) && is_wait_key(after.key);
+    if (!is_idle_key(before.key) || is_synchronization(t.region_of(before.node)) ||
+        !is_synchronization(t.region_of(after.node)) || !is_wait_key(after.key))
+      return false;
+    const auto& sib = t.node(t.node(before.node).parent).children;
+    for (uint32_t k = pos[before.node] + 1; k < pos[after.node]; ++k)
+      if (is_synchronization(t.region_of(sib[k]))) return false;
+    return true;
   };
   // Load imbalance is idle time within its region's span: the imbalance of a region inside
   // another one's is part of the outer one's, never added to it.
@@ -440,6 +447,14 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
       return false;
     };
     return below(x.node, y.node) || below(y.node, x.node);
+  };
+  // Of an idle time and the waits it causes, the finding is the waits (where the time is spent,
+  // and whose cause the evidence names), naming the idle region; whichever of the two is larger.
+  auto waits_of = [&](const Candidate& c) -> const Candidate* {
+    if (!is_idle_key(c.key) || is_synchronization(t.region_of(c.node))) return nullptr;
+    for (const Candidate& d : all)
+      if (&d != &c && same_time(c, d)) return &d;
+    return nullptr;
   };
   std::vector<std::pair<Candidate, uint32_t>> chosen;
   for (const Candidate& c : all) {
@@ -453,6 +468,10 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
       dup = dup || nested(c, chosen[i].first);
     }
     if (dup) continue;
+    if (const Candidate* w = waits_of(c)) {
+      chosen.emplace_back(*w, c.node);
+      continue;
+    }
     chosen.emplace_back(c, format::kNoIndex);
     // The same time may also come later in the list (smaller): find it now to name it.
     for (const Candidate& d : all)
@@ -461,6 +480,9 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
         break;
       }
   }
+  std::stable_sort(chosen.begin(), chosen.end(), [](const auto& x, const auto& y) {
+    return x.first.seconds > y.first.seconds;
+  });
   return chosen;
 }
 
@@ -513,6 +535,13 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   std::string what = h ? std::string(h->what) : key;
   f.hint = h ? std::string(h->hint) : "";
   if (same != format::kNoIndex) f.same_time = with_location(t.region_of(same));
+  if (key == "synchronization.barrier" && format::region_kind_has(reg.kind, format::kBarrier)) {
+    // Why the threads waited, from what they did before it: not always uneven work.
+    BarrierCause cause = barrier_cause(t, n, !cpu_sharing(t.experiment()).empty());
+    f.hint = barrier_hint(t, cause, f.hint);
+    if (cause.kind != BarrierCause::Kind::Imbalance && cause.kind != BarrierCause::Kind::Unknown)
+      f.same_time.clear();
+  }
   if (f.cls == "unidentified" || f.cls == "data_movement") {
     f.evidence = counter_evidence(t, a.regions[n], context.reference);
     if (f.cls == "unidentified" && f.evidence.empty() && !counters)
