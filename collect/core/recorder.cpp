@@ -330,6 +330,7 @@ ThreadState* Recorder::register_thread() {
   t->stack.reserve(64);
   t->region_cache.assign(256, RegionCacheEntry{0, UINT32_MAX, 0, nullptr});
   read_affinity(0, t->cpus);
+  t->sched_begin = read_schedstat(0);
   {
     // The thread is complete before finish() can see it; once finish() has closed the list
     // (it then reads the trees without the lock), a late thread is not added: it records nothing
@@ -499,7 +500,10 @@ void Recorder::finish(const char* why) {
   }
   // Threads may have been bound since they registered; the ones still alive are read again.
   for (ThreadState* t : threads_)
-    if (own_thread_alive(t->os_tid)) read_affinity(pid_t(t->os_tid), t->cpus);
+    if (own_thread_alive(t->os_tid)) {
+      read_affinity(pid_t(t->os_tid), t->cpus);
+      t->sched_end = read_schedstat(t->os_tid);
+    }
   clock_finish(clock_);
   end_time_iso = iso_now();
   Ticks end = now();

@@ -213,6 +213,8 @@ struct ThreadState {
   // The CPUs the thread may run on: read when it registers and again when the run ends (the
   // OpenMP runtime may bind it after it started); the last one seen.
   CpuMask cpus;
+  // The scheduler's account when the thread registered and when the run ended (or the thread did).
+  SchedStat sched_begin, sched_end;
 
   // Node storage: chunks never move, so nodes can be shared by pointer with other threads.
   std::vector<Node*> chunks;

@@ -424,9 +424,15 @@ ProcessAffinity process_affinity(Recorder& rec, int rank) {
   a.cpus_online = rec.cpus_online;
   a.process_cpus = cpu_list(rec.process_cpus);
   std::lock_guard<std::mutex> lock(rec.mutex());
-  for (const ThreadState* t : rec.threads())
-    a.threads.push_back(ThreadCpus{t->index, t->os_tid, cpu_list(t->cpus), cpu_count(t->cpus),
-                                   since_start(rec, t->created)});
+  for (const ThreadState* t : rec.threads()) {
+    ThreadCpus c{t->index, t->os_tid, cpu_list(t->cpus), cpu_count(t->cpus), since_start(rec, t->created)};
+    if (t->sched_begin.ok && t->sched_end.ok && t->sched_end.run_ns >= t->sched_begin.run_ns &&
+        t->sched_end.wait_ns >= t->sched_begin.wait_ns) {
+      c.cpu_s = double(t->sched_end.run_ns - t->sched_begin.run_ns) * 1e-9;
+      c.runqueue_s = double(t->sched_end.wait_ns - t->sched_begin.wait_ns) * 1e-9;
+    }
+    a.threads.push_back(c);
+  }
   return a;
 }
 
@@ -463,14 +469,15 @@ std::string throttled_json(const std::vector<ThrottledPath>& paths) {
 std::string seconds_or_null(double s) { return s < 0 ? "null" : std::to_string(s); }
 
 // "cpus_online": N, "process_cpus": "0-1", "threads": [{"index", "os_tid", "cpus", "count",
-// "created_s"}, ...]
+// "created_s", "cpu_s", "runqueue_s"}, ...]
 std::string affinity_members(const ProcessAffinity& a) {
   std::string threads;
   for (const ThreadCpus& t : a.threads)
     threads += std::string(threads.empty() ? "" : ", ") + "{\"index\": " + std::to_string(t.index) +
                ", \"os_tid\": " + std::to_string(t.os_tid) + ", \"cpus\": " + json_escape(t.cpus) +
                ", \"count\": " + std::to_string(t.count) + ", \"created_s\": " +
-               seconds_or_null(t.created_s) + "}";
+               seconds_or_null(t.created_s) + ", \"cpu_s\": " + seconds_or_null(t.cpu_s) +
+               ", \"runqueue_s\": " + seconds_or_null(t.runqueue_s) + "}";
   return "\"cpus_online\": " + std::to_string(a.cpus_online) + ", \"process_cpus\": " +
          json_escape(a.process_cpus) + ", \"threads\": [" + threads + "]";
 }

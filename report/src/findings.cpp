@@ -301,12 +301,17 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
     std::vector<std::set<int>> threads;
   };
   std::vector<Process> procs;
+  double ran = 0, queued = 0;  // the threads' time on a CPU and runnable without one (schedstat)
   auto read = [&](const nlohmann::json& p, int rank, const std::string& host) {
     Process pr{rank, host, p.value("cpus_online", 0), {}};
     if (p.contains("threads") && p["threads"].is_array())
-      for (const auto& t : p["threads"])
+      for (const auto& t : p["threads"]) {
         if (t.is_object() && t.contains("cpus") && t["cpus"].is_string())
           pr.threads.push_back(parse_cpulist(t["cpus"].get<std::string>()));
+        if (t.is_object() && t.contains("runqueue_s") && t["runqueue_s"].is_number() &&
+            t.contains("cpu_s") && t["cpu_s"].is_number())
+          ran += t["cpu_s"].get<double>(), queued += t["runqueue_s"].get<double>();
+      }
     procs.push_back(std::move(pr));
   };
   std::string host = meta_at(e.meta, "host").is_string() ? meta_at(e.meta, "host").get<std::string>() : "";
@@ -351,6 +356,15 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
     text += "; the time lost shows as slower work (unidentified), waits and fork/join, whatever the program does";
     out.push_back(text);
   }
+  // Runnable threads that waited for a CPU (other processes, or more threads than CPUs): the
+  // scheduler's own account, whatever the affinity said.
+  if (queued >= kCpuWaitMinSeconds && queued >= kCpuWaitMinShare * (ran + queued))
+    out.push_back(fmt::format(
+        "the threads waited {:.3f} s in all for a CPU while ready to run ({:.0f}% of their time on "
+        "or waiting for one): other processes or other threads had the CPUs; that time shows as "
+        "slower work (unidentified), waits and fork/join: measure on a quiet machine with at most "
+        "one thread per CPU",
+        queued, 100 * queued / (ran + queued)));
   return out;
 }
 
