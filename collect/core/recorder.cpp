@@ -297,6 +297,7 @@ bool Recorder::start(const char* origin) {
     start_time_iso = iso_now();
     cpus_online = sysconf(_SC_NPROCESSORS_ONLN);
     read_affinity(0, process_cpus);
+    command = command_line();
     regions_.push_back(RegionInfo{RegionKind::Program, 0, 0, program_name(), "", "main", 0});
     region_keys_.emplace("program", 0);
     g_measure_on.store(config_.start_on);
@@ -308,9 +309,11 @@ bool Recorder::start(const char* origin) {
     std::atexit(finish_at_exit);
     pthread_atfork(nullptr, nullptr, disable_in_child);
     if (signals_now) install_signal_handlers();
-    // Loaded at program start (preloaded or linked), the tool sees the whole run; loaded later by
-    // the OpenMP runtime (at the first construct), it adds the time the process ran before.
-    uint64_t age = process_age_ns();
+    // Preloaded by `scalea run`, the tool starts with the program: the process's age is the
+    // dynamic loader's work (an MPI rank's many libraries take tens of ms), no program code ran
+    // yet. Loaded later by the OpenMP runtime (at the first construct; its constructor runs then
+    // too, so at_load does not tell), it adds the time the process ran before.
+    uint64_t age = preloaded ? 0 : process_age_ns();
     if (age >= kLateStartNs) {
       pre_start_ns = age;
       start_estimated = true;

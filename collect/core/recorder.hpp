@@ -582,6 +582,8 @@ class Recorder {
   // the tool started), for meta.json "affinity".
   long cpus_online = 0;
   CpuMask process_cpus;
+  // The command line when the tool started: programs may overwrite argv later (BOTS does).
+  std::vector<std::string> command;
   // Set before finish() when the run ends abnormally (a signal): written to meta.json.
   std::vector<std::string> ending_notes;
   bool ending_complete = true;

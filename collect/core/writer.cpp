@@ -273,24 +273,6 @@ bool write_file(int dirfd, const std::string& name, const std::vector<char>& dat
   return true;
 }
 
-// The process's command line, one string per argument.
-std::vector<std::string> command_line() {
-  std::vector<std::string> args;
-  FILE* f = std::fopen("/proc/self/cmdline", "r");
-  if (!f) return args;
-  std::string arg;
-  int c;
-  while ((c = std::fgetc(f)) != EOF) {
-    if (c == 0) {
-      args.push_back(arg);
-      arg.clear();
-    } else {
-      arg += char(c);
-    }
-  }
-  std::fclose(f);
-  return args;
-}
 
 // Environment that changes what a run measures.
 bool relevant_env(const char* e) {
@@ -415,6 +397,25 @@ double since_start(Recorder& rec, Ticks when) {
   if (!when || all.empty()) return -1;
   return (double(when > all[0]->born ? when - all[0]->born : 0) * rec.clock().ns_per_tick() +
           double(rec.pre_start_ns)) * 1e-9;
+}
+
+// The process's command line, one string per argument.
+std::vector<std::string> command_line() {
+  std::vector<std::string> args;
+  FILE* f = std::fopen("/proc/self/cmdline", "r");
+  if (!f) return args;
+  std::string arg;
+  int c;
+  while ((c = std::fgetc(f)) != EOF) {
+    if (c == 0) {
+      args.push_back(arg);
+      arg.clear();
+    } else {
+      arg += char(c);
+    }
+  }
+  std::fclose(f);
+  return args;
 }
 
 ProcessAffinity process_affinity(Recorder& rec, int rank) {
@@ -629,7 +630,7 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   field("format", "\"scalea-experiment\"");
   field("format_version", std::to_string(fmt::kVersion));
   field("tool_version", json_escape(SCALEA_VERSION));
-  field("command", json_string_list(command_line()));
+  field("command", json_string_list(rec.command.empty() ? command_line() : rec.command));
   field("cwd", json_escape(cwd));
   field("host", json_escape(host_name()));
   field("pid", std::to_string(getpid()));

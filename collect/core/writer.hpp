@@ -78,6 +78,8 @@ struct ProcessAffinity {
   std::vector<ThreadCpus> threads;
 };
 ProcessAffinity process_affinity(Recorder& rec, int rank);
+// The process's command line, one string per argument (/proc/self/cmdline: what argv holds now).
+std::vector<std::string> command_line();
 
 // meta.json "mpi" (docs/mpi.md): the job, the transfer model, which ranks the experiment holds
 // and, at the root of the unification, what it cost.
