@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 
 namespace scalea::cli {
 namespace {
@@ -29,6 +30,35 @@ double spread(const std::map<uint32_t, double>& v) {
   for (const auto& [th, x] : v) most = std::max(most, x);
   for (const auto& [th, x] : v) sum += most - x;
   return sum;
+}
+
+// Each thread's wait for a CPU over the run (meta.json affinity threads' runqueue_s, per rank under
+// MPI), by the experiment's thread index; threads without the figure are absent.
+std::map<uint32_t, double> runqueue_by_thread(const drg::Experiment& e) {
+  std::map<std::pair<int, uint32_t>, double> by_id;  // (rank, thread index) -> seconds
+  auto read = [&](const nlohmann::json& proc, int rank) {
+    if (!proc.is_object() || !proc.contains("threads") || !proc["threads"].is_array()) return;
+    for (const auto& t : proc["threads"])
+      if (t.is_object() && t.contains("index") && t["index"].is_number_integer() && t["index"].get<int64_t>() >= 0 &&
+          t.contains("runqueue_s") && t["runqueue_s"].is_number())
+        by_id[{rank, uint32_t(t["index"].get<int64_t>())}] = t["runqueue_s"].get<double>();
+  };
+  if (e.meta.is_object() && e.meta.contains("affinity")) {
+    const nlohmann::json& aff = e.meta["affinity"];
+    if (aff.is_object() && aff.contains("ranks") && aff["ranks"].is_array() && !aff["ranks"].empty()) {
+      for (const auto& r : aff["ranks"])
+        if (r.is_object() && r.contains("rank") && r["rank"].is_number_integer()) read(r, r["rank"].get<int>());
+    } else {
+      read(aff, -1);
+    }
+  }
+  std::map<uint32_t, double> out;
+  for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
+    auto it = by_id.find({e.threads[ti].rank, e.threads[ti].thread});
+    if (it == by_id.end() && e.threads[ti].rank >= 0) it = by_id.find({-1, e.threads[ti].thread});
+    if (it != by_id.end()) out[ti] = it->second;
+  }
+  return out;
 }
 
 }  // namespace
@@ -84,6 +114,13 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   c.work_min = work.begin()->second, c.work_max = c.work_min;
   for (const auto& [th, w] : work) c.work_min = std::min(c.work_min, w), c.work_max = std::max(c.work_max, w);
   c.by_work = spread(work);
+  // Threads that waited longer for a CPU (the scheduler's account over the run) take longer for
+  // the same work: when that difference could explain the uneven work, it may be CPU time.
+  std::map<uint32_t, double> rq = runqueue_by_thread(e), rq_here;
+  for (const auto& [th, w] : work)
+    if (rq.count(th)) rq_here[th] = rq[th];
+  if (rq_here.size() == work.size() && c.by_work > 0 && spread(rq_here) >= 0.5 * c.by_work)
+    c.cpus_shared = true;
   c.by_queue = spread(queued);
   c.queue_node = most_queued;
   if (c.waits <= 0) return c;
@@ -91,7 +128,7 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   // before the barrier was even and the threads were late for other reasons.
   if (c.by_work >= 0.5 * c.waits && c.by_work >= c.by_queue) c.kind = BarrierCause::Kind::Imbalance;
   else if (c.by_queue >= 0.5 * c.waits && most_queued != format::kNoIndex) c.kind = BarrierCause::Kind::Queueing;
-  else if (cpus_shared) c.kind = BarrierCause::Kind::CpuSharing;
+  else if (c.cpus_shared) c.kind = BarrierCause::Kind::CpuSharing;
   else if (c.visits_per_pe >= 100 && c.wait_per_visit < 100e-6) c.kind = BarrierCause::Kind::ManyBarriers;
   else c.kind = BarrierCause::Kind::LateArrival;
   return c;

@@ -85,6 +85,22 @@ TEST(BarrierCause, BalancedWorkWithFewPassesIsLateArrivalOrCpuSharing) {
   EXPECT_LT(h.find("shared CPUs"), h.find("try schedule(dynamic)")) << h;
 }
 
+TEST(BarrierCause, UnevenWorkOfThreadsThatWaitedForACpuMayBeCpuTime) {
+  // Thread 1 took 6 ms longer for the same work and waited 8 ms longer for a CPU (meta.json
+  // runqueue_s): the hint must say first that the difference may be CPU time.
+  LoopBarrier x({45, 51}, {6, 0});
+  x.b.experiment().meta = {{"affinity", {{"threads", {{{"index", 0}, {"runqueue_s", 0.001}},
+                                                      {{"index", 1}, {"runqueue_s", 0.009}}}}}}};
+  BarrierCause c = x.cause();
+  EXPECT_EQ(c.kind, Kind::Imbalance);
+  EXPECT_TRUE(c.cpus_shared);
+  // Without that difference in CPU waiting it is imbalance, plainly.
+  LoopBarrier y({45, 51}, {6, 0});
+  y.b.experiment().meta = {{"affinity", {{"threads", {{{"index", 0}, {"runqueue_s", 0.004}},
+                                                      {{"index", 1}, {"runqueue_s", 0.004}}}}}}};
+  EXPECT_FALSE(y.cause().cpus_shared);
+}
+
 TEST(BarrierCause, QueueingAtACriticalBeforeTheBarrier) {
   // Balanced loop and barrier, then a critical section of 10 ms each: thread i waits 10 i ms to
   // enter it, so they reach the join barrier 10 ms apart.
