@@ -62,7 +62,7 @@ void on_signal(int sig) {
     if (expected == sig) wait_for_writer();
     die_by(sig);
   }
-  if (g_state.load() != 1) die_by(sig);
+  if (!recording(g_state.load())) die_by(sig);
   unsigned char byte = static_cast<unsigned char>(sig);
   if (write(g_pipe[1], &byte, 1) != 1) die_by(sig);
   // Wait here (this thread may hold locks the program needs) until the watcher has written.
