@@ -128,6 +128,7 @@ std::string tick_name(uint64_t tick) {
 
 // What one capture measured, for its meta ("snapshot.capture").
 struct CaptureCost {
+  uint64_t wall_ns = 0;  // CLOCK_REALTIME when the first thread was copied: the moment of time_s
   size_t threads = 0;
   uint64_t hold_max_ns = 0, hold_total_ns = 0, spread_ns = 0, close_ns = 0;
 };
@@ -137,7 +138,10 @@ struct Publisher {
   Recorder& rec;
   const uint64_t interval_ns;
   int rank = -1, ranks = 1;
-  std::string live, rank_dir;
+  // The experiment's directory, its live directory and this process's directory in that. They
+  // change once in an MPI rank (follow), under files_mu, which every use of them holds.
+  std::string experiment, live, rank_dir;
+  std::mutex files_mu;
   std::string environment;
   std::vector<std::unique_ptr<Copy>> copies;  // by thread index
   uint64_t seq = 0, skipped = 0;
@@ -165,7 +169,7 @@ std::string snapshot_object(Publisher& p, uint64_t tick, double time_s, bool fin
   std::string o = "{\"seq\": " + std::to_string(p.seq) + ", \"tick\": " + std::to_string(tick) +
                   ", \"interval_s\": " + num("%.6g", double(p.interval_ns) * 1e-9) +
                   ", \"time_s\": " + num("%.6f", time_s) + ", \"wall_s\": " +
-                  num("%.6f", double(realtime_ns()) * 1e-9) + ", \"final\": " +
+                  num("%.6f", double(cost.wall_ns) * 1e-9) + ", \"final\": " +
                   (final ? "true" : "false") + ", \"rank\": " + std::to_string(p.rank) +
                   ", \"skipped\": " + std::to_string(p.skipped);
   o += ", \"capture\": {\"threads\": " + std::to_string(cost.threads) +
@@ -228,6 +232,7 @@ bool capture(Publisher& p, std::vector<ThreadState*>& out, CaptureCost& cost) {
     }
     copy_claimed(*threads[i], *p.copies[i]);
     release_thread(*threads[i]);
+    if (i == 0) cost.wall_ns = realtime_ns();
     uint64_t held = monotonic_ns() - t0;
     cost.hold_max_ns = std::max(cost.hold_max_ns, held);
     cost.hold_total_ns += held;
@@ -251,8 +256,7 @@ bool capture(Publisher& p, std::vector<ThreadState*>& out, CaptureCost& cost) {
 // Stops snapshots for good, saying why once; the program and its experiment are not affected.
 void fail(Publisher& p, const std::string& why) {
   if (p.off.exchange(true)) return;
-  log_message("snapshots stopped: %s; the program continues and its experiment is written at exit",
-              why.c_str());
+  log_message("snapshots stopped: %s; the program continues unaffected", why.c_str());
 }
 
 bool write_file(Publisher& p, const std::string& name, const std::vector<char>& bytes) {
@@ -330,7 +334,12 @@ bool prepare(Publisher& p) {
 
 void* run(void* arg) {
   Publisher& p = *static_cast<Publisher*>(arg);
-  if (prepare(p)) {
+  bool prepared;
+  {
+    std::lock_guard<std::mutex> files(p.files_mu);
+    prepared = prepare(p);
+  }
+  if (prepared) {
     // Ticks at whole multiples of the interval of the wall clock, the same in every rank.
     uint64_t next = (realtime_ns() / p.interval_ns + 1) * p.interval_ns;
     std::unique_lock<std::mutex> lock(p.mu);
@@ -340,7 +349,10 @@ void* run(void* arg) {
               std::chrono::nanoseconds(next)));
       if (p.cv.wait_until(lock, when, [&] { return p.stopping; })) break;
       lock.unlock();
-      take(p, next / p.interval_ns);
+      {
+        std::lock_guard<std::mutex> files(p.files_mu);
+        take(p, next / p.interval_ns);
+      }
       uint64_t now_rt = realtime_ns();
       next += p.interval_ns;
       if (next <= now_rt) {  // fell behind (a slow write, a stopped process): no backlog
@@ -352,6 +364,13 @@ void* run(void* arg) {
   }
   p.done.store(true, std::memory_order_release);
   return nullptr;
+}
+
+void set_dirs(Publisher& p, const std::string& experiment) {
+  p.experiment = experiment;
+  p.live = live_dir(experiment);
+  p.rank_dir = p.live + "/" + rank_file_name(p.rank);
+  p.rank_dir.resize(p.rank_dir.size() - 5);  // "rank-000000": the rank file's name without .sdrg
 }
 
 Publisher* make_publisher(Recorder& rec, uint64_t interval_ns) {
@@ -374,9 +393,7 @@ void start(Recorder& rec) {
   uint64_t interval = rec.config().snapshot_ns;
   if (!interval || g_pub.load()) return;
   Publisher* p = make_publisher(rec, interval);
-  p->live = live_dir(rec.output_dir());
-  p->rank_dir = p->live + "/" + rank_file_name(p->rank);
-  p->rank_dir.resize(p->rank_dir.size() - 5);  // "rank-000000": the rank file's name without .sdrg
+  set_dirs(*p, rec.output_dir());
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -393,6 +410,10 @@ void start(Recorder& rec) {
     return;
   }
   g_pub.store(p, std::memory_order_release);
+  // Where to look, since the experiment's name is otherwise said only at the end.
+  if (!rec.config().quiet)
+    log_job_message("snapshots every %s in %s (scalea top %s)", rec.config().snapshot_text.c_str(),
+                    p->live.c_str(), rec.output_dir().c_str());
 }
 
 void stop() {
@@ -407,9 +428,27 @@ void stop() {
     std::this_thread::sleep_for(std::chrono::microseconds(kStopPollUs));
 }
 
+void follow(const std::string& dir) {
+  Publisher* p = g_pub.load(std::memory_order_acquire);
+  if (!p) return;
+  std::lock_guard<std::mutex> files(p->files_mu);
+  if (dir == p->experiment) return;
+  std::string old_live = p->live, old_rank_dir = p->rank_dir;
+  set_dirs(*p, dir);
+  struct stat st;
+  if (stat(old_rank_dir.c_str(), &st) != 0) return;  // nothing published yet: prepare() makes them
+  if ((mkdir(p->live.c_str(), 0777) != 0 && errno != EEXIST) ||
+      rename(old_rank_dir.c_str(), p->rank_dir.c_str()) != 0) {
+    fail(*p, "cannot move " + old_rank_dir + " to " + p->rank_dir + ": " + std::strerror(errno));
+    return;
+  }
+  rmdir(old_live.c_str());  // empty now
+}
+
 void write_final(Recorder& rec, const char* why) {
   Publisher* p = g_pub.load(std::memory_order_acquire);
   if (!p || p->off.load() || !p->done.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> files(p->files_mu);
   std::vector<ThreadState*> threads;
   {
     std::lock_guard<std::mutex> lock(rec.mutex());
@@ -418,19 +457,24 @@ void write_final(Recorder& rec, const char* why) {
   ++p->seq;
   CaptureCost cost;
   cost.threads = threads.size();
-  uint64_t tick = realtime_ns() / p->interval_ns;
+  cost.wall_ns = realtime_ns();  // the trees were closed a moment ago (Recorder::finish)
+  uint64_t tick = cost.wall_ns / p->interval_ns;
   write_file(*p, "final.sdrg", encode(*p, threads, rec.clock(), tick, why, true, cost));
 }
 
 bool adopt(const std::string& dir, const std::string& tmp) {
   Publisher* p = g_pub.load(std::memory_order_acquire);
-  if (!p || dir != p->rec.output_dir()) return false;
+  if (!p) return false;
+  std::lock_guard<std::mutex> files(p->files_mu);
+  if (dir != p->experiment) return false;
   return rename(p->live.c_str(), (tmp + "/snapshots").c_str()) == 0;
 }
 
 void unadopt(const std::string& dir, const std::string& tmp) {
   Publisher* p = g_pub.load(std::memory_order_acquire);
-  if (!p || dir != p->rec.output_dir()) return;
+  if (!p) return;
+  std::lock_guard<std::mutex> files(p->files_mu);
+  if (dir != p->experiment) return;
   rename((tmp + "/snapshots").c_str(), p->live.c_str());
 }
 

@@ -29,6 +29,9 @@ void stop();
 // Writes the last snapshot, final.sdrg: the trees as the experiment holds them (finish(), after
 // they are closed, before the experiment is written). Nothing when snapshots are off.
 void write_final(Recorder& rec, const char* why);
+// The experiment is `dir` after all (an MPI rank learns rank 0's directory at MPI_Init): this
+// process's snapshots move to dir's live directory.
+void follow(const std::string& dir);
 // Moves the live directory of the experiment `dir` into `tmp`, the experiment's directory before
 // it is published, as `snapshots` (publish_experiment). False when there was nothing to move.
 bool adopt(const std::string& dir, const std::string& tmp);

@@ -40,7 +40,7 @@ struct SnapshotPart {
   // difference, the regions entered in the interval.
   uint64_t entered = 0;
   double time_s() const;  // seconds since the process started (meta "snapshot.time_s")
-  double wall_s() const;  // when it was taken, s since the epoch
+  double wall_s() const;  // when it was taken (the moment of time_s), s since the epoch
 };
 // Reads one snapshot file. Throws LoadError (one line) when it is not a complete snapshot.
 SnapshotPart read_snapshot(const std::string& path);
