@@ -160,44 +160,35 @@ std::string classes_head(const std::string& title, size_t title_width) {
   return l;
 }
 
-// The busy share of each PE (and of each rank) in the window, and their imbalance.
-void loads(std::vector<std::string>& out, const online::Window& w, size_t width) {
-  std::vector<online::PeLoad> pes = online::pe_loads(w.e);
-  if (pes.empty()) return;
-  std::string l = "busy, last window:";
-  std::map<int32_t, std::pair<double, double>> ranks;
-  for (const online::PeLoad& pe : pes) {
-    std::string name = w.ranks > 1 ? fmt::format("r{}.t{}", pe.rank, pe.thread) : fmt::format("t{}", pe.thread);
+// One line: the busy share of each PE (or rank) in the window, and their imbalance.
+std::string busy_line(const std::string& title, const std::vector<online::PeLoad>& loads,
+                      bool by_rank, bool rank_names, size_t width) {
+  std::string l = title;
+  std::vector<double> busy;
+  for (const online::PeLoad& pe : loads) busy.push_back(pe.busy);
+  std::string tail = fmt::format("   imbalance {:.2f} (max/mean busy over {} {})",
+                                 online::imbalance(busy), loads.size(), by_rank ? "ranks" : "PEs");
+  for (const online::PeLoad& pe : loads) {
+    std::string name = by_rank      ? fmt::format("r{}", pe.rank)
+                       : rank_names ? fmt::format("r{}.t{}", pe.rank, pe.thread)
+                                    : fmt::format("t{}", pe.thread);
     std::string item = fmt::format(" {} {:.0f}%", name, pe.time > 0 ? 100 * pe.busy / pe.time : 0.0);
-    if (l.size() + item.size() > width - 32) {
+    if (l.size() + item.size() + tail.size() > width) {
       l += " ...";
       break;
     }
     l += item;
   }
-  for (const online::PeLoad& pe : pes) {
-    ranks[pe.rank].first += pe.busy;
-    ranks[pe.rank].second += pe.time;
-  }
-  std::vector<double> all;
-  for (const online::PeLoad& pe : pes) all.push_back(pe.busy);
-  out.push_back(l + fmt::format("   imbalance {:.2f} (max/mean busy over {} PEs)",
-                                online::imbalance(all), pes.size()));
-  if (ranks.size() > 1) {
-    std::string r = "ranks, last window:";
-    std::vector<double> per;
-    for (const auto& [rank, bt] : ranks) {
-      per.push_back(bt.first);
-      std::string item = fmt::format(" r{} {:.0f}%", rank, bt.second > 0 ? 100 * bt.first / bt.second : 0.0);
-      if (r.size() + item.size() > width - 32) {
-        r += " ...";
-        break;
-      }
-      r += item;
-    }
-    out.push_back(r + fmt::format("   imbalance {:.2f} (max/mean busy over {} ranks)",
-                                  online::imbalance(per), ranks.size()));
-  }
+  return l + tail;
+}
+
+// The busy share of each PE (and of each rank) in the window, and their imbalance.
+void loads(std::vector<std::string>& out, const online::Window& w, size_t width) {
+  std::vector<online::PeLoad> pes = online::pe_loads(w.e);
+  if (pes.empty()) return;
+  out.push_back(busy_line("busy, last window:", pes, false, w.ranks > 1, width));
+  std::vector<online::PeLoad> ranks = online::rank_loads(pes);
+  if (ranks.size() > 1) out.push_back(busy_line("ranks, last window:", ranks, true, true, width));
 }
 
 void region_list(std::vector<std::string>& out, const std::string& title, const online::Window& w,
@@ -253,7 +244,7 @@ std::vector<std::string> frame(const View& v, const TopOptions& o, size_t width,
                                                   p.ranks_declared - p.ranks_present)
                                     : ""),
                     width));
-  out.push_back(fmt::format("at {:.1f} s: {} regions entered/s in the last {:.1f} s ({} since the "
+  out.push_back(fmt::format("at {:.2f} s: {} regions entered/s in the last {:.2f} s ({} since the "
                             "start); speedup estimate {:.2f} (last window {:.2f})",
                             v.at, thousands(dt > 0 ? double(last.entered) / dt : 0), dt,
                             thousands(double(since.entered)), root.speedup,
@@ -329,12 +320,19 @@ class Top {
     p.live = s->live;
     p.ranks_present = int(s->ranks.size());
     if (pts.empty()) return changed;
-    const online::Point& newest = pts.back();
-    std::string key = newest.files.begin()->second;
+    std::string key = pts.back().files.begin()->second;  // the newest file
     if (key != shown_) {
       try {
-        const online::Point* prev = pts.size() > 1 ? &pts[pts.size() - 2] : nullptr;
         double start = online::job_start(parts_, pts.front());
+        // The last window as the over-time report would end it (the ranks' snapshots taken at
+        // about the same moment, the end joined to the window before when it comes soon after).
+        shown_ = key;
+        newest_wall_ = parts_.times(key).wall_s;
+        std::vector<const online::Point*> ends =
+            online::window_ends(parts_, pts, start, parts_.times(key).interval_s);
+        if (ends.empty()) return changed;
+        const online::Point& newest = *ends.back();
+        const online::Point* prev = ends.size() > 1 ? ends[ends.size() - 2] : nullptr;
         if (c_.reference && !checked_) {
           check_reference(online::window(parts_, nullptr, newest, start, {})->e, *ref_);
           checked_ = true;
@@ -342,7 +340,7 @@ class Top {
         view_.last = online::window(parts_, prev, newest, start, c_);
         view_.since = online::window(parts_, nullptr, newest, start, c_);
         view_.at = view_.since->t1;
-        const drg::SnapshotPart& part = parts_.get(key);
+        const drg::SnapshotPart& part = parts_.get(newest.files.begin()->second);
         p.ranks_declared = part.meta.value("ranks", 1);
         p.interval = part.meta["snapshot"].value("interval_s", 0.0);
         p.pid_host = fmt::format("pid {} on {}", part.meta.value("pid", 0), part.meta.value("host", std::string()));
@@ -354,8 +352,6 @@ class Top {
             for (const auto& f : q->files) keep.insert(f.second);
         parts_.keep_only(keep);
         view_.error.clear();
-        shown_ = key;
-        newest_wall_ = part.wall_s();
         changed = true;
       } catch (const drg::LoadError& e) {
         // A snapshot the viewer cannot read (the disk, a foreign file): said, the last view kept.
@@ -364,7 +360,7 @@ class Top {
         changed = true;
       }
     }
-    bool finished = newest.final;
+    bool finished = pts.back().final;
     bool dead = false;
     if (!finished && s->live && !shown_.empty()) {
       double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -412,7 +408,7 @@ void run_top(const TopOptions& o) {
       g_resized = 0;
       dirty = false;
       // Plain output shows a frame per snapshot, not a waiting line per poll.
-      if (screen.full() || top.view().since || changed) {
+      if (screen.full() || top.view().since || changed || frames == 0) {
         screen.draw(frame(top.view(), o, size_t(screen.columns()), screen.rows()));
         ++frames;
       }
@@ -423,6 +419,8 @@ void run_top(const TopOptions& o) {
     if (k == 'q' || k == 'Q') break;
     if (k >= 0) dirty = true;  // any other key redraws
   }
+  // A run that ended with nothing the viewer could read: said as an error, like any bad input.
+  if (top.over() && !top.view().since && !top.view().error.empty()) throw UserError(top.view().error);
 }
 
 }  // namespace

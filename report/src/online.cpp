@@ -23,6 +23,14 @@ const drg::SnapshotPart& Parts::get(const std::string& path) {
   return *cache_.emplace(path, std::move(part)).first->second;
 }
 
+const Parts::Times& Parts::times(const std::string& path) {
+  auto it = times_.find(path);
+  if (it != times_.end()) return it->second;
+  const drg::SnapshotPart& p = get(path);
+  Times t{p.wall_s(), p.time_s(), p.meta["snapshot"].value("interval_s", 0.0)};
+  return times_.emplace(path, t).first->second;
+}
+
 void Parts::keep_only(const std::set<std::string>& keep) {
   for (auto it = cache_.begin(); it != cache_.end();)
     it = keep.count(it->first) ? std::next(it) : cache_.erase(it);
@@ -31,25 +39,47 @@ void Parts::keep_only(const std::set<std::string>& keep) {
 double job_start(Parts& parts, const Point& point) {
   double start = 1e300;
   for (const auto& [rank, path] : point.files) {
-    const drg::SnapshotPart& p = parts.get(path);
-    start = std::min(start, p.wall_s() - p.time_s());
+    const Parts::Times& t = parts.times(path);
+    start = std::min(start, t.wall_s - t.time_s);
   }
   return start;
 }
 
 double point_time(Parts& parts, const Point& point, double start) {
-  if (!point.final) {
-    // Ticks are whole multiples of the interval of the wall clock.
-    const drg::SnapshotPart& p = parts.get(point.files.begin()->second);
-    double interval = p.meta["snapshot"].value("interval_s", 0.0);
-    return double(point.tick) * interval - start;
-  }
+  // When the ranks' snapshots were taken (a moment after the tick, or the end), the last one.
   double t = 0;
-  for (const auto& [rank, path] : point.files) {
-    const drg::SnapshotPart& p = parts.get(path);
-    t = std::max(t, p.wall_s() - start);
-  }
+  for (const auto& [rank, path] : point.files) t = std::max(t, parts.times(path).wall_s - start);
   return t;
+}
+
+bool aligned(Parts& parts, const Point& point) {
+  if (point.final || point.files.size() < 2) return true;
+  double lo = 1e300, hi = -1e300, interval = 0;
+  for (const auto& [rank, path] : point.files) {
+    const Parts::Times& t = parts.times(path);
+    lo = std::min(lo, t.wall_s);
+    hi = std::max(hi, t.wall_s);
+    interval = std::max(interval, t.interval_s);
+  }
+  return hi - lo <= std::max(0.01, 0.05 * interval);
+}
+
+std::vector<const Point*> window_ends(Parts& parts, const std::vector<Point>& points, double start,
+                                      double window) {
+  std::vector<const Point*> ends;
+  double last = 0, slack = window * 0.01;
+  size_t n = points.size();
+  while (n > 0 && !aligned(parts, points[n - 1])) --n;
+  for (size_t i = 0; i < n; ++i) {
+    bool end = i + 1 == n;
+    if (!end && !aligned(parts, points[i])) continue;
+    double t = point_time(parts, points[i], start);
+    if (!end && t - last < window - slack) continue;
+    if (end && !ends.empty() && t - last < window / 2) ends.pop_back();
+    ends.push_back(&points[i]);
+    last = t;
+  }
+  return ends;
 }
 
 std::unique_ptr<Window> window(Parts& parts, const Point* earlier, const Point& later, double start,
@@ -137,10 +167,15 @@ std::vector<PeLoad> pe_loads(const drg::Experiment& e) {
     // Time in the outermost regions the thread entered (a worker's path to them, the master's
     // regions it is nested in, was not entered by the worker).
     double waited = 0, children = 0;
-    std::vector<char> inside(t.size(), 0);
+    std::vector<char> inside(t.size(), 0), in_mpi(t.size(), 0);
     for (uint32_t n = 1; n < t.size(); ++n) {
-      waited += e.value(t, n, wait);
       uint32_t up = t.parent[n];
+      // Time in an MPI call is not busy, all of it (as mpiP's MPI time): its wait is known only
+      // when the call returns, its time up to every snapshot (docs/online.md).
+      bool mpi = e.regions[t.region[n]].kind == format::RegionKind::Mpi;
+      in_mpi[n] = in_mpi[up] || mpi;
+      if (mpi && !in_mpi[up]) waited += e.value(t, n, time);
+      else if (!in_mpi[n]) waited += e.value(t, n, wait);
       bool entered = e.value(t, n, visits) > 0;
       inside[n] = up != 0 && (inside[up] || e.value(t, up, visits) > 0);
       if (entered && !inside[n]) children += e.value(t, n, time);
@@ -150,6 +185,19 @@ std::vector<PeLoad> pe_loads(const drg::Experiment& e) {
     pe.busy = std::max(0.0, pe.time - (waited + idle) * 1e-9);
     out.push_back(pe);
   }
+  return out;
+}
+
+std::vector<PeLoad> rank_loads(const std::vector<PeLoad>& pes) {
+  std::map<int32_t, PeLoad> ranks;
+  for (const PeLoad& pe : pes) {
+    PeLoad& r = ranks[pe.rank];
+    r.rank = pe.rank;
+    r.time += pe.time;
+    r.busy += pe.busy;
+  }
+  std::vector<PeLoad> out;
+  for (const auto& [rank, load] : ranks) out.push_back(load);
   return out;
 }
 

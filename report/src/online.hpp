@@ -31,11 +31,17 @@ std::vector<Point> complete_points(const drg::SnapshotDir& s);
 class Parts {
  public:
   const drg::SnapshotPart& get(const std::string& path);
+  // When a file's snapshot was taken: kept when the file itself is forgotten.
+  struct Times {
+    double wall_s = 0, time_s = 0, interval_s = 0;
+  };
+  const Times& times(const std::string& path);
   // Forgets every file not in `keep` (the live view keeps the few it still needs).
   void keep_only(const std::set<std::string>& keep);
 
  private:
   std::map<std::string, std::unique_ptr<drg::SnapshotPart>> cache_;
+  std::map<std::string, Times> times_;
 };
 
 // How windows are classified: call paths interned into one table (so regions match across
@@ -60,8 +66,17 @@ struct Window {
 
 // When the job started: the earliest start of its ranks, s since the epoch (from `point`'s files).
 double job_start(Parts& parts, const Point& point);
-// When `point` was taken, s since the job started.
+// When `point` was taken (its last rank's snapshot), s since the job started.
 double point_time(Parts& parts, const Point& point, double start);
+// Whether the ranks took their snapshots of `point` at about the same moment (within 5 % of the
+// interval, at least 10 ms). A rank whose publisher ran late (a loaded machine) would mix
+// another stretch of its time into the window. The end always is.
+bool aligned(Parts& parts, const Point& point);
+// The points that end windows of at least `window` s (the snapshots' interval, or longer):
+// aligned points, each at least a window after the one before, and the last aligned point; a last
+// window shorter than half a window joins the one before it. Empty when no point is aligned.
+std::vector<const Point*> window_ends(Parts& parts, const std::vector<Point>& points, double start,
+                                      double window);
 
 // The window from `earlier` (nullptr: the start of the run) to `later`. Throws drg::LoadError.
 std::unique_ptr<Window> window(Parts& parts, const Point* earlier, const Point& later, double start,
@@ -73,14 +88,16 @@ std::unique_ptr<Window> window(Parts& parts, const Point* earlier, const Point& 
 drg::Experiment scale_reference(const drg::MergedTree& reference, const drg::MergedTree& window,
                                 overheads::CallPathKeys& keys);
 
-// Per processing element of a window: how much of its time it was busy (not waiting in a
-// synchronization or MPI call, and, for a worker thread, not idle outside a team).
+// Per processing element of a window: how much of its time it was busy (not waiting in an
+// OpenMP synchronization, not in an MPI call, and, for a worker thread, not idle outside a team).
 struct PeLoad {
   int32_t rank = -1;
   uint32_t thread = 0;
   double time = 0, busy = 0;  // s
 };
 std::vector<PeLoad> pe_loads(const drg::Experiment& e);
+// The same summed per rank (thread 0), ranks in order.
+std::vector<PeLoad> rank_loads(const std::vector<PeLoad>& pes);
 // max / mean of the busy times (1 when balanced); 0 when nothing ran.
 double imbalance(const std::vector<double>& busy);
 

@@ -42,12 +42,14 @@ struct Tracked {
 struct WindowRow {
   double t0 = 0, t1 = 0;
   uint64_t entered = 0;
+  std::vector<online::PeLoad> pes;  // busy time of each PE in the window
   std::vector<std::optional<RegionOverheads>> regions;  // per tracked region, absent when not run
 };
 
 struct Series {
   std::string dir, snapshot_dir, reference;
   double snapshot_interval = 0, window = 0;
+  double job_start = 0;  // s since the epoch: the times are relative to it
   int ranks = 1, points = 0, p = 1;
   bool final = false, estimated = true;
   std::vector<Tracked> tracked;
@@ -71,6 +73,7 @@ Series build(const std::string& dir) {
   online::Parts parts;
   double start = online::job_start(parts, all.front());
   Series out;
+  out.job_start = start;
   out.dir = dir;
   out.snapshot_dir = s->path;
   out.ranks = int(s->ranks.size());
@@ -88,16 +91,7 @@ Series build(const std::string& dir) {
                                   g_settings.interval, out.snapshot_interval));
     out.window = w;
   }
-  // The points that end windows: each at least one window after the previous one, and the last.
-  std::vector<const online::Point*> ends;
-  double last = 0, slack = out.snapshot_interval * 0.01;
-  for (size_t i = 0; i < all.size(); ++i) {
-    double t = online::point_time(parts, all[i], start);
-    if (i + 1 == all.size() || t - last >= out.window - slack) {
-      ends.push_back(&all[i]);
-      last = t;
-    }
-  }
+  std::vector<const online::Point*> ends = online::window_ends(parts, all, start, out.window);
   online::Classifier c;
   c.p = option_or<int>("--pes", 0);
   std::optional<drg::Experiment> ref;
@@ -130,6 +124,7 @@ Series build(const std::string& dir) {
     row.t0 = w->t0;
     row.t1 = w->t1;
     row.entered = w->entered;
+    row.pes = online::pe_loads(w->e);
     std::map<uint32_t, uint32_t> by_key;
     for (uint32_t n = 0; n < w->a.regions.size(); ++n) by_key.emplace(w->a.regions[n].key, n);
     for (const Tracked& t : out.tracked) {
@@ -141,6 +136,35 @@ Series build(const std::string& dir) {
     prev = end;
   }
   return out;
+}
+
+// Per window, the share of its time each rank (each thread, with one rank) was busy, and their
+// imbalance: where a phase's imbalance sits.
+std::vector<online::PeLoad> busy_columns(const Series& s, const WindowRow& row) {
+  return s.ranks > 1 ? online::rank_loads(row.pes) : row.pes;
+}
+
+void print_busy(const Series& s) {
+  if (s.rows.empty()) return;
+  bool by_rank = s.ranks > 1;
+  std::vector<online::PeLoad> head = busy_columns(s, s.rows.back());
+  fmt::print("\nbusy share of each {} per window (not waiting in OpenMP synchronization, not in MPI, "
+             "not idle):\n",
+             by_rank ? "rank" : "thread");
+  fmt::print("  {:<15}", "window s");
+  for (const online::PeLoad& pe : head)
+    fmt::print(" {:>6}", by_rank ? fmt::format("r{}", pe.rank) : fmt::format("t{}", pe.thread));
+  fmt::print(" {:>9}\n", "imbalance");
+  for (const WindowRow& row : s.rows) {
+    std::vector<online::PeLoad> cols = busy_columns(s, row);
+    std::vector<double> busy;
+    fmt::print("  {:<15}", fmt::format("{:.2f}-{:.2f}", row.t0, row.t1));
+    for (const online::PeLoad& pe : cols) {
+      busy.push_back(pe.busy);
+      fmt::print(" {:>6}", pe.time > 0 ? fmt::format("{:.0f}%", 100 * pe.busy / pe.time) : "-");
+    }
+    fmt::print(" {:>9.2f}\n", online::imbalance(busy));
+  }
 }
 
 void print_text(const Series& s) {
@@ -178,6 +202,7 @@ void print_text(const Series& s) {
       else fmt::print(" {:>9.2f}\n", r.imbalance);
     }
   }
+  print_busy(s);
   fmt::print("\nclasses in seconds of wall time per window; they sum to T_o = T_p - T_s/p; main: the "
              "largest class; entered/s: regions entered per second (docs/online.md)\n");
 }
@@ -205,6 +230,7 @@ void print_json(const Series& s) {
   doc["experiment"] = s.dir;
   doc["snapshots"] = s.snapshot_dir;
   doc["snapshot_interval_s"] = s.snapshot_interval;
+  doc["start_epoch_s"] = s.job_start;
   doc["window_s"] = s.window;
   doc["ranks"] = s.ranks;
   doc["p"] = s.p;
@@ -223,6 +249,24 @@ void print_json(const Series& s) {
     w["t1"] = row.t1;
     w["entered"] = row.entered;
     w["entered_per_s"] = per_s(row.entered, row.t1 - row.t0);
+    nlohmann::ordered_json pes = nlohmann::ordered_json::array();
+    std::vector<double> busy;
+    for (const online::PeLoad& pe : row.pes) {
+      pes.push_back({{"rank", pe.rank}, {"thread", pe.thread}, {"time", pe.time}, {"busy", pe.busy}});
+      busy.push_back(pe.busy);
+    }
+    w["pes"] = pes;
+    w["pe_imbalance"] = online::imbalance(busy);
+    if (s.ranks > 1) {
+      nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+      busy.clear();
+      for (const online::PeLoad& r : online::rank_loads(row.pes)) {
+        ranks.push_back({{"rank", r.rank}, {"time", r.time}, {"busy", r.busy}});
+        busy.push_back(r.busy);
+      }
+      w["ranks"] = ranks;
+      w["rank_imbalance"] = online::imbalance(busy);
+    }
     nlohmann::ordered_json rs = nlohmann::ordered_json::array();
     for (size_t k = 0; k < s.tracked.size(); ++k) {
       if (!row.regions[k]) continue;
