@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "background.hpp"
 #include "log.hpp"
 #include "recorder.hpp"
 
@@ -92,17 +93,7 @@ void install_signal_handlers() {
   if (installed.exchange(true)) return;
   if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
   g_pid = getpid();
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  // The watcher must not receive the program's signals itself.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t watcher;
-  int rc = pthread_create(&watcher, &attr, watch, nullptr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  pthread_attr_destroy(&attr);
+  int rc = start_background_thread(watch, nullptr);  // it must not receive the signals itself
   if (rc != 0) {
     log_message("cannot start the signal watcher: the experiment is not written if a signal ends the program");
     return;

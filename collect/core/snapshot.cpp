@@ -19,6 +19,7 @@
 #include <mutex>
 #include <thread>
 
+#include "background.hpp"
 #include "config.hpp"
 #include "log.hpp"
 #include "writer.hpp"
@@ -394,17 +395,7 @@ void start(Recorder& rec) {
   if (!interval || g_pub.load()) return;
   Publisher* p = make_publisher(rec, interval);
   set_dirs(*p, rec.output_dir());
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  // The program's signals are not delivered to the publisher.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t thread;
-  int rc = pthread_create(&thread, &attr, run, p);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  pthread_attr_destroy(&attr);
+  int rc = start_background_thread(run, p);
   if (rc != 0) {
     log_message("cannot start the snapshot thread (%s): no snapshots", std::strerror(rc));
     return;
