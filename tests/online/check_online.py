@@ -31,7 +31,7 @@ import sys
 import time
 
 FAILURES = []
-PHASE_SWITCH, PHASE_ARGS = 24, ["36", "24", "50"]  # steps, switch, X ms: 1.2 s + 1.2 s
+PHASE_ARGS = ["36", "24", "50"]  # steps, switch, X ms: 1.2 s balanced, then 1.2 s imbalanced
 # At 2 PEs the imbalanced steps wait (p-1)/(2p) = 25 % of the wall time; the balanced ones ~0
 # (medians over the windows of each phase).
 SYNC_AFTER = (0.18, 0.32)
@@ -241,6 +241,24 @@ class Tmux:
         self.tmux("kill-server")
 
 
+def batch_viewer(env, exp):
+    """scalea top -b on `exp`, started now (before the program): its frames come at the end."""
+    return subprocess.Popen([env.scalea, "top", exp, "-b", "-d", "0.1"], cwd=env.work,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def viewer_frames(viewer, timeout, what):
+    """The batch viewer's frames, once it ended by itself (within `timeout` s): it must."""
+    try:
+        out, err = viewer.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        viewer.kill()
+        out, err = viewer.communicate()
+        check(False, f"scalea top -b did not end: {what}")
+    check(viewer.returncode == 0, f"scalea top -b exited {viewer.returncode}: {err}")
+    return out.strip().split("\nscalea top ")
+
+
 def wait_for(what, cond, timeout):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -370,38 +388,38 @@ def scenario_mpi(env):
         print("SKIP: no mpirun")
         return 77
     exp = "mpi.exp"
-    viewer = subprocess.Popen([env.scalea, "top", exp, "-b", "-d", "0.1"], cwd=env.work,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    viewer = batch_viewer(env, exp)
     cmd = [a.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", env.scalea, "run",
            "--snapshot", "200ms", "-o", exp, "--", os.path.join(a.bin, "mpi_phases"), *PHASE_ARGS]
     p = env.run(cmd, timeout=90)
-    try:
-        frames_text, verr = viewer.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        viewer.kill()
-        frames_text, verr = viewer.communicate()
-        check(False, "scalea top -b did not end with the run")
-    check(viewer.returncode == 0, f"scalea top -b exited {viewer.returncode}: {verr}")
+    frames = viewer_frames(viewer, 20, "the run ended")
     check(not glob.glob(env.path("scalea-*")) and not os.path.exists(env.path(exp + ".live")),
           f"snapshot directories left behind: {os.listdir(env.work)}")
     check(sorted(os.listdir(env.path(exp + "/snapshots"))) == ["rank-000000", "rank-000001"],
           f"snapshots per rank: {os.listdir(env.path(exp + '/snapshots'))}")
     d = env.over_time(exp)
     t = Truth(p.stdout, d["start_epoch_s"], 2)
-    frames = frames_text.split("\nscalea top ")
     check_frames(frames, t, "live view, per rank", "ranks")
     check(d["ranks"] == 2 and d["complete"], f"over-time header: ranks {d['ranks']}")
     check_series(d, t, "over-time report, per rank", rank_shares)
     text = env.run([env.scalea, "report", exp, "--over-time"]).stdout
     check("busy share of each rank per window" in text and "MPI_Barrier" in text,
           "the text report lacks the per-rank table or MPI_Barrier")
+    # Without -o every rank's default name holds its own pid: at MPI_Init the ranks move their
+    # snapshots beside rank 0's, and they end in the experiment.
+    p = env.run([a.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", env.scalea, "run",
+                 "--snapshot", "50ms", "--", os.path.join(a.bin, "mpi_phases"), "8", "4", "20"],
+                timeout=60)
+    m = re.search(r"wrote experiment (\S+) ", p.stderr)
+    ranks = sorted(os.listdir(env.path(m.group(1) + "/snapshots"))) if m else []
+    check(ranks == ["rank-000000", "rank-000001"], f"default name: snapshots of {ranks}")
+    check(not glob.glob(env.path("*.live")), f"left behind: {glob.glob(env.path('*.live'))}")
     return 0
 
 
 def scenario_killed(env):
     exp = env.path("killed.exp")
-    viewer = subprocess.Popen([env.scalea, "top", "killed.exp", "-b", "-d", "0.1"], cwd=env.work,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    viewer = batch_viewer(env, "killed.exp")
     e = dict(os.environ, OMP_NUM_THREADS="2", SCALEA_SNAPSHOT="100ms", SCALEA_OUTPUT=exp,
              OMP_TOOL_LIBRARIES=os.path.join(env.a.lib, "libscalea-omp.so"))
     prog = subprocess.Popen([os.path.join(env.a.bin, "omp", "phases"), "1000", "1000", "20"],
@@ -411,15 +429,8 @@ def scenario_killed(env):
     time.sleep(0.05)  # between two snapshots
     prog.send_signal(signal.SIGKILL)
     prog.communicate()
-    try:
-        out, err = viewer.communicate(timeout=15)
-    except subprocess.TimeoutExpired:
-        viewer.kill()
-        out, err = viewer.communicate()
-        check(False, "scalea top -b did not notice that the program was killed")
-    last = out.strip().split("\nscalea top ")[-1]
+    last = viewer_frames(viewer, 15, "the program was killed")[-1]
     print("last frame:\n" + last)
-    check(viewer.returncode == 0, f"scalea top exited {viewer.returncode}: {err}")
     check("ended without its last snapshot" in last and parse_frame(last) is not None,
           "the viewer does not say the program ended, or does not keep its last snapshot")
     check(not os.path.exists(exp), "an experiment was written by a killed program")

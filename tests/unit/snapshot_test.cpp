@@ -10,6 +10,7 @@
 #include "core/clock.hpp"
 #include "core/recorder.hpp"
 #include "core/snapshot.hpp"
+#include "recording.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/snapshots.hpp"
 #include "scalea/scalea.h"
@@ -19,16 +20,7 @@ namespace {
 
 class Snapshots : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/scalea-unit-snap-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    setenv("SCALEA_QUIET", "1", 1);
-    if (g_state.load() == 0) {
-      setenv("SCALEA_OUTPUT", (dir_ + "/unused").c_str(), 1);
-      ASSERT_TRUE(Recorder::get().start("test"));
-    }
-  }
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(start_recording(dir_, "snap")); }
   // A snapshot now, written to a file and read back as the readers read it.
   drg::SnapshotPart take(const std::string& name) {
     std::vector<char> bytes = snapshot::capture_for_test(Recorder::get());
@@ -39,6 +31,20 @@ class Snapshots : public ::testing::Test {
   }
   std::string dir_;
 };
+
+// The user region `name` entered, left, and visited on the fake clock.
+void begin(const char* name, uint64_t at) {
+  g_fake_now.store(at);
+  scalea_region_begin_loc(name, "snap.c", 1, "main");
+}
+void end(const char* name, uint64_t at) {
+  g_fake_now.store(at);
+  scalea_region_end(name);
+}
+void visit(const char* name, uint64_t from, uint64_t to) {
+  begin(name, from);
+  end(name, to);
+}
 
 // The statistics of the user region `name` (any parent) in a snapshot or a difference.
 struct Figures {
@@ -57,12 +63,8 @@ Figures region(const drg::SnapshotPart& part, const std::string& name) {
 }
 
 TEST_F(Snapshots, AnIntervalIsTheDifferenceOfTwoSnapshots) {
-  g_fake_now.store(50000000);
-  scalea_region_begin_loc("snap_outer", "snap.c", 1, "main");
-  g_fake_now.store(50000100);
-  scalea_region_begin_loc("snap_inner", "snap.c", 2, "main");
-  g_fake_now.store(50000400);
-  scalea_region_end("snap_inner");
+  begin("snap_outer", 50000000);
+  visit("snap_inner", 50000100, 50000400);
   g_fake_now.store(50000500);
   drg::SnapshotPart a = take("a.sdrg");
   // A region open at the snapshot is closed at it in the copy: one visit, its time so far.
@@ -71,14 +73,9 @@ TEST_F(Snapshots, AnIntervalIsTheDifferenceOfTwoSnapshots) {
   EXPECT_EQ(region(a, "snap_inner").visits, 1);
   EXPECT_EQ(region(a, "snap_inner").time, 300);
 
-  scalea_region_begin_loc("snap_inner", "snap.c", 2, "main");
-  g_fake_now.store(50000700);
-  scalea_region_end("snap_inner");
-  scalea_region_begin_loc("snap_inner", "snap.c", 2, "main");
-  g_fake_now.store(50000750);
-  scalea_region_end("snap_inner");
-  g_fake_now.store(50001000);
-  scalea_region_end("snap_outer");
+  visit("snap_inner", 50000500, 50000700);
+  visit("snap_inner", 50000700, 50000750);
+  end("snap_outer", 50001000);
   g_fake_now.store(50001200);
   drg::SnapshotPart b = take("b.sdrg");
   EXPECT_EQ(region(b, "snap_inner").visits, 3);
@@ -106,15 +103,9 @@ TEST_F(Snapshots, AnIntervalIsTheDifferenceOfTwoSnapshots) {
 }
 
 TEST_F(Snapshots, SubtractRefusesWhatDoesNotContinue) {
-  g_fake_now.store(60000000);
-  scalea_region_begin_loc("snap_other", "snap.c", 3, "main");
-  g_fake_now.store(60000100);
-  scalea_region_end("snap_other");
+  visit("snap_other", 60000000, 60000100);
   drg::SnapshotPart a = take("a.sdrg");
-  g_fake_now.store(60000200);
-  scalea_region_begin_loc("snap_other", "snap.c", 3, "main");
-  g_fake_now.store(60000300);
-  scalea_region_end("snap_other");
+  visit("snap_other", 60000200, 60000300);
   drg::SnapshotPart b = take("b.sdrg");
   EXPECT_NO_THROW(drg::subtract(b, a));
   // Backwards: the later one lost visits.
