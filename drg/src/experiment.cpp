@@ -372,248 +372,303 @@ bool has_code_key(const Region& r) { return !has_source(r) && r.code != 0; }
 
 }  // namespace
 
+namespace {
+
+// One rank file read section by section (docs/experiment-format.md): the header, then each
+// section into the experiment; the definitions it held are returned for threads-only files.
+class RankFileParser {
+ public:
+  RankFileParser(const std::string& name, const std::vector<char>& bytes, Experiment& into,
+                 const LoadOptions& options, const FileDefinitions* shared)
+      : file_(name, bytes.data(), bytes.size()), bytes_(bytes), into_(into), options_(options),
+        shared_(shared) {}
+
+  FileDefinitions parse() {
+    read_header();
+    for (uint32_t s = 0; s < header_.section_count; ++s) {
+      auto sh = file_.get<fmt::SectionHeader>("section header");
+      Reader body = file_.sub(sh.size, "section");
+      if (sh.tag == fmt::kTagStrings) read_strings(body, sh);
+      else if (sh.tag == fmt::kTagModules) read_modules(body, sh);
+      else if (sh.tag == fmt::kTagRegions) read_regions(body, sh);
+      else if (sh.tag == fmt::kTagMetrics) read_metrics(body, sh);
+      else if (sh.tag == fmt::kTagThreads) read_threads(body, sh);
+      // unknown sections are skipped: a newer minor writer may add some
+    }
+    if (file_.left() != 0) file_.fail(std::to_string(file_.left()) + " bytes after the last section");
+    bool defs = have_[0] && have_[2] && have_[3];
+    if (!defs && !have_[4]) file_.fail("missing section (neither definitions nor threads)");
+    if ((have_[0] || have_[2] || have_[3]) && !defs) {
+      std::string missing;
+      for (int i : {0, 2, 3})
+        if (!have_[i]) missing += std::string(missing.empty() ? "" : ", ") + kSectionName[i];
+      file_.fail("missing section " + missing);
+    }
+    own_.present = defs;
+    return std::move(own_);
+  }
+
+ private:
+  static constexpr const char* kSectionName[5] = {"STRG", "MODL", "REGN", "METR", "THRD"};
+
+  void read_header() {
+    if (bytes_.size() < 8 || std::memcmp(bytes_.data(), fmt::kMagic, 8) != 0)
+      file_.fail("not a scalea sub-DRG file (bad magic)");
+    header_ = file_.get<fmt::FileHeader>("header");
+    if (header_.version != fmt::kVersion)
+      file_.fail("format version " + std::to_string(header_.version) + ", this scalea reads version " +
+                 std::to_string(fmt::kVersion));
+    if (header_.header_size != sizeof(fmt::FileHeader)) file_.fail("bad header size");
+    if (header_.payload_size != file_.left())
+      file_.fail("truncated or padded: payload is " + std::to_string(file_.left()) +
+                 " bytes, header says " + std::to_string(header_.payload_size));
+    const char* payload = bytes_.data() + sizeof(fmt::FileHeader);
+    if (payload_crc32(payload, file_.left()) != header_.payload_crc32)
+      file_.fail("checksum mismatch (corrupt file)");
+    if (header_.rank < -1 || header_.rank > kMaxRank)
+      file_.fail("rank " + std::to_string(header_.rank) + " out of range");
+    // Every section header takes 16 bytes: a count beyond that is a lie, not a reason to loop.
+    if (uint64_t(header_.section_count) * sizeof(fmt::SectionHeader) > file_.left())
+      file_.fail("section count " + std::to_string(header_.section_count) + " exceeds the file");
+  }
+
+  void once(Reader& r, int which) {
+    if (which < 4 && have_[which]) r.fail(std::string("duplicate ") + kSectionName[which] + " section");
+    have_[which] = true;
+  }
+
+  const std::string& str(Reader& r, uint32_t idx, const char* what) const {
+    if (idx >= strings_.size())
+      r.fail(std::string(what) + ": string index " + std::to_string(idx) + " out of range");
+    return strings_[idx];
+  }
+
+  void read_strings(Reader& body, const fmt::SectionHeader& sh) {
+    once(body, 0);
+    if (sh.count > sh.size / 4) body.fail("string count too large");
+    strings_.reserve(sh.count);
+    for (uint32_t i = 0; i < sh.count; ++i) {
+      auto len = body.get<uint32_t>("string length");
+      strings_.push_back(body.bytes(len, "string"));
+    }
+    if (strings_.empty() || !strings_[0].empty()) body.fail("string table must start with \"\"");
+  }
+
+  void read_modules(Reader& body, const fmt::SectionHeader& sh) {
+    once(body, 1);
+    if (uint64_t(sh.count) * sizeof(fmt::ModuleRecord) != sh.size) body.fail("bad module table size");
+    modules_.reserve(sh.count);
+    for (uint32_t i = 0; i < sh.count; ++i) {
+      auto m = body.get<fmt::ModuleRecord>("module");
+      modules_.push_back(str(body, m.path, "module"));
+    }
+  }
+
+  // The file's region record i as a region, its source resolved from the module when asked.
+  Region region_of(Reader& body, uint32_t i, const fmt::RegionRecord& rr) {
+    if (rr.kind >= fmt::kRegionKindCount)
+      body.fail("region " + std::to_string(i) + ": unknown kind " + std::to_string(rr.kind));
+    Region r;
+    r.kind = RegionKind(rr.kind);
+    r.subkind = rr.subkind;
+    r.name = str(body, rr.name, "region name");
+    r.file = str(body, rr.file, "region file");
+    r.function = str(body, rr.function, "region function");
+    r.line = rr.line;
+    if (rr.module != fmt::kNoIndex) {
+      if (rr.module >= modules_.size())
+        body.fail("region " + std::to_string(i) + ": module index " + std::to_string(rr.module) +
+                  " out of range");
+      r.module = modules_[rr.module];
+    }
+    r.address = rr.address;
+    return r;
+  }
+
+  void resolve(Region& r) {
+    if (!options_.resolve_symbols || r.module.empty() || !r.address) return;
+    SourceLocation loc;
+    // OMPT and the MPI layer give return addresses of calls into the runtime (followed to the
+    // construct when it reached the runtime by a tail jump); -finstrument-functions gives the
+    // function's entry, which is not a return address.
+    bool found = r.kind == RegionKind::Function
+                     ? resolver_.resolve(r.module, r.address, false, loc)
+                     : resolver_.resolve_call_site(r.module, r.address, runtime_entry(r), loc);
+    if (!found) return;
+    if (r.file.empty()) r.file = loc.file;
+    if (!r.line) r.line = loc.line;
+    if (r.function.empty()) r.function = loc.function;
+    set_code(r, loc);
+  }
+
+  void read_regions(Reader& body, const fmt::SectionHeader& sh) {
+    once(body, 2);
+    if (uint64_t(sh.count) * sizeof(fmt::RegionRecord) != sh.size) body.fail("bad region table size");
+    if (sh.count == 0) body.fail("empty region table");
+    std::vector<uint32_t>& region_map = own_.region_map;
+    region_map.reserve(sh.count);
+    // Regions at the same source position are one region: a construct the compiler copied
+    // (inlining) or a rank whose table kept another address still merges with the others.
+    std::map<RegionKey, uint32_t> known;
+    std::map<SourceKey, uint32_t> by_source;
+    std::map<CodeKey, uint32_t> by_code;
+    for (uint32_t i = 0; i < into_.regions.size(); ++i) {
+      const Region& r = into_.regions[i];
+      known.emplace(RegionKey{int(r.kind), r.subkind, r.name, r.module, r.address}, i);
+      if (has_source(r)) by_source.emplace(source_key(r), i);
+      if (has_code_key(r)) by_code.emplace(code_key(r), i);
+    }
+    for (uint32_t i = 0; i < sh.count; ++i) {
+      Region r = region_of(body, i, body.get<fmt::RegionRecord>("region"));
+      RegionKey key{int(r.kind), r.subkind, r.name, r.module, r.address};
+      auto it = known.find(key);
+      if (it != known.end()) {
+        region_map.push_back(it->second);
+        continue;
+      }
+      resolve(r);
+      uint32_t same = fmt::kNoIndex;
+      if (has_source(r)) {
+        auto at = by_source.find(source_key(r));
+        if (at != by_source.end()) same = at->second;
+      } else if (has_code_key(r)) {
+        auto at = by_code.find(code_key(r));
+        if (at != by_code.end()) same = at->second;
+      }
+      if (same != fmt::kNoIndex) {
+        keep_lowest_address(into_.regions[same], r);
+        known.emplace(key, same);
+        region_map.push_back(same);
+        continue;
+      }
+      uint32_t id = uint32_t(into_.regions.size());
+      if (has_source(r)) by_source.emplace(source_key(r), id);
+      if (has_code_key(r)) by_code.emplace(code_key(r), id);
+      into_.regions.push_back(std::move(r));
+      known.emplace(key, id);
+      region_map.push_back(id);
+    }
+  }
+
+  void read_metrics(Reader& body, const fmt::SectionHeader& sh) {
+    once(body, 3);
+    if (uint64_t(sh.count) * sizeof(fmt::MetricRecord) != sh.size) body.fail("bad metric table size");
+    std::vector<std::string> names;
+    std::vector<fmt::MetricMerge> merge;
+    std::vector<fmt::MetricType> type;
+    own_.metrics.reserve(sh.count);
+    for (uint32_t i = 0; i < sh.count; ++i) {
+      auto m = body.get<fmt::MetricRecord>("metric");
+      if (m.type > 1 || m.merge > 2) body.fail("metric " + std::to_string(i) + ": bad descriptor");
+      const std::string& n = str(body, m.name, "metric name");
+      if (n.empty()) body.fail("metric " + std::to_string(i) + ": no name");
+      for (const std::string& o : names)
+        if (o == n) body.fail("duplicate metric column " + n);
+      own_.metrics.push_back(m);
+      names.push_back(n);
+      merge.push_back(fmt::MetricMerge(m.merge));
+      type.push_back(fmt::MetricType(m.type));
+    }
+    if (!into_.metrics_defined) {
+      into_.metrics = std::move(names);
+      into_.metric_merge = std::move(merge);
+      into_.metric_type = std::move(type);
+      into_.metrics_defined = true;
+    } else if (into_.metrics != names || into_.metric_merge != merge) {
+      body.fail("metric columns differ from the other files'");
+    }
+  }
+
+  void read_threads(Reader& body, const fmt::SectionHeader& sh) {
+    have_[4] = true;
+    bool local = have_[0] && have_[2] && have_[3];
+    if (!local && (have_[0] || have_[2] || have_[3])) body.fail("thread section before its tables");
+    if (!local && !shared_) body.fail("thread section without definitions");
+    const std::vector<uint32_t>& regmap = local ? own_.region_map : shared_->region_map;
+    const std::vector<fmt::MetricRecord>& mrec = local ? own_.metrics : shared_->metrics;
+    const size_t nm = mrec.size();
+    if (nm != into_.metrics.size()) body.fail("metric columns differ from the definitions'");
+    // Each thread takes at least its header: a count beyond that cannot be honest.
+    if (uint64_t(sh.count) * sizeof(fmt::ThreadRecord) > body.left())
+      body.fail("thread count " + std::to_string(sh.count) + " exceeds the section");
+    std::vector<char> f64(nm);
+    std::vector<fmt::MetricMerge> merge(nm);
+    for (size_t m = 0; m < nm; ++m) {
+      f64[m] = fmt::MetricType(mrec[m].type) == fmt::MetricType::F64;
+      merge[m] = fmt::MetricMerge(mrec[m].merge);
+    }
+    for (uint32_t ti = 0; ti < sh.count; ++ti) {
+      ThreadTree t = read_thread(body, regmap, f64);
+      fold_duplicate_paths(t, merge, paths_seen_);
+      into_.threads.push_back(std::move(t));
+    }
+  }
+
+  ThreadTree read_thread(Reader& body, const std::vector<uint32_t>& regmap, const std::vector<char>& f64) {
+    const size_t nm = f64.size();
+    auto tr = body.get<fmt::ThreadRecord>("thread header");
+    std::string what = "thread " + std::to_string(tr.index);
+    for (uint32_t o : seen_threads_)
+      if (o == tr.index) body.fail(what + " appears twice");
+    seen_threads_.push_back(tr.index);
+    uint64_t need = uint64_t(tr.node_count) * (sizeof(fmt::NodeRecord) + 8 * nm);
+    if (need > body.left()) body.fail(what + ": truncated nodes");
+    if (tr.node_count == 0) body.fail(what + " has no root");
+    ThreadTree t;
+    t.rank = header_.rank;
+    t.thread = tr.index;
+    t.flags = tr.flags;
+    t.os_tid = tr.os_tid;
+    t.parent.resize(tr.node_count);
+    t.region.resize(tr.node_count);
+    t.values.resize(size_t(tr.node_count) * nm);
+    const char* at = body.take(need, "nodes");
+    for (uint32_t n = 0; n < tr.node_count; ++n) {
+      fmt::NodeRecord nr;
+      std::memcpy(&nr, at, sizeof nr);
+      at += sizeof nr;
+      if (n == 0 ? nr.parent != fmt::kNoIndex : nr.parent >= n)
+        body.fail(what + " node " + std::to_string(n) + ": bad parent " + std::to_string(nr.parent) +
+                  (n == 0 ? " (root must have none)" : " (must precede the node)"));
+      if (nr.region >= regmap.size())
+        body.fail(what + " node " + std::to_string(n) + ": region " + std::to_string(nr.region) +
+                  " out of range");
+      t.parent[n] = nr.parent;
+      t.region[n] = regmap[nr.region];
+      double* out = &t.values[size_t(n) * nm];
+      for (size_t m = 0; m < nm; ++m, at += 8) {
+        uint64_t raw;
+        std::memcpy(&raw, at, 8);
+        double v;
+        if (f64[m]) std::memcpy(&v, &raw, 8);
+        else v = double(raw);
+        out[m] = v;
+      }
+    }
+    return t;
+  }
+
+  Reader file_;
+  const std::vector<char>& bytes_;
+  Experiment& into_;
+  const LoadOptions& options_;
+  const FileDefinitions* shared_;
+  fmt::FileHeader header_{};
+  std::vector<std::string> strings_;
+  std::vector<std::string> modules_;
+  FileDefinitions own_;
+  SymbolResolver resolver_;
+  bool have_[5] = {};
+  std::vector<uint32_t> seen_threads_;  // thread indices of this file, to reject duplicates
+  FlatMap64 paths_seen_;                // scratch of fold_duplicate_paths
+};
+
+}  // namespace
+
 FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>& bytes,
                                 Experiment& into, const LoadOptions& options,
                                 const FileDefinitions* shared) {
-  Reader file(name, bytes.data(), bytes.size());
-  if (bytes.size() < 8 || std::memcmp(bytes.data(), fmt::kMagic, 8) != 0)
-    file.fail("not a scalea sub-DRG file (bad magic)");
-  auto header = file.get<fmt::FileHeader>("header");
-  if (header.version != fmt::kVersion)
-    file.fail("format version " + std::to_string(header.version) + ", this scalea reads version " +
-              std::to_string(fmt::kVersion));
-  if (header.header_size != sizeof(fmt::FileHeader)) file.fail("bad header size");
-  if (header.payload_size != file.left())
-    file.fail("truncated or padded: payload is " + std::to_string(file.left()) +
-              " bytes, header says " + std::to_string(header.payload_size));
-  const char* payload = bytes.data() + sizeof(fmt::FileHeader);
-  if (payload_crc32(payload, file.left()) != header.payload_crc32)
-    file.fail("checksum mismatch (corrupt file)");
-  if (header.rank < -1 || header.rank > kMaxRank)
-    file.fail("rank " + std::to_string(header.rank) + " out of range");
-  // Every section header takes 16 bytes: a count beyond that is a lie, not a reason to loop.
-  if (uint64_t(header.section_count) * sizeof(fmt::SectionHeader) > file.left())
-    file.fail("section count " + std::to_string(header.section_count) + " exceeds the file");
-
-  std::vector<std::string> strings;
-  struct Mod { std::string path; };
-  std::vector<Mod> modules;
-  FileDefinitions own;
-  std::vector<uint32_t>& region_map = own.region_map;
-  std::vector<fmt::MetricRecord>& metric_records = own.metrics;
-  std::map<RegionKey, uint32_t> known;  // filled when the file has a region table
-  auto str = [&](Reader& r, uint32_t idx, const char* what) -> const std::string& {
-    if (idx >= strings.size())
-      r.fail(std::string(what) + ": string index " + std::to_string(idx) + " out of range");
-    return strings[idx];
-  };
-  SymbolResolver resolver;
-  bool have[5] = {};
-  static const char* section_name[5] = {"STRG", "MODL", "REGN", "METR", "THRD"};
-  auto once = [&](Reader& r, int which) {
-    if (which < 4 && have[which]) r.fail(std::string("duplicate ") + section_name[which] + " section");
-    have[which] = true;
-  };
-  std::vector<uint32_t> seen_threads;  // thread indices of this file, to reject duplicates
-  FlatMap64 paths_seen;                // scratch of fold_duplicate_paths
-  for (uint32_t s = 0; s < header.section_count; ++s) {
-    auto sh = file.get<fmt::SectionHeader>("section header");
-    Reader body = file.sub(sh.size, "section");
-    if (sh.tag == fmt::kTagStrings) {
-      once(body, 0);
-      if (sh.count > sh.size / 4) body.fail("string count too large");
-      strings.reserve(sh.count);
-      for (uint32_t i = 0; i < sh.count; ++i) {
-        auto len = body.get<uint32_t>("string length");
-        strings.push_back(body.bytes(len, "string"));
-      }
-      if (strings.empty() || !strings[0].empty()) body.fail("string table must start with \"\"");
-    } else if (sh.tag == fmt::kTagModules) {
-      once(body, 1);
-      if (uint64_t(sh.count) * sizeof(fmt::ModuleRecord) != sh.size) body.fail("bad module table size");
-      modules.reserve(sh.count);
-      for (uint32_t i = 0; i < sh.count; ++i) {
-        auto m = body.get<fmt::ModuleRecord>("module");
-        modules.push_back({str(body, m.path, "module")});
-      }
-    } else if (sh.tag == fmt::kTagRegions) {
-      once(body, 2);
-      if (uint64_t(sh.count) * sizeof(fmt::RegionRecord) != sh.size) body.fail("bad region table size");
-      if (sh.count == 0) body.fail("empty region table");
-      region_map.reserve(sh.count);
-      // Regions at the same source position are one region: a construct the compiler copied
-      // (inlining) or a rank whose table kept another address still merges with the others.
-      std::map<SourceKey, uint32_t> by_source;
-      std::map<CodeKey, uint32_t> by_code;
-      for (uint32_t i = 0; i < into.regions.size(); ++i) {
-        const Region& r = into.regions[i];
-        known.emplace(RegionKey{int(r.kind), r.subkind, r.name, r.module, r.address}, i);
-        if (has_source(r)) by_source.emplace(source_key(r), i);
-        if (has_code_key(r)) by_code.emplace(code_key(r), i);
-      }
-      for (uint32_t i = 0; i < sh.count; ++i) {
-        auto rr = body.get<fmt::RegionRecord>("region");
-        if (rr.kind >= fmt::kRegionKindCount)
-          body.fail("region " + std::to_string(i) + ": unknown kind " + std::to_string(rr.kind));
-        Region r;
-        r.kind = RegionKind(rr.kind);
-        r.subkind = rr.subkind;
-        r.name = str(body, rr.name, "region name");
-        r.file = str(body, rr.file, "region file");
-        r.function = str(body, rr.function, "region function");
-        r.line = rr.line;
-        if (rr.module != fmt::kNoIndex) {
-          if (rr.module >= modules.size())
-            body.fail("region " + std::to_string(i) + ": module index " + std::to_string(rr.module) +
-                      " out of range");
-          r.module = modules[rr.module].path;
-        }
-        r.address = rr.address;
-        RegionKey key{int(r.kind), r.subkind, r.name, r.module, r.address};
-        auto it = known.find(key);
-        if (it != known.end()) {
-          region_map.push_back(it->second);
-          continue;
-        }
-        if (options.resolve_symbols && !r.module.empty() && r.address) {
-          SourceLocation loc;
-          // OMPT and the MPI layer give return addresses of calls into the runtime (followed to
-          // the construct when it reached the runtime by a tail jump); -finstrument-functions
-          // gives the function's entry, which is not a return address.
-          bool found = r.kind == RegionKind::Function
-                           ? resolver.resolve(r.module, r.address, false, loc)
-                           : resolver.resolve_call_site(r.module, r.address, runtime_entry(r), loc);
-          if (found) {
-            if (r.file.empty()) r.file = loc.file;
-            if (!r.line) r.line = loc.line;
-            if (r.function.empty()) r.function = loc.function;
-            set_code(r, loc);
-          }
-        }
-        if (has_source(r) || has_code_key(r)) {
-          uint32_t same = fmt::kNoIndex;
-          if (has_source(r)) {
-            auto it = by_source.find(source_key(r));
-            if (it != by_source.end()) same = it->second;
-          } else {
-            auto it = by_code.find(code_key(r));
-            if (it != by_code.end()) same = it->second;
-          }
-          if (same != fmt::kNoIndex) {
-            keep_lowest_address(into.regions[same], r);
-            known.emplace(key, same);
-            region_map.push_back(same);
-            continue;
-          }
-        }
-        uint32_t id = uint32_t(into.regions.size());
-        if (has_source(r)) by_source.emplace(source_key(r), id);
-        if (has_code_key(r)) by_code.emplace(code_key(r), id);
-        into.regions.push_back(std::move(r));
-        known.emplace(key, id);
-        region_map.push_back(id);
-      }
-    } else if (sh.tag == fmt::kTagMetrics) {
-      once(body, 3);
-      if (uint64_t(sh.count) * sizeof(fmt::MetricRecord) != sh.size) body.fail("bad metric table size");
-      std::vector<std::string> names;
-      std::vector<fmt::MetricMerge> merge;
-      std::vector<fmt::MetricType> type;
-      metric_records.reserve(sh.count);
-      for (uint32_t i = 0; i < sh.count; ++i) {
-        auto m = body.get<fmt::MetricRecord>("metric");
-        if (m.type > 1 || m.merge > 2) body.fail("metric " + std::to_string(i) + ": bad descriptor");
-        const std::string& n = str(body, m.name, "metric name");
-        if (n.empty()) body.fail("metric " + std::to_string(i) + ": no name");
-        for (const std::string& o : names)
-          if (o == n) body.fail("duplicate metric column " + n);
-        metric_records.push_back(m);
-        names.push_back(n);
-        merge.push_back(fmt::MetricMerge(m.merge));
-        type.push_back(fmt::MetricType(m.type));
-      }
-      if (!into.metrics_defined) {
-        into.metrics = std::move(names);
-        into.metric_merge = std::move(merge);
-        into.metric_type = std::move(type);
-        into.metrics_defined = true;
-      } else if (into.metrics != names || into.metric_merge != merge) {
-        body.fail("metric columns differ from the other files'");
-      }
-    } else if (sh.tag == fmt::kTagThreads) {
-      have[4] = true;
-      bool local = have[0] && have[2] && have[3];
-      if (!local && (have[0] || have[2] || have[3])) body.fail("thread section before its tables");
-      if (!local && !shared) body.fail("thread section without definitions");
-      const std::vector<uint32_t>& regmap = local ? region_map : shared->region_map;
-      const std::vector<fmt::MetricRecord>& mrec = local ? metric_records : shared->metrics;
-      const size_t nm = mrec.size();
-      if (nm != into.metrics.size()) body.fail("metric columns differ from the definitions'");
-      // Each thread takes at least its header: a count beyond that cannot be honest.
-      if (uint64_t(sh.count) * sizeof(fmt::ThreadRecord) > body.left())
-        body.fail("thread count " + std::to_string(sh.count) + " exceeds the section");
-      std::vector<char> f64(nm);
-      std::vector<fmt::MetricMerge> merge(nm);
-      for (size_t m = 0; m < nm; ++m) {
-        f64[m] = fmt::MetricType(mrec[m].type) == fmt::MetricType::F64;
-        merge[m] = fmt::MetricMerge(mrec[m].merge);
-      }
-      for (uint32_t ti = 0; ti < sh.count; ++ti) {
-        auto tr = body.get<fmt::ThreadRecord>("thread header");
-        std::string what = "thread " + std::to_string(tr.index);
-        for (uint32_t o : seen_threads)
-          if (o == tr.index) body.fail(what + " appears twice");
-        seen_threads.push_back(tr.index);
-        uint64_t need = uint64_t(tr.node_count) * (sizeof(fmt::NodeRecord) + 8 * nm);
-        if (need > body.left()) body.fail(what + ": truncated nodes");
-        if (tr.node_count == 0) body.fail(what + " has no root");
-        ThreadTree t;
-        t.rank = header.rank;
-        t.thread = tr.index;
-        t.flags = tr.flags;
-        t.os_tid = tr.os_tid;
-        t.parent.resize(tr.node_count);
-        t.region.resize(tr.node_count);
-        t.values.resize(size_t(tr.node_count) * nm);
-        const char* at = body.take(need, "nodes");
-        for (uint32_t n = 0; n < tr.node_count; ++n) {
-          fmt::NodeRecord nr;
-          std::memcpy(&nr, at, sizeof nr);
-          at += sizeof nr;
-          if (n == 0 ? nr.parent != fmt::kNoIndex : nr.parent >= n)
-            body.fail(what + " node " + std::to_string(n) + ": bad parent " +
-                      std::to_string(nr.parent) + (n == 0 ? " (root must have none)" : " (must precede the node)"));
-          if (nr.region >= regmap.size())
-            body.fail(what + " node " + std::to_string(n) + ": region " + std::to_string(nr.region) +
-                      " out of range");
-          t.parent[n] = nr.parent;
-          t.region[n] = regmap[nr.region];
-          double* out = &t.values[size_t(n) * nm];
-          for (size_t m = 0; m < nm; ++m, at += 8) {
-            uint64_t raw;
-            std::memcpy(&raw, at, 8);
-            double v;
-            if (f64[m]) std::memcpy(&v, &raw, 8);
-            else v = double(raw);
-            out[m] = v;
-          }
-        }
-        fold_duplicate_paths(t, merge, paths_seen);
-        into.threads.push_back(std::move(t));
-      }
-    }  // unknown sections are skipped: a newer minor writer may add some
-  }
-  if (file.left() != 0) file.fail(std::to_string(file.left()) + " bytes after the last section");
-  bool defs = have[0] && have[2] && have[3];
-  if (!defs && !have[4]) file.fail("missing section (neither definitions nor threads)");
-  if ((have[0] || have[2] || have[3]) && !defs) {
-    std::string missing;
-    for (int i : {0, 2, 3})
-      if (!have[i]) missing += std::string(missing.empty() ? "" : ", ") + section_name[i];
-    file.fail("missing section " + missing);
-  }
-  own.present = defs;
-  return own;
+  return RankFileParser(name, bytes, into, options, shared).parse();
 }
 
 namespace {
@@ -967,6 +1022,27 @@ void settle_regions(Experiment& e, const LoadOptions& options) {
   name_outlined_code(e);
 }
 
+// The program root does not read counters (a thread's counters are read by the thread itself, and
+// its root closes when the run ends): its counter values are its children's sum, not 0 (which made
+// its exclusive value negative).
+static void root_counters(Experiment& e) {
+  const size_t m = e.metrics.size();
+  std::vector<size_t> cols;
+  for (size_t i = 0; i < m; ++i)
+    if (e.metrics[i].rfind("papi:", 0) == 0) cols.push_back(i);
+  if (cols.empty()) return;
+  for (ThreadTree& t : e.threads) {
+    if (t.parent.empty() || t.values.size() < t.parent.size() * m) continue;
+    for (size_t c : cols) {
+      if (t.values[c] != 0) continue;
+      double sum = 0;
+      for (size_t n = 1; n < t.parent.size(); ++n)
+        if (t.parent[n] == 0) sum += t.values[n * m + c];
+      t.values[c] = sum;
+    }
+  }
+}
+
 Experiment load(const std::string& dir, const LoadOptions& options, const ReadInto& read_into) {
   std::vector<char> bytes;  // the serial path's buffer
   auto read = [&](const std::string& path) -> const std::vector<char>& {
@@ -1056,6 +1132,7 @@ Experiment load(const std::string& dir, const LoadOptions& options, const ReadIn
   }
   if (e.threads.empty()) throw LoadError(dir + ": the experiment holds no threads");
   settle_regions(e, options);
+  root_counters(e);
   return e;
 }
 

@@ -84,7 +84,24 @@ uint32_t Drg::add_region(const Region& r) {
 }
 
 void Drg::build(const std::vector<const Experiment*>& runs, const Scope& scope) {
-  // Metrics: union by name, the first run's order first.
+  unify_metrics(runs);
+  std::vector<std::vector<uint32_t>> regmap(runs.size());
+  size_t total_nodes = add_runs(runs, scope, regmap);
+  index_sources(fold_streams(regmap, total_nodes));
+  values_ = merged_values(std::nullopt);
+  if (runs_.size() > 1) {
+    const size_t per_run = size() * metrics_.size();
+    run_values_.resize(runs_.size() * per_run);
+    for (uint32_t r = 0; r < runs_.size(); ++r) {
+      std::vector<double> v = merged_values(r);
+      std::copy(v.begin(), v.end(), run_values_.begin() + std::ptrdiff_t(r * per_run));
+    }
+  }
+  child_index_ = FlatMap64();  // only the merge needs it
+}
+
+// Metrics: union by name, the first run's order first.
+void Drg::unify_metrics(const std::vector<const Experiment*>& runs) {
   std::unordered_map<std::string, int> metric_index;
   for (const Experiment* e : runs)
     for (size_t c = 0; c < e->metrics.size(); ++c) {
@@ -98,15 +115,18 @@ void Drg::build(const std::vector<const Experiment*>& runs, const Scope& scope) 
       metric_index.emplace(name, int(metrics_.size()));
       metrics_.push_back(std::move(mi));
     }
-  const size_t nm = metrics_.size();
   visits_ = metric("visits");
   time_ = metric("time");
   fork_ = metric("fork");
   join_ = metric("join");
   team_ = metric("team_size");
+}
 
-  // Runs, their regions unified by identity, and the streams in scope.
-  std::vector<std::vector<uint32_t>> regmap(runs.size());
+// Runs, their regions unified by identity (regmap: run's region -> unified region), and the
+// streams in scope; returns the streams' node count.
+size_t Drg::add_runs(const std::vector<const Experiment*>& runs, const Scope& scope,
+                     std::vector<std::vector<uint32_t>>& regmap) {
+  const size_t nm = metrics_.size();
   size_t total_nodes = 0;
   for (uint32_t r = 0; r < runs.size(); ++r) {
     const Experiment& e = *runs[r];
@@ -132,12 +152,16 @@ void Drg::build(const std::vector<const Experiment*>& runs, const Scope& scope) 
       total_nodes += t.size();
     }
   }
+  return total_nodes;
+}
 
-  // Fold every stream into the tree: old -> new by (merged parent, unified region). Every
-  // stream's root folds into vertex 0 (different program names across runs still share a root).
+// Folds every stream into the tree: old -> new by (merged parent, unified region). Every stream's
+// root folds into vertex 0 (different program names across runs still share a root). Returns the
+// number of sources per vertex.
+std::vector<uint32_t> Drg::fold_streams(const std::vector<std::vector<uint32_t>>& regmap, size_t total_nodes) {
   stream_begin_.reserve(streams_.size() + 1);
   old_to_new_.resize(total_nodes);
-  std::vector<uint32_t> count;  // sources per vertex
+  std::vector<uint32_t> count;
   auto new_vertex = [&](uint32_t region, uint32_t parent) {
     uint32_t v = uint32_t(boost::add_vertex(CctVertex{region, parent == fmt::kNoIndex ? 0 : g_[parent].depth + 1}, g_));
     parent_.push_back(parent);
@@ -173,70 +197,63 @@ void Drg::build(const std::vector<const Experiment*>& runs, const Scope& scope) 
     off += t.size();
   }
   stream_begin_.push_back(off);
+  return count;
+}
 
-  // Sources, CSR by vertex; filling in stream order keeps each vertex's sources in stream order.
+// Sources, CSR by vertex; filling in stream order keeps each vertex's sources in stream order.
+void Drg::index_sources(const std::vector<uint32_t>& count) {
   const size_t nv = size();
   src_begin_.assign(nv + 1, 0);
   for (size_t v = 0; v < nv; ++v) src_begin_[v + 1] = src_begin_[v] + count[v];
-  src_.resize(off);
-  {
-    std::vector<size_t> fill(src_begin_.begin(), src_begin_.end() - 1);
-    for (uint32_t si = 0; si < streams_.size(); ++si) {
-      const uint32_t* map = old_to_new_.data() + stream_begin_[si];
-      uint32_t n_nodes = uint32_t(stream_begin_[si + 1] - stream_begin_[si]);
-      for (uint32_t n = 0; n < n_nodes; ++n) src_[fill[map[n]]++] = Source{si, n};
-    }
+  src_.resize(stream_begin_.back());
+  std::vector<size_t> fill(src_begin_.begin(), src_begin_.end() - 1);
+  for (uint32_t si = 0; si < streams_.size(); ++si) {
+    const uint32_t* map = old_to_new_.data() + stream_begin_[si];
+    uint32_t n_nodes = uint32_t(stream_begin_[si + 1] - stream_begin_[si]);
+    for (uint32_t n = 0; n < n_nodes; ++n) src_[fill[map[n]]++] = Source{si, n};
   }
+}
 
-  // Merged values by rule, accumulated stream by stream (sequential reads of each thread).
-  auto accumulate = [&](std::vector<Acc>& acc, std::optional<uint32_t> only_run) {
-    acc.assign(nv * nm, Acc{0.0, false});
-    for (uint32_t si = 0; si < streams_.size(); ++si) {
-      const Stream& s = streams_[si];
-      if (only_run && s.run != *only_run) continue;
-      const RunInfo& ri = runs_[s.run];
-      const ThreadTree& t = *s.data;
-      const size_t rnm = ri.experiment->metrics.size();
-      const uint32_t* map = old_to_new_.data() + stream_begin_[si];
-      const int vcol = visits_ >= 0 ? ri.metric_column[size_t(visits_)] : -1;
-      for (uint32_t n = 0; n < t.size(); ++n) {
-        const double* row = t.values.data() + size_t(n) * rnm;
-        Acc* out = acc.data() + size_t(map[n]) * nm;
-        bool visited = vcol < 0 || row[vcol] > 0;
-        for (size_t m = 0; m < nm; ++m) {
-          int c = ri.metric_column[m];
-          if (c < 0) continue;
-          double x = row[c];
-          Acc& a = out[m];
-          switch (metrics_[m].merge) {
-            case fmt::MetricMerge::Sum: a.v += x; a.any = true; break;
-            case fmt::MetricMerge::Min:
-              if (!visited) break;
-              if (!a.any || x < a.v) a.v = x;
-              a.any = true;
-              break;
-            case fmt::MetricMerge::Max:
-              if (!a.any || x > a.v) a.v = x;
-              a.any = true;
-              break;
-          }
+// Merged values by rule (of every run, or of one), accumulated stream by stream (sequential reads
+// of each thread); 0 where no source had the metric.
+std::vector<double> Drg::merged_values(std::optional<uint32_t> only_run) const {
+  const size_t nv = size(), nm = metrics_.size();
+  std::vector<Acc> acc(nv * nm, Acc{0.0, false});
+  for (uint32_t si = 0; si < streams_.size(); ++si) {
+    const Stream& s = streams_[si];
+    if (only_run && s.run != *only_run) continue;
+    const RunInfo& ri = runs_[s.run];
+    const ThreadTree& t = *s.data;
+    const size_t rnm = ri.experiment->metrics.size();
+    const uint32_t* map = old_to_new_.data() + stream_begin_[si];
+    const int vcol = visits_ >= 0 ? ri.metric_column[size_t(visits_)] : -1;
+    for (uint32_t n = 0; n < t.size(); ++n) {
+      const double* row = t.values.data() + size_t(n) * rnm;
+      Acc* out = acc.data() + size_t(map[n]) * nm;
+      bool visited = vcol < 0 || row[vcol] > 0;
+      for (size_t m = 0; m < nm; ++m) {
+        int c = ri.metric_column[m];
+        if (c < 0) continue;
+        double x = row[c];
+        Acc& a = out[m];
+        switch (metrics_[m].merge) {
+          case fmt::MetricMerge::Sum: a.v += x; a.any = true; break;
+          case fmt::MetricMerge::Min:
+            if (!visited) break;
+            if (!a.any || x < a.v) a.v = x;
+            a.any = true;
+            break;
+          case fmt::MetricMerge::Max:
+            if (!a.any || x > a.v) a.v = x;
+            a.any = true;
+            break;
         }
       }
     }
-  };
-  std::vector<Acc> acc;
-  accumulate(acc, std::nullopt);
-  values_.resize(nv * nm);
-  for (size_t i = 0; i < acc.size(); ++i) values_[i] = acc[i].any ? acc[i].v : 0.0;
-  if (runs_.size() > 1) {
-    run_values_.resize(runs_.size() * nv * nm);
-    for (uint32_t r = 0; r < runs_.size(); ++r) {
-      accumulate(acc, r);
-      double* out = run_values_.data() + size_t(r) * nv * nm;
-      for (size_t i = 0; i < acc.size(); ++i) out[i] = acc[i].any ? acc[i].v : 0.0;
-    }
   }
-  child_index_ = FlatMap64();  // only the merge needs it
+  std::vector<double> out(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) out[i] = acc[i].any ? acc[i].v : 0.0;
+  return out;
 }
 
 int Drg::metric(const std::string& name) const {

@@ -11,6 +11,7 @@
 #include "export_formats.hpp"
 #include "report_json.hpp"
 #include "scalea/format.hpp"
+#include "wait_causes.hpp"
 
 namespace scalea::cli {
 namespace {
@@ -260,6 +261,35 @@ std::string counter_evidence(const MergedTree& t, const overheads::RegionOverhea
   return out;
 }
 
+// PE-seconds the tool spent reading counters in merged node n and below: two reads per visit of
+// a region of a counted kind (meta.json counters.regions), at the cost measured when it started
+// (counters.cost_per_read_ns); 0 without counters.
+double counter_read_cost(const MergedTree& t, uint32_t n) {
+  const drg::Experiment& e = t.experiment();
+  const nlohmann::json& c = meta_at(e.meta, "counters");
+  if (!c.is_object() || !c.contains("cost_per_read_ns") || !c["cost_per_read_ns"].is_number() ||
+      !c.contains("measured") || !c["measured"].is_array() || c["measured"].empty())
+    return 0;
+  std::set<std::string> kinds;
+  std::string list = c.contains("regions") && c["regions"].is_string() ? c["regions"].get<std::string>() : "";
+  for (size_t i = 0; i <= list.size();) {
+    size_t end = std::min(list.find(',', i), list.size());
+    kinds.insert(list.substr(i, end - i));
+    i = end + 1;
+  }
+  const int visits = e.metric("visits");
+  if (visits < 0) return 0;
+  double counted = 0;
+  std::vector<uint32_t> todo{n};
+  while (!todo.empty()) {
+    uint32_t m = todo.back();
+    todo.pop_back();
+    if (kinds.count(std::string(format::region_kind_name(t.region_of(m).kind)))) counted += t.sum(m, visits);
+    for (uint32_t ch : t.node(m).children) todo.push_back(ch);
+  }
+  return counted * 2 * c["cost_per_read_ns"].get<double>() * 1e-9;
+}
+
 bool has_counters(const drg::Experiment& e) {
   for (const std::string& m : e.metrics)
     if (m.rfind("papi:", 0) == 0) return true;
@@ -300,12 +330,17 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
     std::vector<std::set<int>> threads;
   };
   std::vector<Process> procs;
+  double ran = 0, queued = 0;  // the threads' time on a CPU and runnable without one (schedstat)
   auto read = [&](const nlohmann::json& p, int rank, const std::string& host) {
     Process pr{rank, host, p.value("cpus_online", 0), {}};
     if (p.contains("threads") && p["threads"].is_array())
-      for (const auto& t : p["threads"])
+      for (const auto& t : p["threads"]) {
         if (t.is_object() && t.contains("cpus") && t["cpus"].is_string())
           pr.threads.push_back(parse_cpulist(t["cpus"].get<std::string>()));
+        if (t.is_object() && t.contains("runqueue_s") && t["runqueue_s"].is_number() &&
+            t.contains("cpu_s") && t["cpu_s"].is_number())
+          ran += t["cpu_s"].get<double>(), queued += t["runqueue_s"].get<double>();
+      }
     procs.push_back(std::move(pr));
   };
   std::string host = meta_at(e.meta, "host").is_string() ? meta_at(e.meta, "host").get<std::string>() : "";
@@ -350,6 +385,15 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
     text += "; the time lost shows as slower work (unidentified), waits and fork/join, whatever the program does";
     out.push_back(text);
   }
+  // Runnable threads that waited for a CPU (other processes, or more threads than CPUs): the
+  // scheduler's own account, whatever the affinity said.
+  if (queued >= kCpuWaitMinSeconds && queued >= kCpuWaitMinShare * (ran + queued))
+    out.push_back(fmt::format(
+        "the threads waited {:.3f} s in all for a CPU while ready to run ({:.0f}% of their time on "
+        "or waiting for one): other processes or other threads had the CPUs; that time shows as "
+        "slower work (unidentified), waits and fork/join: measure on a quiet machine with at most "
+        "one thread per CPU",
+        queued, 100 * queued / (ran + queued)));
   return out;
 }
 
@@ -423,12 +467,18 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
     for (uint32_t k = 0; k < mn.children.size(); ++k) pos[mn.children[k]] = k;
   // The idle time of a region (its load imbalance, the idle team of a single) and the waits of a
   // synchronization after it in the same enclosing region are the same time: one finding.
+  // The idle time ends at the first synchronization after the region (no other one between).
   auto same_time = [&](const Candidate& x, const Candidate& y) {
     if (x.node == y.node || t.node(x.node).parent != t.node(y.node).parent) return false;
     const Candidate& before = pos[x.node] < pos[y.node] ? x : y;
     const Candidate& after = pos[x.node] < pos[y.node] ? y : x;
-    return is_idle_key(before.key) && !is_synchronization(t.region_of(before.node)) &&
-           is_synchronization(t.region_of(after.node)) && is_wait_key(after.key);
+    if (!is_idle_key(before.key) || is_synchronization(t.region_of(before.node)) ||
+        !is_synchronization(t.region_of(after.node)) || !is_wait_key(after.key))
+      return false;
+    const auto& sib = t.node(t.node(before.node).parent).children;
+    for (uint32_t k = pos[before.node] + 1; k < pos[after.node]; ++k)
+      if (is_synchronization(t.region_of(sib[k]))) return false;
+    return true;
   };
   // Load imbalance is idle time within its region's span: the imbalance of a region inside
   // another one's is part of the outer one's, never added to it.
@@ -440,6 +490,14 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
       return false;
     };
     return below(x.node, y.node) || below(y.node, x.node);
+  };
+  // Of an idle time and the waits it causes, the finding is the waits (where the time is spent,
+  // and whose cause the evidence names), naming the idle region; whichever of the two is larger.
+  auto waits_of = [&](const Candidate& c) -> const Candidate* {
+    if (!is_idle_key(c.key) || is_synchronization(t.region_of(c.node))) return nullptr;
+    for (const Candidate& d : all)
+      if (&d != &c && same_time(c, d)) return &d;
+    return nullptr;
   };
   std::vector<std::pair<Candidate, uint32_t>> chosen;
   for (const Candidate& c : all) {
@@ -453,6 +511,10 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
       dup = dup || nested(c, chosen[i].first);
     }
     if (dup) continue;
+    if (const Candidate* w = waits_of(c)) {
+      chosen.emplace_back(*w, c.node);
+      continue;
+    }
     chosen.emplace_back(c, format::kNoIndex);
     // The same time may also come later in the list (smaller): find it now to name it.
     for (const Candidate& d : all)
@@ -461,6 +523,9 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
         break;
       }
   }
+  std::stable_sort(chosen.begin(), chosen.end(), [](const auto& x, const auto& y) {
+    return x.first.seconds > y.first.seconds;
+  });
   return chosen;
 }
 
@@ -478,6 +543,13 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   if (is_leaf_construct(reg.kind) && parent != format::kNoIndex) {
     ctx = parent;
     ctx_kind = format::region_kind_name(t.region_of(parent).kind);
+    // Only the implicit barrier that ends the region is "at the end of the parallel region"; an
+    // explicit barrier, or an implicit one of unknown origin, is a barrier of its own.
+    if (format::region_kind_has(reg.kind, format::kBarrier) &&
+        t.region_of(parent).kind == RegionKind::Parallel &&
+        !(reg.kind == RegionKind::BarrierImplicit &&
+          reg.subkind == uint16_t(format::BarrierFlavour::Parallel)))
+      ctx_kind = format::region_kind_name(reg.kind);
     const auto& sib = t.node(parent).children;
     auto me = std::find(sib.begin(), sib.end(), n);
     for (auto it = sib.begin(); it != me; ++it) {
@@ -513,12 +585,32 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   std::string what = h ? std::string(h->what) : key;
   f.hint = h ? std::string(h->hint) : "";
   if (same != format::kNoIndex) f.same_time = with_location(t.region_of(same));
+  if (key == "synchronization.barrier" && format::region_kind_has(reg.kind, format::kBarrier)) {
+    // Why the threads waited, from what they did before it: not always uneven work.
+    BarrierCause cause = barrier_cause(t, n, !cpu_sharing(t.experiment()).empty());
+    f.hint = barrier_hint(t, cause, f.hint);
+    if (cause.kind != BarrierCause::Kind::Imbalance && cause.kind != BarrierCause::Kind::Unknown)
+      f.same_time.clear();
+  }
   if (f.cls == "unidentified" || f.cls == "data_movement") {
     f.evidence = counter_evidence(t, a.regions[n], context.reference);
     if (f.cls == "unidentified" && f.evidence.empty() && !counters)
       f.hint += "; measure counters to see why (scalea run --counters "
                 "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES, or cache misses where the machine "
                 "has them, docs/counters.md)";
+    // Slower work in one run against one reference may be nothing but run-to-run variation.
+    if (f.cls == "unidentified" && context.noise.empty())
+      f.hint += "; with one run this cannot be told from run-to-run variation: repeat it "
+                "(scalea study --repeat 3) before acting on it";
+  }
+  if (f.cls == "control_of_parallelism") {
+    // The tool's counter reads sit inside the constructs' time: say how much they may be.
+    double probes = counter_read_cost(t, n) / std::max(1, a.p);
+    if (probes >= 0.1 * c.seconds)
+      f.hint += fmt::format("; up to {:.3f} s of this may be the tool's own counter reads "
+                            "(2 per visit of a counted region): compare a run without --counters "
+                            "(SCALEA_COUNTERS=none)",
+                            std::min(probes, c.seconds));
   }
   std::string where;
   if (!after.empty()) {

@@ -168,9 +168,14 @@ TEST_P(Shapes, PartialConstructsAreLossNotImbalance) {
   for (const auto& x : f)
     if (x.value("node", 0u) == masked || x.value("node", 0u) == sections)
       EXPECT_EQ(x.value("class", ""), "loss_of_parallelism") << x.dump();
-  nlohmann::json lost = finding(f, "loss_of_parallelism.partially_parallelized");
-  ASSERT_FALSE(lost.is_null()) << f.dump(1);
-  EXPECT_NE(lost.value("text", "").find("masked"), std::string::npos) << lost.dump();
+  // The masked body's idle team (or the waits at the barrier after it) is named as the masked
+  // construct's; the sections' idle threads may rank before it (their amounts are close).
+  bool named = false;
+  for (const auto& x : f)
+    if (x.value("class", "") + "." + x.value("subclass", "") == "loss_of_parallelism.partially_parallelized" &&
+        x.value("text", "").find("masked at shapes.c") != std::string::npos)
+      named = true;
+  EXPECT_TRUE(named) << f.dump(1);
 }
 
 // ---- a reduction libomp reports at one thread but not at small teams is not removed work --------
@@ -249,6 +254,31 @@ TEST_P(Shapes, UntiedTasksKeepTheirCreationContext) {
   double work = truth(c.run, "work");
   EXPECT_NEAR(single.useful_pe, work, tolerance(work)) << describe(single);
   expect_no_finding(findings_of(c), "additional_computation.algorithm");
+}
+
+// ---- many parallel regions back to back: balanced work, no serial code between them ------------
+// The workers are outside the regions only around each fork and join: that is fork/join, not serial
+// code (docs/validation.md W1); the waits at the end of balanced loops are not imbalance and must
+// not be told to use a dynamic schedule (W2).
+TEST_P(Shapes, ForkJoinOfBalancedRegions) {
+  const int p = GetParam();
+  Classified c = with_reference(p, {"forkjoin", "1000", "4", "0.05"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const auto& root = c.at(c.m->root());
+  // The serial code between the regions, and a little for the program's start and end.
+  double serial = truth(c.run, "serial");
+  EXPECT_LT(subclass(root, "loss_of_parallelism.unparallelized"), serial + 0.002) << describe(root);
+  auto f = findings_of(c);
+  expect_no_finding(f, "loss_of_parallelism.unparallelized");
+  // With more threads than CPUs (p = 4 here), threads' equal work may take unequal time: the hint
+  // must say so before any advice on the schedule.
+  for (const auto& x : f) {
+    std::string hint = x.value("hint", "");
+    if (x.value("subclass", "") != "barrier" && x.value("subclass", "") != "load_imbalance") continue;
+    size_t dynamic = hint.find("schedule(dynamic)");
+    if (dynamic != std::string::npos)
+      EXPECT_LT(hint.find("shared CPUs"), dynamic) << x.value("text", "");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Shapes, ::testing::Values(2, 4), p_name);

@@ -191,7 +191,14 @@ class Drg {
   std::vector<uint32_t> top(int metric, size_t n, Measure m = Measure::Value) const;
 
  private:
+  // The phases of the merge, in order (build calls them).
   void build(const std::vector<const Experiment*>& runs, const Scope& scope);
+  void unify_metrics(const std::vector<const Experiment*>& runs);
+  size_t add_runs(const std::vector<const Experiment*>& runs, const Scope& scope,
+                  std::vector<std::vector<uint32_t>>& regmap);
+  std::vector<uint32_t> fold_streams(const std::vector<std::vector<uint32_t>>& regmap, size_t total_nodes);
+  void index_sources(const std::vector<uint32_t>& count);
+  std::vector<double> merged_values(std::optional<uint32_t> only_run) const;
   uint32_t add_region(const Region& r);
   double combine(format::MetricMerge rule, const Source* b, const Source* e, int metric) const;
 
