@@ -262,29 +262,15 @@ void fail(Publisher& p, const std::string& why) {
 
 bool write_file(Publisher& p, const std::string& name, const std::vector<char>& bytes) {
   uint64_t t0 = monotonic_ns();
-  // Written under a hidden name, then renamed: a reader never sees a half-written snapshot.
-  std::string tmp = p.rank_dir + "/." + name + ".tmp", path = p.rank_dir + "/" + name;
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
-  if (fd < 0) {
-    fail(p, "cannot write " + tmp + ": " + std::strerror(errno));
+  // Written under a hidden name, then renamed: a reader never sees a half-written snapshot. Not
+  // synced: a snapshot is of use while the machine runs.
+  std::string tmp = p.rank_dir + "/." + name + ".tmp", path = p.rank_dir + "/" + name, error;
+  unlink(tmp.c_str());
+  if (!write_new_file(AT_FDCWD, tmp, bytes, false, error)) {
+    fail(p, "cannot write " + error);
     return false;
   }
-  const char* at = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    ssize_t n = write(fd, at, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = n < 0 ? errno : ENOSPC;
-      close(fd);
-      unlink(tmp.c_str());
-      fail(p, "cannot write " + tmp + ": " + std::strerror(e));
-      return false;
-    }
-    at += n;
-    left -= size_t(n);
-  }
-  if (close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     unlink(tmp.c_str());
     fail(p, "cannot write " + path + ": " + std::strerror(e));

@@ -242,8 +242,21 @@ std::vector<Module> loaded_modules() {
   return mods;
 }
 
-bool write_file(int dirfd, const std::string& name, const std::vector<char>& data,
-                std::string& error) {
+
+
+// Environment that changes what a run measures.
+bool relevant_env(const char* e) {
+  static const char* prefixes[] = {"OMP_", "KMP_", "SCALEA_", "OMPI_COMM_WORLD_SIZE", "GOMP_",
+                                   "LD_PRELOAD"};
+  for (const char* p : prefixes)
+    if (std::strncmp(e, p, std::strlen(p)) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+bool write_new_file(int dirfd, const std::string& name, const std::vector<char>& data, bool sync,
+                    std::string& error) {
   int fd = openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) {
     error = name + ": " + std::strerror(errno);
@@ -257,12 +270,13 @@ bool write_file(int dirfd, const std::string& name, const std::vector<char>& dat
     if (w <= 0) {
       error = name + ": " + std::strerror(w < 0 ? errno : ENOSPC);
       close(fd);
+      unlinkat(dirfd, name.c_str(), 0);
       return false;
     }
     p += w;
     left -= size_t(w);
   }
-  if (fsync(fd) != 0) {
+  if (sync && fsync(fd) != 0) {
     error = name + ": " + std::strerror(errno);
     close(fd);
     return false;
@@ -273,18 +287,6 @@ bool write_file(int dirfd, const std::string& name, const std::vector<char>& dat
   }
   return true;
 }
-
-
-// Environment that changes what a run measures.
-bool relevant_env(const char* e) {
-  static const char* prefixes[] = {"OMP_", "KMP_", "SCALEA_", "OMPI_COMM_WORLD_SIZE", "GOMP_",
-                                   "LD_PRELOAD"};
-  for (const char* p : prefixes)
-    if (std::strncmp(e, p, std::strlen(p)) == 0) return true;
-  return false;
-}
-
-}  // namespace
 
 std::string rank_file_name(int rank) {
   char buf[64];
@@ -709,7 +711,8 @@ bool publish_experiment(const std::string& dir,
   int dirfd = open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   bool ok = dirfd >= 0;
   if (!ok) error = tmp + ": " + std::strerror(errno);
-  for (size_t i = 0; ok && i < files.size(); ++i) ok = write_file(dirfd, files[i].first, files[i].second, error);
+  for (size_t i = 0; ok && i < files.size(); ++i)
+    ok = write_new_file(dirfd, files[i].first, files[i].second, true, error);
   if (dirfd >= 0) {
     fsync(dirfd);
     close(dirfd);

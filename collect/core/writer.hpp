@@ -145,6 +145,12 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
 
 // Creates the experiment directory atomically: files are written and synced under a temporary
 // name, then renamed to `dir`, or to dir.1, dir.2, ... when that exists (never overwritten).
+// Writes `data` whole to the new file `name` (relative to `dirfd`; O_EXCL, O_NOFOLLOW, mode 0666
+// minus the umask), and with `sync` to the disk. False with "name: reason" in `error`, the file
+// removed when it was half written.
+bool write_new_file(int dirfd, const std::string& name, const std::vector<char>& data, bool sync,
+                    std::string& error);
+
 bool publish_experiment(const std::string& dir,
                         const std::vector<std::pair<std::string, std::vector<char>>>& files,
                         std::string& written_dir, std::string& error);
