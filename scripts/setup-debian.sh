@@ -22,6 +22,7 @@ packages=(
   graphviz                        # scalea export --format dot/html: region graph as SVG
   chromium jq                     # tests/export: HTML report in headless Chromium, JSON checks
   python3 procps zlib1g-dev       # PMPI wrapper generator and test scripts; pgrep; fast CRC
+  tmux                            # tests/online: scalea top on a terminal, read with capture-pane
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# run_all.sh BUILD_DIR: every benchmark of docs/performance.md in one go (≈15 min here, and
+# run_all.sh BUILD_DIR: every benchmark of docs/performance.md in one go (≈18 min here, and
 # ≈6 GB of synthetic experiments under /tmp/scalea-drg-bench for the analysis part):
 #   1. OpenMP: bare / no-op tool / scalea per callback (run_omp_bench.sh)
 #   2. MPI: cost per call bare vs tool, unification (apps/mpi/bench/run_mpi_bench.sh)
 #   3. applications: run-time dilation of md and pricing (run_app_bench.sh)
 #   4. analysis: load, merge, classify 64 .. 1,024 ranks x 16 threads x 500 paths (bench/drg/run.sh)
+#   5. snapshots: dilation at 1 s and 100 ms, cost per snapshot (run_snapshot_bench.sh)
 # Run it on a quiet machine: every figure is a time.
 set -uo pipefail
 build=$(cd "${1:?usage: run_all.sh BUILD_DIR}" && pwd)
@@ -20,4 +21,6 @@ echo; echo "## 3. Applications"
 bash "$src/apps/bench/run_app_bench.sh" "$build" 9 || rc=1
 echo; echo "## 4. Analysis"
 sh "$src/bench/drg/run.sh" "$build" || rc=1
+echo; echo "## 5. Snapshots"
+bash "$src/apps/bench/run_snapshot_bench.sh" "$build" 7 || rc=1
 exit $rc

@@ -58,6 +58,28 @@ bool parse_throttle_regions(const std::string& v, Config& c) {
   return true;
 }
 
+// "off" (or a false switch), or a duration: a number with the unit ms or s (a bare number is s),
+// from 10 ms to one hour.
+constexpr double kSnapshotMinNs = 1e7, kSnapshotMaxNs = 3.6e12;
+bool parse_snapshot(const std::string& v, Config& c) {
+  bool on = false;
+  if (parse_bool(v, on) && !on) {
+    c.snapshot_ns = 0;
+    c.snapshot_text = "off";
+    return true;
+  }
+  char* end = nullptr;
+  double value = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || !(value > 0)) return false;
+  std::string unit(end);
+  double scale = unit == "ms" ? 1e6 : unit == "" || unit == "s" ? 1e9 : 0;
+  double ns = value * scale;
+  if (scale == 0 || ns < kSnapshotMinNs || ns > kSnapshotMaxNs) return false;
+  c.snapshot_ns = uint64_t(ns + 0.5);
+  c.snapshot_text = v;
+  return true;
+}
+
 using R = SettingReader;
 using T = SettingType;
 
@@ -106,6 +128,10 @@ const Setting kSettings[] = {
     {"SCALEA_PAPI", T::Switch, "`on`",
      [](const std::string& v, Config& c) { return parse_bool(v, c.papi); }, R::Tool,
      "`off`: do not start PAPI; only the kernel's software events (`perf::…`) can be counted"},
+    {"SCALEA_SNAPSHOT", T::Spec, "`off`", parse_snapshot, R::Tool,
+     "`1s`, `100ms`, …: publish the statistics every interval while the program runs, for "
+     "`scalea top` and `scalea report --over-time` (10 ms to 1 h; a bare number is seconds; "
+     "docs/online.md)"},
     {"SCALEA_MACHINE", T::Text, "`~/.config/scalea/machine.json`", nullptr, R::Command,
      "machine file written by `scalea calibrate` and read by `scalea report` (NOISE, "
      "`--compensate`, miss pricing)"},
@@ -144,6 +170,12 @@ std::vector<std::string> split_list(const std::string& v) {
 
 std::optional<int> launcher_rank() {
   for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  return std::nullopt;
+}
+
+std::optional<int> launcher_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
     if (const char* v = std::getenv(name)) return std::atoi(v);
   return std::nullopt;
 }

@@ -29,6 +29,10 @@ struct Config {
   std::string throttle_text = "100000:10us";
   // SCALEA_THROTTLE_REGIONS: which region kinds may be throttled (functions, user; all; none).
   bool throttle_functions = true, throttle_user = false;
+  // SCALEA_SNAPSHOT=off|DURATION: publish the statistics every DURATION while the program runs
+  // (collect/core/snapshot.cpp, docs/online.md); 0 = off.
+  uint64_t snapshot_ns = 0;
+  std::string snapshot_text = "off";
   // SCALEA_RUN_PRELOAD: the tool libraries `scalea run` put in front of LD_PRELOAD (internal).
   std::string run_preload;
   std::vector<std::string> problems;  // invalid values and unknown keys, reported once
@@ -68,5 +72,8 @@ std::vector<std::string> split_list(const std::string& v);
 // This process's rank in an MPI job as its launcher's environment says (OMPI_COMM_WORLD_RANK,
 // PMI_RANK, PMIX_RANK, the first one set), or none when it is not started as a rank.
 std::optional<int> launcher_rank();
+// The number of ranks of the job as the launcher's environment says (OMPI_COMM_WORLD_SIZE,
+// PMI_SIZE, PMIX_SIZE), or none.
+std::optional<int> launcher_size();
 
 }  // namespace scalea::collect

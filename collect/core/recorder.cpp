@@ -15,6 +15,7 @@
 
 #include "log.hpp"
 #include "signals.hpp"
+#include "snapshot.hpp"
 #include "writer.hpp"
 
 extern char** environ;
@@ -40,7 +41,64 @@ void fence_all_threads() {
   if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
   membarrier(MEMBARRIER_CMD_GLOBAL);
 }
+
+std::atomic<uint64_t> g_claim_waits{0}, g_claim_wait_ns{0};
 }  // namespace
+
+// ---- entering the tool while the snapshot publisher holds a tree --------------------------------
+
+bool tool_enter_slow(ThreadState* t, int state) {
+  if (state == 3) {
+    // The flag was set before g_state became 3 (claims_begin, claim_thread): seen here.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (t->snap_claim.load(std::memory_order_acquire)) {
+      uint64_t t0 = monotonic_ns();
+      for (int spin = 0; t->snap_claim.load(std::memory_order_acquire); ++spin) {
+        if (spin < 64) __builtin_ia32_pause();
+        else sched_yield();
+      }
+      g_claim_waits.fetch_add(1, std::memory_order_relaxed);
+      g_claim_wait_ns.fetch_add(monotonic_ns() - t0, std::memory_order_relaxed);
+    }
+    if (recording(g_state.load(std::memory_order_relaxed))) return true;
+  }
+  t->in_callback.store(0, std::memory_order_release);
+  return false;
+}
+
+bool claims_begin() {
+  int expected = 1;
+  return g_state.compare_exchange_strong(expected, 3) || expected == 3;
+}
+
+bool claim_thread(ThreadState& t, uint64_t timeout_ns) {
+  t.snap_claim.store(1, std::memory_order_relaxed);
+  // Dekker with tool_enter(): either the thread's store of in_callback is seen below, or its
+  // load of g_state after that store sees 3 (and then its claim).
+  fence_all_threads();
+  uint64_t deadline = monotonic_ns() + timeout_ns;
+  for (int spin = 0; t.in_callback.load(std::memory_order_acquire); ++spin) {
+    if (monotonic_ns() > deadline) {
+      t.snap_claim.store(0, std::memory_order_release);
+      return false;
+    }
+    if (spin < 64) __builtin_ia32_pause();
+    else sched_yield();
+  }
+  return true;
+}
+
+void release_thread(ThreadState& t) { t.snap_claim.store(0, std::memory_order_release); }
+
+void claims_end() {
+  int expected = 3;
+  g_state.compare_exchange_strong(expected, 1);
+}
+
+ClaimWaits claim_waits() {
+  return ClaimWaits{g_claim_waits.load(std::memory_order_relaxed),
+                    g_claim_wait_ns.load(std::memory_order_relaxed)};
+}
 
 // ---- PtrMap -------------------------------------------------------------------------------------
 
@@ -321,8 +379,9 @@ bool Recorder::start(const char* origin) {
     start_ok_ = true;
     g_state.store(1);
     thread();  // the thread that starts the tool is the initial one
+    snapshot::start(*this);  // SCALEA_SNAPSHOT: the publisher thread
   });
-  bool on = start_ok_ && g_state.load() == 1;
+  bool on = start_ok_ && recording(g_state.load());
   if (on && !at_load) install_signal_handlers();  // once; see above
   return on;
 }
@@ -473,6 +532,15 @@ void close_at_exit(ThreadState& t, Ticks end) {
 }
 }  // namespace
 
+void close_thread(ThreadState& t, Ticks end) {
+  close_at_exit(t, end);
+  t.root->s.visits = 1;
+  t.root->s.time = end > t.born ? end - t.born : 0;
+  t.root->s.time_min = t.root->s.time_max = t.root->s.time;
+  // Every explicit task this thread ran, ran while its root was open.
+  t.root->s.task_exec = t.task_exec_total;
+}
+
 size_t Recorder::throttled_count() const {
   size_t n = 0;
   for (ThreadState* t : threads_) n += t->throttled.size();
@@ -489,7 +557,10 @@ void Recorder::say_throttled(size_t count, const std::string& where) const {
 
 void Recorder::finish(const char* why) {
   if (finished_.exchange(true)) return;
-  if (g_state.exchange(2) != 1) return;
+  if (!recording(g_state.exchange(2))) return;
+  // The snapshot publisher first: it may hold a thread (state 3 until now), which then waits in
+  // tool_enter_slow until it is released.
+  snapshot::stop();
   fence_all_threads();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -510,15 +581,10 @@ void Recorder::finish(const char* why) {
   clock_finish(clock_);
   end_time_iso = iso_now();
   Ticks end = now();
-  for (ThreadState* t : threads_) {
-    close_at_exit(*t, end);
-    t->root->s.visits = 1;
-    t->root->s.time = end > t->born ? end - t->born : 0;
-    t->root->s.time_min = t->root->s.time_max = t->root->s.time;
-    // Every explicit task this thread ran, ran while its root was open.
-    t->root->s.task_exec = t->task_exec_total;
-  }
+  for (ThreadState* t : threads_) close_thread(*t, end);
   counters::report_at_end();
+  // The last snapshot: the trees as the experiment holds them (SCALEA_SNAPSHOT).
+  snapshot::write_final(*this, why);
   // An event source that writes the experiment itself (the MPI layer, collect/mpi) takes over,
   // and says what was throttled: over all ranks, from rank 0.
   if (finish_hook_ && finish_hook_(*this, why)) return;

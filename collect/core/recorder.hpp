@@ -208,6 +208,9 @@ struct ThreadState {
   std::vector<Frame> stack;
   Ticks task_exec_total = 0;  // exclusive time of explicit tasks this thread has run
   std::atomic<int> in_callback{0};
+  // Set by the snapshot publisher (collect/core/snapshot.cpp) while it copies this thread's tree:
+  // the thread then waits at its next entry into the tool until the copy is done (claim_thread).
+  std::atomic<int> snap_claim{0};
   Anomalies anomalies;
   std::vector<ThrottleEvent> throttled;  // grows once per throttled call path
   // The CPUs the thread may run on: read when it registers and again when the run ends (the
@@ -239,9 +242,12 @@ struct ThreadState {
 // (by the OpenMP runtime), so its functions would silently not be recorded. collect/user.
 void check_function_hooks(const Config& config);
 
-extern std::atomic<int> g_state;         // 0 not started, 1 recording, 2 finished or disabled
+// 0 not started, 1 recording, 2 finished or disabled, 3 recording while the snapshot publisher
+// holds a thread's tree (claim_thread): the recording states are the odd ones.
+extern std::atomic<int> g_state;
 extern std::atomic<bool> g_measure_on;   // the user's enable/disable switch
-inline bool active() { return g_state.load(std::memory_order_relaxed) == 1; }
+inline bool recording(int state) { return state & 1; }
+inline bool active() { return recording(g_state.load(std::memory_order_relaxed)); }
 
 // Entering the tool from an event (OMPT callback, user API, MPI wrapper) and leaving it.
 // Recorder::finish() sets g_state to 2 and then waits until no thread is inside: a Dekker
@@ -249,16 +255,22 @@ inline bool active() { return g_state.load(std::memory_order_relaxed) == 1; }
 // kernel has membarrier(2) the fence is asymmetric: an event only keeps the compiler from
 // reordering, and finish() makes every thread of the process execute a full barrier once (the
 // rare side pays). Otherwise each event pays a real fence.
+//
+// The snapshot publisher uses the same handshake to hold one thread's tree while it copies it
+// (claim_thread): it sets the thread's snap_claim and g_state to 3, so that an entry finds the
+// state other than 1 and takes the slow path, which waits while its own thread is claimed. The
+// fast path (state 1) is the same compare as without snapshots.
 extern std::atomic<bool> g_asymmetric_fence;
+bool tool_enter_slow(ThreadState* t, int state);
 inline bool tool_enter(ThreadState* t) {
   t->in_callback.store(1, std::memory_order_relaxed);
   if (__builtin_expect(g_asymmetric_fence.load(std::memory_order_relaxed), 1))
     std::atomic_signal_fence(std::memory_order_seq_cst);
   else
     std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (active()) return true;
-  t->in_callback.store(0, std::memory_order_release);
-  return false;
+  int state = g_state.load(std::memory_order_relaxed);
+  if (__builtin_expect(state == 1, 1)) return true;
+  return tool_enter_slow(t, state);
 }
 inline void tool_leave(ThreadState* t) { t->in_callback.store(0, std::memory_order_release); }
 
@@ -449,6 +461,27 @@ inline long find_frame_below(const ThreadState& t, size_t below, FrameType type,
 // Closes every frame above position i (they were left open: counted) and then frame i.
 void unwind_to(ThreadState& t, size_t i, Ticks when);
 
+// Ends a thread's tree at `end` as the end of the run does: every open frame closes at `end` (a
+// worker's frames of a team already released at the release), and the root holds the thread's
+// whole time. Recorder::finish() applies it to every thread, the snapshot publisher to its copies.
+void close_thread(ThreadState& t, Ticks end);
+
+// Exclusive access to another thread's tree, for the snapshot publisher (collect/core/
+// snapshot.cpp), by tool_enter()'s handshake: claims_begin() turns g_state from 1 to 3 (false when
+// not recording); claim_thread() marks `t` claimed, then waits (at most timeout_ns) until `t` is
+// outside the tool: from then on `t` cannot enter it (it waits in tool_enter_slow) until
+// release_thread(). False when `t` stayed inside (it is not claimed then). claims_end() turns
+// g_state back to 1 unless the run finished meanwhile.
+bool claims_begin();
+bool claim_thread(ThreadState& t, uint64_t timeout_ns);
+void release_thread(ThreadState& t);
+void claims_end();
+// How often, and for how long in all, threads waited at their entry for a claim to end.
+struct ClaimWaits {
+  uint64_t count = 0, ns = 0;
+};
+ClaimWaits claim_waits();
+
 // Closes the innermost frame of this type and key; counts an anomaly when there is none.
 inline void leave(ThreadState& t, FrameType type, Ticks when, uint64_t key) {
   long i = find_frame(t, type, key);
@@ -512,6 +545,7 @@ struct SourceInfo {
   // omp_get_max_threads did, and the program may have run serial code before its first fork).
   Ticks runtime_init = 0, runtime_ready = 0;
   bool init_by_fork = false;
+  // Written under Recorder::mutex() while the program runs: the snapshot publisher reads it.
 };
 
 class Recorder {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "background.hpp"
 #include "log.hpp"
 #include "recorder.hpp"
 
@@ -62,7 +63,7 @@ void on_signal(int sig) {
     if (expected == sig) wait_for_writer();
     die_by(sig);
   }
-  if (g_state.load() != 1) die_by(sig);
+  if (!recording(g_state.load())) die_by(sig);
   unsigned char byte = static_cast<unsigned char>(sig);
   if (write(g_pipe[1], &byte, 1) != 1) die_by(sig);
   // Wait here (this thread may hold locks the program needs) until the watcher has written.
@@ -92,17 +93,7 @@ void install_signal_handlers() {
   if (installed.exchange(true)) return;
   if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
   g_pid = getpid();
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  // The watcher must not receive the program's signals itself.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t watcher;
-  int rc = pthread_create(&watcher, &attr, watch, nullptr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  pthread_attr_destroy(&attr);
+  int rc = start_background_thread(watch, nullptr);  // it must not receive the signals itself
   if (rc != 0) {
     log_message("cannot start the signal watcher: the experiment is not written if a signal ends the program");
     return;

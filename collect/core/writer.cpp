@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "json_text.hpp"
+#include "snapshot.hpp"
 
 extern char** environ;
 
@@ -182,8 +183,8 @@ struct Column {
 };
 
 void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*>& threads,
-                 const std::vector<uint32_t>& remap, WriteSummary& summary) {
-  const Column column{rec.clock().ns_per_tick()};
+                 const std::vector<uint32_t>& remap, double ns_per_tick, WriteSummary& summary) {
+  const Column column{ns_per_tick};
   size_t section = body.begin_section(fmt::kTagThreads, uint32_t(threads.size()));
   for (ThreadState* t : threads) {
     body.put(fmt::ThreadRecord{t->index, t->flags, t->os_tid, t->node_count, 0});
@@ -241,8 +242,21 @@ std::vector<Module> loaded_modules() {
   return mods;
 }
 
-bool write_file(int dirfd, const std::string& name, const std::vector<char>& data,
-                std::string& error) {
+
+
+// Environment that changes what a run measures.
+bool relevant_env(const char* e) {
+  static const char* prefixes[] = {"OMP_", "KMP_", "SCALEA_", "OMPI_COMM_WORLD_SIZE", "GOMP_",
+                                   "LD_PRELOAD"};
+  for (const char* p : prefixes)
+    if (std::strncmp(e, p, std::strlen(p)) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+bool write_new_file(int dirfd, const std::string& name, const std::vector<char>& data, bool sync,
+                    std::string& error) {
   int fd = openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) {
     error = name + ": " + std::strerror(errno);
@@ -256,12 +270,13 @@ bool write_file(int dirfd, const std::string& name, const std::vector<char>& dat
     if (w <= 0) {
       error = name + ": " + std::strerror(w < 0 ? errno : ENOSPC);
       close(fd);
+      unlinkat(dirfd, name.c_str(), 0);
       return false;
     }
     p += w;
     left -= size_t(w);
   }
-  if (fsync(fd) != 0) {
+  if (sync && fsync(fd) != 0) {
     error = name + ": " + std::strerror(errno);
     close(fd);
     return false;
@@ -272,18 +287,6 @@ bool write_file(int dirfd, const std::string& name, const std::vector<char>& dat
   }
   return true;
 }
-
-
-// Environment that changes what a run measures.
-bool relevant_env(const char* e) {
-  static const char* prefixes[] = {"OMP_", "KMP_", "SCALEA_", "OMPI_COMM_WORLD_SIZE", "GOMP_",
-                                   "LD_PRELOAD"};
-  for (const char* p : prefixes)
-    if (std::strncmp(e, p, std::strlen(p)) == 0) return true;
-  return false;
-}
-
-}  // namespace
 
 std::string rank_file_name(int rank) {
   char buf[64];
@@ -351,19 +354,38 @@ std::vector<char> encode_threads(Recorder& rec, const std::vector<uint32_t>& rem
                                  WriteSummary& summary) {
   std::vector<ThreadState*> threads = threads_of(rec);
   FileBuffer file(threads_section_size(threads));
-  put_threads(file, rec, threads, remap, summary);
+  put_threads(file, rec, threads, remap, rec.clock().ns_per_tick(), summary);
   return file.seal(1, rank);
 }
 
-std::vector<char> encode_process(Recorder& rec, int rank, WriteSummary& summary) {
+namespace {
+// The definitions and the threads in one file, and a snapshot's meta when `snapshot_meta` is set.
+std::vector<char> encode_whole(Recorder& rec, const std::vector<ThreadState*>& threads,
+                               double ns_per_tick, int rank, WriteSummary& summary,
+                               const std::string* snapshot_meta) {
   std::vector<PortableRegion> regions = portable_regions(rec);
-  std::vector<ThreadState*> threads = threads_of(rec);
   // The definitions take about 40 B per region and its strings: reserved too, roughly.
-  FileBuffer file(threads_section_size(threads) + regions.size() * 64 + 4096);
+  size_t meta_size = snapshot_meta ? snapshot_meta->size() + sizeof(fmt::SectionHeader) : 0;
+  FileBuffer file(threads_section_size(threads) + regions.size() * 64 + 4096 + meta_size);
   uint32_t n = put_definitions(file, regions);
-  put_threads(file, rec, threads, {}, summary);
+  put_threads(file, rec, threads, {}, ns_per_tick, summary);
   summary.regions = regions.size();
-  return file.seal(n + 1, rank);
+  if (!snapshot_meta) return file.seal(n + 1, rank);
+  size_t at = file.begin_section(fmt::kTagSnapshot, 1);
+  file.put_bytes(snapshot_meta->data(), snapshot_meta->size());
+  file.end_section(at);
+  return file.seal(n + 2, rank);
+}
+}  // namespace
+
+std::vector<char> encode_process(Recorder& rec, int rank, WriteSummary& summary) {
+  return encode_whole(rec, threads_of(rec), rec.clock().ns_per_tick(), rank, summary, nullptr);
+}
+
+std::vector<char> encode_snapshot(Recorder& rec, const std::vector<ThreadState*>& threads,
+                                  double ns_per_tick, int rank, const std::string& meta,
+                                  WriteSummary& summary) {
+  return encode_whole(rec, threads, ns_per_tick, rank, summary, &meta);
 }
 
 // ---- meta.json ----------------------------------------------------------------------------------
@@ -390,15 +412,6 @@ std::string host_name() {
 }
 }  // namespace
 
-// Seconds from the initial thread's start (its root, which includes the time before the tool
-// started when that was estimated) to `when`; < 0 when unknown.
-double since_start(Recorder& rec, Ticks when) {
-  const std::vector<ThreadState*>& all = rec.threads();
-  if (!when || all.empty()) return -1;
-  return (double(when > all[0]->born ? when - all[0]->born : 0) * rec.clock().ns_per_tick() +
-          double(rec.pre_start_ns)) * 1e-9;
-}
-
 // The process's command line, one string per argument.
 std::vector<std::string> command_line() {
   std::vector<std::string> args;
@@ -418,15 +431,34 @@ std::vector<std::string> command_line() {
   return args;
 }
 
-ProcessAffinity process_affinity(Recorder& rec, int rank) {
+namespace {
+// What meta.json is written from: the recorder's threads and clock at the end of the run, or a
+// snapshot's copies of the threads and the clock calibrated up to it.
+struct MetaSource {
+  std::vector<ThreadState*> threads;
+  const ClockCalibration* clock;
+};
+MetaSource live_source(Recorder& rec) { return MetaSource{threads_of(rec), &rec.clock()}; }
+
+// Seconds from the initial thread's start (its root, which includes the time before the tool
+// started when that was estimated) to `when`; < 0 when unknown.
+double since_start(Recorder& rec, const MetaSource& src, Ticks when) {
+  if (!when || src.threads.empty()) return -1;
+  Ticks born = src.threads[0]->born;
+  return (double(when > born ? when - born : 0) * src.clock->ns_per_tick() +
+          double(rec.pre_start_ns)) * 1e-9;
+}
+
+ProcessAffinity process_affinity(Recorder& rec, int rank, const MetaSource& src) {
   ProcessAffinity a;
   a.rank = rank;
   a.host = host_name();
   a.cpus_online = rec.cpus_online;
   a.process_cpus = cpu_list(rec.process_cpus);
-  std::lock_guard<std::mutex> lock(rec.mutex());
-  for (const ThreadState* t : rec.threads()) {
-    ThreadCpus c{t->index, t->os_tid, cpu_list(t->cpus), cpu_count(t->cpus), since_start(rec, t->created)};
+  for (const ThreadState* t : src.threads) {
+    ThreadCpus c{t->index, t->os_tid, cpu_list(t->cpus), cpu_count(t->cpus),
+                 since_start(rec, src, t->created)};
+    // The end's reading is taken when the run ends (a snapshot's copies have none).
     if (t->sched_begin.ok && t->sched_end.ok && t->sched_end.run_ns >= t->sched_begin.run_ns &&
         t->sched_end.wait_ns >= t->sched_begin.wait_ns) {
       c.cpu_s = double(t->sched_end.run_ns - t->sched_begin.run_ns) * 1e-9;
@@ -435,6 +467,11 @@ ProcessAffinity process_affinity(Recorder& rec, int rank) {
     a.threads.push_back(c);
   }
   return a;
+}
+}  // namespace
+
+ProcessAffinity process_affinity(Recorder& rec, int rank) {
+  return process_affinity(rec, rank, live_source(rec));
 }
 
 namespace {
@@ -499,7 +536,7 @@ std::string clock_json(const ClockCalibration& clk) {
          std::to_string(double(clk.ns1 - clk.ns0) * 1e-9) + "}";
 }
 
-std::string openmp_json(Recorder& rec) {
+std::string openmp_json(Recorder& rec, const MetaSource& src) {
   const SourceInfo& omp = rec.openmp_info();
   std::string callbacks = "{";
   for (size_t i = 0; i < omp.callbacks.size(); ++i)
@@ -508,10 +545,12 @@ std::string openmp_json(Recorder& rec) {
   callbacks += "}";
   return "{\"runtime\": " + json_escape(omp.runtime) + ", \"runtime_path\": " +
          json_escape(omp.runtime_path) + ", \"callbacks\": " + callbacks +
-         ", \"runtime_init_s\": " + seconds_or_null(since_start(rec, omp.runtime_init)) +
-         ", \"runtime_ready_s\": " + seconds_or_null(since_start(rec, omp.runtime_ready)) +
+         ", \"runtime_init_s\": " + seconds_or_null(since_start(rec, src, omp.runtime_init)) +
+         ", \"runtime_ready_s\": " + seconds_or_null(since_start(rec, src, omp.runtime_ready)) +
          ", \"init_by_fork\": " + (omp.init_by_fork ? "true" : "false") + "}";
 }
+
+}  // namespace
 
 std::string environment_json() {
   std::string env = "{";
@@ -527,15 +566,14 @@ std::string environment_json() {
   return env + "}";
 }
 
-std::string anomalies_json(Recorder& rec) {
+namespace {
+
+std::string anomalies_json(const MetaSource& src) {
   Anomalies a;
-  {
-    std::lock_guard<std::mutex> lock(rec.mutex());
-    for (ThreadState* t : rec.threads()) {
-      a.unmatched_end += t->anomalies.unmatched_end;
-      a.unclosed += t->anomalies.unclosed;
-      a.foreign_resume += t->anomalies.foreign_resume;
-    }
+  for (ThreadState* t : src.threads) {
+    a.unmatched_end += t->anomalies.unmatched_end;
+    a.unclosed += t->anomalies.unclosed;
+    a.foreign_resume += t->anomalies.foreign_resume;
   }
   return "{\"unmatched_end\": " + std::to_string(a.unmatched_end) + ", \"unclosed\": " +
          std::to_string(a.unclosed) + ", \"foreign_resume\": " + std::to_string(a.foreign_resume) +
@@ -615,11 +653,8 @@ std::string mpi_json(const MpiMeta& m) {
 
 std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<std::string>& files,
                         const MetaExtras& extras) {
-  size_t thread_count;
-  {
-    std::lock_guard<std::mutex> lock(rec.mutex());
-    thread_count = rec.threads().size();
-  }
+  const SnapshotView* snap = extras.snapshot;
+  MetaSource src = snap ? MetaSource{*snap->threads, &snap->clock} : live_source(rec);
   char cwd[4096] = "";
   if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
   const char* omp_num = getenv("OMP_NUM_THREADS");
@@ -642,18 +677,23 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   field("program_start", json_escape(rec.start_estimated ? "estimated" : "measured"));
   field("program_start_estimated_s",
         fixed("%.3f", rec.start_estimated ? double(rec.pre_start_ns) * 1e-9 : 0.0));
-  field("clock", clock_json(rec.clock()));
+  field("clock", clock_json(*src.clock));
   field("ranks", std::to_string(extras.ranks));
-  field("threads", std::to_string(thread_count));
+  field("threads", std::to_string(src.threads.size()));
   field("max_team_size", std::to_string(rec.max_team()));
   field("omp_num_threads", json_escape(omp_num ? omp_num : ""));
-  field("affinity", affinity_json(process_affinity(rec, rec.rank), extras.rank_affinity));
-  field("openmp", openmp_json(rec));
-  field("environment", environment_json());
-  field("anomalies", anomalies_json(rec));
-  field("counters", counters_json(counters::report()));
-  field("throttle", throttle_json(rec, extras));
+  field("affinity", affinity_json(process_affinity(rec, snap ? snap->rank : rec.rank, src),
+                                  extras.rank_affinity));
+  field("openmp", openmp_json(rec, src));
+  field("environment", snap ? snap->environment : environment_json());
+  field("anomalies", anomalies_json(src));
+  // Other threads may be changing these while a snapshot is taken: the experiment has them.
+  if (!snap) {
+    field("counters", counters_json(counters::report()));
+    field("throttle", throttle_json(rec, extras));
+  }
   if (extras.mpi) field("mpi", mpi_json(*extras.mpi));
+  if (snap) field("snapshot", snap->object);
   if (!extras.definitions_file.empty()) field("definitions", json_escape(extras.definitions_file));
   m += "  \"files\": " + json_string_list(files) + "\n}\n";
   return m;
@@ -671,11 +711,14 @@ bool publish_experiment(const std::string& dir,
   int dirfd = open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   bool ok = dirfd >= 0;
   if (!ok) error = tmp + ": " + std::strerror(errno);
-  for (size_t i = 0; ok && i < files.size(); ++i) ok = write_file(dirfd, files[i].first, files[i].second, error);
+  for (size_t i = 0; ok && i < files.size(); ++i)
+    ok = write_new_file(dirfd, files[i].first, files[i].second, true, error);
   if (dirfd >= 0) {
     fsync(dirfd);
     close(dirfd);
   }
+  // The snapshots taken while the program ran go into the experiment (SCALEA_SNAPSHOT).
+  bool adopted = ok && snapshot::adopt(dir, tmp);
   if (ok) {
     // Never replace an existing experiment: take the first free name dir, dir.1, dir.2, ...
     std::string target = dir;
@@ -692,6 +735,7 @@ bool publish_experiment(const std::string& dir,
     }
     if (error.empty()) error = dir + ": no free name";
   }
+  if (adopted) snapshot::unadopt(dir, tmp);
   for (const auto& f : files) unlinkat(AT_FDCWD, (tmp + "/" + f.first).c_str(), 0);
   rmdir(tmp.c_str());
   return false;

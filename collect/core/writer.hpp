@@ -46,6 +46,13 @@ std::vector<char> encode_threads(Recorder& rec, const std::vector<uint32_t>& rem
 // Both in one file: what a process without MPI writes.
 std::vector<char> encode_process(Recorder& rec, int rank, WriteSummary& summary);
 
+// A snapshot file (docs/experiment-format.md, "Snapshots"): like encode_process, for the given
+// threads (copies, closed at the capture), times converted with `ns_per_tick`, and the snapshot's
+// meta.json text in a SNAP section.
+std::vector<char> encode_snapshot(Recorder& rec, const std::vector<ThreadState*>& threads,
+                                  double ns_per_tick, int rank, const std::string& meta,
+                                  WriteSummary& summary);
+
 // A call path one thread stopped recording (SCALEA_THROTTLE): a meta.json "throttle.throttled"
 // entry. `node` is the node's index in the thread's tree of this process's data file.
 struct ThrottledPath {
@@ -103,6 +110,19 @@ struct MpiMeta {
   std::optional<MpiUnification> unification;  // the root's experiment
 };
 
+// A snapshot (collect/core/snapshot.cpp) is described while the program runs: from copies of
+// its threads, with the clock calibrated up to it. What other threads may be changing meanwhile
+// is left out (counters, throttled paths), and the environment is the one read at start. Its
+// encode_meta() takes no lock: the caller holds Recorder::mutex() (the OpenMP runtime's
+// description is written under it).
+struct SnapshotView {
+  const std::vector<ThreadState*>* threads = nullptr;
+  ClockCalibration clock;
+  int rank = -1;
+  std::string environment;  // environment_json() at start
+  std::string object;       // meta.json "snapshot": a JSON object
+};
+
 // What an experiment's meta.json says beyond what the recorder holds.
 struct MetaExtras {
   int ranks = 1;
@@ -114,13 +134,23 @@ struct MetaExtras {
   std::vector<std::string> notes;  // e.g. why the experiment is incomplete
   std::optional<MpiMeta> mpi;
   std::vector<ProcessAffinity> rank_affinity;  // MPI: every rank's, for "affinity.ranks"
+  const SnapshotView* snapshot = nullptr;      // a snapshot's meta instead of the experiment's
 };
+
+// meta.json "environment": the variables that change a measurement.
+std::string environment_json();
 // The text of meta.json (docs/experiment-format.md): the only place that writes it.
 std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<std::string>& files,
                         const MetaExtras& extras);
 
 // Creates the experiment directory atomically: files are written and synced under a temporary
 // name, then renamed to `dir`, or to dir.1, dir.2, ... when that exists (never overwritten).
+// Writes `data` whole to the new file `name` (relative to `dirfd`; O_EXCL, O_NOFOLLOW, mode 0666
+// minus the umask), and with `sync` to the disk. False with "name: reason" in `error`, the file
+// removed when it was half written.
+bool write_new_file(int dirfd, const std::string& name, const std::vector<char>& data, bool sync,
+                    std::string& error);
+
 bool publish_experiment(const std::string& dir,
                         const std::vector<std::pair<std::string, std::vector<char>>>& files,
                         std::string& written_dir, std::string& error);

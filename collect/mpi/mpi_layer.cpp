@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "../core/log.hpp"
+#include "../core/snapshot.hpp"
 #include "../user/function_hooks.hpp"
 #include "mpi_state.hpp"
 
@@ -201,6 +202,7 @@ void setup(int provided) {
   dir.resize(size_t(len));
   PMPI_Bcast(dir.data(), len, MPI_CHAR, 0, L.comm);
   L.dir = dir;
+  snapshot::follow(dir);  // SCALEA_SNAPSHOT: this rank's snapshots beside rank 0's
   if (const char* t = getenv("SCALEA_MPI_TIMEOUT")) {
     char* end = nullptr;
     double v = std::strtod(t, &end);

@@ -619,20 +619,26 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
     return 0;
   }
   SourceInfo& info = Recorder::get().openmp_info();
-  info.runtime_ready = now();
+  Ticks ready = now();
+  std::string path;
+  std::vector<std::pair<std::string, std::string>> granted;
   Dl_info dl;
-  if (dladdr(reinterpret_cast<void*>(lookup), &dl) && dl.dli_fname) info.runtime_path = dl.dli_fname;
+  if (dladdr(reinterpret_cast<void*>(lookup), &dl) && dl.dli_fname) path = dl.dli_fname;
   module_range(reinterpret_cast<const void*>(lookup), g_runtime_lo, g_runtime_hi);
   module_range(reinterpret_cast<const void*>(&tool_initialize), g_tool_lo, g_tool_hi);
 #define SCALEA_REGISTER(event, type)                                                            \
   {                                                                                             \
     type typed = &on_##event;                                                                   \
-    info.callbacks.emplace_back(                                                                \
+    granted.emplace_back(                                                                       \
         #event, support_name(g_set_callback(ompt_callback_##event,                              \
                                             reinterpret_cast<ompt_callback_t>(typed))));        \
   }
   SCALEA_OMPT_EVENTS(SCALEA_REGISTER)
 #undef SCALEA_REGISTER
+  std::lock_guard<std::mutex> lock(Recorder::get().mutex());  // the snapshot publisher reads it
+  info.runtime_ready = ready;
+  info.runtime_path = path;
+  info.callbacks.insert(info.callbacks.end(), granted.begin(), granted.end());
   return 1;
 }
 
@@ -663,10 +669,15 @@ extern "C" __attribute__((visibility("default"))) ompt_start_tool_result_t* ompt
   using namespace scalea::collect;
   using namespace scalea::collect::ompt;
   if (!Recorder::get().start("ompt")) return nullptr;  // disabled: the program runs untouched
-  Recorder::get().openmp_info().runtime = runtime_version ? runtime_version : "";
-  SourceInfo& info = Recorder::get().openmp_info();
-  info.runtime_init = now();
-  info.init_by_fork = started_by_fork();
+  Ticks init = now();
+  bool by_fork = started_by_fork();
+  {
+    std::lock_guard<std::mutex> lock(Recorder::get().mutex());  // the snapshot publisher reads it
+    SourceInfo& info = Recorder::get().openmp_info();
+    info.runtime = runtime_version ? runtime_version : "";
+    info.runtime_init = init;
+    info.init_by_fork = by_fork;
+  }
   static ompt_start_tool_result_t result = {&tool_initialize, &tool_finalize, {0}};
   return &result;
 }

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "../core/background.hpp"
 #include "../core/config.hpp"
 #include "../core/log.hpp"
 #include "../core/recorder.hpp"
@@ -155,19 +156,7 @@ void probe_perf(bool sync) {
       usleep(kProbePollUs);
     return;
   }
-  if (!sync) {
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);  // the program's signals are not for this thread
-    pthread_t tid;
-    int rc = pthread_create(&tid, &attr, probe_thread, nullptr);
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    pthread_attr_destroy(&attr);
-    if (rc == 0) return;
-  }
+  if (!sync && start_background_thread(probe_thread, nullptr) == 0) return;
   probe_perf_now();
 }
 

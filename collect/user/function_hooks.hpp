@@ -11,7 +11,7 @@ namespace scalea::collect {
 // The calling thread's state when recording, else nullptr. Starts the recorder on first use.
 __attribute__((no_instrument_function)) inline ThreadState* recording_thread() {
   int s = g_state.load(std::memory_order_relaxed);
-  if (__builtin_expect(s != 1, 0)) {
+  if (__builtin_expect(!recording(s), 0)) {
     if (s != 0 || !Recorder::get().start("user")) return nullptr;
   }
   return Recorder::get().thread();

@@ -16,6 +16,7 @@
 #include "export_formats.hpp"
 #include "report_json.hpp"
 #include "findings.hpp"
+#include "over_time.hpp"
 #include "study_report.hpp"
 #include "text.hpp"
 #include "scalea/drg/cct.hpp"
@@ -352,6 +353,7 @@ void add_report(CLI::App& app) {
                 "Show times with the tool's own cost removed (needs a machine file)");
   cmd->callback([o] {
     if (is_study(o->dir)) { study_report(o->dir); return; }
+    if (over_time_requested()) { over_time_report(o->dir); return; }  // docs/online.md
     drg::Experiment e = drg::load_experiment(o->dir);
     MergedTree t(e);
     o->throttled = throttled_nodes(e, t);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "over_time.hpp"
 
 extern char** environ;
 
@@ -198,6 +199,7 @@ struct RunOptions {
   std::string output;
   bool quiet = false;
   std::string counters;  // --counters LIST: SCALEA_COUNTERS (docs/counters.md)
+  std::string snapshot;  // --snapshot DURATION: SCALEA_SNAPSHOT (docs/online.md)
   std::vector<std::string> command;
 };
 
@@ -239,6 +241,7 @@ int run(const RunOptions& o) {
   if (!o.output.empty()) set_env(env, "SCALEA_OUTPUT", o.output);
   if (o.quiet) set_env(env, "SCALEA_QUIET", "1");
   if (!o.counters.empty()) set_env(env, "SCALEA_COUNTERS", o.counters);
+  if (!o.snapshot.empty()) set_env(env, "SCALEA_SNAPSHOT", o.snapshot);
   ProgramImage img = inspect_program(program);
   bool gomp = false, mpi = false, links_tool = false;
   for (const std::string& n : img.needed) {
@@ -302,7 +305,8 @@ void add_run(CLI::App& app) {
       "  scalea run -- ./md 4096                  experiment named scalea-md-<date>-<pid>\n"
       "  scalea run -o md.p4 -- ./md 4096         choose the experiment directory\n"
       "  OMP_NUM_THREADS=4 scalea run -o md.p4 -- ./md\n"
-      "  mpirun -np 4 scalea run -o halo.p4 -- ./halo\n\n"
+      "  mpirun -np 4 scalea run -o halo.p4 -- ./halo\n"
+      "  scalea run --snapshot 1s -o md.p4 -- ./md & scalea top md.p4   watch it live\n\n"
       "The program is started directly (no shell), with the tool library preloaded (LD_PRELOAD,\n"
       "in front of yours) so that the tool starts with it: the program's start is measured and\n"
       "-finstrument-functions hooks reach the tool. MPI programs get the PMPI layer preloaded\n"
@@ -318,6 +322,15 @@ void add_run(CLI::App& app) {
   cmd->add_option("--counters", opts->counters,
                   "Counters to read per region and thread, e.g. perf::PAGE-FAULTS,PAPI_L1_DCM "
                   "(\"default\", \"none\"; docs/counters.md)");
+  cmd->add_option("--snapshot", opts->snapshot,
+                  "Publish the statistics every DURATION while the program runs (e.g. 1s, 100ms; "
+                  "10 ms to 1 h), for scalea top and scalea report --over-time (docs/online.md)")
+      ->check([](const std::string& v) {
+        double s = 0;
+        return parse_duration(v, s) && s >= 0.01 && s <= 3600
+                   ? std::string()
+                   : std::string("not a duration from 10ms to 1h (e.g. 1s, 100ms)");
+      });
   cmd->add_option("command", opts->command, "Program and its arguments (after --)")->required();
   cmd->callback([opts] {
     int rc = run(*opts);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "over_time.hpp"
 #include "scalea/drg/experiment.hpp"
 
 int main(int argc, char** argv) {
@@ -29,6 +30,8 @@ int main(int argc, char** argv) {
   scalea::cli::add_diff(app);
   scalea::cli::add_drg(app);
   scalea::cli::add_study(app);
+  scalea::cli::add_over_time_options(app);  // after add_study: shares --top and --plots
+  scalea::cli::add_top(app);
   scalea::cli::add_calibrate(app);
   try {
     app.parse(argc, argv);

@@ -118,5 +118,9 @@ void print_text(const Data& d, bool markdown);
 void print_csv(const Data& d);
 void print_json(const Data& d);
 void make_plots(const Data& d, const std::string& outdir);
+// gnuplot's helpers, shared with the over-time report's plot (over_time.cpp): runs gnuplot on
+// `outdir`/`script` (throws UserError with its last message), and a gnuplot string literal.
+void run_gnuplot(const std::string& outdir, const std::string& script);
+std::string gp_string(const std::string& s);
 
 }  // namespace scalea::cli::studyrep

@@ -9,6 +9,7 @@
 #include "core/recorder.hpp"
 #include "core/json_text.hpp"
 #include "core/writer.hpp"
+#include "recording.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
 #include "scalea/scalea.h"
@@ -16,21 +17,9 @@
 namespace scalea::collect {
 namespace {
 
-// A fresh directory for the test's experiments; starts the recorder when no test did yet.
-void start_recording(std::string& dir) {
-  char tmpl[] = "/tmp/scalea-unit-rt-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  dir = tmpl;
-  setenv("SCALEA_QUIET", "1", 1);
-  if (g_state.load() == 0) {
-    setenv("SCALEA_OUTPUT", (dir + "/unused").c_str(), 1);
-    ASSERT_TRUE(Recorder::get().start("test"));
-  }
-}
-
 TEST(RecorderRoundTrip, UserRegionsAndMetricsSurviveWriteAndLoad) {
   std::string tmp;
-  ASSERT_NO_FATAL_FAILURE(start_recording(tmp));
+  ASSERT_NO_FATAL_FAILURE(start_recording(tmp, "rt"));
   g_fake_now.store(1000000);
   scalea_region_begin_loc("outer", "roundtrip.c", 7, "main");
   g_fake_now.store(1000100);
@@ -84,7 +73,7 @@ __attribute__((noinline)) const void* call_site() {
 // address); after the run each resolves to its own source line.
 TEST(RecorderRoundTrip, SiteRegionsAreOnePerNameAndAddress) {
   std::string tmp;
-  ASSERT_NO_FATAL_FAILURE(start_recording(tmp));
+  ASSERT_NO_FATAL_FAILURE(start_recording(tmp, "rt"));
   auto [a, line_a] = std::pair{call_site(), __LINE__};
   auto [b, line_b] = std::pair{call_site(), __LINE__};
   ASSERT_NE(a, b);

@@ -23,6 +23,9 @@ inline constexpr uint32_t kTagModules = tag("MODL");
 inline constexpr uint32_t kTagRegions = tag("REGN");
 inline constexpr uint32_t kTagMetrics = tag("METR");
 inline constexpr uint32_t kTagThreads = tag("THRD");
+// A snapshot's description (SCALEA_SNAPSHOT, docs/experiment-format.md "Snapshots"): one record,
+// the JSON text of its meta.json. Readers of experiments skip it like any unknown section.
+inline constexpr uint32_t kTagSnapshot = tag("SNAP");
 
 #pragma pack(push, 1)
 struct FileHeader {

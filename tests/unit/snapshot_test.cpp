@@ -1,0 +1,133 @@
+// Snapshots (docs/online.md): the publisher's copy of the recorder's trees, encoded as it writes
+// them, read back and subtracted by drg. Synthetic events on the fake clock (1 tick = 1 ns).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/clock.hpp"
+#include "core/recorder.hpp"
+#include "core/snapshot.hpp"
+#include "recording.hpp"
+#include "scalea/drg/cct.hpp"
+#include "scalea/drg/snapshots.hpp"
+#include "scalea/scalea.h"
+
+namespace scalea::collect {
+namespace {
+
+class Snapshots : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(start_recording(dir_, "snap")); }
+  // A snapshot now, written to a file and read back as the readers read it.
+  drg::SnapshotPart take(const std::string& name) {
+    std::vector<char> bytes = snapshot::capture_for_test(Recorder::get());
+    EXPECT_FALSE(bytes.empty());
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+    return drg::read_snapshot(path);
+  }
+  std::string dir_;
+};
+
+// The user region `name` entered, left, and visited on the fake clock.
+void begin(const char* name, uint64_t at) {
+  g_fake_now.store(at);
+  scalea_region_begin_loc(name, "snap.c", 1, "main");
+}
+void end(const char* name, uint64_t at) {
+  g_fake_now.store(at);
+  scalea_region_end(name);
+}
+void visit(const char* name, uint64_t from, uint64_t to) {
+  begin(name, from);
+  end(name, to);
+}
+
+// The statistics of the user region `name` (any parent) in a snapshot or a difference.
+struct Figures {
+  double visits = -1, time = -1;
+};
+Figures region(const drg::SnapshotPart& part, const std::string& name) {
+  drg::Experiment e = drg::load_snapshot({part}, "snap");
+  drg::MergedTree t(e);
+  Figures f;
+  for (uint32_t n : t.preorder())
+    if (t.region_of(n).kind == drg::RegionKind::User && t.region_of(n).name == name) {
+      f.visits = t.sum(n, e.metric("visits"));
+      f.time = t.sum(n, e.metric("time"));
+    }
+  return f;
+}
+
+TEST_F(Snapshots, AnIntervalIsTheDifferenceOfTwoSnapshots) {
+  begin("snap_outer", 50000000);
+  visit("snap_inner", 50000100, 50000400);
+  g_fake_now.store(50000500);
+  drg::SnapshotPart a = take("a.sdrg");
+  // A region open at the snapshot is closed at it in the copy: one visit, its time so far.
+  EXPECT_EQ(region(a, "snap_outer").visits, 1);
+  EXPECT_EQ(region(a, "snap_outer").time, 500);
+  EXPECT_EQ(region(a, "snap_inner").visits, 1);
+  EXPECT_EQ(region(a, "snap_inner").time, 300);
+
+  visit("snap_inner", 50000500, 50000700);
+  visit("snap_inner", 50000700, 50000750);
+  end("snap_outer", 50001000);
+  g_fake_now.store(50001200);
+  drg::SnapshotPart b = take("b.sdrg");
+  EXPECT_EQ(region(b, "snap_inner").visits, 3);
+  EXPECT_EQ(region(b, "snap_inner").time, 550);
+
+  drg::SnapshotPart d = drg::subtract(b, a);
+  EXPECT_EQ(region(d, "snap_inner").visits, 2);
+  EXPECT_EQ(region(d, "snap_inner").time, 250);
+  // Open over the start of the interval: one visit (it ran in the interval), the rest of its time.
+  EXPECT_EQ(region(d, "snap_outer").visits, 1);
+  EXPECT_EQ(region(d, "snap_outer").time, 500);
+  // Regions entered in the interval: the two visits of snap_inner (snap_outer was entered before).
+  EXPECT_EQ(d.entered, 2u);
+  // The interval's meta: its bounds in s since the process started.
+  ASSERT_TRUE(d.meta["snapshot"]["interval"].is_array());
+  EXPECT_DOUBLE_EQ(d.meta["snapshot"]["interval"][0].get<double>(), a.time_s());
+  EXPECT_DOUBLE_EQ(d.meta["snapshot"]["interval"][1].get<double>(), b.time_s());
+
+  // The copies did not change the recorder's own trees: the next snapshot still counts it all.
+  g_fake_now.store(50001300);
+  drg::SnapshotPart c = take("c.sdrg");
+  EXPECT_EQ(region(c, "snap_outer").visits, 1);
+  EXPECT_EQ(region(c, "snap_outer").time, 1000);
+  EXPECT_EQ(region(drg::subtract(c, b), "snap_inner").visits, 0);
+}
+
+TEST_F(Snapshots, SubtractRefusesWhatDoesNotContinue) {
+  visit("snap_other", 60000000, 60000100);
+  drg::SnapshotPart a = take("a.sdrg");
+  visit("snap_other", 60000200, 60000300);
+  drg::SnapshotPart b = take("b.sdrg");
+  EXPECT_NO_THROW(drg::subtract(b, a));
+  // Backwards: the later one lost visits.
+  EXPECT_THROW(drg::subtract(a, b), drg::LoadError);
+  // Another process.
+  drg::SnapshotPart other = b;
+  other.meta["pid"] = b.meta.value("pid", 0) + 1;
+  EXPECT_THROW(drg::subtract(other, a), drg::LoadError);
+  // Another rank.
+  other = b;
+  other.rank = b.rank + 1;
+  EXPECT_THROW(drg::subtract(other, a), drg::LoadError);
+}
+
+TEST_F(Snapshots, AnIncompleteFileIsNotRead) {
+  drg::SnapshotPart a = take("a.sdrg");
+  ASSERT_GT(a.bytes.size(), 64u);
+  std::string path = dir_ + "/half.sdrg";
+  std::ofstream(path, std::ios::binary).write(a.bytes.data(), std::streamsize(a.bytes.size() / 2));
+  EXPECT_THROW(drg::read_snapshot(path), drg::LoadError);
+  EXPECT_THROW(drg::read_snapshot(dir_ + "/missing.sdrg"), drg::LoadError);
+}
+
+}  // namespace
+}  // namespace scalea::collect
