@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   scalea::cli::add_drg(app);
   scalea::cli::add_study(app);
   scalea::cli::add_calibrate(app);
+  scalea::cli::add_db(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

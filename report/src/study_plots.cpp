@@ -29,7 +29,7 @@ namespace scalea::cli::studyrep {
 
 // ---- plots (gnuplot) ----
 
-std::string gp_string(const std::string& s) {  // a gnuplot single-quoted string
+std::string gp_string(const std::string& s) {
   std::string q = "'";
   for (char ch : s) q += ch == '\'' ? std::string("''") : std::string(1, ch);
   return q + "'";
@@ -47,9 +47,7 @@ std::string slug(const std::string& s) {
   return out;
 }
 
-// Runs gnuplot on `outdir`/study.gp, its output in `outdir`/gnuplot.log. Throws UserError with
-// gnuplot's last message when it fails.
-void run_gnuplot(const std::string& outdir) {
+void run_gnuplot(const std::string& outdir, const std::string& script) {
   std::string log = outdir + "/gnuplot.log";
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -57,7 +55,7 @@ void run_gnuplot(const std::string& outdir) {
   posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
   posix_spawn_file_actions_addchdir_np(&fa, outdir.c_str());
-  const char* argv[] = {"gnuplot", "study.gp", nullptr};
+  const char* argv[] = {"gnuplot", script.c_str(), nullptr};
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, "gnuplot", &fa, nullptr, const_cast<char**>(argv), environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -70,7 +68,7 @@ void run_gnuplot(const std::string& outdir) {
     std::string line, last;
     while (std::getline(in, line))
       if (!line.empty() && line.find_first_not_of(" ^") != std::string::npos) last = line;
-    throw UserError("gnuplot failed on " + outdir + "/study.gp: " + (last.empty() ? "no message" : last) +
+    throw UserError("gnuplot failed on " + outdir + "/" + script + ": " + (last.empty() ? "no message" : last) +
                     " (see " + log + ")");
   }
 }
