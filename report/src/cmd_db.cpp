@@ -288,7 +288,10 @@ void history_plot(const Result& r, const std::string& path, const std::string& c
                         "noenhanced font 'sans,10' background '#ffffff' } else { set terminal png size 900,520 }\n";
   gp += "set output " + studyrep::gp_string(out) + "\n";
   gp += "set title " + studyrep::gp_string(cls + " of " + path + " across experiments") + "\n";
-  gp += "set xdata time\nset timefmt '%s'\nset format x '%m-%d %H:%M'\nset xtics rotate by -30\n"
+  // Experiments of one day are told apart by the time of day, others by the date.
+  double first = as_double(r.rows.front()[2]), last = as_double(r.rows.back()[2]);
+  gp += std::string("set xdata time\nset timefmt '%s'\nset format x '") +
+        (last - first < 86400 ? "%H:%M:%S" : "%Y-%m-%d") + "'\nset xtics rotate by -30\n"
         "set xlabel 'experiment start (UTC)'\n";
   gp += "set ylabel " + studyrep::gp_string(cls + ", s of wall time") + "\n";
   gp += "set grid ytics\nset border 3\nset tics nomirror\nset key outside right top\nset offsets graph 0.03, graph 0.03, graph 0.05, 0\n";

@@ -351,7 +351,7 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
                                      int(mn.depth), region_path(t, a.regions[n0])));
     // Nodes of one call path are added up, as the study report does.
     const overheads::RegionOverheads& r0 = a.regions[n0];
-    double t_p = 0, t_s = 0, t_o = 0, noise = 0, events = 0;
+    double t_p = 0, t_s = 0, t_o = 0, noise = 0, events = 0, visit_sum = 0, wait_sum = 0;
     std::array<double, kClassCount> cls{};
     std::map<std::string, double> sub;
     pes.clear();
@@ -364,9 +364,12 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
         const drg::ThreadTree& tt = e.threads[m.thread];
         if (pes.time[m.thread] == 0 && pes.visits[m.thread] == 0 && pes.wait[m.thread] == 0)
           pes.touched.push_back(m.thread);
+        const double v = e.value(tt, m.node, visits), w = e.value(tt, m.node, wait);
         pes.time[m.thread] += e.value(tt, m.node, time) * 1e-9;
-        pes.wait[m.thread] += e.value(tt, m.node, wait) * 1e-9;
-        pes.visits[m.thread] += e.value(tt, m.node, visits);
+        pes.wait[m.thread] += w * 1e-9;
+        pes.visits[m.thread] += v;
+        visit_sum += v;
+        wait_sum += w;
       }
     }
     std::sort(pes.touched.begin(), pes.touched.end());
@@ -387,15 +390,15 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
       return s;
     };
     const bool mpi = t.region_of(n0).kind == drg::RegionKind::Mpi;
-    Row stats = {Value(), Value(), int64_t(1), int64_t(nodes.size()), int64_t(sum_of(visits)), real(t_p),
+    Row stats = {Value(), Value(), int64_t(1), int64_t(nodes.size()), int64_t(visit_sum), real(t_p),
                  real(t_s), int64_t(r0.t_s_estimated), real(t_o)};
     for (double c : cls) stats.push_back(real(c));
     for (Value v : {real(speedup), real(one ? r0.efficiency : speedup / a.p), Value(int64_t(count)),
                     count ? real(lo) : Value(), real(mean), count ? real(hi) : Value(), real(sd),
-                    real(one ? r0.imbalance : mean > 0 ? hi / mean : NAN), real(sum_of(wait) * 1e-9),
+                    real(one ? r0.imbalance : mean > 0 ? hi / mean : NAN), real(wait_sum * 1e-9),
                     a.noise_priced ? real(noise) : Value(), real(events),
                     mpi ? Value(int64_t(sum_of(sent))) : Value(), mpi ? Value(int64_t(sum_of(recv))) : Value(),
-                    mpi ? real(sum_of(wait) * 1e-9) : Value(), mpi ? real(sum_of(transfer) * 1e-9) : Value()})
+                    mpi ? real(wait_sum * 1e-9) : Value(), mpi ? real(sum_of(transfer) * 1e-9) : Value()})
       stats.push_back(v);
     out.stats.push_back(std::move(stats));
     out.stats_region.push_back(g);
