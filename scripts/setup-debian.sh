@@ -22,6 +22,9 @@ packages=(
   graphviz                        # scalea export --format dot/html: region graph as SVG
   chromium jq                     # tests/export: HTML report in headless Chromium, JSON checks
   python3 procps zlib1g-dev       # PMPI wrapper generator and test scripts; pgrep; fast CRC
+  libsqlite3-dev                  # scalea db: the embedded default database (one SQLite file)
+  libpq-dev                       # scalea db: PostgreSQL's client library, for a team's server
+  postgresql                      # tests/db: a real server the tests start (initdb, pg_ctl)
 )
 missing=()
 for p in "${packages[@]}"; do
