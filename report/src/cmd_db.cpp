@@ -500,6 +500,10 @@ void add_db(CLI::App& app) {
   auto formats = [&](CLI::App* sub, std::vector<std::string> choices) {
     sub->add_option("-f,--format", o->format, "Output format")->check(CLI::IsMember(choices))->capture_default_str();
   };
+  auto filters = [&](CLI::App* sub) {  // which experiments
+    sub->add_option("--tag", o->tags, "Only experiments with this label KEY=VALUE (repeatable: all must match)");
+    sub->add_option("--program", o->program, "Only experiments of this program (its file name)");
+  };
 
   CLI::App* add = cmd->add_subcommand("add", "Store experiments and studies (the same experiment twice is stored once)");
   add->add_option("dirs", o->inputs, "Experiment or study directories")->required();
@@ -513,8 +517,7 @@ void add_db(CLI::App& app) {
   add->callback([o] { run_add(*o); });
 
   CLI::App* list = cmd->add_subcommand("list", "List the stored experiments (or studies)");
-  list->add_option("--tag", o->tags, "Only experiments with this label KEY=VALUE (repeatable: all must match)");
-  list->add_option("--program", o->program, "Only experiments of this program (its file name)");
+  filters(list);
   list->add_flag("--studies", o->studies, "List the studies instead");
   formats(list, {"text", "csv", "json"});
   list->callback([o] { run_list(*o); });
@@ -529,8 +532,7 @@ void add_db(CLI::App& app) {
                                              "a part of it that names one")->required();
   history->add_option("--class", o->cls, "time, total, one of the six classes, or a subclass (class.subclass)")
       ->required();
-  history->add_option("--tag", o->tags, "Only experiments with this label KEY=VALUE (repeatable)");
-  history->add_option("--program", o->program, "Only experiments of this program");
+  filters(history);
   history->add_option("--plot", o->plot, "Also draw it (gnuplot) into FILE.svg or FILE.png");
   formats(history, {"text", "csv", "json"});
   history->callback([o] { run_history(*o); });

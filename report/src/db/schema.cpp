@@ -83,8 +83,7 @@ CREATE TABLE regions (
 CREATE INDEX regions_path_hash ON regions(path_hash);
 CREATE INDEX regions_parent ON regions(parent_id);
 CREATE TABLE region_stats (
-  experiment_id INTEGER NOT NULL REFERENCES experiments(id),
-  region_id INTEGER NOT NULL REFERENCES regions(id),
+  @PROBE@
   in_run INTEGER NOT NULL,
   nodes INTEGER NOT NULL,
   visits BIGINT,
@@ -111,22 +110,19 @@ CREATE TABLE region_stats (
 );
 CREATE INDEX region_stats_region ON region_stats(region_id);
 CREATE TABLE region_subclasses (
-  experiment_id INTEGER NOT NULL REFERENCES experiments(id),
-  region_id INTEGER NOT NULL REFERENCES regions(id),
+  @PROBE@
   subclass TEXT NOT NULL,
   seconds DOUBLE PRECISION NOT NULL,
   PRIMARY KEY (experiment_id, region_id, subclass)
 );
 CREATE TABLE region_counters (
-  experiment_id INTEGER NOT NULL REFERENCES experiments(id),
-  region_id INTEGER NOT NULL REFERENCES regions(id),
+  @PROBE@
   counter TEXT NOT NULL,
   value DOUBLE PRECISION NOT NULL,
   PRIMARY KEY (experiment_id, region_id, counter)
 );
 CREATE TABLE pe_times (
-  experiment_id INTEGER NOT NULL REFERENCES experiments(id),
-  region_id INTEGER NOT NULL REFERENCES regions(id),
+  @PROBE@
   mpi_rank INTEGER NOT NULL,
   thread INTEGER NOT NULL,
   visits BIGINT NOT NULL,
@@ -158,10 +154,17 @@ CREATE TABLE study_runs (
 CREATE INDEX study_runs_experiment ON study_runs(experiment_id)
 )sql";
 
+// The tables, with the columns several share written once: @CLASSES@, the six classes;
+// @PROBE@, the key of a row of probe data (a region in an experiment).
 std::string tables() {
   std::string sql = kTables;
-  const std::string mark = "@CLASSES@";
-  sql.replace(sql.find(mark), mark.size(), class_columns("", " DOUBLE PRECISION NOT NULL"));
+  auto fill = [&](const std::string& mark, const std::string& text) {
+    for (size_t at = sql.find(mark); at != std::string::npos; at = sql.find(mark, at + text.size()))
+      sql.replace(at, mark.size(), text);
+  };
+  fill("@CLASSES@", class_columns("", " DOUBLE PRECISION NOT NULL"));
+  fill("@PROBE@", "experiment_id INTEGER NOT NULL REFERENCES experiments(id),\n  "
+                  "region_id INTEGER NOT NULL REFERENCES regions(id),");
   return sql;
 }
 
