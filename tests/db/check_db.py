@@ -326,6 +326,9 @@ def do_commands(c):
         rows = json.loads(c.db_cmd("list", "--tag", "via=" + via, "-f", "json").stdout)
         check(len(rows) == 1 and rows[0]["p"] == 2, f"run --db (via={via}): {rows}")
     check(os.path.isfile(rows[0]["path"] + "/meta.json"), f"run --db without -o stored {rows[0]['path']}")
+    p = c.sc("run", "--db", c.db, "--", os.path.join(c.bin, "omp/imbalance"), "5", ok=None,
+             env={"OMPI_COMM_WORLD_RANK": "0"})
+    check(p.returncode == 2 and "needs -o" in p.stderr, f"run --db under a launcher without -o: {p.stderr}")
 
     # list filters and formats.
     def listed(*args):
