@@ -22,6 +22,11 @@
  * jitter X         run-to-run noise: a single construct whose body sleeps X ms times (n mod 3), n
  *                  counting the runs in the file $SHAPES_COUNTER (0 without it), then a balanced
  *                  loop of 8 iterations of 5 ms. Truth: body.
+ * untied D F T L R  R rounds of a tree D levels deep, F children per node, in an untied task
+ *                  created in a `single nowait` (as BOTS health and sparselu): each node creates
+ *                  its children (untied tasks in the top L levels, calls below), sleeps T ms, then
+ *                  waits for them; the creating thread goes on to the join barrier and runs tasks
+ *                  there. Truth: work (sum of the nodes' sleeps).
  */
 #include <omp.h>
 #include <sched.h>
@@ -186,6 +191,41 @@ static int recursive(int argc, char** argv) {
   return 0;
 }
 
+// An untied task tree, as BOTS health and sparselu make: every node creates its children as untied
+// tasks, works, then waits for them. libomp runs an untied task in parts (each task creation and
+// taskwait ends one), and a part may resume on another thread.
+static double untied_work = 0;
+static void untied_tree(int depth, int tasks, int fan, double t) {
+  for (int c = 0; depth > 0 && c < fan; ++c) {
+    if (tasks > 0) {
+#pragma omp task untied /* TASK_UNTIED */
+      untied_tree(depth - 1, tasks - 1, fan, t);
+    } else {
+      untied_tree(depth - 1, 0, fan, t);
+    }
+  }
+  double t0 = now_s();
+  sleep_ms(t);
+  sum_atomic(&untied_work, now_s() - t0);
+  if (depth > 0 && tasks > 0) {
+#pragma omp taskwait /* TASKWAIT_UNTIED */
+  }
+}
+
+static int untied(int argc, char** argv) {
+  int d = (int)arg_num(argc, argv, 2, 4);
+  int fan = (int)arg_num(argc, argv, 3, 3);
+  double t = arg_num(argc, argv, 4, 1);
+  int levels = (int)arg_num(argc, argv, 5, d);
+  int rounds = (int)arg_num(argc, argv, 6, 1);
+#pragma omp parallel /* PAR_UNTIED */
+#pragma omp single nowait /* SINGLE_UNTIED */
+#pragma omp task untied /* TASK_UNTIED_ROOT */
+  for (int r = 0; r < rounds; ++r) untied_tree(d, levels, fan, t);
+  print_truth("work", untied_work);
+  return 0;
+}
+
 static int jitter(int argc, char** argv) {
   double x = arg_num(argc, argv, 2, 20);
   const char* file = getenv("SHAPES_COUNTER");
@@ -227,6 +267,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "reduction")) return reduction(argc, argv);
   if (!strcmp(mode, "recursive")) return recursive(argc, argv);
   if (!strcmp(mode, "jitter")) return jitter(argc, argv);
-  fprintf(stderr, "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter [ARGS...]\n", argv[0]);
+  if (!strcmp(mode, "untied")) return untied(argc, argv);
+  fprintf(stderr, "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied [ARGS...]\n", argv[0]);
   return 2;
 }

@@ -146,6 +146,7 @@ struct TaskRecord {
   RecordPool<TaskRecord>* pool;  // the pool of the creating thread
   Node* creator_node;  // creation context, in the creator's tree (nullptr: not recorded)
   uint32_t region;
+  uint32_t ran_on;  // index of the thread that ran its last part
   bool started;
 };
 

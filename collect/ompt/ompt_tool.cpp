@@ -549,14 +549,26 @@ void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t
       free_task(*t, done);
     }
   }
-  // A suspended task (switch, yield) keeps its frames: the task run next nests above it.
   auto* r = next ? static_cast<TaskRecord*>(next->ptr) : nullptr;
+  long next_frame = r && r->started ? find_frame(*t, FrameType::ExplicitTask, reinterpret_cast<uintptr_t>(r)) : -1;
+  if (done && !finished) {
+    // A suspended task whose thread goes back down its stack (to the implicit task, or to a task
+    // it had interrupted) has left the thread: an untied task's part ends at each task scheduling
+    // point and the task resumes later, on any thread, as a new part. Its frames close now, so
+    // that the tasks this thread runs meanwhile are not recorded inside it. A task suspended at a
+    // taskwait or taskyield while the thread runs another task on top of it keeps its frames.
+    long i = find_frame(*t, FrameType::ExplicitTask, reinterpret_cast<uintptr_t>(done));
+    if (i >= 0 && (!r || (next_frame >= 0 && next_frame < i))) unwind_to(*t, size_t(i), when);
+  }
   if (!r) return;
   if (!r->started) {
     r->started = true;
+    r->ran_on = t->index;
     start_task(*t, r, when);
-  } else if (find_frame(*t, FrameType::ExplicitTask, reinterpret_cast<uintptr_t>(r)) < 0) {
-    ++t->anomalies.foreign_resume;  // an untied task moved threads: record it as a new fragment
+  } else if (next_frame < 0) {
+    // The next part of a task whose last part ended: a new fragment in its creation context.
+    if (r->ran_on != t->index) ++t->anomalies.foreign_resume;
+    r->ran_on = t->index;
     start_task(*t, r, when);
   }
 }

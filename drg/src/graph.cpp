@@ -25,17 +25,17 @@ CctGraph thread_graph(const ThreadTree& t) {
 namespace {
 
 bool core_metric(const std::string& name, fmt::MetricMerge* merge) {
-  for (const fmt::MetricSpec& m : fmt::kCoreMetrics)
-    if (name == m.name) {
-      if (merge) *merge = m.merge;
-      return true;
-    }
-  return false;
+  const fmt::MetricSpec* m = fmt::core_metric(name);
+  if (m && merge) *merge = m->merge;
+  return m != nullptr;
 }
 
-// Metrics whose stored value covers the subregions: the wall time and hardware counters (deltas
-// taken at region entry and exit). Every other core metric is the node's own.
-bool inclusive_metric(const std::string& name) { return name == "time" || !core_metric(name, nullptr); }
+// Metrics whose stored value covers the subregions (the metric table's scope, format.hpp): the
+// wall time, the tasks run while the region was open, and counters (deltas taken at region entry
+// and exit). Every other core metric is the node's own.
+bool inclusive_metric(const std::string& name) {
+  return fmt::metric_scope(name) == fmt::MetricScope::Inclusive;
+}
 
 bool end_part(const Region& r) {
   return (r.kind == RegionKind::BarrierImplicit && r.subkind == uint16_t(fmt::BarrierFlavour::Parallel)) ||

@@ -79,34 +79,13 @@ inline void member_order(const std::vector<uint32_t>& merged, std::vector<uint32
     });
 }
 
-inline bool has_wait(RegionKind k) {
-  switch (k) {
-    case RegionKind::BarrierImplicit: case RegionKind::BarrierExplicit:
-    case RegionKind::BarrierImplementation: case RegionKind::Taskwait: case RegionKind::Taskgroup:
-    case RegionKind::Reduction: case RegionKind::Critical: case RegionKind::Lock:
-    case RegionKind::NestLock: case RegionKind::Atomic: case RegionKind::Ordered:
-    case RegionKind::Mpi:
-      return true;
-    default:
-      return false;
-  }
-}
-
-inline bool is_barrier(RegionKind k) {
-  return k == RegionKind::BarrierImplicit || k == RegionKind::BarrierExplicit;
-}
-
-inline bool is_partial_construct(RegionKind k) {
-  return k == RegionKind::Single || k == RegionKind::Sections || k == RegionKind::Masked;
-}
-
-// Code that is not divided among the PEs that run it: each of them runs all of it. Only there can
-// work be replicated; worksharing constructs (loop, taskloop, sections, single, distribute,
-// workshare) and tasks divide their work by construction.
-inline bool is_undivided(RegionKind k) {
-  return k == RegionKind::Program || k == RegionKind::Function || k == RegionKind::User ||
-         k == RegionKind::Parallel;
-}
+// The kind table's traits (format.hpp): waits the runtime reports, barriers, constructs one or a
+// few threads of the team run, code not divided among the PEs that run it (only there can work be
+// replicated; worksharing constructs and tasks divide their work by construction).
+inline bool has_wait(RegionKind k) { return format::region_kind_has(k, format::kWaits); }
+inline bool is_barrier(RegionKind k) { return format::region_kind_has(k, format::kBarrier); }
+inline bool is_partial_construct(RegionKind k) { return format::region_kind_has(k, format::kPartial); }
+inline bool is_undivided(RegionKind k) { return format::region_kind_has(k, format::kUndivided); }
 
 // The subkind the rules are looked up with: MPI_Init/MPI_Finalize get their own (kMpiStartup).
 inline uint16_t rule_subkind(const drg::Region& r) {

@@ -290,10 +290,9 @@ std::vector<double> visit_costs(const drg::Experiment& e, const MachineModel& ma
   }
   std::vector<double> cost(format::kRegionKindCount);
   for (uint16_t k = 0; k < format::kRegionKindCount; ++k) {
-    std::string name(format::region_kind_name(RegionKind(k)));
-    // Barriers of every flavour share the explicit barrier's figure.
-    if (name.rfind("barrier", 0) == 0) name = "barrier";
-    if (name == "nest_lock" || name == "critical") name = "lock";
+    // Kinds without a figure of their own share another's (every barrier the barrier's, the
+    // critical section and nest lock the lock's): the kind table's cost column.
+    std::string name(format::region_kind_cost(RegionKind(k)));
     cost[k] = (machine.cost(name) + (counted[k] ? 2 * read_ns : 0)) * 1e-9;
   }
   return cost;

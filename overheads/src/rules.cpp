@@ -209,13 +209,12 @@ std::string rule_table_markdown() {
       "idle (in a task)", "idle (runtime starting)"};
   static_assert(sizeof part_names / sizeof *part_names == size_t(Part::IdleRuntimeStart) + 1,
                 "a name for every Part");
-  static const char* mpi_classes[] = {"p2p", "collective", "sync", "one-sided", "io",
-                                      "management", "wait", "startup"};
   std::string out = "| rule | region | part | class | formula (PE-time) | reason |\n"
                     "|---|---|---|---|---|---|\n";
   for (const Rule& r : kRules) {
     std::string region = r.kind < 0 ? "any" : std::string(format::region_kind_name(K(r.kind)));
-    if (r.kind == k(K::Mpi) && r.subkind >= 0) region += std::string(" (") + mpi_classes[r.subkind] + ")";
+    if (r.kind == k(K::Mpi) && r.subkind >= 0)
+      region += " (" + std::string(r.subkind == kMpiStartup ? "startup" : format::mpi_class_name(uint16_t(r.subkind))) + ")";
     std::string cls = r.useful ? "useful work U"
                                : std::string(class_key(r.cls)) + "." + std::string(r.subclass);
     out += "| `" + std::string(r.id) + "` | " + region + " | " + part_names[int(r.part)] + " | " +
@@ -238,7 +237,8 @@ const Rule* find_rule_slow(format::RegionKind kind, uint16_t subkind, Part part)
   }
   return any;
 }
-constexpr int kSubkinds = 8, kParts = 32;
+// Subkinds: the MPI classes and kMpiStartup (the largest); parts: the Part enum.
+constexpr int kSubkinds = kMpiStartup + 1, kParts = int(Part::IdleRuntimeStart) + 1;
 }  // namespace
 
 const Rule* find_rule(format::RegionKind kind, uint16_t subkind, Part part) {

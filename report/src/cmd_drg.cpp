@@ -26,10 +26,7 @@ struct DrgOptions {
 };
 
 // Nanosecond metrics are shown in seconds.
-bool is_time(const std::string& m) {
-  return m == "time" || m == "time_min" || m == "time_max" || m == "wait" || m == "fork" || m == "join" ||
-         m == "task_exec" || m == "transfer";
-}
+bool is_time(const std::string& m) { return format::is_time_metric(m); }
 
 std::string show(double v, const std::string& metric) {
   if (is_time(metric)) return fmt::format("{:.6f}", v * 1e-9);

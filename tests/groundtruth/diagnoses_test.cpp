@@ -210,6 +210,47 @@ TEST_P(Shapes, RecursiveTasksFolded) {
       EXPECT_EQ(x.value("node", 1u), c.m->root()) << x.dump();
 }
 
+// ---- untied tasks: each part is recorded in the task's creation context ------------------------
+// libomp runs an untied task in parts and may resume it on another thread; the thread a part
+// leaves runs other tasks meanwhile. Those must not be recorded inside the suspended task: that
+// made call paths the reference does not have, and their work "additional computation" (BOTS
+// health and sparselu, docs/validation.md W3).
+TEST_P(Shapes, UntiedTasksKeepTheirCreationContext) {
+  const int p = GetParam();
+  // 20 rounds of a tree 5 levels deep, 3 children per node, whose top 2 levels are untied tasks
+  // (the rest recursive calls), 5 us of work per node: fine-grained, so parts move threads often.
+  const int levels = 2;
+  Classified c = with_reference(p, {"untied", "5", "3", "0.005", sp(levels), "20"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const Measured& m = *c.m;
+  // Tasks nest as they were created: the root task and at most `levels` below it on any path, and
+  // nothing else below a task than tasks and their taskwaits (no barrier of the thread that
+  // created the root).
+  for (uint32_t task : m.find_all(RegionKind::Task, at("shapes.c", "TASK_UNTIED"))) {
+    int nesting = 0;
+    for (uint32_t n = task; n != format::kNoIndex; n = m.parent(n))
+      if (m.region(n).kind == RegionKind::Task) ++nesting;
+    EXPECT_LE(nesting, levels + 1) << m.tree().path(task);
+  }
+  uint32_t root_task = m.find(RegionKind::Task, at("shapes.c", "TASK_UNTIED_ROOT"));
+  for (RegionKind k : {RegionKind::BarrierImplicit, RegionKind::BarrierExplicit})
+    EXPECT_TRUE(m.descendants(root_task, k).empty()) << m.dump();
+  // Every path in the tree the single created is one the reference has.
+  uint32_t par = m.child(m.root(), RegionKind::Parallel, at("shapes.c", "PAR_UNTIED"));
+  uint32_t single_node = m.child(par, RegionKind::Single, at("shapes.c", "SINGLE_UNTIED"));
+  for (RegionKind k : {RegionKind::Task, RegionKind::Taskwait})
+    for (uint32_t n : m.descendants(single_node, k)) {
+      EXPECT_TRUE(c.at(n).in_reference) << describe(c.at(n));
+      EXPECT_NEAR(cls(c.at(n), ov::Class::AdditionalComputation), 0, 1e-9) << describe(c.at(n));
+    }
+  EXPECT_NEAR(cls(c.at(m.root()), ov::Class::AdditionalComputation), 0, 1e-9);
+  // The nodes' work is counted once, in the single that created the tree.
+  const auto& single = c.at(single_node);
+  double work = truth(c.run, "work");
+  EXPECT_NEAR(single.useful_pe, work, tolerance(work)) << describe(single);
+  expect_no_finding(findings_of(c), "additional_computation.algorithm");
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, Shapes, ::testing::Values(2, 4), p_name);
 
 }  // namespace

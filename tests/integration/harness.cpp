@@ -327,13 +327,7 @@ int Measured::metric_index(const std::string& metric) const {
   return i;
 }
 
-double Measured::scale(const std::string& m) const {
-  static const char* times[] = {"time", "time_min", "time_max", "wait", "fork", "join",
-                                "task_exec", "transfer"};
-  for (const char* t : times)
-    if (m == t) return 1e-9;
-  return 1.0;
-}
+double Measured::scale(const std::string& m) const { return format::is_time_metric(m) ? 1e-9 : 1.0; }
 
 double Measured::sum(uint32_t node, const std::string& metric) const {
   if (!ok_ || node == kNone) return -1;

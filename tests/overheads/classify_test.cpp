@@ -52,10 +52,7 @@ class Builder {
     for (const std::string& name : e_.metrics) {
       auto it = m.find(name);
       double v = it == m.end() ? 0 : it->second;
-      bool is_time = name == "time" || name == "wait" || name == "fork" || name == "join" ||
-                     name == "task_exec" || name == "time_min" || name == "time_max" ||
-                     name == "transfer";
-      t.values.push_back(is_time ? v * 1e6 : v);
+      t.values.push_back(format::is_time_metric(name) ? v * 1e6 : v);
     }
     return uint32_t(t.parent.size() - 1);
   }

@@ -40,7 +40,7 @@ enum class Part {
 // MPI_Init, MPI_Init_thread and MPI_Finalize are management calls in the files (format::MpiClass);
 // the classifier treats them as this subkind of their own: starting and ending the MPI library.
 // Not stored in files.
-inline constexpr uint16_t kMpiStartup = 7;
+inline constexpr uint16_t kMpiStartup = format::kMpiClassCount;
 bool is_mpi_startup(std::string_view name);
 
 // Any region kind (used by the idle and derived parts).
