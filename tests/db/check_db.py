@@ -570,6 +570,20 @@ def do_faults(c):
         check("Wr0ng-Pass" not in line, f"the wrong password is printed: {line}")
         out = c.db_cmd("add", p2, db=c.pg.tcp_url).stdout
         check("postgresql://scalea:***@127.0.0.1" in out, f"the database is not named with its password masked: {out}")
+        # SCALEA_DB with the password, inherited by the programs run and study start: what they
+        # store arrives, and no file they write (meta.json's environment, logs) holds the password.
+        env = {"SCALEA_DB": c.pg.tcp_url, "OMP_NUM_THREADS": "2"}
+        r = c.path("env.run")
+        c.sc("run", "-q", "-o", r, "--db", "--", os.path.join(c.bin, "omp/imbalance"), "10", "1", env=env)
+        s = c.path("env.study")
+        c.sc("study", "-o", s, "--threads", "1,2", "--db", "--", os.path.join(c.bin, "study/study_app"), "3", env=env)
+        check(count(c, "experiments", f"WHERE path = '{r}' OR path LIKE '{s}/%'") == 3,
+              "run --db and study --db with SCALEA_DB did not store their 3 experiments")
+        for root in (r, s):
+            for d, _, files in os.walk(root):
+                for f in files:
+                    data = open(os.path.join(d, f), "rb").read()
+                    check(PASSWORD.encode() not in data, f"the password is written in {os.path.join(d, f)}")
         n_exp, n_stats = count(c, "experiments"), count(c, "region_stats")
     else:
         # A read-only file: as root, file permissions do not stop us, so the commands run as nobody.
