@@ -25,6 +25,7 @@ dest=$here/docs/img/db
 mkdir -p "$dest"
 "$scalea" db --db "$db" history --region 'barrier (implicit)@imbalance.c' --class synchronization \
   --plot "$dest/history.svg" > /dev/null
-"$scalea" db --db "$db" history --region "barrier (implicit)@imbalance.c" --class synchronization --plot "$work/history.png" > /dev/null
-[ -z "${SHOW:-}" ] || cp "$work/history.png" "$SHOW"
+# SHOW=FILE.png: also a PNG of it, to look at.
+[ -z "${SHOW:-}" ] || "$scalea" db --db "$db" history --region 'barrier (implicit)@imbalance.c' \
+  --class synchronization --plot "$SHOW" > /dev/null
 ls -l "$dest/history.svg"
