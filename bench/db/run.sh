@@ -17,7 +17,7 @@ mkdir -p "$WORK"
 fresh() {
   case $DB in
     postgresql://*|postgres://*)
-      psql -q "$DB" -c 'DROP VIEW IF EXISTS region_history, overheads' \
+      psql -q "$DB" -c 'SET client_min_messages = warning' -c 'DROP VIEW IF EXISTS region_history, overheads' \
         -c 'DROP TABLE IF EXISTS study_runs, studies, pe_times, region_counters, region_subclasses, region_stats, regions, tags, experiments, scalea_schema' ;;
     *) rm -f "$DB" ;;
   esac
