@@ -420,8 +420,64 @@ def do_commands(c):
     check(count(c, "regions", "WHERE id NOT IN (SELECT region_id FROM region_stats)") == 0, "regions left behind")
     check(count(c, "experiments", "WHERE reference_id IS NOT NULL AND reference_id NOT IN (SELECT id FROM experiments)")
           == 0, "references left dangling")
+    check_counters_and_noise(c)
     out = c.db_cmd("migrate").stdout
     check("nothing to do" in out, f"migrate: {out}")
+
+
+def drg_inclusive(c, d, metric):
+    """{call path: inclusive value} of `scalea drg D --metric METRIC` (its text tree)."""
+    out, stack = {}, []
+    lines = c.sc("drg", d, "--metric", metric).stdout.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("calling context")) + 1
+    for line in lines[start:]:
+        name = line[:56].rstrip()
+        depth = (len(name) - len(name.lstrip())) // 2
+        stack[depth:] = [name.strip().replace(" @", "@")]
+        out["/".join(stack)] = float(line[56:].split()[0])
+    return out
+
+
+def check_counters_and_noise(c):
+    """Counters and NOISE where measured: an experiment with two perf counters (events this
+    machine has), added with a machine file (a calibration written by hand). Each region's
+    counter values are what `scalea drg --metric` sums, its NOISE what `scalea report` says with
+    the same machine file; experiments added without one have no NOISE."""
+    d = c.path("imb.counters")
+    c.sc("run", "-q", "-o", d, "--", os.path.join(c.bin, "omp/imbalance"), "10", "2",
+         env={"OMP_NUM_THREADS": "2", "SCALEA_COUNTERS": "perf::PAGE-FAULTS,perf::TASK-CLOCK"})
+    machine = c.path("machine.json")
+    with open(machine, "w") as f:
+        json.dump({"format": "scalea-machine", "format_version": 1, "host": "test", "created": "2026-01-01T00:00:00",
+                   "cpus": 2, "tool_cost_ns": {"user": 1000, "lock": 1000, "barrier": 2000000,
+                                               "parallel": 3000000, "default": 1000}}, f)
+    c.db_cmd("add", d, "--machine", machine)
+    eid = c.one(f"SELECT id FROM experiments WHERE path = '{d}'")
+    check(c.one(f"SELECT machine_file FROM experiments WHERE id = {eid}") == machine, "machine_file not stored")
+    rep = report_json(c, d, "--machine", machine)
+    noise = {r["path"]: r["noise"] for r in c.q(f"SELECT path, noise FROM overheads WHERE experiment_id = {eid}")}
+    check(set(noise) == {r["path"] for r in rep["regions"]}, f"regions with NOISE: {sorted(noise)}")
+    for r in rep["regions"]:
+        close(noise[r["path"]], r["noise"], f"NOISE of {r['path']}")
+    check(any(v > 0 for v in noise.values()), f"no region has NOISE: {noise}")
+    check(count(c, "region_stats", f"WHERE experiment_id <> {eid} AND noise IS NOT NULL") == 0,
+          "NOISE stored for experiments added without a machine file")
+
+    columns = sorted(m["column"] for m in rep["counters"]["measured"])
+    check(columns == ["papi:perf::PAGE-FAULTS", "papi:perf::TASK-CLOCK"], f"counters measured: {columns}")
+    stored = {(r["path"], r["counter"]): r["value"] for r in c.q(
+        "SELECT r.path, c.counter, c.value FROM region_counters c JOIN regions r ON r.id = c.region_id "
+        f"WHERE c.experiment_id = {eid}")}
+    check(len(stored) == len(columns) * len(rep["regions"]), f"{len(stored)} counter rows for {len(rep['regions'])} "
+          f"regions and {len(columns)} counters")
+    for col in columns:
+        drg = drg_inclusive(c, d, col)
+        check(set(drg) == {r["path"] for r in rep["regions"]}, f"scalea drg's call paths: {sorted(drg)}")
+        for path, v in drg.items():
+            check(abs(stored.get((path, col), -1) - v) <= 0.5, f"{col} of {path}: {stored.get((path, col))} vs {v}")
+    check(any(v > 0 for v in stored.values()), f"every counter value is 0: {stored}")
+    check(count(c, "region_counters", f"WHERE experiment_id <> {eid}") == 0,
+          "counter rows for experiments that measured none")
 
 
 # ---- faults -------------------------------------------------------------------------------------
