@@ -27,6 +27,9 @@
  *                  its children (untied tasks in the top L levels, calls below), sleeps T ms, then
  *                  waits for them; the creating thread goes on to the join barrier and runs tasks
  *                  there. Truth: work (sum of the nodes' sleeps).
+ * forkjoin R N T   R parallel regions back to back, each an `omp for` over N iterations of T ms,
+ *                  with no code between them (as NPB SP's time steps): the team forks and joins R
+ *                  times. Truth: serial (the initial thread's time between the regions), work.
  */
 #include <omp.h>
 #include <sched.h>
@@ -258,6 +261,27 @@ static int jitter(int argc, char** argv) {
   return 0;
 }
 
+static int forkjoin(int argc, char** argv) {
+  int rounds = (int)arg_num(argc, argv, 2, 200);
+  int n = (int)arg_num(argc, argv, 3, 4);
+  double t = arg_num(argc, argv, 4, 0.2);
+  double serial = 0, work = 0, t0 = now_s();
+  for (int r = 0; r < rounds; ++r) {
+    serial += now_s() - t0;
+#pragma omp parallel for schedule(static) /* LOOP_FORKJOIN */
+    for (int i = 0; i < n; ++i) {
+      double w0 = now_s();
+      sleep_ms(t);
+      sum_atomic(&work, now_s() - w0);
+    }
+    t0 = now_s();
+  }
+  serial += now_s() - t0;
+  print_truth("serial", serial);
+  print_truth("work", work);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "slowloop")) return slowloop(argc, argv);
@@ -268,6 +292,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "recursive")) return recursive(argc, argv);
   if (!strcmp(mode, "jitter")) return jitter(argc, argv);
   if (!strcmp(mode, "untied")) return untied(argc, argv);
+  if (!strcmp(mode, "forkjoin")) return forkjoin(argc, argv);
   fprintf(stderr, "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied [ARGS...]\n", argv[0]);
   return 2;
 }

@@ -1,10 +1,13 @@
 #include "affinity.hpp"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 
 namespace scalea::collect {
 
@@ -41,6 +44,28 @@ size_t cpu_count(const CpuMask& mask) {
   size_t n = 0;
   for (uint64_t w : mask) n += size_t(__builtin_popcountll(w));
   return n;
+}
+
+SchedStat read_schedstat(uint64_t tid) {
+  SchedStat s;
+  char path[64];
+  if (tid == 0) std::snprintf(path, sizeof path, "/proc/thread-self/schedstat");
+  else std::snprintf(path, sizeof path, "/proc/self/task/%llu/schedstat", (unsigned long long)tid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return s;
+  char buf[128];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return s;
+  buf[n] = 0;
+  // "run_ns wait_ns timeslices"
+  char* end = nullptr;
+  s.run_ns = std::strtoull(buf, &end, 10);
+  if (end == buf) return s;
+  char* end2 = nullptr;
+  s.wait_ns = std::strtoull(end, &end2, 10);
+  s.ok = end2 != end;
+  return s;
 }
 
 bool own_thread_alive(uint64_t tid) {

@@ -297,6 +297,7 @@ bool Recorder::start(const char* origin) {
     start_time_iso = iso_now();
     cpus_online = sysconf(_SC_NPROCESSORS_ONLN);
     read_affinity(0, process_cpus);
+    command = command_line();
     regions_.push_back(RegionInfo{RegionKind::Program, 0, 0, program_name(), "", "main", 0});
     region_keys_.emplace("program", 0);
     g_measure_on.store(config_.start_on);
@@ -308,9 +309,11 @@ bool Recorder::start(const char* origin) {
     std::atexit(finish_at_exit);
     pthread_atfork(nullptr, nullptr, disable_in_child);
     if (signals_now) install_signal_handlers();
-    // Loaded at program start (preloaded or linked), the tool sees the whole run; loaded later by
-    // the OpenMP runtime (at the first construct), it adds the time the process ran before.
-    uint64_t age = process_age_ns();
+    // Preloaded by `scalea run`, the tool starts with the program: the process's age is the
+    // dynamic loader's work (an MPI rank's many libraries take tens of ms), no program code ran
+    // yet. Loaded later by the OpenMP runtime (at the first construct; its constructor runs then
+    // too, so at_load does not tell), it adds the time the process ran before.
+    uint64_t age = preloaded ? 0 : process_age_ns();
     if (age >= kLateStartNs) {
       pre_start_ns = age;
       start_estimated = true;
@@ -330,6 +333,7 @@ ThreadState* Recorder::register_thread() {
   t->stack.reserve(64);
   t->region_cache.assign(256, RegionCacheEntry{0, UINT32_MAX, 0, nullptr});
   read_affinity(0, t->cpus);
+  t->sched_begin = read_schedstat(0);
   {
     // The thread is complete before finish() can see it; once finish() has closed the list
     // (it then reads the trees without the lock), a late thread is not added: it records nothing
@@ -499,7 +503,10 @@ void Recorder::finish(const char* why) {
   }
   // Threads may have been bound since they registered; the ones still alive are read again.
   for (ThreadState* t : threads_)
-    if (own_thread_alive(t->os_tid)) read_affinity(pid_t(t->os_tid), t->cpus);
+    if (own_thread_alive(t->os_tid)) {
+      read_affinity(pid_t(t->os_tid), t->cpus);
+      t->sched_end = read_schedstat(t->os_tid);
+    }
   clock_finish(clock_);
   end_time_iso = iso_now();
   Ticks end = now();

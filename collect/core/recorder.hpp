@@ -213,6 +213,8 @@ struct ThreadState {
   // The CPUs the thread may run on: read when it registers and again when the run ends (the
   // OpenMP runtime may bind it after it started); the last one seen.
   CpuMask cpus;
+  // The scheduler's account when the thread registered and when the run ended (or the thread did).
+  SchedStat sched_begin, sched_end;
 
   // Node storage: chunks never move, so nodes can be shared by pointer with other threads.
   std::vector<Node*> chunks;
@@ -580,6 +582,8 @@ class Recorder {
   // the tool started), for meta.json "affinity".
   long cpus_online = 0;
   CpuMask process_cpus;
+  // The command line when the tool started: programs may overwrite argv later (BOTS does).
+  std::vector<std::string> command;
   // Set before finish() when the run ends abnormally (a signal): written to meta.json.
   std::vector<std::string> ending_notes;
   bool ending_complete = true;

@@ -273,24 +273,6 @@ bool write_file(int dirfd, const std::string& name, const std::vector<char>& dat
   return true;
 }
 
-// The process's command line, one string per argument.
-std::vector<std::string> command_line() {
-  std::vector<std::string> args;
-  FILE* f = std::fopen("/proc/self/cmdline", "r");
-  if (!f) return args;
-  std::string arg;
-  int c;
-  while ((c = std::fgetc(f)) != EOF) {
-    if (c == 0) {
-      args.push_back(arg);
-      arg.clear();
-    } else {
-      arg += char(c);
-    }
-  }
-  std::fclose(f);
-  return args;
-}
 
 // Environment that changes what a run measures. Not SCALEA_DB: it changes nothing in the run,
 // and a postgresql:// URL may carry a password, which must not land in meta.json.
@@ -419,6 +401,25 @@ double since_start(Recorder& rec, Ticks when) {
           double(rec.pre_start_ns)) * 1e-9;
 }
 
+// The process's command line, one string per argument.
+std::vector<std::string> command_line() {
+  std::vector<std::string> args;
+  FILE* f = std::fopen("/proc/self/cmdline", "r");
+  if (!f) return args;
+  std::string arg;
+  int c;
+  while ((c = std::fgetc(f)) != EOF) {
+    if (c == 0) {
+      args.push_back(arg);
+      arg.clear();
+    } else {
+      arg += char(c);
+    }
+  }
+  std::fclose(f);
+  return args;
+}
+
 ProcessAffinity process_affinity(Recorder& rec, int rank) {
   ProcessAffinity a;
   a.rank = rank;
@@ -426,9 +427,15 @@ ProcessAffinity process_affinity(Recorder& rec, int rank) {
   a.cpus_online = rec.cpus_online;
   a.process_cpus = cpu_list(rec.process_cpus);
   std::lock_guard<std::mutex> lock(rec.mutex());
-  for (const ThreadState* t : rec.threads())
-    a.threads.push_back(ThreadCpus{t->index, t->os_tid, cpu_list(t->cpus), cpu_count(t->cpus),
-                                   since_start(rec, t->created)});
+  for (const ThreadState* t : rec.threads()) {
+    ThreadCpus c{t->index, t->os_tid, cpu_list(t->cpus), cpu_count(t->cpus), since_start(rec, t->created)};
+    if (t->sched_begin.ok && t->sched_end.ok && t->sched_end.run_ns >= t->sched_begin.run_ns &&
+        t->sched_end.wait_ns >= t->sched_begin.wait_ns) {
+      c.cpu_s = double(t->sched_end.run_ns - t->sched_begin.run_ns) * 1e-9;
+      c.runqueue_s = double(t->sched_end.wait_ns - t->sched_begin.wait_ns) * 1e-9;
+    }
+    a.threads.push_back(c);
+  }
   return a;
 }
 
@@ -465,14 +472,15 @@ std::string throttled_json(const std::vector<ThrottledPath>& paths) {
 std::string seconds_or_null(double s) { return s < 0 ? "null" : std::to_string(s); }
 
 // "cpus_online": N, "process_cpus": "0-1", "threads": [{"index", "os_tid", "cpus", "count",
-// "created_s"}, ...]
+// "created_s", "cpu_s", "runqueue_s"}, ...]
 std::string affinity_members(const ProcessAffinity& a) {
   std::string threads;
   for (const ThreadCpus& t : a.threads)
     threads += std::string(threads.empty() ? "" : ", ") + "{\"index\": " + std::to_string(t.index) +
                ", \"os_tid\": " + std::to_string(t.os_tid) + ", \"cpus\": " + json_escape(t.cpus) +
                ", \"count\": " + std::to_string(t.count) + ", \"created_s\": " +
-               seconds_or_null(t.created_s) + "}";
+               seconds_or_null(t.created_s) + ", \"cpu_s\": " + seconds_or_null(t.cpu_s) +
+               ", \"runqueue_s\": " + seconds_or_null(t.runqueue_s) + "}";
   return "\"cpus_online\": " + std::to_string(a.cpus_online) + ", \"process_cpus\": " +
          json_escape(a.process_cpus) + ", \"threads\": [" + threads + "]";
 }
@@ -624,7 +632,7 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   field("format", "\"scalea-experiment\"");
   field("format_version", std::to_string(fmt::kVersion));
   field("tool_version", json_escape(SCALEA_VERSION));
-  field("command", json_string_list(command_line()));
+  field("command", json_string_list(rec.command.empty() ? command_line() : rec.command));
   field("cwd", json_escape(cwd));
   field("host", json_escape(host_name()));
   field("pid", std::to_string(getpid()));

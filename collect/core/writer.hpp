@@ -67,6 +67,8 @@ struct ThreadCpus {
   std::string cpus;  // a cpulist, "0-3,8"
   uint64_t count = 0;
   double created_s = -1;  // a worker: its team's fork, s from the initial thread's start (< 0: none)
+  double cpu_s = -1;       // time it ran on a CPU while the tool watched it (< 0: unknown)
+  double runqueue_s = -1;  // time it was runnable but waited for a CPU (< 0: unknown)
 };
 struct ProcessAffinity {
   int32_t rank = -1;
@@ -76,6 +78,8 @@ struct ProcessAffinity {
   std::vector<ThreadCpus> threads;
 };
 ProcessAffinity process_affinity(Recorder& rec, int rank);
+// The process's command line, one string per argument (/proc/self/cmdline: what argv holds now).
+std::vector<std::string> command_line();
 
 // meta.json "mpi" (docs/mpi.md): the job, the transfer model, which ranks the experiment holds
 // and, at the root of the unification, what it cost.

@@ -68,7 +68,7 @@ void fields(C& c, P& t) {
 }
 template <class C, class P, If<P, ThreadCpus> = 0>
 void fields(C& c, P& t) {
-  c.items(t.index, t.os_tid, t.cpus, t.count, t.created_s);
+  c.items(t.index, t.os_tid, t.cpus, t.count, t.created_s, t.cpu_s, t.runqueue_s);
 }
 template <class C, class P, If<P, Entry> = 0>
 void fields(C& c, P& e) {

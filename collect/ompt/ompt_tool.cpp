@@ -156,6 +156,7 @@ void on_thread_end(ompt_data_t*) {
   ThreadState* t = scope.thread();
   if (!t) return;
   t->flags |= format::kThreadEnded;
+  t->sched_end = read_schedstat(0);
 }
 
 void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_data,

@@ -106,7 +106,13 @@ int perf_open(uint32_t type, uint64_t config, int group, bool leader) {
   a.size = sizeof a;
   a.type = type;
   a.config = config;
-  a.exclude_kernel = 1;  // perf_event_paranoid 2 allows user-level counting only
+  // perf_event_paranoid 2 allows user-level counting only; but context switches and migrations
+  // happen in the kernel: counted at user level they are always 0, so they need kernel counting
+  // (root, CAP_PERFMON, or perf_event_paranoid <= 1), and without it the event is refused with
+  // the kernel's reason instead of counting nothing.
+  bool kernel_side = type == PERF_TYPE_SOFTWARE && (config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
+                                                    config == PERF_COUNT_SW_CPU_MIGRATIONS);
+  a.exclude_kernel = kernel_side ? 0 : 1;
   a.exclude_hv = 1;
   if (leader) a.read_format = PERF_FORMAT_GROUP;
   return int(syscall(SYS_perf_event_open, &a, 0, -1, group, PERF_FLAG_FD_CLOEXEC));
@@ -373,7 +379,12 @@ void parse_request(const Config& c, State& s) {
 // Whether one event can be counted alone, through PAPI or else as a kernel software event; the
 // event to measure, or why not.
 bool validate_alone(const State& s, const std::string& name, Event& e, std::string& why) {
-  if (s.papi_started) {
+  // Context switches and migrations happen in the kernel: PAPI counts at user level (its default
+  // domain), where they are always 0, so they are opened directly with kernel counting.
+  uint64_t sw = 0;
+  bool kernel_side = software_event(name, sw) && (sw == PERF_COUNT_SW_CONTEXT_SWITCHES ||
+                                                  sw == PERF_COUNT_SW_CPU_MIGRATIONS);
+  if (s.papi_started && !kernel_side) {
     int code = 0;
     int r = PAPI_event_name_to_code(const_cast<char*>(name.c_str()), &code);
     if (r == PAPI_OK) {
@@ -388,7 +399,7 @@ bool validate_alone(const State& s, const std::string& name, Event& e, std::stri
     } else {
       why = std::string("not available in PAPI (") + PAPI_strerror(r) + ")";
     }
-  } else {
+  } else if (!kernel_side) {
     why = s.papi_problem;
   }
   uint64_t config = 0;
@@ -397,6 +408,10 @@ bool validate_alone(const State& s, const std::string& name, Event& e, std::stri
     return false;
   }
   int fd = perf_open(PERF_TYPE_SOFTWARE, config, -1, true);
+  if (fd < 0 && (errno == EACCES || errno == EPERM) &&
+      (config == PERF_COUNT_SW_CONTEXT_SWITCHES || config == PERF_COUNT_SW_CPU_MIGRATIONS))
+    return why = "counted in the kernel, which perf_event_paranoid forbids here (needs root, "
+                 "CAP_PERFMON or perf_event_paranoid <= 1)", false;
   if (fd < 0) return why = std::string("perf_event_open: ") + std::strerror(errno), false;
   uint64_t buf[2];
   bool ok = ::read(fd, buf, sizeof buf) == ssize_t(sizeof buf);

@@ -967,6 +967,27 @@ void settle_regions(Experiment& e, const LoadOptions& options) {
   name_outlined_code(e);
 }
 
+// The program root does not read counters (a thread's counters are read by the thread itself, and
+// its root closes when the run ends): its counter values are its children's sum, not 0 (which made
+// its exclusive value negative).
+static void root_counters(Experiment& e) {
+  const size_t m = e.metrics.size();
+  std::vector<size_t> cols;
+  for (size_t i = 0; i < m; ++i)
+    if (e.metrics[i].rfind("papi:", 0) == 0) cols.push_back(i);
+  if (cols.empty()) return;
+  for (ThreadTree& t : e.threads) {
+    if (t.parent.empty() || t.values.size() < t.parent.size() * m) continue;
+    for (size_t c : cols) {
+      if (t.values[c] != 0) continue;
+      double sum = 0;
+      for (size_t n = 1; n < t.parent.size(); ++n)
+        if (t.parent[n] == 0) sum += t.values[n * m + c];
+      t.values[c] = sum;
+    }
+  }
+}
+
 Experiment load(const std::string& dir, const LoadOptions& options, const ReadInto& read_into) {
   std::vector<char> bytes;  // the serial path's buffer
   auto read = [&](const std::string& path) -> const std::vector<char>& {
@@ -1056,6 +1077,7 @@ Experiment load(const std::string& dir, const LoadOptions& options, const ReadIn
   }
   if (e.threads.empty()) throw LoadError(dir + ": the experiment holds no threads");
   settle_regions(e, options);
+  root_counters(e);
   return e;
 }
 

@@ -140,7 +140,8 @@ struct NodePlan {
   double serial_time = 0;  // s
   // The region's rules for each part of a PE's time, looked up once.
   const Rule *wait = nullptr, *fork_join = nullptr, *partial_wait = nullptr,
-             *serial_wait = nullptr, *exclusive = nullptr, *idle_root = nullptr;
+             *serial_wait = nullptr, *exclusive = nullptr, *idle_root = nullptr,
+             *root_late = nullptr, *root_not_in_team = nullptr;
   // PEs that ran the region for less than its wall time, and PEs that did not run it.
   const Rule *shorter = nullptr, *not_ran_one = nullptr, *not_ran_some = nullptr;
 };
@@ -162,6 +163,14 @@ struct RunFacts {
   // Per thread node (offset Workers::first): exclusive time, then (after pass 2) its useful or
   // classified rest; and the time including what the node contains (thread_times).
   std::vector<double> rest, incl;
+  // Per thread that is not its rank's initial one: how its time at the program root, outside
+  // every region, divides (root_parts).
+  struct RootIdle {
+    double not_in_team = 0;  // s, the initial thread's outermost parallel regions it did not run
+    double late = 0;         // s, those it ran, less its own time in them
+    double serial = 0;       // s, the initial thread's time outside parallel regions, once it existed
+  };
+  std::vector<RootIdle> root_idle;
   // Exclusive cache misses per level (L1, L2, L3) per node, when the run has the counters.
   std::array<bool, 3> has_misses{};
   std::vector<std::array<double, 3>> misses;
@@ -241,6 +250,71 @@ inline std::pair<const uint32_t*, const uint32_t*> in_range(const std::vector<ui
   const uint32_t* e = std::lower_bound(b, order.data() + order.size(), range.second, below);
   return {b, e};
 }
+
+// When the OpenMP runtime started and each thread was created (meta.json "openmp" and
+// "affinity"), to split the time a thread did not exist yet into serial code, a smaller team,
+// and the runtime starting (docs/overhead-model.md, "How the buckets are measured", 3).
+class ThreadStarts {
+ public:
+  explicit ThreadStarts(const drg::Experiment& e) {
+    const nlohmann::json& m = e.meta;
+    auto number = [](const nlohmann::json& o, const char* k, double fallback) {
+      return o.is_object() && o.contains(k) && o[k].is_number() ? o[k].get<double>() : fallback;
+    };
+    const nlohmann::json& omp = m.is_object() && m.contains("openmp") ? m["openmp"] : nlohmann::json();
+    runtime_init_ = std::max(0.0, number(omp, "runtime_init_s", 1e300));
+    runtime_ready_ = number(omp, "runtime_ready_s", -1);
+    init_by_fork_ = omp.is_object() && omp.value("init_by_fork", false);
+    const nlohmann::json& aff = m.is_object() && m.contains("affinity") ? m["affinity"] : nlohmann::json();
+    auto read = [&](const nlohmann::json& threads, int rank) {
+      if (!threads.is_array()) return;
+      for (const auto& t : threads) {
+        double c = number(t, "created_s", -1);
+        if (c <= 0 || !t.contains("index") || !t["index"].is_number_integer() || t["index"].get<int64_t>() < 0)
+          continue;
+        created_[{rank, uint32_t(t["index"].get<int64_t>())}] = c;
+        first_created_ = std::min(first_created_, c);
+      }
+    };
+    if (aff.is_object() && aff.contains("ranks") && aff["ranks"].is_array()) {
+      for (const auto& r : aff["ranks"])
+        if (r.is_object() && r.contains("threads")) read(r["threads"], r.value("rank", 0));
+    } else if (aff.is_object() && aff.contains("threads")) {
+      read(aff["threads"], e.threads.empty() ? -1 : e.threads[0].rank);
+    }
+  }
+
+  // The parts of `idle` seconds in which thread (rank, thread) did not exist yet: serial code
+  // (before any team), a smaller team than p, and the runtime starting (initializing, creating
+  // the thread).
+  std::array<double, 3> split(int rank, uint32_t thread, double idle) const {
+    auto it = created_.find({rank, thread});
+    if (it == created_.end()) {  // when it was created is not known
+      double serial = std::min(idle, runtime_init_);
+      return {serial, 0.0, idle - serial};
+    }
+    double c = it->second;
+    double start = std::max(0.0, idle - c);  // from its team's fork to the thread's start
+    double before = idle - start;            // [0, before): before its team's fork
+    // The runtime's own initialization [lo, hi): all of it up to the fork when the first parallel
+    // region started the runtime, else up to the runtime being ready.
+    double lo = runtime_init_, hi = lo;
+    if (init_by_fork_ && c <= first_created_) hi = c;
+    else if (runtime_ready_ > runtime_init_ && runtime_ready_ <= c) hi = runtime_ready_;
+    auto overlap = [](double a0, double a1, double b0, double b1) {
+      return std::max(0.0, std::min(a1, b1) - std::max(a0, b0));
+    };
+    double first = std::min(before, first_created_);
+    double init_serial = overlap(0, first, lo, hi), init_later = overlap(first, before, lo, hi);
+    // Before the first team existed: serial code; after it, a smaller team than this one's.
+    return {first - init_serial, before - first - init_later, start + init_serial + init_later};
+  }
+
+ private:
+  double runtime_init_ = 1e300, runtime_ready_ = -1, first_created_ = 1e300;
+  bool init_by_fork_ = false;
+  std::map<std::pair<int, uint32_t>, double> created_;
+};
 
 // Every region's classified PE-time: its own buckets summed over its subtree, plus the idle time
 // of the PEs with respect to it and the PEs that never held it. With `visit_cost`, also the

@@ -84,6 +84,8 @@ NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
   pl.serial_wait = find_rule(r.kind, sub, Part::SerialWait);
   pl.exclusive = find_rule(r.kind, sub, Part::Exclusive);
   pl.idle_root = find_rule(r.kind, sub, Part::IdleRoot);
+  pl.root_late = find_rule(r.kind, sub, Part::RootLate);
+  pl.root_not_in_team = find_rule(r.kind, sub, Part::RootNotInTeam);
   pl.collective = r.kind == RegionKind::Mpi && r.subkind == uint16_t(format::MpiClass::Collective);
   // One rank: no partner to wait for, whatever the message model made of the call's time.
   if (one_rank && r.kind == RegionKind::Mpi) {
@@ -150,6 +152,57 @@ const Rule* exclusive_rule(const NodePlan& pl, const drg::ThreadTree& th) {
   if (pl.region->kind == RegionKind::Program && !(th.flags & format::kThreadInitial))
     return pl.idle_root;
   return pl.exclusive;
+}
+
+// Where a thread that is not its rank's initial one was while outside every region (its time at
+// the program root): during the initial thread's outermost parallel regions, those it did not run
+// (a smaller team) and those it ran, the time it was not in them (late after the fork, early
+// before the join); the rest of the initial thread's time is serial code.
+void root_parts(const MergedTree& t, const Columns& c, const std::vector<size_t>& first,
+                const ThreadStarts& starts, RunFacts& f) {
+  const drg::Experiment& e = t.experiment();
+  f.root_idle.assign(e.threads.size(), {});
+  std::map<int, uint32_t> initial;  // rank -> its initial thread
+  for (uint32_t ti = 0; ti < e.threads.size(); ++ti)
+    if (e.threads[ti].flags & format::kThreadInitial) initial.emplace(e.threads[ti].rank, ti);
+  std::vector<double> worker_time(t.nodes().size(), -1);  // per merged node, scratch
+  std::vector<char> in_parallel;
+  for (const auto& [rank, mi] : initial) {
+    const drg::ThreadTree& m = e.threads[mi];
+    const std::vector<uint32_t>& m_merged = t.merged_of(mi);
+    const double* m_incl = f.incl.data() + first[mi];
+    // The initial thread's outermost parallel regions (parents come before their children).
+    std::vector<std::pair<uint32_t, double>> outer;  // merged node, its time on the initial thread
+    in_parallel.assign(m.size(), 0);
+    double in_regions = 0;
+    for (uint32_t tn = 1; tn < m.size(); ++tn) {
+      bool par = e.regions[m.region[tn]].kind == RegionKind::Parallel;
+      in_parallel[tn] = in_parallel[m.parent[tn]] || par;
+      if (par && !in_parallel[m.parent[tn]] && e.value(m, tn, c.visits) > 0) {
+        outer.emplace_back(m_merged[tn], m_incl[tn]);
+        in_regions += m_incl[tn];
+      }
+    }
+    double serial = std::max(0.0, m_incl[0] - in_regions);
+    for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
+      const drg::ThreadTree& w = e.threads[ti];
+      if (ti == mi || w.rank != rank || (w.flags & format::kThreadInitial)) continue;
+      const std::vector<uint32_t>& merged = t.merged_of(ti);
+      const double* incl = f.incl.data() + first[ti];
+      for (uint32_t tn = 1; tn < w.size(); ++tn)
+        if (e.regions[w.region[tn]].kind == RegionKind::Parallel && e.value(w, tn, c.visits) > 0)
+          worker_time[merged[tn]] = std::max(worker_time[merged[tn]], 0.0) + incl[tn];
+      RunFacts::RootIdle& ri = f.root_idle[ti];
+      for (const auto& [n, time] : outer) {
+        if (worker_time[n] >= 0) ri.late += std::max(0.0, time - worker_time[n]);
+        else ri.not_in_team += time;
+      }
+      for (uint32_t tn = 1; tn < w.size(); ++tn) worker_time[merged[tn]] = -1;
+      // The serial code before the thread existed is counted at the root's idle PEs.
+      double before = std::max(0.0, f.stats[0].time_max - incl[0]);
+      ri.serial = std::max(0.0, serial - starts.split(w.rank, w.thread, before)[0]);
+    }
+  }
 }
 
 // Pass 1: statistics over each merged node's members.
@@ -259,6 +312,21 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
         }
         b.add(pl.fork_join, fork_join);
         const Rule* rule = exclusive_rule(pl, th);
+        if (rule == pl.idle_root && rule) {
+          // A thread outside every region: in a smaller team's time, late in its own regions, or
+          // in the serial code; what none of these explains stays unclassified.
+          const RunFacts::RootIdle& ri = f.root_idle[ti];
+          double left = std::max(0.0, rest);
+          double part = std::min(left, ri.not_in_team);
+          b.add(pl.root_not_in_team, part);
+          left -= part;
+          part = std::min(left, ri.late);
+          b.add(pl.root_late, part);
+          left -= part;
+          b.add(rule, std::min(left, ri.serial));
+          x_of[tn] = rest;
+          continue;
+        }
         b.add(rule, rest);
         if (rule && rule->useful && rest > 0) {
           f.own_useful[n] += rest;
@@ -344,6 +412,7 @@ RunFacts measure(const MergedTree& t, const Workers& workers, CallPathKeys& keys
     in_task[n] = t.region_of(n).kind == RegionKind::Task || (parent != format::kNoIndex && in_task[parent]);
     f.plan[n] = plan_node(t, st, child_pos, construct_visits[n], n, one_rank, in_task[n]);
   }
+  root_parts(t, c, first, ThreadStarts(e), f);
   classify_parts(t, workers, c, f);
 
   // Useful time per PE, for the POP metrics: each thread's rests in member order.

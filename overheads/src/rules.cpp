@@ -103,6 +103,12 @@ const std::vector<Rule> kRules = {
      "runtime_ready_s, init_by_fork; affinity.threads[].created_s)",
      "the OpenMP runtime initializing and creating its threads: before that the program ran serial "
      "code (unparallelized), or a smaller team (partially parallelized, a thread created later)"},
+    {"program.idle_late", k(K::Program), -1, Part::RootLate, false, CP, "fork_join",
+     "C += a non-initial thread's root exclusive time, up to the sum over its rank's outermost "
+     "parallel regions it ran of t_initial - t_i",
+     "a thread outside the parallel regions it belongs to while the initial thread is in them: it "
+     "started after the fork or stopped before the join (the region's row shows the same time as "
+     "its fork/join)"},
     {"program.launch_skew", k(K::Program), -1, Part::IdleLaunchSkew, false, CP, "startup",
      "C += T_p - t_i for the initial thread of an MPI rank",
      "ranks started later than the first one (launch skew)"},
@@ -117,8 +123,14 @@ const std::vector<Rule> kRules = {
     {"program.before_start", k(K::Program), -1, Part::IdleBeforeStart, false, LP,
      "unparallelized", "L += T_p - t_i for PEs that did not exist yet",
      "serial start of the program before the threads exist"},
+    {"program.idle_not_in_team", k(K::Program), -1, Part::RootNotInTeam, false, LP,
+     "partially_parallelized",
+     "L += a non-initial thread's root exclusive time, up to the sum over its rank's outermost "
+     "parallel regions it did not run of t_initial",
+     "a thread idle while the initial thread runs a parallel region with a smaller team"},
     {"program.idle_thread", k(K::Program), -1, Part::IdleRoot, false, LP, "unparallelized",
-     "L += exclusive time of a non-initial thread's root",
+     "L += the rest of a non-initial thread's root exclusive time, up to the initial thread's time "
+     "outside parallel regions once this thread existed",
      "a thread outside any parallel region is idle while serial code runs"},
     {"sync.after_serial", kAnyKind, -1, Part::SerialWait, false, LP, "unparallelized",
      "L += min(wait, T_s) for the PEs waiting for a previous sibling region that one PE ran, or "
@@ -206,8 +218,9 @@ std::string rule_table_markdown() {
       "wait after single/sections/masked", "wait after a region one PE ran", "replicated work",
       "extra work", "idle thread root", "extra cache misses", "idle (part of the team ran it)",
       "idle (rank started late)", "own code between constructs", "spin-wait", "no partner",
-      "idle (in a task)", "idle (runtime starting)"};
-  static_assert(sizeof part_names / sizeof *part_names == size_t(Part::IdleRuntimeStart) + 1,
+      "idle (in a task)", "idle (runtime starting)", "idle thread root (late in its regions)",
+      "idle thread root (not in the team)"};
+  static_assert(sizeof part_names / sizeof *part_names == size_t(Part::RootNotInTeam) + 1,
                 "a name for every Part");
   std::string out = "| rule | region | part | class | formula (PE-time) | reason |\n"
                     "|---|---|---|---|---|---|\n";
@@ -238,7 +251,7 @@ const Rule* find_rule_slow(format::RegionKind kind, uint16_t subkind, Part part)
   return any;
 }
 // Subkinds: the MPI classes and kMpiStartup (the largest); parts: the Part enum.
-constexpr int kSubkinds = kMpiStartup + 1, kParts = int(Part::IdleRuntimeStart) + 1;
+constexpr int kSubkinds = kMpiStartup + 1, kParts = int(Part::RootNotInTeam) + 1;
 }  // namespace
 
 const Rule* find_rule(format::RegionKind kind, uint16_t subkind, Part part) {

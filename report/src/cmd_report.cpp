@@ -123,6 +123,11 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
     fmt::print("reference   none: T_s is estimated as the useful work, so additional computation is 0\n");
   if (!e.complete()) fmt::print("WARNING     the experiment is incomplete{}\n", incomplete_hint(e));
   for (const std::string& note : cpu_sharing(e)) fmt::print("CPUS        {}\n", note);
+  // The reference's own lost CPU time made its T_s longer: every overhead looks smaller.
+  if (ref)
+    for (const std::string& note : cpu_sharing(*ref))
+      fmt::print("CPUS        in the reference, {}; its T_s is too long and the overheads look "
+                 "smaller\n", note);
   if (meta_at(m, "program_start").is_string() && meta_at(m, "program_start").get<std::string>() == "estimated") {
     double by = meta_at(m, "program_start_estimated_s").is_number()
                     ? meta_at(m, "program_start_estimated_s").get<double>() : 0.0;

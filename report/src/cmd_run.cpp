@@ -259,6 +259,12 @@ int run(const RunOptions& o) {
   if (o.command.empty()) throw UserError("no program given: scalea run [-o DIR] -- PROGRAM [ARGS...]");
   std::string program = find_program(o.command[0]);
   if (program.empty()) throw UserError("program '" + o.command[0] + "' not found or not executable");
+  // The launcher would start every rank under one experiment directory, each writing its own.
+  std::string base = program.substr(program.rfind('/') + 1);
+  for (const char* launcher : {"mpirun", "mpiexec", "orterun", "srun", "prterun"})
+    if (base == launcher)
+      throw UserError("scalea run goes inside the launcher, once per rank: " + base + " [ARGS...] " +
+                      "scalea run [-o DIR] -- PROGRAM [ARGS...]");
   std::string tool = tool_library("libscalea-omp.so", "tool library");
   std::string output = o.output;
   if (o.store.enabled() && output.empty()) {

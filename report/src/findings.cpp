@@ -11,6 +11,7 @@
 #include "export_formats.hpp"
 #include "report_json.hpp"
 #include "scalea/format.hpp"
+#include "wait_causes.hpp"
 
 namespace scalea::cli {
 namespace {
@@ -300,12 +301,17 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
     std::vector<std::set<int>> threads;
   };
   std::vector<Process> procs;
+  double ran = 0, queued = 0;  // the threads' time on a CPU and runnable without one (schedstat)
   auto read = [&](const nlohmann::json& p, int rank, const std::string& host) {
     Process pr{rank, host, p.value("cpus_online", 0), {}};
     if (p.contains("threads") && p["threads"].is_array())
-      for (const auto& t : p["threads"])
+      for (const auto& t : p["threads"]) {
         if (t.is_object() && t.contains("cpus") && t["cpus"].is_string())
           pr.threads.push_back(parse_cpulist(t["cpus"].get<std::string>()));
+        if (t.is_object() && t.contains("runqueue_s") && t["runqueue_s"].is_number() &&
+            t.contains("cpu_s") && t["cpu_s"].is_number())
+          ran += t["cpu_s"].get<double>(), queued += t["runqueue_s"].get<double>();
+      }
     procs.push_back(std::move(pr));
   };
   std::string host = meta_at(e.meta, "host").is_string() ? meta_at(e.meta, "host").get<std::string>() : "";
@@ -350,6 +356,15 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
     text += "; the time lost shows as slower work (unidentified), waits and fork/join, whatever the program does";
     out.push_back(text);
   }
+  // Runnable threads that waited for a CPU (other processes, or more threads than CPUs): the
+  // scheduler's own account, whatever the affinity said.
+  if (queued >= kCpuWaitMinSeconds && queued >= kCpuWaitMinShare * (ran + queued))
+    out.push_back(fmt::format(
+        "the threads waited {:.3f} s in all for a CPU while ready to run ({:.0f}% of their time on "
+        "or waiting for one): other processes or other threads had the CPUs; that time shows as "
+        "slower work (unidentified), waits and fork/join: measure on a quiet machine with at most "
+        "one thread per CPU",
+        queued, 100 * queued / (ran + queued)));
   return out;
 }
 
@@ -423,12 +438,18 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
     for (uint32_t k = 0; k < mn.children.size(); ++k) pos[mn.children[k]] = k;
   // The idle time of a region (its load imbalance, the idle team of a single) and the waits of a
   // synchronization after it in the same enclosing region are the same time: one finding.
+  // The idle time ends at the first synchronization after the region (no other one between).
   auto same_time = [&](const Candidate& x, const Candidate& y) {
     if (x.node == y.node || t.node(x.node).parent != t.node(y.node).parent) return false;
     const Candidate& before = pos[x.node] < pos[y.node] ? x : y;
     const Candidate& after = pos[x.node] < pos[y.node] ? y : x;
-    return is_idle_key(before.key) && !is_synchronization(t.region_of(before.node)) &&
-           is_synchronization(t.region_of(after.node)) && is_wait_key(after.key);
+    if (!is_idle_key(before.key) || is_synchronization(t.region_of(before.node)) ||
+        !is_synchronization(t.region_of(after.node)) || !is_wait_key(after.key))
+      return false;
+    const auto& sib = t.node(t.node(before.node).parent).children;
+    for (uint32_t k = pos[before.node] + 1; k < pos[after.node]; ++k)
+      if (is_synchronization(t.region_of(sib[k]))) return false;
+    return true;
   };
   // Load imbalance is idle time within its region's span: the imbalance of a region inside
   // another one's is part of the outer one's, never added to it.
@@ -440,6 +461,14 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
       return false;
     };
     return below(x.node, y.node) || below(y.node, x.node);
+  };
+  // Of an idle time and the waits it causes, the finding is the waits (where the time is spent,
+  // and whose cause the evidence names), naming the idle region; whichever of the two is larger.
+  auto waits_of = [&](const Candidate& c) -> const Candidate* {
+    if (!is_idle_key(c.key) || is_synchronization(t.region_of(c.node))) return nullptr;
+    for (const Candidate& d : all)
+      if (&d != &c && same_time(c, d)) return &d;
+    return nullptr;
   };
   std::vector<std::pair<Candidate, uint32_t>> chosen;
   for (const Candidate& c : all) {
@@ -453,6 +482,10 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
       dup = dup || nested(c, chosen[i].first);
     }
     if (dup) continue;
+    if (const Candidate* w = waits_of(c)) {
+      chosen.emplace_back(*w, c.node);
+      continue;
+    }
     chosen.emplace_back(c, format::kNoIndex);
     // The same time may also come later in the list (smaller): find it now to name it.
     for (const Candidate& d : all)
@@ -461,6 +494,9 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
         break;
       }
   }
+  std::stable_sort(chosen.begin(), chosen.end(), [](const auto& x, const auto& y) {
+    return x.first.seconds > y.first.seconds;
+  });
   return chosen;
 }
 
@@ -513,6 +549,13 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   std::string what = h ? std::string(h->what) : key;
   f.hint = h ? std::string(h->hint) : "";
   if (same != format::kNoIndex) f.same_time = with_location(t.region_of(same));
+  if (key == "synchronization.barrier" && format::region_kind_has(reg.kind, format::kBarrier)) {
+    // Why the threads waited, from what they did before it: not always uneven work.
+    BarrierCause cause = barrier_cause(t, n, !cpu_sharing(t.experiment()).empty());
+    f.hint = barrier_hint(t, cause, f.hint);
+    if (cause.kind != BarrierCause::Kind::Imbalance && cause.kind != BarrierCause::Kind::Unknown)
+      f.same_time.clear();
+  }
   if (f.cls == "unidentified" || f.cls == "data_movement") {
     f.evidence = counter_evidence(t, a.regions[n], context.reference);
     if (f.cls == "unidentified" && f.evidence.empty() && !counters)

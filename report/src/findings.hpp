@@ -77,7 +77,12 @@ void print_findings(const std::vector<Finding>& f, const overheads::Analysis& a,
 // they were allowed on, one sentence saying so and how; empty when no host was oversubscribed or
 // the experiment does not record affinity. Their time lost shows as unidentified time, waits and
 // slow code, whatever the program does.
+// A last sentence says how long the threads waited for a CPU while ready to run (meta.json
+// affinity threads' runqueue_s, from the kernel's schedstat), when at least kCpuWaitMinSeconds and
+// kCpuWaitMinShare of their time on or waiting for a CPU: other processes took CPU time.
 std::vector<std::string> cpu_sharing(const drg::Experiment& e);
+inline constexpr double kCpuWaitMinSeconds = 0.010;
+inline constexpr double kCpuWaitMinShare = 0.05;
 
 // Number of findings `scalea report` prints (its --findings option; 5 by default).
 size_t& findings_limit();

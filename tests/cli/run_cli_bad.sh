@@ -200,6 +200,8 @@ PY
     expect_bad run -o "$good" -- "$bin/load_app" events 1 10
     expect_bad run -o "" -- "$bin/load_app" events 1 10
     expect_bad run -- "$tmp/no-such-program"
+    # A launcher given to scalea run instead of scalea run given to the launcher.
+    expect_bad run -- mpirun -np 2 "$bin/load_app" events 1 10
     expect_bad run -- "$tmp"
     expect_bad run -- "$good/meta.json"
     expect_bad study

@@ -251,6 +251,31 @@ TEST_P(Shapes, UntiedTasksKeepTheirCreationContext) {
   expect_no_finding(findings_of(c), "additional_computation.algorithm");
 }
 
+// ---- many parallel regions back to back: balanced work, no serial code between them ------------
+// The workers are outside the regions only around each fork and join: that is fork/join, not serial
+// code (docs/validation.md W1); the waits at the end of balanced loops are not imbalance and must
+// not be told to use a dynamic schedule (W2).
+TEST_P(Shapes, ForkJoinOfBalancedRegions) {
+  const int p = GetParam();
+  Classified c = with_reference(p, {"forkjoin", "1000", "4", "0.05"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const auto& root = c.at(c.m->root());
+  // The serial code between the regions, and a little for the program's start and end.
+  double serial = truth(c.run, "serial");
+  EXPECT_LT(subclass(root, "loss_of_parallelism.unparallelized"), serial + 0.002) << describe(root);
+  auto f = findings_of(c);
+  expect_no_finding(f, "loss_of_parallelism.unparallelized");
+  // With more threads than CPUs (p = 4 here), threads' equal work may take unequal time: the hint
+  // must say so before any advice on the schedule.
+  for (const auto& x : f) {
+    std::string hint = x.value("hint", "");
+    if (x.value("subclass", "") != "barrier" && x.value("subclass", "") != "load_imbalance") continue;
+    size_t dynamic = hint.find("schedule(dynamic)");
+    if (dynamic != std::string::npos)
+      EXPECT_LT(hint.find("shared CPUs"), dynamic) << x.value("text", "");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, Shapes, ::testing::Values(2, 4), p_name);
 
 }  // namespace

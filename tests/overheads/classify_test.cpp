@@ -12,55 +12,13 @@
 #include "scalea/overheads/classify.hpp"
 #include "scalea/overheads/keys.hpp"
 #include "scalea/overheads/rules.hpp"
+#include "builder.hpp"
 
 namespace scalea::overheads {
 namespace {
 
 using drg::RegionKind;
-using Metrics = std::map<std::string, double>;  // name -> value (times in ms)
-
-class Builder {
- public:
-  Builder() {
-    for (const auto& m : format::kCoreMetrics) e_.metrics.push_back(m.name);
-    region(RegionKind::Program, "prog");
-  }
-  uint32_t region(RegionKind kind, const std::string& name, uint16_t sub = 0) {
-    drg::Region r;
-    r.kind = kind;
-    r.subkind = sub;
-    r.name = name;
-    r.file = "app.c";
-    r.line = uint32_t(e_.regions.size()) + 1;
-    e_.regions.push_back(r);
-    return uint32_t(e_.regions.size() - 1);
-  }
-  // A thread whose root (program) lasted root_ms; returns its index.
-  uint32_t thread(bool initial, double root_ms, int rank = -1) {
-    drg::ThreadTree t;
-    t.rank = rank;
-    t.thread = uint32_t(e_.threads.size());
-    t.flags = initial ? format::kThreadInitial : 0;
-    e_.threads.push_back(t);
-    node(t.thread, format::kNoIndex, 0, {{"time", root_ms}, {"visits", 1}});
-    return t.thread;
-  }
-  uint32_t node(uint32_t thread, uint32_t parent, uint32_t region, const Metrics& m) {
-    drg::ThreadTree& t = e_.threads[thread];
-    t.parent.push_back(parent);
-    t.region.push_back(region);
-    for (const std::string& name : e_.metrics) {
-      auto it = m.find(name);
-      double v = it == m.end() ? 0 : it->second;
-      t.values.push_back(format::is_time_metric(name) ? v * 1e6 : v);
-    }
-    return uint32_t(t.parent.size() - 1);
-  }
-  drg::Experiment& experiment() { return e_; }
-
- private:
-  drg::Experiment e_;
-};
+using test::Builder;
 
 double cls(const RegionOverheads& r, Class c) { return r.classes[size_t(c)] * 1e3; }  // ms
 double sub(const RegionOverheads& r, const std::string& k) {
@@ -520,6 +478,29 @@ TEST(Classify, WorkerHoldingOnlyThePathIsIdleInTheSerialPart) {
   EXPECT_NEAR(cls(u, Class::Unidentified), 0, 1e-9);
   EXPECT_NEAR(cls(a.regions[0], Class::Unidentified), 0, 1e-9);
   EXPECT_GT(a.program.load_balance, 0);
+}
+
+TEST(Classify, AWorkerOutsideItsRegionsIsLateOrNotInTheTeamNotSerial) {
+  // The initial thread (100 ms): 10 ms of serial code, a parallel region of 80 ms the worker ran
+  // for 60 of them (it started 10 ms after the fork and ended 10 ms before the join), a region of
+  // 10 ms with a team of one. The worker's 40 ms at the root are 20 late (fork/join), 10 in the
+  // smaller team and 10 of serial code: not 40 of serial code.
+  Builder b;
+  uint32_t par = b.region(RegionKind::Parallel, "par");
+  uint32_t par2 = b.region(RegionKind::Parallel, "par2");
+  uint32_t t0 = b.thread(true, 100), t1 = b.thread(false, 100);
+  b.node(t0, 0, par, {{"time", 80}, {"fork", 1}, {"join", 1}, {"team_size", 2}, {"visits", 1}});
+  b.node(t0, 0, par2, {{"time", 10}, {"fork", 1}, {"join", 1}, {"team_size", 1}, {"visits", 1}});
+  b.node(t1, 0, par, {{"time", 60}, {"visits", 1}});
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  const auto& root = a.regions[0];
+  // In PE-ms: fork and join 2 + 2 on the initial thread, 20 late, 10 not in the team, 10 serial.
+  EXPECT_NEAR(sub(root, "control_of_parallelism.fork_join"), (2 + 2 + 20) / 2.0, 1e-9);
+  EXPECT_NEAR(sub(root, "loss_of_parallelism.partially_parallelized"), 10 / 2.0, 1e-9);
+  EXPECT_NEAR(sub(root, "loss_of_parallelism.unparallelized"), 10 / 2.0, 1e-9);
+  EXPECT_NEAR(cls(root, Class::Unidentified), 0, 1e-9);
 }
 
 TEST(Classify, WaitForSerialWorkOnOnePeIsLoss) {

@@ -208,6 +208,7 @@ std::string mask_meta(const std::string& meta) {
   static const std::regex cpus(R"re("(process_cpus|cpus)": "[^"]*")re");
   static const std::regex numbers(R"re("(cpus_online|os_tid|count)": [0-9]+)re");
   static const std::regex output(R"re("SCALEA_OUTPUT": "[^"]*")re");
+  static const std::regex sched(R"re("(cpu_s|runqueue_s)": [0-9.]+)re");  // the real scheduler's
   std::istringstream in(meta);
   std::string line, out;
   while (std::getline(in, line)) {
@@ -217,6 +218,7 @@ std::string mask_meta(const std::string& meta) {
     } else if (line.rfind("  \"affinity\": ", 0) == 0) {
       line = std::regex_replace(line, cpus, "\"$1\": \"<masked>\"");
       line = std::regex_replace(line, numbers, "\"$1\": 0");
+      line = std::regex_replace(line, sched, "\"$1\": 0");
     } else if (line.rfind("  \"environment\": ", 0) == 0) {
       line = std::regex_replace(line, output, "\"SCALEA_OUTPUT\": \"<masked>\"");
     }

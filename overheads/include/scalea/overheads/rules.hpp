@@ -35,6 +35,10 @@ enum class Part {
   NoPartner,   // MPI call with no other rank to wait for (a one-rank run)
   IdleInTask,  // PEs that did not run (all of) an explicit task's work: they ran other tasks
   IdleRuntimeStart,  // program: a thread of the OpenMP runtime, before it began, after the runtime started
+  RootLate,    // program on a non-initial thread: outside the parallel regions it ran, while the
+               // initial thread was in them (it started after the fork, ended before the join)
+  RootNotInTeam,  // program on a non-initial thread: while the initial thread ran parallel
+                  // regions this thread was not part of (a smaller team)
 };
 
 // MPI_Init, MPI_Init_thread and MPI_Finalize are management calls in the files (format::MpiClass);

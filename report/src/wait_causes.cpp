@@ -1,0 +1,143 @@
+// Why threads waited at a barrier: the skew of their arrival, rebuilt per thread from what they
+// did since the previous barrier of the same enclosing region.
+#include "wait_causes.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace scalea::cli {
+namespace {
+
+using format::RegionKind;
+
+// Each thread's value of metric m in merged node n, times in seconds (none when the metric is
+// not recorded).
+std::map<uint32_t, double> by_thread(const drg::MergedTree& t, uint32_t n, int m) {
+  std::map<uint32_t, double> out;
+  if (m < 0) return out;
+  double unit = format::is_time_metric(t.experiment().metrics[size_t(m)]) ? 1e-9 : 1;
+  for (const auto& [thread, v] : t.per_thread(n, m)) out[thread] += v * unit;
+  return out;
+}
+
+// Σ over threads of (the largest value − theirs): the PE-time the spread of `v` makes the others
+// wait, if every thread's value delays its arrival by that much.
+double spread(const std::map<uint32_t, double>& v) {
+  double most = 0, sum = 0;
+  for (const auto& [th, x] : v) most = std::max(most, x);
+  for (const auto& [th, x] : v) sum += most - x;
+  return sum;
+}
+
+}  // namespace
+
+BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_shared) {
+  BarrierCause c;
+  c.cpus_shared = cpus_shared;
+  const drg::Experiment& e = t.experiment();
+  const int time = e.metric("time"), wait = e.metric("wait"), visits = e.metric("visits");
+  const uint32_t parent = t.node(node).parent;
+  if (time < 0 || parent == format::kNoIndex) return c;
+  // The threads at the barrier, and how long each waited there.
+  std::map<uint32_t, double> waited = by_thread(t, node, wait >= 0 ? wait : time);
+  if (waited.empty()) return c;
+  for (const auto& [th, w] : waited) c.waits += w;
+  double passes = 0;
+  for (const auto& [th, v] : by_thread(t, node, visits)) passes += v;
+  c.visits_per_pe = passes / double(waited.size());
+  c.wait_per_visit = passes > 0 ? c.waits / passes : 0;
+  // What each thread did between the previous barrier of the enclosing region and this one: the
+  // work of the siblings in between (a synchronization's time less its waiting), and their waits.
+  const auto& sib = t.node(parent).children;
+  auto me = std::find(sib.begin(), sib.end(), node);
+  auto from = me;
+  while (from != sib.begin() && !format::region_kind_has(t.region_of(*(from - 1)).kind, format::kBarrier)) --from;
+  std::map<uint32_t, double> work, queued;
+  for (const auto& [th, w] : waited) work[th] = 0, queued[th] = 0;
+  uint32_t most_queued = format::kNoIndex;
+  double most_queue = 0;
+  for (auto it = from; it != me; ++it) {
+    auto times = by_thread(t, *it, time);
+    auto waits = format::region_kind_has(t.region_of(*it).kind, format::kWaits)
+                     ? by_thread(t, *it, wait)
+                     : std::map<uint32_t, double>{};
+    std::map<uint32_t, double> q;
+    for (auto& [th, w] : work) {
+      double wt = waits.count(th) ? waits[th] : 0;
+      w += (times.count(th) ? times[th] : 0) - wt;
+      queued[th] += wt;
+      q[th] = wt;
+    }
+    double s = spread(q);
+    if (s > most_queue) most_queue = s, most_queued = *it;
+  }
+  // The enclosing region's own code (not in any child, not its fork and join) is between its
+  // barriers too.
+  auto own = by_thread(t, parent, time);
+  for (uint32_t ch : t.node(parent).children)
+    for (const auto& [th, v] : by_thread(t, ch, time)) own[th] -= v;
+  for (const char* m : {"fork", "join"})
+    for (const auto& [th, v] : by_thread(t, parent, e.metric(m))) own[th] -= v;
+  for (auto& [th, w] : work) w += std::max(0.0, own.count(th) ? own[th] : 0.0);
+  c.work_min = work.begin()->second, c.work_max = c.work_min;
+  for (const auto& [th, w] : work) c.work_min = std::min(c.work_min, w), c.work_max = std::max(c.work_max, w);
+  c.by_work = spread(work);
+  c.by_queue = spread(queued);
+  c.queue_node = most_queued;
+  if (c.waits <= 0) return c;
+  // The larger of the two explanations, when it holds at least half the waits; otherwise the work
+  // before the barrier was even and the threads were late for other reasons.
+  if (c.by_work >= 0.5 * c.waits && c.by_work >= c.by_queue) c.kind = BarrierCause::Kind::Imbalance;
+  else if (c.by_queue >= 0.5 * c.waits && most_queued != format::kNoIndex) c.kind = BarrierCause::Kind::Queueing;
+  else if (cpus_shared) c.kind = BarrierCause::Kind::CpuSharing;
+  else if (c.visits_per_pe >= 100 && c.wait_per_visit < 100e-6) c.kind = BarrierCause::Kind::ManyBarriers;
+  else c.kind = BarrierCause::Kind::LateArrival;
+  return c;
+}
+
+std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c, std::string_view imbalance_hint) {
+  auto ms = [](double s) { return fmt::format("{:.3g} ms", s * 1e3); };
+  std::string range = fmt::format("{} to {} per thread", ms(c.work_min), ms(c.work_max));
+  switch (c.kind) {
+    case BarrierCause::Kind::Unknown:
+      return std::string(imbalance_hint);
+    case BarrierCause::Kind::Imbalance:
+      if (c.cpus_shared)
+        return fmt::format("the work before it took {}, but the threads shared CPUs, which makes "
+                           "the same work take longer on some threads: run with at most one thread "
+                           "per CPU and look again; if the difference stays: {}",
+                           range, imbalance_hint);
+      return fmt::format("{} (the work before it: {})", imbalance_hint, range);
+    case BarrierCause::Kind::Queueing: {
+      const drg::Region& r = t.region_of(c.queue_node);
+      std::string loc = r.location();
+      return fmt::format("the threads queued at the {}{} just before it and left it one after "
+                         "another, so they arrived here one after another (the work before it: {}): "
+                         "the waits here come from that contention: shorten or remove the serialized part",
+                         r.label(), loc.empty() ? "" : " at " + loc, range);
+    }
+    case BarrierCause::Kind::CpuSharing:
+      return fmt::format("the work before it is balanced ({}), and the threads shared CPUs: a "
+                         "thread waited for its turn on a CPU, not for the others' work; run with "
+                         "at most one thread per CPU",
+                         range);
+    case BarrierCause::Kind::ManyBarriers:
+      return fmt::format("the work before it is balanced ({}); the waiting is spread over {:.0f} "
+                         "passes per thread, {:.1f} us each: the cost of synchronizing that often "
+                         "(threads waking up and arriving a little late each time), not of "
+                         "uneven work; synchronize less often: nowait where it is safe, fuse "
+                         "loops, or parallelize an outer loop; a dynamic schedule would not help",
+                         range, c.visits_per_pe, c.wait_per_visit * 1e6);
+    case BarrierCause::Kind::LateArrival:
+      return fmt::format("the work before it is balanced ({}): threads arrived late for reasons "
+                         "outside the code (other processes on the CPUs, the OS, threads moving "
+                         "between CPUs); run on a quiet machine with pinned threads "
+                         "(OMP_PROC_BIND=close) and compare; a dynamic schedule would not help",
+                         range);
+  }
+  return std::string(imbalance_hint);
+}
+
+}  // namespace scalea::cli

@@ -1,0 +1,43 @@
+// Why threads waited at a barrier, from what the run measured before it: the hint of a barrier
+// finding follows the evidence (docs/overhead-model.md, "Why a barrier waited"). A barrier after
+// balanced work must not be told "the iterations are imbalanced".
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "scalea/drg/cct.hpp"
+
+namespace scalea::cli {
+
+struct BarrierCause {
+  enum class Kind {
+    Unknown,       // nothing measured to judge by (no waits, no threads)
+    Imbalance,     // the threads' work before the barrier differs: it explains the waits
+    Queueing,      // they arrived one after another from a critical section or lock before it
+    CpuSharing,    // balanced work, more threads than CPUs: a thread waited for its CPU
+    ManyBarriers,  // balanced work, a great many barriers with a little waiting each
+    LateArrival,   // balanced work, few barriers: threads late for reasons outside the code
+  };
+  Kind kind = Kind::Unknown;
+  double waits = 0;          // PE-seconds waited at the barrier
+  double by_work = 0;        // PE-seconds of the waits the uneven work before it explains
+  double by_queue = 0;       // ... the uneven waits in the synchronizations before it explain
+  double work_min = 0;       // the least and most work before it of one thread (seconds)
+  double work_max = 0;
+  double visits_per_pe = 0;  // times each thread passed the barrier, on average
+  double wait_per_visit = 0; // seconds
+  uint32_t queue_node = format::kNoIndex;  // the critical section or lock they queued at
+  bool cpus_shared = false;  // more threads than CPUs: uneven work may be uneven CPU time
+};
+
+// The cause of the waits at barrier `node` (a merged node of a barrier region), from its siblings
+// since the previous barrier in the same enclosing region and the enclosing region's own code, per
+// thread. `cpus_shared`: the run had more threads than CPUs on a host (cpu_sharing()).
+BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_shared);
+
+// The hint for a barrier finding with this cause; `imbalance_hint` is the table's hint for the
+// construct before the barrier, used when the cause is imbalance.
+std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c, std::string_view imbalance_hint);
+
+}  // namespace scalea::cli

@@ -1,0 +1,116 @@
+// Why threads waited at a barrier (report/src/wait_causes.cpp), on literal experiments: the hint
+// must follow what was measured before the barrier, never "imbalanced" after balanced work.
+#include "wait_causes.hpp"
+
+#include <gtest/gtest.h>
+
+#include "builder.hpp"
+
+namespace scalea::cli {
+namespace {
+
+using test::Builder;
+using Kind = BarrierCause::Kind;
+using format::RegionKind;
+
+// One parallel region with a loop and the barrier after it, on threads with these loop times and
+// barrier waits (ms), each passing both `passes` times.
+struct LoopBarrier {
+  Builder b;
+  uint32_t par, loop, bar;
+  LoopBarrier(const std::vector<double>& loop_ms, const std::vector<double>& wait_ms, double passes = 1) {
+    par = b.region(RegionKind::Parallel, "par");
+    loop = b.region(RegionKind::Loop, "loop");
+    bar = b.region(RegionKind::BarrierImplicit, "bar");
+    for (size_t i = 0; i < loop_ms.size(); ++i) {
+      double in = loop_ms[i] + wait_ms[i];
+      uint32_t th = b.thread(i == 0, in + 2);
+      // The initial thread forks and joins (1 ms); the region has no code of its own.
+      uint32_t p = b.node(th, 0, par, {{"time", i == 0 ? in + 1 : in}, {"visits", 1}, {"fork", i == 0 ? 0.5 : 0}, {"join", i == 0 ? 0.5 : 0}});
+      b.node(th, p, loop, {{"time", loop_ms[i]}, {"visits", passes}});
+      b.node(th, p, bar, {{"time", wait_ms[i]}, {"wait", wait_ms[i]}, {"visits", passes}});
+    }
+  }
+  BarrierCause cause(bool shared = false) {
+    drg::MergedTree t(b.experiment());
+    return barrier_cause(t, find(t, "bar"), shared);
+  }
+  static uint32_t find(const drg::MergedTree& t, const std::string& name) {
+    for (uint32_t n = 0; n < t.nodes().size(); ++n)
+      if (t.region_of(n).name == name) return n;
+    ADD_FAILURE() << "no region " << name;
+    return 0;
+  }
+};
+
+TEST(BarrierCause, UnevenWorkBeforeItIsImbalance) {
+  LoopBarrier x({20, 40, 60, 80}, {60, 40, 20, 0});
+  BarrierCause c = x.cause();
+  EXPECT_EQ(c.kind, Kind::Imbalance);
+  EXPECT_NEAR(c.waits, 0.120, 1e-9);
+  EXPECT_NEAR(c.by_work, 0.120, 1e-9);
+  EXPECT_NEAR(c.work_min, 0.020, 1e-9);
+  EXPECT_NEAR(c.work_max, 0.080, 1e-9);
+  drg::MergedTree t(x.b.experiment());
+  std::string h = barrier_hint(t, c, "try schedule(dynamic)");
+  EXPECT_NE(h.find("try schedule(dynamic)"), std::string::npos) << h;
+  EXPECT_NE(h.find("20 ms to 80 ms per thread"), std::string::npos) << h;
+}
+
+TEST(BarrierCause, BalancedWorkOverManyPassesIsTheCostOfSynchronizingOften) {
+  // 20,000 passes, 100 ms of work on each thread, 0.4 ms of waiting in all: 10 us per pass.
+  LoopBarrier x({100, 100}, {0.2, 0.2}, 20000);
+  BarrierCause c = x.cause();
+  EXPECT_EQ(c.kind, Kind::ManyBarriers);
+  EXPECT_NEAR(c.visits_per_pe, 20000, 1e-9);
+  EXPECT_NEAR(c.wait_per_visit, 10e-9, 1e-15);
+  drg::MergedTree t(x.b.experiment());
+  std::string h = barrier_hint(t, c, "try schedule(dynamic)");
+  EXPECT_EQ(h.find("try schedule(dynamic)"), std::string::npos) << h;
+  EXPECT_NE(h.find("synchronize less often"), std::string::npos) << h;
+}
+
+TEST(BarrierCause, BalancedWorkWithFewPassesIsLateArrivalOrCpuSharing) {
+  LoopBarrier x({50, 50, 51}, {6, 5, 0});
+  EXPECT_EQ(x.cause().kind, Kind::LateArrival);
+  EXPECT_EQ(x.cause(true).kind, Kind::CpuSharing);
+  // The same waits after work that differs as much are imbalance, shared CPUs or not.
+  LoopBarrier y({45, 46, 51}, {6, 5, 0});
+  EXPECT_EQ(y.cause().kind, Kind::Imbalance);
+  // ... but with shared CPUs the hint says first that the difference may be CPU time.
+  BarrierCause c = y.cause(true);
+  EXPECT_EQ(c.kind, Kind::Imbalance);
+  drg::MergedTree t(y.b.experiment());
+  std::string h = barrier_hint(t, c, "try schedule(dynamic)");
+  EXPECT_LT(h.find("shared CPUs"), h.find("try schedule(dynamic)")) << h;
+}
+
+TEST(BarrierCause, QueueingAtACriticalBeforeTheBarrier) {
+  // Balanced loop and barrier, then a critical section of 10 ms each: thread i waits 10 i ms to
+  // enter it, so they reach the join barrier 10 ms apart.
+  Builder b;
+  uint32_t par = b.region(RegionKind::Parallel, "par");
+  uint32_t loop = b.region(RegionKind::Loop, "loop");
+  uint32_t bar = b.region(RegionKind::BarrierImplicit, "bar");
+  uint32_t crit = b.region(RegionKind::Critical, "crit");
+  uint32_t join = b.region(RegionKind::BarrierImplicit, "join");
+  for (int i = 0; i < 4; ++i) {
+    uint32_t th = b.thread(i == 0, 100);
+    uint32_t p = b.node(th, 0, par, {{"time", 90}, {"visits", 1}});
+    b.node(th, p, loop, {{"time", 40}, {"visits", 1}});
+    b.node(th, p, bar, {{"time", 0.1}, {"wait", 0.1}, {"visits", 1}});
+    b.node(th, p, crit, {{"time", 10 + 10.0 * i}, {"wait", 10.0 * i}, {"visits", 1}});
+    b.node(th, p, join, {{"time", 30 - 10.0 * i}, {"wait", 30 - 10.0 * i}, {"visits", 1}});
+  }
+  drg::MergedTree t(b.experiment());
+  BarrierCause c = barrier_cause(t, LoopBarrier::find(t, "join"), false);
+  EXPECT_EQ(c.kind, Kind::Queueing);
+  EXPECT_EQ(t.region_of(c.queue_node).name, "crit");
+  EXPECT_NEAR(c.by_queue, 0.060, 1e-9);
+  EXPECT_NEAR(c.by_work, 0, 1e-9);  // the loop is before the previous barrier: not counted
+  std::string h = barrier_hint(t, c, "imbalanced");
+  EXPECT_NE(h.find("queued at the critical"), std::string::npos) << h;
+}
+
+}  // namespace
+}  // namespace scalea::cli
