@@ -59,7 +59,8 @@ void apply_evidence(const MergedTree& run, RunFacts& f, const std::vector<size_t
         moved += spun;
       } else if (is_undivided(r.kind) && k >= 2 && u_ref > 0 &&
                  f.visits[n] >= k * rf.visits[rn] &&
-                 f.useful_min[n] >= kReplicaMinShare * u_ref) {
+                 f.useful_min[n] >= kReplicaMinShare * u_ref &&
+                 f.useful_max[n] <= kReplicaMaxSpread * f.useful_min[n]) {
         // Every PE repeats the reference's visits and does most of its work: one copy is
         // useful, the others are loss; time beyond the reference's per PE is not replication.
         double copies = capped_useful(run, f, first, n, u_ref);

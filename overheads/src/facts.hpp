@@ -23,6 +23,10 @@ using format::RegionKind;
 
 // Replicated code: every PE did at least this share of the reference's work in the region.
 constexpr double kReplicaMinShare = 0.6;
+// Copies of the same work take about the same time on every PE: when the slowest PE's own work
+// is more than this many times the fastest's, the PEs did not repeat one piece of work (a
+// domain-decomposed rank's own code differs by rank) and nothing is called replicated.
+constexpr double kReplicaMaxSpread = 2.0;
 // A parallel region's own code below this many ns per visit of the constructs inside it is the
 // runtime's cost of reaching them, not work.
 constexpr double kConstructOverheadNs = 2000;

@@ -150,9 +150,9 @@ const std::vector<Rule> kRules = {
      "of its body (no tasks created in it; sections: fewer sections than PEs)",
      "one thread (or a few) runs the construct's body while the rest of the team idles"},
     {"work.replicated", kAnyKind, -1, Part::Replicated, false, LP, "replicated",
-     "L += sum_i min(u_i, u_ref) - u_ref when k >= 2 PEs each did at least 0.6 u_ref, visiting as "
-     "often as the reference, in code not divided among them (program, function, user region, "
-     "parallel region's own code)",
+     "L += sum_i min(u_i, u_ref) - u_ref when k >= 2 PEs each did at least 0.6 u_ref and the "
+     "slowest at most twice the fastest, visiting as often as the reference, in code not divided "
+     "among them (program, function, user region, parallel region's own code)",
      "every PE repeats the same work: only one copy is useful"},
 
     // ---- data movement: local memory (needs counters, the reference and a machine file) ----

@@ -3,12 +3,14 @@
 #include "report_json.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -230,7 +232,8 @@ void export_json(const TextSink& put, const Analyzed& x, size_t findings) {
   report_json(put, x.e, x.tree(), x.a, x.reference(), o);
 }
 
-std::string export_dot(const Analyzed& x) {
+std::string export_dot(const Analyzed& x, const std::vector<char>* hidden) {
+  auto shown = [&](uint32_t n) { return !hidden || n >= hidden->size() || !(*hidden)[n]; };
   const MergedTree& t = x.tree();
   const auto& a = x.a;
   Cols c(x.e);
@@ -244,6 +247,7 @@ std::string export_dot(const Analyzed& x) {
        "fillcolor=\"#ffffff\"];\n"
     << "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#666666\"];\n";
   for (uint32_t n : t.preorder()) {
+    if (!shown(n)) continue;
     const auto& r = a.regions[n];
     int dom = dominant_class(r);
     std::string label = node_label(t, n) +
@@ -258,7 +262,7 @@ std::string export_dot(const Analyzed& x) {
   }
   for (uint32_t n : t.preorder()) {
     uint32_t p = t.node(n).parent;
-    if (p == format::kNoIndex) continue;
+    if (p == format::kNoIndex || !shown(n) || !shown(p)) continue;
     o << "  n" << p << " -> n" << n << " [label=\"" << uint64_t(t.sum(n, c.visits)) << "\"];\n";
   }
   // Legend: one box per class.
@@ -444,7 +448,11 @@ std::optional<std::string> dot_to_svg(const std::string& dot, std::string* why) 
     if (why) *why = w;
     return std::nullopt;
   };
-  char in_name[] = "/tmp/scalea-dot-XXXXXX";
+  const char* tmp = std::getenv("TMPDIR");
+  std::string in_path = std::string(tmp && *tmp ? tmp : "/tmp") + "/scalea-dot-XXXXXX";
+  std::vector<char> in_buf(in_path.begin(), in_path.end());
+  in_buf.push_back(0);
+  char* in_name = in_buf.data();
   int fd = mkstemp(in_name);
   if (fd < 0) return fail(std::string("cannot create a temporary file: ") + std::strerror(errno));
   bool ok = ::write(fd, dot.data(), dot.size()) == ssize_t(dot.size());
@@ -464,9 +472,25 @@ std::optional<std::string> dot_to_svg(const std::string& dot, std::string* why) 
   int rc = posix_spawnp(&pid, "dot", &fa, nullptr, const_cast<char**>(argv), environ);
   posix_spawn_file_actions_destroy(&fa);
   int status = 0;
-  if (rc == 0) waitpid(pid, &status, 0);
+  bool late = false;
+  if (rc == 0) {
+    // dot's layout grows faster than linearly with the graph: bounded, it cannot hang a report.
+    for (int waited_ms = 0; waitpid(pid, &status, WNOHANG) == 0; waited_ms += 20) {
+      if (waited_ms >= kDotTimeLimitS * 1000) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        late = true;
+        break;
+      }
+      usleep(20000);
+    }
+  }
   ::unlink(in_name);
   if (rc != 0) return fail("Graphviz `dot` is not installed");
+  if (late) {
+    ::unlink(out_name.c_str());
+    return fail(fmt::format("Graphviz `dot` took more than {} s", kDotTimeLimitS));
+  }
   std::ifstream f(out_name);
   std::stringstream ss;
   ss << f.rdbuf();

@@ -75,7 +75,8 @@ std::string node_label(const drg::MergedTree& t, uint32_t n);
 std::string export_csv(const Analyzed& x);
 // The `scalea report --format json` document (schema scalea-report/1) plus "findings".
 void export_json(const TextSink& put, const Analyzed& x, size_t findings);
-std::string export_dot(const Analyzed& x);
+// `hidden` (optional, one flag per merged node): rows left out, as the text report folds them.
+std::string export_dot(const Analyzed& x, const std::vector<char>* hidden = nullptr);
 // The Hatchet literal document, as nlohmann::json::dump(1) writes it, and a newline. A tree
 // deeper than drg::kPathLevels levels is written without indentation: indented, its size would
 // grow with depth^2.
@@ -86,6 +87,8 @@ void export_extrap(const TextSink& put, const std::vector<const Analyzed*>& runs
 
 // Renders DOT text to SVG with Graphviz `dot -Tsvg` (no XML prologue). nullopt when `dot` is not
 // installed or fails; `why` then says what happened.
+// Graphviz gets at most this long; then it is stopped and the graph is not drawn.
+inline constexpr int kDotTimeLimitS = 30;
 std::optional<std::string> dot_to_svg(const std::string& dot, std::string* why = nullptr);
 
 // The formats of `scalea export`, one row each: the CLI's choices, its --help, the dispatch and

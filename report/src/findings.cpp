@@ -261,6 +261,35 @@ std::string counter_evidence(const MergedTree& t, const overheads::RegionOverhea
   return out;
 }
 
+// PE-seconds the tool spent reading counters in merged node n and below: two reads per visit of
+// a region of a counted kind (meta.json counters.regions), at the cost measured when it started
+// (counters.cost_per_read_ns); 0 without counters.
+double counter_read_cost(const MergedTree& t, uint32_t n) {
+  const drg::Experiment& e = t.experiment();
+  const nlohmann::json& c = meta_at(e.meta, "counters");
+  if (!c.is_object() || !c.contains("cost_per_read_ns") || !c["cost_per_read_ns"].is_number() ||
+      !c.contains("measured") || !c["measured"].is_array() || c["measured"].empty())
+    return 0;
+  std::set<std::string> kinds;
+  std::string list = c.contains("regions") && c["regions"].is_string() ? c["regions"].get<std::string>() : "";
+  for (size_t i = 0; i <= list.size();) {
+    size_t end = std::min(list.find(',', i), list.size());
+    kinds.insert(list.substr(i, end - i));
+    i = end + 1;
+  }
+  const int visits = e.metric("visits");
+  if (visits < 0) return 0;
+  double counted = 0;
+  std::vector<uint32_t> todo{n};
+  while (!todo.empty()) {
+    uint32_t m = todo.back();
+    todo.pop_back();
+    if (kinds.count(std::string(format::region_kind_name(t.region_of(m).kind)))) counted += t.sum(m, visits);
+    for (uint32_t ch : t.node(m).children) todo.push_back(ch);
+  }
+  return counted * 2 * c["cost_per_read_ns"].get<double>() * 1e-9;
+}
+
 bool has_counters(const drg::Experiment& e) {
   for (const std::string& m : e.metrics)
     if (m.rfind("papi:", 0) == 0) return true;
@@ -514,6 +543,13 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   if (is_leaf_construct(reg.kind) && parent != format::kNoIndex) {
     ctx = parent;
     ctx_kind = format::region_kind_name(t.region_of(parent).kind);
+    // Only the implicit barrier that ends the region is "at the end of the parallel region"; an
+    // explicit barrier, or an implicit one of unknown origin, is a barrier of its own.
+    if (format::region_kind_has(reg.kind, format::kBarrier) &&
+        t.region_of(parent).kind == RegionKind::Parallel &&
+        !(reg.kind == RegionKind::BarrierImplicit &&
+          reg.subkind == uint16_t(format::BarrierFlavour::Parallel)))
+      ctx_kind = format::region_kind_name(reg.kind);
     const auto& sib = t.node(parent).children;
     auto me = std::find(sib.begin(), sib.end(), n);
     for (auto it = sib.begin(); it != me; ++it) {
@@ -562,6 +598,19 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
       f.hint += "; measure counters to see why (scalea run --counters "
                 "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES, or cache misses where the machine "
                 "has them, docs/counters.md)";
+    // Slower work in one run against one reference may be nothing but run-to-run variation.
+    if (f.cls == "unidentified" && context.noise.empty())
+      f.hint += "; with one run this cannot be told from run-to-run variation: repeat it "
+                "(scalea study --repeat 3) before acting on it";
+  }
+  if (f.cls == "control_of_parallelism") {
+    // The tool's counter reads sit inside the constructs' time: say how much they may be.
+    double probes = counter_read_cost(t, n) / std::max(1, a.p);
+    if (probes >= 0.1 * c.seconds)
+      f.hint += fmt::format("; up to {:.3f} s of this may be the tool's own counter reads "
+                            "(2 per visit of a counted region): compare a run without --counters "
+                            "(SCALEA_COUNTERS=none)",
+                            std::min(probes, c.seconds));
   }
   std::string where;
   if (!after.empty()) {

@@ -24,6 +24,9 @@ using drg::MergedTree;
 // kMaxColumns are shown as kMaxColumns columns of consecutive PEs (their max and mean).
 constexpr size_t kMaxExactCells = 200000;
 constexpr size_t kMaxColumns = 1024;
+// The region graph (Graphviz) is drawn for at most this many shown regions: dot lays out NPB's
+// 10-170 regions in 0.1-0.5 s, but BOTS fib's 12,289 did not finish in a minute.
+constexpr size_t kMaxGraphRegions = 400;
 
 // A number with 4 significant digits, as JSON writes it (0.04321, not 0.043210000000000001).
 double round4(double v) { return v == 0 ? 0.0 : std::stod(fmt::format("{:.4g}", v)); }
@@ -299,8 +302,18 @@ std::string render_html(const Analyzed& x, const HtmlOptions& o) {
       "one run the noise is not measured (scalea study --repeat 3 measures it).",
       finding_floor(x.a), kFindingMinProgramShare * 100, kFindingMinSeconds * 1e3);
   data["sources"] = sources.json();
-  std::string graph_note;
-  std::string svg = html::region_graph_svg(export_dot(x), o.graphviz, graph_note);
+  // The region graph of the rows the call tree shows (recursion folded), and none beyond a size
+  // Graphviz lays out in seconds.
+  std::string graph_note, svg;
+  size_t shown = 0;
+  for (char h : fold.hidden) shown += h ? 0 : 1;
+  if (fold.hidden.empty()) shown = t.nodes().size();
+  if (o.graphviz && shown > kMaxGraphRegions)
+    graph_note = fmt::format("The region graph is drawn for at most {} regions; this run has {} "
+                             "(recursion folded): the call tree holds them all, and scalea export "
+                             "--format dot writes the whole graph.", kMaxGraphRegions, shown);
+  else
+    svg = html::region_graph_svg(export_dot(x, &fold.hidden), o.graphviz, graph_note);
   data["graph_note"] = graph_note;
   return html::page("scalea: " + x.e.path, data, svg);
 }

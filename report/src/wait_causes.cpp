@@ -98,7 +98,7 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
 }
 
 std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c, std::string_view imbalance_hint) {
-  auto ms = [](double s) { return fmt::format("{:.3g} ms", s * 1e3); };
+  auto ms = [](double s) { return s >= 1 ? fmt::format("{:.3g} s", s) : fmt::format("{:.3g} ms", s * 1e3); };
   std::string range = fmt::format("{} to {} per thread", ms(c.work_min), ms(c.work_max));
   switch (c.kind) {
     case BarrierCause::Kind::Unknown:

@@ -168,9 +168,14 @@ TEST_P(Shapes, PartialConstructsAreLossNotImbalance) {
   for (const auto& x : f)
     if (x.value("node", 0u) == masked || x.value("node", 0u) == sections)
       EXPECT_EQ(x.value("class", ""), "loss_of_parallelism") << x.dump();
-  nlohmann::json lost = finding(f, "loss_of_parallelism.partially_parallelized");
-  ASSERT_FALSE(lost.is_null()) << f.dump(1);
-  EXPECT_NE(lost.value("text", "").find("masked"), std::string::npos) << lost.dump();
+  // The masked body's idle team (or the waits at the barrier after it) is named as the masked
+  // construct's; the sections' idle threads may rank before it (their amounts are close).
+  bool named = false;
+  for (const auto& x : f)
+    if (x.value("class", "") + "." + x.value("subclass", "") == "loss_of_parallelism.partially_parallelized" &&
+        x.value("text", "").find("masked at shapes.c") != std::string::npos)
+      named = true;
+  EXPECT_TRUE(named) << f.dump(1);
 }
 
 // ---- a reduction libomp reports at one thread but not at small teams is not removed work --------

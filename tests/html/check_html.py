@@ -418,6 +418,10 @@ def do_large(c):
     d = data["distribution"]
     check(len(data["regions"]) == 500 and d["mode"] == "quantized" and d["columns"] == 1024 and d["per_column"] == 2,
           f"aggregation: {len(data['regions'])} regions, {d['mode']}, {d['columns']} columns of {d['per_column']}")
+    # Beyond 400 regions Graphviz is not asked to lay out the graph (it could take minutes): the
+    # page says so instead of drawing it.
+    check("at most 400 regions" in data["graph_note"] and 'class="node"' not in text,
+          f"region graph of 500 regions: {data['graph_note']}")
     with Page(f) as br:
         draw_ms = br.js("window.scalea.drawMs")
         check("2048 PEs are shown as 1024 columns" in br.js("document.body.textContent"),

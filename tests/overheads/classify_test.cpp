@@ -339,6 +339,19 @@ TEST(Classify, ReplicatedCopiesThatRanSlowerAreNotAllReplication) {
   EXPECT_NEAR(cls(r, Class::Unidentified), 20 / 2.0, 1e-9);
 }
 
+TEST(Classify, RanksOwnCodeOfUnequalLengthIsNotReplicated) {
+  // 4 ranks whose own code took 53 to 180 ms against a 1-rank reference's 68 ms (LULESH at 8 ranks,
+  // docs/validation.md W4): each did its own part, not the reference's work again.
+  Builder run, ref;
+  const double own[] = {53, 90, 120, 180};
+  for (int r = 0; r < 4; ++r) run.thread(true, own[r], r);
+  ref.thread(true, 68, 0);
+  drg::MergedTree t(run.experiment()), rt(ref.experiment());
+  Analysis a = classify(t, &rt);
+  expect_identity(a);
+  EXPECT_NEAR(sub(a.regions[0], "loss_of_parallelism.replicated"), 0, 1e-9);
+}
+
 TEST(Classify, ReplicatedWorkInTheProgramsOwnCode) {
   // MPI ranks doing their work in main, with no regions: each repeats the reference's 50 ms.
   Builder run, ref;
