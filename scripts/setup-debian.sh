@@ -23,6 +23,9 @@ packages=(
   chromium jq                     # tests/export: HTML report in headless Chromium, JSON checks
   python3 procps zlib1g-dev       # PMPI wrapper generator and test scripts; pgrep; fast CRC
   tmux                            # tests/online: scalea top on a terminal, read with capture-pane
+  libsqlite3-dev                  # scalea db: the embedded default database (one SQLite file)
+  libpq-dev                       # scalea db: PostgreSQL's client library, for a team's server
+  postgresql                      # tests/db: a real server the tests start (initdb, pg_ctl)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -6,6 +6,7 @@
 #   3. applications: run-time dilation of md and pricing (run_app_bench.sh)
 #   4. analysis: load, merge, classify 64 .. 1,024 ranks x 16 threads x 500 paths (bench/drg/run.sh)
 #   5. snapshots: dilation at 1 s and 100 ms, cost per snapshot (run_snapshot_bench.sh)
+#   6. database: db add of 64 .. 1,024 ranks (the same experiments), db history over 1,000 (bench/db/run.sh)
 # Run it on a quiet machine: every figure is a time.
 set -uo pipefail
 build=$(cd "${1:?usage: run_all.sh BUILD_DIR}" && pwd)
@@ -23,4 +24,6 @@ echo; echo "## 4. Analysis"
 sh "$src/bench/drg/run.sh" "$build" || rc=1
 echo; echo "## 5. Snapshots"
 bash "$src/apps/bench/run_snapshot_bench.sh" "$build" 7 || rc=1
+echo; echo "## 6. Database"
+sh "$src/bench/db/run.sh" "$build" /tmp/scalea-drg-bench || rc=1
 exit $rc

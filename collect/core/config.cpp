@@ -138,6 +138,9 @@ const Setting kSettings[] = {
     {"SCALEA_LIBOMP", T::Text,
      "a `libomp.so.5` on `LD_LIBRARY_PATH`, else the one scalea was built with", nullptr,
      R::Command, "the LLVM libomp `scalea run` preloads for programs built with GCC's libgomp"},
+    {"SCALEA_DB", T::Text, "`~/.local/share/scalea/experiments.db`", nullptr, R::Command,
+     "the experiment database of `scalea db`, `run --db` and `study --db`: an SQLite file or a "
+     "`postgresql://` URL (docs/database.md)"},
     {"SCALEA_MPI_TIMEOUT", T::Text, "120", nullptr, R::MpiLayer,
      "seconds a rank may arrive after its tree parent before it is treated as lost (see above)"},
     {"SCALEA_MPI_CALIBRATE", T::Spec, "ping-pong", nullptr, R::MpiLayer,

@@ -243,11 +243,12 @@ std::vector<Module> loaded_modules() {
 }
 
 
-
-// Environment that changes what a run measures.
+// Environment that changes what a run measures. Not SCALEA_DB: it changes nothing in the run,
+// and a postgresql:// URL may carry a password, which must not land in meta.json.
 bool relevant_env(const char* e) {
   static const char* prefixes[] = {"OMP_", "KMP_", "SCALEA_", "OMPI_COMM_WORLD_SIZE", "GOMP_",
                                    "LD_PRELOAD"};
+  if (std::strncmp(e, "SCALEA_DB=", 10) == 0) return false;
   for (const char* p : prefixes)
     if (std::strncmp(e, p, std::strlen(p)) == 0) return true;
   return false;

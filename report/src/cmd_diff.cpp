@@ -11,13 +11,15 @@
 #include "commands.hpp"
 #include "export_formats.hpp"
 #include "report_json.hpp"
+#include "diff.hpp"
 #include "study_report.hpp"
 
 namespace scalea::cli {
-namespace {
 
 using overheads::kClassCount;
 using overheads::kClassKeys;
+
+namespace {
 
 struct DiffOptions {
   std::string a, b, ref_a, ref_b, format = "text";
@@ -25,26 +27,29 @@ struct DiffOptions {
 };
 
 struct Row {
-  const overheads::RegionOverheads *a = nullptr, *b = nullptr;
+  const DiffRegion *a = nullptr, *b = nullptr;
+  size_t ia = 0, ib = 0;           // indices into the sides' regions
   double change = 0, percent = 0;  // T_p(B) - T_p(A), s and % of T_p(A)
   int moved = -1;                  // class whose value changed most
   double moved_by = 0;
 };
 
-// Per call-path key: the experiment's first region with it (nullptr where it has none).
-std::vector<const overheads::RegionOverheads*> by_key(const Analyzed& x, size_t keys) {
-  std::vector<const overheads::RegionOverheads*> m(keys, nullptr);
-  for (const auto& r : x.a.regions)
-    if (!m[r.key]) m[r.key] = &r;
-  return m;
+nlohmann::json side(const DiffSide& s, size_t i) {
+  const DiffRegion& r = s.regions[i];
+  nlohmann::json ov;
+  for (int c = 0; c < kClassCount; ++c) ov[std::string(kClassKeys[size_t(c)])] = r.classes[size_t(c)];
+  ov["total"] = r.t_o;
+  return {{"path", s.region_path(i)}, {"p", r.p}, {"time", r.t_p}, {"overheads", ov}};
 }
 
-nlohmann::json side(const Analyzed& x, const overheads::RegionOverheads* r) {
-  if (!r) return nullptr;
-  nlohmann::json ov;
-  for (int c = 0; c < kClassCount; ++c) ov[std::string(kClassKeys[size_t(c)])] = r->classes[size_t(c)];
-  ov["total"] = r->t_o;
-  return {{"path", region_path(x.tree(), *r)}, {"p", r->p}, {"time", r->t_p}, {"overheads", ov}};
+DiffSide side_of(const Analyzed& x, const std::string& reference) {
+  DiffSide s;
+  s.path = x.e.path;
+  s.p = x.a.p;
+  s.reference = reference;
+  for (const auto& r : x.a.regions) s.regions.push_back({r.t_p, r.t_o, r.classes, r.p});
+  s.region_path = [&x](size_t i) { return region_path(x.tree(), x.a.regions[i]); };
+  return s;
 }
 
 void run_diff(const DiffOptions& o) {
@@ -54,19 +59,35 @@ void run_diff(const DiffOptions& o) {
                            "each study)");
   auto keys = std::make_shared<overheads::CallPathKeys>();
   std::unique_ptr<Analyzed> xa = analyze(o.a, o.ref_a, 0, keys), xb = analyze(o.b, o.ref_b, 0, keys);
-  auto ma = by_key(*xa, keys->size()), mb = by_key(*xb, keys->size());
-  // Regions in the order of their call-path key strings (the tie order of the sorts below).
+  // Per call-path key: the experiment's first region with it (-1 where it has none).
+  auto by_key = [&](const Analyzed& x) {
+    std::vector<long> m(keys->size(), -1);
+    for (size_t i = 0; i < x.a.regions.size(); ++i)
+      if (m[x.a.regions[i].key] < 0) m[x.a.regions[i].key] = long(i);
+    return m;
+  };
+  std::vector<long> ma = by_key(*xa), mb = by_key(*xb);
+  // Regions in the order of their call-path key strings (the tie order of the sorts).
   std::vector<uint32_t> rank = keys->string_order(), in_order(rank.size());
   for (uint32_t k = 0; k < rank.size(); ++k) in_order[rank[k]] = k;
+  std::vector<std::pair<long, long>> matched;
+  for (uint32_t k : in_order)
+    if (ma[k] >= 0 || mb[k] >= 0) matched.emplace_back(ma[k], mb[k]);
+  print_diff(side_of(*xa, o.ref_a), side_of(*xb, o.ref_b), matched, o.format, o.min_change);
+}
+
+}  // namespace
+
+void print_diff(const DiffSide& a, const DiffSide& b, const std::vector<std::pair<long, long>>& matched,
+                const std::string& format, double min_change) {
   std::vector<Row> rows, only_a, only_b;
-  for (uint32_t k : in_order) {
-    const overheads::RegionOverheads* ra = ma[k];
-    if (!ra) continue;
-    if (!mb[k]) {
-      only_a.push_back({ra, nullptr});
+  for (const auto& [ia, ib] : matched) {
+    if (ia < 0) continue;
+    if (ib < 0) {
+      only_a.push_back({&a.regions[size_t(ia)], nullptr, size_t(ia), 0});
       continue;
     }
-    Row row{ra, mb[k]};
+    Row row{&a.regions[size_t(ia)], &b.regions[size_t(ib)], size_t(ia), size_t(ib)};
     row.change = row.b->t_p - row.a->t_p;
     // Below 0.1 ms in A a percentage says nothing (the region barely ran): NaN, shown as "new".
     row.percent = row.a->t_p >= 1e-4 ? 100 * row.change / row.a->t_p : std::nan("");
@@ -74,10 +95,10 @@ void run_diff(const DiffOptions& o) {
       double d = row.b->classes[size_t(c)] - row.a->classes[size_t(c)];
       if (std::abs(d) > std::abs(row.moved_by)) row.moved_by = d, row.moved = c;
     }
-    if (std::abs(row.change) >= o.min_change) rows.push_back(row);
+    if (std::abs(row.change) >= min_change) rows.push_back(row);
   }
-  for (uint32_t k : in_order)
-    if (mb[k] && !ma[k]) only_b.push_back({nullptr, mb[k]});
+  for (const auto& [ia, ib] : matched)
+    if (ib >= 0 && ia < 0) only_b.push_back({nullptr, &b.regions[size_t(ib)], 0, size_t(ib)});
   std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
     return std::abs(x.change) > std::abs(y.change);
   });
@@ -89,11 +110,15 @@ void run_diff(const DiffOptions& o) {
   std::stable_sort(only_a.begin(), only_a.end(), by_time(true));
   std::stable_sort(only_b.begin(), only_b.end(), by_time(false));
 
-  if (o.format == "json") {
+  if (format == "json") {
     nlohmann::json out;
+    auto header = [](const DiffSide& s) {
+      return nlohmann::json{{"path", s.path}, {"p", s.p},
+                            {"reference", s.reference.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.reference)}};
+    };
     out["schema"] = "scalea-diff/1";
-    out["a"] = {{"path", xa->e.path}, {"p", xa->a.p}, {"reference", o.ref_a.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.ref_a)}};
-    out["b"] = {{"path", xb->e.path}, {"p", xb->a.p}, {"reference", o.ref_b.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.ref_b)}};
+    out["a"] = header(a);
+    out["b"] = header(b);
     // The lists are written one row at a time (dump_streamed): a document tree of 100,000 rows
     // took 2 GB.
     auto regions = [&](const std::function<void(const nlohmann::json&)>& emit) {
@@ -102,7 +127,7 @@ void run_diff(const DiffOptions& o) {
         for (int c = 0; c < kClassCount; ++c)
           classes[std::string(kClassKeys[size_t(c)])] =
               r.b->classes[size_t(c)] - r.a->classes[size_t(c)];
-        emit({{"path", region_path(xa->tree(), *r.a)}, {"a", side(*xa, r.a)}, {"b", side(*xb, r.b)},
+        emit({{"path", a.region_path(r.ia)}, {"a", side(a, r.ia)}, {"b", side(b, r.ib)},
               {"change", r.change},
               {"change_percent", std::isnan(r.percent) ? nlohmann::json(nullptr) : nlohmann::json(r.percent)},
               {"class_changes", classes},
@@ -112,22 +137,22 @@ void run_diff(const DiffOptions& o) {
       }
     };
     auto oa = [&](const std::function<void(const nlohmann::json&)>& emit) {
-      for (const Row& r : only_a) emit(side(*xa, r.a));
+      for (const Row& r : only_a) emit(side(a, r.ia));
     };
     auto ob = [&](const std::function<void(const nlohmann::json&)>& emit) {
-      for (const Row& r : only_b) emit(side(*xb, r.b));
+      for (const Row& r : only_b) emit(side(b, r.ib));
     };
     dump_streamed<nlohmann::json>(write_to(std::cout), std::move(out),
                                   {{"regions", regions}, {"only_in_a", oa}, {"only_in_b", ob}});
     std::cout << "\n";
     return;
   }
-  fmt::print("A  {} (p = {}{})\n", xa->e.path, xa->a.p, o.ref_a.empty() ? "" : ", reference " + o.ref_a);
-  fmt::print("B  {} (p = {}{})\n\n", xb->e.path, xb->a.p, o.ref_b.empty() ? "" : ", reference " + o.ref_b);
+  fmt::print("A  {} (p = {}{})\n", a.path, a.p, a.reference.empty() ? "" : ", reference " + a.reference);
+  fmt::print("B  {} (p = {}{})\n\n", b.path, b.p, b.reference.empty() ? "" : ", reference " + b.reference);
   fmt::print("{:<50} {:>9} {:>9} {:>9} {:>8}  {}\n", "region (largest change first)", "T_p A s",
              "T_p B s", "change s", "change", "class that moved most (B - A)");
   for (const Row& r : rows) {
-    std::string path = region_path(xa->tree(), *r.a);
+    std::string path = a.region_path(r.ia);
     if (path.size() > 50) path = "..." + path.substr(path.size() - 47);
     std::string moved = r.moved < 0 ? "-" : fmt::format("{} {:+.4f} s", kClassKeys[size_t(r.moved)], r.moved_by);
     std::string pct = std::isnan(r.percent) ? "new" : fmt::format("{:+.1f}%", r.percent);
@@ -136,16 +161,17 @@ void run_diff(const DiffOptions& o) {
   }
   if (!only_a.empty()) {
     fmt::print("\nregions only in A:\n");
-    for (const Row& r : only_a) fmt::print("  {}  T_p {:.4f} s\n", region_path(xa->tree(), *r.a), r.a->t_p);
+    for (const Row& r : only_a) fmt::print("  {}  T_p {:.4f} s\n", a.region_path(r.ia), r.a->t_p);
   }
   if (!only_b.empty()) {
     fmt::print("\nregions only in B:\n");
-    for (const Row& r : only_b) fmt::print("  {}  T_p {:.4f} s\n", region_path(xb->tree(), *r.b), r.b->t_p);
+    for (const Row& r : only_b) fmt::print("  {}  T_p {:.4f} s\n", b.region_path(r.ib), r.b->t_p);
   }
   fmt::print("\nchange = T_p(B) - T_p(A); negative is faster. Regions matched by call path and "
              "source location.\n");
 }
 
+namespace {
 }  // namespace
 
 void add_diff(CLI::App& app) {

@@ -17,6 +17,7 @@
 
 #include "commands.hpp"
 #include "over_time.hpp"
+#include "db/db.hpp"
 
 extern char** environ;
 
@@ -201,7 +202,46 @@ struct RunOptions {
   std::string counters;  // --counters LIST: SCALEA_COUNTERS (docs/counters.md)
   std::string snapshot;  // --snapshot DURATION: SCALEA_SNAPSHOT (docs/online.md)
   std::vector<std::string> command;
+  db::StoreOptions store;  // --db, --tag
 };
+
+// The process's rank when an MPI launcher started it, -1 otherwise.
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = getenv(name)) return std::atoi(v);
+  return -1;
+}
+
+// The experiment directory when --db needs to know it and -o was not given: the name the tool
+// would choose, with scalea run's process id.
+std::string default_output(const std::string& program) {
+  char stamp[32];
+  time_t t = time(nullptr);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return "scalea-" + program.substr(program.rfind('/') + 1) + "-" + stamp + "-" + std::to_string(getpid());
+}
+
+// --db: stores the experiment the run wrote (under an MPI launcher, rank 0 alone, whose tool
+// wrote it). Returns the exit status: the program's, or 2 when it succeeded but storing failed.
+int store_experiment(const RunOptions& o, const std::string& dir, int status) {
+  if (launcher_rank() > 0) return status;
+  struct stat st;
+  std::string why;
+  if (stat((dir + "/meta.json").c_str(), &st) != 0) {
+    why = "the run wrote no experiment to " + dir + ": nothing stored";
+  } else {
+    try {
+      db::store_into(o.store.db, {dir}, o.store.tags);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  }
+  if (why.empty()) return status;
+  std::fprintf(stderr, "scalea run: %s\n", why.c_str());
+  return status != 0 ? status : 2;
+}
 
 // The real path of a tool library next to the scalea binary (build/lib or the install's lib).
 std::string tool_library(const std::string& name, const std::string& what) {
@@ -228,17 +268,23 @@ int run(const RunOptions& o) {
       throw UserError("scalea run goes inside the launcher, once per rank: " + base + " [ARGS...] " +
                       "scalea run [-o DIR] -- PROGRAM [ARGS...]");
   std::string tool = tool_library("libscalea-omp.so", "tool library");
-  if (!o.output.empty()) {
+  std::string output = o.output;
+  if (o.store.enabled() && output.empty()) {
+    if (launcher_rank() >= 0)
+      throw UserError("--db under an MPI launcher needs -o DIR (every rank must name the same experiment)");
+    output = default_output(o.command[0]);
+  }
+  if (!output.empty()) {
     struct stat st;
-    if (lstat(o.output.c_str(), &st) == 0)
-      throw UserError("output " + o.output + " already exists; choose another -o (experiments are never overwritten)");
+    if (lstat(output.c_str(), &st) == 0)
+      throw UserError("output " + output + " already exists; choose another -o (experiments are never overwritten)");
   }
 
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
   set_env(env, "OMP_TOOL_LIBRARIES", tool);
   set_env(env, "SCALEA_RUN_BY_CLI", "1");
-  if (!o.output.empty()) set_env(env, "SCALEA_OUTPUT", o.output);
+  if (!output.empty()) set_env(env, "SCALEA_OUTPUT", output);
   if (o.quiet) set_env(env, "SCALEA_QUIET", "1");
   if (!o.counters.empty()) set_env(env, "SCALEA_COUNTERS", o.counters);
   if (!o.snapshot.empty()) set_env(env, "SCALEA_SNAPSHOT", o.snapshot);
@@ -287,12 +333,13 @@ int run(const RunOptions& o) {
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
   int status = spawn_and_wait(program, argv.data(), envp.data());
+  int rc = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
     std::fprintf(stderr, "scalea run: %s was killed by signal %d (%s)\n", o.command[0].c_str(),
                  WTERMSIG(status), strsignal(WTERMSIG(status)));
-    return 128 + WTERMSIG(status);
+    rc = 128 + WTERMSIG(status);
   }
-  return WEXITSTATUS(status);
+  return o.store.enabled() ? store_experiment(o, output, rc) : rc;
 }
 
 }  // namespace
@@ -307,6 +354,7 @@ void add_run(CLI::App& app) {
       "  OMP_NUM_THREADS=4 scalea run -o md.p4 -- ./md\n"
       "  mpirun -np 4 scalea run -o halo.p4 -- ./halo\n"
       "  scalea run --snapshot 1s -o md.p4 -- ./md & scalea top md.p4   watch it live\n\n"
+      "  scalea run -o md.p4 --db --tag commit=abc123 -- ./md   and store it in the database\n\n"
       "The program is started directly (no shell), with the tool library preloaded (LD_PRELOAD,\n"
       "in front of yours) so that the tool starts with it: the program's start is measured and\n"
       "-finstrument-functions hooks reach the tool. MPI programs get the PMPI layer preloaded\n"
@@ -332,6 +380,7 @@ void add_run(CLI::App& app) {
                    : std::string("not a duration from 10ms to 1h (e.g. 1s, 100ms)");
       });
   cmd->add_option("command", opts->command, "Program and its arguments (after --)")->required();
+  db::add_store_options(cmd, opts->store, "the experiment (as scalea db add DIR)");
   cmd->callback([opts] {
     int rc = run(*opts);
     if (rc != 0) std::exit(rc);

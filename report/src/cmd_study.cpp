@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "db/db.hpp"
 #include "scalea/drg/experiment.hpp"
 #include "study.hpp"
 #include "study_report.hpp"
@@ -45,6 +46,7 @@ struct StudyOptions {
   bool resume = false;
   double timeout = 0;
   std::vector<std::string> command;
+  db::StoreOptions store;  // --db, --tag
 };
 
 volatile sig_atomic_t g_interrupted = 0;
@@ -475,6 +477,7 @@ int run_study(const StudyOptions& o) {
   if (existing && todo.empty()) {
     progress.print("scalea study: all " + std::to_string(total) + " runs of " + o.output +
                    " are complete; report: scalea report " + o.output);
+    if (o.store.enabled()) db::store_into(o.store.db, {dir}, o.store.tags);
     return 0;
   }
   if (existing)
@@ -560,6 +563,7 @@ int run_study(const StudyOptions& o) {
   summary += "; report: scalea report " + o.output;
   progress.print(summary);
   close(lock);
+  if (o.store.enabled() && ok > 0) db::store_into(o.store.db, {dir}, o.store.tags);
   return ok < total ? 1 : 0;
 }
 
@@ -577,6 +581,7 @@ void add_study(CLI::App& app) {
       "  scalea study -o halo.study --threads 1,2 --ranks 1,2,4 -- ./halo\n"
       "  scalea study -o halo.study --ranks 2,4,8 --launcher 'srun -n {ranks} -c {threads}' -- ./halo\n"
       "  scalea study -o md.study --resume        rerun failed, pending and missing runs\n"
+      "  scalea study -o md.study --threads 1,2,4 --db --tag commit=abc123 -- ./md   and store it\n"
       "  scalea report md.study                    speedup and overhead classes per region vs p\n\n"
       "The study runs the reference (1 thread, 1 rank) and every configuration, each --repeat\n"
       "times, as `scalea run` with OMP_NUM_THREADS set (1 when only --ranks is given: a pure MPI\n"
@@ -599,6 +604,7 @@ void add_study(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout, "Kill a run after this many seconds (it counts as failed)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("command", o->command, "Program and its arguments (after --)");
+  db::add_store_options(cmd, o->store, "every completed run (as scalea db add STUDY)");
   cmd->callback([o] {
     int rc = run_study(*o);
     if (rc != 0) {

@@ -92,7 +92,8 @@ void check_reference(const drg::Experiment& run, const drg::Experiment& ref) {
 }
 
 std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference, int p,
-                                  std::shared_ptr<overheads::CallPathKeys> keys) {
+                                  std::shared_ptr<overheads::CallPathKeys> keys,
+                                  const overheads::MachineModel* machine) {
   auto x = std::make_unique<Analyzed>();
   x->e = drg::load_experiment(dir);
   x->t.emplace(x->e);
@@ -105,6 +106,7 @@ std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& ref
   opts.p = p;
   opts.keys = std::move(keys);
   opts.paths = false;
+  opts.machine = machine;
   x->a = overheads::classify(*x->t, x->ref_t ? &*x->ref_t : nullptr, opts);
   return x;
 }

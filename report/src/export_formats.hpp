@@ -36,12 +36,13 @@ void check_reference(const drg::Experiment& run, const drg::Experiment& ref);
 bool& reference_forced();
 
 // Loads `dir` (and `reference` unless empty, checked by check_reference) and classifies it with
-// p PEs (0: its thread count).
+// p PEs (0: its thread count), pricing misses and the tool's cost with `machine` when given.
 // Analyses given the same `keys` table have comparable call-path keys (scalea diff). Call paths
 // are not built: region_path() builds the ones printed. Throws drg::LoadError or UserError with a
 // one-line message.
 std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference = "",
-                                  int p = 0, std::shared_ptr<overheads::CallPathKeys> keys = nullptr);
+                                  int p = 0, std::shared_ptr<overheads::CallPathKeys> keys = nullptr,
+                                  const overheads::MachineModel* machine = nullptr);
 
 // The printed call path of a region of the analysis of `run` (drg::MergedTree::path): built
 // here for a region of the run, as classify left it for a region only in the reference. Costs

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   scalea::cli::add_over_time_options(app);  // after add_study: shares --top and --plots
   scalea::cli::add_top(app);
   scalea::cli::add_calibrate(app);
+  scalea::cli::add_db(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

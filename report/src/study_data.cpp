@@ -103,35 +103,43 @@ bool has_speedup(const Node& n) {
   return !waiting.count(n.kind);
 }
 
-namespace {
-
-// The reference: the repetition of the 1 x 1 configuration with the median program time. Every
-// repetition's region times give the reference's spread (Data::reference_range).
-const Run* choose_reference(Data& d, Loaded& ref) {
+ReferenceRun reference_run(const std::string& dir, const Study& s, std::vector<std::string>& warnings,
+                           const std::function<void(const drg::MergedTree&)>& each) {
   std::vector<std::pair<double, const Run*>> refs;
-  for (const Run& r : d.study.runs) {
+  for (const Run& r : s.runs) {
     if (!r.reference() || r.status != Status::Ok) continue;
-    auto l = load(d.dir, r, d.warnings);
+    auto l = load(dir, r, warnings);
     if (!l) continue;
     refs.emplace_back(program_time(*l->t), &r);
-    std::vector<uint32_t> keys = d.keys->intern(*l->t);
-    int time = l->e->metric("time");
+    if (each) each(*l->t);
+  }
+  if (refs.empty())
+    throw UserError("the study in " + dir + " has no completed reference run (1 thread, 1 rank); " +
+                    "run it with: scalea study -o " + dir + " --resume");
+  std::sort(refs.begin(), refs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  const auto& median = refs[(refs.size() - 1) / 2];
+  return {median.second, median.first, refs.size()};
+}
+
+namespace {
+
+// The reference and, per call-path key, the spread of its repetitions' region times
+// (Data::reference_range).
+const Run* choose_reference(Data& d, Loaded& ref) {
+  ReferenceRun chosen = reference_run(d.dir, d.study, d.warnings, [&](const drg::MergedTree& t) {
+    std::vector<uint32_t> keys = d.keys->intern(t);
+    int time = t.experiment().metric("time");
     for (uint32_t n = 0; n < keys.size(); ++n) {
-      double t_p = l->t->max(n, time) * 1e-9;
+      double t_p = t.max(n, time) * 1e-9;
       auto [it, added] = d.reference_range.emplace(keys[n], std::make_pair(t_p, t_p));
       if (!added) it->second = {std::min(it->second.first, t_p), std::max(it->second.second, t_p)};
     }
-  }
-  if (refs.empty())
-    throw UserError("the study in " + d.dir + " has no completed reference run (1 thread, 1 rank); " +
-                    "run it with: scalea study -o " + d.dir + " --resume");
-  std::sort(refs.begin(), refs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  const Run* ref_run = refs[(refs.size() - 1) / 2].second;
-  ref = *load(d.dir, *ref_run, d.warnings);
-  d.reference_experiment = ref_run->experiment();
-  d.reference_program_time = refs[(refs.size() - 1) / 2].first;
-  d.reference_reps = refs.size();
-  return ref_run;
+  });
+  ref = *load(d.dir, *chosen.run, d.warnings);
+  d.reference_experiment = chosen.run->experiment();
+  d.reference_program_time = chosen.program_time;
+  d.reference_reps = chosen.repetitions;
+  return chosen.run;
 }
 
 // Adds `samples` (per node id) to configuration ci's cells.

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -90,6 +91,16 @@ struct Data {
 };
 
 Stat stat_of(std::vector<double> v);
+// The study's reference: the repetition of the 1 x 1 configuration whose program time is the
+// median (the lower median for an even count), among the completed ones that load; `each` sees
+// every repetition's merged tree as it is loaded. Throws UserError when there is none.
+struct ReferenceRun {
+  const Run* run = nullptr;
+  double program_time = 0;
+  size_t repetitions = 0;
+};
+ReferenceRun reference_run(const std::string& dir, const Study& s, std::vector<std::string>& warnings,
+                           const std::function<void(const drg::MergedTree&)>& each = nullptr);
 // Loads every completed run of the study in `dir`, classifies it against the study's reference
 // and gathers the statistics per region and configuration. Throws UserError.
 Data gather(const std::string& dir);
@@ -118,9 +129,10 @@ void print_text(const Data& d, bool markdown);
 void print_csv(const Data& d);
 void print_json(const Data& d);
 void make_plots(const Data& d, const std::string& outdir);
-// gnuplot's helpers, shared with the over-time report's plot (over_time.cpp): runs gnuplot on
-// `outdir`/`script` (throws UserError with its last message), and a gnuplot string literal.
-void run_gnuplot(const std::string& outdir, const std::string& script);
+// A gnuplot single-quoted string.
 std::string gp_string(const std::string& s);
+// Runs gnuplot on `outdir`/`script`, its output in `outdir`/gnuplot.log. Throws UserError with
+// gnuplot's last message when it fails.
+void run_gnuplot(const std::string& outdir, const std::string& script = "study.gp");
 
 }  // namespace scalea::cli::studyrep

@@ -29,7 +29,7 @@ namespace scalea::cli::studyrep {
 
 // ---- plots (gnuplot) ----
 
-std::string gp_string(const std::string& s) {  // a gnuplot single-quoted string
+std::string gp_string(const std::string& s) {
   std::string q = "'";
   for (char ch : s) q += ch == '\'' ? std::string("''") : std::string(1, ch);
   return q + "'";
@@ -47,8 +47,6 @@ std::string slug(const std::string& s) {
   return out;
 }
 
-// Runs gnuplot on `outdir`/`script`, its output in `outdir`/gnuplot.log. Throws UserError with
-// gnuplot's last message when it fails.
 void run_gnuplot(const std::string& outdir, const std::string& script) {
   std::string log = outdir + "/gnuplot.log";
   posix_spawn_file_actions_t fa;
