@@ -21,7 +21,7 @@ for c in experiment pipeline single study large; do check $c; done
 dest="$here/docs/img/report"
 mkdir -p "$dest"
 for f in report-first-screen report-cube report-flame report-flat report-graph report-constructs \
-         report-pipeline-threads study-first-screen study-region report-1024-ranks; do
+         study-first-screen study-region report-1024-ranks; do
   cp "$work/shots/$f.png" "$dest/$f.png"
 done
 if [ -n "$3" ]; then
