@@ -567,6 +567,9 @@
     var s = '<b>' + esc(peName(i)) + '</b><br>' + (vals.m ? 'longest ' + fs(vals.v[i]) + ' s, mean ' + fs(vals.m[i]) + ' s' :
       'time ' + fs(vals.v[i]) + ' s');
     if (vals.w) s += '<br>wait ' + fs(vals.w[i]) + ' s, visits ' + vals.visits[i];
+    var share = peShare(r);
+    if (share > 0 && vals.v[i] > 0) s += '<br>' + (vals.v[i] > share ? fs(vals.v[i] - share) + ' s beyond' : fs(share - vals.v[i]) + ' s below') +
+      ' its share of T_s (T_s/p ' + fs(share) + ' s)';
     if (vals.v[i] < r.tp && vals.v[i] > 0) s += '<br>' + fs(r.tp - vals.v[i]) + ' s shorter than T_p';
     if (D.distribution.mode !== 'exact') s += '<br><span class="note">to 1/255 of the longest</span>';
     return s;
@@ -598,10 +601,15 @@
     }
     stripState = { r: r, vals: vals, perRow: perRow, cw: cw, cellH: cellH, n: n };
   }
+  // Each PE's share of the region's reference time, T_s/p: what a PE would spend with no
+  // overhead. A PE's time above it is that PE's overhead, whatever its class: the view of the
+  // threads that suffer overheads the collector does not time per PE (spin-waiting on flush is
+  // found from the region's flushes against the reference, late arrival, extra work).
+  function peShare(r) { return r.ts > 0 && D.p > 0 ? r.ts / D.p : 0; }
   function peBars(r) {
     var vals = peValues(r), n = vals.v.length;
     if (n > 128) return '';
-    var W = 380, H = 120, left = 36, bw = (W - left - 4) / n, hi = Math.max(r.tp, r.st[2]) || 1, s = '';
+    var share = peShare(r), W = 380, H = 120, left = 36, bw = (W - left - 4) / n, hi = Math.max(r.tp, r.st[2], share) || 1, s = '';
     s += '<svg class="bars" id="pe-bars" viewBox="0 0 ' + W + ' ' + (H + 18) + '" role="img" aria-label="time per PE">';
     s += '<line x1="' + left + '" y1="' + H + '" x2="' + W + '" y2="' + H + '" stroke="#555"/>';
     [0, 0.5, 1].forEach(function (f) {
@@ -621,10 +629,22 @@
     var mean = r.st[1];
     s += '<line x1="' + left + '" x2="' + W + '" y1="' + (H - (H - 6) * mean / hi).toFixed(1) + '" y2="' + (H - (H - 6) * mean / hi).toFixed(1) +
       '" stroke="#1f5fa8" stroke-dasharray="4 3"><title>mean over the PEs that ran it</title></line>';
+    if (share > 0) {
+      var sy = (H - (H - 6) * share / hi).toFixed(1);
+      s += '<line class="share" x1="' + left + '" x2="' + W + '" y1="' + sy + '" y2="' + sy + '" stroke="#1a7a3a" stroke-width="2">' +
+        '<title>T_s/p = ' + fs(share) + ' s: each PE&rsquo;s share of the ' + (D.estimated ? 'estimated ' : '') + 'reference time; ' +
+        'above it, the PE&rsquo;s overhead</title></line><text class="share" x="' + (W - 4) + '" y="' + (+sy - 3).toFixed(1) +
+        '" text-anchor="end" font-size="10" font-weight="600" fill="#1a7a3a" stroke="#fff" stroke-width="3" paint-order="stroke">' +
+        'T_s/p</text>';
+    }
     s += '<defs><pattern id="hatch" width="4" height="4" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">' +
       '<rect width="4" height="4" fill="rgba(255,255,255,.35)"/><line x1="0" y1="0" x2="0" y2="4" stroke="#333" stroke-width="1.2"/></pattern></defs>';
-    s += '</svg><div class="note">bars: time per PE in PE order' + (vals.w ? ', hatched: waiting' : '') +
-      '; dashed: mean. Imbalance shows as uneven bars.</div>';
+    s += '</svg><div class="note" id="pe-note">bars: time per PE in PE order' + (vals.w ? ', hatched: waiting the collector timed' : '') +
+      '; dashed: mean' + (share > 0 ? '; green: T_s/p = ' + fs(share) + ' s, each PE&rsquo;s share of the ' + (D.estimated ? 'estimated ' : '') +
+      'reference time: a bar above it is that PE&rsquo;s overhead (' + fs(Math.max(0, r.st[1] - share)) + ' s per PE on average)' : '') +
+      '. Imbalance shows as uneven bars.' + (sub(r, 'synchronization.spin_wait') > 0 ? ' Spin-waiting (' + fs(sub(r, 'synchronization.spin_wait')) +
+      ' s) is found from the region&rsquo;s flushes against the reference, not timed per PE: it is in the bars above the green line, not hatched.' : '') +
+      '</div>';
     return s;
   }
   function sourceHtml(r) {

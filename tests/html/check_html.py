@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The HTML report in a real headless Chromium (tests/html/).
 
-  check_html.py --scalea BIN --app EXPORT_APP --omp-app CONSTRUCTS --gen DRG_GEN --workdir DIR
-                [--shots DIR] CHECK
+  check_html.py --scalea BIN --app EXPORT_APP --omp-app CONSTRUCTS --shapes-app SHAPES --gen DRG_GEN
+                --workdir DIR [--shots DIR] [--page PAGE] CHECK
 
 CHECK `runs` makes the experiments under `scalea run` (export_app at p = 1 and 4, apps/omp's
-constructs at p = 4, a scaling study of export_app) and a synthetic 1,024-rank experiment
-(bench/drg's drg_gen); every other check writes a page with `scalea report --html` or
+constructs at p = 4, apps/omp's shapes pipeline at p = 1 and 2, a scaling study of export_app)
+and a synthetic 1,024-rank experiment (bench/drg's drg_gen); `laptop` checks any page (--page) at
+1366 x 768 (scripts/report_screenshots.sh, for NPB LU's page); every other check writes a page with `scalea report --html` or
 `scalea export --format html` and drives it through the DevTools protocol (cdp.py): the page
 loads with no console error and no network request, the panes react to clicks and keys, and
 screenshots of each view are not blank. Screenshots go to --shots (default: the work directory;
@@ -28,6 +29,11 @@ from check_exports import Fail, check, chromium, run  # noqa: E402
 
 SKIP = 77
 X_MS = "40"  # export_app's planted unit (ms)
+# apps/omp/shapes' wavefront, shaped as NPB LU's (stages polling the previous one with flush):
+# 4 stages x 4 steps of 20 ms, `schedule(static, 1)`.
+PIPE_ARGS = ["pipeline", "4", "4", "20"]
+PIPE_STEP_S = 0.020
+LAPTOP = (1366, 768)  # a common laptop viewport: the "first screen" of the issue (21)
 CLASSES = ["data_movement", "synchronization", "control_of_parallelism",
            "additional_computation", "loss_of_parallelism", "unidentified"]
 
@@ -123,6 +129,12 @@ def do_runs(c):
     shutil.rmtree(d, ignore_errors=True)
     run([c.a.scalea, "run", "-q", "-o", d, "--", c.a.omp_app],
         env=dict(os.environ, OMP_NUM_THREADS="4", OMP_CANCELLATION="true"))
+    for p in (1, 2):
+        d = c.path(f"pipe{p}")
+        shutil.rmtree(d, ignore_errors=True)
+        r = run([c.a.scalea, "run", "-q", "-o", d, "--", c.a.shapes_app, *PIPE_ARGS],
+                env=dict(os.environ, OMP_NUM_THREADS=str(p)))
+        open(c.path(f"pipe{p}.truth"), "w").write(r.stdout)
     st = c.path("export.study")
     shutil.rmtree(st, ignore_errors=True)
     c.scalea("study", "-o", st, "--threads", "1,2,4", "--repeat", "2", "--", c.a.app, "20")
@@ -133,7 +145,7 @@ def do_runs(c):
     run([c.a.gen, big, "1024", "2", "500"])
     c.scalea("export", "--format", "html", "-o", c.path("big.html"), big)
     shutil.rmtree(big)  # 140 MB: only the page is kept
-    print("experiments:", ", ".join(c.path(x) for x in ("p1", "p4", "constructs4", "export.study")),
+    print("experiments:", ", ".join(c.path(x) for x in ("p1", "p4", "constructs4", "pipe1", "pipe2", "export.study")),
           "and big.html (1,024 ranks x 2 threads x 500 paths)")
 
 
@@ -323,6 +335,110 @@ def do_experiment(c):
               f"keys; flat sort and filter; region graph; prints on {pages} pages; page {os.path.getsize(f)} bytes")
 
 
+# --- an LU-shaped program at a laptop's viewport (issue 21's "Done when") ---------------------
+
+def first_screen(c, br, data, shot):
+    """The most expensive region (finding 1) and its cause are on the first screen: in the
+    viewport, with no scrolling."""
+    first = data["findings"][0]
+    hot = br.js("""(function(){var b=document.querySelector('#hot .big'), w=document.querySelector('#hot .why');
+        return [b.textContent, w.textContent, Math.max(b.getBoundingClientRect().bottom, w.getBoundingClientRect().bottom),
+                window.innerHeight, window.scrollY, window.innerWidth];})()""")
+    check(first["region"] in hot[0] and first["class"] in hot[1], f"first screen lacks finding 1: {hot[:2]}")
+    check(hot[4] == 0 and hot[2] <= hot[3], f"finding 1 is not on the first screen at {hot[5]}x{hot[3]}: bottom {hot[2]}")
+    c.shot(br, shot, scale=0.6)
+    return first
+
+
+def class_to_regions(br, data, metric, region):
+    """Picking a class orders every level of the call tree by it, largest first, and shades the
+    value cell of `region` (a region that carries it)."""
+    br.click(f'#metrics .mrow[data-metric="{metric}"]')
+    check(br.js("window.scalea.state.metric") == metric, f"clicking {metric} did not pick it")
+    rows = br.js("""Array.from(document.querySelectorAll('#tree .trow[data-id]')).map(function(e){
+        return [+e.getAttribute('data-id'), parseFloat(e.querySelector('.val').textContent),
+                getComputedStyle(e.querySelector('.val')).backgroundColor]})""")
+    parent = {r["id"]: r["parent"] for r in data["regions"]}
+    by_parent = {}
+    for rid, v, _ in rows:
+        by_parent.setdefault(parent[rid], []).append(v)
+    check(all(v == sorted(v, reverse=True) for v in by_parent.values()), f"siblings not ordered by {metric}: {by_parent}")
+    cell = [bg for rid, _, bg in rows if rid == region]
+    check(cell and cell[0] != "rgb(255, 255, 255)", f"the {metric} cell of region {region} is not shaded: {cell}")
+
+
+def do_pipeline(c):
+    """The wavefront of apps/omp/shapes (stages polling the previous stage's flag with flush, as NPB
+    LU's blts/buts) at p = 2 against p = 1, in a 1366 x 768 viewport: the most expensive region and
+    its cause are on the first screen; a class leads to the regions that carry it, and the picked
+    region to the threads that suffer it. Spin-waiting is not timed per PE (the classifier finds it
+    from the loop's flushes against the reference), so the threads' bars show it against each PE's
+    share of the reference time, T_s/p: the thread that polled stands above that line."""
+    f = c.path("pipeline.html")
+    c.scalea("report", c.path("pipe2"), "-r", c.path("pipe1"), "--html", f)
+    data = page_data(open(f).read())
+    loop = region_by(data, "loop", "loop")
+    spin = loop["sub"].get("synchronization.spin_wait", 0.0)
+    check(spin > 0, f"the pipeline's loop has no spin-wait: {loop['sub']}")
+    first = data["findings"][0]
+    with Page(f, *LAPTOP) as br:
+        first_screen(c, br, data, "report-pipeline-first-screen.png")
+        class_to_regions(br, data, "c1", loop["id"])
+
+        # 3. The region to the threads that suffer it.
+        br.click(f'#tree .trow[data-id="{loop["id"]}"] .loc')  # not its fold toggle: the loop holds its flushes
+        check(selected(br) == loop["id"], "clicking the loop's row did not pick it")
+        share = loop["ts"] / data["p"]
+        t = loop["pe"]["t"]
+        excess = [x - share for x in t]
+        line = br.js("""(function(){var l=document.querySelector('#pe-bars line.share'); if(!l) return null;
+            var b=Array.from(document.querySelectorAll('#pe-bars rect.pe:not(.wait)')).map(function(e){
+              return [parseFloat(e.getAttribute('y')), parseFloat(e.getAttribute('height'))]});
+            return [parseFloat(l.getAttribute('y1')), b];})()""")
+        check(line is not None, "the threads' bars do not show each PE's share of the reference time (T_s/p)")
+        y_share, bars = line
+        check(len(bars) == 2, f"{len(bars)} PE bars, want 2")
+        # The line stands where T_s/p is on the bars' scale: bar i's top is at t_i on that scale.
+        base = bars[0][0] + bars[0][1]
+        scale = bars[1][1] / t[1]
+        check(abs((base - y_share) / scale - share) < 0.02 * share + 1e-4,
+              f"T_s/p line at {(base - y_share) / scale:.4f} s, want {share:.4f} s")
+        # What stands above it is the PEs' overhead: on average at least the loop's spin-wait
+        # (the classifier's wall-time seconds), and the polling thread (thread 1, stages 1 and 3,
+        # waits a step for stage 0 to start) above thread 0, which never waits for its stages.
+        check(sum(excess) / len(excess) >= 0.8 * spin, f"bars above T_s/p {excess} hold less than the spin-wait {spin:.4f} s")
+        check(excess[1] > excess[0] + 0.5 * PIPE_STEP_S, f"thread 1 polled a step for stage 0, yet {excess}")
+        x, y = br.center('#pe-bars rect.pe[data-pe="1"]:not(.wait)')
+        br.mouse(x, y, move_only=True)
+        tip = br.js("document.getElementById('tip').hidden ? '' : document.getElementById('tip').textContent")
+        check("thread 1" in tip and "beyond its share of T_s" in tip, f"thread 1's tooltip: {tip!r}")
+        note = br.js("document.getElementById('pe-note').textContent")
+        check("Spin-waiting" in note and "above the green line" in note, f"the bars do not say where the spin-wait is: {note!r}")
+        c.shot(br, "report-pipeline-threads.png", selector="#region", scale=0.7)
+        no_errors(br)
+        print(f"pipeline at {LAPTOP[0]}x{LAPTOP[1]}: finding 1 ({first['class']}.{first.get('subclass')}, {first['region']}) on "
+              f"the first screen; synchronization orders the tree; the loop's threads {['%.4f' % x for x in t]} s "
+              f"against T_s/p {share:.4f} s (spin-wait {spin:.4f} s)")
+
+
+def do_laptop(c):
+    """Any page (--page, e.g. NPB LU's, which is not in the tests: scripts/report_screenshots.sh) at
+    1366 x 768: finding 1 on the first screen, its class leads to its region, the region to its
+    threads. Screenshots report-laptop-first-screen.png and report-laptop-threads.png."""
+    check(c.a.page and os.path.isfile(c.a.page), "laptop needs --page FILE")
+    data = page_data(open(c.a.page).read())
+    with Page(c.a.page, *LAPTOP) as br:
+        first = first_screen(c, br, data, "report-laptop-first-screen.png")
+        ci = CLASSES.index(first["class"])
+        class_to_regions(br, data, f"c{ci}", first["node"])
+        br.click(f'#tree .trow[data-id="{first["node"]}"] .loc')
+        check(selected(br) == first["node"], "clicking finding 1's row did not pick it")
+        check(br.js("document.querySelectorAll('#pe-bars rect.pe').length") > 0, "no bars of the threads")
+        c.shot(br, "report-laptop-threads.png", selector="#region", scale=0.7)
+        no_errors(br)
+        print(f"laptop: {c.a.page}: finding 1 ({first['class']}, {first['region']}) on the first screen, its class and threads")
+
+
 # --- without a reference, and the source option ---------------------------------------------
 
 def do_single(c):
@@ -467,20 +583,21 @@ def do_errors(c):
     check(not os.path.exists(c.path("never.html")), "a page was written for a study without runs")
 
 
-CHECKS = {"runs": do_runs, "experiment": do_experiment, "single": do_single, "study": do_study,
-          "large": do_large, "errors": do_errors}
+CHECKS = {"runs": do_runs, "experiment": do_experiment, "pipeline": do_pipeline, "single": do_single,
+          "study": do_study, "large": do_large, "errors": do_errors, "laptop": do_laptop}
 
 
 def main():
     ap = argparse.ArgumentParser()
-    for opt in ("--scalea", "--app", "--omp-app", "--gen", "--workdir"):
+    for opt in ("--scalea", "--app", "--omp-app", "--shapes-app", "--gen", "--workdir"):
         ap.add_argument(opt, required=True)
     ap.add_argument("--shots", help="where the screenshots go (default: the work directory)")
+    ap.add_argument("--page", help="laptop: the page to check")
     ap.add_argument("check", choices=sorted(CHECKS))
     a = ap.parse_args()
     c = Ctx(a)
     try:
-        if a.check != "runs" and not os.path.isdir(c.path("p4")):
+        if a.check not in ("runs", "laptop") and not os.path.isdir(c.path("pipe2")):
             do_runs(c)
         return CHECKS[a.check](c) or 0
     except Skip as e:
