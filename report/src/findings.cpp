@@ -603,6 +603,11 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
       f.hint += "; with one run this cannot be told from run-to-run variation: repeat it "
                 "(scalea study --repeat 3) before acting on it";
   }
+  if (f.cls == "synchronization" && key != "synchronization.barrier" &&
+      !cpu_sharing(t.experiment()).empty())
+    // A thread waits longer for another that is off its CPU: the header's note may explain part.
+    f.hint += "; the threads shared CPUs or waited for them in this run (see the note above): "
+              "part of this waiting may be that, so look again on free CPUs";
   if (f.cls == "control_of_parallelism") {
     // The tool's counter reads sit inside the constructs' time: say how much they may be.
     double probes = counter_read_cost(t, n) / std::max(1, a.p);
