@@ -278,7 +278,7 @@ def warned_once(p, what):
 def scenario_static(args):
     app = os.path.join(args.bin, "run", "start_app_static")
     if not os.path.exists(app):
-        print("no static libc: start_app_static not built, skipped")
+        print("start_app_static not built (no static libc, or a sanitizer build), skipped")
         sys.exit(SKIP)
     work = fresh(args, "static")
     p = run([os.path.join(args.bin, "scalea"), "run", "-o", "exp", "--", app, "0", "7"], clean_env(), cwd=work)
