@@ -148,7 +148,7 @@ const Setting kSettings[] = {
     {"SCALEA_RUN_BY_CLI", T::Switch, "", nullptr, R::Internal, "set by `scalea run`"},
     {"SCALEA_RUN_PRELOAD", T::Text, "",
      [](const std::string& v, Config& c) { return c.run_preload = v, true; }, R::Internal,
-     "the tool libraries `scalea run` put in front of LD_PRELOAD"},
+     "the tool libraries `scalea run` added to LD_PRELOAD"},
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -277,20 +278,42 @@ uint64_t process_age_ns() {
   return now_s > start_s ? uint64_t((now_s - start_s) * 1e9) : 0;
 }
 
-// `scalea run` preloads the tool libraries (config.run_preload) in front of LD_PRELOAD so that the
+// `scalea run` preloads the tool libraries (config.run_preload), after what LD_PRELOAD held, so that the
 // tool starts with the program. They are taken out of LD_PRELOAD again here: the program sees the
 // LD_PRELOAD it was given, and the processes it starts (a shell, a helper) do not load the tool
 // at their start and write experiments of their own (OMP_TOOL_LIBRARIES still measures the
 // OpenMP ones, as without the preload). True when this process was preloaded that way.
 bool take_back_preload(const std::string& ours) {
   const char* preload = getenv("LD_PRELOAD");
-  if (ours.empty() || !preload || std::strncmp(preload, ours.c_str(), ours.size()) != 0) return false;
-  const char* rest = preload + ours.size();
-  if (*rest && *rest != ':') return false;
-  if (*rest == ':') ++rest;
-  if (*rest) setenv("LD_PRELOAD", std::string(rest).c_str(), 1);
-  else unsetenv("LD_PRELOAD");
-  return true;
+  if (ours.empty() || !preload) return false;
+  // Ours is one run of entries, after whatever LD_PRELOAD held before (the loader separates
+  // entries by ':' or spaces).
+  auto split = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : s) {
+      if (c == ':' || c == ' ') {
+        if (!cur.empty()) out.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    if (!cur.empty()) out.push_back(cur);
+    return out;
+  };
+  std::vector<std::string> all = split(preload), mine = split(ours);
+  if (mine.empty() || all.size() < mine.size()) return false;
+  for (size_t at = 0; at + mine.size() <= all.size(); ++at) {
+    if (!std::equal(mine.begin(), mine.end(), all.begin() + std::ptrdiff_t(at))) continue;
+    std::string rest;
+    for (size_t i = 0; i < all.size(); ++i)
+      if (i < at || i >= at + mine.size()) rest += (rest.empty() ? "" : ":") + all[i];
+    if (!rest.empty()) setenv("LD_PRELOAD", rest.c_str(), 1);
+    else unsetenv("LD_PRELOAD");
+    return true;
+  }
+  return false;
 }
 
 void finish_at_exit() { Recorder::get().finish("exit"); }

@@ -108,12 +108,10 @@ void unset_env(std::vector<std::string>& env, const std::string& key) {
             env.end());
 }
 
-void set_env(std::vector<std::string>& env, const std::string& key, const std::string& value,
-             bool prepend_path_list = false) {
+void set_env(std::vector<std::string>& env, const std::string& key, const std::string& value) {
   for (std::string& e : env) {
     if (e.compare(0, key.size() + 1, key + "=") != 0) continue;
-    if (prepend_path_list && e.size() > key.size() + 1) e = key + "=" + value + ":" + e.substr(key.size() + 1);
-    else e = key + "=" + value;
+    e = key + "=" + value;
     return;
   }
   env.push_back(key + "=" + value);
@@ -319,9 +317,16 @@ int run(const RunOptions& o) {
   }
   // GNU OpenMP has no OMPT: LLVM's libomp implements the GOMP ABI and is preloaded in its place,
   // after the tool (whose ompt_start_tool libomp then finds first) and before libgomp.
-  std::vector<std::string> preload = tool_preload;
+  // After what LD_PRELOAD already holds: a sanitizer runtime must stay first, and an OMPT tool
+  // preloaded there (a multiplexer such as the TSan stage's Archer mux) must be the one libomp
+  // finds first; it starts scalea through OMP_TOOL_LIBRARIES. All of them still load before the
+  // program's own libraries.
+  std::vector<std::string> preload;
+  for (const std::string& e : env)
+    if (e.rfind("LD_PRELOAD=", 0) == 0 && e.size() > 11) preload.push_back(e.substr(11));
+  preload.insert(preload.end(), tool_preload.begin(), tool_preload.end());
   if (gomp) preload.push_back(libomp_to_preload());
-  if (!preload.empty()) set_env(env, "LD_PRELOAD", join_paths(preload), true);
+  if (!tool_preload.empty() || gomp) set_env(env, "LD_PRELOAD", join_paths(preload));
   if (!tool_preload.empty()) set_env(env, "SCALEA_RUN_PRELOAD", join_paths(tool_preload));
   else unset_env(env, "SCALEA_RUN_PRELOAD");
   // MPI programs: libomp finds the PMPI layer's dependency, the same libscalea-omp.so.

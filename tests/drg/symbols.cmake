@@ -27,6 +27,13 @@ target_link_libraries(scalea_symfixture_tail PRIVATE scalea_symfixture_lib)
 
 # Stripped copies (same layout, no .symtab, no DWARF; .dynsym survives) for the fallback paths.
 set(_symfix_stripped ${CMAKE_CURRENT_BINARY_DIR}/symfixture_stripped)
+# The fixtures are data for the resolver (their ELF layout, lines and tail jumps), not code under
+# test: no sanitizer in them (TSan's function-exit hooks would turn the tail jump into a call).
+foreach(_fix scalea_symfixture_lib scalea_symfixture_pie scalea_symfixture_nopie scalea_symfixture_tail)
+  target_compile_options(${_fix} PRIVATE -fno-sanitize=all)
+  target_link_options(${_fix} PRIVATE -fno-sanitize=all)
+endforeach()
+
 add_custom_command(
   OUTPUT ${_symfix_stripped}/libsymfixture_lib.so ${_symfix_stripped}/symfixture_pie
   COMMAND ${CMAKE_COMMAND} -E make_directory ${_symfix_stripped}
