@@ -231,6 +231,18 @@ def scenario_start(args):
           f"program_start_estimated_s {meta.get('program_start_estimated_s')!r}, expected 0")
     t = program_time(args, exp)
     check(sleep_s <= t <= sleep_s + 0.5, f"program time {t:.3f} s does not hold the {sleep_s} s sleep")
+    # With a library the user preloads, the tool goes after it (a sanitizer runtime or an OMPT
+    # multiplexer there must stay first) and still starts with the program.
+    libm = next((p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib64/libm.so.6", "/lib64/libm.so.6")
+                 if os.path.exists(p)), None)
+    if libm:
+        exp2 = os.path.join(work, "run-preloaded")
+        r = run([os.path.join(args.bin, "scalea"), "run", "-o", exp2, "--", app, "0", "0"],
+                clean_env(OMP_NUM_THREADS="2", LD_PRELOAD=libm))
+        check(r.returncode == 0, f"exit status {r.returncode} with LD_PRELOAD={libm}")
+        check(f"LD_PRELOAD={libm}" in r.stdout, f"the program saw another LD_PRELOAD: {r.stdout!r}")
+        check(read_meta(exp2).get("program_start") == "measured",
+              "with a user's LD_PRELOAD the tool did not start with the program")
 
 
 def scenario_plain(args):
