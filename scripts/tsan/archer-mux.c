@@ -188,9 +188,17 @@ static void on_task_create(ompt_data_t *parent, const ompt_frame_t *frame, ompt_
   CALL_S(task_create, ompt_callback_task_create_t, S(parent), frame, S(task), flags, has_deps, ra);
   CALL_A(task_create, ompt_callback_task_create_t, A(parent), frame, A(task), flags, has_deps, ra);
 }
+/* Archer releases the prior task and acquires the next one in one callback, so the tool's own
+ * accesses to its task data cannot sit on the right side of both: a task part that leaves one
+ * thread (untied tasks) and resumes on another is ordered for the tool here, by TSan's annotations
+ * on the tool's side of the task's data (acquired before the tool's callback, released after). */
+typedef void (*annotate_t)(const char *, int, const volatile void *);
+static annotate_t g_hb_before, g_hb_after;
 static void on_task_schedule(ompt_data_t *prior, ompt_task_status_t status, ompt_data_t *next) {
+  if (next && g_hb_after) g_hb_after(__FILE__, __LINE__, S(next));
   CALL_A(task_schedule, ompt_callback_task_schedule_t, A(prior), status, A(next));
   CALL_S(task_schedule, ompt_callback_task_schedule_t, S(prior), status, S(next));
+  if (prior && g_hb_before) g_hb_before(__FILE__, __LINE__, S(prior));
   if (status == ompt_task_complete || status == ompt_task_cancel ||
       status == ompt_task_late_fulfill || status == ompt_taskwait_complete)
     pair_free(prior);
@@ -380,6 +388,8 @@ ompt_start_tool_result_t *ompt_start_tool(unsigned int v, const char *rv) {
     fprintf(stderr, "archer-mux: Archer %s, tool %s\n", g_archer ? "started" : "declined",
             g_tool ? "started" : "none");
   if (!g_archer) return g_tool; /* no TSan in the process: the tool alone, as usual */
+  g_hb_before = (annotate_t)dlsym(RTLD_DEFAULT, "AnnotateHappensBefore");
+  g_hb_after = (annotate_t)dlsym(RTLD_DEFAULT, "AnnotateHappensAfter");
   if (!g_tool) return g_archer;
   static ompt_start_tool_result_t result = {&mux_initialize, &mux_finalize, {0}};
   return &result;
