@@ -268,7 +268,9 @@ inline bool tool_enter(ThreadState* t) {
     std::atomic_signal_fence(std::memory_order_seq_cst);
   else
     std::atomic_thread_fence(std::memory_order_seq_cst);
-  int state = g_state.load(std::memory_order_relaxed);
+  // Acquire (a plain load on x86): an entry that finds 1 again after a snapshot's claims
+  // (claims_end's store) is ordered after the publisher's copy of this thread's tree.
+  int state = g_state.load(std::memory_order_acquire);
   if (__builtin_expect(state == 1, 1)) return true;
   return tool_enter_slow(t, state);
 }
