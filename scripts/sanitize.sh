@@ -172,9 +172,9 @@ else
   #   load.tasks1m    libomp recycles task descriptors in its own (uninstrumented) pools: TSan
   #               reports the reuse, in the baseline run without the tool too
   #   study.Study.  asserts speedups (> 1.6 on 4 threads) that TSan's slowdown does not reach
-  #   run.preload.  set or clear LD_PRELOAD themselves (what they test), which takes the Archer
+  #   run.preload., run.affinity.  run the program with a clean LD_PRELOAD (what they test), which takes the Archer
   #               multiplexer out of the program: TSan then sees OpenMP without its annotations
-  exclude='Gcc\.|mpi\.planted\.np2\.preload|consumer\.|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|run\.preload\.|Compensation|Calibrate'
+  exclude='Gcc\.|mpi\.planted\.np2\.preload|consumer\.|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|run\.(preload|affinity)\.|Compensation|Calibrate'
   exclude="$exclude|PlantedPageFaults|SerialWithReference|faults\.|load\.tasks1m|study\.Study\."
   if [ "$subset" = ci ]; then
     # CI: as for ASan, without libomp 19 and the long or browser-driven tests; no MPI
