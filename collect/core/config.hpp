@@ -22,6 +22,7 @@ struct Config {
   bool counters_set = false;     // SCALEA_COUNTERS was given (else the default set, silently)
   std::string counter_regions;   // SCALEA_COUNTER_REGIONS: region kinds that read counters
   bool papi = true;              // SCALEA_PAPI=off: do not start PAPI (kernel software events only)
+  bool openmp_light = false;     // SCALEA_OPENMP=light: register only the OMPT events light mode keeps
   // SCALEA_THROTTLE=off|on|N:T: a call path of a throttled kind visited N times with a mean
   // inclusive time below T is no longer recorded (docs/user-guide.md, "Throttling").
   uint64_t throttle_calls = 100000;  // 0 = off

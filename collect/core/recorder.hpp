@@ -541,6 +541,7 @@ struct SourceInfo {
   std::string runtime;       // runtime version string
   std::string runtime_path;  // file of the runtime library
   std::vector<std::pair<std::string, std::string>> callbacks;  // name -> support level
+  bool light = false;  // light mode (SCALEA_OPENMP=light): only the events light mode keeps
   // When the OpenMP runtime started initializing (it asked for a tool, ompt_start_tool: libomp
   // does at the program's first OpenMP construct or call), when it was ready (it initialized the
   // tool), and whether a parallel construct started it (else an API call such as

@@ -118,6 +118,7 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
   if (!runtime.empty())
     fmt::print("openmp      {} ({})\n", runtime,
                meta_value<std::string>(m, "openmp", "runtime_path", ""));
+  if (std::string light = light_mode_note(e); !light.empty()) fmt::print("events      {}\n", light);
   if (ref)
     fmt::print("reference   {} (p = {})\n", ref->path, ref->threads.size());
   else

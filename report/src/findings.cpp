@@ -319,6 +319,15 @@ std::set<int> parse_cpulist(const std::string& list) {
 
 }  // namespace
 
+std::string light_mode_note(const drg::Experiment& e) {
+  if (meta_value<std::string>(e.meta, "openmp", "events", "full") != "light") return {};
+  return "light mode (SCALEA_OPENMP=light): loops, single, sections, masked, locks, critical, "
+         "atomic, ordered, flush and reductions were not recorded; their time is in the enclosing "
+         "parallel region, its imbalance shows at the barriers, and waiting in a lock or critical "
+         "section counts as work (additional computation with a reference): run without --light "
+         "to see them";
+}
+
 std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
   const nlohmann::json& aff = meta_at(e.meta, "affinity");
   if (!aff.is_object()) return {};
