@@ -495,8 +495,17 @@ void on_flush(ompt_data_t*, const void* codeptr) {
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  Recorder& rec = Recorder::get();
-  point_event(*t, rec.region(*t, RegionKind::Flush, 0, codeptr));
+  // A flush is a point event (point_event), with its last node kept: the spin-wait of a pipeline
+  // flushes at one place until its flag changes, and costs no region lookup then.
+  Node* parent = current_node(*t);
+  if (!parent || !g_measure_on.load(std::memory_order_relaxed)) return;
+  auto& last = t->last_flush;
+  if (last.parent != parent || last.code != codeptr) {
+    last.node = child_of(*t, parent, Recorder::get().region(*t, RegionKind::Flush, 0, codeptr));
+    last.parent = parent;
+    last.code = codeptr;
+  }
+  ++last.node->s.visits;
 }
 
 void on_cancel(ompt_data_t*, int, const void* codeptr) {
