@@ -29,3 +29,12 @@ target_link_libraries(ompt_replay PRIVATE scalea-recorder)
 add_test(NAME unit.collect.replay.nested3
   COMMAND sh -c "gzip -dc '${PROJECT_SOURCE_DIR}/tests/tools/traces/nested3-libomp14.txt.gz' | '$<TARGET_FILE:ompt_replay>' - --quiet")
 set_tests_properties(unit.collect.replay.nested3 PROPERTIES LABELS unit)
+
+# No product function (collect, drg, overheads, report) over 120 lines without the reason for its
+# length in a "Long:" comment above it (scripts/long_functions.py).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME unit.long_functions
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/long_functions.py ${PROJECT_SOURCE_DIR})
+  set_tests_properties(unit.long_functions PROPERTIES LABELS unit)
+endif()
