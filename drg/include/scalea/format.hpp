@@ -272,6 +272,11 @@ enum class MetricScope : uint8_t {
 //   tasks_created   explicit tasks created here
 //   bytes_sent, _recv  MPI: payload bytes the calls sent and received
 //   transfer        MPI: time not spent waiting for a partner
+
+// Rows a test build adds (tests/unit/fake_metric.hpp): a metric is one row of the table below.
+#ifndef SCALEA_EXTRA_CORE_METRICS
+#define SCALEA_EXTRA_CORE_METRICS(X)
+#endif
 #define SCALEA_CORE_METRICS(X)                                                    \
   /* id            name             type merge unit   scope      Stats field */  \
   X(Visits,       "visits",        U64, Sum, Count, Own,       visits)           \
@@ -290,7 +295,8 @@ enum class MetricScope : uint8_t {
   X(TasksCreated, "tasks_created", U64, Sum, Count, Own,       tasks_created)    \
   X(BytesSent,    "bytes_sent",    U64, Sum, Bytes, Own,       bytes_sent)       \
   X(BytesRecv,    "bytes_recv",    U64, Sum, Bytes, Own,       bytes_recv)       \
-  X(Transfer,     "transfer",      U64, Sum, Ns,    Own,       transfer)
+  X(Transfer,     "transfer",      U64, Sum, Ns,    Own,       transfer)         \
+  SCALEA_EXTRA_CORE_METRICS(X)
 
 enum class CoreMetric : uint32_t {
 #define SCALEA_X(id, name, type, merge, unit, scope, field) id,

@@ -299,9 +299,13 @@ struct PeSums {
 // region) chained to its parent's key.
 class CallPathHashes {
  public:
-  explicit CallPathHashes(const drg::Experiment& e) : e_(e), region_(e.regions.size()), done_(e.regions.size(), 0) {}
+  explicit CallPathHashes(const drg::Experiment& e)
+      : e_(e), region_(e.regions.size()), done_(e.regions.size(), 0) {}
   Hash of(uint32_t region, Hash parent) {
-    if (!done_[region]) region_[region] = hash_bytes(overheads::region_key(e_.regions[region])), done_[region] = 1;
+    if (!done_[region]) {
+      region_[region] = hash_bytes(overheads::region_key(e_.regions[region]));
+      done_[region] = 1;
+    }
     return hash_bytes(hex(region_[region]), parent);
   }
 
