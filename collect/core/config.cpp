@@ -179,17 +179,6 @@ std::vector<std::string> split_list(const std::string& v) {
   return out;
 }
 
-std::optional<int> launcher_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char* v = std::getenv(name)) return std::atoi(v);
-  return std::nullopt;
-}
-
-std::optional<int> launcher_size() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
-    if (const char* v = std::getenv(name)) return std::atoi(v);
-  return std::nullopt;
-}
 
 Config read_config(char** env) {
   Config c;

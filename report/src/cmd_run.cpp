@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "over_time.hpp"
 #include "db/db.hpp"
+#include "scalea/launcher.hpp"
 
 extern char** environ;
 
@@ -204,13 +205,6 @@ struct RunOptions {
   db::StoreOptions store;  // --db, --tag
 };
 
-// The process's rank when an MPI launcher started it, -1 otherwise.
-int launcher_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char* v = getenv(name)) return std::atoi(v);
-  return -1;
-}
-
 // The experiment directory when --db needs to know it and -o was not given: the name the tool
 // would choose, with scalea run's process id.
 std::string default_output(const std::string& program) {
@@ -225,7 +219,7 @@ std::string default_output(const std::string& program) {
 // --db: stores the experiment the run wrote (under an MPI launcher, rank 0 alone, whose tool
 // wrote it). Returns the exit status: the program's, or 2 when it succeeded but storing failed.
 int store_experiment(const RunOptions& o, const std::string& dir, int status) {
-  if (launcher_rank() > 0) return status;
+  if (launcher_rank().value_or(-1) > 0) return status;
   struct stat st;
   std::string why;
   if (stat((dir + "/meta.json").c_str(), &st) != 0) {
@@ -269,7 +263,7 @@ int run(const RunOptions& o) {
   std::string tool = tool_library("libscalea-omp.so", "tool library");
   std::string output = o.output;
   if (o.store.enabled() && output.empty()) {
-    if (launcher_rank() >= 0)
+    if (launcher_rank())
       throw UserError("--db under an MPI launcher needs -o DIR (every rank must name the same experiment)");
     output = default_output(o.command[0]);
   }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Load tests of the recorder (issue 10; docs/reliability.md, "Load").
+"""Load tests of the recorder (docs/reliability.md, "Load").
 
 run_load.py --bin BUILD/bin --lib libscalea-omp.so CASE [--keep DIR]
 
