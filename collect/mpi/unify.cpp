@@ -39,11 +39,15 @@ constexpr size_t kChunk = size_t(64) << 20;  // MPI counts are int: large blobs 
 
 enum RankFlags : uint32_t { kNoFinalize = 1 };
 
+// SCALEA_MPI_LAYOUT=auto writes containers when a node holds more ranks than this (docs/mpi.md).
+constexpr size_t kContainerRanksPerNode = 16;
+
 // ---- the records ranks exchange -----------------------------------------------------------------
 
 // A rank's contribution to the experiment, as it travels up the tree in phase 3.
 struct Entry {
   int rank = 0;
+  int node = 0;  // the lowest rank of its node (the few-files layout groups the ranks by node)
   uint32_t flags = 0;
   uint64_t rss_growth_kb = 0;  // growth of the rank's peak RSS during the unification
   std::vector<char> bytes;
@@ -72,7 +76,7 @@ void fields(C& c, P& t) {
 }
 template <class C, class P, If<P, Entry> = 0>
 void fields(C& c, P& e) {
-  c.items(e.rank, e.flags, e.rss_growth_kb, e.bytes, e.throttled_count, e.throttled,
+  c.items(e.rank, e.node, e.flags, e.rss_growth_kb, e.bytes, e.throttled_count, e.throttled,
           e.affinity.rank, e.affinity.host, e.affinity.cpus_online, e.affinity.process_cpus,
           e.affinity.threads);
 }
@@ -376,6 +380,42 @@ void publish_self(Recorder& rec, const char* why, const std::string& dir, const 
 }
 
 
+// The ranks of each node, in rank order (entries are sorted by rank); nodes in the order of their
+// first ranks.
+std::vector<std::vector<Entry*>> ranks_by_node(std::vector<Entry>& entries) {
+  std::vector<std::vector<Entry*>> nodes;
+  std::unordered_map<int, size_t> slot;  // node -> index in nodes
+  for (Entry& e : entries) {
+    auto [it, fresh] = slot.emplace(e.node, nodes.size());
+    if (fresh) nodes.emplace_back();
+    nodes[it->second].push_back(&e);
+  }
+  return nodes;
+}
+
+// Containers (one per node) rather than rank files, as SCALEA_MPI_LAYOUT says.
+bool use_containers(const std::vector<std::vector<Entry*>>& nodes) {
+  using Layout = LayerState::Layout;
+  if (g_layer.layout != Layout::Auto) return g_layer.layout == Layout::Nodes;
+  for (const auto& node : nodes)
+    if (node.size() > kContainerRanksPerNode) return true;
+  return false;
+}
+
+// The experiment's data files: one per rank, or one container per node (docs/mpi.md).
+void add_data_files(std::vector<Entry>& entries, Files& files) {
+  std::vector<std::vector<Entry*>> nodes = ranks_by_node(entries);
+  if (!use_containers(nodes)) {
+    for (Entry& e : entries) files.emplace_back(rank_file_name(e.rank), std::move(e.bytes));
+    return;
+  }
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    std::vector<std::pair<int32_t, std::vector<char>>> rank_files;
+    for (Entry* e : nodes[n]) rank_files.emplace_back(e->rank, std::move(e->bytes));
+    files.emplace_back(format::container_file_name(int(n)), encode_container(rank_files));
+  }
+}
+
 // Experiment from a set of rank files and the unified definitions (root, or a cut-off subtree).
 bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
                    const std::vector<PortableRegion>& unified, std::vector<Entry>& entries,
@@ -404,7 +444,7 @@ bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
     notes.push_back("rank(s) " + ranks_text(no_finalize) + " left without calling MPI_Finalize");
   Files files;
   files.emplace_back("definitions.sdrg", encode_definitions(unified, -1));
-  for (Entry& e : entries) files.emplace_back(rank_file_name(e.rank), std::move(e.bytes));
+  add_data_files(entries, files);
   MetaExtras ex;
   // The other ranks' throttled call paths (this rank's own are added by encode_meta), as many
   // as the list takes; the count covers them all.
@@ -580,6 +620,7 @@ class Unification {
   Entry my_entry() {
     Entry mine;
     mine.rank = L_.rank;
+    mine.node = L_.node_first;
     mine.flags = L_.in_finalize ? 0 : kNoFinalize;
     WriteSummary summary;
     mine.bytes = encode_threads(rec_, remap_, L_.rank, summary);

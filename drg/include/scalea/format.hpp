@@ -4,7 +4,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace scalea::format {
 
@@ -84,6 +88,32 @@ static_assert(sizeof(RegionRecord) == 32, "RegionRecord is 32 bytes on disk");
 static_assert(sizeof(MetricRecord) == 8, "MetricRecord is 8 bytes on disk");
 static_assert(sizeof(ThreadRecord) == 24, "ThreadRecord is 24 bytes on disk");
 static_assert(sizeof(NodeRecord) == 8, "NodeRecord is 8 bytes on disk");
+
+// The few-files layout (docs/experiment-format.md, "Containers"): the rank files of one node in
+// one file, NAME.sdrc: a ContainerHeader, the index (`count` ContainerEntry records, by rank),
+// then the rank files unchanged, each at the offset its entry gives. The index says which ranks
+// the file holds, so a reader names the ranks a truncated or damaged container loses.
+inline constexpr char kContainerMagic[8] = {'S', 'C', 'A', 'L', 'E', 'A', 'C', 'N'};
+inline constexpr uint32_t kContainerVersion = 1;
+inline constexpr std::string_view kContainerSuffix = ".sdrc";
+#pragma pack(push, 1)
+struct ContainerHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_size;  // sizeof(ContainerHeader)
+  uint32_t count;        // index entries
+  uint32_t index_crc32;  // CRC-32 (IEEE) of the index
+  uint64_t file_size;    // the whole container, header included
+};
+struct ContainerEntry {
+  int32_t rank;
+  uint32_t crc32;   // CRC-32 (IEEE) of the rank file's bytes
+  uint64_t offset;  // of the rank file, from the start of the container
+  uint64_t length;  // of the rank file
+};
+#pragma pack(pop)
+static_assert(sizeof(ContainerHeader) == 32, "ContainerHeader is 32 bytes on disk");
+static_assert(sizeof(ContainerEntry) == 24, "ContainerEntry is 24 bytes on disk");
 
 enum ThreadFlags : uint32_t { kThreadInitial = 1, kThreadEnded = 2, kThreadMpiCalls = 4 };
 
@@ -325,6 +355,46 @@ inline uint32_t crc32_update(uint32_t crc, const void* data, size_t len) {
   crc = ~crc;
   for (size_t i = 0; i < len; ++i) crc = table.v[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
   return ~crc;
+}
+
+// The container of the node numbered `node` (0, 1, ... in the order of the nodes' first ranks).
+inline std::string container_file_name(int node) {
+  std::string digits = std::to_string(node);
+  return "node-" + std::string(digits.size() < 6 ? 6 - digits.size() : 0, '0') + digits +
+         std::string(kContainerSuffix);
+}
+
+// A container (the few-files layout) of `rank_files` (rank, bytes), in that order; `crc` computes
+// the CRC-32 of bytes (crc32_update(0, ...) or a faster equal one). Each rank's bytes are freed
+// once copied in, so they and the container are not both whole in memory.
+template <class Crc>
+std::vector<char> encode_container(std::vector<std::pair<int32_t, std::vector<char>>>& rank_files,
+                                   Crc crc) {
+  std::vector<ContainerEntry> index(rank_files.size());
+  uint64_t at = sizeof(ContainerHeader) + index.size() * sizeof(ContainerEntry);
+  for (size_t i = 0; i < index.size(); ++i) {
+    const std::vector<char>& bytes = rank_files[i].second;
+    index[i] = ContainerEntry{rank_files[i].first, crc(bytes.data(), bytes.size()), at, bytes.size()};
+    at += bytes.size();
+  }
+  ContainerHeader h{};
+  std::memcpy(h.magic, kContainerMagic, sizeof h.magic);
+  h.version = kContainerVersion;
+  h.header_size = sizeof h;
+  h.count = uint32_t(index.size());
+  h.index_crc32 = crc32_update(0, index.data(), index.size() * sizeof(ContainerEntry));
+  h.file_size = at;
+  std::vector<char> out;
+  out.reserve(at);
+  const char* head = reinterpret_cast<const char*>(&h);
+  out.insert(out.end(), head, head + sizeof h);
+  const char* entries = reinterpret_cast<const char*>(index.data());
+  out.insert(out.end(), entries, entries + index.size() * sizeof(ContainerEntry));
+  for (auto& rank_file : rank_files) {
+    out.insert(out.end(), rank_file.second.begin(), rank_file.second.end());
+    std::vector<char>().swap(rank_file.second);
+  }
+  return out;
 }
 
 }  // namespace scalea::format
