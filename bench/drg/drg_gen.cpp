@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   };
   write("definitions.sdrg", encode_rank_file(defs, -1, {true, false}));
   std::vector<std::string> files;
-  std::vector<std::pair<int32_t, std::vector<char>>> node;  // the ranks of the next container
+  std::vector<format::ContainerPart> node;  // the ranks of the next container
   uint64_t seed = 88172645463325252ull;
   auto rnd = [&] { seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17; return seed; };
   for (int r = 0; r < ranks; ++r) {
@@ -100,10 +100,10 @@ int main(int argc, char** argv) {
     }
     std::vector<char> bytes = encode_rank_file(e, r, {false, true});
     if (per_node > 0) {
-      node.emplace_back(r, std::move(bytes));
+      node.push_back({r, payload_crc32(bytes.data(), bytes.size()), std::move(bytes)});
       if (node.size() < size_t(per_node) && r + 1 < ranks) continue;
       files.push_back(format::container_file_name(int(files.size())));
-      write(files.back(), format::encode_container(node, payload_crc32));
+      write(files.back(), format::encode_container(node));
       node.clear();
       continue;
     }

@@ -295,12 +295,6 @@ std::string rank_file_name(int rank) {
   return buf;
 }
 
-std::vector<char> encode_container(std::vector<std::pair<int32_t, std::vector<char>>>& rank_files) {
-  return fmt::encode_container(rank_files, [](const char* data, size_t size) {
-    return fmt::crc32_update(0, data, size);
-  });
-}
-
 bool output_parent_writable(const std::string& dir, std::string& why) {
   std::string parent = parent_of(dir);
   struct stat st;

@@ -160,8 +160,5 @@ bool write_experiment(Recorder& rec, const std::string& dir, const char* trigger
                       std::string& written_dir, WriteSummary& summary, std::string& error);
 
 std::string rank_file_name(int rank);
-// The few-files layout (docs/experiment-format.md, "Containers"): a container's bytes, the rank
-// files (rank, bytes) in that order behind a header and an index (format::encode_container).
-std::vector<char> encode_container(std::vector<std::pair<int32_t, std::vector<char>>>& rank_files);
 
 }  // namespace scalea::collect

@@ -6,8 +6,9 @@
 //   2 down  the root's union (the unified table) goes back down the tree;
 //   3 up    each rank encodes its threads with region ids mapped to the unified table, and the
 //           encoded rank files are gathered up the tree;
-//   4 down  rank 0 publishes the directory (definitions.sdrg + rank-NNNNNN.sdrg + meta.json) and
-//           tells everybody it is done (so no rank leaves, and gets the job killed, before).
+//   4 down  rank 0 publishes the directory (definitions.sdrg, the rank files or one container of
+//           them per node, meta.json) and tells everybody it is done (so no rank leaves, and
+//           gets the job killed, before).
 // Every wait polls (PMPI_Iprobe / PMPI_Test*) against a deadline, so a rank that never arrives,
 // died, or is far late costs at most SCALEA_MPI_TIMEOUT per tree level, never a hang: the parent
 // gives up on that subtree (and says so to the child), the experiment is marked incomplete, and a
@@ -39,8 +40,9 @@ constexpr size_t kChunk = size_t(64) << 20;  // MPI counts are int: large blobs 
 
 enum RankFlags : uint32_t { kNoFinalize = 1 };
 
-// SCALEA_MPI_LAYOUT=auto writes containers when a node holds more ranks than this (docs/mpi.md).
-constexpr size_t kContainerRanksPerNode = 16;
+// SCALEA_MPI_LAYOUT=auto writes containers when a node holds more ranks than this: with one rank
+// per node a container saves no file (docs/mpi.md, "Few files at scale").
+constexpr size_t kContainerRanksPerNode = 1;
 
 // ---- the records ranks exchange -----------------------------------------------------------------
 
@@ -51,6 +53,7 @@ struct Entry {
   uint32_t flags = 0;
   uint64_t rss_growth_kb = 0;  // growth of the rank's peak RSS during the unification
   std::vector<char> bytes;
+  uint32_t crc32 = 0;  // of `bytes`, for a container's index: computed by the rank, not the root
   // The rank's throttled call paths (at most kThrottledListed) and how many it had.
   uint64_t throttled_count = 0;
   std::vector<ThrottledPath> throttled;
@@ -76,7 +79,7 @@ void fields(C& c, P& t) {
 }
 template <class C, class P, If<P, Entry> = 0>
 void fields(C& c, P& e) {
-  c.items(e.rank, e.node, e.flags, e.rss_growth_kb, e.bytes, e.throttled_count, e.throttled,
+  c.items(e.rank, e.node, e.flags, e.rss_growth_kb, e.bytes, e.crc32, e.throttled_count, e.throttled,
           e.affinity.rank, e.affinity.host, e.affinity.cpus_online, e.affinity.process_cpus,
           e.affinity.threads);
 }
@@ -410,9 +413,9 @@ void add_data_files(std::vector<Entry>& entries, Files& files) {
     return;
   }
   for (size_t n = 0; n < nodes.size(); ++n) {
-    std::vector<std::pair<int32_t, std::vector<char>>> rank_files;
-    for (Entry* e : nodes[n]) rank_files.emplace_back(e->rank, std::move(e->bytes));
-    files.emplace_back(format::container_file_name(int(n)), encode_container(rank_files));
+    std::vector<format::ContainerPart> parts;
+    for (Entry* e : nodes[n]) parts.push_back({e->rank, e->crc32, std::move(e->bytes)});
+    files.emplace_back(format::container_file_name(int(n)), format::encode_container(parts));
   }
 }
 
@@ -624,6 +627,7 @@ class Unification {
     mine.flags = L_.in_finalize ? 0 : kNoFinalize;
     WriteSummary summary;
     mine.bytes = encode_threads(rec_, remap_, L_.rank, summary);
+    mine.crc32 = format::crc32_update(0, mine.bytes.data(), mine.bytes.size());
     mine.rss_growth_kb = uint64_t(std::max(0L, peak_rss_kb() - rss0_));
     size_t count = 0;
     mine.throttled = throttled_paths(rec_, kThrottledListed, count);

@@ -153,17 +153,17 @@ void write_experiment(const Experiment& e, const std::string& dir, bool shared_d
     auto bytes = encode_rank_file(e, -1, EncodeOptions{true, false});
     write(defs, bytes.data(), bytes.size());
   }
-  std::vector<std::pair<int32_t, std::vector<char>>> node;  // the ranks of the container to write
+  std::vector<fmt::ContainerPart> node;  // the ranks of the container to write
   auto write_container = [&] {
     files.push_back(fmt::container_file_name(int(files.size())));
-    auto bytes = fmt::encode_container(node, payload_crc32);
+    auto bytes = fmt::encode_container(node);
     write(files.back(), bytes.data(), bytes.size());
     node.clear();
   };
   for (int32_t r : ranks) {
     auto bytes = encode_rank_file(e, r, EncodeOptions{!shared_definitions, true});
     if (ranks_per_node > 0) {
-      node.emplace_back(r, std::move(bytes));
+      node.push_back({r, payload_crc32(bytes.data(), bytes.size()), std::move(bytes)});
       if (node.size() == size_t(ranks_per_node)) write_container();
       continue;
     }

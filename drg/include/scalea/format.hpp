@@ -7,7 +7,6 @@
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace scalea::format {
@@ -364,18 +363,22 @@ inline std::string container_file_name(int node) {
          std::string(kContainerSuffix);
 }
 
-// A container (the few-files layout) of `rank_files` (rank, bytes), in that order; `crc` computes
-// the CRC-32 of bytes (crc32_update(0, ...) or a faster equal one). Each rank's bytes are freed
-// once copied in, so they and the container are not both whole in memory.
-template <class Crc>
-std::vector<char> encode_container(std::vector<std::pair<int32_t, std::vector<char>>>& rank_files,
-                                   Crc crc) {
-  std::vector<ContainerEntry> index(rank_files.size());
+// One rank file for a container: its rank, bytes and their CRC-32 (crc32_update(0, bytes) or a
+// faster equal one; the rank that encoded the file can compute it).
+struct ContainerPart {
+  int32_t rank = 0;
+  uint32_t crc32 = 0;
+  std::vector<char> bytes;
+};
+
+// A container (the few-files layout) of `parts`, in that order. Each part's bytes are freed once
+// copied in, so they and the container are not both whole in memory.
+inline std::vector<char> encode_container(std::vector<ContainerPart>& parts) {
+  std::vector<ContainerEntry> index(parts.size());
   uint64_t at = sizeof(ContainerHeader) + index.size() * sizeof(ContainerEntry);
   for (size_t i = 0; i < index.size(); ++i) {
-    const std::vector<char>& bytes = rank_files[i].second;
-    index[i] = ContainerEntry{rank_files[i].first, crc(bytes.data(), bytes.size()), at, bytes.size()};
-    at += bytes.size();
+    index[i] = ContainerEntry{parts[i].rank, parts[i].crc32, at, parts[i].bytes.size()};
+    at += parts[i].bytes.size();
   }
   ContainerHeader h{};
   std::memcpy(h.magic, kContainerMagic, sizeof h.magic);
@@ -390,9 +393,9 @@ std::vector<char> encode_container(std::vector<std::pair<int32_t, std::vector<ch
   out.insert(out.end(), head, head + sizeof h);
   const char* entries = reinterpret_cast<const char*>(index.data());
   out.insert(out.end(), entries, entries + index.size() * sizeof(ContainerEntry));
-  for (auto& rank_file : rank_files) {
-    out.insert(out.end(), rank_file.second.begin(), rank_file.second.end());
-    std::vector<char>().swap(rank_file.second);
+  for (ContainerPart& part : parts) {
+    out.insert(out.end(), part.bytes.begin(), part.bytes.end());
+    std::vector<char>().swap(part.bytes);
   }
   return out;
 }
