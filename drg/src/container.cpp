@@ -28,9 +28,11 @@ std::string ranks_text(const std::vector<int32_t>& ranks) {
 fmt::ContainerHeader header_of(const std::string& path, const std::vector<char>& head) {
   fmt::ContainerHeader h;
   if (head.size() < sizeof h)
-    fail(path, "truncated container header (" + std::to_string(head.size()) + " bytes): the ranks it held are unknown");
+    fail(path, "truncated container header (" + std::to_string(head.size()) +
+                   " bytes): the ranks it held are unknown");
   std::memcpy(&h, head.data(), sizeof h);
-  if (std::memcmp(h.magic, fmt::kContainerMagic, sizeof h.magic) != 0) fail(path, "not a scalea container (bad magic)");
+  if (std::memcmp(h.magic, fmt::kContainerMagic, sizeof h.magic) != 0)
+    fail(path, "not a scalea container (bad magic)");
   if (h.version != fmt::kContainerVersion)
     fail(path, "unsupported container version " + std::to_string(h.version) + ", this scalea reads version " +
                    std::to_string(fmt::kContainerVersion));
@@ -83,14 +85,16 @@ std::vector<fmt::ContainerEntry> read_container_index(const std::string& path, c
 }
 
 void check_contained(const std::string& name, const fmt::ContainerEntry& entry, const std::vector<char>& bytes) {
-  if (bytes.size() != entry.length) fail(name, "truncated (" + std::to_string(bytes.size()) + " of " +
-                                                   std::to_string(entry.length) + " bytes)");
-  if (payload_crc32(bytes.data(), bytes.size()) != entry.crc32) fail(name, "damaged (CRC mismatch with the container's index)");
+  if (bytes.size() != entry.length)
+    fail(name, "truncated (" + std::to_string(bytes.size()) + " of " + std::to_string(entry.length) + " bytes)");
+  if (payload_crc32(bytes.data(), bytes.size()) != entry.crc32)
+    fail(name, "damaged (CRC mismatch with the container's index)");
   fmt::FileHeader fh;
   if (bytes.size() < sizeof fh) return;  // the rank file's own checks say what is wrong
   std::memcpy(&fh, bytes.data(), sizeof fh);
   if (fh.rank != entry.rank)
-    fail(name, "holds rank " + std::to_string(fh.rank) + ", the container's index says " + std::to_string(entry.rank));
+    fail(name, "holds rank " + std::to_string(fh.rank) + ", the container's index says " +
+                   std::to_string(entry.rank));
 }
 
 }  // namespace scalea::drg

@@ -1153,7 +1153,8 @@ void check_ranks_written(const std::string& dir, const nlohmann::json& meta, con
       lost += (lost.empty() ? "" : ", ") + std::to_string(r.get<int64_t>());
   if (count > 32) lost += ", ... (" + std::to_string(count) + " in all)";
   if (count)
-    throw LoadError(dir + ": rank(s) " + lost + " written by the run (meta.json mpi.ranks_written) are in no container");
+    throw LoadError(dir + ": rank(s) " + lost +
+                    " written by the run (meta.json mpi.ranks_written) are in no container");
 }
 
 // The rank files meta.json lists: the files themselves, or the ranks of its containers.
