@@ -99,6 +99,30 @@ TEST_F(Containers, HoldO_NodesFilesAndLoadLikeRankFiles) {
   std::system(("rm -rf '" + per_rank + "'").c_str());
 }
 
+TEST_F(Containers, InMemoryReaderServesContainers) {
+  // Files from a FileReader (no directory listing, parts cut from whole files) read the same.
+  size_t reads = 0;
+  FileReader reader = [&](const std::string& path) {
+    ++reads;
+    std::string bytes = read(path.substr(dir_.size() + 1));
+    if (bytes.empty()) throw LoadError(path + ": cannot open");
+    return std::vector<char>(bytes.begin(), bytes.end());
+  };
+  Experiment m = load_experiment(dir_, no_symbols(), reader);
+  Experiment d = load_experiment(dir_, no_symbols());
+  ASSERT_EQ(m.threads.size(), d.threads.size());
+  for (size_t i = 0; i < m.threads.size(); ++i) EXPECT_EQ(m.threads[i].values, d.threads[i].values);
+  EXPECT_GT(reads, 3u);
+  std::string c = read("node-000001.sdrc");
+  write("node-000001.sdrc", c.substr(0, c.size() - 1));
+  try {
+    load_experiment(dir_, no_symbols(), reader);
+    ADD_FAILURE() << "no LoadError";
+  } catch (const LoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank(s) 3 lost"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Containers, MissingContainerIsNamed) {
   std::remove((dir_ + "/node-000001.sdrc").c_str());
   expect_error({dir_ + "/node-000001.sdrc", "cannot open"});
