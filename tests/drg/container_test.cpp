@@ -81,7 +81,7 @@ class Containers : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(Containers, HoldO_NodesFilesAndLoadLikeRankFiles) {
+TEST_F(Containers, HoldOneFilePerNodeAndLoadLikeRankFiles) {
   Experiment e = load_experiment(dir_, no_symbols());
   nlohmann::json files = e.meta["files"];
   EXPECT_EQ(files, nlohmann::json({"node-000000.sdrc", "node-000001.sdrc", "node-000002.sdrc"}));
