@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <atomic>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <algorithm>
@@ -792,14 +793,34 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options) {
 
 Experiment load_experiment(const std::string& dir, const LoadOptions& options,
                            const FileReader& read) {
+  // A container is asked for its size and then part by part: the reader gives it once, and the
+  // parts come from that copy (readers may serve files in request order, as the fuzzer's does).
+  struct {
+    std::mutex lock;
+    std::string path;
+    std::vector<char> bytes;
+  } container;
+  auto with_container = [&](const std::string& path, const std::function<void(const std::vector<char>&)>& use) {
+    std::lock_guard<std::mutex> hold(container.lock);
+    if (container.path != path) {
+      container.bytes = read(path);
+      container.path = path;
+    }
+    use(container.bytes);
+  };
   FileAccess access;
   access.whole = [&](const std::string& path, std::vector<char>& bytes) { bytes = read(path); };
   access.part = [&](const std::string& path, uint64_t offset, uint64_t length, std::vector<char>& bytes) {
-    std::vector<char> all = read(path);
-    uint64_t from = std::min<uint64_t>(offset, all.size()), to = std::min<uint64_t>(offset + length, all.size());
-    bytes.assign(all.begin() + std::ptrdiff_t(from), all.begin() + std::ptrdiff_t(to));
+    with_container(path, [&](const std::vector<char>& all) {
+      uint64_t from = std::min<uint64_t>(offset, all.size()), to = std::min<uint64_t>(offset + length, all.size());
+      bytes.assign(all.begin() + std::ptrdiff_t(from), all.begin() + std::ptrdiff_t(to));
+    });
   };
-  access.size = [&](const std::string& path) { return uint64_t(read(path).size()); };
+  access.size = [&](const std::string& path) {
+    uint64_t size = 0;
+    with_container(path, [&](const std::vector<char>& all) { size = all.size(); });
+    return size;
+  };
   return load(dir, options, access);
 }
 
