@@ -79,9 +79,9 @@ void fields(C& c, P& t) {
 }
 template <class C, class P, If<P, Entry> = 0>
 void fields(C& c, P& e) {
-  c.items(e.rank, e.node, e.flags, e.rss_growth_kb, e.bytes, e.crc32, e.throttled_count, e.throttled,
-          e.affinity.rank, e.affinity.host, e.affinity.cpus_online, e.affinity.process_cpus,
-          e.affinity.threads);
+  c.items(e.rank, e.node, e.flags, e.rss_growth_kb, e.bytes, e.crc32, e.throttled_count,
+          e.throttled, e.affinity.rank, e.affinity.host, e.affinity.cpus_online,
+          e.affinity.process_cpus, e.affinity.threads);
 }
 
 // Numbers as their bytes; strings with a 32-bit length; blobs (std::vector<char>, of any size)
