@@ -1,7 +1,8 @@
 // Writes a synthetic MPI+OpenMP experiment in the on-disk format (format.hpp, via drg/encode):
 // RANKS rank files of THREADS threads each, every thread with PATHS call-path nodes and all core
-// metric columns, plus one shared definitions file. Used by the drg load+merge benchmark.
-//   drg_gen OUT_DIR RANKS THREADS PATHS
+// metric columns, plus one shared definitions file. Used by the drg load+merge benchmark. With
+// RANKS_PER_NODE, the few-files layout: one container per RANKS_PER_NODE ranks instead of rank files.
+//   drg_gen OUT_DIR RANKS THREADS PATHS [RANKS_PER_NODE]
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -15,13 +16,14 @@ using namespace scalea;
 using namespace scalea::drg;
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: drg_gen OUT_DIR RANKS THREADS PATHS\n");
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: drg_gen OUT_DIR RANKS THREADS PATHS [RANKS_PER_NODE]\n");
     return 2;
   }
   const std::string dir = argv[1];
   const int ranks = std::atoi(argv[2]), threads = std::atoi(argv[3]), paths = std::atoi(argv[4]);
-  if (ranks < 1 || threads < 1 || paths < 1) return 2;
+  const int per_node = argc == 6 ? std::atoi(argv[5]) : 0;
+  if (ranks < 1 || threads < 1 || paths < 1 || per_node < 0) return 2;
   const int kinds[] = {int(RegionKind::Parallel), int(RegionKind::Loop), int(RegionKind::BarrierImplicit),
                        int(RegionKind::Single), int(RegionKind::Critical), int(RegionKind::Function),
                        int(RegionKind::Mpi)};
@@ -69,6 +71,7 @@ int main(int argc, char** argv) {
   };
   write("definitions.sdrg", encode_rank_file(defs, -1, {true, false}));
   std::vector<std::string> files;
+  std::vector<format::ContainerPart> node;  // the ranks of the next container
   uint64_t seed = 88172645463325252ull;
   auto rnd = [&] { seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17; return seed; };
   for (int r = 0; r < ranks; ++r) {
@@ -95,9 +98,18 @@ int main(int argc, char** argv) {
       }
       e.threads.push_back(std::move(tt));
     }
+    std::vector<char> bytes = encode_rank_file(e, r, {false, true});
+    if (per_node > 0) {
+      node.push_back({r, payload_crc32(bytes.data(), bytes.size()), std::move(bytes)});
+      if (node.size() < size_t(per_node) && r + 1 < ranks) continue;
+      files.push_back(format::container_file_name(int(files.size())));
+      write(files.back(), format::encode_container(node));
+      node.clear();
+      continue;
+    }
     char name[32];
     std::snprintf(name, sizeof name, "rank-%06d.sdrg", r);
-    write(name, encode_rank_file(e, r, {false, true}));
+    write(name, bytes);
     files.push_back(name);
   }
   defs.meta = {{"command", {"synthetic"}}, {"threads", ranks * threads}, {"max_team_size", threads}, {"complete", true}};

@@ -153,6 +153,10 @@ const Setting kSettings[] = {
      "seconds a rank may arrive after its tree parent before it is treated as lost (see above)"},
     {"SCALEA_MPI_CALIBRATE", T::Spec, "ping-pong", nullptr, R::MpiLayer,
      "`0`: default model (1 µs, 0.2 ns/B); `LAT_NS,NS_PER_BYTE`: that model"},
+    {"SCALEA_MPI_LAYOUT", T::Choice, "`auto`", nullptr, R::MpiLayer,
+     "`ranks`: one data file per rank; `nodes`: one container file per node (the ranks that "
+     "share memory, `MPI_COMM_TYPE_SHARED`); `auto`: containers when a node runs more than one "
+     "rank (docs/experiment-format.md, \"Containers\")"},
     {"SCALEA_RUN_BY_CLI", T::Switch, "", nullptr, R::Internal, "set by `scalea run`"},
     {"SCALEA_RUN_PRELOAD", T::Text, "",
      [](const std::string& v, Config& c) { return c.run_preload = v, true; }, R::Internal,

@@ -179,6 +179,30 @@ bool calibrate(double& lat_ns, double& ns_per_byte) {
   return true;
 }
 
+// SCALEA_MPI_LAYOUT: ranks, nodes or auto (docs/mpi.md, "Settings").
+void read_layout(LayerState& L) {
+  const char* v = getenv("SCALEA_MPI_LAYOUT");
+  if (!v) return;
+  using Layout = LayerState::Layout;
+  if (std::strcmp(v, "ranks") == 0) L.layout = Layout::Ranks;
+  else if (std::strcmp(v, "nodes") == 0) L.layout = Layout::Nodes;
+  else if (std::strcmp(v, "auto") == 0) L.layout = Layout::Auto;
+  else if (L.rank == 0) log_message("invalid SCALEA_MPI_LAYOUT '%s', auto kept", v);
+}
+
+// The lowest rank of the ranks that share this rank's node (its memory), which names the node
+// for the few-files layout; this rank itself when MPI cannot tell.
+int node_first_rank(const LayerState& L) {
+  MPI_Comm node = MPI_COMM_NULL;
+  int first = L.rank;
+  if (PMPI_Comm_split_type(L.comm, MPI_COMM_TYPE_SHARED, L.rank, MPI_INFO_NULL, &node) !=
+      MPI_SUCCESS)
+    return first;
+  if (PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, node) != MPI_SUCCESS) first = L.rank;
+  PMPI_Comm_free(&node);
+  return first;
+}
+
 void setup(int provided) {
   double t0 = wall_s();
   LayerState& L = g_layer;
@@ -209,6 +233,8 @@ void setup(int provided) {
     if (end != t && v > 0) L.timeout_s = v;
     else if (L.rank == 0) log_message("invalid SCALEA_MPI_TIMEOUT '%s', %g s kept", t, L.timeout_s);
   }
+  read_layout(L);
+  L.node_first = node_first_rank(L);
   // Transfer model: SCALEA_MPI_CALIBRATE=0 keeps the defaults, =LAT_NS,NS_PER_BYTE sets it.
   const char* cal = getenv("SCALEA_MPI_CALIBRATE");
   double lat = 0, npb = 0;

@@ -19,6 +19,10 @@ struct LayerState {
   int abort_code = 0;
   std::string dir;                 // the experiment directory (rank 0's choice, broadcast)
   double timeout_s = 120;          // SCALEA_MPI_TIMEOUT
+  // SCALEA_MPI_LAYOUT: one rank file per rank, one container per node, or containers when a
+  // node holds more than one rank (docs/experiment-format.md, "Containers").
+  enum class Layout { Ranks, Nodes, Auto } layout = Layout::Auto;
+  int node_first = 0;              // the lowest rank of this rank's node (MPI_COMM_TYPE_SHARED)
   double lat_ns = 1000, ns_per_byte = 0.2;  // the transfer model, in ns
   std::string model_source = "default";
   double setup_s = 0;              // the tool's own time in MPI_Init (dup, broadcast, calibration)

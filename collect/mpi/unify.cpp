@@ -6,8 +6,9 @@
 //   2 down  the root's union (the unified table) goes back down the tree;
 //   3 up    each rank encodes its threads with region ids mapped to the unified table, and the
 //           encoded rank files are gathered up the tree;
-//   4 down  rank 0 publishes the directory (definitions.sdrg + rank-NNNNNN.sdrg + meta.json) and
-//           tells everybody it is done (so no rank leaves, and gets the job killed, before).
+//   4 down  rank 0 publishes the directory (definitions.sdrg, the rank files or one container of
+//           them per node, meta.json) and tells everybody it is done (so no rank leaves, and
+//           gets the job killed, before).
 // Every wait polls (PMPI_Iprobe / PMPI_Test*) against a deadline, so a rank that never arrives,
 // died, or is far late costs at most SCALEA_MPI_TIMEOUT per tree level, never a hang: the parent
 // gives up on that subtree (and says so to the child), the experiment is marked incomplete, and a
@@ -39,14 +40,20 @@ constexpr size_t kChunk = size_t(64) << 20;  // MPI counts are int: large blobs 
 
 enum RankFlags : uint32_t { kNoFinalize = 1 };
 
+// SCALEA_MPI_LAYOUT=auto writes containers when a node holds more ranks than this: with one rank
+// per node a container saves no file (docs/mpi.md, "Few files at scale").
+constexpr size_t kContainerRanksPerNode = 1;
+
 // ---- the records ranks exchange -----------------------------------------------------------------
 
 // A rank's contribution to the experiment, as it travels up the tree in phase 3.
 struct Entry {
   int rank = 0;
+  int node = 0;  // the lowest rank of its node (the few-files layout groups the ranks by node)
   uint32_t flags = 0;
   uint64_t rss_growth_kb = 0;  // growth of the rank's peak RSS during the unification
   std::vector<char> bytes;
+  uint32_t crc32 = 0;  // of `bytes`, for a container's index: computed by the rank, not the root
   // The rank's throttled call paths (at most kThrottledListed) and how many it had.
   uint64_t throttled_count = 0;
   std::vector<ThrottledPath> throttled;
@@ -72,9 +79,9 @@ void fields(C& c, P& t) {
 }
 template <class C, class P, If<P, Entry> = 0>
 void fields(C& c, P& e) {
-  c.items(e.rank, e.flags, e.rss_growth_kb, e.bytes, e.throttled_count, e.throttled,
-          e.affinity.rank, e.affinity.host, e.affinity.cpus_online, e.affinity.process_cpus,
-          e.affinity.threads);
+  c.items(e.rank, e.node, e.flags, e.rss_growth_kb, e.bytes, e.crc32, e.throttled_count,
+          e.throttled, e.affinity.rank, e.affinity.host, e.affinity.cpus_online,
+          e.affinity.process_cpus, e.affinity.threads);
 }
 
 // Numbers as their bytes; strings with a 32-bit length; blobs (std::vector<char>, of any size)
@@ -376,6 +383,42 @@ void publish_self(Recorder& rec, const char* why, const std::string& dir, const 
 }
 
 
+// The ranks of each node, in rank order (entries are sorted by rank); nodes in the order of their
+// first ranks.
+std::vector<std::vector<Entry*>> ranks_by_node(std::vector<Entry>& entries) {
+  std::vector<std::vector<Entry*>> nodes;
+  std::unordered_map<int, size_t> slot;  // node -> index in nodes
+  for (Entry& e : entries) {
+    auto [it, fresh] = slot.emplace(e.node, nodes.size());
+    if (fresh) nodes.emplace_back();
+    nodes[it->second].push_back(&e);
+  }
+  return nodes;
+}
+
+// Containers (one per node) rather than rank files, as SCALEA_MPI_LAYOUT says.
+bool use_containers(const std::vector<std::vector<Entry*>>& nodes) {
+  using Layout = LayerState::Layout;
+  if (g_layer.layout != Layout::Auto) return g_layer.layout == Layout::Nodes;
+  for (const auto& node : nodes)
+    if (node.size() > kContainerRanksPerNode) return true;
+  return false;
+}
+
+// The experiment's data files: one per rank, or one container per node (docs/mpi.md).
+void add_data_files(std::vector<Entry>& entries, Files& files) {
+  std::vector<std::vector<Entry*>> nodes = ranks_by_node(entries);
+  if (!use_containers(nodes)) {
+    for (Entry& e : entries) files.emplace_back(rank_file_name(e.rank), std::move(e.bytes));
+    return;
+  }
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    std::vector<format::ContainerPart> parts;
+    for (Entry* e : nodes[n]) parts.push_back({e->rank, e->crc32, std::move(e->bytes)});
+    files.emplace_back(format::container_file_name(int(n)), format::encode_container(parts));
+  }
+}
+
 // Experiment from a set of rank files and the unified definitions (root, or a cut-off subtree).
 bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
                    const std::vector<PortableRegion>& unified, std::vector<Entry>& entries,
@@ -404,7 +447,7 @@ bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
     notes.push_back("rank(s) " + ranks_text(no_finalize) + " left without calling MPI_Finalize");
   Files files;
   files.emplace_back("definitions.sdrg", encode_definitions(unified, -1));
-  for (Entry& e : entries) files.emplace_back(rank_file_name(e.rank), std::move(e.bytes));
+  add_data_files(entries, files);
   MetaExtras ex;
   // The other ranks' throttled call paths (this rank's own are added by encode_meta), as many
   // as the list takes; the count covers them all.
@@ -580,9 +623,11 @@ class Unification {
   Entry my_entry() {
     Entry mine;
     mine.rank = L_.rank;
+    mine.node = L_.node_first;
     mine.flags = L_.in_finalize ? 0 : kNoFinalize;
     WriteSummary summary;
     mine.bytes = encode_threads(rec_, remap_, L_.rank, summary);
+    mine.crc32 = format::crc32_update(0, mine.bytes.data(), mine.bytes.size());
     mine.rss_growth_kb = uint64_t(std::max(0L, peak_rss_kb() - rss0_));
     size_t count = 0;
     mine.throttled = throttled_paths(rec_, kThrottledListed, count);

@@ -135,7 +135,8 @@ std::string encode_meta(const Experiment& e, const std::vector<std::string>& fil
   return m.dump(2) + "\n";
 }
 
-void write_experiment(const Experiment& e, const std::string& dir, bool shared_definitions) {
+void write_experiment(const Experiment& e, const std::string& dir, bool shared_definitions,
+                      int ranks_per_node) {
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
     throw std::runtime_error(dir + ": cannot create (" + std::strerror(errno) + ")");
   auto write = [&](const std::string& name, const char* data, size_t size) {
@@ -152,13 +153,26 @@ void write_experiment(const Experiment& e, const std::string& dir, bool shared_d
     auto bytes = encode_rank_file(e, -1, EncodeOptions{true, false});
     write(defs, bytes.data(), bytes.size());
   }
+  std::vector<fmt::ContainerPart> node;  // the ranks of the container to write
+  auto write_container = [&] {
+    files.push_back(fmt::container_file_name(int(files.size())));
+    auto bytes = fmt::encode_container(node);
+    write(files.back(), bytes.data(), bytes.size());
+    node.clear();
+  };
   for (int32_t r : ranks) {
+    auto bytes = encode_rank_file(e, r, EncodeOptions{!shared_definitions, true});
+    if (ranks_per_node > 0) {
+      node.push_back({r, payload_crc32(bytes.data(), bytes.size()), std::move(bytes)});
+      if (node.size() == size_t(ranks_per_node)) write_container();
+      continue;
+    }
     char name[32];
     std::snprintf(name, sizeof name, "rank-%06d.sdrg", r < 0 ? 0 : r);
-    auto bytes = encode_rank_file(e, r, EncodeOptions{!shared_definitions, true});
     write(name, bytes.data(), bytes.size());
     files.push_back(name);
   }
+  if (!node.empty()) write_container();
   std::string meta = encode_meta(e, files, defs);
   write(fmt::kMetaFile, meta.data(), meta.size());
 }

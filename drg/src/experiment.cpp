@@ -1,6 +1,9 @@
 #include "scalea/drg/experiment.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstring>
@@ -12,10 +15,12 @@
 #include <unordered_set>
 #include <atomic>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <algorithm>
 
+#include "container.hpp"
 #include "scalea/drg/flat_map.hpp"
 #include "scalea/drg/symbols.hpp"
 
@@ -133,10 +138,53 @@ void read_file_into(const std::string& path, std::vector<char>& bytes) {
   if (size > 0 && !in.read(bytes.data(), size)) throw LoadError(path + ": cannot read");
 }
 
-// How the loader gets a file's bytes: from the disk into a reused buffer, or from a FileReader.
-using ReadInto = std::function<void(const std::string& path, std::vector<char>& bytes)>;
+// Bytes [offset, offset + length) of a file into `bytes` (fewer at the file's end).
+void read_part_into(const std::string& path, uint64_t offset, uint64_t length, std::vector<char>& bytes) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw LoadError(path + ": cannot open (" + std::strerror(errno) + ")");
+  bytes.resize(size_t(length));
+  size_t got = 0;
+  while (got < length) {
+    ssize_t n = pread(fd, bytes.data() + got, size_t(length - got), off_t(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      throw LoadError(path + ": cannot read (" + std::strerror(err) + ")");
+    }
+    if (n == 0) break;
+    got += size_t(n);
+  }
+  close(fd);
+  bytes.resize(got);
+}
 
-Experiment load(const std::string& dir, const LoadOptions& options, const ReadInto& read_into);
+uint64_t file_size(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) throw LoadError(path + ": cannot open (" + std::strerror(errno) + ")");
+  return uint64_t(st.st_size);
+}
+
+std::vector<std::string> directory_names(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) names.emplace_back(e->d_name);
+    closedir(d);
+  }
+  return names;
+}
+
+// How the loader gets bytes: from the disk, reusing the caller's buffer, or from a FileReader.
+struct FileAccess {
+  std::function<void(const std::string& path, std::vector<char>& bytes)> whole;
+  // A part of a file (a rank file in a container): as read_part_into.
+  std::function<void(const std::string& path, uint64_t offset, uint64_t length, std::vector<char>& bytes)> part;
+  std::function<uint64_t(const std::string& path)> size;
+  // The names in a directory; unset when files come from memory.
+  std::function<std::vector<std::string>(const std::string& dir)> list;
+};
+
+Experiment load(const std::string& dir, const LoadOptions& options, const FileAccess& access);
 
 // A file name from meta.json: a plain name inside the experiment directory.
 bool plain_file_name(const std::string& name) {
@@ -725,12 +773,40 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0) throw LoadError(dir + ": no such experiment (" + std::strerror(errno) + ")");
   if (!S_ISDIR(st.st_mode)) throw LoadError(dir + ": not an experiment directory");
-  return load(dir, options, read_file_into);
+  return load(dir, options, FileAccess{read_file_into, read_part_into, file_size, directory_names});
 }
 
 Experiment load_experiment(const std::string& dir, const LoadOptions& options,
                            const FileReader& read) {
-  return load(dir, options, [&](const std::string& path, std::vector<char>& bytes) { bytes = read(path); });
+  // A container is asked for its size and then part by part: the reader gives it once, and the
+  // parts come from that copy (readers may serve files in request order, as the fuzzer's does).
+  struct {
+    std::mutex lock;
+    std::string path;
+    std::vector<char> bytes;
+  } container;
+  auto with_container = [&](const std::string& path, const std::function<void(const std::vector<char>&)>& use) {
+    std::lock_guard<std::mutex> hold(container.lock);
+    if (container.path != path) {
+      container.bytes = read(path);
+      container.path = path;
+    }
+    use(container.bytes);
+  };
+  FileAccess access;
+  access.whole = [&](const std::string& path, std::vector<char>& bytes) { bytes = read(path); };
+  access.part = [&](const std::string& path, uint64_t offset, uint64_t length, std::vector<char>& bytes) {
+    with_container(path, [&](const std::vector<char>& all) {
+      uint64_t from = std::min<uint64_t>(offset, all.size()), to = std::min<uint64_t>(offset + length, all.size());
+      bytes.assign(all.begin() + std::ptrdiff_t(from), all.begin() + std::ptrdiff_t(to));
+    });
+  };
+  access.size = [&](const std::string& path) {
+    uint64_t size = 0;
+    with_container(path, [&](const std::vector<char>& all) { size = all.size(); });
+    return size;
+  };
+  return load(dir, options, access);
 }
 
 namespace {
@@ -1028,10 +1104,83 @@ static void root_counters(Experiment& e) {
   }
 }
 
-Experiment load(const std::string& dir, const LoadOptions& options, const ReadInto& read_into) {
+// One rank file to parse: a file of its own, or a part of a container (`in_container`).
+struct Piece {
+  std::string name;  // for messages: the path, and "[rank N]" in a container
+  std::string path;
+  std::optional<fmt::ContainerEntry> in_container;
+};
+
+void read_piece(const FileAccess& access, const Piece& piece, std::vector<char>& bytes) {
+  if (!piece.in_container) return access.whole(piece.path, bytes);
+  const fmt::ContainerEntry& e = *piece.in_container;
+  access.part(piece.path, e.offset, e.length, bytes);
+  check_contained(piece.name, e, bytes);
+}
+
+// The rank files of the container `path`, from its index.
+void add_container_pieces(const FileAccess& access, const std::string& path, std::vector<Piece>& pieces) {
+  const uint64_t size = access.size(path);
+  std::vector<char> head;
+  access.part(path, 0, sizeof(fmt::ContainerHeader), head);
+  access.part(path, 0, container_head_size(path, head), head);
+  for (const fmt::ContainerEntry& e : read_container_index(path, head, size))
+    pieces.push_back(Piece{path + " [rank " + std::to_string(e.rank) + "]", path, e});
+}
+
+// "rank-000001.sdrg" beside "node-000000.sdrc": the one layout must be the experiment's only.
+void check_one_layout(const FileAccess& access, const std::string& dir, const std::string& meta_path,
+                      const std::vector<std::string>& names) {
+  size_t containers = size_t(std::count_if(names.begin(), names.end(), is_container_name));
+  if (containers == 0 && !access.list) return;
+  if (containers > 0 && containers < names.size())
+    throw LoadError(meta_path + ": mixed layouts: lists rank files and containers (docs/experiment-format.md)");
+  if (!access.list) return;
+  for (const std::string& n : access.list(dir)) {
+    bool rank_file = n.rfind("rank-", 0) == 0 && n.size() > 5 && n.compare(n.size() - 5, 5, ".sdrg") == 0;
+    if (containers > 0 ? rank_file : is_container_name(n))
+      throw LoadError(dir + ": mixed layouts: holds " + n + " beside the " +
+                      (containers > 0 ? "containers" : "rank files") + " meta.json lists");
+  }
+}
+
+// A rank the run wrote (meta.json mpi.ranks_written) that no container holds: a container lost it.
+void check_ranks_written(const std::string& dir, const nlohmann::json& meta, const std::vector<Piece>& pieces) {
+  auto mpi = meta.find("mpi");
+  if (mpi == meta.end() || !mpi->is_object() || !mpi->contains("ranks_written") ||
+      !(*mpi)["ranks_written"].is_array())
+    return;
+  std::unordered_set<int64_t> held;
+  for (const Piece& p : pieces) held.insert(p.in_container->rank);
+  std::string lost;
+  size_t count = 0;
+  for (const auto& r : (*mpi)["ranks_written"])
+    if (r.is_number_integer() && !held.count(r.get<int64_t>()) && ++count <= 32)
+      lost += (lost.empty() ? "" : ", ") + std::to_string(r.get<int64_t>());
+  if (count > 32) lost += ", ... (" + std::to_string(count) + " in all)";
+  if (count)
+    throw LoadError(dir + ": rank(s) " + lost +
+                    " written by the run (meta.json mpi.ranks_written) are in no container");
+}
+
+// The rank files meta.json lists: the files themselves, or the ranks of its containers.
+std::vector<Piece> data_pieces(const FileAccess& access, const std::string& dir, const std::string& meta_path,
+                               const nlohmann::json& meta, const std::vector<std::string>& names) {
+  check_one_layout(access, dir, meta_path, names);
+  std::vector<Piece> pieces;
+  for (const std::string& name : names) {
+    std::string path = dir + "/" + name;
+    if (is_container_name(name)) add_container_pieces(access, path, pieces);
+    else pieces.push_back(Piece{path, path, std::nullopt});
+  }
+  if (!names.empty() && is_container_name(names[0])) check_ranks_written(dir, meta, pieces);
+  return pieces;
+}
+
+Experiment load(const std::string& dir, const LoadOptions& options, const FileAccess& access) {
   std::vector<char> bytes;  // the serial path's buffer
   auto read = [&](const std::string& path) -> const std::vector<char>& {
-    read_into(path, bytes);
+    access.whole(path, bytes);
     return bytes;
   };
   Experiment e;
@@ -1049,12 +1198,13 @@ Experiment load(const std::string& dir, const LoadOptions& options, const ReadIn
     if (!e.threads.empty()) throw LoadError(path + ": a definitions file holds no threads");
     names.insert(name);
   }
-  std::vector<std::string> paths;
+  std::vector<std::string> listed;
   for (const auto& f : e.meta["files"]) {
     std::string name = f.get<std::string>();
     if (!names.insert(name).second) throw LoadError(meta_path + ": file " + name + " listed twice");
-    paths.push_back(dir + "/" + name);
+    listed.push_back(name);
   }
+  const std::vector<Piece> pieces = data_pieces(access, dir, meta_path, e.meta, listed);
   std::unordered_set<int32_t> ranks_seen;
   auto check_rank = [&](const std::string& path, size_t before) {
     if (e.threads.size() == before) return;
@@ -1065,24 +1215,25 @@ Experiment load(const std::string& dir, const LoadOptions& options, const ReadIn
     if (!ranks_seen.insert(rank).second)
       throw LoadError(path + ": rank " + std::to_string(rank) + " appears in two files");
   };
-  auto parse_into_e = [&](const std::string& path) {
+  auto parse_into_e = [&](const Piece& piece) {
     size_t before = e.threads.size();
-    parse_rank_file(path, read(path), e, options, shared.present ? &shared : nullptr);
-    check_rank(path, before);
+    read_piece(access, piece, bytes);
+    parse_rank_file(piece.name, bytes, e, options, shared.present ? &shared : nullptr);
+    check_rank(piece.name, before);
   };
   unsigned workers = options.threads ? options.threads : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
-  if (!shared.present || workers <= 1 || paths.size() < 4) {
-    for (const std::string& path : paths) parse_into_e(path);
+  if (!shared.present || workers <= 1 || pieces.size() < 4) {
+    for (const Piece& piece : pieces) parse_into_e(piece);
   } else {
     // Threads-only rank files (the MPI layout) parse independently: each worker fills its own
     // Experiment, seeded with the unified definitions; results are merged in file order, so the
     // outcome (and the first error reported) is the serial one.
-    std::vector<std::optional<Experiment>> parts(paths.size());
-    std::vector<std::exception_ptr> errors(paths.size());
+    std::vector<std::optional<Experiment>> parts(pieces.size());
+    std::vector<std::exception_ptr> errors(pieces.size());
     std::atomic<size_t> next{0};
     auto work = [&] {
       std::vector<char> buffer;  // this worker's
-      for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
+      for (size_t i; (i = next.fetch_add(1)) < pieces.size();) {
         try {
           Experiment p;
           p.metrics = e.metrics;
@@ -1090,8 +1241,8 @@ Experiment load(const std::string& dir, const LoadOptions& options, const ReadIn
           p.metric_type = e.metric_type;
           p.metrics_defined = e.metrics_defined;
           p.regions = e.regions;
-          read_into(paths[i], buffer);
-          parse_rank_file(paths[i], buffer, p, options, &shared);
+          read_piece(access, pieces[i], buffer);
+          parse_rank_file(pieces[i].name, buffer, p, options, &shared);
           parts[i] = std::move(p);
         } catch (...) {
           errors[i] = std::current_exception();
@@ -1099,20 +1250,20 @@ Experiment load(const std::string& dir, const LoadOptions& options, const ReadIn
       }
     };
     std::vector<std::thread> pool;
-    for (unsigned w = 1; w < std::min<size_t>(workers, paths.size()); ++w) pool.emplace_back(work);
+    for (unsigned w = 1; w < std::min<size_t>(workers, pieces.size()); ++w) pool.emplace_back(work);
     work();
     for (std::thread& t : pool) t.join();
-    for (size_t i = 0; i < paths.size(); ++i) {
+    for (size_t i = 0; i < pieces.size(); ++i) {
       if (errors[i]) std::rethrow_exception(errors[i]);
       Experiment& p = *parts[i];
       if (p.regions.size() != e.regions.size()) {  // the file brought its own regions: redo serially
-        parse_into_e(paths[i]);
+        parse_into_e(pieces[i]);
         continue;
       }
       size_t before = e.threads.size();
       for (ThreadTree& t : p.threads) e.threads.push_back(std::move(t));
       parts[i].reset();
-      check_rank(paths[i], before);
+      check_rank(pieces[i].name, before);
     }
   }
   if (e.threads.empty()) throw LoadError(dir + ": the experiment holds no threads");

@@ -118,6 +118,33 @@ PY
     cp -r "$good" "$tmp/flipped"
     printf '\xff\xff\xff\xff' | dd of="$tmp/flipped/$rank" bs=1 seek=$((size / 2)) conv=notrunc 2> /dev/null
     readers "$tmp/flipped"
+    # The few-files layout: the rank file in a container (as the MPI layer writes it), then that
+    # container missing, cut inside the rank file, cut inside its index, and beside a rank file.
+    cp -r "$good" "$tmp/container"
+    python3 - "$tmp/container" "$rank" <<'PY'
+import json, os, struct, sys, zlib
+d, rank_file = sys.argv[1], sys.argv[2]
+data = open(os.path.join(d, rank_file), "rb").read()
+data = data[:32] + struct.pack("<i", 0) + data[36:]  # FileHeader.rank: rank 0 of an MPI job
+index = struct.pack("<iIQQ", 0, zlib.crc32(data), 32 + 24, len(data))
+head = b"SCALEACN" + struct.pack("<IIIIQ", 1, 32, 1, zlib.crc32(index), 32 + 24 + len(data))
+open(os.path.join(d, "node-000000.sdrc"), "wb").write(head + index + data)
+os.remove(os.path.join(d, rank_file))
+meta = json.load(open(os.path.join(d, "meta.json")))
+meta["files"] = ["node-000000.sdrc"]
+json.dump(meta, open(os.path.join(d, "meta.json"), "w"))
+PY
+    timeout -s KILL "$T" "$scalea" report "$tmp/container" > /dev/null 2> "$tmp/err" \
+      || fail "scalea report on a good container: $(cat "$tmp/err")"
+    csize=$(stat -c %s "$tmp/container/node-000000.sdrc")
+    cp -r "$tmp/container" "$tmp/container-missing"; rm "$tmp/container-missing/node-000000.sdrc"
+    readers "$tmp/container-missing"
+    for cut in $((csize - 1)) 60 40 0; do
+      cp -r "$tmp/container" "$tmp/container-cut$cut"
+      truncate -s $cut "$tmp/container-cut$cut/node-000000.sdrc"; readers "$tmp/container-cut$cut"
+    done
+    cp -r "$tmp/container" "$tmp/container-mixed"; cp "$good/$rank" "$tmp/container-mixed/"
+    readers "$tmp/container-mixed"
     # Every file of the loader corpus as an experiment: .sdrg as the rank file (beside the good
     # meta.json), .json as meta.json (beside the good rank file), .fuzz (the fuzz harness layout:
     # a mode byte, then meta.json and the files it names, separated by "\n@@\n") split into files.

@@ -1,7 +1,9 @@
 // Writes the hand-made bad inputs of tests/drg/corpus (every one must give a LoadError) and, with
 // --seeds DIR, valid inputs in the fuzz harness layout to start a fuzzing campaign from.
 //   make_corpus CORPUS_DIR [--seeds SEED_DIR]
+#include <cstddef>
 #include <cstring>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -76,6 +78,23 @@ std::string join(const std::vector<std::string>& parts) {
 }
 std::string str(const std::vector<char>& b) { return std::string(b.begin(), b.end()); }
 
+// Ranks 0 and 1 of an MPI run in the few-files layout: meta.json, the definitions, one container
+// of both ranks (as fuzz-harness parts); `patch` may change the container's bytes.
+std::string mpi_in_container(const std::function<void(std::string&)>& patch = nullptr,
+                             const std::vector<std::string>& files = {"node-000000.sdrc"}) {
+  test::Builder r0 = sample(0), r1 = sample(1, 1);
+  for (auto& t : r1.e.threads) r0.e.threads.push_back(t);
+  std::vector<fmt::ContainerPart> parts;
+  for (int32_t rank : {0, 1}) {
+    std::vector<char> b = encode_rank_file(r0.e, rank, {false, true});
+    parts.push_back({rank, payload_crc32(b.data(), b.size()), std::move(b)});
+  }
+  std::string container = str(fmt::encode_container(parts));
+  if (patch) patch(container);
+  return join({encode_meta(r0.e, files, "definitions.sdrg"), str(encode_rank_file(r0.e, -1, {true, false})),
+               container});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,6 +113,7 @@ int main(int argc, char** argv) {
     test::Builder r0 = sample(0), r1 = sample(1, 1);
     for (auto& t : r1.e.threads) r0.e.threads.push_back(t);
     std::string meta2 = encode_meta(r0.e, {"rank-000000.sdrg", "rank-000001.sdrg"}, "definitions.sdrg");
+    write("seed-containers", "\x03" + mpi_in_container());
     write("seed-mpi", "\x07" + join({meta2, str(encode_rank_file(r0.e, -1, {true, false})),
                                      str(encode_rank_file(r0.e, 0, {false, true})),
                                      str(encode_rank_file(r0.e, 1, {false, true}))}));
@@ -286,6 +306,24 @@ int main(int argc, char** argv) {
     write("definitions-with-threads.fuzz", "\x03" + join({m, str(good), str(good)}));
     write("threads-only-no-definitions.fuzz",
           "\x03" + join({meta1, str(encode_rank_file(sample().e, -1, {false, true}))}));
+  }
+  // ---- the few-files layout (mode 3): a container cut, damaged, lying about a rank; two layouts ----
+  {
+    constexpr size_t kIndex = sizeof(fmt::ContainerHeader);
+    write("container-truncated.fuzz", "\x03" + mpi_in_container([](std::string& c) { c.resize(c.size() - 10); }));
+    write("container-index-cut.fuzz", "\x03" + mpi_in_container([](std::string& c) { c.resize(kIndex + 8); }));
+    write("container-index-damaged.fuzz", "\x03" + mpi_in_container([](std::string& c) { c[kIndex + 9] ^= 1; }));
+    write("container-rank-file-damaged.fuzz", "\x03" + mpi_in_container([](std::string& c) { c[c.size() - 9] ^= 1; }));
+    write("container-bad-magic.fuzz", "\x03" + mpi_in_container([](std::string& c) { c[0] = 'X'; }));
+    write("container-rank-mismatch.fuzz", "\x03" + mpi_in_container([](std::string& c) {
+            fmt::ContainerEntry e;
+            std::memcpy(&e, &c[kIndex], sizeof e);
+            e.rank = 7;  // the index says rank 7, the file holds rank 0
+            std::memcpy(&c[kIndex], &e, sizeof e);
+            uint32_t crc = fmt::crc32_update(0, &c[kIndex], 2 * sizeof e);
+            std::memcpy(&c[offsetof(fmt::ContainerHeader, index_crc32)], &crc, sizeof crc);
+          }));
+    write("mixed-layouts.fuzz", "\x03" + mpi_in_container(nullptr, {"node-000000.sdrc", "rank-000001.sdrg"}));
   }
   std::cout << "corpus written to " << out_dir << "\n";
   return 0;

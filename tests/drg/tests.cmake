@@ -5,6 +5,7 @@ set(_drg_tests ${CMAKE_CURRENT_LIST_DIR})
 add_executable(scalea_drg_test
   ${_drg_tests}/drg_graph_test.cpp
   ${_drg_tests}/drg_loader_test.cpp
+  ${_drg_tests}/container_test.cpp
   ${_drg_tests}/flat_map_test.cpp
   ${_drg_tests}/crc_test.cpp
   ${_drg_tests}/meta_test.cpp)

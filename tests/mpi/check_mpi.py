@@ -4,12 +4,13 @@ experiment (mpi_dump) and assert structure, bytes and planted times. Registered 
 
 usage: check_mpi.py --bin DIR --lib DIR --mpirun PATH --workdir DIR SCENARIO --np N [--preload]
 scenarios: planted unify hybrid multiple fortran fortran_f08 abort nofinalize late throttle sites
-           self hooks
+           self hooks containers
 """
 import argparse
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -198,6 +199,56 @@ def unify(a):
     d = planted(a, "unify", scale=0.2)
     u = d["meta"]["mpi"]["unification"]
     check(u["tree"] == "binomial" and u["regions"] >= 15, f"unification {u}")
+
+
+def unpack_containers(d):
+    """Turns the few-files experiment D into the per-rank layout in place: each rank file of each
+    container (its bytes unchanged) becomes rank-NNNNNN.sdrg, and meta.json lists those."""
+    meta_path = os.path.join(d, "meta.json")
+    with open(meta_path) as f:
+        meta = json.load(f)
+    names = []
+    for c in meta["files"]:
+        with open(os.path.join(d, c), "rb") as f:
+            data = f.read()
+        count = struct.unpack_from("<I", data, 16)[0]  # ContainerHeader: magic, version, size, count
+        for i in range(count):
+            rank, _crc, offset, length = struct.unpack_from("<iIQQ", data, 32 + 24 * i)
+            names.append(f"rank-{rank:06d}.sdrg")
+            with open(os.path.join(d, names[-1]), "wb") as f:
+                f.write(data[offset:offset + length])
+        os.remove(os.path.join(d, c))
+    meta["files"] = sorted(names)
+    with open(meta_path, "w") as f:
+        json.dump(meta, f, indent=2)
+
+
+def report_text(run):
+    p = subprocess.run([os.path.join(run.a.bin, "scalea"), "report", run.dir], capture_output=True,
+                       text=True)
+    check(p.returncode == 0, f"scalea report failed: {p.stderr.strip()}")
+    return p.stdout
+
+
+def containers(a):
+    """The few-files layout: at most 2 data files per node plus the definitions, read back by
+    `scalea report` exactly as the same data in one file per rank."""
+    run = Run(a, "containers")
+    run.run("mpi_planted", ["0.02"], env={"SCALEA_MPI_LAYOUT": "nodes"}, timeout=240)
+    check(run.rc == 0, f"mpi_planted exit status {run.rc}")
+    names = sorted(os.listdir(run.dir))
+    data = [n for n in names if n not in ("meta.json", "definitions.sdrg")]
+    check(data and all(n.endswith(".sdrc") for n in data), f"data files {data[:5]}")
+    check(len(data) <= 2, f"{len(data)} data files on one node (at most 2)")
+    d = run.load()
+    common(d, a.np)
+    print(f"unification: {d['meta']['mpi']['unification']}")
+    few = report_text(run)
+    unpack_containers(run.dir)
+    check(all(n.endswith(".sdrg") or n == "meta.json" for n in os.listdir(run.dir)),
+          "unpacked: rank files only")
+    check(report_text(run) == few, "the report of the rank files differs from the containers'")
+    check(len(few.splitlines()) > 10, "a report")
 
 
 def hybrid(a, multiple=False):
@@ -454,7 +505,8 @@ def main():
           "multiple": lambda a: hybrid(a, multiple=True),
           "fortran_f08": lambda a: fortran(a, "mpi_fortran_f08"),
           "abort": abort, "nofinalize": nofinalize, "late": late, "throttle": throttle,
-          "sites": sites, "self": self_partner, "hooks": hooks}[a.scenario]
+          "sites": sites, "self": self_partner, "hooks": hooks,
+          "containers": containers}[a.scenario]
     fn(a)
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")

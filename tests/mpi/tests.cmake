@@ -1,5 +1,5 @@
 # MPI integration tests (tests/mpi): real mpirun, oversubscribed, at 1, 2 and 4 ranks (and 8 for a
-# deeper unification tree). check_mpi.py runs the program under the tool, loads the experiment
+# deeper unification tree, 64 for the few-files layout). check_mpi.py runs the program under the tool, loads the experiment
 # with mpi_dump and asserts structure, bytes and planted times. See docs/mpi.md.
 find_package(MPI COMPONENTS C)
 find_package(Python3 COMPONENTS Interpreter)
@@ -46,3 +46,6 @@ scalea_mpi_test(sites.np2 sites --np 2)
 scalea_mpi_test(self.np1 self --np 1)
 scalea_mpi_test(self.np2 self --np 2)
 scalea_mpi_test(hooks.np2 hooks --np 2)
+# 64 ranks oversubscribed on this machine's cores, one node: the few-files layout.
+scalea_mpi_test(containers.np64 containers --np 64)
+set_tests_properties(mpi.containers.np64 PROPERTIES TIMEOUT 300)

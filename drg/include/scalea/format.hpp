@@ -4,8 +4,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace scalea::format {
 
@@ -85,6 +88,32 @@ static_assert(sizeof(RegionRecord) == 32, "RegionRecord is 32 bytes on disk");
 static_assert(sizeof(MetricRecord) == 8, "MetricRecord is 8 bytes on disk");
 static_assert(sizeof(ThreadRecord) == 24, "ThreadRecord is 24 bytes on disk");
 static_assert(sizeof(NodeRecord) == 8, "NodeRecord is 8 bytes on disk");
+
+// The few-files layout (docs/experiment-format.md, "Containers"): the rank files of one node in
+// one file, NAME.sdrc: a ContainerHeader, the index (`count` ContainerEntry records, by rank),
+// then the rank files unchanged, each at the offset its entry gives. The index says which ranks
+// the file holds, so a reader names the ranks a truncated or damaged container loses.
+inline constexpr char kContainerMagic[8] = {'S', 'C', 'A', 'L', 'E', 'A', 'C', 'N'};
+inline constexpr uint32_t kContainerVersion = 1;
+inline constexpr std::string_view kContainerSuffix = ".sdrc";
+#pragma pack(push, 1)
+struct ContainerHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_size;  // sizeof(ContainerHeader)
+  uint32_t count;        // index entries
+  uint32_t index_crc32;  // CRC-32 (IEEE) of the index
+  uint64_t file_size;    // the whole container, header included
+};
+struct ContainerEntry {
+  int32_t rank;
+  uint32_t crc32;   // CRC-32 (IEEE) of the rank file's bytes
+  uint64_t offset;  // of the rank file, from the start of the container
+  uint64_t length;  // of the rank file
+};
+#pragma pack(pop)
+static_assert(sizeof(ContainerHeader) == 32, "ContainerHeader is 32 bytes on disk");
+static_assert(sizeof(ContainerEntry) == 24, "ContainerEntry is 24 bytes on disk");
 
 enum ThreadFlags : uint32_t { kThreadInitial = 1, kThreadEnded = 2, kThreadMpiCalls = 4 };
 
@@ -354,6 +383,50 @@ inline uint32_t crc32_update(uint32_t crc, const void* data, size_t len) {
   crc = ~crc;
   for (size_t i = 0; i < len; ++i) crc = table.v[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
   return ~crc;
+}
+
+// The container of the node numbered `node` (0, 1, ... in the order of the nodes' first ranks).
+inline std::string container_file_name(int node) {
+  std::string digits = std::to_string(node);
+  return "node-" + std::string(digits.size() < 6 ? 6 - digits.size() : 0, '0') + digits +
+         std::string(kContainerSuffix);
+}
+
+// One rank file for a container: its rank, bytes and their CRC-32 (crc32_update(0, bytes) or a
+// faster equal one; the rank that encoded the file can compute it).
+struct ContainerPart {
+  int32_t rank = 0;
+  uint32_t crc32 = 0;
+  std::vector<char> bytes;
+};
+
+// A container (the few-files layout) of `parts`, in that order. Each part's bytes are freed once
+// copied in, so they and the container are not both whole in memory.
+inline std::vector<char> encode_container(std::vector<ContainerPart>& parts) {
+  std::vector<ContainerEntry> index(parts.size());
+  uint64_t at = sizeof(ContainerHeader) + index.size() * sizeof(ContainerEntry);
+  for (size_t i = 0; i < index.size(); ++i) {
+    index[i] = ContainerEntry{parts[i].rank, parts[i].crc32, at, parts[i].bytes.size()};
+    at += parts[i].bytes.size();
+  }
+  ContainerHeader h{};
+  std::memcpy(h.magic, kContainerMagic, sizeof h.magic);
+  h.version = kContainerVersion;
+  h.header_size = sizeof h;
+  h.count = uint32_t(index.size());
+  h.index_crc32 = crc32_update(0, index.data(), index.size() * sizeof(ContainerEntry));
+  h.file_size = at;
+  std::vector<char> out;
+  out.reserve(at);
+  const char* head = reinterpret_cast<const char*>(&h);
+  out.insert(out.end(), head, head + sizeof h);
+  const char* entries = reinterpret_cast<const char*>(index.data());
+  out.insert(out.end(), entries, entries + index.size() * sizeof(ContainerEntry));
+  for (ContainerPart& part : parts) {
+    out.insert(out.end(), part.bytes.begin(), part.bytes.end());
+    std::vector<char>().swap(part.bytes);
+  }
+  return out;
 }
 
 }  // namespace scalea::format

@@ -28,7 +28,10 @@ std::string encode_meta(const Experiment& e, const std::vector<std::string>& fil
                         const std::string& definitions = "");
 
 // Writes the whole experiment into `dir` (created): one file per rank, plus a shared definitions
-// file when `shared_definitions` (the MPI layout). Throws std::runtime_error on I/O failure.
-void write_experiment(const Experiment& e, const std::string& dir, bool shared_definitions = false);
+// file when `shared_definitions` (the MPI layout); with `ranks_per_node` > 0 (and shared
+// definitions), containers of that many ranks each instead of rank files (the few-files layout).
+// Throws std::runtime_error on I/O failure.
+void write_experiment(const Experiment& e, const std::string& dir, bool shared_definitions = false,
+                      int ranks_per_node = 0);
 
 }  // namespace scalea::drg
