@@ -49,6 +49,11 @@ MergedTree::MergedTree(const Experiment& e) : e_(&e) {
     for (uint32_t n = 0; n < map_[ti].size(); ++n) nodes_[map_[ti][n]].members.push_back({ti, n});
 }
 
+void MergedTree::for_each_batch(const std::function<void(const ThreadBatch&)>& visit) const {
+  // In memory, the whole run is one batch.
+  if (!map_.empty()) visit({0, e_->threads.data(), map_.data(), uint32_t(map_.size())});
+}
+
 double MergedTree::sum(uint32_t node, int metric) const {
   double s = 0;
   for (const Member& m : nodes_[node].members) s += e_->value(e_->threads[m.thread], m.node, metric);

@@ -4,6 +4,7 @@
 // available for imbalance analysis without being copied.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,16 @@ std::string call_path(uint32_t node, uint32_t depth, uint32_t root, Parent&& par
   return out;
 }
 
+// A run's threads with their maps onto the merged tree, one batch at a time: the unit the
+// analyses stream over, so that they never need more of a run in memory than one batch. Every
+// thread of a rank is in the same batch, and batches come in the order of Experiment::threads.
+struct ThreadBatch {
+  uint32_t first = 0;                       // index of the batch's first thread in the run
+  const ThreadTree* threads = nullptr;      // count threads
+  const std::vector<uint32_t>* merged = nullptr;  // per thread: node -> merged node
+  uint32_t count = 0;
+};
+
 class MergedTree {
  public:
   explicit MergedTree(const Experiment& e);
@@ -75,6 +86,12 @@ class MergedTree {
   // The merged node of every node of a thread (old -> new), so analyses can stream over each
   // thread's arrays in memory order instead of walking the member lists.
   const std::vector<uint32_t>& merged_of(uint32_t thread) const { return map_[thread]; }
+
+  // Every thread of the run, in batches (ThreadBatch), in order.
+  void for_each_batch(const std::function<void(const ThreadBatch&)>& visit) const;
+  // The threads of the run (its PEs), and how many of them hold each node.
+  size_t threads() const { return map_.size(); }
+  size_t holders(uint32_t node) const { return nodes_[node].members.size(); }
 
   double sum(uint32_t node, int metric) const;
   double max(uint32_t node, int metric) const;
