@@ -1241,8 +1241,6 @@ struct RankFiles::Impl {
   Experiment parsed;   // the definitions every file is parsed against: the regions before settling
   Experiment settled;  // the definitions after settling, no threads
   Settlement settlement;
-  size_t threads = 0;
-  int ranks = 1;
 
   // File i's threads as parsed, then rewritten by `s`.
   std::vector<ThreadTree> read(size_t i, const Settlement& s) const {
@@ -1271,15 +1269,21 @@ struct RankFiles::Impl {
     // Every file once, in order, as load_experiment reads them serially: the regions of files
     // with definitions of their own are unified in that order.
     RankCheck check(listing.declared_ranks);
+    std::vector<ThreadTree> headers;  // every thread without its nodes
     for (const std::string& path : paths) {
       read_into(path, bytes);
       parse_rank_file(path, bytes, parsed, options, shared.present ? &shared : nullptr);
       check(path, parsed.threads, 0);
-      threads += parsed.threads.size();
-      for (const ThreadTree& t : parsed.threads) ranks = std::max(ranks, t.rank + 1);
+      for (const ThreadTree& t : parsed.threads) {
+        headers.emplace_back();
+        headers.back().rank = t.rank;
+        headers.back().thread = t.thread;
+        headers.back().flags = t.flags;
+        headers.back().os_tid = t.os_tid;
+      }
       parsed.threads.clear();
     }
-    if (threads == 0) throw LoadError(dir + ": the experiment holds no threads");
+    if (headers.empty()) throw LoadError(dir + ": the experiment holds no threads");
     settled = parsed;
     // A step that observes the threads reads every file again, rewritten by the steps before it;
     // a step that rewrites them is recorded in the settlement and done when a file is read.
@@ -1290,6 +1294,7 @@ struct RankFiles::Impl {
     };
     auto recorded = [](const std::function<void(ThreadTree&)>&) {};
     settle_regions(settled, options, settlement, observe, recorded);
+    settled.threads = std::move(headers);
   }
 };
 
@@ -1316,7 +1321,5 @@ RankFiles::RankFiles(RankFiles&&) noexcept = default;
 const Experiment& RankFiles::definitions() const { return impl_->settled; }
 size_t RankFiles::files() const { return impl_->paths.size(); }
 std::vector<ThreadTree> RankFiles::threads(size_t i) const { return impl_->read(i, impl_->settlement); }
-size_t RankFiles::thread_count() const { return impl_->threads; }
-int RankFiles::ranks() const { return impl_->ranks; }
 
 }  // namespace scalea::drg

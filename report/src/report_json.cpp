@@ -24,9 +24,11 @@ std::set<uint32_t> throttled_nodes(const drg::Experiment& e, const drg::MergedTr
         x.value("node", nlohmann::json()).is_number_integer())
       keys.emplace(x.value("rank", nlohmann::json(-1)).is_number_integer() ? x["rank"].get<int64_t>() : -1,
                    x["thread"].get<int64_t>(), x["node"].get<int64_t>());
-  for (uint32_t n : t.preorder())
-    for (const drg::Member& m : t.node(n).members)
-      if (keys.count({e.threads[m.thread].rank, e.threads[m.thread].thread, m.node})) out.insert(n);
+  t.for_each_batch([&](const drg::ThreadBatch& b) {
+    for (uint32_t i = 0; i < b.count; ++i)
+      for (uint32_t n = 0; n < b.threads[i].size(); ++n)
+        if (keys.count({b.threads[i].rank, b.threads[i].thread, n})) out.insert(b.merged[i][n]);
+  });
   return out;
 }
 

@@ -30,8 +30,11 @@ inline std::string by_file_difference(const std::string& dir, const LoadOptions&
     return std::to_string(defs.regions.size()) + " regions, not " + std::to_string(whole.regions.size());
   for (size_t i = 0; i < defs.regions.size(); ++i)
     if (!same_region(defs.regions[i], whole.regions[i])) return "region " + std::to_string(i) + " differs";
-  if (files.thread_count() != whole.threads.size()) return "thread count differs";
-  if (files.ranks() != whole.ranks()) return "rank count differs";
+  if (defs.threads.size() != whole.threads.size()) return "thread count differs";
+  for (size_t i = 0; i < defs.threads.size(); ++i)
+    if (defs.threads[i].rank != whole.threads[i].rank || defs.threads[i].thread != whole.threads[i].thread ||
+        defs.threads[i].flags != whole.threads[i].flags || !defs.threads[i].parent.empty())
+      return "thread " + std::to_string(i) + "'s identity differs";
   size_t next = 0;
   for (size_t f = 0; f < files.files(); ++f)
     for (const ThreadTree& t : files.threads(f)) {

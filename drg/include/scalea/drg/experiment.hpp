@@ -130,14 +130,13 @@ class RankFiles {
   ~RankFiles();
   RankFiles(RankFiles&&) noexcept;
 
-  // The experiment without its threads: path, meta, settled regions, metrics.
+  // The experiment without the threads' trees: path, meta, settled regions, metrics, and every
+  // thread's identity (rank, thread, flags, os_tid) with no nodes, so that what counts threads
+  // and ranks sees the experiment's (a few bytes per thread, not per node).
   const Experiment& definitions() const;
   size_t files() const;
   // The threads of rank file i (in meta.json's order), as load_experiment holds them.
   std::vector<ThreadTree> threads(size_t i) const;
-  // Every file's threads: their number, and the experiment's ranks (Experiment::ranks()).
-  size_t thread_count() const;
-  int ranks() const;
 
  private:
   struct Impl;
