@@ -449,7 +449,7 @@ class RankFileParser {
       file_.fail("truncated or padded: payload is " + std::to_string(file_.left()) +
                  " bytes, header says " + std::to_string(header_.payload_size));
     const char* payload = bytes_.data() + sizeof(fmt::FileHeader);
-    if (payload_crc32(payload, file_.left()) != header_.payload_crc32)
+    if (options_.verify_checksums && payload_crc32(payload, file_.left()) != header_.payload_crc32)
       file_.fail("checksum mismatch (corrupt file)");
     if (header_.rank < -1 || header_.rank > kMaxRank)
       file_.fail("rank " + std::to_string(header_.rank) + " out of range");
@@ -1241,6 +1241,8 @@ struct RankFiles::Impl {
   Experiment parsed;   // the definitions every file is parsed against: the regions before settling
   Experiment settled;  // the definitions after settling, no threads
   Settlement settlement;
+  LoadOptions reread;  // `options` for the files once checked
+  mutable std::vector<char> buffer;  // reused: a file's bytes are not cleared for each read
 
   // File i's threads as parsed, then rewritten by `s`.
   std::vector<ThreadTree> read(size_t i, const Settlement& s) const {
@@ -1250,16 +1252,15 @@ struct RankFiles::Impl {
     p.metric_type = parsed.metric_type;
     p.metrics_defined = parsed.metrics_defined;
     p.regions = parsed.regions;
-    std::vector<char> bytes;
-    read_into(paths[i], bytes);
-    parse_rank_file(paths[i], bytes, p, options, shared.present ? &shared : nullptr);
+    read_into(paths[i], buffer);
+    parse_rank_file(paths[i], buffer, p, reread, shared.present ? &shared : nullptr);
     FlatMap64 scratch;
     for (ThreadTree& t : p.threads) s.apply(t, scratch);
     return std::move(p.threads);
   }
 
   void open(const std::string& dir) {
-    std::vector<char> bytes;
+    std::vector<char>& bytes = buffer;
     Listing listing = list_files(dir, parsed, options, [&](const std::string& path) -> const std::vector<char>& {
       read_into(path, bytes);
       return bytes;
@@ -1284,6 +1285,8 @@ struct RankFiles::Impl {
       parsed.threads.clear();
     }
     if (headers.empty()) throw LoadError(dir + ": the experiment holds no threads");
+    reread = options;
+    reread.verify_checksums = false;
     settled = parsed;
     // A step that observes the threads reads every file again, rewritten by the steps before it;
     // a step that rewrites them is recorded in the settlement and done when a file is read.

@@ -191,8 +191,9 @@ class Workers {
     std::vector<size_t> holders(t.nodes().size() + 1, 0);
     for (size_t n = 0; n < t.nodes().size(); ++n) holders[n + 1] = holders[n] + t.holders(uint32_t(n));
     unsigned k = requested ? requested : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
-    // Below this many thread nodes, starting threads costs more than it saves.
-    if (!requested && holders.back() < (size_t(1) << 16)) k = 1;
+    // Below this many thread nodes, starting threads costs more than it saves; so it does for
+    // each batch of a tree read by file (a rank file's threads), many times per pass.
+    if (!requested && (holders.back() < (size_t(1) << 16) || t.by_file())) k = 1;
     count_ = std::max(1u, k);
     node_bounds_ = split(holders);
   }

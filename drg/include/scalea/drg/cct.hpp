@@ -99,6 +99,7 @@ class MergedTree {
   void for_each_batch(const std::function<void(const ThreadBatch&)>& visit) const;
   // The threads of the run (its PEs), and how many of them hold each node.
   size_t threads() const { return e_->threads.size(); }
+  bool by_file() const { return files_ != nullptr; }  // read one rank file at a time
   size_t holders(uint32_t node) const { return files_ ? holders_[node] : nodes_[node].members.size(); }
 
   double sum(uint32_t node, int metric) const;

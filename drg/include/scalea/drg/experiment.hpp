@@ -106,6 +106,9 @@ struct LoadOptions {
   // Worker threads for the rank files of an MPI experiment (shared definitions): 0 = one per
   // core, at most 8; 1 = serial. The FileReader must be thread-safe unless this is 1.
   unsigned threads = 0;
+  // Check every file's payload checksum. RankFiles checks each file when it opens the experiment
+  // and not again each time it reads the file later.
+  bool verify_checksums = true;
 };
 
 // Loads and validates an experiment directory. Throws LoadError with a one-line message.
