@@ -1140,6 +1140,17 @@ Listing list_files(const std::string& dir, Experiment& e, const LoadOptions& opt
   return out;
 }
 
+// An experiment with `e`'s metrics and regions and nothing else: what a rank file is parsed into.
+Experiment definitions_of(const Experiment& e) {
+  Experiment p;
+  p.metrics = e.metrics;
+  p.metric_merge = e.metric_merge;
+  p.metric_type = e.metric_type;
+  p.metrics_defined = e.metrics_defined;
+  p.regions = e.regions;
+  return p;
+}
+
 // Each rank in one file only, and within the ranks meta.json declares.
 class RankCheck {
  public:
@@ -1191,12 +1202,7 @@ Experiment load(const std::string& dir, const LoadOptions& options, const ReadIn
       std::vector<char> buffer;  // this worker's
       for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
         try {
-          Experiment p;
-          p.metrics = e.metrics;
-          p.metric_merge = e.metric_merge;
-          p.metric_type = e.metric_type;
-          p.metrics_defined = e.metrics_defined;
-          p.regions = e.regions;
+          Experiment p = definitions_of(e);
           read_into(paths[i], buffer);
           parse_rank_file(paths[i], buffer, p, options, &shared);
           parts[i] = std::move(p);
@@ -1246,12 +1252,7 @@ struct RankFiles::Impl {
 
   // File i's threads as parsed, then rewritten by `s`.
   std::vector<ThreadTree> read(size_t i, const Settlement& s) const {
-    Experiment p;
-    p.metrics = parsed.metrics;
-    p.metric_merge = parsed.metric_merge;
-    p.metric_type = parsed.metric_type;
-    p.metrics_defined = parsed.metrics_defined;
-    p.regions = parsed.regions;
+    Experiment p = definitions_of(parsed);
     read_into(paths[i], buffer);
     parse_rank_file(paths[i], buffer, p, reread, shared.present ? &shared : nullptr);
     FlatMap64 scratch;
