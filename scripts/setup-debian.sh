@@ -5,6 +5,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
+# Absolute: the libomp 19 links below point into it, and CMake is given it.
+mkdir -p "$build" && build=$(cd "$build" && pwd)
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
@@ -45,7 +47,7 @@ fi
 # libomp 19 conflicts with libomp 14 as a package, so its runtime is unpacked beside the build
 # and tests run a second time with it on the library path (it grants ompt_callback_dispatch).
 omp19="$build/third_party/libomp19"
-if [ ! -e "$omp19/libomp.so.5" ]; then
+if [ ! -e "$omp19/libomp.so.5" ]; then  # -e follows the link: a dangling one is made again
   mkdir -p "$omp19/deb"
   ( cd "$omp19/deb" && apt-get download -qq libomp5-19 >/dev/null 2>&1 || { apt-get update -qq && apt-get download -qq libomp5-19; } )
   dpkg -x "$omp19"/deb/libomp5-19_*.deb "$omp19/root"

@@ -21,6 +21,8 @@
 #   --reps N            timed repetitions per variant (bare, no-op tool, scalea), interleaved,
 #                       default 5; the figure kept is the minimum
 #   --no-timing         skip the timed runs (analysis runs and reports only)
+#   --timing-only       skip the analysis runs and reports (build, timed runs, summary): for the
+#                       tool's cost alone (docs/performance.md, "The tool on real codes")
 #   --summary-only      redo only summary.md/.json and evidence.md from what the work directory
 #                       holds (no build, run or report)
 #   --only REGEX        only the cases whose name matches (e.g. 'npb-(cg|lu)', 'lulesh', 'bots')
@@ -58,7 +60,7 @@
 #          reports/CASE.noise.txt/.json (p = 1 cases, --reps >= 2): timed scalea repetition 2
 #          against repetition 1 -- identical configurations, so every finding there is
 #          run-to-run noise.
-#   timing per case, --reps rounds of bare / no-op tool / scalea (order rotated per round),
+#   timing per case, --reps rounds of bare / no-op tool / scalea --light / scalea (order rotated per round),
 #          wall time of the whole command (mpirun included), the load average before each;
 #          timing.tsv has every run, summary.md the minima and the dilations.
 #   evidence evidence.md: per case, each thread's time at the program root outside every region
@@ -89,6 +91,7 @@ WORK=/tmp/scalea-validate
 BUILD=$HERE/build
 REPS=5
 TIMING=1
+ANALYSIS=1
 ONLY=
 COUNTERS=perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES,perf::TASK-CLOCK
 TIMEOUT_S=300
@@ -103,6 +106,7 @@ while [[ $# -gt 0 ]]; do
     --build)      [[ $# -ge 2 ]] || die "--build needs a directory"; BUILD=$2; shift 2 ;;
     --reps)       [[ $# -ge 2 ]] || die "--reps needs a number"; REPS=$2; shift 2 ;;
     --no-timing)  TIMING=0; shift ;;
+    --timing-only) ANALYSIS=0; shift ;;
     --summary-only) SUMMARY_ONLY=1; shift ;;
     --only)       [[ $# -ge 2 ]] || die "--only needs a regular expression"; ONLY=$2; shift 2 ;;
     --counters)   [[ $# -ge 2 ]] || die "--counters needs a list"; COUNTERS=$2; shift 2 ;;
@@ -344,7 +348,7 @@ for c in "${CASES[@]}"; do CASE_OF[${c%%|*}]=$c; done
 log "${#CASES[@]} cases: $(for c in "${CASES[@]}"; do printf '%s ' "${c%%|*}"; done)"
 
 # run_case CASE VARIANT OUTFILE [EXPDIR] -> runs one case; prints wall seconds; returns the exit status
-#   VARIANT: bare | noop | scalea | analysis
+#   VARIANT: bare | noop | light | scalea | analysis
 run_case() {
   local c=$1 variant=$2 out=$3 exp=${4:-}
   local name code bin args threads ranks mpiopts verify ref force
@@ -356,6 +360,7 @@ run_case() {
     noop) rm -f -- "$out.count"
           envs+=(OMP_TOOL_LIBRARIES="$NOOP" NOOP_TOOL_COUNT_FILE="$out.count") ;;
     scalea) tool=("$SCALEA" run -q -o "$exp" --) ;;
+    light) tool=("$SCALEA" run -q --light -o "$exp" --) ;;
     analysis)
       if [[ $COUNTERS == none ]]; then tool=("$SCALEA" run -o "$exp" --)
       else tool=("$SCALEA" run -o "$exp" --counters "$COUNTERS" --)
@@ -440,6 +445,7 @@ else
 : >"$STATUS"
 
 # ---- analysis runs -------------------------------------------------------------------------
+if [[ $ANALYSIS == 1 ]]; then
 log "analysis runs (scalea run --counters $COUNTERS) ..."
 for c in "${CASES[@]}"; do
   name=${c%%|*}
@@ -518,22 +524,24 @@ for c in "${CASES[@]}"; do
     log "  $name: scalea report failed: $(head -n1 "$WORK/reports/$name.err")"
   fi
 done
+fi  # ANALYSIS
 
 # ---- timing --------------------------------------------------------------------------------
 if [[ $TIMING == 1 ]]; then
-  log "timing: $REPS interleaved rounds of bare / noop / scalea per case ..."
+  log "timing: $REPS interleaved rounds of bare / noop / light / scalea per case ..."
   printf 'case\tvariant\tround\tseconds\tstatus\tverified\tload1\tquiet\n' >"$TSV"
-  VARIANTS=(bare noop scalea)
+  VARIANTS=(bare noop light scalea)
   for c in "${CASES[@]}"; do
     name=${c%%|*}
     rm -rf -- "$WORK/timing/$name".*
     for ((r = 1; r <= REPS; ++r)); do
       line=""
       quiet=$(wait_quiet)
-      for ((k = 0; k < 3; ++k)); do
-        v=${VARIANTS[$(((r - 1 + k) % 3))]}
+      for ((k = 0; k < ${#VARIANTS[@]}; ++k)); do
+        v=${VARIANTS[$(((r - 1 + k) % ${#VARIANTS[@]}))]}
         load=$(cut -d' ' -f1 /proc/loadavg)
         exp=$WORK/timing/$name.r$r.exp
+        [[ $v == light ]] && exp=$WORK/timing/$name.r$r.light.exp
         out=$WORK/timing/$name.$v.out
         rc=0
         secs=$(run_case "$c" "$v" "$out" "$exp") || rc=$?
@@ -623,16 +631,18 @@ for c in cases:
            "analysis_load": float(aload) if aload else None, "analysis_quiet": aquiet,
            "on_cpu": (float(acpu) if acpu not in ("", "-")
                       else on_cpu(os.path.join(work, "runs", name + ".exp")))}
-    for v in ("bare", "noop", "scalea"):
+    for v in ("bare", "noop", "light", "scalea"):
         xs = times.get((name, v), [])
         ok = [x for x in xs if x[1]]
         row[v + "_min_s"] = min(x[0] for x in ok) if ok else None
         row[v + "_ok"] = "%d/%d" % (len(ok), len(xs)) if xs else ""
-    loads = [x[2] for v in ("bare", "noop", "scalea") for x in times.get((name, v), [])]
+    loads = [x[2] for v in ("bare", "noop", "light", "scalea") for x in times.get((name, v), [])]
     row["load_min"], row["load_max"] = (min(loads), max(loads)) if loads else (None, None)
     b, n, s = row["bare_min_s"], row["noop_min_s"], row["scalea_min_s"]
     row["dilation_bare_pct"] = (s / b - 1) * 100 if b and s else None
     row["dilation_noop_pct"] = (s / n - 1) * 100 if n and s else None
+    li = row["light_min_s"]
+    row["light_vs_noop_pct"] = (li / n - 1) * 100 if n and li else None
     root, fs = findings(os.path.join(work, "reports", name + ".json"))
     row["T_p"], row["T_o"] = root if root else (None, None)
     row["findings"] = fs
@@ -648,16 +658,19 @@ json.dump(rows, open(os.path.join(work, "summary.json"), "w"), indent=1)
 def f(x, fmt):
     return fmt % x if x is not None else "-"
 with open(os.path.join(work, "summary.md"), "w") as o:
-    o.write("| case | p | verified (analysis; timed bare/noop/scalea) | bare s | noop s | scalea s "
-            "| dil. vs bare | dil. vs noop | load 1-min (timed) | T_p | T_o (load) | on-CPU | top findings |\n")
-    o.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    o.write("| case | p | verified (analysis; timed bare/noop/light/scalea) | bare s | noop s | light s "
+            "| scalea s | dil. vs bare | dil. vs noop | light vs noop | load 1-min (timed) | T_p "
+            "| T_o (load) | on-CPU | top findings |\n")
+    o.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     for r in rows:
-        ok = "; ".join(x for x in (r["bare_ok"], r["noop_ok"], r["scalea_ok"]) if x)
+        ok = "; ".join(x for x in (r["bare_ok"], r["noop_ok"], r["light_ok"], r["scalea_ok"]) if x)
         fs = "<br>".join("%d. %s" % (i + 1, t) for i, t in enumerate(r["findings"])) or "(none)"
-        o.write("| %s | %d | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+        o.write("| %s | %d | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
             r["case"], r["p"], r["verified_analysis"], " (%s)" % ok if ok else "",
-            f(r["bare_min_s"], "%.3f"), f(r["noop_min_s"], "%.3f"), f(r["scalea_min_s"], "%.3f"),
+            f(r["bare_min_s"], "%.3f"), f(r["noop_min_s"], "%.3f"), f(r["light_min_s"], "%.3f"),
+            f(r["scalea_min_s"], "%.3f"),
             f(r["dilation_bare_pct"], "%+.1f%%"), f(r["dilation_noop_pct"], "%+.1f%%"),
+            f(r["light_vs_noop_pct"], "%+.1f%%"),
             "%.2f-%.2f" % (r["load_min"], r["load_max"]) if r["load_min"] is not None else "-",
             f(r["T_p"], "%.3f"),
             f(r["T_o"], "%.3f") + (" (%.2f%s)" % (r["analysis_load"], ", " + r["analysis_quiet"]

@@ -11,6 +11,9 @@
  *   omp_micro lock     [N]   one parallel region, each thread does N
  *                            omp_set_lock/omp_unset_lock pairs on one lock
  *                            (mutex_acquire/acquired/released per pair)
+ *   omp_micro flush    [N]   one parallel region, each thread does N
+ *                            `#pragma omp flush` (one flush callback each), as
+ *                            the spin-waits of pipelined codes (NPB LU) do
  *
  * Output, one line on stdout:
  *   bench=<name> n=<N> threads=<T> seconds=<wall>
@@ -109,6 +112,23 @@ static double bench_lock(long n, int *team) {
   return t1 - t0;
 }
 
+static double bench_flush(long n, int *team) {
+  double t0 = omp_get_wtime();
+#pragma omp parallel
+  {
+    if (omp_get_thread_num() == 0)
+      *team = omp_get_num_threads();
+    long local = 0;
+    for (long i = 0; i < n; ++i) {
+#pragma omp flush
+      ++local;
+    }
+#pragma omp atomic
+    sink += local;
+  }
+  return omp_get_wtime() - t0;
+}
+
 struct bench {
   const char *name;
   long default_n;
@@ -120,6 +140,7 @@ static const struct bench benches[] = {
     {"barrier", 2000000, bench_barrier},
     {"dynloop", 4000000, bench_dynloop},
     {"lock", 4000000, bench_lock},
+    {"flush", 10000000, bench_flush},
 };
 #define NBENCH (sizeof benches / sizeof benches[0])
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run_app_bench.sh BUILD_DIR [RUNS]: run-time dilation of the bundled applications at their
-# default sizes with the default event set (docs/performance.md, issue 9).
+# default sizes with the default event set (docs/performance.md).
 #   md       2 threads (OMP_PROC_BIND=close, OMP_PLACES=cores)
 #   pricing  2 MPI ranks, 1 thread each (mpirun; as root set OMPI_ALLOW_RUN_AS_ROOT=1 and
 #            OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)

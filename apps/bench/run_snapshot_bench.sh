@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run_snapshot_bench.sh BUILD_DIR [RUNS]: the cost of snapshots (SCALEA_SNAPSHOT, docs/online.md;
-# figures in docs/performance.md, issue 17).
+# figures in docs/performance.md).
 #   dilation   md (2 threads) and pricing (2 MPI ranks), each at its default size and at a longer
 #              one (md 1024 400: ~5 s; pricing 7000: ~1.5 s of compute), under the tool with
 #              snapshots off, every 1 s and every 100 ms, interleaved RUNS times (default 7):

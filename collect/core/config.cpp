@@ -128,6 +128,14 @@ const Setting kSettings[] = {
     {"SCALEA_PAPI", T::Switch, "`on`",
      [](const std::string& v, Config& c) { return parse_bool(v, c.papi); }, R::Tool,
      "`off`: do not start PAPI; only the kernel's software events (`perf::…`) can be counted"},
+    {"SCALEA_OPENMP", T::Choice, "`full`",
+     [](const std::string& v, Config& c) {
+       return (v == "full" || v == "light") && (c.openmp_light = v == "light", true);
+     },
+     R::Tool,
+     "`light`: record only parallel regions, barriers and tasks, not the constructs inside a "
+     "region (loops, single, locks, critical, flush, ...): fewer OpenMP events, less cost on "
+     "codes with many tiny constructs; `scalea run --light` sets it (see \"Light mode\")"},
     {"SCALEA_SNAPSHOT", T::Spec, "`off`", parse_snapshot, R::Tool,
      "`1s`, `100ms`, …: publish the statistics every interval while the program runs, for "
      "`scalea top` and `scalea report --over-time` (10 ms to 1 h; a bare number is seconds; "
@@ -171,17 +179,6 @@ std::vector<std::string> split_list(const std::string& v) {
   return out;
 }
 
-std::optional<int> launcher_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char* v = std::getenv(name)) return std::atoi(v);
-  return std::nullopt;
-}
-
-std::optional<int> launcher_size() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
-    if (const char* v = std::getenv(name)) return std::atoi(v);
-  return std::nullopt;
-}
 
 Config read_config(char** env) {
   Config c;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "scalea/launcher.hpp"  // launcher_rank(), launcher_size()
+
 namespace scalea::collect {
 
 struct Config {
@@ -22,6 +24,7 @@ struct Config {
   bool counters_set = false;     // SCALEA_COUNTERS was given (else the default set, silently)
   std::string counter_regions;   // SCALEA_COUNTER_REGIONS: region kinds that read counters
   bool papi = true;              // SCALEA_PAPI=off: do not start PAPI (kernel software events only)
+  bool openmp_light = false;     // SCALEA_OPENMP=light: register only the OMPT events light mode keeps
   // SCALEA_THROTTLE=off|on|N:T: a call path of a throttled kind visited N times with a mean
   // inclusive time below T is no longer recorded (docs/user-guide.md, "Throttling").
   uint64_t throttle_calls = 100000;  // 0 = off
@@ -68,12 +71,5 @@ const std::vector<Setting>& settings();
 
 // The items of a comma-separated list, spaces around each trimmed, empty ones left out.
 std::vector<std::string> split_list(const std::string& v);
-
-// This process's rank in an MPI job as its launcher's environment says (OMPI_COMM_WORLD_RANK,
-// PMI_RANK, PMIX_RANK, the first one set), or none when it is not started as a rank.
-std::optional<int> launcher_rank();
-// The number of ranks of the job as the launcher's environment says (OMPI_COMM_WORLD_SIZE,
-// PMI_SIZE, PMIX_SIZE), or none.
-std::optional<int> launcher_size();
 
 }  // namespace scalea::collect

@@ -27,7 +27,7 @@ std::atomic<int> g_state{0};
 std::atomic<bool> g_measure_on{true};
 uint64_t g_throttle_calls_function = UINT64_MAX, g_throttle_calls_user = UINT64_MAX;
 uint64_t g_throttle_ns = 0;
-thread_local ThreadState* Recorder::tls_ __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread ThreadState* Recorder::tls_ __attribute__((tls_model("initial-exec"))) = nullptr;
 std::atomic<bool> g_asymmetric_fence{false};
 
 namespace {

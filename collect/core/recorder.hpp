@@ -226,6 +226,13 @@ struct ThreadState {
   PtrMap mirror;    // another thread's Node* -> this thread's node on the same call path
   std::vector<uint32_t> mirror_path;  // mirror_of's scratch: a call path's regions, leaf first
   std::vector<RegionCacheEntry> region_cache;  // open addressing, power-of-two size
+  // The node of this thread's last flush, by where it was (enclosing node, code address): the
+  // spin-waits of pipelined codes flush millions of times at one place (on_flush).
+  struct {
+    const Node* parent = nullptr;
+    const void* code = nullptr;
+    Node* node = nullptr;
+  } last_flush;
   uint32_t region_cache_used = 0;
 
   RecordPool<ParallelRecord> parallel_pool;
@@ -541,6 +548,7 @@ struct SourceInfo {
   std::string runtime;       // runtime version string
   std::string runtime_path;  // file of the runtime library
   std::vector<std::pair<std::string, std::string>> callbacks;  // name -> support level
+  bool light = false;  // light mode (SCALEA_OPENMP=light): only the events light mode keeps
   // When the OpenMP runtime started initializing (it asked for a tool, ompt_start_tool: libomp
   // does at the program's first OpenMP construct or call), when it was ready (it initialized the
   // tool), and whether a parallel construct started it (else an API call such as
@@ -636,7 +644,9 @@ class Recorder {
   static std::atomic<Recorder*> instance_;
   // initial-exec: one %fs-relative load instead of a __tls_get_addr call per event. The library is
   // usually dlopen()ed by the OpenMP runtime; its 16 bytes of TLS fit glibc's static TLS surplus.
-  static thread_local ThreadState* tls_ __attribute__((tls_model("initial-exec")));
+  // __thread, not thread_local: a plain pointer with no dynamic initialization, so an access from
+  // another translation unit does not call a TLS init function first (two tests per callback).
+  static __thread ThreadState* tls_ __attribute__((tls_model("initial-exec")));
   std::mutex mu_;
   std::once_flag started_;
   bool start_ok_ = false;

@@ -266,7 +266,7 @@ bool write_file(Publisher& p, const std::string& name, const std::vector<char>& 
   // synced: a snapshot is of use while the machine runs.
   std::string tmp = p.rank_dir + "/." + name + ".tmp", path = p.rank_dir + "/" + name, error;
   unlink(tmp.c_str());
-  if (!write_new_file(AT_FDCWD, tmp, bytes, false, error)) {
+  if (!write_new_file(AT_FDCWD, tmp, bytes, error)) {
     fail(p, "cannot write " + error);
     return false;
   }

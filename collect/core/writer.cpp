@@ -256,7 +256,7 @@ bool relevant_env(const char* e) {
 
 }  // namespace
 
-bool write_new_file(int dirfd, const std::string& name, const std::vector<char>& data, bool sync,
+bool write_new_file(int dirfd, const std::string& name, const std::vector<char>& data,
                     std::string& error) {
   int fd = openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) {
@@ -276,11 +276,6 @@ bool write_new_file(int dirfd, const std::string& name, const std::vector<char>&
     }
     p += w;
     left -= size_t(w);
-  }
-  if (sync && fsync(fd) != 0) {
-    error = name + ": " + std::strerror(errno);
-    close(fd);
-    return false;
   }
   if (close(fd) != 0) {
     error = name + ": " + std::strerror(errno);
@@ -545,7 +540,8 @@ std::string openmp_json(Recorder& rec, const MetaSource& src) {
                  json_escape(omp.callbacks[i].second);
   callbacks += "}";
   return "{\"runtime\": " + json_escape(omp.runtime) + ", \"runtime_path\": " +
-         json_escape(omp.runtime_path) + ", \"callbacks\": " + callbacks +
+         json_escape(omp.runtime_path) + ", \"events\": " + (omp.light ? "\"light\"" : "\"full\"") +
+         ", \"callbacks\": " + callbacks +
          ", \"runtime_init_s\": " + seconds_or_null(since_start(rec, src, omp.runtime_init)) +
          ", \"runtime_ready_s\": " + seconds_or_null(since_start(rec, src, omp.runtime_ready)) +
          ", \"init_by_fork\": " + (omp.init_by_fork ? "true" : "false") + "}";
@@ -713,11 +709,8 @@ bool publish_experiment(const std::string& dir,
   bool ok = dirfd >= 0;
   if (!ok) error = tmp + ": " + std::strerror(errno);
   for (size_t i = 0; ok && i < files.size(); ++i)
-    ok = write_new_file(dirfd, files[i].first, files[i].second, true, error);
-  if (dirfd >= 0) {
-    fsync(dirfd);
-    close(dirfd);
-  }
+    ok = write_new_file(dirfd, files[i].first, files[i].second, error);
+  if (dirfd >= 0) close(dirfd);
   // The snapshots taken while the program ran go into the experiment (SCALEA_SNAPSHOT).
   bool adopted = ok && snapshot::adopt(dir, tmp);
   if (ok) {

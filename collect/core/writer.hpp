@@ -143,13 +143,15 @@ std::string environment_json();
 std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<std::string>& files,
                         const MetaExtras& extras);
 
-// Creates the experiment directory atomically: files are written and synced under a temporary
-// name, then renamed to `dir`, or to dir.1, dir.2, ... when that exists (never overwritten).
 // Writes `data` whole to the new file `name` (relative to `dirfd`; O_EXCL, O_NOFOLLOW, mode 0666
-// minus the umask), and with `sync` to the disk. False with "name: reason" in `error`, the file
-// removed when it was half written.
-bool write_new_file(int dirfd, const std::string& name, const std::vector<char>& data, bool sync,
+// minus the umask). False with "name: reason" in `error`, the file removed when it was half
+// written. Nothing is synced to the disk: the data is safe from the process dying once write()
+// returned, and the kernel writes it back (docs/experiment-format.md, "Publishing").
+bool write_new_file(int dirfd, const std::string& name, const std::vector<char>& data,
                     std::string& error);
+
+// Creates the experiment directory atomically: files are written under a temporary name, then
+// renamed to `dir`, or to dir.1, dir.2, ... when that exists (never overwritten).
 
 bool publish_experiment(const std::string& dir,
                         const std::vector<std::pair<std::string, std::vector<char>>>& files,

@@ -495,8 +495,17 @@ void on_flush(ompt_data_t*, const void* codeptr) {
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  Recorder& rec = Recorder::get();
-  point_event(*t, rec.region(*t, RegionKind::Flush, 0, codeptr));
+  // A flush is a point event (point_event), with its last node kept: the spin-wait of a pipeline
+  // flushes at one place until its flag changes, and costs no region lookup then.
+  Node* parent = current_node(*t);
+  if (!parent || !g_measure_on.load(std::memory_order_relaxed)) return;
+  auto& last = t->last_flush;
+  if (last.parent != parent || last.code != codeptr) {
+    last.node = child_of(*t, parent, Recorder::get().region(*t, RegionKind::Flush, 0, codeptr));
+    last.parent = parent;
+    last.code = codeptr;
+  }
+  ++last.node->s.visits;
 }
 
 void on_cancel(ompt_data_t*, int, const void* codeptr) {
@@ -588,29 +597,33 @@ const char* support_name(int result) {
   }
 }
 
-// Every event the tool listens to, once, with its callback type (omp-tools.h): the registration
-// below assigns on_<event> to a pointer of that type, so a callback whose signature does not match
-// its event does not compile.
-#define SCALEA_OMPT_EVENTS(X)                                \
-  X(thread_begin, ompt_callback_thread_begin_t)               \
-  X(thread_end, ompt_callback_thread_end_t)                   \
-  X(parallel_begin, ompt_callback_parallel_begin_t)           \
-  X(parallel_end, ompt_callback_parallel_end_t)               \
-  X(implicit_task, ompt_callback_implicit_task_t)             \
-  X(sync_region, ompt_callback_sync_region_t)                 \
-  X(sync_region_wait, ompt_callback_sync_region_t)            \
-  X(reduction, ompt_callback_sync_region_t)                   \
-  X(work, ompt_callback_work_t)                               \
-  X(masked, ompt_callback_masked_t)                           \
-  X(dispatch, ompt_callback_dispatch_t)                       \
-  X(mutex_acquire, ompt_callback_mutex_acquire_t)             \
-  X(mutex_acquired, ompt_callback_mutex_t)                    \
-  X(mutex_released, ompt_callback_mutex_t)                    \
-  X(nest_lock, ompt_callback_nest_lock_t)                     \
-  X(flush, ompt_callback_flush_t)                             \
-  X(cancel, ompt_callback_cancel_t)                           \
-  X(task_create, ompt_callback_task_create_t)                 \
-  X(task_schedule, ompt_callback_task_schedule_t)
+// Every event the tool listens to, once, with its callback type (omp-tools.h) and whether light
+// mode (SCALEA_OPENMP=light) keeps it: the registration below assigns on_<event> to a pointer of
+// that type, so a callback whose signature does not match its event does not compile. Light mode
+// keeps what the six classes need at the granularity of parallel regions: the regions, their
+// implicit tasks, barriers and their waits (also taskwait and taskgroup), and tasks. It drops the
+// events of constructs inside a region (worksharing, masked, dispatch, mutexes, flush, cancel,
+// reductions), which fine-grained codes raise millions of times.
+#define SCALEA_OMPT_EVENTS(X)                                       \
+  X(thread_begin, ompt_callback_thread_begin_t, true)               \
+  X(thread_end, ompt_callback_thread_end_t, true)                   \
+  X(parallel_begin, ompt_callback_parallel_begin_t, true)           \
+  X(parallel_end, ompt_callback_parallel_end_t, true)               \
+  X(implicit_task, ompt_callback_implicit_task_t, true)             \
+  X(sync_region, ompt_callback_sync_region_t, true)                 \
+  X(sync_region_wait, ompt_callback_sync_region_t, true)            \
+  X(reduction, ompt_callback_sync_region_t, false)                  \
+  X(work, ompt_callback_work_t, false)                              \
+  X(masked, ompt_callback_masked_t, false)                          \
+  X(dispatch, ompt_callback_dispatch_t, false)                      \
+  X(mutex_acquire, ompt_callback_mutex_acquire_t, false)            \
+  X(mutex_acquired, ompt_callback_mutex_t, false)                   \
+  X(mutex_released, ompt_callback_mutex_t, false)                   \
+  X(nest_lock, ompt_callback_nest_lock_t, false)                    \
+  X(flush, ompt_callback_flush_t, false)                            \
+  X(cancel, ompt_callback_cancel_t, false)                          \
+  X(task_create, ompt_callback_task_create_t, true)                 \
+  X(task_schedule, ompt_callback_task_schedule_t, true)
 
 int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   g_set_callback = reinterpret_cast<ompt_set_callback_t>(lookup("ompt_set_callback"));
@@ -626,12 +639,16 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   if (dladdr(reinterpret_cast<void*>(lookup), &dl) && dl.dli_fname) path = dl.dli_fname;
   module_range(reinterpret_cast<const void*>(lookup), g_runtime_lo, g_runtime_hi);
   module_range(reinterpret_cast<const void*>(&tool_initialize), g_tool_lo, g_tool_hi);
-#define SCALEA_REGISTER(event, type)                                                            \
+  bool light = Recorder::get().config().openmp_light;
+  // Not registered in light mode: "off" in meta.json's list of callbacks.
+#define SCALEA_REGISTER(event, type, in_light)                                                  \
   {                                                                                             \
     type typed = &on_##event;                                                                   \
-    granted.emplace_back(                                                                       \
-        #event, support_name(g_set_callback(ompt_callback_##event,                              \
-                                            reinterpret_cast<ompt_callback_t>(typed))));        \
+    granted.emplace_back(#event, light && !(in_light)                                           \
+                                     ? "off"                                                    \
+                                     : support_name(g_set_callback(                             \
+                                           ompt_callback_##event,                               \
+                                           reinterpret_cast<ompt_callback_t>(typed))));         \
   }
   SCALEA_OMPT_EVENTS(SCALEA_REGISTER)
 #undef SCALEA_REGISTER
@@ -639,6 +656,7 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   info.runtime_ready = ready;
   info.runtime_path = path;
   info.callbacks.insert(info.callbacks.end(), granted.begin(), granted.end());
+  info.light = light;
   return 1;
 }
 

@@ -1,7 +1,7 @@
 #include "counters.hpp"
 
 #include <linux/perf_event.h>
-#include <papi.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -16,6 +17,7 @@
 #include "../core/config.hpp"
 #include "../core/log.hpp"
 #include "../core/recorder.hpp"
+#include "papi_api.hpp"
 #include "scalea/format.hpp"
 
 namespace scalea::collect::counters {
@@ -26,6 +28,10 @@ uint32_t g_count = 0;
 }
 
 namespace {
+
+// Set once PAPI is loaded (start_papi); every PAPI call comes after that.
+const PapiApi* g_papi = nullptr;
+const PapiApi& papi() { return *g_papi; }
 
 enum class Backend : uint8_t { Papi, Perf };
 
@@ -173,37 +179,39 @@ std::vector<std::string> offered_now(const State& s, int max_wait_ms) {
     for (const char* n : kSoftwareShown) out.push_back(n);
   else if (p == kProbeRunning)
     out.push_back("perf:: events (not known: the probe did not finish)");
+  else if (p == kProbeNotStarted && !s.requested.empty())
+    out.push_back("perf:: events (not probed: the default set, no hardware counters)");
   return out;
 }
 
 // Builds a PAPI event set holding `codes`; -1 on failure (why in `why`).
 int papi_set(const std::vector<int>& codes, bool multiplex, std::string& why) {
   int set = PAPI_NULL;
-  int r = PAPI_create_eventset(&set);
-  if (r != PAPI_OK) return why = std::string("PAPI_create_eventset: ") + PAPI_strerror(r), -1;
+  int r = papi().PAPI_create_eventset(&set);
+  if (r != PAPI_OK) return why = std::string("PAPI_create_eventset: ") + papi().PAPI_strerror(r), -1;
   if (multiplex) {
-    r = PAPI_assign_eventset_component(set, 0);
-    if (r == PAPI_OK) r = PAPI_set_multiplex(set);
+    r = papi().PAPI_assign_eventset_component(set, 0);
+    if (r == PAPI_OK) r = papi().PAPI_set_multiplex(set);
     if (r != PAPI_OK) {
-      why = std::string("PAPI_set_multiplex: ") + PAPI_strerror(r);
-      PAPI_destroy_eventset(&set);
+      why = std::string("PAPI_set_multiplex: ") + papi().PAPI_strerror(r);
+      papi().PAPI_destroy_eventset(&set);
       return -1;
     }
   }
   for (int code : codes) {
-    r = PAPI_add_event(set, code);
+    r = papi().PAPI_add_event(set, code);
     if (r != PAPI_OK) {
-      why = std::string(r == PAPI_ECNFLCT ? "conflict" : "PAPI_add_event: ") + PAPI_strerror(r);
-      PAPI_cleanup_eventset(set);
-      PAPI_destroy_eventset(&set);
+      why = std::string(r == PAPI_ECNFLCT ? "conflict" : "PAPI_add_event: ") + papi().PAPI_strerror(r);
+      papi().PAPI_cleanup_eventset(set);
+      papi().PAPI_destroy_eventset(&set);
       return r == PAPI_ECNFLCT ? -2 : -1;
     }
   }
-  r = PAPI_start(set);
+  r = papi().PAPI_start(set);
   if (r != PAPI_OK) {
-    why = std::string("PAPI_start: ") + PAPI_strerror(r);
-    PAPI_cleanup_eventset(set);
-    PAPI_destroy_eventset(&set);
+    why = std::string("PAPI_start: ") + papi().PAPI_strerror(r);
+    papi().PAPI_cleanup_eventset(set);
+    papi().PAPI_destroy_eventset(&set);
     return r == PAPI_ECNFLCT ? -2 : -1;
   }
   return set;
@@ -212,9 +220,9 @@ int papi_set(const std::vector<int>& codes, bool multiplex, std::string& why) {
 void papi_close(int& set) {
   if (set < 0) return;
   long long v[kMax];
-  PAPI_stop(set, v);
-  PAPI_cleanup_eventset(set);
-  PAPI_destroy_eventset(&set);
+  papi().PAPI_stop(set, v);
+  papi().PAPI_cleanup_eventset(set);
+  papi().PAPI_destroy_eventset(&set);
   set = -1;
 }
 
@@ -252,7 +260,7 @@ bool read_thread(ThreadCounters& c, uint64_t* out) {
   State& s = st();
   if (c.papi_set >= 0) {
     long long v[kMax];
-    if (PAPI_read(c.papi_set, v) != PAPI_OK) return false;
+    if (papi().PAPI_read(c.papi_set, v) != PAPI_OK) return false;
     for (size_t i = 0; i < s.papi_cols.size(); ++i) out[s.papi_cols[i]] = uint64_t(v[i]);
   }
   if (c.perf_leader >= 0) {
@@ -292,16 +300,44 @@ void parse_kinds(const std::string& spec, State& s, std::vector<std::string>& pr
                       std::string(format::region_kind_name(format::RegionKind(k)));
 }
 
+// Whether the kernel has a CPU performance monitoring unit: the core PMU registers as
+// PERF_TYPE_RAW (x86 "cpu" or "cpu_core", the first Arm PMU, POWER "cpu", s390 "cpum_cf").
+// Without one (most virtual machines) no PAPI preset can be counted. Unknown (no sysfs): true.
+bool cpu_pmu_present() {
+  const char* root = "/sys/bus/event_source/devices";
+  DIR* d = opendir(root);
+  if (!d) return true;
+  bool found = false;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::string path = std::string(root) + "/" + e->d_name + "/type";
+    FILE* f = std::fopen(path.c_str(), "re");
+    if (!f) continue;
+    unsigned type = 0;
+    if (std::fscanf(f, "%u", &type) == 1 && type == PERF_TYPE_RAW) found = true;
+    std::fclose(f);
+    if (found) break;
+  }
+  closedir(d);
+  return found;
+}
+
 void start_papi(State& s) {
-  int r = PAPI_library_init(PAPI_VER_CURRENT);
-  if (r != PAPI_VER_CURRENT) {
-    s.papi_problem = r > 0 ? "PAPI_library_init: version mismatch"
-                           : std::string("PAPI_library_init: ") + PAPI_strerror(r);
+  std::string why;
+  g_papi = load_papi(why);
+  if (!g_papi) {
+    s.papi_problem = why;
     return;
   }
-  r = PAPI_thread_init(papi_thread_id);
+  int r = papi().PAPI_library_init(PAPI_VER_CURRENT);
+  if (r != PAPI_VER_CURRENT) {
+    s.papi_problem = r > 0 ? "PAPI_library_init: version mismatch"
+                           : std::string("PAPI_library_init: ") + papi().PAPI_strerror(r);
+    return;
+  }
+  r = papi().PAPI_thread_init(papi_thread_id);
   if (r != PAPI_OK) {
-    s.papi_problem = std::string("PAPI_thread_init: ") + PAPI_strerror(r);
+    s.papi_problem = std::string("PAPI_thread_init: ") + papi().PAPI_strerror(r);
     return;
   }
   s.papi_started = true;
@@ -309,9 +345,9 @@ void start_papi(State& s) {
   std::snprintf(ver, sizeof ver, "%d.%d.%d", PAPI_VERSION_MAJOR(PAPI_VER_CURRENT),
                 PAPI_VERSION_MINOR(PAPI_VER_CURRENT), PAPI_VERSION_REVISION(PAPI_VER_CURRENT));
   s.papi_version = ver;
-  int ncomp = PAPI_num_components();
+  int ncomp = papi().PAPI_num_components();
   for (int cid = 0; cid < ncomp; ++cid) {
-    const PAPI_component_info_t* ci = PAPI_get_component_info(cid);
+    const PAPI_component_info_t* ci = papi().PAPI_get_component_info(cid);
     if (!ci) continue;
     std::string line = std::string(ci->name) + ": ";
     if (ci->disabled) line += std::string("disabled (") + ci->disabled_reason + ")";
@@ -323,14 +359,14 @@ void start_papi(State& s) {
   constexpr int kPresetsShown = 12;
   int code = PAPI_PRESET_MASK;
   int presets = 0;
-  if (PAPI_enum_event(&code, PAPI_ENUM_FIRST) == PAPI_OK) {
+  if (papi().PAPI_enum_event(&code, PAPI_ENUM_FIRST) == PAPI_OK) {
     do {
       PAPI_event_info_t info;
-      if (PAPI_get_event_info(code, &info) == PAPI_OK && info.count > 0) {
+      if (papi().PAPI_get_event_info(code, &info) == PAPI_OK && info.count > 0) {
         if (presets < kPresetsShown) s.offered.push_back(info.symbol);
         ++presets;
       }
-    } while (PAPI_enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
+    } while (papi().PAPI_enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
   }
   if (presets > kPresetsShown) s.offered.push_back("... (" + std::to_string(presets) + " PAPI presets)");
 }
@@ -368,27 +404,27 @@ void parse_request(const Config& c, State& s) {
 // Whether one event can be counted alone, through PAPI or else as a kernel software event; the
 // event to measure, or why not.
 bool validate_alone(const State& s, const std::string& name, Event& e, std::string& why) {
-  // Context switches and migrations happen in the kernel: PAPI counts at user level (its default
-  // domain), where they are always 0, so they are opened directly with kernel counting.
+  // The kernel's software events are opened directly (perf_open), not through PAPI: the same
+  // kernel counter, without loading and starting PAPI for it; context switches and migrations
+  // also need kernel-level counting, which PAPI's default domain leaves out (they would read 0).
   uint64_t sw = 0;
-  bool kernel_side = software_event(name, sw) && (sw == PERF_COUNT_SW_CONTEXT_SWITCHES ||
-                                                  sw == PERF_COUNT_SW_CPU_MIGRATIONS);
-  if (s.papi_started && !kernel_side) {
+  bool direct = software_event(name, sw);
+  if (s.papi_started && !direct) {
     int code = 0;
-    int r = PAPI_event_name_to_code(const_cast<char*>(name.c_str()), &code);
+    int r = papi().PAPI_event_name_to_code(const_cast<char*>(name.c_str()), &code);
     if (r == PAPI_OK) {
       int set = papi_set({code}, false, why);
       if (set >= 0) {
         long long v[1];
-        int rr = PAPI_read(set, v);
+        int rr = papi().PAPI_read(set, v);
         papi_close(set);
         if (rr == PAPI_OK) return e = Event{name, Backend::Papi, code, 0, 0}, true;
-        why = std::string("PAPI_read: ") + PAPI_strerror(rr);
+        why = std::string("PAPI_read: ") + papi().PAPI_strerror(rr);
       }
     } else {
-      why = std::string("not available in PAPI (") + PAPI_strerror(r) + ")";
+      why = std::string("not available in PAPI (") + papi().PAPI_strerror(r) + ")";
     }
-  } else if (!kernel_side) {
+  } else if (!direct) {
     why = s.papi_problem;
   }
   uint64_t config = 0;
@@ -442,7 +478,7 @@ void validate_together(State& s) {
   for (uint32_t col : s.papi_cols) codes.push_back(s.events[col].papi_code);
   std::string why;
   int set = papi_set(codes, false, why);
-  if (set == -2 && PAPI_multiplex_init() == PAPI_OK) {
+  if (set == -2 && papi().PAPI_multiplex_init() == PAPI_OK) {
     set = papi_set(codes, true, why);
     if (set >= 0) s.multiplexed = true;
   }
@@ -495,7 +531,7 @@ void say_what_was_dropped(const State& s) {
     for (const auto& [reason, names] : groups) drops += (drops.empty() ? "" : "; ") + names + " (" + reason + ")";
     std::vector<std::string> offered = offered_now(s, 0);
     std::string offers = offered.empty() ? "nothing" : joined(offered);
-    std::string papi = s.papi_started ? "" : " [" + s.papi_problem + "]";
+    std::string papi = s.papi_started || s.papi_problem.empty() ? "" : " [" + s.papi_problem + "]";
     if (s.events.empty())
       log_job_message("counters: none of the requested events can be measured: %s; this machine offers: "
                   "%s%s. The run goes on with time only.", drops.c_str(), offers.c_str(), papi.c_str());
@@ -524,11 +560,26 @@ void setup(const Config& c) {
   for (const std::string& p : problems) log_job_message("%s", p.c_str());
   if (s.requested.empty()) return;
 
-  if (!s.papi_wanted) s.papi_problem = "PAPI not started (SCALEA_PAPI=off)";
-  else start_papi(s);
+  // PAPI is loaded and started only for events that are not the kernel's software events, which
+  // are opened directly (validate_alone).
+  uint64_t sw = 0;
+  bool papi_needed = std::any_of(s.requested.begin(), s.requested.end(),
+                                 [&](const std::string& n) { return !software_event(n, sw); });
+  if (papi_needed && !s.papi_wanted) {
+    s.papi_problem = "PAPI not started (SCALEA_PAPI=off)";
+  } else if (papi_needed && !explicit_request && !cpu_pmu_present()) {
+    // The default set is PAPI presets of the CPU's counters: without a CPU PMU none exists, and
+    // loading and starting PAPI would cost the process 4-5 ms to learn it.
+    s.papi_problem = "no hardware counters: the kernel shows no CPU performance monitoring unit "
+                     "(a virtual machine without PMU passthrough?); PAPI not started";
+  } else if (papi_needed) {
+    start_papi(s);
+  }
   // Whether the kernel's software events open here: needed now only for the message to a user
-  // who asked for events (whose own perf events, if any, are opened below anyway).
-  probe_perf(explicit_request);
+  // who asked for events (whose own perf events, if any, are opened below anyway). Not probed for
+  // the default set on a machine without hardware counters: nobody asked, and the probe's first
+  // perf event would cost the kernel 10-20 ms (probe_perf) that a short program waits for at exit.
+  if (explicit_request || s.papi_started) probe_perf(explicit_request);
 
   validate_each(s);
   validate_together(s);

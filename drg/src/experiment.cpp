@@ -57,25 +57,10 @@ class Settlement {
 };
 
 std::string Region::label() const {
-  std::string k(fmt::region_kind_name(kind));
-  switch (kind) {
-    case RegionKind::Program: return name.empty() ? "program" : name;
-    case RegionKind::User: return name;
-    case RegionKind::Function: return name.empty() ? function : name;
-    case RegionKind::Mpi: return name;
-    case RegionKind::Loop: {
-      static const char* sched[] = {"", " (static)", " (dynamic)", " (guided)", " (other)"};
-      return "loop" + std::string(subkind < 5 ? sched[subkind] : "");
-    }
-    case RegionKind::BarrierImplicit: {
-      static const char* fl[] = {"barrier (implicit)", "barrier (implicit, end of worksharing)",
-                                 "barrier (implicit, join)", "barrier (implicit, teams)"};
-      return subkind < 4 ? fl[subkind] : "barrier (implicit)";
-    }
-    case RegionKind::BarrierExplicit: return "barrier";
-    case RegionKind::BarrierImplementation: return "barrier (runtime)";
-    default: return k;
-  }
+  if (fmt::region_kind_has(kind, fmt::kNamed) && !name.empty()) return name;
+  if (kind == RegionKind::Function) return function;  // a function known by its code alone
+  std::string_view sub = fmt::subkind_label(kind, subkind);
+  return std::string(sub.empty() ? fmt::region_kind_label(kind) : sub);
 }
 
 namespace {

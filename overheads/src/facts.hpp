@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "scalea/drg/meta.hpp"
 #include "scalea/overheads/classify.hpp"
 #include "scalea/overheads/rules.hpp"
 
@@ -271,30 +272,19 @@ inline std::pair<const uint32_t*, const uint32_t*> in_range(const std::vector<ui
 class ThreadStarts {
  public:
   explicit ThreadStarts(const drg::Experiment& e) {
-    const nlohmann::json& m = e.meta;
-    auto number = [](const nlohmann::json& o, const char* k, double fallback) {
-      return o.is_object() && o.contains(k) && o[k].is_number() ? o[k].get<double>() : fallback;
-    };
-    const nlohmann::json& omp = m.is_object() && m.contains("openmp") ? m["openmp"] : nlohmann::json();
-    runtime_init_ = std::max(0.0, number(omp, "runtime_init_s", 1e300));
-    runtime_ready_ = number(omp, "runtime_ready_s", -1);
-    init_by_fork_ = omp.is_object() && omp.value("init_by_fork", false);
-    const nlohmann::json& aff = m.is_object() && m.contains("affinity") ? m["affinity"] : nlohmann::json();
-    auto read = [&](const nlohmann::json& threads, int rank) {
-      if (!threads.is_array()) return;
-      for (const auto& t : threads) {
-        double c = number(t, "created_s", -1);
-        if (c <= 0 || !t.contains("index") || !t["index"].is_number_integer() || t["index"].get<int64_t>() < 0)
-          continue;
-        created_[{rank, uint32_t(t["index"].get<int64_t>())}] = c;
+    const drg::Meta m = drg::read_meta(e.meta);
+    runtime_init_ = std::max(0.0, m.openmp.runtime_init_s.value_or(1e300));
+    runtime_ready_ = m.openmp.runtime_ready_s.value_or(-1);
+    init_by_fork_ = m.openmp.init_by_fork;
+    for (const drg::ProcessAffinity& p : m.affinity) {
+      // A run without ranks: its threads are those of the experiment's one process.
+      int rank = p.rank >= 0 || e.threads.empty() ? p.rank : e.threads[0].rank;
+      for (const drg::ThreadAffinity& t : p.threads) {
+        double c = t.created_s.value_or(-1);
+        if (c <= 0 || !t.index) continue;
+        created_[{rank, *t.index}] = c;
         first_created_ = std::min(first_created_, c);
       }
-    };
-    if (aff.is_object() && aff.contains("ranks") && aff["ranks"].is_array()) {
-      for (const auto& r : aff["ranks"])
-        if (r.is_object() && r.contains("threads")) read(r["threads"], r.value("rank", 0));
-    } else if (aff.is_object() && aff.contains("threads")) {
-      read(aff["threads"], e.threads.empty() ? -1 : e.threads[0].rank);
     }
   }
 

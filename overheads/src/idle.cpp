@@ -210,24 +210,13 @@ int count_pes(const drg::Experiment& e) { return std::max<int>(1, int(e.threads.
 // The tool's own cost per visit of each region kind, in s (docs/overhead-model.md, NOISE): the
 // calibrated cost of the kind plus two counter reads where the experiment read counters.
 std::vector<double> visit_costs(const drg::Experiment& e, const MachineModel& machine) {
-  double read_ns = 0;
-  std::vector<bool> counted(format::kRegionKindCount, false);
-  const auto& cm = e.meta.contains("counters") ? e.meta["counters"] : nlohmann::json();
-  if (cm.is_object() && cm.contains("measured") && cm["measured"].is_array() &&
-      !cm["measured"].empty()) {
-    read_ns = cm.value("cost_per_read_ns", 0.0);
-    std::string kinds = cm.value("regions", "");
-    for (uint16_t k = 0; k < format::kRegionKindCount; ++k) {
-      std::string name(format::region_kind_name(RegionKind(k)));
-      counted[k] = ("," + kinds + ",").find("," + name + ",") != std::string::npos;
-    }
-  }
+  const drg::CounterMeta counters = drg::read_meta(e.meta).counters;
   std::vector<double> cost(format::kRegionKindCount);
   for (uint16_t k = 0; k < format::kRegionKindCount; ++k) {
     // Kinds without a figure of their own share another's (every barrier the barrier's, the
     // critical section and nest lock the lock's): the kind table's cost column.
     std::string name(format::region_kind_cost(RegionKind(k)));
-    cost[k] = (machine.cost(name) + (counted[k] ? 2 * read_ns : 0)) * 1e-9;
+    cost[k] = (machine.cost(name) + (counters.read_in(RegionKind(k)) ? 2 * counters.cost_per_read_ns : 0)) * 1e-9;
   }
   return cost;
 }

@@ -22,6 +22,7 @@
 #include "text.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
+#include "scalea/drg/meta.hpp"
 #include "scalea/overheads/classify.hpp"
 
 namespace scalea::cli {
@@ -119,28 +120,16 @@ std::string incomplete_hint(const drg::Experiment& e) {
   return " (ranks that ended on their own wrote their data beside it: " + list + ")";
 }
 
-std::string command_line(const drg::Experiment& e) {
-  std::string cmd;
-  if (meta_at(e.meta, "command").is_array())
-    for (const auto& a : meta_at(e.meta, "command"))
-      if (a.is_string()) cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
-  return cmd;
-}
-
 void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experiment* ref,
                   const ReportOptions& o) {
-  const auto& m = e.meta;
+  const drg::Meta m = drg::read_meta(e.meta);
   fmt::print("experiment  {}\n", e.path);
-  fmt::print("command     {}\n", command_line(e));
+  fmt::print("command     {}\n", m.command_line());
   fmt::print("run         {} on {}: p = {} ({} rank(s), {} thread(s)), {:.3f} s, clock {}\n",
-             meta_at(m, "start_time").is_string() ? meta_at(m, "start_time").get<std::string>() : "",
-             meta_at(m, "host").is_string() ? meta_at(m, "host").get<std::string>() : "", a.p,
-             e.ranks(), e.threads.size(), meta_value(m, "clock", "duration_s", 0.0),
-             meta_value<std::string>(m, "clock", "source", "?"));
-  std::string runtime = meta_value<std::string>(m, "openmp", "runtime", "");
-  if (!runtime.empty())
-    fmt::print("openmp      {} ({})\n", runtime,
-               meta_value<std::string>(m, "openmp", "runtime_path", ""));
+             m.start_time, m.host, a.p, e.ranks(), e.threads.size(), m.duration_s, m.clock_source);
+  if (!m.openmp.runtime.empty())
+    fmt::print("openmp      {} ({})\n", m.openmp.runtime, m.openmp.runtime_path);
+  if (std::string light = light_mode_note(e); !light.empty()) fmt::print("events      {}\n", light);
   if (ref)
     fmt::print("reference   {} (p = {})\n", ref->path, ref->threads.size());
   else
@@ -152,17 +141,16 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
     for (const std::string& note : cpu_sharing(*ref))
       fmt::print("CPUS        in the reference, {}; its T_s is too long and the overheads look "
                  "smaller\n", note);
-  if (meta_at(m, "program_start").is_string() && meta_at(m, "program_start").get<std::string>() == "estimated") {
-    double by = meta_at(m, "program_start_estimated_s").is_number()
-                    ? meta_at(m, "program_start_estimated_s").get<double>() : 0.0;
+  if (m.program_start_estimated) {
+    double by = m.program_start_estimated_s;
     fmt::print("start       program start estimated (+{:.3f} s before the tool started, from the "
                "process age in 10 ms ticks): run it with scalea run to measure it\n", by);
   }
-  if (long thr = meta_value<long>(m, "throttle", "count", 0L); thr > 0)
+  if (int64_t thr = m.throttled_count; thr > 0)
     fmt::print("throttled   {} call path(s) of tiny hot regions, marked [throttled]: their visits after "
                "the first {} (per thread) are not counted, their time stays in the caller "
                "(SCALEA_THROTTLE=off records all)\n",
-               thr, meta_value<long>(m, "throttle", "calls", 0L));
+               thr, m.throttle_calls);
   if (!o.machine_used.empty())
     fmt::print("machine     {}: NOISE = the tool's own cost inside T_p (events below x calibrated "
                "cost){}\n", o.machine_used,
@@ -274,11 +262,9 @@ void print_mpi_text(const drg::Experiment& e, const MergedTree& t, const Analysi
                t.sum(n, time) * 1e-9, t.sum(n, wait) * 1e-9, t.sum(n, transfer) * 1e-9,
                r.classes[size_t(Class::DataMovement)], r.classes[size_t(Class::Synchronization)]);
   }
-  const auto& model = meta_at(meta_at(e.meta, "mpi"), "model");
-  if (model.is_object())
-    fmt::print("\nmessage model: latency {:.2f} us, {:.4f} ns/byte ({})\n",
-               model.value("latency_ns", 0.0) * 1e-3, model.value("ns_per_byte", 0.0),
-               model.value("source", std::string("?")));
+  if (const auto model = drg::read_meta(e.meta).message_model)
+    fmt::print("\nmessage model: latency {:.2f} us, {:.4f} ns/byte ({})\n", model->latency_ns * 1e-3,
+               model->ns_per_byte, model->source);
   fmt::print("calls, bytes, time, wait and transfer: summed over ranks and threads (wait + transfer = "
              "time, the collector's split by the message model; management and start-up calls have "
              "neither); data and sync: the classifier's data movement and synchronization of the "

@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "over_time.hpp"
 #include "db/db.hpp"
+#include "scalea/launcher.hpp"
 
 extern char** environ;
 
@@ -199,16 +200,10 @@ struct RunOptions {
   bool quiet = false;
   std::string counters;  // --counters LIST: SCALEA_COUNTERS (docs/counters.md)
   std::string snapshot;  // --snapshot DURATION: SCALEA_SNAPSHOT (docs/online.md)
+  bool light = false;    // --light: SCALEA_OPENMP=light (docs/user-guide.md, "Light mode")
   std::vector<std::string> command;
   db::StoreOptions store;  // --db, --tag
 };
-
-// The process's rank when an MPI launcher started it, -1 otherwise.
-int launcher_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char* v = getenv(name)) return std::atoi(v);
-  return -1;
-}
 
 // The experiment directory when --db needs to know it and -o was not given: the name the tool
 // would choose, with scalea run's process id.
@@ -224,7 +219,7 @@ std::string default_output(const std::string& program) {
 // --db: stores the experiment the run wrote (under an MPI launcher, rank 0 alone, whose tool
 // wrote it). Returns the exit status: the program's, or 2 when it succeeded but storing failed.
 int store_experiment(const RunOptions& o, const std::string& dir, int status) {
-  if (launcher_rank() > 0) return status;
+  if (launcher_rank().value_or(-1) > 0) return status;
   struct stat st;
   std::string why;
   if (stat((dir + "/meta.json").c_str(), &st) != 0) {
@@ -268,7 +263,7 @@ int run(const RunOptions& o) {
   std::string tool = tool_library("libscalea-omp.so", "tool library");
   std::string output = o.output;
   if (o.store.enabled() && output.empty()) {
-    if (launcher_rank() >= 0)
+    if (launcher_rank())
       throw UserError("--db under an MPI launcher needs -o DIR (every rank must name the same experiment)");
     output = default_output(o.command[0]);
   }
@@ -286,6 +281,7 @@ int run(const RunOptions& o) {
   if (o.quiet) set_env(env, "SCALEA_QUIET", "1");
   if (!o.counters.empty()) set_env(env, "SCALEA_COUNTERS", o.counters);
   if (!o.snapshot.empty()) set_env(env, "SCALEA_SNAPSHOT", o.snapshot);
+  if (o.light) set_env(env, "SCALEA_OPENMP", "light");
   ProgramImage img = inspect_program(program);
   bool gomp = false, mpi = false, links_tool = false;
   for (const std::string& n : img.needed) {
@@ -358,7 +354,8 @@ void add_run(CLI::App& app) {
       "  scalea run -o md.p4 -- ./md 4096         choose the experiment directory\n"
       "  OMP_NUM_THREADS=4 scalea run -o md.p4 -- ./md\n"
       "  mpirun -np 4 scalea run -o halo.p4 -- ./halo\n"
-      "  scalea run --snapshot 1s -o md.p4 -- ./md & scalea top md.p4   watch it live\n\n"
+      "  scalea run --snapshot 1s -o md.p4 -- ./md & scalea top md.p4   watch it live\n"
+      "  scalea run --light -o sp.p2 -- ./sp.W    fewer events for a code of many tiny loops\n\n"
       "  scalea run -o md.p4 --db --tag commit=abc123 -- ./md   and store it in the database\n\n"
       "The program is started directly (no shell), with the tool library preloaded (LD_PRELOAD,\n"
       "in front of yours) so that the tool starts with it: the program's start is measured and\n"
@@ -384,6 +381,10 @@ void add_run(CLI::App& app) {
                    ? std::string()
                    : std::string("not a duration from 10ms to 1h (e.g. 1s, 100ms)");
       });
+  cmd->add_flag("--light", opts->light,
+                "Light mode: record parallel regions, barriers and tasks only, not loops, single, "
+                "locks, critical, flush (less cost on codes with many tiny constructs; "
+                "docs/user-guide.md, \"Light mode\")");
   cmd->add_option("command", opts->command, "Program and its arguments (after --)")->required();
   db::add_store_options(cmd, opts->store, "the experiment (as scalea db add DIR)");
   cmd->callback([opts] {

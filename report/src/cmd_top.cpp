@@ -23,6 +23,7 @@
 #include "export_formats.hpp"
 #include "online.hpp"
 #include "over_time.hpp"
+#include "scalea/drg/meta.hpp"
 
 namespace scalea::cli {
 namespace {
@@ -284,17 +285,9 @@ std::optional<drg::SnapshotDir> source(const std::string& dir) {
 bool process_gone(const drg::SnapshotPart& part) {
   char host[256] = "";
   gethostname(host, sizeof host - 1);
-  if (part.meta.value("host", std::string()) != host) return false;  // cannot tell
-  long pid = part.meta.value("pid", 0L);
-  return pid > 0 && kill(pid_t(pid), 0) != 0 && errno == ESRCH;
-}
-
-std::string command_of(const nlohmann::json& meta) {
-  std::string cmd;
-  if (meta.contains("command") && meta["command"].is_array())
-    for (const auto& a : meta["command"])
-      if (a.is_string()) cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
-  return cmd;
+  const drg::Meta m = drg::read_meta(part.meta);
+  if (m.host != host) return false;  // cannot tell
+  return m.pid > 0 && kill(pid_t(m.pid), 0) != 0 && errno == ESRCH;
 }
 
 class Top {
@@ -341,10 +334,11 @@ class Top {
         view_.since = online::window(parts_, nullptr, newest, start, c_);
         view_.at = view_.since->t1;
         const drg::SnapshotPart& part = parts_.get(newest.files.begin()->second);
-        p.ranks_declared = part.meta.value("ranks", 1);
-        p.interval = part.meta["snapshot"].value("interval_s", 0.0);
-        p.pid_host = fmt::format("pid {} on {}", part.meta.value("pid", 0), part.meta.value("host", std::string()));
-        p.command = command_of(part.meta);
+        const drg::Meta m = drg::read_meta(part.meta);
+        p.ranks_declared = int(m.ranks.value_or(1));
+        p.interval = m.snapshot_interval_s;
+        p.pid_host = fmt::format("pid {} on {}", m.pid, m.host);
+        p.command = m.command_line();
         p.threads = int(view_.since->e.threads.size());
         std::set<std::string> keep;
         for (const online::Point* q : {prev, &newest, static_cast<const online::Point*>(&pts.front())})

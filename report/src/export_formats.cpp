@@ -25,6 +25,7 @@
 #include "text.hpp"
 #include "html.hpp"
 #include "scalea/drg/flat_map.hpp"
+#include "scalea/drg/meta.hpp"
 #include "scalea/format.hpp"
 
 extern char** environ;
@@ -52,14 +53,6 @@ bool& reference_forced() {
 }
 
 namespace {
-std::vector<std::string> command_of(const drg::Experiment& e) {
-  std::vector<std::string> out;
-  const nlohmann::json& c = meta_at(e.meta, "command");
-  if (c.is_array())
-    for (const auto& a : c)
-      if (a.is_string()) out.push_back(a.get<std::string>());
-  return out;
-}
 std::string base_name(const std::string& p) { return p.substr(p.rfind('/') + 1); }
 std::string joined(const std::vector<std::string>& v, size_t from) {
   std::string s;
@@ -69,7 +62,7 @@ std::string joined(const std::vector<std::string>& v, size_t from) {
 }  // namespace
 
 void check_reference(const drg::Experiment& run, const drg::Experiment& ref) {
-  std::vector<std::string> a = command_of(run), b = command_of(ref);
+  std::vector<std::string> a = drg::read_meta(run.meta).command, b = drg::read_meta(ref.meta).command;
   std::string problem;
   size_t pes = std::max<size_t>(1, ref.threads.size());
   if (pes != 1)

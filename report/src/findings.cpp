@@ -10,6 +10,7 @@
 
 #include "export_formats.hpp"
 #include "report_json.hpp"
+#include "scalea/drg/meta.hpp"
 #include "scalea/format.hpp"
 #include "wait_causes.hpp"
 
@@ -266,17 +267,8 @@ std::string counter_evidence(const MergedTree& t, const overheads::RegionOverhea
 // (counters.cost_per_read_ns); 0 without counters.
 double counter_read_cost(const MergedTree& t, uint32_t n) {
   const drg::Experiment& e = t.experiment();
-  const nlohmann::json& c = meta_at(e.meta, "counters");
-  if (!c.is_object() || !c.contains("cost_per_read_ns") || !c["cost_per_read_ns"].is_number() ||
-      !c.contains("measured") || !c["measured"].is_array() || c["measured"].empty())
-    return 0;
-  std::set<std::string> kinds;
-  std::string list = c.contains("regions") && c["regions"].is_string() ? c["regions"].get<std::string>() : "";
-  for (size_t i = 0; i <= list.size();) {
-    size_t end = std::min(list.find(',', i), list.size());
-    kinds.insert(list.substr(i, end - i));
-    i = end + 1;
-  }
+  const drg::CounterMeta c = drg::read_meta(e.meta).counters;
+  if (c.measured.empty()) return 0;
   const int visits = e.metric("visits");
   if (visits < 0) return 0;
   double counted = 0;
@@ -284,10 +276,10 @@ double counter_read_cost(const MergedTree& t, uint32_t n) {
   while (!todo.empty()) {
     uint32_t m = todo.back();
     todo.pop_back();
-    if (kinds.count(std::string(format::region_kind_name(t.region_of(m).kind)))) counted += t.sum(m, visits);
+    if (c.read_in(t.region_of(m).kind)) counted += t.sum(m, visits);
     for (uint32_t ch : t.node(m).children) todo.push_back(ch);
   }
-  return counted * 2 * c["cost_per_read_ns"].get<double>() * 1e-9;
+  return counted * 2 * c.cost_per_read_ns * 1e-9;
 }
 
 bool has_counters(const drg::Experiment& e) {
@@ -319,9 +311,16 @@ std::set<int> parse_cpulist(const std::string& list) {
 
 }  // namespace
 
+std::string light_mode_note(const drg::Experiment& e) {
+  if (!drg::read_meta(e.meta).openmp.light) return {};
+  return "light mode (SCALEA_OPENMP=light): loops, single, sections, masked, locks, critical, "
+         "atomic, ordered, flush and reductions were not recorded; their time is in the enclosing "
+         "parallel region, its imbalance shows at the barriers, and waiting in a lock or critical "
+         "section counts as work (additional computation with a reference): run without --light "
+         "to see them";
+}
+
 std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
-  const nlohmann::json& aff = meta_at(e.meta, "affinity");
-  if (!aff.is_object()) return {};
   // One entry per process: its host, online CPUs and threads' CPU sets.
   struct Process {
     int rank;
@@ -331,25 +330,13 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
   };
   std::vector<Process> procs;
   double ran = 0, queued = 0;  // the threads' time on a CPU and runnable without one (schedstat)
-  auto read = [&](const nlohmann::json& p, int rank, const std::string& host) {
-    Process pr{rank, host, p.value("cpus_online", 0), {}};
-    if (p.contains("threads") && p["threads"].is_array())
-      for (const auto& t : p["threads"]) {
-        if (t.is_object() && t.contains("cpus") && t["cpus"].is_string())
-          pr.threads.push_back(parse_cpulist(t["cpus"].get<std::string>()));
-        if (t.is_object() && t.contains("runqueue_s") && t["runqueue_s"].is_number() &&
-            t.contains("cpu_s") && t["cpu_s"].is_number())
-          ran += t["cpu_s"].get<double>(), queued += t["runqueue_s"].get<double>();
-      }
+  for (const drg::ProcessAffinity& p : drg::read_meta(e.meta).affinity) {
+    Process pr{p.rank, p.host, p.cpus_online, {}};
+    for (const drg::ThreadAffinity& t : p.threads) {
+      if (t.cpus) pr.threads.push_back(parse_cpulist(*t.cpus));
+      if (t.runqueue_s && t.cpu_s) ran += *t.cpu_s, queued += *t.runqueue_s;
+    }
     procs.push_back(std::move(pr));
-  };
-  std::string host = meta_at(e.meta, "host").is_string() ? meta_at(e.meta, "host").get<std::string>() : "";
-  if (aff.contains("ranks") && aff["ranks"].is_array() && !aff["ranks"].empty()) {
-    for (const auto& r : aff["ranks"])
-      if (r.is_object())
-        read(r, r.value("rank", 0), r.contains("host") && r["host"].is_string() ? r["host"].get<std::string>() : host);
-  } else {
-    read(aff, -1, host);
   }
   std::map<std::string, std::vector<const Process*>> by_host;
   for (const Process& p : procs) by_host[p.host].push_back(&p);

@@ -84,6 +84,10 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e);
 inline constexpr double kCpuWaitMinSeconds = 0.010;
 inline constexpr double kCpuWaitMinShare = 0.05;
 
+// What a light-mode experiment (SCALEA_OPENMP=light, meta.json openmp.events) does not show, in
+// one sentence; empty for a full recording.
+std::string light_mode_note(const drg::Experiment& e);
+
 // Number of findings `scalea report` prints (its --findings option; 5 by default).
 size_t& findings_limit();
 

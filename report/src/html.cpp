@@ -12,6 +12,7 @@
 
 #include "findings.hpp"
 #include "report_json.hpp"
+#include "scalea/drg/meta.hpp"
 #include "scalea/format.hpp"
 
 namespace scalea::cli {
@@ -47,20 +48,6 @@ std::string base64(const std::vector<uint8_t>& bytes) {
   return out;
 }
 
-std::string command_line(const drg::Experiment& e) {
-  std::string cmd;
-  const nlohmann::json& c = meta_at(e.meta, "command");
-  if (c.is_array())
-    for (const auto& a : c)
-      if (a.is_string()) cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
-  return cmd;
-}
-
-std::string meta_str(const nlohmann::json& m, const char* key) {
-  const nlohmann::json& v = meta_at(m, key);
-  return v.is_string() ? v.get<std::string>() : "";
-}
-
 std::string pe_name(const drg::Experiment& e, int thread) {
   if (thread < 0 || size_t(thread) >= e.threads.size()) return "";
   const drg::ThreadTree& t = e.threads[size_t(thread)];
@@ -70,18 +57,17 @@ std::string pe_name(const drg::Experiment& e, int thread) {
 
 // The run's facts (label, value) and what could distort the numbers (warnings).
 void facts(const Analyzed& x, nlohmann::json& data) {
-  const auto& m = x.e.meta;
+  const drg::Meta m = drg::read_meta(x.e.meta);
   const auto& a = x.a;
   nlohmann::json f = nlohmann::json::array();
   auto add = [&](const std::string& k, const std::string& v) { f.push_back({k, v}); };
   add("experiment", x.e.path);
-  add("command", command_line(x.e));
-  add("run", meta_str(m, "start_time") + " on " + meta_str(m, "host"));
+  add("command", m.command_line());
+  add("run", m.start_time + " on " + m.host);
   add("processing elements",
       fmt::format("p = {} ({} rank(s), {} thread(s))", a.p, x.e.ranks(), x.e.threads.size()));
-  add("duration", fmt::format("{:.3f} s (clock {})", meta_value(m, "clock", "duration_s", 0.0),
-                              meta_value<std::string>(m, "clock", "source", "?")));
-  std::string runtime = meta_value<std::string>(m, "openmp", "runtime", "");
+  add("duration", fmt::format("{:.3f} s (clock {})", m.duration_s, m.clock_source));
+  const std::string& runtime = m.openmp.runtime;
   if (!runtime.empty()) add("OpenMP runtime", runtime);
   add("reference", x.ref ? fmt::format("{} (p = {})", x.ref->path, x.ref->threads.size())
                          : "none: T_s is estimated as the useful work (additional computation is 0)");
@@ -97,12 +83,12 @@ void facts(const Analyzed& x, nlohmann::json& data) {
   nlohmann::json w = nlohmann::json::array();
   if (!x.e.complete()) w.push_back("The experiment is incomplete: some ranks' data is missing.");
   for (const std::string& s : cpu_sharing(x.e)) w.push_back(s);
-  if (meta_str(m, "program_start") == "estimated")
+  if (std::string light = light_mode_note(x.e); !light.empty()) w.push_back(light);
+  if (m.program_start_estimated)
     w.push_back(fmt::format("The program's start was estimated (+{:.3f} s before the tool "
                             "started): run it with scalea run to measure it.",
-                            meta_at(m, "program_start_estimated_s").is_number()
-                                ? meta_at(m, "program_start_estimated_s").get<double>() : 0.0));
-  if (long thr = meta_value<long>(m, "throttle", "count", 0L); thr > 0)
+                            m.program_start_estimated_s));
+  if (int64_t thr = m.throttled_count; thr > 0)
     w.push_back(fmt::format("{} call path(s) of tiny hot regions were throttled: their later "
                             "visits are not counted (SCALEA_THROTTLE=off records all).", thr));
   data["warnings"] = std::move(w);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "scalea/drg/meta.hpp"
+
 namespace scalea::cli::online {
 
 std::vector<Point> complete_points(const drg::SnapshotDir& s) {
@@ -27,7 +29,7 @@ const Parts::Times& Parts::times(const std::string& path) {
   auto it = times_.find(path);
   if (it != times_.end()) return it->second;
   const drg::SnapshotPart& p = get(path);
-  Times t{p.wall_s(), p.time_s(), p.meta["snapshot"].value("interval_s", 0.0)};
+  Times t{p.wall_s(), p.time_s(), drg::read_meta(p.meta).snapshot_interval_s};
   return times_.emplace(path, t).first->second;
 }
 

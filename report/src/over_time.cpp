@@ -12,6 +12,7 @@
 #include "online.hpp"
 #include "study_data.hpp"
 #include "text.hpp"
+#include "scalea/drg/meta.hpp"
 
 namespace scalea::cli {
 namespace {
@@ -80,7 +81,7 @@ Series build(const std::string& dir) {
   out.points = int(all.size());
   out.final = all.back().final;
   out.snapshot_interval =
-      parts.get(all.front().files.begin()->second).meta["snapshot"].value("interval_s", 0.0);
+      drg::read_meta(parts.get(all.front().files.begin()->second).meta).snapshot_interval_s;
   out.window = out.snapshot_interval;
   if (!g_settings.interval.empty()) {
     double w = 0;

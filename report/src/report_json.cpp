@@ -2,6 +2,7 @@
 
 #include "export_formats.hpp"
 #include "findings.hpp"
+#include "scalea/drg/meta.hpp"
 
 #include <tuple>
 
@@ -16,14 +17,10 @@ const nlohmann::json& meta_at(const nlohmann::json& meta, const char* key) {
 
 std::set<uint32_t> throttled_nodes(const drg::Experiment& e, const drg::MergedTree& t) {
   std::set<uint32_t> out;
-  const nlohmann::json& list = meta_at(meta_at(e.meta, "throttle"), "throttled");
-  if (!list.is_array() || list.empty()) return out;
+  const std::vector<drg::ThrottledPath> list = drg::read_meta(e.meta).throttled;
+  if (list.empty()) return out;
   std::set<std::tuple<int64_t, int64_t, int64_t>> keys;
-  for (const auto& x : list)
-    if (x.is_object() && x.value("thread", nlohmann::json()).is_number_integer() &&
-        x.value("node", nlohmann::json()).is_number_integer())
-      keys.emplace(x.value("rank", nlohmann::json(-1)).is_number_integer() ? x["rank"].get<int64_t>() : -1,
-                   x["thread"].get<int64_t>(), x["node"].get<int64_t>());
+  for (const drg::ThrottledPath& x : list) keys.emplace(x.rank, x.thread, x.node);
   t.for_each_batch([&](const drg::ThreadBatch& b) {
     for (uint32_t i = 0; i < b.count; ++i)
       for (uint32_t n = 0; n < b.threads[i].size(); ++n)

@@ -6,7 +6,8 @@
 
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
+
+#include "scalea/drg/meta.hpp"
 
 namespace scalea::cli {
 namespace {
@@ -36,22 +37,9 @@ double spread(const std::map<uint32_t, double>& v) {
 // MPI), by the experiment's thread index; threads without the figure are absent.
 std::map<uint32_t, double> runqueue_by_thread(const drg::Experiment& e) {
   std::map<std::pair<int, uint32_t>, double> by_id;  // (rank, thread index) -> seconds
-  auto read = [&](const nlohmann::json& proc, int rank) {
-    if (!proc.is_object() || !proc.contains("threads") || !proc["threads"].is_array()) return;
-    for (const auto& t : proc["threads"])
-      if (t.is_object() && t.contains("index") && t["index"].is_number_integer() && t["index"].get<int64_t>() >= 0 &&
-          t.contains("runqueue_s") && t["runqueue_s"].is_number())
-        by_id[{rank, uint32_t(t["index"].get<int64_t>())}] = t["runqueue_s"].get<double>();
-  };
-  if (e.meta.is_object() && e.meta.contains("affinity")) {
-    const nlohmann::json& aff = e.meta["affinity"];
-    if (aff.is_object() && aff.contains("ranks") && aff["ranks"].is_array() && !aff["ranks"].empty()) {
-      for (const auto& r : aff["ranks"])
-        if (r.is_object() && r.contains("rank") && r["rank"].is_number_integer()) read(r, r["rank"].get<int>());
-    } else {
-      read(aff, -1);
-    }
-  }
+  for (const drg::ProcessAffinity& p : drg::read_meta(e.meta).affinity)
+    for (const drg::ThreadAffinity& t : p.threads)
+      if (t.index && t.runqueue_s) by_id[{p.rank, *t.index}] = *t.runqueue_s;
   std::map<uint32_t, double> out;
   for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
     auto it = by_id.find({e.threads[ti].rank, e.threads[ti].thread});

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bad input to every scalea subcommand (issue 10; docs/reliability.md, "Bad input").
+# Bad input to every scalea subcommand (docs/reliability.md, "Bad input").
 # Usage: run_cli_bad.sh BIN_DIR CORPUS_DIR GROUP
 #   GROUP experiments: missing, empty, a file, truncated, wrong version, huge numbers, every file of
 #                      the loader corpus (tests/drg/corpus) as an experiment, given to report,

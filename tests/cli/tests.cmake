@@ -1,4 +1,4 @@
-# Bad input to every scalea subcommand (issue 10): damaged experiments (missing, empty, truncated,
+# Bad input to every scalea subcommand: damaged experiments (missing, empty, truncated,
 # wrong version, huge numbers, the loader corpus of tests/drg/corpus), wrong and out-of-range flags,
 # bad SCALEA_* settings. Each must give exit status 2 and one line on stderr (settings: one
 # warning, the program runs), never a crash or a hang. And very deep call trees, which every

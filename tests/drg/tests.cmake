@@ -6,10 +6,12 @@ add_executable(scalea_drg_test
   ${_drg_tests}/drg_graph_test.cpp
   ${_drg_tests}/drg_loader_test.cpp
   ${_drg_tests}/flat_map_test.cpp
-  ${_drg_tests}/crc_test.cpp)
+  ${_drg_tests}/crc_test.cpp
+  ${_drg_tests}/meta_test.cpp)
 target_include_directories(scalea_drg_test PRIVATE ${_drg_tests})
 target_link_libraries(scalea_drg_test PRIVATE scalea-drg GTest::gtest_main)
-target_compile_definitions(scalea_drg_test PRIVATE SCALEA_DRG_CORPUS="${_drg_tests}/corpus")
+target_compile_definitions(scalea_drg_test PRIVATE SCALEA_DRG_CORPUS="${_drg_tests}/corpus"
+  SCALEA_GOLDEN_META="${PROJECT_SOURCE_DIR}/tests/unit/golden/meta.json")
 gtest_discover_tests(scalea_drg_test TEST_PREFIX unit.drg. DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
 
 # drg_stream_check DIR...: RankFiles (one rank file at a time) against load_experiment.

@@ -1,4 +1,4 @@
-# Fault tests (issue 10): signals, crashes, exit from a worker, fork, unwritable output, a full
+# Fault tests: signals, crashes, exit from a worker, fork, unwritable output, a full
 # disk, two runs
 # aimed at one directory, a planted symlink. Each runs the real program under the real tool.
 add_executable(faulty ${CMAKE_CURRENT_LIST_DIR}/faulty.c)

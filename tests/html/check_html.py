@@ -335,7 +335,7 @@ def do_experiment(c):
               f"keys; flat sort and filter; region graph; prints on {pages} pages; page {os.path.getsize(f)} bytes")
 
 
-# --- an LU-shaped program at a laptop's viewport (issue 21's "Done when") ---------------------
+# --- an LU-shaped program at a laptop's viewport ---------------------
 
 def first_screen(c, br, data, shot):
     """The most expensive region (finding 1) and its cause are on the first screen: in the

@@ -64,7 +64,8 @@ endforeach()
 target_compile_options(omp_inlined_regions PRIVATE -O2 -g0 -foptimize-sibling-calls)
 target_compile_options(omp_inlined_regions_g PRIVATE -O2 -g -foptimize-sibling-calls)
 
-foreach(area parallel worksharing locks tasks nested userapi functions gcc many_threads throttle symbols)
+foreach(area parallel worksharing locks tasks nested userapi functions gcc many_threads throttle symbols
+            light)
   set(exe scalea_it_${area})
   add_executable(${exe} ${_it}/test_${area}.cpp)
   target_link_libraries(${exe} PRIVATE scalea-test-harness GTest::gtest_main)

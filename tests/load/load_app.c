@@ -1,4 +1,4 @@
-/* load_app: load tests of the recorder (issue 10, tests/load/run_load.py). Compute-light and
+/* load_app: load tests of the recorder (tests/load/run_load.py). Compute-light and
  * sleep-free, so it stays fast with 64 threads on 2 cores (run it with OMP_WAIT_POLICY=passive).
  *
  *   load_app threads P R     one team of P threads; each thread runs R rounds of the user region

@@ -1,4 +1,4 @@
-# Load tests (issue 10): 64 threads on 2 cores, parallel regions nested 3 deep, 1,000,000 tasks,
+# Load tests: 64 threads on 2 cores, parallel regions nested 3 deep, 1,000,000 tasks,
 # 100,000 distinct user regions, 10^7 events per thread. run_load.py runs load_app under the real
 # tool, checks exact counts in the experiment (load_dump) and the process's peak RSS against the
 # bound documented in docs/reliability.md. Included from tests/CMakeLists.txt.

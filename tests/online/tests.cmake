@@ -1,4 +1,4 @@
-# On-line monitoring (issue 17, docs/online.md): SCALEA_SNAPSHOT under the real tool, scalea top
+# On-line monitoring (docs/online.md): SCALEA_SNAPSHOT under the real tool, scalea top
 # on a terminal (tmux) and in batch mode, scalea report --over-time, and the faults (a killed
 # program, a full disk, half-written and corrupt snapshots, bad settings). check_online.py drives
 # apps/omp/phases and apps/mpi/mpi_phases, each balanced and then imbalanced.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/recorder.hpp"
+#include "scalea/drg/experiment.hpp"
 #include "scalea/format.hpp"
 
 namespace scalea::format {
@@ -43,6 +44,30 @@ TEST(FormatTables, CostKindsShareTheBarrierAndLockFigures) {
     if (name == "nest_lock" || name == "critical") expected = "lock";
     EXPECT_EQ(region_kind_cost(k.kind), expected) << name;
   }
+}
+
+// Region::label from the kind table's label column, the subkinds' label tables and kNamed.
+TEST(FormatTables, RegionLabels) {
+  EXPECT_EQ(kinds_with(kNamed), (std::set<std::string>{"program", "function", "user", "mpi"}));
+  auto label = [](RegionKind k, uint16_t subkind, std::string name = "", std::string function = "") {
+    drg::Region r;
+    r.kind = k, r.subkind = subkind, r.name = std::move(name), r.function = std::move(function);
+    return r.label();
+  };
+  EXPECT_EQ(label(RegionKind::Program, 0), "program");
+  EXPECT_EQ(label(RegionKind::Program, 0, "md"), "md");
+  EXPECT_EQ(label(RegionKind::User, 0, "solve"), "solve");
+  EXPECT_EQ(label(RegionKind::Function, 0, "", "resid"), "resid");
+  EXPECT_EQ(label(RegionKind::Mpi, 2, "MPI_Allreduce"), "MPI_Allreduce");
+  EXPECT_EQ(label(RegionKind::Loop, 0), "loop");
+  EXPECT_EQ(label(RegionKind::Loop, uint16_t(LoopSchedule::Dynamic)), "loop (dynamic)");
+  EXPECT_EQ(label(RegionKind::Loop, 99), "loop");
+  EXPECT_EQ(label(RegionKind::BarrierImplicit, 0), "barrier (implicit)");
+  EXPECT_EQ(label(RegionKind::BarrierImplicit, uint16_t(BarrierFlavour::Parallel)), "barrier (implicit, join)");
+  EXPECT_EQ(label(RegionKind::BarrierExplicit, 0), "barrier");
+  EXPECT_EQ(label(RegionKind::BarrierImplementation, 0), "barrier (runtime)");
+  EXPECT_EQ(label(RegionKind::Critical, 0, "ignored"), "critical");  // not named: its kind's label
+  EXPECT_EQ(label(RegionKind(kRegionKindCount), 0), "unknown");
 }
 
 TEST(FormatTables, MpiClasses) {

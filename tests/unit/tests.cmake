@@ -18,6 +18,19 @@ target_compile_definitions(scalea_collect_golden_test PRIVATE
 add_test(NAME unit.collect.output_golden COMMAND scalea_collect_golden_test)
 set_tests_properties(unit.collect.output_golden PROPERTIES LABELS unit)
 
+# Adding a core metric is one row: the recorder and drg compiled again with a fake row
+# (fake_metric.hpp, included first into every source of this build).
+find_package(nlohmann_json REQUIRED)
+find_package(Boost REQUIRED)
+add_library(scalea-fake-metric STATIC ${SCALEA_COLLECT_SOURCES} ${SCALEA_DRG_SOURCES})
+target_compile_options(scalea-fake-metric PUBLIC -include ${CMAKE_CURRENT_LIST_DIR}/fake_metric.hpp)
+target_link_libraries(scalea-fake-metric PUBLIC scalea-recorder-settings nlohmann_json::nlohmann_json
+  Boost::headers PRIVATE scalea_symbols)
+add_executable(scalea_fake_metric_test ${CMAKE_CURRENT_LIST_DIR}/fake_metric_test.cpp)
+target_link_libraries(scalea_fake_metric_test PRIVATE scalea-fake-metric GTest::gtest_main)
+add_test(NAME unit.collect.fake_metric COMMAND scalea_fake_metric_test)
+set_tests_properties(unit.collect.fake_metric PROPERTIES LABELS unit)
+
 # Debugging aids (tests/tools): a tracing OMPT tool and a replayer that feeds its traces to the
 # adapter above (docs/architecture.md, "Finding a mishandled event order").
 add_library(scalea-ompt-trace SHARED ${PROJECT_SOURCE_DIR}/tests/tools/ompt_trace.c)
@@ -29,3 +42,12 @@ target_link_libraries(ompt_replay PRIVATE scalea-recorder)
 add_test(NAME unit.collect.replay.nested3
   COMMAND sh -c "gzip -dc '${PROJECT_SOURCE_DIR}/tests/tools/traces/nested3-libomp14.txt.gz' | '$<TARGET_FILE:ompt_replay>' - --quiet")
 set_tests_properties(unit.collect.replay.nested3 PROPERTIES LABELS unit)
+
+# No product function (collect, drg, overheads, report) over 120 lines without the reason for its
+# length in a "Long:" comment above it (scripts/long_functions.py).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME unit.long_functions
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/long_functions.py ${PROJECT_SOURCE_DIR})
+  set_tests_properties(unit.long_functions PROPERTIES LABELS unit)
+endif()

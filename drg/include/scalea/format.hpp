@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 
 namespace scalea::format {
@@ -106,44 +107,48 @@ enum KindTrait : uint8_t {
   kPartial = 4,     // one or a few threads run its body (single, sections, masked)
   kCoarse = 8,      // reads counters by default (SCALEA_COUNTER_REGIONS=coarse, docs/counters.md)
   kUndivided = 16,  // code every PE that enters it runs whole (not divided among them)
+  kNamed = 32,      // its regions are called by their name (a user region, a function, an MPI call)
 };
 
 // Every kind of code region, one row each. Values are stored in files: append only, never
-// renumber, and they run 0, 1, 2, ... (checked below). `cost` names the kind's figure in the
-// machine file of `scalea calibrate` (the tool's own cost per visit, docs/overhead-model.md NOISE):
-// barriers of every flavour share the barrier's, critical and nest locks the lock's.
-#define SCALEA_REGION_KINDS(X)                                                                \
-  /* id                  value name                      cost          traits */              \
-  X(Program,               0, "program",                "program",    kUndivided)             \
-  X(Function,              1, "function",               "function",   kUndivided)             \
-  X(User,                  2, "user",                   "user",       kUndivided | kCoarse)   \
-  X(Parallel,              3, "parallel",               "parallel",   kUndivided | kCoarse)   \
-  X(Loop,                  4, "loop",                   "loop",       kCoarse)                \
-  X(Sections,              5, "sections",               "sections",   kPartial | kCoarse)     \
-  X(Single,                6, "single",                 "single",     kPartial | kCoarse)     \
-  X(Masked,                7, "masked",                 "masked",     kPartial)               \
-  X(Workshare,             8, "workshare",              "workshare",  kCoarse)                \
-  X(Taskloop,              9, "taskloop",               "taskloop",   kCoarse)                \
-  X(Task,                 10, "task",                   "task",       kNoTrait)               \
-  X(BarrierImplicit,      11, "barrier_implicit",       "barrier",    kWaits | kBarrier)      \
-  X(BarrierExplicit,      12, "barrier_explicit",       "barrier",    kWaits | kBarrier)      \
-  X(BarrierImplementation, 13, "barrier_implementation", "barrier",   kWaits)                 \
-  X(Taskwait,             14, "taskwait",               "taskwait",   kWaits)                 \
-  X(Taskgroup,            15, "taskgroup",              "taskgroup",  kWaits)                 \
-  X(Critical,             16, "critical",               "lock",       kWaits)                 \
-  X(Lock,                 17, "lock",                   "lock",       kWaits)                 \
-  X(NestLock,             18, "nest_lock",              "lock",       kWaits)                 \
-  X(Atomic,               19, "atomic",                 "atomic",     kWaits)                 \
-  X(Ordered,              20, "ordered",                "ordered",    kWaits)                 \
-  X(Reduction,            21, "reduction",              "reduction",  kWaits)                 \
-  X(Flush,                22, "flush",                  "flush",      kNoTrait)               \
-  X(Cancel,               23, "cancel",                 "cancel",     kNoTrait)               \
-  X(Distribute,           24, "distribute",             "distribute", kCoarse)                \
-  X(Scope,                25, "scope",                  "scope",      kNoTrait)               \
-  X(Mpi,                  26, "mpi",                    "mpi",        kWaits | kCoarse)
+// renumber, and they run 0, 1, 2, ... (checked below). `label` is what reports call its regions
+// (Region::label; a kNamed kind's regions go by their own name when they have one, a subkind
+// may add to it: the loop's schedule, the implicit barrier's origin). `cost` names the kind's
+// figure in the machine file of `scalea calibrate` (the tool's own cost per visit,
+// docs/overhead-model.md NOISE): barriers of every flavour share the barrier's, critical and
+// nest locks the lock's.
+#define SCALEA_REGION_KINDS(X)                                                                                   \
+  /* id                  value name                      label                 cost          traits */          \
+  X(Program,               0, "program",                "program",            "program",    kUndivided | kNamed) \
+  X(Function,              1, "function",               "",                   "function",   kUndivided | kNamed) \
+  X(User,                  2, "user",                   "",                   "user",       kUndivided | kCoarse | kNamed) \
+  X(Parallel,              3, "parallel",               "parallel",           "parallel",   kUndivided | kCoarse) \
+  X(Loop,                  4, "loop",                   "loop",               "loop",       kCoarse)            \
+  X(Sections,              5, "sections",               "sections",           "sections",   kPartial | kCoarse) \
+  X(Single,                6, "single",                 "single",             "single",     kPartial | kCoarse) \
+  X(Masked,                7, "masked",                 "masked",             "masked",     kPartial)           \
+  X(Workshare,             8, "workshare",              "workshare",          "workshare",  kCoarse)            \
+  X(Taskloop,              9, "taskloop",               "taskloop",           "taskloop",   kCoarse)            \
+  X(Task,                 10, "task",                   "task",               "task",       kNoTrait)           \
+  X(BarrierImplicit,      11, "barrier_implicit",       "barrier (implicit)", "barrier",    kWaits | kBarrier)  \
+  X(BarrierExplicit,      12, "barrier_explicit",       "barrier",            "barrier",    kWaits | kBarrier)  \
+  X(BarrierImplementation, 13, "barrier_implementation", "barrier (runtime)", "barrier",    kWaits)             \
+  X(Taskwait,             14, "taskwait",               "taskwait",           "taskwait",   kWaits)             \
+  X(Taskgroup,            15, "taskgroup",              "taskgroup",          "taskgroup",  kWaits)             \
+  X(Critical,             16, "critical",               "critical",           "lock",       kWaits)             \
+  X(Lock,                 17, "lock",                   "lock",               "lock",       kWaits)             \
+  X(NestLock,             18, "nest_lock",              "nest_lock",          "lock",       kWaits)             \
+  X(Atomic,               19, "atomic",                 "atomic",             "atomic",     kWaits)             \
+  X(Ordered,              20, "ordered",                "ordered",            "ordered",    kWaits)             \
+  X(Reduction,            21, "reduction",              "reduction",          "reduction",  kWaits)             \
+  X(Flush,                22, "flush",                  "flush",              "flush",      kNoTrait)           \
+  X(Cancel,               23, "cancel",                 "cancel",             "cancel",     kNoTrait)           \
+  X(Distribute,           24, "distribute",             "distribute",         "distribute", kCoarse)            \
+  X(Scope,                25, "scope",                  "scope",              "scope",      kNoTrait)           \
+  X(Mpi,                  26, "mpi",                    "",                   "mpi",        kWaits | kCoarse | kNamed)
 
 enum class RegionKind : uint16_t {
-#define SCALEA_X(id, value, name, cost, traits) id = value,
+#define SCALEA_X(id, value, name, label, cost, traits) id = value,
   SCALEA_REGION_KINDS(SCALEA_X)
 #undef SCALEA_X
 };
@@ -151,11 +156,12 @@ enum class RegionKind : uint16_t {
 struct RegionKindSpec {
   RegionKind kind;
   const char* name;
+  const char* label;
   const char* cost;
   uint8_t traits;  // KindTrait bits
 };
 inline constexpr RegionKindSpec kRegionKinds[] = {
-#define SCALEA_X(id, value, name, cost, traits) {RegionKind::id, name, cost, uint8_t(traits)},
+#define SCALEA_X(id, value, name, label, cost, traits) {RegionKind::id, name, label, cost, uint8_t(traits)},
     SCALEA_REGION_KINDS(SCALEA_X)
 #undef SCALEA_X
 };
@@ -169,6 +175,9 @@ inline constexpr bool region_kind_valid(RegionKind k) { return uint16_t(k) < kRe
 inline constexpr std::string_view region_kind_name(RegionKind k) {
   return region_kind_valid(k) ? kRegionKinds[uint16_t(k)].name : "unknown";
 }
+inline constexpr std::string_view region_kind_label(RegionKind k) {
+  return region_kind_valid(k) ? kRegionKinds[uint16_t(k)].label : "unknown";
+}
 inline constexpr std::string_view region_kind_cost(RegionKind k) {
   return region_kind_valid(k) ? kRegionKinds[uint16_t(k)].cost : "unknown";
 }
@@ -180,6 +189,20 @@ inline constexpr bool region_kind_has(RegionKind k, KindTrait t) {
 enum class LoopSchedule : uint16_t { Unknown = 0, Static = 1, Dynamic = 2, Guided = 3, Other = 4 };
 // Implicit barriers: where they come from, when known.
 enum class BarrierFlavour : uint16_t { Unknown = 0, Workshare = 1, Parallel = 2, Teams = 3 };
+// Their labels, by value ("": the kind's own label).
+inline constexpr const char* kLoopScheduleLabels[] = {"", "loop (static)", "loop (dynamic)", "loop (guided)",
+                                                      "loop (other)"};
+inline constexpr const char* kBarrierFlavourLabels[] = {"", "barrier (implicit, end of worksharing)",
+                                                        "barrier (implicit, join)", "barrier (implicit, teams)"};
+static_assert(std::size(kLoopScheduleLabels) == size_t(LoopSchedule::Other) + 1);
+static_assert(std::size(kBarrierFlavourLabels) == size_t(BarrierFlavour::Teams) + 1);
+// A region's label from its kind and subkind alone, "" when the kind's label is the whole of it.
+inline constexpr std::string_view subkind_label(RegionKind k, uint16_t subkind) {
+  if (k == RegionKind::Loop && subkind < std::size(kLoopScheduleLabels)) return kLoopScheduleLabels[subkind];
+  if (k == RegionKind::BarrierImplicit && subkind < std::size(kBarrierFlavourLabels))
+    return kBarrierFlavourLabels[subkind];
+  return "";
+}
 
 // MPI functions: the class that decides where their time is classified (the subkind of their
 // regions). `spec` is the class's name in collect/mpi/mpi_spec.txt: gen_wrappers.py reads this
@@ -249,6 +272,11 @@ enum class MetricScope : uint8_t {
 //   tasks_created   explicit tasks created here
 //   bytes_sent, _recv  MPI: payload bytes the calls sent and received
 //   transfer        MPI: time not spent waiting for a partner
+
+// Rows a test build adds (tests/unit/fake_metric.hpp): a metric is one row of the table below.
+#ifndef SCALEA_EXTRA_CORE_METRICS
+#define SCALEA_EXTRA_CORE_METRICS(X)
+#endif
 #define SCALEA_CORE_METRICS(X)                                                    \
   /* id            name             type merge unit   scope      Stats field */  \
   X(Visits,       "visits",        U64, Sum, Count, Own,       visits)           \
@@ -267,7 +295,8 @@ enum class MetricScope : uint8_t {
   X(TasksCreated, "tasks_created", U64, Sum, Count, Own,       tasks_created)    \
   X(BytesSent,    "bytes_sent",    U64, Sum, Bytes, Own,       bytes_sent)       \
   X(BytesRecv,    "bytes_recv",    U64, Sum, Bytes, Own,       bytes_recv)       \
-  X(Transfer,     "transfer",      U64, Sum, Ns,    Own,       transfer)
+  X(Transfer,     "transfer",      U64, Sum, Ns,    Own,       transfer)         \
+  SCALEA_EXTRA_CORE_METRICS(X)
 
 enum class CoreMetric : uint32_t {
 #define SCALEA_X(id, name, type, merge, unit, scope, field) id,

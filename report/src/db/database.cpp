@@ -1,6 +1,8 @@
 // What both backends share: values, the database's name and its masking, batched statements.
 #include "database.hpp"
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -131,6 +133,22 @@ std::string one_line(std::string text) {
     out += "; ";
   }
   return out;
+}
+
+std::unique_ptr<Database> open_postgresql(const std::string& url, Access, double wait_s) {
+  // The PostgreSQL backend is a module beside the tool libraries (postgres.cpp says why).
+  using Open = Database* (*)(const std::string&, double);
+  static Open open = nullptr;
+  if (!open) {
+    std::string path = self_dir() + "/../lib/libscalea-db-postgres.so";
+    void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!module)
+      throw DbError("PostgreSQL support cannot be loaded (" + std::string(dlerror()) +
+                    "); an SQLite file works without it");
+    open = reinterpret_cast<Open>(dlsym(module, "scalea_open_postgresql"));
+    if (!open) throw DbError(path + " is not scalea's PostgreSQL module (no scalea_open_postgresql)");
+  }
+  return std::unique_ptr<Database>(open(url, wait_s));
 }
 
 std::unique_ptr<Database> open_database(const std::string& spec, Access access, double wait_s) {

@@ -295,6 +295,90 @@ struct PeSums {
   }
 };
 
+// A node's call-path key: its region's canonical key (overheads::region_key, hashed once per
+// region) chained to its parent's key.
+class CallPathHashes {
+ public:
+  explicit CallPathHashes(const drg::Experiment& e)
+      : e_(e), region_(e.regions.size()), done_(e.regions.size(), 0) {}
+  Hash of(uint32_t region, Hash parent) {
+    if (!done_[region]) {
+      region_[region] = hash_bytes(overheads::region_key(e_.regions[region]));
+      done_[region] = 1;
+    }
+    return hash_bytes(hex(region_[region]), parent);
+  }
+
+ private:
+  const drg::Experiment& e_;
+  std::vector<Hash> region_;
+  std::vector<char> done_;
+};
+
+RegionRow region_row(const drg::Region& reg, Hash key, const Hash* parent, int depth, std::string path) {
+  RegionRow r;
+  r.key = key;
+  r.root = !parent;
+  if (parent) r.parent = *parent;
+  r.depth = depth;
+  r.path = std::move(path);
+  r.kind = std::string(format::region_kind_name(reg.kind));
+  r.label = reg.label();
+  r.name = reg.name;
+  r.file = reg.file;
+  r.function = reg.function;
+  r.location = reg.location();
+  r.line = reg.line;
+  return r;
+}
+
+// Regions only the reference ran (their work is gone): keyed in the reference's tree, whose
+// root stands for the run's (the study report matches them the same way).
+void add_reference_only(const Analyzed& x, const std::vector<Hash>& keys,
+                        std::unordered_map<Hash, size_t, HashOf>& group_of, Rows& out) {
+  const overheads::Analysis& a = x.a;
+  if (!x.ref_t || a.only_in_reference.empty()) return;
+  const drg::MergedTree& rt = *x.ref_t;
+  const drg::Experiment& re = *x.ref;
+  CallPathHashes hashes(re);
+  std::vector<Hash> ref_keys(rt.nodes().size());
+  ref_keys[0] = keys[0];
+  for (uint32_t n = 1; n < rt.nodes().size(); ++n)
+    ref_keys[n] = hashes.of(rt.node(n).region, ref_keys[rt.node(n).parent]);
+  std::map<size_t, std::vector<const overheads::RegionOverheads*>> gone;  // by region
+  for (const overheads::RegionOverheads& r : a.only_in_reference) {
+    if (r.ref_node == format::kNoIndex || group_of.count(ref_keys[r.ref_node])) continue;
+    auto [it, added] = group_of.emplace(ref_keys[r.ref_node], out.regions.size());
+    if (added) {
+      const drg::MergedNode& mn = rt.node(r.ref_node);
+      out.regions.push_back(region_row(rt.region_of(r.ref_node), ref_keys[r.ref_node], &ref_keys[mn.parent],
+                                       int(mn.depth), r.path));
+    }
+    gone[it->second].push_back(&r);
+  }
+  for (const auto& [g, list] : gone) {
+    double t_s = 0, t_o = 0;
+    std::array<double, kClassCount> cls{};
+    std::map<std::string, double> sub;
+    for (const overheads::RegionOverheads* r : list) {
+      t_s += r->t_s, t_o += r->t_o;
+      for (int c = 0; c < kClassCount; ++c) cls[size_t(c)] += r->classes[size_t(c)];
+      for (const auto& [k, v] : r->subclasses) sub[k] += v;
+    }
+    Row stats = {Value(), Value(), int64_t(0), int64_t(list.size()), int64_t(0), real(0.0), real(t_s),
+                 int64_t(0), real(t_o)};
+    for (double c : cls) stats.push_back(real(c));
+    stats.insert(stats.end(), {Value(), Value(), int64_t(0), Value(), Value(), Value(), Value(), Value(),
+                               Value(), Value(), Value(), Value(), Value(), Value(), Value()});
+    out.stats.push_back(std::move(stats));
+    out.stats_region.push_back(g);
+    for (const auto& [k, v] : sub) {
+      out.subclasses.push_back({Value(), Value(), k, real(v)});
+      out.subclass_region.push_back(g);
+    }
+  }
+}
+
 Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& machine, bool per_pe) {
   Rows out;
   out.experiment = experiment_columns(x, dir, machine, per_pe);
@@ -309,39 +393,17 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
 
   // Call-path keys: the canonical region keys from the program down (a parent's index is
   // smaller than its children's). Nodes with one key are one region of the database.
-  std::vector<Hash> region_hash(e.regions.size());
-  std::vector<char> hashed(e.regions.size(), 0);
-  auto key_of = [&](const drg::Region& r, size_t index, std::vector<Hash>& cache, std::vector<char>& done, Hash parent) {
-    if (!done[index]) cache[index] = hash_bytes(overheads::region_key(r)), done[index] = 1;
-    return hash_bytes(hex(cache[index]), parent);
-  };
+  CallPathHashes hashes(e);
   std::vector<Hash> keys(t.nodes().size());
   std::unordered_map<Hash, size_t, HashOf> group_of;  // key -> index into out.regions
   std::vector<std::vector<uint32_t>> groups;
   for (uint32_t n = 0; n < t.nodes().size(); ++n) {
     const drg::MergedNode& mn = t.node(n);
-    keys[n] = key_of(e.regions[mn.region], mn.region, region_hash, hashed,
-                     mn.parent == format::kNoIndex ? Hash{} : keys[mn.parent]);
+    keys[n] = hashes.of(mn.region, mn.parent == format::kNoIndex ? Hash{} : keys[mn.parent]);
     auto [it, added] = group_of.emplace(keys[n], groups.size());
     if (added) groups.emplace_back();
     groups[it->second].push_back(n);
   }
-  auto region_row = [&](const drg::Region& reg, Hash key, const Hash* parent, int depth, std::string path) {
-    RegionRow r;
-    r.key = key;
-    r.root = !parent;
-    if (parent) r.parent = *parent;
-    r.depth = depth;
-    r.path = std::move(path);
-    r.kind = std::string(format::region_kind_name(reg.kind));
-    r.label = reg.label();
-    r.name = reg.name;
-    r.file = reg.file;
-    r.function = reg.function;
-    r.location = reg.location();
-    r.line = reg.line;
-    return r;
-  };
   PeSums pes(e.threads.size());
   for (size_t g = 0; g < groups.size(); ++g) {
     const std::vector<uint32_t>& nodes = groups[g];
@@ -418,51 +480,7 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
       }
   }
 
-  // Regions only the reference ran (their work is gone): keyed in the reference's tree, whose
-  // root stands for the run's (the study report matches them the same way).
-  if (x.ref_t && !a.only_in_reference.empty()) {
-    const drg::MergedTree& rt = *x.ref_t;
-    const drg::Experiment& re = *x.ref;
-    std::vector<Hash> ref_region_hash(re.regions.size());
-    std::vector<char> ref_hashed(re.regions.size(), 0);
-    std::vector<Hash> ref_keys(rt.nodes().size());
-    ref_keys[0] = keys[0];
-    for (uint32_t n = 1; n < rt.nodes().size(); ++n)
-      ref_keys[n] = key_of(re.regions[rt.node(n).region], rt.node(n).region, ref_region_hash, ref_hashed,
-                           ref_keys[rt.node(n).parent]);
-    std::map<size_t, std::vector<const overheads::RegionOverheads*>> gone;  // by region
-    for (const overheads::RegionOverheads& r : a.only_in_reference) {
-      if (r.ref_node == format::kNoIndex || group_of.count(ref_keys[r.ref_node])) continue;
-      auto [it, added] = group_of.emplace(ref_keys[r.ref_node], out.regions.size());
-      if (added) {
-        const drg::MergedNode& mn = rt.node(r.ref_node);
-        out.regions.push_back(region_row(rt.region_of(r.ref_node), ref_keys[r.ref_node], &ref_keys[mn.parent],
-                                         int(mn.depth), r.path));
-      }
-      gone[it->second].push_back(&r);
-    }
-    for (const auto& [g, list] : gone) {
-      double t_s = 0, t_o = 0;
-      std::array<double, kClassCount> cls{};
-      std::map<std::string, double> sub;
-      for (const overheads::RegionOverheads* r : list) {
-        t_s += r->t_s, t_o += r->t_o;
-        for (int c = 0; c < kClassCount; ++c) cls[size_t(c)] += r->classes[size_t(c)];
-        for (const auto& [k, v] : r->subclasses) sub[k] += v;
-      }
-      Row stats = {Value(), Value(), int64_t(0), int64_t(list.size()), int64_t(0), real(0.0), real(t_s),
-                   int64_t(0), real(t_o)};
-      for (double c : cls) stats.push_back(real(c));
-      stats.insert(stats.end(), {Value(), Value(), int64_t(0), Value(), Value(), Value(), Value(), Value(),
-                                 Value(), Value(), Value(), Value(), Value(), Value(), Value()});
-      out.stats.push_back(std::move(stats));
-      out.stats_region.push_back(g);
-      for (const auto& [k, v] : sub) {
-        out.subclasses.push_back({Value(), Value(), k, real(v)});
-        out.subclass_region.push_back(g);
-      }
-    }
-  }
+  add_reference_only(x, keys, group_of, out);
   return out;
 }
 

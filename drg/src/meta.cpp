@@ -1,0 +1,145 @@
+#include "scalea/drg/meta.hpp"
+
+namespace scalea::drg {
+
+namespace {
+
+using nlohmann::json;
+
+const json& at(const json& o, const char* key) {
+  static const json null_value;
+  if (!o.is_object()) return null_value;
+  auto it = o.find(key);
+  return it == o.end() ? null_value : *it;
+}
+
+std::optional<double> number(const json& o, const char* key) {
+  const json& v = at(o, key);
+  return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
+}
+
+std::optional<int64_t> integer(const json& o, const char* key) {
+  const json& v = at(o, key);
+  return v.is_number_integer() ? std::optional<int64_t>(v.get<int64_t>()) : std::nullopt;
+}
+
+std::optional<std::string> text(const json& o, const char* key) {
+  const json& v = at(o, key);
+  return v.is_string() ? std::optional<std::string>(v.get<std::string>()) : std::nullopt;
+}
+
+bool flag(const json& o, const char* key) {
+  const json& v = at(o, key);
+  return v.is_boolean() && v.get<bool>();
+}
+
+OpenmpMeta openmp(const json& o) {
+  OpenmpMeta m;
+  m.runtime = text(o, "runtime").value_or("");
+  m.runtime_path = text(o, "runtime_path").value_or("");
+  m.runtime_init_s = number(o, "runtime_init_s");
+  m.runtime_ready_s = number(o, "runtime_ready_s");
+  m.init_by_fork = flag(o, "init_by_fork");
+  m.light = text(o, "events").value_or("full") == "light";
+  return m;
+}
+
+ThreadAffinity thread_affinity(const json& t) {
+  ThreadAffinity a;
+  if (auto i = integer(t, "index"); i && *i >= 0 && *i <= int64_t(UINT32_MAX)) a.index = uint32_t(*i);
+  a.cpus = text(t, "cpus");
+  a.created_s = number(t, "created_s");
+  a.cpu_s = number(t, "cpu_s");
+  a.runqueue_s = number(t, "runqueue_s");
+  return a;
+}
+
+ProcessAffinity process_affinity(const json& p, int rank, const std::string& host) {
+  ProcessAffinity a{rank, text(p, "host").value_or(host), int(integer(p, "cpus_online").value_or(0)), {}};
+  const json& threads = at(p, "threads");
+  if (threads.is_array())
+    for (const json& t : threads)
+      if (t.is_object()) a.threads.push_back(thread_affinity(t));
+  return a;
+}
+
+// The ranks' entries when the MPI unification gathered them (each with its rank), else the
+// process's own.
+void affinity(const json& o, const std::string& host, Meta& m) {
+  if (!o.is_object()) return;
+  const json& ranks = at(o, "ranks");
+  if (ranks.is_array() && !ranks.empty()) {
+    m.affinity_per_rank = true;
+    for (const json& r : ranks)
+      if (auto rank = integer(r, "rank"); rank && *rank >= 0 && *rank <= INT32_MAX)
+        m.affinity.push_back(process_affinity(r, int(*rank), host));
+  } else {
+    m.affinity.push_back(process_affinity(o, -1, host));
+  }
+}
+
+CounterMeta counters(const json& o) {
+  CounterMeta c;
+  const json& measured = at(o, "measured");
+  if (measured.is_array())
+    for (const json& x : measured) c.measured.push_back(text(x, "name").value_or(""));
+  c.cost_per_read_ns = number(o, "cost_per_read_ns").value_or(0);
+  std::string list = text(o, "regions").value_or("");
+  for (size_t i = 0; i <= list.size();) {
+    size_t end = std::min(list.find(',', i), list.size());
+    c.region_kinds.insert(list.substr(i, end - i));
+    i = end + 1;
+  }
+  return c;
+}
+
+std::vector<ThrottledPath> throttled(const json& list) {
+  std::vector<ThrottledPath> out;
+  if (!list.is_array()) return out;
+  for (const json& x : list) {
+    auto thread = integer(x, "thread"), node = integer(x, "node");
+    if (thread && node) out.push_back({integer(x, "rank").value_or(-1), *thread, *node});
+  }
+  return out;
+}
+
+std::optional<MessageModel> message_model(const json& o) {
+  if (!o.is_object()) return std::nullopt;
+  return MessageModel{number(o, "latency_ns").value_or(0), number(o, "ns_per_byte").value_or(0),
+                      text(o, "source").value_or("?")};
+}
+
+}  // namespace
+
+std::string Meta::command_line() const {
+  std::string out;
+  for (const std::string& word : command) out += (out.empty() ? "" : " ") + word;
+  return out;
+}
+
+Meta read_meta(const json& meta) {
+  Meta m;
+  const json& command = at(meta, "command");
+  if (command.is_array())
+    for (const json& word : command)
+      if (word.is_string()) m.command.push_back(word.get<std::string>());
+  m.host = text(meta, "host").value_or("");
+  m.start_time = text(meta, "start_time").value_or("");
+  m.pid = integer(meta, "pid").value_or(0);
+  m.ranks = integer(meta, "ranks");
+  m.clock_source = text(at(meta, "clock"), "source").value_or("?");
+  m.duration_s = number(at(meta, "clock"), "duration_s").value_or(0);
+  m.program_start_estimated = text(meta, "program_start").value_or("") == "estimated";
+  m.program_start_estimated_s = number(meta, "program_start_estimated_s").value_or(0);
+  m.openmp = openmp(at(meta, "openmp"));
+  affinity(at(meta, "affinity"), m.host, m);
+  m.counters = counters(at(meta, "counters"));
+  m.throttled_count = integer(at(meta, "throttle"), "count").value_or(0);
+  m.throttle_calls = integer(at(meta, "throttle"), "calls").value_or(0);
+  m.throttled = throttled(at(at(meta, "throttle"), "throttled"));
+  m.message_model = message_model(at(at(meta, "mpi"), "model"));
+  m.snapshot_interval_s = number(at(meta, "snapshot"), "interval_s").value_or(0);
+  return m;
+}
+
+}  // namespace scalea::drg
