@@ -2,43 +2,46 @@
 
 #include <algorithm>
 
-#include "scalea/drg/flat_map.hpp"
-
 namespace scalea::drg {
+
+void MergedTree::add(const ThreadTree& t, std::vector<uint32_t>& map) {
+  map.assign(t.size(), 0);
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    uint32_t m = 0;
+    if (n > 0) {
+      uint32_t mp = map[t.parent[n]];
+      uint64_t key = uint64_t(mp) << 32 | t.region[n];
+      const uint32_t* found = child_.find(key);
+      if (!found) {
+        m = uint32_t(nodes_.size());
+        MergedNode mn;
+        mn.parent = mp;
+        mn.region = t.region[n];
+        mn.depth = nodes_[mp].depth + 1;
+        nodes_.push_back(std::move(mn));
+        nodes_[mp].children.push_back(m);
+        child_.emplace(key, m);
+      } else {
+        m = *found;
+      }
+    } else {
+      nodes_[0].region = t.region[0];
+    }
+    map[n] = m;
+  }
+}
+
+void MergedTree::map_thread(const ThreadTree& t, std::vector<uint32_t>& map) const {
+  map.assign(t.size(), 0);
+  for (uint32_t n = 1; n < t.size(); ++n)
+    map[n] = *child_.find(uint64_t(map[t.parent[n]]) << 32 | t.region[n]);
+}
 
 MergedTree::MergedTree(const Experiment& e) : e_(&e) {
   nodes_.emplace_back();  // the root: every thread's root (the program region) folds into it
   nodes_[0].region = 0;
-  FlatMap64 child;  // (merged parent, region) -> merged node
   map_.resize(e.threads.size());
-  for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
-    const ThreadTree& t = e.threads[ti];
-    std::vector<uint32_t>& map = map_[ti];
-    map.assign(t.size(), 0);
-    for (uint32_t n = 0; n < t.size(); ++n) {
-      uint32_t m = 0;
-      if (n > 0) {
-        uint32_t mp = map[t.parent[n]];
-        uint64_t key = uint64_t(mp) << 32 | t.region[n];
-        const uint32_t* found = child.find(key);
-        if (!found) {
-          m = uint32_t(nodes_.size());
-          MergedNode mn;
-          mn.parent = mp;
-          mn.region = t.region[n];
-          mn.depth = nodes_[mp].depth + 1;
-          nodes_.push_back(std::move(mn));
-          nodes_[mp].children.push_back(m);
-          child.emplace(key, m);
-        } else {
-          m = *found;
-        }
-      } else {
-        nodes_[0].region = t.region[0];
-      }
-      map[n] = m;
-    }
-  }
+  for (uint32_t ti = 0; ti < e.threads.size(); ++ti) add(e.threads[ti], map_[ti]);
   // Member lists sized before they are filled: no regrowth (16,384 members per node at 1,024
   // ranks x 16 threads). Filled thread by thread, node by node: that order is part of the API.
   std::vector<size_t> count(nodes_.size(), 0);
@@ -49,13 +52,63 @@ MergedTree::MergedTree(const Experiment& e) : e_(&e) {
     for (uint32_t n = 0; n < map_[ti].size(); ++n) nodes_[map_[ti][n]].members.push_back({ti, n});
 }
 
+MergedTree::MergedTree(const RankFiles& files) : e_(&files.definitions()), files_(&files) {
+  nodes_.emplace_back();
+  nodes_[0].region = 0;
+  const size_t nm = e_->metric_count();
+  std::vector<uint32_t> map;
+  for (size_t f = 0; f < files.files(); ++f)
+    for (const ThreadTree& t : files.threads(f)) {
+      add(t, map);
+      holders_.resize(nodes_.size(), 0);
+      sum_.resize(nodes_.size() * nm, 0.0);
+      min_.resize(nodes_.size() * nm, 0.0);
+      max_.resize(nodes_.size() * nm, 0.0);
+      for (uint32_t n = 0; n < t.size(); ++n) {
+        const size_t at = size_t(map[n]) * nm;
+        const bool first = holders_[map[n]]++ == 0;
+        for (size_t k = 0; k < nm; ++k) {
+          double x = t.values[size_t(n) * nm + k];
+          sum_[at + k] += x;
+          if (first || x > max_[at + k]) max_[at + k] = x;
+          if (first || x < min_[at + k]) min_[at + k] = x;
+        }
+      }
+    }
+}
+
+void MergedTree::for_each_batch(const std::function<void(const ThreadBatch&)>& visit) const {
+  if (!files_) {  // in memory, the whole run is one batch
+    if (!map_.empty()) visit({0, e_->threads.data(), map_.data(), uint32_t(map_.size())});
+    return;
+  }
+  uint32_t first = 0;
+  std::vector<std::vector<uint32_t>> maps;
+  for (size_t f = 0; f < files_->files(); ++f) {
+    std::vector<ThreadTree> threads = files_->threads(f);
+    maps.resize(threads.size());
+    for (size_t i = 0; i < threads.size(); ++i) map_thread(threads[i], maps[i]);
+    if (!threads.empty()) visit({first, threads.data(), maps.data(), uint32_t(threads.size())});
+    first += uint32_t(threads.size());
+  }
+}
+
+void MergedTree::for_each_thread(
+    const std::function<void(uint32_t, const ThreadTree&, const std::vector<uint32_t>&)>& f) const {
+  for_each_batch([&](const ThreadBatch& b) {
+    for (uint32_t i = 0; i < b.count; ++i) f(b.first + i, b.threads[i], b.merged[i]);
+  });
+}
+
 double MergedTree::sum(uint32_t node, int metric) const {
+  if (files_) return metric < 0 ? 0.0 : sum_[size_t(node) * e_->metric_count() + size_t(metric)];
   double s = 0;
   for (const Member& m : nodes_[node].members) s += e_->value(e_->threads[m.thread], m.node, metric);
   return s;
 }
 
 double MergedTree::max(uint32_t node, int metric) const {
+  if (files_) return metric < 0 ? 0.0 : max_[size_t(node) * e_->metric_count() + size_t(metric)];
   double v = 0;
   bool first = true;
   for (const Member& m : nodes_[node].members) {
@@ -67,6 +120,7 @@ double MergedTree::max(uint32_t node, int metric) const {
 }
 
 double MergedTree::min(uint32_t node, int metric) const {
+  if (files_) return metric < 0 ? 0.0 : min_[size_t(node) * e_->metric_count() + size_t(metric)];
   double v = 0;
   bool first = true;
   for (const Member& m : nodes_[node].members) {
@@ -79,6 +133,13 @@ double MergedTree::min(uint32_t node, int metric) const {
 
 std::vector<std::pair<uint32_t, double>> MergedTree::per_thread(uint32_t node, int metric) const {
   std::vector<std::pair<uint32_t, double>> out;
+  if (files_) {
+    for_each_thread([&](uint32_t ti, const ThreadTree& t, const std::vector<uint32_t>& map) {
+      for (uint32_t n = 0; n < t.size(); ++n)
+        if (map[n] == node) out.emplace_back(ti, e_->value(t, n, metric));
+    });
+    return out;
+  }
   for (const Member& m : nodes_[node].members)
     out.emplace_back(m.thread, e_->value(e_->threads[m.thread], m.node, metric));
   return out;
@@ -86,6 +147,13 @@ std::vector<std::pair<uint32_t, double>> MergedTree::per_thread(uint32_t node, i
 
 std::vector<double> MergedTree::per_rank(uint32_t node, int metric) const {
   std::vector<double> out(size_t(e_->ranks()), 0.0);
+  if (files_) {
+    for_each_thread([&](uint32_t, const ThreadTree& t, const std::vector<uint32_t>& map) {
+      for (uint32_t n = 0; n < t.size(); ++n)
+        if (map[n] == node) out[size_t(std::max(t.rank, 0))] += e_->value(t, n, metric);
+    });
+    return out;
+  }
   for (const Member& m : nodes_[node].members) {
     const ThreadTree& t = e_->threads[m.thread];
     out[size_t(std::max(t.rank, 0))] += e_->value(t, m.node, metric);

@@ -35,6 +35,32 @@ namespace scalea::drg {
 
 namespace fmt = scalea::format;
 
+// Every thread of an experiment, once: visit(f) calls f on each, in order, as the loader's steps
+// so far left it.
+using ThreadVisitor = std::function<void(const std::function<void(ThreadTree&)>&)>;
+
+// How the loader rewrote every thread once all were in (settle_regions): the outlined function
+// regions dropped, the runtime's return addresses placed, the regions renumbered, the root's
+// counters filled. apply() repeats all of it on a thread as parsed, for readers that parse a file
+// again after settling (RankFiles).
+class Settlement {
+ public:
+  std::vector<fmt::MetricMerge> merge;   // per column
+  size_t metric_count = 0;
+  std::vector<size_t> counter_columns;   // columns of hardware counters
+  std::vector<char> outlined;            // by region as parsed: dropped, empty when none
+  std::vector<char> in_runtime;          // by region before placing: a return into the runtime
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> placed;  // (region, enclosing) -> region
+  std::vector<uint32_t> remap;           // old region -> new, empty when not renumbered
+
+  // `scratch`: fold_duplicate_paths's, kept by the caller across threads.
+  void fold_outlined(ThreadTree& t, FlatMap64& scratch) const;
+  void place(ThreadTree& t) const;
+  void renumber(ThreadTree& t, FlatMap64& scratch) const;
+  void root_counters(ThreadTree& t) const;
+  void apply(ThreadTree& t, FlatMap64& scratch) const;
+};
+
 std::string Region::label() const {
   if (fmt::region_kind_has(kind, fmt::kNamed) && !name.empty()) return name;
   if (kind == RegionKind::Function) return function;  // a function known by its code alone
@@ -456,7 +482,7 @@ class RankFileParser {
       file_.fail("truncated or padded: payload is " + std::to_string(file_.left()) +
                  " bytes, header says " + std::to_string(header_.payload_size));
     const char* payload = bytes_.data() + sizeof(fmt::FileHeader);
-    if (payload_crc32(payload, file_.left()) != header_.payload_crc32)
+    if (options_.verify_checksums && payload_crc32(payload, file_.left()) != header_.payload_crc32)
       file_.fail("checksum mismatch (corrupt file)");
     if (header_.rank < -1 || header_.rank > kMaxRank)
       file_.fail("rank " + std::to_string(header_.rank) + " out of range");
@@ -776,37 +802,49 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options) {
   return load(dir, options, FileAccess{read_file_into, read_part_into, file_size, directory_names});
 }
 
-Experiment load_experiment(const std::string& dir, const LoadOptions& options,
-                           const FileReader& read) {
-  // A container is asked for its size and then part by part: the reader gives it once, and the
-  // parts come from that copy (readers may serve files in request order, as the fuzzer's does).
-  struct {
+namespace {
+
+// Files from a FileReader. A container is asked for its size and then part by part: the reader
+// gives it once, and the parts come from that copy (readers may serve files in request order, as
+// the fuzzer's does).
+FileAccess reader_access(const FileReader& read) {
+  struct Container {
     std::mutex lock;
     std::string path;
     std::vector<char> bytes;
-  } container;
-  auto with_container = [&](const std::string& path, const std::function<void(const std::vector<char>&)>& use) {
-    std::lock_guard<std::mutex> hold(container.lock);
-    if (container.path != path) {
-      container.bytes = read(path);
-      container.path = path;
+  };
+  auto container = std::make_shared<Container>();
+  auto with_container = [container, read](const std::string& path,
+                                          const std::function<void(const std::vector<char>&)>& use) {
+    std::lock_guard<std::mutex> hold(container->lock);
+    if (container->path != path) {
+      container->bytes = read(path);
+      container->path = path;
     }
-    use(container.bytes);
+    use(container->bytes);
   };
   FileAccess access;
-  access.whole = [&](const std::string& path, std::vector<char>& bytes) { bytes = read(path); };
-  access.part = [&](const std::string& path, uint64_t offset, uint64_t length, std::vector<char>& bytes) {
+  access.whole = [read](const std::string& path, std::vector<char>& bytes) { bytes = read(path); };
+  access.part = [with_container](const std::string& path, uint64_t offset, uint64_t length,
+                                 std::vector<char>& bytes) {
     with_container(path, [&](const std::vector<char>& all) {
       uint64_t from = std::min<uint64_t>(offset, all.size()), to = std::min<uint64_t>(offset + length, all.size());
       bytes.assign(all.begin() + std::ptrdiff_t(from), all.begin() + std::ptrdiff_t(to));
     });
   };
-  access.size = [&](const std::string& path) {
+  access.size = [with_container](const std::string& path) {
     uint64_t size = 0;
     with_container(path, [&](const std::vector<char>& all) { size = all.size(); });
     return size;
   };
-  return load(dir, options, access);
+  return access;
+}
+
+}  // namespace
+
+Experiment load_experiment(const std::string& dir, const LoadOptions& options,
+                           const FileReader& read) {
+  return load(dir, options, reader_access(read));
 }
 
 namespace {
@@ -837,7 +875,7 @@ void note(uint32_t& slot, uint32_t value) {
 // two levels below every parallel region and task: they vanish, their children attach to the
 // construct. Their time is inside the construct's (its inclusive time), so nothing is lost: the
 // construct's exclusive time (time minus its children's) grows by theirs.
-void fold_outlined_functions(Experiment& e, FlatMap64& scratch) {
+void fold_outlined_functions(const Experiment& e, Settlement& s, const ThreadVisitor& visit) {
   std::vector<char> drop(e.regions.size(), 0);
   bool any = false;
   for (size_t i = 0; i < e.regions.size(); ++i) {
@@ -846,7 +884,9 @@ void fold_outlined_functions(Experiment& e, FlatMap64& scratch) {
       drop[i] = any = true;
   }
   if (!any) return;
-  for (ThreadTree& t : e.threads) fold_duplicate_paths(t, e.metric_merge, scratch, nullptr, &drop);
+  s.outlined = std::move(drop);
+  FlatMap64 scratch;
+  visit([&](ThreadTree& t) { s.fold_outlined(t, scratch); });
 }
 
 bool has_body(RegionKind k) {
@@ -862,7 +902,7 @@ struct Bodies {
   std::vector<uint64_t> start;        // module offset of the body's first instruction
   std::vector<std::string> symbol;    // its name
 };
-Bodies outlined_bodies(const Experiment& e) {
+Bodies outlined_bodies(const Experiment& e, const ThreadVisitor& visit) {
   const size_t nr = e.regions.size();
   Bodies b;
   b.of.assign(nr, kUnset);
@@ -889,11 +929,12 @@ Bodies outlined_bodies(const Experiment& e) {
     }
     in_body[i] = it->second;
   }
-  for (const ThreadTree& t : e.threads)
+  visit([&](ThreadTree& t) {
     for (uint32_t n = 1; n < t.size(); ++n) {
       const uint32_t p = t.region[t.parent[n]], c = t.region[n];
       if (candidate[p] && in_body[c] != kUnset && module[c] == module[p]) note(b.of[p], in_body[c]);
     }
+  });
   return b;
 }
 
@@ -909,7 +950,8 @@ bool same_region(const Region& a, const Region& b) {
 // region is placed at that jump in the body of the region it ran in, one region per enclosing
 // region. Returns whether any node moved; marks in `moved_from` the runtime regions no node uses
 // any more.
-bool place_runtime_returns(Experiment& e, const Bodies& bodies, std::vector<char>& moved_from) {
+bool place_runtime_returns(Experiment& e, const Bodies& bodies, std::vector<char>& moved_from,
+                           Settlement& s, const ThreadVisitor& visit) {
   std::string runtime_path;
   if (e.meta.is_object() && e.meta.contains("openmp") && e.meta["openmp"].is_object() &&
       e.meta["openmp"].contains("runtime_path") && e.meta["openmp"]["runtime_path"].is_string())
@@ -925,14 +967,15 @@ bool place_runtime_returns(Experiment& e, const Bodies& bodies, std::vector<char
   }
   if (!any || bodies.start.empty()) return false;
   SymbolResolver resolver;
-  std::map<std::pair<uint32_t, uint32_t>, uint32_t> placed;  // (region, enclosing region) -> region
   std::vector<char> still_used(nr, 0);
   bool moved = false;
-  for (ThreadTree& t : e.threads)
+  s.in_runtime = std::move(in_runtime);
+  // The first thread that meets (region, enclosing region) places it; the others follow.
+  visit([&](ThreadTree& t) {
     for (uint32_t n = 1; n < t.size(); ++n) {
       const uint32_t x = t.region[n], p = t.region[t.parent[n]];
-      if (x >= nr || !in_runtime[x]) continue;
-      auto [it, fresh] = placed.emplace(std::make_pair(x, p), fmt::kNoIndex);
+      if (x >= nr || !s.in_runtime[x]) continue;
+      auto [it, fresh] = s.placed.emplace(std::make_pair(x, p), fmt::kNoIndex);
       if (fresh && p < nr && bodies.of[p] < kConflict) {
         const uint32_t body = bodies.of[p];
         SourceLocation loc;
@@ -958,7 +1001,8 @@ bool place_runtime_returns(Experiment& e, const Bodies& bodies, std::vector<char
         moved = true;
       }
     }
-  for (const auto& [key, id] : placed)
+  });
+  for (const auto& [key, id] : s.placed)
     if (id != fmt::kNoIndex && !still_used[key.first]) moved_from[key.first] = true;
   return moved;
 }
@@ -1013,7 +1057,7 @@ bool identify_by_body(Experiment& e, const Bodies& bodies, std::vector<uint32_t>
 // Drops the regions that became another (remap[i] != i) or that no node uses any more (`drop`),
 // renumbers the rest and folds every thread's tree over the new numbers.
 void renumber_regions(Experiment& e, std::vector<uint32_t>& remap, const std::vector<char>& drop,
-                      FlatMap64& scratch) {
+                      Settlement& s, const ThreadVisitor& visit) {
   const size_t nr = e.regions.size();
   std::vector<uint32_t> index(nr, fmt::kNoIndex);
   std::vector<Region> kept;
@@ -1024,7 +1068,9 @@ void renumber_regions(Experiment& e, std::vector<uint32_t>& remap, const std::ve
     }
   for (uint32_t i = 0; i < nr; ++i) remap[i] = index[remap[i]];
   e.regions = std::move(kept);
-  for (ThreadTree& t : e.threads) fold_duplicate_paths(t, e.metric_merge, scratch, &remap);
+  s.remap = remap;
+  FlatMap64 scratch;
+  visit([&](ThreadTree& t) { s.renumber(t, scratch); });
 }
 
 // Code in an outlined body (.omp_outlined..N, .omp_outlined._debug__, main._omp_fn.0) belongs to
@@ -1032,7 +1078,7 @@ void renumber_regions(Experiment& e, std::vector<uint32_t>& remap, const std::ve
 // calling context whose code is not outlined (a parallel region's fork, a task's creation). When
 // the contexts disagree (copies inlined into different functions, no line information), the
 // name the compiler gave the body says it (gcc, LLVM 17+), else it stays the body's name.
-void name_outlined_code(Experiment& e) {
+void name_outlined_code(Experiment& e, const ThreadVisitor& visit) {
   const size_t nr = e.regions.size();
   std::vector<char> inside(nr, 0);
   bool any = false;
@@ -1049,14 +1095,14 @@ void name_outlined_code(Experiment& e) {
   for (size_t i = 0; i < nr; ++i)
     own[i] = inside[i] || e.regions[i].function.empty() ? kUnset : names.id(e.regions[i].function);
   std::vector<uint32_t> origin(nr, kUnset), context;
-  for (const ThreadTree& t : e.threads) {
+  visit([&](ThreadTree& t) {
     context.resize(t.size());
     for (uint32_t n = 0; n < t.size(); ++n) {
       uint32_t r = t.region[n];
       context[n] = own[r] != kUnset ? own[r] : n ? context[t.parent[n]] : kUnset;
       if (inside[r] && context[n] != kUnset) note(origin[r], context[n]);
     }
-  }
+  });
   for (size_t i = 0; i < nr; ++i) {
     if (!inside[i]) continue;
     Region& r = e.regions[i];
@@ -1068,41 +1114,73 @@ void name_outlined_code(Experiment& e) {
   }
 }
 
-// What the loader settles once every thread is in (docs/drg.md, docs/symbols.md).
-void settle_regions(Experiment& e, const LoadOptions& options) {
-  FlatMap64 scratch;
-  if (options.fold_outlined_functions) fold_outlined_functions(e, scratch);
-  Bodies bodies = outlined_bodies(e);
+// What the loader settles once every thread is in (docs/drg.md, docs/symbols.md). Each step
+// decides from every thread as the steps before it left them (`observe` passes over them), and
+// rewrites them (`rewrite`); `s` keeps what each rewrite was, so that a reader that parses the
+// files again (RankFiles) can rewrite the threads when it reads them instead.
+void settle_regions(Experiment& e, const LoadOptions& options, Settlement& s,
+                    const ThreadVisitor& observe, const ThreadVisitor& rewrite) {
+  s.merge = e.metric_merge;
+  s.metric_count = e.metrics.size();
+  s.counter_columns.clear();
+  for (size_t i = 0; i < e.metrics.size(); ++i)
+    if (e.metrics[i].rfind("papi:", 0) == 0) s.counter_columns.push_back(i);
+  if (options.fold_outlined_functions) fold_outlined_functions(e, s, rewrite);
+  Bodies bodies = outlined_bodies(e, observe);
   std::vector<char> drop(e.regions.size(), 0);
-  bool moved = options.resolve_symbols && place_runtime_returns(e, bodies, drop);
+  bool moved = options.resolve_symbols && place_runtime_returns(e, bodies, drop, s, observe);
   drop.resize(e.regions.size(), 0);
   std::vector<uint32_t> remap(e.regions.size());
   for (uint32_t i = 0; i < remap.size(); ++i) remap[i] = i;
   bool merged = identify_by_body(e, bodies, remap);
-  if (moved || merged) renumber_regions(e, remap, drop, scratch);
-  name_outlined_code(e);
+  if (moved || merged) renumber_regions(e, remap, drop, s, rewrite);
+  name_outlined_code(e, observe);
+  rewrite([&](ThreadTree& t) { s.root_counters(t); });
+}
+
+}  // namespace
+
+void Settlement::fold_outlined(ThreadTree& t, FlatMap64& scratch) const {
+  if (!outlined.empty()) fold_duplicate_paths(t, merge, scratch, nullptr, &outlined);
+}
+
+void Settlement::place(ThreadTree& t) const {
+  if (placed.empty()) return;
+  for (uint32_t n = 1; n < t.size(); ++n) {
+    const uint32_t x = t.region[n], p = t.region[t.parent[n]];
+    if (x >= in_runtime.size() || !in_runtime[x]) continue;
+    auto it = placed.find(std::make_pair(x, p));
+    if (it != placed.end() && it->second != fmt::kNoIndex) t.region[n] = it->second;
+  }
+}
+
+void Settlement::renumber(ThreadTree& t, FlatMap64& scratch) const {
+  if (!remap.empty()) fold_duplicate_paths(t, merge, scratch, &remap);
 }
 
 // The program root does not read counters (a thread's counters are read by the thread itself, and
 // its root closes when the run ends): its counter values are its children's sum, not 0 (which made
 // its exclusive value negative).
-static void root_counters(Experiment& e) {
-  const size_t m = e.metrics.size();
-  std::vector<size_t> cols;
-  for (size_t i = 0; i < m; ++i)
-    if (e.metrics[i].rfind("papi:", 0) == 0) cols.push_back(i);
-  if (cols.empty()) return;
-  for (ThreadTree& t : e.threads) {
-    if (t.parent.empty() || t.values.size() < t.parent.size() * m) continue;
-    for (size_t c : cols) {
-      if (t.values[c] != 0) continue;
-      double sum = 0;
-      for (size_t n = 1; n < t.parent.size(); ++n)
-        if (t.parent[n] == 0) sum += t.values[n * m + c];
-      t.values[c] = sum;
-    }
+void Settlement::root_counters(ThreadTree& t) const {
+  const size_t m = metric_count;
+  if (counter_columns.empty() || t.parent.empty() || t.values.size() < t.parent.size() * m) return;
+  for (size_t c : counter_columns) {
+    if (t.values[c] != 0) continue;
+    double sum = 0;
+    for (size_t n = 1; n < t.parent.size(); ++n)
+      if (t.parent[n] == 0) sum += t.values[n * m + c];
+    t.values[c] = sum;
   }
 }
+
+void Settlement::apply(ThreadTree& t, FlatMap64& scratch) const {
+  fold_outlined(t, scratch);
+  place(t);
+  renumber(t, scratch);
+  root_counters(t);
+}
+
+namespace {
 
 // One rank file to parse: a file of its own, or a part of a container (`in_container`).
 struct Piece {
@@ -1177,6 +1255,68 @@ std::vector<Piece> data_pieces(const FileAccess& access, const std::string& dir,
   return pieces;
 }
 
+// An experiment directory's files as meta.json lists them, its definitions parsed into `e`.
+struct Listing {
+  std::vector<std::string> names;  // the data files (rank files or containers), in meta.json's order
+  FileDefinitions shared;          // the unified definitions of an MPI experiment
+  int64_t declared_ranks = -1;
+};
+
+Listing list_files(const std::string& dir, Experiment& e, const LoadOptions& options,
+                   const std::function<const std::vector<char>&(const std::string&)>& read) {
+  Listing out;
+  e.path = dir;
+  std::string meta_path = dir + "/" + fmt::kMetaFile;
+  e.meta = parse_meta(meta_path, read(meta_path));
+  out.declared_ranks = e.meta.contains("ranks") ? e.meta["ranks"].get<int64_t>() : -1;
+  std::unordered_set<std::string> names;
+  if (e.meta.contains("definitions")) {
+    std::string name = e.meta["definitions"].get<std::string>();
+    std::string path = dir + "/" + name;
+    out.shared = parse_rank_file(path, read(path), e, options, nullptr);
+    if (!out.shared.present) throw LoadError(path + ": holds no definitions");
+    if (!e.threads.empty()) throw LoadError(path + ": a definitions file holds no threads");
+    names.insert(name);
+  }
+  for (const auto& f : e.meta["files"]) {
+    std::string name = f.get<std::string>();
+    if (!names.insert(name).second) throw LoadError(meta_path + ": file " + name + " listed twice");
+    out.names.push_back(name);
+  }
+  return out;
+}
+
+// An experiment with `e`'s metrics and regions and nothing else: what a rank file is parsed into.
+Experiment definitions_of(const Experiment& e) {
+  Experiment p;
+  p.metrics = e.metrics;
+  p.metric_merge = e.metric_merge;
+  p.metric_type = e.metric_type;
+  p.metrics_defined = e.metrics_defined;
+  p.regions = e.regions;
+  return p;
+}
+
+// Each rank in one file only, and within the ranks meta.json declares.
+class RankCheck {
+ public:
+  explicit RankCheck(int64_t declared) : declared_(declared) {}
+  // The threads from `before` on came from `path`.
+  void operator()(const std::string& path, const std::vector<ThreadTree>& threads, size_t before) {
+    if (threads.size() == before) return;
+    int32_t rank = threads[before].rank;
+    if (declared_ > 0 && rank >= declared_)
+      throw LoadError(path + ": rank " + std::to_string(rank) + " but meta.json says " +
+                      std::to_string(declared_) + " rank(s)");
+    if (!seen_.insert(rank).second)
+      throw LoadError(path + ": rank " + std::to_string(rank) + " appears in two files");
+  }
+
+ private:
+  int64_t declared_;
+  std::unordered_set<int32_t> seen_;
+};
+
 Experiment load(const std::string& dir, const LoadOptions& options, const FileAccess& access) {
   std::vector<char> bytes;  // the serial path's buffer
   auto read = [&](const std::string& path) -> const std::vector<char>& {
@@ -1184,37 +1324,12 @@ Experiment load(const std::string& dir, const LoadOptions& options, const FileAc
     return bytes;
   };
   Experiment e;
-  e.path = dir;
-  std::string meta_path = dir + "/" + fmt::kMetaFile;
-  e.meta = parse_meta(meta_path, read(meta_path));
-  int64_t declared_ranks = e.meta.contains("ranks") ? e.meta["ranks"].get<int64_t>() : -1;
-  FileDefinitions shared;
-  std::unordered_set<std::string> names;
-  if (e.meta.contains("definitions")) {
-    std::string name = e.meta["definitions"].get<std::string>();
-    std::string path = dir + "/" + name;
-    shared = parse_rank_file(path, read(path), e, options, nullptr);
-    if (!shared.present) throw LoadError(path + ": holds no definitions");
-    if (!e.threads.empty()) throw LoadError(path + ": a definitions file holds no threads");
-    names.insert(name);
-  }
-  std::vector<std::string> listed;
-  for (const auto& f : e.meta["files"]) {
-    std::string name = f.get<std::string>();
-    if (!names.insert(name).second) throw LoadError(meta_path + ": file " + name + " listed twice");
-    listed.push_back(name);
-  }
-  const std::vector<Piece> pieces = data_pieces(access, dir, meta_path, e.meta, listed);
-  std::unordered_set<int32_t> ranks_seen;
-  auto check_rank = [&](const std::string& path, size_t before) {
-    if (e.threads.size() == before) return;
-    int32_t rank = e.threads[before].rank;
-    if (declared_ranks > 0 && rank >= declared_ranks)
-      throw LoadError(path + ": rank " + std::to_string(rank) + " but meta.json says " +
-                      std::to_string(declared_ranks) + " rank(s)");
-    if (!ranks_seen.insert(rank).second)
-      throw LoadError(path + ": rank " + std::to_string(rank) + " appears in two files");
-  };
+  Listing listing = list_files(dir, e, options, read);
+  const std::vector<Piece> pieces =
+      data_pieces(access, dir, dir + "/" + fmt::kMetaFile, e.meta, listing.names);
+  const FileDefinitions& shared = listing.shared;
+  RankCheck rank_check(listing.declared_ranks);
+  auto check_rank = [&](const std::string& path, size_t before) { rank_check(path, e.threads, before); };
   auto parse_into_e = [&](const Piece& piece) {
     size_t before = e.threads.size();
     read_piece(access, piece, bytes);
@@ -1235,12 +1350,7 @@ Experiment load(const std::string& dir, const LoadOptions& options, const FileAc
       std::vector<char> buffer;  // this worker's
       for (size_t i; (i = next.fetch_add(1)) < pieces.size();) {
         try {
-          Experiment p;
-          p.metrics = e.metrics;
-          p.metric_merge = e.metric_merge;
-          p.metric_type = e.metric_type;
-          p.metrics_defined = e.metrics_defined;
-          p.regions = e.regions;
+          Experiment p = definitions_of(e);
           read_piece(access, pieces[i], buffer);
           parse_rank_file(pieces[i].name, buffer, p, options, &shared);
           parts[i] = std::move(p);
@@ -1267,11 +1377,101 @@ Experiment load(const std::string& dir, const LoadOptions& options, const FileAc
     }
   }
   if (e.threads.empty()) throw LoadError(dir + ": the experiment holds no threads");
-  settle_regions(e, options);
-  root_counters(e);
+  Settlement settled;
+  auto in_place = [&](const std::function<void(ThreadTree&)>& f) {
+    for (ThreadTree& t : e.threads) f(t);
+  };
+  settle_regions(e, options, settled, in_place, in_place);
   return e;
 }
 
 }  // namespace
+
+struct RankFiles::Impl {
+  LoadOptions options;
+  FileAccess access;
+  std::vector<Piece> pieces;
+  FileDefinitions shared;
+  Experiment parsed;   // the definitions every file is parsed against: the regions before settling
+  Experiment settled;  // the definitions after settling, no threads
+  Settlement settlement;
+  LoadOptions reread;  // `options` for the files once checked
+  mutable std::vector<char> buffer;  // reused: a file's bytes are not cleared for each read
+
+  // File i's threads as parsed, then rewritten by `s`.
+  std::vector<ThreadTree> read(size_t i, const Settlement& s) const {
+    Experiment p = definitions_of(parsed);
+    read_piece(access, pieces[i], buffer);
+    parse_rank_file(pieces[i].name, buffer, p, reread, shared.present ? &shared : nullptr);
+    FlatMap64 scratch;
+    for (ThreadTree& t : p.threads) s.apply(t, scratch);
+    return std::move(p.threads);
+  }
+
+  void open(const std::string& dir) {
+    std::vector<char>& bytes = buffer;
+    Listing listing = list_files(dir, parsed, options, [&](const std::string& path) -> const std::vector<char>& {
+      access.whole(path, bytes);
+      return bytes;
+    });
+    pieces = data_pieces(access, dir, dir + "/" + fmt::kMetaFile, parsed.meta, listing.names);
+    shared = std::move(listing.shared);
+    // Every file once, in order, as load_experiment reads them serially: the regions of files
+    // with definitions of their own are unified in that order.
+    RankCheck check(listing.declared_ranks);
+    std::vector<ThreadTree> headers;  // every thread without its nodes
+    for (const Piece& piece : pieces) {
+      read_piece(access, piece, bytes);
+      parse_rank_file(piece.name, bytes, parsed, options, shared.present ? &shared : nullptr);
+      check(piece.name, parsed.threads, 0);
+      for (const ThreadTree& t : parsed.threads) {
+        headers.emplace_back();
+        headers.back().rank = t.rank;
+        headers.back().thread = t.thread;
+        headers.back().flags = t.flags;
+        headers.back().os_tid = t.os_tid;
+      }
+      parsed.threads.clear();
+    }
+    if (headers.empty()) throw LoadError(dir + ": the experiment holds no threads");
+    reread = options;
+    reread.verify_checksums = false;
+    settled = parsed;
+    // A step that observes the threads reads every file again, rewritten by the steps before it;
+    // a step that rewrites them is recorded in the settlement and done when a file is read.
+    auto observe = [&](const std::function<void(ThreadTree&)>& f) {
+      const Settlement before = settlement;
+      for (size_t i = 0; i < pieces.size(); ++i)
+        for (ThreadTree& t : read(i, before)) f(t);
+    };
+    auto recorded = [](const std::function<void(ThreadTree&)>&) {};
+    settle_regions(settled, options, settlement, observe, recorded);
+    settled.threads = std::move(headers);
+  }
+};
+
+RankFiles::RankFiles(const std::string& dir, const LoadOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) throw LoadError(dir + ": no such experiment (" + std::strerror(errno) + ")");
+  if (!S_ISDIR(st.st_mode)) throw LoadError(dir + ": not an experiment directory");
+  impl_->options = options;
+  impl_->access = FileAccess{read_file_into, read_part_into, file_size, directory_names};
+  impl_->open(dir);
+}
+
+RankFiles::RankFiles(const std::string& dir, const LoadOptions& options, const FileReader& read)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->access = reader_access(read);
+  impl_->open(dir);
+}
+
+RankFiles::~RankFiles() = default;
+RankFiles::RankFiles(RankFiles&&) noexcept = default;
+
+const Experiment& RankFiles::definitions() const { return impl_->settled; }
+size_t RankFiles::files() const { return impl_->pieces.size(); }
+std::vector<ThreadTree> RankFiles::threads(size_t i) const { return impl_->read(i, impl_->settlement); }
 
 }  // namespace scalea::drg

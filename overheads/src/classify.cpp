@@ -77,7 +77,7 @@ struct Reference {
   std::vector<uint32_t> index;  // call-path key -> reference node
   std::optional<Totals> totals;
   Reference(const MergedTree& t, const Options& options, CallPathKeys& keys)
-      : tree(&t), workers(t, options.threads), facts(measure(t, workers, keys)) {
+      : tree(&t), workers(t, options.threads), facts(measure(t, workers, keys.intern(t), nullptr)) {
     index.assign(keys.size(), format::kNoIndex);
     for (uint32_t n = 0; n < facts.keys.size(); ++n)
       if (index[facts.keys[n]] == format::kNoIndex) index[facts.keys[n]] = n;
@@ -168,18 +168,13 @@ std::vector<RegionOverheads> reference_only_rows(const RunFacts& f, const Refere
 // POP metrics from the useful time per PE (and the reference's).
 ProgramEfficiency pop_metrics(const RunFacts& f, const RunFacts* ref, double p, double runtime) {
   ProgramEfficiency pe;
-  double max_u = 0, sum_u = 0;
-  for (double u : f.useful_per_pe) {
-    max_u = std::max(max_u, u);
-    sum_u += u;
-  }
+  double max_u = f.useful_pe_max, sum_u = f.useful_pe_sum;
   double mean_u = sum_u / p;
   if (max_u > 0) pe.load_balance = mean_u / max_u;
   if (runtime > 0) pe.communication_efficiency = max_u / runtime;
   pe.parallel_efficiency = pe.load_balance * pe.communication_efficiency;
   if (ref) {
-    double ref_u = 0;
-    for (double u : ref->useful_per_pe) ref_u += u;
+    double ref_u = ref->useful_pe_sum;
     if (sum_u > 0) {
       pe.computation_scalability = ref_u / sum_u;
       pe.global_efficiency = pe.parallel_efficiency * *pe.computation_scalability;
@@ -197,14 +192,21 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
   a.has_reference = reference != nullptr;
   a.keys = options.keys ? options.keys : std::make_shared<CallPathKeys>();
   Workers workers(run, options.threads);
-  RunFacts f = measure(run, workers, *a.keys);
+  std::vector<uint32_t> keys = a.keys->intern(run);
 
   // The reference is classified by the same rules; the evidence it gives moves work out of the
   // run's useful time before the run's buckets are summed.
   std::optional<Reference> ref;
+  std::vector<double> caps;  // the reference's useful time of each run node (replicated code)
   if (reference) {
     ref.emplace(*reference, options, *a.keys);
-    apply_evidence(run, f, workers.first(), ref->facts, ref->index, options.machine, a.misses_priced);
+    caps.assign(keys.size(), 0);
+    for (uint32_t n = 0; n < keys.size(); ++n)
+      if (uint32_t rn = ref->node_of(keys[n]); rn != format::kNoIndex) caps[n] = ref->facts.own_useful[rn];
+  }
+  RunFacts f = measure(run, workers, std::move(keys), reference ? &caps : nullptr);
+  if (ref) {
+    apply_evidence(run, f, ref->facts, ref->index, options.machine, a.misses_priced);
     ref->totals = totals(*reference, ref->facts, ref->workers, count_pes(reference->experiment()), nullptr);
   }
 

@@ -6,28 +6,12 @@
 
 namespace scalea::overheads::detail {
 
-namespace {
-
-// Σ_i min(u_i, cap) over the PEs with useful time in merged node n (their rests, after pass 2).
-double capped_useful(const MergedTree& t, const RunFacts& f, const std::vector<size_t>& first,
-                     uint32_t n, double cap) {
-  double sum = 0;
-  for (const drg::Member& m : t.node(n).members) {
-    double u = f.rest[first[m.thread] + m.node];
-    const Rule* rule = f.plan[n].exclusive;
-    if (rule && rule->useful && u > 0) sum += std::min(u, cap);
-  }
-  return sum;
-}
-
-}  // namespace
-
 // Evidence from the reference run moves work out of the run's useful time: work of regions the
 // reference does not have and loop iterations beyond its count (additional computation), busy
 // waiting on flush, replicated code, and priced extra cache misses.
-void apply_evidence(const MergedTree& run, RunFacts& f, const std::vector<size_t>& first,
-                    const RunFacts& rf, const std::vector<uint32_t>& ref_index,
-                    const MachineModel* machine, bool& misses_priced) {
+void apply_evidence(const MergedTree& run, RunFacts& f, const RunFacts& rf,
+                    const std::vector<uint32_t>& ref_index, const MachineModel* machine,
+                    bool& misses_priced) {
   const Rule* extra = find_rule(RegionKind::Program, 0, Part::ExtraWork);
   const Rule* replicated = find_rule(RegionKind::Program, 0, Part::Replicated);
   const Rule* spin = find_rule(RegionKind::Program, 0, Part::SpinWait);
@@ -63,7 +47,7 @@ void apply_evidence(const MergedTree& run, RunFacts& f, const std::vector<size_t
                  f.useful_max[n] <= kReplicaMaxSpread * f.useful_min[n]) {
         // Every PE repeats the reference's visits and does most of its work: one copy is
         // useful, the others are loss; time beyond the reference's per PE is not replication.
-        double copies = capped_useful(run, f, first, n, u_ref);
+        double copies = f.capped_useful[n];
         double lost = std::max(0.0, std::min(copies, u - moved) - u_ref);
         f.own[n].add(replicated, lost);
         moved += lost;

@@ -164,10 +164,11 @@ struct RunFacts {
   std::vector<double> visits, iterations;
   std::vector<double> flushes;     // visits of the flush regions directly below the node
   std::vector<uint32_t> keys;  // call-path key of every node
-  std::vector<double> useful_per_pe;  // useful seconds per thread (for POP metrics)
-  // Per thread node (offset Workers::first): exclusive time, then (after pass 2) its useful or
-  // classified rest; and the time including what the node contains (thread_times).
-  std::vector<double> rest, incl;
+  // Useful seconds per thread (for the POP metrics): their sum in thread order, and the most.
+  double useful_pe_sum = 0, useful_pe_max = 0;
+  // With a reference: over the PEs with useful time in the node, Σ min(u_i, the reference's
+  // useful time of the node) (the copies of replicated code).
+  std::vector<double> capped_useful;
   // Per thread that is not its rank's initial one: how its time at the program root, outside
   // every region, divides (root_parts).
   struct RootIdle {
@@ -175,38 +176,38 @@ struct RunFacts {
     double late = 0;         // s, those it ran, less its own time in them
     double serial = 0;       // s, the initial thread's time outside parallel regions, once it existed
   };
-  std::vector<RootIdle> root_idle;
   // Exclusive cache misses per level (L1, L2, L3) per node, when the run has the counters.
   std::array<bool, 3> has_misses{};
   std::vector<std::array<double, 3>> misses;
 };
 
 // The passes over the PEs run on a few workers. Each pass gives every worker a range of merged
-// nodes (or of threads, for per-thread results) and the worker visits the threads in order, so
-// every sum still adds the same numbers in the same order as one serial walk: the results do
-// not depend on the number of workers.
+// nodes (or of a batch's threads, for per-thread results) and the worker visits the threads in
+// order, so every sum still adds the same numbers in the same order as one serial walk: the
+// results do not depend on the number of workers.
 class Workers {
  public:
   Workers(const MergedTree& t, unsigned requested) {
-    const drg::Experiment& e = t.experiment();
-    first_.assign(e.threads.size() + 1, 0);
-    for (size_t ti = 0; ti < e.threads.size(); ++ti) first_[ti + 1] = first_[ti] + e.threads[ti].size();
+    // Merged nodes split by the number of threads that hold them.
+    std::vector<size_t> holders(t.nodes().size() + 1, 0);
+    for (size_t n = 0; n < t.nodes().size(); ++n) holders[n + 1] = holders[n] + t.holders(uint32_t(n));
     unsigned k = requested ? requested : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
-    // Below this many thread nodes, starting threads costs more than it saves.
-    if (!requested && first_.back() < (size_t(1) << 16)) k = 1;
+    // Below this many thread nodes, starting threads costs more than it saves; so it does for
+    // each batch of a tree read by file (a rank file's threads), many times per pass.
+    if (!requested && (holders.back() < (size_t(1) << 16) || t.by_file())) k = 1;
     count_ = std::max(1u, k);
-    // Merged nodes split by their number of members, threads by their number of nodes.
-    std::vector<size_t> members(t.nodes().size() + 1, 0);
-    for (size_t n = 0; n < t.nodes().size(); ++n) members[n + 1] = members[n] + t.node(uint32_t(n)).members.size();
-    node_bounds_ = split(members);
-    thread_bounds_ = split(first_);
+    node_bounds_ = split(holders);
   }
 
   unsigned count() const { return count_; }
-  // Offset of each thread's nodes in arrays over all thread nodes; the last entry is the total.
-  const std::vector<size_t>& first() const { return first_; }
   std::pair<uint32_t, uint32_t> nodes(unsigned w) const { return {node_bounds_[w], node_bounds_[w + 1]}; }
-  std::pair<uint32_t, uint32_t> threads(unsigned w) const { return {thread_bounds_[w], thread_bounds_[w + 1]}; }
+  // Worker w's share of a batch's threads (by their number of nodes), as indices in the batch.
+  std::pair<uint32_t, uint32_t> threads(const drg::ThreadBatch& b, unsigned w) const {
+    std::vector<size_t> prefix(b.count + 1, 0);
+    for (uint32_t i = 0; i < b.count; ++i) prefix[i + 1] = prefix[i] + b.threads[i].size();
+    std::vector<uint32_t> bounds = split(prefix);
+    return {bounds[w], bounds[w + 1]};
+  }
 
   // Runs body(w) for every worker w, on this thread and count() - 1 others.
   template <class Body>
@@ -242,8 +243,17 @@ class Workers {
   }
 
   unsigned count_ = 1;
-  std::vector<size_t> first_;
-  std::vector<uint32_t> node_bounds_, thread_bounds_;
+  std::vector<uint32_t> node_bounds_;
+};
+
+// The times of every node of each thread of a batch (measure.cpp, thread_times): computed by
+// each pass over the batch, never kept for the whole run.
+struct BatchTimes {
+  std::vector<size_t> first;  // offset of each thread's nodes; the last entry is the total
+  // Per thread node: its exclusive time (after the classifying pass: its useful or classified
+  // rest), and its time including what it contains.
+  std::vector<double> rest, incl;
+  BatchTimes(const drg::Experiment& e, const drg::ThreadBatch& b, const Workers& workers);
 };
 
 // The part of a thread's member order (member_order) that falls in merged nodes [lo, hi).
@@ -318,16 +328,19 @@ struct Totals {
   std::vector<double> compensated, events_below;
 };
 
-// measure.cpp: the run's facts per merged node, its PEs' time split by the rules.
-RunFacts measure(const MergedTree& t, const Workers& workers, CallPathKeys& keys);
+// measure.cpp: the run's facts per merged node, its PEs' time split by the rules. `keys`: the
+// call-path key of every merged node; `caps` (with a reference): the reference's useful time of
+// every merged node, which RunFacts::capped_useful is capped by.
+RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32_t> keys,
+                 const std::vector<double>* caps);
 // idle.cpp: subtree sums, idle PEs and absent PEs per region; the tool's cost per visit kind.
 Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p,
               const std::vector<double>* visit_cost);
 std::vector<double> visit_costs(const drg::Experiment& e, const MachineModel& machine);
 int count_pes(const drg::Experiment& e);
 // evidence.cpp: the reference's evidence moves work out of the run's useful time.
-void apply_evidence(const MergedTree& run, RunFacts& f, const std::vector<size_t>& first,
-                    const RunFacts& rf, const std::vector<uint32_t>& ref_index,
+void apply_evidence(const MergedTree& run, RunFacts& f, const RunFacts& rf,
+                    const std::vector<uint32_t>& ref_index,
                     const MachineModel* machine, bool& misses_priced);
 
 }  // namespace scalea::overheads::detail

@@ -54,15 +54,16 @@ constexpr uint32_t kExactIdleDepth = drg::kPathLevels;
 class IdleWalk {
  public:
   IdleWalk(const MergedTree& run, const Columns& c, const std::vector<IdleInfo>& info,
-           const RunFacts& f, const std::vector<size_t>& first, const ThreadStarts& starts)
-      : run_(run), e_(run.experiment()), c_(c), info_(info), f_(f), first_(first), starts_(starts),
+           const ThreadStarts& starts)
+      : run_(run), e_(run.experiment()), c_(c), info_(info), starts_(starts),
         reached_(run.nodes().size(), 0), mpi_ranks_(e_.ranks() > 1) {}
 
-  // Follows thread `ti` from now on: its children lists, to walk the paths it only holds.
-  void start_thread(uint32_t ti) {
-    th_ = &e_.threads[ti];
-    merged_ = &run_.merged_of(ti);
-    incl_ = f_.incl.data() + first_[ti];
+  // Follows thread `th` (its merged map, its nodes' inclusive times) from now on: its children
+  // lists, to walk the paths it only holds.
+  void start_thread(const drg::ThreadTree& th, const std::vector<uint32_t>& merged, const double* incl) {
+    th_ = &th;
+    merged_ = &merged;
+    incl_ = incl;
     // The initial thread of an MPI rank that started later than the first rank.
     skewed_rank_ = mpi_ranks_ && th_->rank >= 0 && (th_->flags & format::kThreadInitial);
     first_child_.assign(th_->size(), format::kNoIndex);
@@ -180,8 +181,6 @@ class IdleWalk {
   const drg::Experiment& e_;
   const Columns& c_;
   const std::vector<IdleInfo>& info_;
-  const RunFacts& f_;
-  const std::vector<size_t>& first_;
   const ThreadStarts& starts_;
   std::vector<uint64_t> reached_;  // per merged node: the last call that reached it
   uint64_t calls_ = 0;
@@ -239,45 +238,47 @@ Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p
   std::vector<IdleInfo> info = idle_info(t, f);
   out.compensated.assign(n_nodes, 0);
   out.events_below.assign(n_nodes, 0);
-  const std::vector<size_t>& first = workers.first();
   const ThreadStarts starts(e);
-  workers.run([&](unsigned w) {
-    IdleWalk idle(t, c, info, f, first, starts);
-    std::vector<double> noise_below_node, events_below_node;
-    std::vector<uint32_t> member;
-    for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
-      const drg::ThreadTree& th = e.threads[ti];
-      const std::vector<uint32_t>& merged = t.merged_of(ti);
-      member_order(merged, member);
-      auto [begin, end] = in_range(member, merged, workers.nodes(w));
-      if (begin == end) continue;
-      const double* in_of = f.incl.data() + first[ti];
-      if (visit_cost) {
-        noise_below_node.assign(th.size(), 0);
-        events_below_node.assign(th.size(), 0);
-        for (uint32_t tn = uint32_t(th.size()); tn-- > 1;) {
-          double v = e.value(th, tn, c.visits);
-          uint32_t parent = th.parent[tn];
-          noise_below_node[parent] +=
-              noise_below_node[tn] + v * (*visit_cost)[size_t(e.regions[th.region[tn]].kind)];
-          events_below_node[parent] += events_below_node[tn] + v;
-        }
-      }
-      idle.start_thread(ti);
-      for (const uint32_t* it = begin; it != end; ++it) {
-        uint32_t tn = *it;
-        uint32_t n = merged[tn];
+  t.for_each_batch([&](const drg::ThreadBatch& batch) {
+    BatchTimes bt(e, batch, workers);
+    workers.run([&](unsigned w) {
+      IdleWalk idle(t, c, info, starts);
+      std::vector<double> noise_below_node, events_below_node;
+      std::vector<uint32_t> member;
+      for (uint32_t i = 0; i < batch.count; ++i) {
+        const drg::ThreadTree& th = batch.threads[i];
+        const std::vector<uint32_t>& merged = batch.merged[i];
+        member_order(merged, member);
+        auto [begin, end] = in_range(member, merged, workers.nodes(w));
+        if (begin == end) continue;
+        const double* in_of = bt.incl.data() + bt.first[i];
         if (visit_cost) {
-          out.compensated[n] = std::max(out.compensated[n], in_of[tn] - noise_below_node[tn]);
-          out.events_below[n] += events_below_node[tn];
+          noise_below_node.assign(th.size(), 0);
+          events_below_node.assign(th.size(), 0);
+          for (uint32_t tn = uint32_t(th.size()); tn-- > 1;) {
+            double v = e.value(th, tn, c.visits);
+            uint32_t parent = th.parent[tn];
+            noise_below_node[parent] +=
+                noise_below_node[tn] + v * (*visit_cost)[size_t(e.regions[th.region[tn]].kind)];
+            events_below_node[parent] += events_below_node[tn] + v;
+          }
         }
-        idle.add(tn, n, out.total[n]);
+        idle.start_thread(th, merged, in_of);
+        for (const uint32_t* it = begin; it != end; ++it) {
+          uint32_t tn = *it;
+          uint32_t n = merged[tn];
+          if (visit_cost) {
+            out.compensated[n] = std::max(out.compensated[n], in_of[tn] - noise_below_node[tn]);
+            out.events_below[n] += events_below_node[tn];
+          }
+          idle.add(tn, n, out.total[n]);
+        }
       }
-    }
+    });
   });
   // PEs that never held the region's path.
   for (uint32_t n = 0; n < n_nodes; ++n) {
-    double absent = std::max(0.0, p - double(t.node(n).members.size()));
+    double absent = std::max(0.0, p - double(t.holders(n)));
     if (absent > 0 && info[n].t_p > 0) out.total[n].add(info[n].not_ran, absent * info[n].t_p);
   }
   return out;

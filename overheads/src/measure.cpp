@@ -157,20 +157,21 @@ const Rule* exclusive_rule(const NodePlan& pl, const drg::ThreadTree& th) {
 // Where a thread that is not its rank's initial one was while outside every region (its time at
 // the program root): during the initial thread's outermost parallel regions, those it did not run
 // (a smaller team) and those it ran, the time it was not in them (late after the fork, early
-// before the join); the rest of the initial thread's time is serial code.
-void root_parts(const MergedTree& t, const Columns& c, const std::vector<size_t>& first,
-                const ThreadStarts& starts, RunFacts& f) {
+// before the join); the rest of the initial thread's time is serial code. Per thread of the batch
+// (every thread of a rank is in the same batch).
+void root_parts(const MergedTree& t, const Columns& c, const drg::ThreadBatch& b, const BatchTimes& bt,
+                const ThreadStarts& starts, const RunFacts& f, std::vector<RunFacts::RootIdle>& root_idle) {
   const drg::Experiment& e = t.experiment();
-  f.root_idle.assign(e.threads.size(), {});
+  root_idle.assign(b.count, {});
   std::map<int, uint32_t> initial;  // rank -> its initial thread
-  for (uint32_t ti = 0; ti < e.threads.size(); ++ti)
-    if (e.threads[ti].flags & format::kThreadInitial) initial.emplace(e.threads[ti].rank, ti);
+  for (uint32_t i = 0; i < b.count; ++i)
+    if (b.threads[i].flags & format::kThreadInitial) initial.emplace(b.threads[i].rank, i);
   std::vector<double> worker_time(t.nodes().size(), -1);  // per merged node, scratch
   std::vector<char> in_parallel;
   for (const auto& [rank, mi] : initial) {
-    const drg::ThreadTree& m = e.threads[mi];
-    const std::vector<uint32_t>& m_merged = t.merged_of(mi);
-    const double* m_incl = f.incl.data() + first[mi];
+    const drg::ThreadTree& m = b.threads[mi];
+    const std::vector<uint32_t>& m_merged = b.merged[mi];
+    const double* m_incl = bt.incl.data() + bt.first[mi];
     // The initial thread's outermost parallel regions (parents come before their children).
     std::vector<std::pair<uint32_t, double>> outer;  // merged node, its time on the initial thread
     in_parallel.assign(m.size(), 0);
@@ -184,15 +185,15 @@ void root_parts(const MergedTree& t, const Columns& c, const std::vector<size_t>
       }
     }
     double serial = std::max(0.0, m_incl[0] - in_regions);
-    for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
-      const drg::ThreadTree& w = e.threads[ti];
-      if (ti == mi || w.rank != rank || (w.flags & format::kThreadInitial)) continue;
-      const std::vector<uint32_t>& merged = t.merged_of(ti);
-      const double* incl = f.incl.data() + first[ti];
+    for (uint32_t i = 0; i < b.count; ++i) {
+      const drg::ThreadTree& w = b.threads[i];
+      if (i == mi || w.rank != rank || (w.flags & format::kThreadInitial)) continue;
+      const std::vector<uint32_t>& merged = b.merged[i];
+      const double* incl = bt.incl.data() + bt.first[i];
       for (uint32_t tn = 1; tn < w.size(); ++tn)
         if (e.regions[w.region[tn]].kind == RegionKind::Parallel && e.value(w, tn, c.visits) > 0)
           worker_time[merged[tn]] = std::max(worker_time[merged[tn]], 0.0) + incl[tn];
-      RunFacts::RootIdle& ri = f.root_idle[ti];
+      RunFacts::RootIdle& ri = root_idle[i];
       for (const auto& [n, time] : outer) {
         if (worker_time[n] >= 0) ri.late += std::max(0.0, time - worker_time[n]);
         else ri.not_in_team += time;
@@ -205,20 +206,20 @@ void root_parts(const MergedTree& t, const Columns& c, const std::vector<size_t>
   }
 }
 
-// Pass 1: statistics over each merged node's members.
+// Pass 1, per batch: statistics over each merged node's members.
 void member_stats(const MergedTree& t, const Workers& workers, const Columns& c,
-                  const std::array<int, 3>& miss_col, RunFacts& f) {
+                  const std::array<int, 3>& miss_col, const drg::ThreadBatch& b,
+                  const BatchTimes& bt, RunFacts& f) {
   const drg::Experiment& e = t.experiment();
-  const std::vector<size_t>& first = workers.first();
   std::vector<MemberStats>& st = f.stats;
-  st.assign(t.nodes().size(), MemberStats{});
   workers.run([&](unsigned w) {
     std::vector<uint32_t> order;
-    for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
-      const drg::ThreadTree& th = e.threads[ti];
-      const std::vector<uint32_t>& merged = t.merged_of(ti);
-      const double* x_of = f.rest.data() + first[ti];
-      const double* in_of = f.incl.data() + first[ti];
+    for (uint32_t i = 0; i < b.count; ++i) {
+      const uint32_t ti = b.first + i;
+      const drg::ThreadTree& th = b.threads[i];
+      const std::vector<uint32_t>& merged = b.merged[i];
+      const double* x_of = bt.rest.data() + bt.first[i];
+      const double* in_of = bt.incl.data() + bt.first[i];
       member_order(merged, order);
       auto [begin, end] = in_range(order, merged, workers.nodes(w));
       for (const uint32_t* it = begin; it != end; ++it) {
@@ -255,11 +256,13 @@ void member_stats(const MergedTree& t, const Workers& workers, const Columns& c,
   });
 }
 
-// Pass 2: each PE's exclusive time in each node, split into its parts and classified into the
-// node's own buckets. Leaves each PE's rest (useful or classified) in f.rest.
-void classify_parts(const MergedTree& t, const Workers& workers, const Columns& c, RunFacts& f) {
+// Pass 2, per batch: each PE's exclusive time in each node, split into its parts and classified
+// into the node's own buckets. Leaves each PE's rest (useful or classified) in bt.rest.
+void classify_parts(const MergedTree& t, const Workers& workers, const Columns& c,
+                    const drg::ThreadBatch& b, BatchTimes& bt,
+                    const std::vector<RunFacts::RootIdle>& root_idle,
+                    const std::vector<double>* caps, RunFacts& f) {
   const drg::Experiment& e = t.experiment();
-  const std::vector<size_t>& first = workers.first();
   const std::vector<MemberStats>& st = f.stats;
   size_t n_nodes = t.nodes().size();
   std::vector<char> is_before(n_nodes, 0);  // some node's plan asks which PEs entered this one
@@ -268,10 +271,11 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
   workers.run([&](unsigned w) {
     std::vector<uint32_t> order;
     std::vector<char> entered(n_nodes, 0);  // per merged node: the current thread entered it
-    for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
-      const drg::ThreadTree& th = e.threads[ti];
-      const std::vector<uint32_t>& merged = t.merged_of(ti);
-      double* x_of = f.rest.data() + first[ti];
+    for (uint32_t i = 0; i < b.count; ++i) {
+      const uint32_t ti = b.first + i;
+      const drg::ThreadTree& th = b.threads[i];
+      const std::vector<uint32_t>& merged = b.merged[i];
+      double* x_of = bt.rest.data() + bt.first[i];
       for (uint32_t tn = 0; tn < th.size(); ++tn)
         if (is_before[merged[tn]] && e.value(th, tn, c.visits) > 0) entered[merged[tn]] = 1;
       member_order(merged, order);
@@ -296,38 +300,40 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
         if (r.kind == RegionKind::Parallel && e.value(th, tn, c.team_size) > 0)
           fork_join = (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9;
         double rest = x - wait - fork_join;
-        Buckets& b = f.own[n];
+        x_of[tn] = rest;
+        if (caps && pl.exclusive && pl.exclusive->useful && rest > 0)
+          f.capped_useful[n] += std::min(rest, (*caps)[n]);
+        Buckets& bk = f.own[n];
         if (pl.partial_barrier) {
-          b.add(pl.partial_wait, wait);
+          bk.add(pl.partial_wait, wait);
         } else if (pl.serial_pe != format::kNoIndex && ti != pl.serial_pe) {
           double lost = std::min(wait, pl.serial_time);
-          b.add(pl.serial_wait, lost);
-          b.add(pl.wait, wait - lost);
+          bk.add(pl.serial_wait, lost);
+          bk.add(pl.wait, wait - lost);
         } else if (pl.before != format::kNoIndex && !entered[pl.before]) {
           double lost = std::min(wait, pl.before_time);
-          b.add(pl.before_pes == 1 ? pl.serial_wait : pl.partial_wait, lost);
-          b.add(pl.wait, wait - lost);
+          bk.add(pl.before_pes == 1 ? pl.serial_wait : pl.partial_wait, lost);
+          bk.add(pl.wait, wait - lost);
         } else {
-          b.add(pl.wait, wait);
+          bk.add(pl.wait, wait);
         }
-        b.add(pl.fork_join, fork_join);
+        bk.add(pl.fork_join, fork_join);
         const Rule* rule = exclusive_rule(pl, th);
         if (rule == pl.idle_root && rule) {
           // A thread outside every region: in a smaller team's time, late in its own regions, or
           // in the serial code; what none of these explains stays unclassified.
-          const RunFacts::RootIdle& ri = f.root_idle[ti];
+          const RunFacts::RootIdle& ri = root_idle[i];
           double left = std::max(0.0, rest);
           double part = std::min(left, ri.not_in_team);
-          b.add(pl.root_not_in_team, part);
+          bk.add(pl.root_not_in_team, part);
           left -= part;
           part = std::min(left, ri.late);
-          b.add(pl.root_late, part);
+          bk.add(pl.root_late, part);
           left -= part;
-          b.add(rule, std::min(left, ri.serial));
-          x_of[tn] = rest;
+          bk.add(rule, std::min(left, ri.serial));
           continue;
         }
-        b.add(rule, rest);
+        bk.add(rule, rest);
         if (rule && rule->useful && rest > 0) {
           f.own_useful[n] += rest;
           f.useful_min[n] = f.useful_pes[n] ? std::min(f.useful_min[n], rest) : rest;
@@ -336,40 +342,70 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
         } else if (rule && rule->useful) {
           f.own_useful[n] += rest;
         }
-        x_of[tn] = rest;
       }
       for (uint32_t tn = 0; tn < th.size(); ++tn) entered[merged[tn]] = 0;
     }
   });
 }
 
+// Useful time per PE of a batch's threads, for the POP metrics: each thread's rests in member
+// order, then added to the run's sum in thread order.
+void useful_per_pe(const Workers& workers, const drg::ThreadBatch& b,
+                   const BatchTimes& bt, RunFacts& f) {
+  std::vector<double> useful(b.count, 0);
+  workers.run([&](unsigned w) {
+    std::vector<uint32_t> order;
+    auto [lo, hi] = workers.threads(b, w);
+    for (uint32_t i = lo; i < hi; ++i) {
+      const std::vector<uint32_t>& merged = b.merged[i];
+      const double* rest_of = bt.rest.data() + bt.first[i];
+      member_order(merged, order);
+      for (uint32_t tn : order) {
+        const Rule* rule = exclusive_rule(f.plan[merged[tn]], b.threads[i]);
+        if (rule && rule->useful) useful[i] += rest_of[tn];
+      }
+    }
+  });
+  for (double u : useful) {
+    f.useful_pe_max = std::max(f.useful_pe_max, u);
+    f.useful_pe_sum += u;
+  }
+}
+
 }  // namespace
 
-RunFacts measure(const MergedTree& t, const Workers& workers, CallPathKeys& keys) {
+BatchTimes::BatchTimes(const drg::Experiment& e, const drg::ThreadBatch& b, const Workers& workers) {
+  first.assign(b.count + 1, 0);
+  for (uint32_t i = 0; i < b.count; ++i) first[i + 1] = first[i] + b.threads[i].size();
+  rest.resize(first.back());
+  incl.resize(first.back());
+  Columns c(e);
+  workers.run([&](unsigned w) {
+    std::vector<double> scratch_time, scratch_task, scratch_acc;
+    auto [lo, hi] = workers.threads(b, w);
+    for (uint32_t i = lo; i < hi; ++i)
+      thread_times(e, b.threads[i], c, scratch_time, scratch_task, scratch_acc,
+                   rest.data() + first[i], incl.data() + first[i]);
+  });
+}
+
+RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32_t> keys,
+                 const std::vector<double>* caps) {
   const drg::Experiment& e = t.experiment();
   Columns c(e);
   size_t n_nodes = t.nodes().size();
   RunFacts f;
-  f.keys = keys.intern(t);
+  f.keys = std::move(keys);
   std::array<int, 3> miss_col{};
   for (int level = 0; level < 3; ++level) {
     miss_col[size_t(level)] = miss_column(e, level);
     f.has_misses[size_t(level)] = miss_col[size_t(level)] >= 0;
   }
-  const std::vector<size_t>& first = workers.first();
 
-  // Exclusive and inclusive time of every node of every thread.
-  f.rest.resize(first.back());
-  f.incl.resize(first.back());
-  workers.run([&](unsigned w) {
-    std::vector<double> scratch_time, scratch_task, scratch_acc;
-    auto [lo, hi] = workers.threads(w);
-    for (uint32_t ti = lo; ti < hi; ++ti)
-      thread_times(e, e.threads[ti], c, scratch_time, scratch_task, scratch_acc,
-                   f.rest.data() + first[ti], f.incl.data() + first[ti]);
+  f.stats.assign(n_nodes, MemberStats{});
+  t.for_each_batch([&](const drg::ThreadBatch& b) {
+    member_stats(t, workers, c, miss_col, b, BatchTimes(e, b, workers), f);
   });
-
-  member_stats(t, workers, c, miss_col, f);
   const std::vector<MemberStats>& st = f.stats;
 
   f.own.resize(n_nodes);
@@ -381,7 +417,6 @@ RunFacts measure(const MergedTree& t, const Workers& workers, CallPathKeys& keys
   f.visits.resize(n_nodes, 0);
   f.iterations.resize(n_nodes, 0);
   f.flushes.assign(n_nodes, 0);
-  f.useful_per_pe.assign(e.threads.size(), 0);
   f.misses.assign(n_nodes, {0, 0, 0});
   std::vector<double> construct_visits(n_nodes, 0);
   for (uint32_t n = 0; n < n_nodes; ++n) {
@@ -412,23 +447,14 @@ RunFacts measure(const MergedTree& t, const Workers& workers, CallPathKeys& keys
     in_task[n] = t.region_of(n).kind == RegionKind::Task || (parent != format::kNoIndex && in_task[parent]);
     f.plan[n] = plan_node(t, st, child_pos, construct_visits[n], n, one_rank, in_task[n]);
   }
-  root_parts(t, c, first, ThreadStarts(e), f);
-  classify_parts(t, workers, c, f);
-
-  // Useful time per PE, for the POP metrics: each thread's rests in member order.
-  workers.run([&](unsigned w) {
-    std::vector<uint32_t> order;
-    auto [lo, hi] = workers.threads(w);
-    for (uint32_t ti = lo; ti < hi; ++ti) {
-      const drg::ThreadTree& th = e.threads[ti];
-      const std::vector<uint32_t>& merged = t.merged_of(ti);
-      const double* rest_of = f.rest.data() + first[ti];
-      member_order(merged, order);
-      for (uint32_t tn : order) {
-        const Rule* rule = exclusive_rule(f.plan[merged[tn]], th);
-        if (rule && rule->useful) f.useful_per_pe[ti] += rest_of[tn];
-      }
-    }
+  if (caps) f.capped_useful.assign(n_nodes, 0);
+  const ThreadStarts starts(e);
+  std::vector<RunFacts::RootIdle> root_idle;
+  t.for_each_batch([&](const drg::ThreadBatch& b) {
+    BatchTimes bt(e, b, workers);
+    root_parts(t, c, b, bt, starts, f, root_idle);
+    classify_parts(t, workers, c, b, bt, root_idle, caps, f);
+    useful_per_pe(workers, b, bt, f);
   });
   return f;
 }

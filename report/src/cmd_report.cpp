@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <tuple>
 #include <nlohmann/json.hpp>
@@ -51,6 +52,28 @@ struct Columns {
   explicit Columns(const drg::Experiment& e)
       : visits(e.metric("visits")), time(e.metric("time")), wait(e.metric("wait")),
         fork(e.metric("fork")), join(e.metric("join")) {}
+};
+
+// An experiment as an analysis reads it: whole in memory, or one rank file at a time.
+class Source {
+ public:
+  Source() = default;
+  Source(const std::string& dir, bool whole) {
+    if (whole) {
+      experiment_ = std::make_unique<drg::Experiment>(drg::load_experiment(dir));
+      tree_ = std::make_unique<MergedTree>(*experiment_);
+    } else {
+      files_ = std::make_unique<drg::RankFiles>(dir);
+      tree_ = std::make_unique<MergedTree>(*files_);
+    }
+  }
+  bool empty() const { return !tree_; }
+  const MergedTree& tree() const { return *tree_; }
+
+ private:
+  std::unique_ptr<drg::Experiment> experiment_;
+  std::unique_ptr<drg::RankFiles> files_;
+  std::unique_ptr<MergedTree> tree_;
 };
 
 bool shown(const MergedTree& t, uint32_t n, double t_p, const ReportOptions& o) {
@@ -201,7 +224,7 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
              "visits", "thr", "time max s", "time avg s", "wait avg s", "fork ms", "join ms");
   for (uint32_t n : t.preorder()) {
     if (!shown(t, n, a.regions[n].t_p, o)) continue;
-    size_t k = t.node(n).members.size();
+    size_t k = t.holders(n);
     double kk = k ? double(k) : 1.0;
     fmt::print("{:<52} {:>9} {:>4} {:>11.6f} {:>11.6f} {:>11.6f} {:>10.3f} {:>10.3f}\n",
                tree_label(t, n, 52, o), uint64_t(t.sum(n, c.visits)), k, t.max(n, c.time) * 1e-9,
@@ -340,16 +363,19 @@ void add_report(CLI::App& app) {
   cmd->callback([o] {
     if (is_study(o->dir)) { study_report(o->dir); return; }
     if (over_time_requested()) { over_time_report(o->dir); return; }  // docs/online.md
-    drg::Experiment e = drg::load_experiment(o->dir);
-    MergedTree t(e);
+    // The tables read the experiment one rank file at a time (docs/drg.md, "Streaming"); the
+    // JSON document lists every thread's values of every region and holds the experiment whole.
+    const bool whole = o->format == "json";
+    Source run(o->dir, whole), reference;
+    const MergedTree& t = run.tree();
+    const drg::Experiment& e = t.experiment();
     o->throttled = throttled_nodes(e, t);
-    std::optional<drg::Experiment> ref;
-    std::optional<MergedTree> ref_tree;
     if (!o->reference.empty()) {
-      ref = drg::load_experiment(o->reference);
-      check_reference(e, *ref);
-      ref_tree.emplace(*ref);
+      reference = Source(o->reference, whole);
+      check_reference(e, reference.tree().experiment());
     }
+    const MergedTree* ref_tree = reference.empty() ? nullptr : &reference.tree();
+    const drg::Experiment* refp = ref_tree ? &ref_tree->experiment() : nullptr;
     overheads::Options opts;
     opts.p = o->p;
     opts.paths = false;  // built for the rows printed
@@ -357,10 +383,9 @@ void add_report(CLI::App& app) {
     if (machine) opts.machine = &*machine;
     if (o->compensate && !machine)
       throw UserError("--compensate needs a machine file: run `scalea calibrate` or give --machine FILE");
-    Analysis a = overheads::classify(t, ref_tree ? &*ref_tree : nullptr, opts);
-    const drg::Experiment* refp = ref ? &*ref : nullptr;
+    Analysis a = overheads::classify(t, ref_tree, opts);
     if (o->format == "json") {
-      print_json(e, t, a, refp, ref_tree ? &*ref_tree : nullptr, *o);
+      print_json(e, t, a, refp, ref_tree, *o);
       return;
     }
     if (o->format == "csv" || o->format == "markdown") {
@@ -370,7 +395,7 @@ void add_report(CLI::App& app) {
     print_header(e, a, refp, *o);
     if (o->view == "times") print_times_text(e, t, a, *o);
     else if (o->view == "mpi") print_mpi_text(e, t, a, *o);
-    else print_overheads_text(t, a, *o, ref_tree ? &*ref_tree : nullptr);
+    else print_overheads_text(t, a, *o, ref_tree);
   });
 }
 

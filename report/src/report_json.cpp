@@ -21,9 +21,11 @@ std::set<uint32_t> throttled_nodes(const drg::Experiment& e, const drg::MergedTr
   if (list.empty()) return out;
   std::set<std::tuple<int64_t, int64_t, int64_t>> keys;
   for (const drg::ThrottledPath& x : list) keys.emplace(x.rank, x.thread, x.node);
-  for (uint32_t n : t.preorder())
-    for (const drg::Member& m : t.node(n).members)
-      if (keys.count({e.threads[m.thread].rank, e.threads[m.thread].thread, m.node})) out.insert(n);
+  t.for_each_batch([&](const drg::ThreadBatch& b) {
+    for (uint32_t i = 0; i < b.count; ++i)
+      for (uint32_t n = 0; n < b.threads[i].size(); ++n)
+        if (keys.count({b.threads[i].rank, b.threads[i].thread, n})) out.insert(b.merged[i][n]);
+  });
   return out;
 }
 

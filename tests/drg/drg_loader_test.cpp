@@ -11,6 +11,7 @@
 
 #include "drg_builder.hpp"
 #include "fuzz_harness.hpp"
+#include "same_by_file.hpp"
 #include "scalea/drg/encode.hpp"
 #include "scalea/drg/experiment.hpp"
 #include "scalea/drg/graph.hpp"
@@ -76,6 +77,7 @@ TEST(Loader, RoundTripOneProcess) {
   EXPECT_EQ(e.threads[1].parent, b.e.threads[1].parent);
   EXPECT_EQ(e.threads[1].values, b.e.threads[1].values);  // f64 time_sumsq kept bit for bit
   EXPECT_TRUE(e.complete());
+  EXPECT_EQ(test::by_file_difference(dir, no_symbols()), "");
 }
 
 TEST(Loader, RoundTripSharedDefinitionsAcrossRanks) {
@@ -91,6 +93,7 @@ TEST(Loader, RoundTripSharedDefinitionsAcrossRanks) {
   EXPECT_EQ(d.size(), 3u);
   EXPECT_EQ(d.per_rank(1, d.metric("time")).size(), 2u);
   EXPECT_DOUBLE_EQ(d.value(1, d.metric("time")), 5 * 900);
+  EXPECT_EQ(test::by_file_difference(dir, no_symbols()), "");
 }
 
 TEST(Loader, MissingDirectoryMetaAndRankFile) {
@@ -225,6 +228,7 @@ TEST(Loader, RegionsAtOneSourcePositionFoldIntoOne) {
   EXPECT_EQ(e.value(th, 1, e.metric("time_max")), 30);
   EXPECT_EQ(th.parent[2], 1u);
   EXPECT_EQ(e.value(th, 2, e.metric("time")), 60);
+  EXPECT_EQ(test::by_file_difference(dir, no_symbols()), "");
 }
 
 // The region keeps the lowest of its recorded addresses, whichever copy the run met first, so
@@ -318,6 +322,7 @@ TEST(Loader, OutlinedFunctionRegionsFoldIntoTheirConstruct) {
   Experiment before = load_experiment(dir, keep);
   Experiment e = load_experiment(dir, no_symbols());
   ASSERT_EQ(before.threads[0].size(), 8u);
+  EXPECT_EQ(test::by_file_difference(dir, no_symbols()), "");
 
   for (const ThreadTree& t : e.threads)
     for (uint32_t n = 0; n < t.size(); ++n)
@@ -392,6 +397,7 @@ TEST(Loader, OutlinedCodeIsNamedAfterTheFunctionItCameFrom) {
   EXPECT_FALSE(at("md.c:42").outlined);
   EXPECT_EQ(at("md.c:43").function, "main");
   EXPECT_EQ(at("md.c:10").function, "solve");
+  EXPECT_EQ(test::by_file_difference(dir, no_symbols()), "");
 }
 
 TEST(Region, LocationWithoutLineInformation) {

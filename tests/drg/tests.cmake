@@ -15,6 +15,10 @@ target_compile_definitions(scalea_drg_test PRIVATE SCALEA_DRG_CORPUS="${_drg_tes
   SCALEA_GOLDEN_META="${PROJECT_SOURCE_DIR}/tests/unit/golden/meta.json")
 gtest_discover_tests(scalea_drg_test TEST_PREFIX unit.drg. DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
 
+# drg_stream_check DIR...: RankFiles (one rank file at a time) against load_experiment.
+add_executable(drg_stream_check ${_drg_tests}/stream_check.cpp)
+target_link_libraries(drg_stream_check PRIVATE scalea-drg)
+
 # Writes the hand-made bad inputs into tests/drg/corpus (run by hand when adding cases):
 #   build/bin/drg_make_corpus tests/drg/corpus [--seeds DIR]
 add_executable(drg_make_corpus ${_drg_tests}/make_corpus.cpp)

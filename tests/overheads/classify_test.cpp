@@ -1,7 +1,9 @@
 // The classifier on small literal experiments whose overheads are known exactly. Times are in
 // milliseconds here; the experiment stores nanoseconds.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
@@ -9,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "scalea/drg/encode.hpp"
 #include "scalea/overheads/classify.hpp"
 #include "scalea/overheads/keys.hpp"
 #include "scalea/overheads/rules.hpp"
@@ -537,7 +540,8 @@ TEST(Classify, WaitForSerialWorkOnOnePeIsLoss) {
 
 // The passes over the PEs split the work between workers without changing the order of any sum:
 // every number must be the same, bit for bit, whatever the number of workers.
-TEST(Classify, WorkersGiveTheSameNumbersAsOne) {
+// Six ranks of three threads, 40 random nodes each: every kind of PE-time the passes split.
+Builder random_ranks() {
   Builder b;
   std::vector<uint32_t> regions = {
       b.region(RegionKind::Parallel, "par"), b.region(RegionKind::Loop, "loop"),
@@ -568,8 +572,43 @@ TEST(Classify, WorkersGiveTheSameNumbersAsOne) {
       }
     }
   }
+  return b;
+}
+
+// Every number of the two analyses is the same, bit for bit.
+void expect_same_numbers(const Analysis& a, const Analysis& b) {
+  ASSERT_EQ(a.regions.size(), b.regions.size());
+  for (size_t n = 0; n < a.regions.size(); ++n) {
+    const RegionOverheads &x = a.regions[n], &y = b.regions[n];
+    SCOPED_TRACE(x.path);
+    EXPECT_EQ(x.path, y.path);
+    EXPECT_EQ(x.t_p, y.t_p);
+    EXPECT_EQ(x.t_s, y.t_s);
+    EXPECT_EQ(x.t_o, y.t_o);
+    EXPECT_EQ(x.classes, y.classes);
+    EXPECT_EQ(x.subclasses, y.subclasses);
+    EXPECT_EQ(x.useful_pe, y.useful_pe);
+    EXPECT_EQ(x.pes_ran, y.pes_ran);
+    EXPECT_EQ(x.imbalance, y.imbalance);
+    EXPECT_EQ(x.most_loaded, y.most_loaded);
+    EXPECT_EQ(x.least_loaded, y.least_loaded);
+    EXPECT_EQ(x.noise, y.noise);
+    EXPECT_EQ(x.events_below, y.events_below);
+  }
+  EXPECT_EQ(a.program.load_balance, b.program.load_balance);
+  EXPECT_EQ(a.program.communication_efficiency, b.program.communication_efficiency);
+  EXPECT_EQ(a.program.computation_scalability, b.program.computation_scalability);
+}
+
+MachineModel test_machine() {
   MachineModel machine;
   machine.tool_cost_ns = {{"default", 40}, {"parallel", 300}, {"barrier", 100}};
+  return machine;
+}
+
+TEST(Classify, WorkersGiveTheSameNumbersAsOne) {
+  Builder b = random_ranks();
+  MachineModel machine = test_machine();
   drg::MergedTree t(b.experiment());
   const MachineModel* none = nullptr;
   for (const MachineModel* m : {none, static_cast<const MachineModel*>(&machine)}) {
@@ -578,31 +617,39 @@ TEST(Classify, WorkersGiveTheSameNumbersAsOne) {
     one.machine = m;
     Analysis serial = classify(t, &t, one);
     for (unsigned workers : {2u, 3u, 7u}) {
+      SCOPED_TRACE(std::to_string(workers) + " workers");
       Options many = one;
       many.threads = workers;
-      Analysis a = classify(t, &t, many);
-      ASSERT_EQ(a.regions.size(), serial.regions.size());
-      for (size_t n = 0; n < a.regions.size(); ++n) {
-        const RegionOverheads &x = a.regions[n], &y = serial.regions[n];
-        SCOPED_TRACE(x.path + " with " + std::to_string(workers) + " workers");
-        EXPECT_EQ(x.t_p, y.t_p);
-        EXPECT_EQ(x.t_s, y.t_s);
-        EXPECT_EQ(x.t_o, y.t_o);
-        EXPECT_EQ(x.classes, y.classes);
-        EXPECT_EQ(x.subclasses, y.subclasses);
-        EXPECT_EQ(x.useful_pe, y.useful_pe);
-        EXPECT_EQ(x.pes_ran, y.pes_ran);
-        EXPECT_EQ(x.imbalance, y.imbalance);
-        EXPECT_EQ(x.most_loaded, y.most_loaded);
-        EXPECT_EQ(x.least_loaded, y.least_loaded);
-        EXPECT_EQ(x.noise, y.noise);
-        EXPECT_EQ(x.events_below, y.events_below);
-      }
-      EXPECT_EQ(a.program.load_balance, serial.program.load_balance);
-      EXPECT_EQ(a.program.communication_efficiency, serial.program.communication_efficiency);
-      EXPECT_EQ(a.program.computation_scalability, serial.program.computation_scalability);
+      expect_same_numbers(classify(t, &t, many), serial);
     }
   }
+}
+
+// The analysis of an experiment read one rank file at a time (drg::RankFiles) is the analysis
+// of the experiment in memory: the same sums in the same order.
+TEST(Classify, ReadByFileGivesTheSameNumbersAsInMemory) {
+  Builder b = random_ranks();
+  std::string dir = ::testing::TempDir() + "classify_by_file_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  drg::write_experiment(b.experiment(), dir, true);
+  drg::Experiment whole = drg::load_experiment(dir);
+  drg::RankFiles files(dir);
+  drg::MergedTree in_memory(whole), by_file(files);
+  ASSERT_EQ(by_file.nodes().size(), in_memory.nodes().size());
+  const int time = whole.metric("time");
+  for (uint32_t n = 0; n < in_memory.nodes().size(); ++n) {
+    EXPECT_EQ(by_file.holders(n), in_memory.holders(n));
+    EXPECT_EQ(by_file.sum(n, time), in_memory.sum(n, time));
+    EXPECT_EQ(by_file.max(n, time), in_memory.max(n, time));
+    EXPECT_EQ(by_file.min(n, time), in_memory.min(n, time));
+    EXPECT_EQ(by_file.per_thread(n, time), in_memory.per_thread(n, time));
+    EXPECT_EQ(by_file.per_rank(n, time), in_memory.per_rank(n, time));
+  }
+  MachineModel machine = test_machine();
+  Options options;
+  options.machine = &machine;
+  expect_same_numbers(classify(by_file, &by_file, options), classify(in_memory, &in_memory, options));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Rules, EveryRuleIsDocumented) {

@@ -4,11 +4,13 @@
 // available for imbalance analysis without being copied.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "scalea/drg/experiment.hpp"
+#include "scalea/drg/flat_map.hpp"
 
 namespace scalea::drg {
 
@@ -64,17 +66,41 @@ std::string call_path(uint32_t node, uint32_t depth, uint32_t root, Parent&& par
   return out;
 }
 
+// A run's threads with their maps onto the merged tree, one batch at a time: the unit the
+// analyses stream over, so that they never need more of a run in memory than one batch. Every
+// thread of a rank is in the same batch, and batches come in the order of Experiment::threads.
+struct ThreadBatch {
+  uint32_t first = 0;                       // index of the batch's first thread in the run
+  const ThreadTree* threads = nullptr;      // count threads
+  const std::vector<uint32_t>* merged = nullptr;  // per thread: node -> merged node
+  uint32_t count = 0;
+};
+
 class MergedTree {
  public:
   explicit MergedTree(const Experiment& e);
+  // The merged tree of an experiment read one rank file at a time (RankFiles), in memory bounded
+  // by the merged nodes and one file: one pass over the files makes the shape, each node's
+  // holders and the sum, largest and smallest value of every metric over them (added in the
+  // order the member lists give). No member lists and no per-thread maps are kept:
+  // for_each_batch (one batch per file), per_thread and per_rank read the files again. `files`
+  // must outlive the tree; experiment() is its definitions (the threads without their nodes).
+  explicit MergedTree(const RankFiles& files);
 
   const Experiment& experiment() const { return *e_; }
   const std::vector<MergedNode>& nodes() const { return nodes_; }
   const MergedNode& node(uint32_t i) const { return nodes_[i]; }
   const Region& region_of(uint32_t i) const { return e_->regions[nodes_[i].region]; }
   // The merged node of every node of a thread (old -> new), so analyses can stream over each
-  // thread's arrays in memory order instead of walking the member lists.
+  // thread's arrays in memory order instead of walking the member lists. In memory only.
   const std::vector<uint32_t>& merged_of(uint32_t thread) const { return map_[thread]; }
+
+  // Every thread of the run, in batches (ThreadBatch), in order.
+  void for_each_batch(const std::function<void(const ThreadBatch&)>& visit) const;
+  // The threads of the run (its PEs), and how many of them hold each node.
+  size_t threads() const { return e_->threads.size(); }
+  bool by_file() const { return files_ != nullptr; }  // read one rank file at a time
+  size_t holders(uint32_t node) const { return files_ ? holders_[node] : nodes_[node].members.size(); }
 
   double sum(uint32_t node, int metric) const;
   double max(uint32_t node, int metric) const;
@@ -91,9 +117,22 @@ class MergedTree {
   std::vector<uint32_t> preorder() const;
 
  private:
+  // Maps a thread's nodes onto the tree (`map`: node -> merged node), adding the call paths it
+  // is the first to have.
+  void add(const ThreadTree& t, std::vector<uint32_t>& map);
+  // The same for a thread whose call paths are all in the tree already.
+  void map_thread(const ThreadTree& t, std::vector<uint32_t>& map) const;
+  // Every thread of the run with its map, in order: per_thread and per_rank over the files.
+  void for_each_thread(const std::function<void(uint32_t, const ThreadTree&, const std::vector<uint32_t>&)>& f) const;
+
   const Experiment* e_;
+  const RankFiles* files_ = nullptr;  // read one file at a time, or null: all in memory
   std::vector<MergedNode> nodes_;
-  std::vector<std::vector<uint32_t>> map_;  // per thread: node -> merged node
+  FlatMap64 child_;  // (merged parent, region) -> merged node
+  std::vector<std::vector<uint32_t>> map_;  // in memory, per thread: node -> merged node
+  // Read by file: per node its holders; per node and metric (node-major) sum, min and max.
+  std::vector<size_t> holders_;
+  std::vector<double> sum_, min_, max_;
 };
 
 }  // namespace scalea::drg

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -105,6 +106,9 @@ struct LoadOptions {
   // Worker threads for the rank files of an MPI experiment (shared definitions): 0 = one per
   // core, at most 8; 1 = serial. The FileReader must be thread-safe unless this is 1.
   unsigned threads = 0;
+  // Check every file's payload checksum. RankFiles checks each file when it opens the experiment
+  // and not again each time it reads the file later.
+  bool verify_checksums = true;
 };
 
 // Loads and validates an experiment directory. Throws LoadError with a one-line message.
@@ -115,6 +119,32 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options = 
 using FileReader = std::function<std::vector<char>(const std::string& path)>;
 Experiment load_experiment(const std::string& dir, const LoadOptions& options,
                            const FileReader& read);
+
+// An experiment read one rank file at a time (docs/drg.md, "Streaming"), for analyses whose
+// memory must not grow with the number of ranks: the definitions (meta.json, the regions, the
+// metrics) stay in memory, a rank file's threads are parsed when asked for. The threads are
+// those load_experiment gives, file by file: settling the regions needs every thread's calling
+// contexts, so opening reads every file once, and once more for each step of the settling that
+// observes them (docs/drg.md). Throws LoadError as load_experiment does.
+class RankFiles {
+ public:
+  explicit RankFiles(const std::string& dir, const LoadOptions& options = {});
+  RankFiles(const std::string& dir, const LoadOptions& options, const FileReader& read);
+  ~RankFiles();
+  RankFiles(RankFiles&&) noexcept;
+
+  // The experiment without the threads' trees: path, meta, settled regions, metrics, and every
+  // thread's identity (rank, thread, flags, os_tid) with no nodes, so that what counts threads
+  // and ranks sees the experiment's (a few bytes per thread, not per node).
+  const Experiment& definitions() const;
+  size_t files() const;
+  // The threads of rank file i (in meta.json's order), as load_experiment holds them.
+  std::vector<ThreadTree> threads(size_t i) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Parses and validates meta.json (`name` is used in messages): a JSON object with the format tag,
 // the format version, a non-empty list of plain file names, and the right types for the fields

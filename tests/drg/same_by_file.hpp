@@ -1,0 +1,48 @@
+// Whether RankFiles gives what load_experiment gives: the same settled definitions, and file by
+// file the same threads, value for value. Used by the loader tests and by drg_stream_check.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "scalea/drg/experiment.hpp"
+
+namespace scalea::drg::test {
+
+inline bool same_region(const Region& a, const Region& b) {
+  return a.kind == b.kind && a.subkind == b.subkind && a.name == b.name && a.file == b.file &&
+         a.function == b.function && a.line == b.line && a.module == b.module && a.address == b.address &&
+         a.code == b.code && a.symbol == b.symbol && a.symbol_offset == b.symbol_offset &&
+         a.body == b.body && a.outlined == b.outlined;
+}
+
+inline bool same_thread(const ThreadTree& a, const ThreadTree& b) {
+  return a.rank == b.rank && a.thread == b.thread && a.flags == b.flags && a.os_tid == b.os_tid &&
+         a.parent == b.parent && a.region == b.region && a.values == b.values;  // bit for bit
+}
+
+// "" when both readers agree on `dir`, else the first difference.
+inline std::string by_file_difference(const std::string& dir, const LoadOptions& options = {}) {
+  Experiment whole = load_experiment(dir, options);
+  RankFiles files(dir, options);
+  const Experiment& defs = files.definitions();
+  if (defs.metrics != whole.metrics) return "metrics differ";
+  if (defs.regions.size() != whole.regions.size())
+    return std::to_string(defs.regions.size()) + " regions, not " + std::to_string(whole.regions.size());
+  for (size_t i = 0; i < defs.regions.size(); ++i)
+    if (!same_region(defs.regions[i], whole.regions[i])) return "region " + std::to_string(i) + " differs";
+  if (defs.threads.size() != whole.threads.size()) return "thread count differs";
+  for (size_t i = 0; i < defs.threads.size(); ++i)
+    if (defs.threads[i].rank != whole.threads[i].rank || defs.threads[i].thread != whole.threads[i].thread ||
+        defs.threads[i].flags != whole.threads[i].flags || !defs.threads[i].parent.empty())
+      return "thread " + std::to_string(i) + "'s identity differs";
+  size_t next = 0;
+  for (size_t f = 0; f < files.files(); ++f)
+    for (const ThreadTree& t : files.threads(f)) {
+      if (next >= whole.threads.size()) return "more threads by file";
+      if (!same_thread(t, whole.threads[next])) return "thread " + std::to_string(next) + " differs";
+      ++next;
+    }
+  return next == whole.threads.size() ? "" : "fewer threads by file";
+}
+
+}  // namespace scalea::drg::test
