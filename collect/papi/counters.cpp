@@ -180,7 +180,7 @@ std::vector<std::string> offered_now(const State& s, int max_wait_ms) {
   else if (p == kProbeRunning)
     out.push_back("perf:: events (not known: the probe did not finish)");
   else if (p == kProbeNotStarted && !s.requested.empty())
-    out.push_back("perf:: events (not probed: the default set, no hardware counters)");
+    out.push_back("perf:: events (not probed: the default set does not use them)");
   return out;
 }
 

@@ -5,7 +5,7 @@
 #include <mutex>
 
 #ifndef SCALEA_PAPI_SONAME
-#define SCALEA_PAPI_SONAME "libpapi.so"
+#error "SCALEA_PAPI_SONAME (the PAPI library's soname) is set by collect/CMakeLists.txt"
 #endif
 
 namespace scalea::collect::counters {

@@ -129,7 +129,7 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
              m.start_time, m.host, a.p, e.ranks(), e.threads.size(), m.duration_s, m.clock_source);
   if (!m.openmp.runtime.empty())
     fmt::print("openmp      {} ({})\n", m.openmp.runtime, m.openmp.runtime_path);
-  if (std::string light = light_mode_note(e); !light.empty()) fmt::print("events      {}\n", light);
+  if (std::string light = light_mode_note(m); !light.empty()) fmt::print("events      {}\n", light);
   if (ref)
     fmt::print("reference   {} (p = {})\n", ref->path, ref->threads.size());
   else

@@ -311,8 +311,8 @@ std::set<int> parse_cpulist(const std::string& list) {
 
 }  // namespace
 
-std::string light_mode_note(const drg::Experiment& e) {
-  if (!drg::read_meta(e.meta).openmp.light) return {};
+std::string light_mode_note(const drg::Meta& m) {
+  if (!m.openmp.light) return {};
   return "light mode (SCALEA_OPENMP=light): loops, single, sections, masked, locks, critical, "
          "atomic, ordered, flush and reductions were not recorded; their time is in the enclosing "
          "parallel region, its imbalance shows at the barriers, and waiting in a lock or critical "

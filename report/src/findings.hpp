@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scalea/drg/cct.hpp"
+#include "scalea/drg/meta.hpp"
 #include "scalea/overheads/classify.hpp"
 
 namespace scalea::cli {
@@ -86,7 +87,7 @@ inline constexpr double kCpuWaitMinShare = 0.05;
 
 // What a light-mode experiment (SCALEA_OPENMP=light, meta.json openmp.events) does not show, in
 // one sentence; empty for a full recording.
-std::string light_mode_note(const drg::Experiment& e);
+std::string light_mode_note(const drg::Meta& m);
 
 // Number of findings `scalea report` prints (its --findings option; 5 by default).
 size_t& findings_limit();

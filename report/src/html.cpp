@@ -83,7 +83,7 @@ void facts(const Analyzed& x, nlohmann::json& data) {
   nlohmann::json w = nlohmann::json::array();
   if (!x.e.complete()) w.push_back("The experiment is incomplete: some ranks' data is missing.");
   for (const std::string& s : cpu_sharing(x.e)) w.push_back(s);
-  if (std::string light = light_mode_note(x.e); !light.empty()) w.push_back(light);
+  if (std::string light = light_mode_note(m); !light.empty()) w.push_back(light);
   if (m.program_start_estimated)
     w.push_back(fmt::format("The program's start was estimated (+{:.3f} s before the tool "
                             "started): run it with scalea run to measure it.",
