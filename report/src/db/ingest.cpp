@@ -27,6 +27,7 @@
 #include "../report_json.hpp"
 #include "../study.hpp"
 #include "../study_data.hpp"
+#include "scalea/drg/region_key.hpp"
 #include "schema.hpp"
 
 extern char** environ;
@@ -295,15 +296,15 @@ struct PeSums {
   }
 };
 
-// A node's call-path key: its region's canonical key (overheads::region_key, hashed once per
-// region) chained to its parent's key.
+// A node's call-path key: its region's key (drg::region_key, hashed once per region) chained to
+// its parent's key.
 class CallPathHashes {
  public:
   explicit CallPathHashes(const drg::Experiment& e)
       : e_(e), region_(e.regions.size()), done_(e.regions.size(), 0) {}
   Hash of(uint32_t region, Hash parent) {
     if (!done_[region]) {
-      region_[region] = hash_bytes(overheads::region_key(e_.regions[region]));
+      region_[region] = hash_bytes(drg::region_key(e_.regions[region]));
       done_[region] = 1;
     }
     return hash_bytes(hex(region_[region]), parent);
