@@ -236,7 +236,8 @@ def check_region_keys(c):
         line = next(n for n, text in enumerate(f, 1) if "/* PARALLEL */" in text)
     program = key_hash(hex_key(key_hash("0:0:imbalance")))
     parallel = key_hash(hex_key(key_hash(f"3:0:@imbalance.c:{line}:main")), program)
-    keys = {r["label"]: r["region_key"] for r in c.q("SELECT label, region_key FROM regions WHERE depth <= 1")}
+    rows = c.q("SELECT label, region_key FROM regions WHERE depth <= 1")
+    keys = {r["label"]: r["region_key"] for r in rows}
     check(keys == {"imbalance": hex_key(program), "parallel": hex_key(parallel)},
           f"region keys of the program and its parallel region: {keys}")
 

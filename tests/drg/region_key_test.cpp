@@ -28,7 +28,8 @@ Region parallel_at(const std::string& module, const std::string& file, uint32_t 
 // One source position is one region whatever address was recorded, and whichever directory the
 // program was built in; without one, the resolved code (else the recorded address).
 TEST(RegionKey, SourceKeyIsThePlaceNotTheRecordedAddress) {
-  Region a = parallel_at("/build/a/md", "/build/a/md.c", 88), b = parallel_at("/build/b/md", "/build/b/md.c", 88);
+  Region a = parallel_at("/build/a/md", "/build/a/md.c", 88);
+  Region b = parallel_at("/build/b/md", "/build/b/md.c", 88);
   b.address = 0x20;
   EXPECT_EQ(region_key(a), region_key(b));
   EXPECT_EQ(source_key(a, Paths::Base), source_key(b, Paths::Base));

@@ -151,7 +151,8 @@ TEST(Symbols, OneProgramBuiltInTwoDirectoriesMergesAcrossRuns) {
   EXPECT_NE(loop_b.file.find("/tree_b/"), std::string::npos) << loop_b.file;
   EXPECT_NE(loop_a.module, loop_b.module);
 
-  std::pair<int, int> one = drg_counts({a.experiment}), both = drg_counts({a.experiment, b.experiment});
+  std::pair<int, int> one = drg_counts({a.experiment});
+  std::pair<int, int> both = drg_counts({a.experiment, b.experiment});
   EXPECT_EQ(both.second, one.second) << "regions of run A alone, and merged with run B";
   EXPECT_EQ(both.first, one.first) << "calling contexts of run A alone, and merged with run B";
 }
