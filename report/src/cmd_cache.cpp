@@ -8,6 +8,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.hpp"
 #include "text.hpp"
 #include "report_json.hpp"

@@ -2,6 +2,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include <CLI/CLI.hpp>
+
 #include "calibrate.hpp"
 #include "commands.hpp"
 

@@ -13,6 +13,8 @@
 #include <map>
 #include <set>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.hpp"
 #include "db/database.hpp"
 #include "db/db.hpp"

@@ -8,6 +8,8 @@
 #include <iostream>
 #include <map>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.hpp"
 #include "export_formats.hpp"
 #include "report_json.hpp"

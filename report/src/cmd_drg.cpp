@@ -7,6 +7,8 @@
 #include <memory>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.hpp"
 #include "scalea/drg/experiment.hpp"
 #include "scalea/drg/graph.hpp"

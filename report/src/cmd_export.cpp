@@ -4,6 +4,8 @@
 
 #include <iostream>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.hpp"
 #include "export_formats.hpp"
 #include "findings.hpp"

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "calibrate.hpp"
 #include "commands.hpp"
 #include "export_formats.hpp"

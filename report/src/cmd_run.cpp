@@ -15,6 +15,8 @@
 #include <cstring>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.hpp"
 #include "over_time.hpp"
 #include "db/db.hpp"

@@ -23,6 +23,8 @@
 #include <memory>
 #include <thread>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.hpp"
 #include "db/db.hpp"
 #include "scalea/drg/experiment.hpp"

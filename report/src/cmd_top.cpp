@@ -19,6 +19,8 @@
 #include <memory>
 #include <thread>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.hpp"
 #include "export_formats.hpp"
 #include "online.hpp"

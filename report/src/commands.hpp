@@ -1,7 +1,14 @@
 // The scalea command-line tool: one function per subcommand, registered in main.cpp.
 #pragma once
-#include <CLI/CLI.hpp>
+#include <stdexcept>
 #include <string>
+
+// CLI11 is header-only and costs every file that includes it seconds of compilation (its
+// validators are objects defined in the header): only the files that set up options include it.
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace scalea::cli {
 

@@ -2,7 +2,6 @@
 // seconds and share of the region's time, source location and a plain-language hint. The hint
 // table is data (findings.cpp), documented in docs/exports.md.
 #pragma once
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>

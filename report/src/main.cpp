@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.hpp"
 #include "over_time.hpp"
 #include "scalea/drg/experiment.hpp"

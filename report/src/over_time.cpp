@@ -1,3 +1,5 @@
+#include <CLI/CLI.hpp>
+
 #include "over_time.hpp"
 
 #include <fmt/format.h>

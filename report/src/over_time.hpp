@@ -2,8 +2,12 @@
 // each window of time, from the snapshots the run published (SCALEA_SNAPSHOT, docs/online.md): a
 // table, CSV or JSON, and with --plots a gnuplot plot.
 #pragma once
-#include <CLI/CLI.hpp>
 #include <string>
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace scalea::cli {
 

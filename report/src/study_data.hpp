@@ -2,7 +2,6 @@
 // outputs (study_text.cpp) and its gnuplot plots (study_plots.cpp): per region (the union of the
 // runs' call trees) and configuration, the statistics over repetitions.
 #pragma once
-#include <CLI/CLI.hpp>
 
 #include <array>
 #include <functional>

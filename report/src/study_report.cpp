@@ -1,6 +1,8 @@
 // scalea report STUDYDIR: per region and for the program, time, speedup, efficiency and the six
 // overhead classes per configuration (the paper's Table 2), plus gnuplot plots (docs/study.md).
 // The data: study_data.cpp; the text, CSV and JSON: study_text.cpp; the plots: study_plots.cpp.
+#include <CLI/CLI.hpp>
+
 #include "study_report.hpp"
 
 #include <string>

@@ -2,10 +2,14 @@
 // program: time (median, min-max over repetitions), speedup, efficiency and the six overhead
 // classes per configuration; as text, markdown, CSV or JSON, plus gnuplot plots (docs/study.md).
 #pragma once
-#include <CLI/CLI.hpp>
 #include <string>
 
 #include "study.hpp"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace scalea::cli {
 

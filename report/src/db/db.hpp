@@ -1,9 +1,13 @@
 // `scalea db` as the other commands use it: `scalea run --db` and `scalea study --db` store
 // what they produced as `scalea db add` would.
 #pragma once
-#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace scalea::cli::db {
 
