@@ -77,7 +77,8 @@ struct Reference {
   std::vector<uint32_t> index;  // call-path key -> reference node
   std::optional<Totals> totals;
   Reference(const MergedTree& t, const Options& options, CallPathKeys& keys)
-      : tree(&t), workers(t, options.threads), facts(measure(t, workers, keys.intern(t), nullptr)) {
+      : tree(&t), workers(t, options.threads),
+        facts(measure(t, workers, keys.intern(t), nullptr, options.share)) {
     index.assign(keys.size(), format::kNoIndex);
     for (uint32_t n = 0; n < facts.keys.size(); ++n)
       if (index[facts.keys[n]] == format::kNoIndex) index[facts.keys[n]] = n;
@@ -204,10 +205,11 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
     for (uint32_t n = 0; n < keys.size(); ++n)
       if (uint32_t rn = ref->node_of(keys[n]); rn != format::kNoIndex) caps[n] = ref->facts.own_useful[rn];
   }
-  RunFacts f = measure(run, workers, std::move(keys), reference ? &caps : nullptr);
+  RunFacts f = measure(run, workers, std::move(keys), reference ? &caps : nullptr, options.share);
   if (ref) {
     apply_evidence(run, f, ref->facts, ref->index, options.machine, a.misses_priced);
-    ref->totals = totals(*reference, ref->facts, ref->workers, count_pes(reference->experiment()), nullptr);
+    ref->totals = totals(*reference, ref->facts, ref->workers, count_pes(reference->experiment()),
+                         nullptr, options.share);
   }
 
   std::vector<double> cost;
@@ -215,7 +217,7 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
     a.noise_priced = true;
     cost = visit_costs(e, *options.machine);
   }
-  Totals tot = totals(run, f, workers, a.p, options.machine ? &cost : nullptr);
+  Totals tot = totals(run, f, workers, a.p, options.machine ? &cost : nullptr, options.share);
 
   a.regions.reserve(run.nodes().size());
   for (uint32_t n = 0; n < run.nodes().size(); ++n)

@@ -8,6 +8,8 @@
 #include "export_formats.hpp"
 #include "findings.hpp"
 #include "html.hpp"
+#include "parallel.hpp"
+#include "scalea/launcher.hpp"
 #include "study_data.hpp"
 #include "study_report.hpp"
 
@@ -122,6 +124,10 @@ void add_report_extras(CLI::App& app) {
   report->add_option_function<std::string>(
       "--html",
       [report](const std::string& file) {
+        if (launcher_size().value_or(1) > 1) {  // every process would write the file: rank 0 says so
+          if (launcher_rank().value_or(0) != 0) throw ExitStatus{2};
+          throw UserError("--html does not run as an MPI program yet: run it without mpirun");
+        }
         std::string dir = report->get_option("experiment")->as<std::string>();
         bool no_source = report->get_option("--no-source")->count() > 0;
         if (is_study(dir)) {
