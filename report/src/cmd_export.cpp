@@ -9,7 +9,6 @@
 #include "findings.hpp"
 #include "html.hpp"
 #include "parallel.hpp"
-#include "scalea/launcher.hpp"
 #include "study_data.hpp"
 #include "study_report.hpp"
 
@@ -106,7 +105,10 @@ void add_export(CLI::App& app) {
         std::exit(0);
       },
       "List the formats (name, and how many experiments each takes) and exit");
-  cmd->callback([o] { run_export(*o); });
+  cmd->callback([o] {
+    refuse_under_launcher("scalea export");
+    run_export(*o);
+  });
 }
 
 void add_report_extras(CLI::App& app) {
@@ -124,10 +126,7 @@ void add_report_extras(CLI::App& app) {
   report->add_option_function<std::string>(
       "--html",
       [report](const std::string& file) {
-        if (launcher_size().value_or(1) > 1) {  // every process would write the file: rank 0 says so
-          if (launcher_rank().value_or(0) != 0) throw ExitStatus{2};
-          throw UserError("--html does not run as an MPI program yet: run it without mpirun");
-        }
+        refuse_under_launcher("--html");  // every process would write the file
         std::string dir = report->get_option("experiment")->as<std::string>();
         bool no_source = report->get_option("--no-source")->count() > 0;
         if (is_study(dir)) {

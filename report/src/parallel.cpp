@@ -24,6 +24,12 @@ std::unique_ptr<overheads::Share> analysis_share() {
   return std::unique_ptr<overheads::Share>(open());
 }
 
+void refuse_under_launcher(const std::string& what) {
+  if (launcher_size().value_or(1) <= 1) return;
+  if (launcher_rank().value_or(0) != 0) throw ExitStatus{2};
+  throw UserError(what + " does not run as an MPI program yet: run it without mpirun");
+}
+
 std::pair<int, std::string> describe_error(std::exception_ptr error, const std::string& command) {
   const std::string prefix = command.empty() ? "scalea: " : "scalea " + command + ": ";
   try {

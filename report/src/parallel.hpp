@@ -18,6 +18,11 @@ struct ExitStatus {
   int status;
 };
 
+// Commands that do not run as an MPI program yet: under a launcher with more than one process,
+// rank 0 says so in one line (UserError naming `what`) and the other processes exit quietly with
+// the same status, rather than every process printing the same output.
+void refuse_under_launcher(const std::string& what);
+
 // An error as the command prints it ("scalea report: ...") and its exit status.
 std::pair<int, std::string> describe_error(std::exception_ptr error, const std::string& command);
 
