@@ -40,26 +40,62 @@ constexpr double kSpinFactor = 2;
 // this share of the code.
 constexpr double kSerialShare = 0.9;
 
+// One addition to a sum of seconds that a process of an MPI job does not do itself but records,
+// for rank 0 to do in the serial order (fold.hpp): the sum is `slot` of merged node `node`.
+struct Addend {
+  uint32_t node, slot;
+  double value;
+};
+
+// A sum's slots: a Buckets' useful time, classes and rules, then the sums outside Buckets.
+constexpr uint32_t kSlotClass = 1;
+inline uint32_t slot_of_rule(size_t rule) { return kSlotClass + kClassCount + uint32_t(rule); }
+inline uint32_t bucket_slots() { return slot_of_rule(rules().size()); }
+enum class Sum : uint32_t { Time, Exclusive, ForkJoin, OwnUseful, Capped, UsefulPerPe };
+inline uint32_t slot_of(Sum s) { return bucket_slots() + uint32_t(s); }
+
+// Where a fold's sums of seconds go: added at once, or, recording, appended to `log` (additions
+// of 0 change no sum and are left out).
+struct Sums {
+  std::vector<Addend>* log = nullptr;
+  void add(double& sum, uint32_t node, uint32_t slot, double v) const {
+    if (!log) sum += v;
+    else if (v != 0) log->push_back({node, slot, v});
+  }
+  void add(double& sum, uint32_t node, Sum which, double v) const { add(sum, node, slot_of(which), v); }
+};
+
 // PE-seconds per rule (each rule names its class and subclass), plus useful work. Rules are
-// counted by their index in the table, so adding is an array update on the hot loops.
+// counted by their index in the table, so adding is an array update on the hot loops. The
+// buckets of a recording fold (fold.hpp) record their additions instead (`log`, `node`).
 struct Buckets {
   double useful = 0;
   std::array<double, kClassCount> cls{};
   std::vector<double> by_rule = std::vector<double>(rules().size(), 0.0);
+  Sums sums;
+  uint32_t node = 0;
 
   void add(const Rule* rule, double v) {
     if (!rule || v == 0) return;
     if (rule->useful) {
-      useful += v;
+      sums.add(useful, node, 0, v);
       return;
     }
-    cls[size_t(rule->cls)] += v;
-    by_rule[size_t(rule - rules().data())] += v;
+    sums.add(cls[size_t(rule->cls)], node, kSlotClass + uint32_t(rule->cls), v);
+    size_t i = size_t(rule - rules().data());
+    sums.add(by_rule[i], node, slot_of_rule(i), v);
   }
   void add(const Buckets& o) {
-    useful += o.useful;
-    for (int c = 0; c < kClassCount; ++c) cls[size_t(c)] += o.cls[size_t(c)];
-    for (size_t i = 0; i < by_rule.size(); ++i) by_rule[i] += o.by_rule[i];
+    sums.add(useful, node, 0, o.useful);
+    for (int c = 0; c < kClassCount; ++c)
+      sums.add(cls[size_t(c)], node, kSlotClass + uint32_t(c), o.cls[size_t(c)]);
+    for (size_t i = 0; i < by_rule.size(); ++i) sums.add(by_rule[i], node, slot_of_rule(i), o.by_rule[i]);
+  }
+  // Slot `slot` of these buckets, as slot_of_rule and kSlotClass number them.
+  double& at(uint32_t slot) {
+    if (slot == 0) return useful;
+    if (slot < kSlotClass + kClassCount) return cls[slot - kSlotClass];
+    return by_rule.at(slot - kSlotClass - kClassCount);
   }
 };
 
@@ -131,7 +167,10 @@ class Reader;
 // Pass 1's accumulators (fold.hpp): the statistics of every merged node.
 struct StatsFold {
   std::vector<MemberStats> stats;
+  Sums sums;  // of sum_t, excl_sum and fork_join
+  void record(std::vector<Addend>* log) { sums.log = log; }
   void combine(const StatsFold& later);
+  void replay(const Addend& a);
   void write(Writer& out) const;
   void read(Reader& in);
 };
@@ -148,10 +187,13 @@ struct PeSplit {
   std::vector<double> capped_useful;
   // Useful seconds per thread (for the POP metrics): their sum in thread order, and the most.
   double useful_pe_sum = 0, useful_pe_max = 0;
+  Sums sums;  // of own_useful, capped_useful and useful_pe_sum
 
   PeSplit() = default;
   PeSplit(size_t nodes, bool capped);
+  void record(std::vector<Addend>* log);
   void combine(const PeSplit& later);
+  void replay(const Addend& a);
   void write(Writer& out) const;
   void read(Reader& in);
 };
@@ -351,7 +393,9 @@ class ThreadStarts {
 struct Totals {
   std::vector<Buckets> total;
   std::vector<double> compensated, events_below;
+  void record(std::vector<Addend>* log);
   void combine(const Totals& later);
+  void replay(const Addend& a);
   void write(Writer& out) const;
   void read(Reader& in);
 };

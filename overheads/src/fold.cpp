@@ -1,7 +1,8 @@
-// The passes' accumulators combined in file order and written as bytes (fold.hpp). Combining a
-// later partial gives what folding its batch into the accumulator directly would give, except for
-// the grouping of the sums: minima, maxima, counts and "the first PE with the most" are the same,
-// and a sum adds the later file's sum (docs/drg.md, "The analysis as an MPI program").
+// The passes' accumulators combined in file order, their recorded sums replayed, and both written
+// as bytes (fold.hpp). Combining a later file's partial gives what folding its batch into the
+// accumulator directly gives for what does not depend on the order: counts, sums of whole
+// numbers, minima, maxima and "the first PE with the most" (docs/drg.md, "The analysis as an MPI
+// program"); a partial's sums of seconds are 0, recorded addition by addition instead.
 #include "fold.hpp"
 
 #include "facts.hpp"
@@ -20,7 +21,7 @@ bool holds_nothing(const Buckets& b) {
 }
 
 // A Buckets as bytes: most rules never apply to a region, so only the rules that hold time.
-void write(Writer& out, const Buckets& b) {
+void write_buckets(Writer& out, const Buckets& b) {
   out.put(b.useful);
   out.put(b.cls);
   uint32_t used = 0;
@@ -30,7 +31,7 @@ void write(Writer& out, const Buckets& b) {
     if (!is_zero(b.by_rule[i])) out.put(uint32_t(i)), out.put(b.by_rule[i]);
 }
 
-void read(Reader& in, Buckets& b) {
+void read_buckets(Reader& in, Buckets& b) {
   b.useful = in.get<double>();
   b.cls = in.get<decltype(b.cls)>();
   for (uint32_t used = in.get<uint32_t>(); used > 0; --used) {
@@ -92,6 +93,14 @@ void StatsFold::combine(const StatsFold& later) {
   }
 }
 
+void StatsFold::replay(const Addend& a) {
+  MemberStats& s = stats.at(a.node);
+  if (a.slot == slot_of(Sum::Time)) s.sum_t += a.value;
+  else if (a.slot == slot_of(Sum::Exclusive)) s.excl_sum += a.value;
+  else if (a.slot == slot_of(Sum::ForkJoin)) s.fork_join += a.value;
+  else throw std::runtime_error("a recorded addition names no sum of pass 1");
+}
+
 void StatsFold::write(Writer& out) const {
   write_nodes(out, stats.size(), [&](uint32_t n) { return stats[n].members > 0; },
               [&](uint32_t n) { out.put(stats[n]); });
@@ -104,6 +113,19 @@ void StatsFold::read(Reader& in) {
 PeSplit::PeSplit(size_t nodes, bool capped)
     : own(nodes), own_useful(nodes, 0), useful_min(nodes, 0), useful_max(nodes, 0),
       useful_pes(nodes, 0), capped_useful(capped ? nodes : 0, 0) {}
+
+void PeSplit::record(std::vector<Addend>* log) {
+  sums.log = log;
+  for (uint32_t n = 0; n < own.size(); ++n) own[n].sums.log = log, own[n].node = n;
+}
+
+void PeSplit::replay(const Addend& a) {
+  if (a.slot < bucket_slots()) own.at(a.node).at(a.slot) += a.value;
+  else if (a.slot == slot_of(Sum::OwnUseful)) own_useful.at(a.node) += a.value;
+  else if (a.slot == slot_of(Sum::Capped)) capped_useful.at(a.node) += a.value;
+  else if (a.slot == slot_of(Sum::UsefulPerPe)) useful_pe_sum += a.value;
+  else throw std::runtime_error("a recorded addition names no sum of pass 2");
+}
 
 void PeSplit::combine(const PeSplit& later) {
   for (size_t n = 0; n < own.size(); ++n) {
@@ -126,7 +148,7 @@ void PeSplit::write(Writer& out) const {
            !is_zero(useful_max[n]) || (capped && !is_zero(capped_useful[n]));
   };
   write_nodes(out, own.size(), holds, [&](uint32_t n) {
-    detail::write(out, own[n]);
+    write_buckets(out, own[n]);
     out.put(own_useful[n]);
     out.put(useful_min[n]);
     out.put(useful_max[n]);
@@ -139,7 +161,7 @@ void PeSplit::write(Writer& out) const {
 
 void PeSplit::read(Reader& in) {
   read_nodes(in, own.size(), [&](uint32_t n) {
-    detail::read(in, own[n]);
+    read_buckets(in, own[n]);
     own_useful[n] = in.get<double>();
     useful_min[n] = in.get<double>();
     useful_max[n] = in.get<double>();
@@ -148,6 +170,15 @@ void PeSplit::read(Reader& in) {
   });
   useful_pe_sum = in.get<double>();
   useful_pe_max = in.get<double>();
+}
+
+void Totals::record(std::vector<Addend>* log) {
+  for (uint32_t n = 0; n < total.size(); ++n) total[n].sums.log = log, total[n].node = n;
+}
+
+void Totals::replay(const Addend& a) {
+  if (a.slot >= bucket_slots()) throw std::runtime_error("a recorded addition names no sum of pass 3");
+  total.at(a.node).at(a.slot) += a.value;
 }
 
 void Totals::combine(const Totals& later) {
@@ -163,7 +194,7 @@ void Totals::write(Writer& out) const {
     return !holds_nothing(total[n]) || !is_zero(compensated[n]) || !is_zero(events_below[n]);
   };
   write_nodes(out, total.size(), holds, [&](uint32_t n) {
-    detail::write(out, total[n]);
+    write_buckets(out, total[n]);
     out.put(compensated[n]);
     out.put(events_below[n]);
   });
@@ -171,7 +202,7 @@ void Totals::write(Writer& out) const {
 
 void Totals::read(Reader& in) {
   read_nodes(in, total.size(), [&](uint32_t n) {
-    detail::read(in, total[n]);
+    read_buckets(in, total[n]);
     compensated[n] = in.get<double>();
     events_below[n] = in.get<double>();
   });

@@ -1,15 +1,20 @@
-// How the classifier's passes fold a run's batches (rank files) into per-region accumulators, on
-// one process or shared by several (share.hpp). Floating-point sums depend on their order, so the
-// order is fixed: the first batch folds into the accumulator itself, every later batch into a
-// partial of its own, and the partials are added to the accumulator in batch order. A process of
-// an MPI job folds its block of files into partials the same way; rank 0 adds every partial in
-// file order. Both add the same partials in the same order: the same numbers, bit for bit.
+// How the classifier's passes fold a run's batches (rank files) into per-region accumulators when
+// several processes share them (share.hpp), with the numbers of one process, bit for bit. A
+// floating-point sum depends on the order of its additions, and the serial passes add each PE's
+// seconds to the running sums, PE after PE; so rank 0 folds its own files (the first ones)
+// directly, and every other process folds each of its files into a partial accumulator that
+// holds what does not depend on the order (counts, sums of whole numbers, extremes, who was first)
+// and *records* every addition to a sum of seconds (Addend) instead of doing it. Rank 0 then, file
+// after file in file order, combines the partial and does the recorded additions: the serial
+// additions in the serial order.
 #pragma once
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <type_traits>
 #include <vector>
 
+#include "facts.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/overheads/share.hpp"
 
@@ -51,26 +56,41 @@ class Reader {
 // +0.0, the value every accumulator starts from: nodes holding nothing else are not written.
 inline bool is_zero(double v) { return v == 0 && !std::signbit(v); }
 
-// Folds every batch of `t` into `acc` (see above). `fresh()` makes an empty partial, `fold(batch,
-// into)` folds one batch. Acc has combine(const Acc& later), write(Writer&) and read(Reader&)
-// (into a fresh one). With a share, every process ends with rank 0's accumulator.
+inline void write(Writer& out, const std::vector<Addend>& log) {
+  out.put(uint64_t(log.size()));
+  for (const Addend& a : log) out.put(a);
+}
+
+inline void replay(Reader& in, const std::function<void(const Addend&)>& add) {
+  for (uint64_t count = in.get<uint64_t>(); count > 0; --count) add(in.get<Addend>());
+}
+
+// Folds every batch of `t` into `acc` (see above): `fold(batch, into)` folds one batch. Acc has
+// record(log) (its sums of seconds recorded from now on), combine(const Acc& later) (the rest),
+// replay(addend), write(Writer&) and read(Reader&) (into `fresh()`, an empty one). With a share,
+// every process ends with rank 0's accumulator.
 template <class Acc, class Fresh, class Fold>
 void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fresh, Fold&& fold) {
-  auto [first, last] = share ? file_block(t.batches(), share->rank(), share->size())
-                             : std::pair<size_t, size_t>(0, t.batches());
-  const bool root = !share || share->rank() == 0;
-  Writer mine;  // a process other than rank 0: its partials, in file order
+  if (!share) {
+    t.for_each_batch([&](const drg::ThreadBatch& b) { fold(b, acc); });
+    return;
+  }
+  auto [first, last] = file_block(t.batches(), share->rank(), share->size());
+  const bool root = share->rank() == 0;
+  Writer mine;  // a process other than rank 0: each file's partial and recorded additions
+  std::vector<Addend> log;
   t.for_each_batch(first, last, [&](const drg::ThreadBatch& b) {
-    if (b.index == 0) {  // only ever on rank 0
+    if (root) {
       fold(b, acc);
       return;
     }
     Acc part = fresh();
+    log.clear();
+    part.record(&log);
     fold(b, part);
-    if (root) acc.combine(part);
-    else part.write(mine);
+    part.write(mine);
+    write(mine, log);
   });
-  if (!share) return;
   std::vector<char> all = step(*share, mine.bytes(), [&](std::vector<std::vector<char>>& parts) {
     for (const std::vector<char>& bytes : parts) {  // rank 0's own part is empty
       Reader in(bytes);
@@ -78,6 +98,7 @@ void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fres
         Acc part = fresh();
         part.read(in);
         acc.combine(part);
+        replay(in, [&](const Addend& a) { acc.replay(a); });
       }
     }
     Writer out;

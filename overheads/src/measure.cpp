@@ -208,11 +208,13 @@ void root_parts(const MergedTree& t, const Columns& c, const drg::ThreadBatch& b
   }
 }
 
-// Pass 1, per batch: statistics over each merged node's members, into `st`.
+// Pass 1, per batch: statistics over each merged node's members, into `into`.
 void member_stats(const MergedTree& t, const Workers& workers, const Columns& c,
                   const std::array<int, 3>& miss_col, const drg::ThreadBatch& b,
-                  const BatchTimes& bt, std::vector<MemberStats>& st) {
+                  const BatchTimes& bt, StatsFold& into) {
   const drg::Experiment& e = t.experiment();
+  std::vector<MemberStats>& st = into.stats;
+  const Sums& sums = into.sums;
   workers.run([&](unsigned w) {
     std::vector<uint32_t> order;
     for (uint32_t i = 0; i < b.count; ++i) {
@@ -242,18 +244,18 @@ void member_stats(const MergedTree& t, const Workers& workers, const Columns& c,
         if (e.value(th, tn, c.visits) == 0) continue;
         ++s.entered;
         if (t.region_of(merged[tn]).kind == RegionKind::Parallel) {
-          s.fork_join += (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9;
+          sums.add(s.fork_join, merged[tn], Sum::ForkJoin, (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9);
           if (e.value(th, tn, c.team_size) > 0) {
             s.master_join = e.value(th, tn, c.join) * 1e-9;
             s.has_master_join = true;
           }
         }
-        s.sum_t += time;
+        sums.add(s.sum_t, merged[tn], Sum::Time, time);
         if (time > s.max_t) s.max_t = time, s.most_loaded = int(ti);
         if (time < s.min_t) s.min_t = time, s.least_loaded = int(ti);
         double x = x_of[tn];
         if (x <= 0) continue;
-        s.excl_sum += x;
+        sums.add(s.excl_sum, merged[tn], Sum::Exclusive, x);
         if (x > s.excl_most) s.excl_most = x, s.excl_who = ti;
       }
     }
@@ -307,7 +309,7 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
         double rest = x - wait - fork_join;
         x_of[tn] = rest;
         if (caps && pl.exclusive && pl.exclusive->useful && rest > 0)
-          out.capped_useful[n] += std::min(rest, (*caps)[n]);
+          out.sums.add(out.capped_useful[n], n, Sum::Capped, std::min(rest, (*caps)[n]));
         Buckets& bk = out.own[n];
         if (pl.partial_barrier) {
           bk.add(pl.partial_wait, wait);
@@ -340,12 +342,12 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
         }
         bk.add(rule, rest);
         if (rule && rule->useful && rest > 0) {
-          out.own_useful[n] += rest;
+          out.sums.add(out.own_useful[n], n, Sum::OwnUseful, rest);
           out.useful_min[n] = out.useful_pes[n] ? std::min(out.useful_min[n], rest) : rest;
           out.useful_max[n] = std::max(out.useful_max[n], rest);
           ++out.useful_pes[n];
         } else if (rule && rule->useful) {
-          out.own_useful[n] += rest;
+          out.sums.add(out.own_useful[n], n, Sum::OwnUseful, rest);
         }
       }
       for (uint32_t tn = 0; tn < th.size(); ++tn) entered[merged[tn]] = 0;
@@ -373,7 +375,7 @@ void useful_per_pe(const Workers& workers, const drg::ThreadBatch& b,
   });
   for (double u : useful) {
     out.useful_pe_max = std::max(out.useful_pe_max, u);
-    out.useful_pe_sum += u;
+    out.sums.add(out.useful_pe_sum, 0, Sum::UsefulPerPe, u);
   }
 }
 
@@ -410,7 +412,7 @@ RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32
   auto no_stats = [&] { return StatsFold{std::vector<MemberStats>(n_nodes)}; };
   StatsFold stats = no_stats();
   fold_batches(t, share, stats, no_stats, [&](const drg::ThreadBatch& b, StatsFold& into) {
-    member_stats(t, workers, c, miss_col, b, BatchTimes(e, b, workers), into.stats);
+    member_stats(t, workers, c, miss_col, b, BatchTimes(e, b, workers), into);
   });
   f.stats = std::move(stats.stats);
   const std::vector<MemberStats>& st = f.stats;
