@@ -10,7 +10,6 @@
 #pragma once
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <type_traits>
 #include <vector>
 
@@ -46,6 +45,15 @@ class Reader {
     at_ += sizeof v;
     return v;
   }
+  // The next `count` values; checked before anything is allocated for them.
+  template <class T>
+  std::vector<T> get_many(uint64_t count) {
+    if (count > (in_.size() - at_) / sizeof(T)) throw std::runtime_error("a partial accumulator is cut short");
+    std::vector<T> out(count);
+    std::memcpy(out.data(), in_.data() + at_, count * sizeof(T));
+    at_ += count * sizeof(T);
+    return out;
+  }
   bool done() const { return at_ == in_.size(); }
 
  private:
@@ -61,8 +69,10 @@ inline void write(Writer& out, const std::vector<Addend>& log) {
   for (const Addend& a : log) out.put(a);
 }
 
-inline void replay(Reader& in, const std::function<void(const Addend&)>& add) {
-  for (uint64_t count = in.get<uint64_t>(); count > 0; --count) add(in.get<Addend>());
+// Does the additions `in` recorded (write above), in their order.
+template <class Acc>
+void replay(Reader& in, Acc& acc) {
+  for (const Addend& a : in.get_many<Addend>(in.get<uint64_t>())) acc.replay(a);
 }
 
 // Folds every batch of `t` into `acc` (see above): `fold(batch, into)` folds one batch. Acc has
@@ -98,7 +108,7 @@ void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fres
         Acc part = fresh();
         part.read(in);
         acc.combine(part);
-        replay(in, [&](const Addend& a) { acc.replay(a); });
+        replay(in, acc);
       }
     }
     Writer out;
