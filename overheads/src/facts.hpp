@@ -48,7 +48,7 @@ struct Addend {
 };
 
 // A sum's slots: a Buckets' useful time, classes and rules, then the sums outside Buckets.
-constexpr uint32_t kSlotClass = 1;
+constexpr uint32_t kSlotUseful = 0, kSlotClass = 1;
 inline uint32_t slot_of_rule(size_t rule) { return kSlotClass + kClassCount + uint32_t(rule); }
 inline uint32_t bucket_slots() { return slot_of_rule(rules().size()); }
 enum class Sum : uint32_t { Time, Exclusive, ForkJoin, OwnUseful, Capped, UsefulPerPe };
@@ -78,7 +78,7 @@ struct Buckets {
   void add(const Rule* rule, double v) {
     if (!rule || v == 0) return;
     if (rule->useful) {
-      sums.add(useful, node, 0, v);
+      sums.add(useful, node, kSlotUseful, v);
       return;
     }
     sums.add(cls[size_t(rule->cls)], node, kSlotClass + uint32_t(rule->cls), v);
@@ -86,14 +86,14 @@ struct Buckets {
     sums.add(by_rule[i], node, slot_of_rule(i), v);
   }
   void add(const Buckets& o) {
-    sums.add(useful, node, 0, o.useful);
+    sums.add(useful, node, kSlotUseful, o.useful);
     for (int c = 0; c < kClassCount; ++c)
       sums.add(cls[size_t(c)], node, kSlotClass + uint32_t(c), o.cls[size_t(c)]);
     for (size_t i = 0; i < by_rule.size(); ++i) sums.add(by_rule[i], node, slot_of_rule(i), o.by_rule[i]);
   }
   // Slot `slot` of these buckets, as slot_of_rule and kSlotClass number them.
   double& at(uint32_t slot) {
-    if (slot == 0) return useful;
+    if (slot == kSlotUseful) return useful;
     if (slot < kSlotClass + kClassCount) return cls[slot - kSlotClass];
     return by_rule.at(slot - kSlotClass - kClassCount);
   }

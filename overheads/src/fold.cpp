@@ -2,7 +2,8 @@
 // as bytes (fold.hpp). Combining a later file's partial gives what folding its batch into the
 // accumulator directly gives for what does not depend on the order: counts, sums of whole
 // numbers, minima, maxima and "the first PE with the most" (docs/drg.md, "The analysis as an MPI
-// program"); a partial's sums of seconds are 0, recorded addition by addition instead.
+// program"). A partial holds no sums of seconds (they were recorded, and are replayed); write and
+// read carry them, for the whole accumulator rank 0 broadcasts.
 #include "fold.hpp"
 
 #include "facts.hpp"
@@ -82,13 +83,10 @@ void StatsFold::combine(const StatsFold& later) {
     s.visits += o.visits;
     s.tasks_created += o.tasks_created;
     if (o.has_master_join) s.master_join = o.master_join, s.has_master_join = true;
-    s.sum_t += o.sum_t;
     // Ties go to the earlier PE, as in one walk over the PEs.
     if (o.max_t > s.max_t) s.max_t = o.max_t, s.most_loaded = o.most_loaded;
     if (o.min_t < s.min_t) s.min_t = o.min_t, s.least_loaded = o.least_loaded;
-    s.excl_sum += o.excl_sum;
     if (o.excl_most > s.excl_most) s.excl_most = o.excl_most, s.excl_who = o.excl_who;
-    s.fork_join += o.fork_join;
     for (size_t level = 0; level < s.misses.size(); ++level) s.misses[level] += o.misses[level];
   }
 }
@@ -129,16 +127,12 @@ void PeSplit::replay(const Addend& a) {
 
 void PeSplit::combine(const PeSplit& later) {
   for (size_t n = 0; n < own.size(); ++n) {
-    own[n].add(later.own[n]);
-    own_useful[n] += later.own_useful[n];
-    if (!capped_useful.empty()) capped_useful[n] += later.capped_useful[n];
     if (later.useful_pes[n] == 0) continue;
     useful_min[n] = useful_pes[n] ? std::min(useful_min[n], later.useful_min[n]) : later.useful_min[n];
     useful_max[n] = std::max(useful_max[n], later.useful_max[n]);
     useful_pes[n] += later.useful_pes[n];
   }
   useful_pe_max = std::max(useful_pe_max, later.useful_pe_max);
-  useful_pe_sum += later.useful_pe_sum;
 }
 
 void PeSplit::write(Writer& out) const {
@@ -183,7 +177,6 @@ void Totals::replay(const Addend& a) {
 
 void Totals::combine(const Totals& later) {
   for (size_t n = 0; n < total.size(); ++n) {
-    total[n].add(later.total[n]);
     compensated[n] = std::max(compensated[n], later.compensated[n]);
     events_below[n] += later.events_below[n];
   }

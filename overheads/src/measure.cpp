@@ -409,7 +409,7 @@ RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32
     f.has_misses[size_t(level)] = miss_col[size_t(level)] >= 0;
   }
 
-  auto no_stats = [&] { return StatsFold{std::vector<MemberStats>(n_nodes)}; };
+  auto no_stats = [&] { return StatsFold{std::vector<MemberStats>(n_nodes), Sums{}}; };
   StatsFold stats = no_stats();
   fold_batches(t, share, stats, no_stats, [&](const drg::ThreadBatch& b, StatsFold& into) {
     member_stats(t, workers, c, miss_col, b, BatchTimes(e, b, workers), into);

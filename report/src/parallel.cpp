@@ -11,23 +11,32 @@
 
 namespace scalea::cli {
 
+namespace {
+
+// An error every process of the job meets before MPI is started: rank 0 prints it.
+[[noreturn]] void refuse(const std::string& message) {
+  if (launcher_rank().value_or(0) != 0) throw ExitStatus{2};
+  throw UserError(message);
+}
+
+}  // namespace
+
 std::unique_ptr<overheads::Share> analysis_share() {
   if (launcher_size().value_or(1) <= 1) return nullptr;
   using Open = overheads::Share* (*)();
   std::string path = self_dir() + "/../lib/libscalea-analysis-mpi.so";
   void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!module)
-    throw UserError("the analysis cannot run as an MPI program (" + std::string(dlerror()) +
-                    "): run it without mpirun");
+    refuse("the analysis cannot run as an MPI program (" + std::string(dlerror()) +
+           "): run it without mpirun");
   auto open = reinterpret_cast<Open>(dlsym(module, "scalea_analysis_share"));
-  if (!open) throw UserError(path + " is not scalea's MPI module (no scalea_analysis_share)");
+  if (!open) refuse(path + " is not scalea's MPI module (no scalea_analysis_share)");
   return std::unique_ptr<overheads::Share>(open());
 }
 
 void refuse_under_launcher(const std::string& what) {
-  if (launcher_size().value_or(1) <= 1) return;
-  if (launcher_rank().value_or(0) != 0) throw ExitStatus{2};
-  throw UserError(what + " does not run as an MPI program yet: run it without mpirun");
+  if (launcher_size().value_or(1) > 1)
+    refuse(what + " does not run as an MPI program yet: run it without mpirun");
 }
 
 std::pair<int, std::string> describe_error(std::exception_ptr error, const std::string& command) {
