@@ -197,7 +197,7 @@ void add_diff(CLI::App& app) {
   cmd->add_option("--min-change", o->min_change, "Hide regions whose T_p changed less (s)")
       ->check(CLI::NonNegativeNumber);
   cmd->callback([o] {
-    refuse_under_launcher("scalea diff");
+    refuse_under_launcher("this command");
     run_diff(*o);
   });
 }

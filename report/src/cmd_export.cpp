@@ -106,7 +106,7 @@ void add_export(CLI::App& app) {
       },
       "List the formats (name, and how many experiments each takes) and exit");
   cmd->callback([o] {
-    refuse_under_launcher("scalea export");
+    refuse_under_launcher("this command");
     run_export(*o);
   });
 }

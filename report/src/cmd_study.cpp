@@ -607,7 +607,7 @@ void add_study(CLI::App& app) {
   cmd->add_option("command", o->command, "Program and its arguments (after --)");
   db::add_store_options(cmd, o->store, "every completed run (as scalea db add STUDY)");
   cmd->callback([o] {
-    refuse_under_launcher("scalea study");  // it starts its runs itself, with --launcher
+    refuse_under_launcher("this command");  // it starts its runs itself, with --launcher
     int rc = run_study(*o);
     if (rc != 0) {
       std::fflush(stderr);

@@ -302,6 +302,17 @@ def analysis(a):
     lines = [line for line in p.stderr.splitlines() if line.startswith("scalea")]
     check(p.returncode == 2 and p.stdout == "" and len(lines) == 1 and "rank-000001" in lines[0],
           f"truncated rank file: exit {p.returncode}, stderr {lines}")
+    # What does not run as an MPI program yet says so once, never prints N outputs.
+    for cmd in (["report", experiments[0], "--format", "json"],
+                ["export", "--format", "csv", experiments[0]],
+                ["diff", experiments[0], experiments[1]]):
+        p = subprocess.run([a.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                            os.path.join(a.bin, "scalea")] + cmd, capture_output=True, text=True,
+                           timeout=120)
+        lines = [line for line in p.stderr.splitlines() if line.startswith("scalea")]
+        check(p.returncode == 2 and p.stdout == "" and len(lines) == 1 and
+              "does not run as an MPI program yet" in lines[0],
+              f"mpirun -np 2 scalea {cmd[0]}: exit {p.returncode}, stderr {lines}")
 
 
 def hybrid(a, multiple=False):
