@@ -96,7 +96,9 @@ if [ "$kind" = address ]; then
   #   preload.setuid  LeakSanitizer cannot run in a set-user-ID process ("fatal error" at exit)
   #   ForkJoinOfBalancedRegions  judges 1,000 tiny balanced regions by their per-thread times;
   #               the sanitizer's slowdown of the code around them makes them uneven (timing)
-  exclude='Gcc\.|Compensation|Calibrate|faults\.segv|PlantedPageFaults|SerialWithReference|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|preload\.setuid'
+  #   run.heap    the tool's own heap is not built under sanitizers (their allocators must see
+  #               every block), and the program's heap is the sanitizer's, not glibc's
+  exclude='Gcc\.|Compensation|Calibrate|faults\.segv|PlantedPageFaults|SerialWithReference|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|preload\.setuid|run\.heap'
   if [ "$subset" = ci ]; then
     # CI: unit tests, the loader corpus, bad input, faults, loads and one of each integration area.
     # cli.deep_tree.100000 takes 2.5 min under ASan; cli.deep_tree.1000 runs the same code.
@@ -174,7 +176,8 @@ else
   #   study.Study.  asserts speedups (> 1.6 on 4 threads) that TSan's slowdown does not reach
   #   run.preload., run.affinity.  run the program with a clean LD_PRELOAD (what they test), which takes the Archer
   #               multiplexer out of the program: TSan then sees OpenMP without its annotations
-  exclude='Gcc\.|mpi\.planted\.np2\.preload|consumer\.|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|run\.(preload|affinity)\.|Compensation|Calibrate'
+  #   run.heap    the tool's own heap is not built under sanitizers (as for ASan)
+  exclude='Gcc\.|mpi\.planted\.np2\.preload|consumer\.|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|run\.(preload|affinity)\.|run\.heap|Compensation|Calibrate'
   exclude="$exclude|PlantedPageFaults|SerialWithReference|faults\.|load\.tasks1m|study\.Study\."
   if [ "$subset" = ci ]; then
     # CI: as for ASan, without libomp 19 and the long or browser-driven tests; no MPI

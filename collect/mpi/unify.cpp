@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -30,6 +31,7 @@
 #include "../core/writer.hpp"
 #include "mpi_layer.hpp"
 #include "mpi_state.hpp"
+#include "scalea/drg/region_key.hpp"
 
 namespace scalea::mpi {
 namespace {
@@ -166,22 +168,17 @@ struct In {
 
 // ---- region tables ------------------------------------------------------------------------------
 
-std::string region_key(const PortableRegion& r) {
-  std::string k;
-  k.reserve(r.name.size() + r.module.size() + 32);
-  k += std::to_string(r.kind) + ':' + std::to_string(r.subkind) + ':' + std::to_string(r.address) +
-       '\x1f' + r.name + '\x1f' + r.module;
-  return k;
+// The ranks' tables are unified on the exact key, as the loader reads one rank's.
+drg::ExactKey exact_key(const PortableRegion& r) {
+  return {r.kind, r.subkind, r.name, r.module, r.address};
 }
 
 struct Table {
   std::vector<PortableRegion> regions;
-  std::unordered_map<std::string, uint32_t> index;
+  std::map<drg::ExactKey, uint32_t> index;
   void add(PortableRegion r) {
-    std::string k = region_key(r);
-    if (index.count(k)) return;
-    index.emplace(std::move(k), uint32_t(regions.size()));
-    regions.push_back(std::move(r));
+    auto [it, fresh] = index.emplace(exact_key(r), uint32_t(regions.size()));
+    if (fresh) regions.push_back(std::move(r));
   }
 };
 
@@ -564,7 +561,7 @@ class Unification {
     for (const PortableRegion& r : unified_) index.add(r);
     remap_.resize(local_.size());
     for (size_t i = 0; i < local_.size(); ++i) {
-      auto it = index.index.find(region_key(local_[i]));
+      auto it = index.index.find(exact_key(local_[i]));
       remap_[i] = it != index.index.end() ? it->second : 0;
     }
     return true;

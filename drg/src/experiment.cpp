@@ -22,6 +22,7 @@
 
 #include "container.hpp"
 #include "scalea/drg/flat_map.hpp"
+#include "scalea/drg/region_key.hpp"
 #include "scalea/drg/symbols.hpp"
 
 #ifdef SCALEA_HAVE_ZLIB
@@ -406,16 +407,15 @@ EntryFilter runtime_entry(const Region& r) {
   };
 }
 
-using RegionKey = std::tuple<int, int, std::string, std::string, uint64_t>;
-using SourceKey = std::tuple<int, int, std::string, std::string, uint32_t, std::string>;
-SourceKey source_key(const Region& r) {
-  return {int(r.kind), r.subkind, r.name, r.file, r.line, r.function};
-}
-// Without a source position: the resolved code address (a return address, or the jump the
-// runtime was entered by), so return addresses of calls that reached one tail jump are one region.
-using CodeKey = std::tuple<int, int, std::string, std::string, uint64_t>;
-CodeKey code_key(const Region& r) { return {int(r.kind), r.subkind, r.name, r.module, r.code}; }
 bool has_source(const Region& r) { return !r.file.empty() && r.line; }
+// The copies of one construct are one region when their source keys (with full paths: one build)
+// are equal, for the regions that resolution placed: at a source position, else at the resolved
+// code address (a return address, or the jump the runtime was entered by), so that return
+// addresses of calls that reached one tail jump are one region. Others keep their exact key.
+std::optional<SourceKey> placed_key(const Region& r) {
+  if (!has_source(r) && r.code == 0) return std::nullopt;
+  return source_key(r, Paths::Full);
+}
 // A region that several recorded addresses became keeps the lowest of them (of its module), so
 // that the address does not depend on which copy a run met first.
 void keep_lowest_address(Region& kept, const Region& other) {
@@ -427,7 +427,6 @@ void set_code(Region& r, const SourceLocation& loc) {
   r.symbol = loc.symbol;
   r.symbol_offset = loc.symbol_offset;
 }
-bool has_code_key(const Region& r) { return !has_source(r) && r.code != 0; }
 
 }  // namespace
 
@@ -568,41 +567,32 @@ class RankFileParser {
     region_map.reserve(sh.count);
     // Regions at the same source position are one region: a construct the compiler copied
     // (inlining) or a rank whose table kept another address still merges with the others.
-    std::map<RegionKey, uint32_t> known;
-    std::map<SourceKey, uint32_t> by_source;
-    std::map<CodeKey, uint32_t> by_code;
+    std::map<ExactKey, uint32_t> known;
+    std::map<SourceKey, uint32_t> placed;
     for (uint32_t i = 0; i < into_.regions.size(); ++i) {
       const Region& r = into_.regions[i];
-      known.emplace(RegionKey{int(r.kind), r.subkind, r.name, r.module, r.address}, i);
-      if (has_source(r)) by_source.emplace(source_key(r), i);
-      if (has_code_key(r)) by_code.emplace(code_key(r), i);
+      known.emplace(exact_key(r), i);
+      if (auto k = placed_key(r)) placed.emplace(std::move(*k), i);
     }
     for (uint32_t i = 0; i < sh.count; ++i) {
       Region r = region_of(body, i, body.get<fmt::RegionRecord>("region"));
-      RegionKey key{int(r.kind), r.subkind, r.name, r.module, r.address};
+      ExactKey key = exact_key(r);
       auto it = known.find(key);
       if (it != known.end()) {
         region_map.push_back(it->second);
         continue;
       }
       resolve(r);
-      uint32_t same = fmt::kNoIndex;
-      if (has_source(r)) {
-        auto at = by_source.find(source_key(r));
-        if (at != by_source.end()) same = at->second;
-      } else if (has_code_key(r)) {
-        auto at = by_code.find(code_key(r));
-        if (at != by_code.end()) same = at->second;
-      }
-      if (same != fmt::kNoIndex) {
-        keep_lowest_address(into_.regions[same], r);
-        known.emplace(key, same);
-        region_map.push_back(same);
+      std::optional<SourceKey> where = placed_key(r);
+      auto same = where ? placed.find(*where) : placed.end();
+      if (same != placed.end()) {
+        keep_lowest_address(into_.regions[same->second], r);
+        known.emplace(std::move(key), same->second);
+        region_map.push_back(same->second);
         continue;
       }
       uint32_t id = uint32_t(into_.regions.size());
-      if (has_source(r)) by_source.emplace(source_key(r), id);
-      if (has_code_key(r)) by_code.emplace(code_key(r), id);
+      if (where) placed.emplace(std::move(*where), id);
       into_.regions.push_back(std::move(r));
       known.emplace(key, id);
       region_map.push_back(id);
@@ -940,9 +930,10 @@ Bodies outlined_bodies(const Experiment& e, const ThreadVisitor& visit) {
 
 // The identity of a region the post-pass creates or changes, to find the region it now equals.
 bool same_region(const Region& a, const Region& b) {
-  if (a.kind != b.kind || a.subkind != b.subkind || a.name != b.name) return false;
-  if (has_source(a) || has_source(b)) return has_source(a) && has_source(b) && source_key(a) == source_key(b);
-  return a.module == b.module && a.code == b.code && a.code != 0 && a.body == b.body;
+  // The cheap fields first: this runs against every region.
+  if (a.kind != b.kind || a.subkind != b.subkind || has_source(a) != has_source(b)) return false;
+  if (!has_source(a) && (a.code == 0 || b.code == 0 || a.body != b.body)) return false;
+  return source_key(a, Paths::Full) == source_key(b, Paths::Full);
 }
 
 // A construct that ends an outlined body and enters the runtime by a tail jump reports a return

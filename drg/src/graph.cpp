@@ -5,6 +5,7 @@
 #include <map>
 
 #include "scalea/drg/graph.hpp"
+#include "scalea/drg/region_key.hpp"
 
 namespace scalea::drg {
 
@@ -48,28 +49,6 @@ struct Acc {
 };
 
 }  // namespace
-
-std::string Drg::region_key(const Region& r) {
-  // The loader's identity of a region (docs/symbols.md): its source position when known, else
-  // its code (a return address, a tail jump, or the outlined body it runs), else the recorded
-  // address. Not the recorded address alone: one region may stand for several (inlined copies).
-  std::string k(fmt::region_kind_name(r.kind));
-  k += ':';
-  k += std::to_string(r.subkind);
-  k += ':';
-  k += r.name;
-  k += ':';
-  k += r.module;
-  k += ':';
-  if (!r.file.empty() && r.line) {
-    k += r.file + ":" + std::to_string(r.line);
-  } else {
-    char addr[32];
-    std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(r.code ? r.code : r.address));
-    k += addr;
-  }
-  return k;
-}
 
 Drg::Drg(const Experiment& e, const Scope& scope) { build({&e}, scope); }
 Drg::Drg(const std::vector<const Experiment*>& runs, const Scope& scope) { build(runs, scope); }
@@ -416,8 +395,8 @@ std::string Drg::key(uint32_t v) const {
 }
 
 std::optional<uint32_t> Drg::find_key(const std::string& key) const {
-  // Walk down from the root, matching one region key per level (keys hold no '/' except in
-  // module paths, so match each child's full key against the remaining prefix).
+  // Walk down from the root, matching one region key per level (a name may hold a '/', so match
+  // each child's full key against the remaining prefix).
   uint32_t v = 0;
   std::string rk = region_key(region_of(0));
   if (key.compare(0, rk.size(), rk) != 0) return std::nullopt;

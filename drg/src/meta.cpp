@@ -123,12 +123,18 @@ Meta read_meta(const json& meta) {
   if (command.is_array())
     for (const json& word : command)
       if (word.is_string()) m.command.push_back(word.get<std::string>());
+  m.cwd = text(meta, "cwd").value_or("");
   m.host = text(meta, "host").value_or("");
   m.start_time = text(meta, "start_time").value_or("");
+  m.tool_version = text(meta, "tool_version").value_or("");
   m.pid = integer(meta, "pid").value_or(0);
   m.ranks = integer(meta, "ranks");
+  m.threads = integer(meta, "threads");
+  m.mpi = at(meta, "mpi").is_object();
   m.clock_source = text(at(meta, "clock"), "source").value_or("?");
-  m.duration_s = number(at(meta, "clock"), "duration_s").value_or(0);
+  const std::optional<double> duration = number(at(meta, "clock"), "duration_s");
+  m.duration_s = duration.value_or(0);
+  m.has_duration = duration.has_value();
   m.program_start_estimated = text(meta, "program_start").value_or("") == "estimated";
   m.program_start_estimated_s = number(meta, "program_start_estimated_s").value_or(0);
   m.openmp = openmp(at(meta, "openmp"));

@@ -3,26 +3,9 @@
 #include <algorithm>
 #include <string_view>
 
-#include "scalea/overheads/classify.hpp"
+#include "scalea/drg/region_key.hpp"
 
 namespace scalea::overheads {
-
-std::string region_key(const drg::Region& r) {
-  std::string k = std::to_string(int(r.kind)) + ":" + std::to_string(r.subkind) + ":" + r.name;
-  if (!r.file.empty()) {
-    size_t slash = r.file.rfind('/');
-    k += "@" + (slash == std::string::npos ? r.file : r.file.substr(slash + 1)) + ":" +
-         std::to_string(r.line) + ":" + r.function;
-  } else if (!r.module.empty()) {
-    // Without a line: the construct's own code (the loader resolves it, docs/symbols.md), or the
-    // recorded address when it could not.
-    size_t slash = r.module.rfind('/');
-    k += "@" + (slash == std::string::npos ? r.module : r.module.substr(slash + 1)) + "+" +
-         std::to_string(r.code ? r.code : r.address);
-  }
-  return k;
-}
-
 
 CallPathKeys::CallPathKeys() {
   region_keys_.emplace_back();  // the root's
@@ -39,7 +22,7 @@ std::vector<uint32_t> CallPathKeys::intern(const drg::MergedTree& t) {
     const drg::MergedNode& mn = t.node(n);
     uint32_t& rid = region_id[mn.region];
     if (rid == format::kNoIndex) {
-      auto [it, added] = region_ids_.emplace(overheads::region_key(e.regions[mn.region]),
+      auto [it, added] = region_ids_.emplace(drg::region_key(e.regions[mn.region]),
                                              uint32_t(region_keys_.size()));
       if (added) region_keys_.push_back(it->first);
       rid = it->second;

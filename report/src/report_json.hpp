@@ -27,17 +27,6 @@ struct ReportJsonOptions {
 // A key of an experiment's meta.json, or null when absent (meta.json from other writers, or
 // older ones, may lack any key; const json::operator[] must not see a missing key).
 const nlohmann::json& meta_at(const nlohmann::json& meta, const char* key);
-// A nested value with a default: meta_value(meta, "clock", "source", "").
-template <class T>
-T meta_value(const nlohmann::json& meta, const char* key, const char* sub, T fallback) {
-  const nlohmann::json& v = meta_at(meta, key);
-  if (!v.is_object() || !v.contains(sub)) return fallback;
-  try {
-    return v[sub].get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return fallback;
-  }
-}
 
 // Merged nodes on a call path some thread throttled (SCALEA_THROTTLE), from meta.json's
 // "throttle" list (rank, thread and node of the data files).

@@ -203,6 +203,45 @@ def count(c, table, where=""):
 
 # ---- commands ---------------------------------------------------------------------------------
 
+M64 = (1 << 64) - 1
+
+
+def _mix(x):  # splitmix64's finalizer
+    x ^= x >> 30
+    x = (x * 0xBF58476D1CE4E5B9) & M64
+    x ^= x >> 27
+    x = (x * 0x94D049BB133111EB) & M64
+    return x ^ (x >> 31)
+
+
+def key_hash(text, seed=(0, 0)):
+    """report/src/db/ingest.cpp's hash_bytes: two 64-bit hashes of the bytes, from a parent's."""
+    data = text.encode()
+    a, b = 0xCBF29CE484222325 ^ seed[0], 0x84222325CBF29CE4 ^ _mix((seed[1] + 1) & M64)
+    for ch in data:
+        a = ((a ^ ch) * 0x100000001B3) & M64
+        b = (b * 0x9E3779B97F4A7C15 + ch + 1) & M64
+    return _mix(a ^ len(data)), _mix((b + (len(data) << 1)) & M64)
+
+
+def hex_key(h):
+    return "%016x%016x" % h
+
+
+def check_region_keys(c):
+    """The stored keys are the hashes of the region keys' texts from the program down, in the bytes
+    every scalea has stored (drg/include/scalea/drg/region_key.hpp): a database written by an
+    earlier scalea matches the runs added now."""
+    with open(os.path.join(c.source, "apps/omp/imbalance.c")) as f:
+        line = next(n for n, text in enumerate(f, 1) if "/* PARALLEL */" in text)
+    program = key_hash(hex_key(key_hash("0:0:imbalance")))
+    parallel = key_hash(hex_key(key_hash(f"3:0:@imbalance.c:{line}:main")), program)
+    rows = c.q("SELECT label, region_key FROM regions WHERE depth <= 1")
+    keys = {r["label"]: r["region_key"] for r in rows}
+    check(keys == {"imbalance": hex_key(program), "parallel": hex_key(parallel)},
+          f"region keys of the program and its parallel region: {keys}")
+
+
 def check_region_values(c, rep, exp_id, what):
     """The database's rows of experiment exp_id hold what the JSON report says of each region."""
     cols = ", ".join(CLASSES)
@@ -273,6 +312,8 @@ def do_commands(c):
     check_region_values(c, report_json(c, p1, "-r", p1), 1, "imb.p1")
     bad_identity = count(c, "overheads", "WHERE abs(t_o - (" + " + ".join(CLASSES) + ")) > 1e-9")
     check(bad_identity == 0, f"{bad_identity} rows whose classes do not sum to T_o")
+
+    check_region_keys(c)
 
     # What identifies the runs.
     exps = {e["id"]: e for e in json.loads(c.db_cmd("list", "-f", "json").stdout)}

@@ -438,24 +438,5 @@ TEST(Region, LocationWithoutLineInformation) {
   EXPECT_EQ(p.location(), "");
 }
 
-// Drg's region key is the loader's identity: one source position is one region whatever address
-// was recorded first; without one, the resolved code address.
-TEST(Region, DrgKeyIsTheIdentity) {
-  Region a, b;
-  a.kind = b.kind = K::Parallel;
-  a.module = b.module = "/opt/app";
-  a.file = b.file = "/src/md.c";
-  a.line = b.line = 88;
-  a.address = 0x10;
-  b.address = 0x20;
-  EXPECT_EQ(Drg::region_key(a), Drg::region_key(b));
-  a.file = b.file = "";
-  a.line = b.line = 0;
-  a.code = b.code = 0x30;
-  EXPECT_EQ(Drg::region_key(a), Drg::region_key(b));
-  b.code = 0x40;
-  EXPECT_NE(Drg::region_key(a), Drg::region_key(b));
-}
-
 }  // namespace
 }  // namespace scalea::drg

@@ -18,6 +18,11 @@ TEST(Meta, ReadsTheWritersMetaJson) {
   const Meta m = read_meta(nlohmann::json::parse(in));
   EXPECT_EQ(m.clock_source, "monotonic");
   EXPECT_DOUBLE_EQ(m.duration_s, 0.000004);
+  EXPECT_TRUE(m.has_duration);
+  EXPECT_EQ(m.cwd, "<masked>");
+  EXPECT_EQ(m.tool_version, "0.1.0");
+  EXPECT_EQ(m.threads, 2);
+  EXPECT_FALSE(m.mpi);
   EXPECT_FALSE(m.program_start_estimated);
   EXPECT_EQ(m.openmp.runtime, "synthetic runtime 1.0");
   EXPECT_EQ(m.openmp.runtime_path, "/opt/omp/libomp.so");
@@ -72,6 +77,7 @@ TEST(Meta, RanksEntriesAndCounters) {
   EXPECT_TRUE(m.counters.read_in(RegionKind::Mpi));
   EXPECT_FALSE(m.counters.read_in(RegionKind::Parallel));
   EXPECT_DOUBLE_EQ(m.counters.cost_per_read_ns, 650);
+  EXPECT_TRUE(m.mpi);
   ASSERT_TRUE(m.message_model);
   EXPECT_DOUBLE_EQ(m.message_model->latency_ns, 1500);
   EXPECT_EQ(m.message_model->source, "?");
@@ -83,6 +89,11 @@ TEST(Meta, AnythingElseReadsAsDefaults) {
     EXPECT_TRUE(m.command.empty()) << text;
     EXPECT_TRUE(m.affinity.empty()) << text;
     EXPECT_EQ(m.clock_source, "?") << text;
+    // Absent, which ingest stores as NULL, not as a value.
+    EXPECT_FALSE(m.has_duration) << text;
+    EXPECT_FALSE(m.threads) << text;
+    EXPECT_FALSE(m.mpi) << text;
+    EXPECT_EQ(m.cwd, "") << text;
   }
 }
 

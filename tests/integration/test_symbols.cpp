@@ -2,6 +2,7 @@
 // -O2 with -g and without, whose constructs the compiler copied by inlining or left by tail jumps.
 #include <algorithm>
 #include <fstream>
+#include <regex>
 #include <tuple>
 
 #include "harness.hpp"
@@ -118,6 +119,42 @@ TEST(Symbols, WithoutLinesTheTreeHasTheSameShape) {
   EXPECT_EQ(m.region(wait).symbol, "drain");
   EXPECT_EQ(m.region(wait).location().rfind("drain+0x", 0), 0u) << m.region(wait).location();
   EXPECT_EQ(m.sum(wait, "visits"), 2);
+}
+
+// The calling contexts and regions `scalea drg` merges from `experiments` (its "threads" line).
+std::pair<int, int> drg_counts(const std::vector<std::string>& experiments) {
+  std::vector<std::string> args{"drg"};
+  args.insert(args.end(), experiments.begin(), experiments.end());
+  Run r = run_scalea_cli(args);
+  EXPECT_EQ(r.status, 0) << r.describe();
+  std::smatch m;
+  if (!std::regex_search(r.out, m, std::regex(R"(\((\d+) calling contexts, (\d+) regions\))"))) {
+    ADD_FAILURE() << "no counts in scalea drg's output:\n" << r.out;
+    return {-1, -1};
+  }
+  return {std::stoi(m[1]), std::stoi(m[2])};
+}
+
+// One program built in two directories: each run's files and module have other paths, with the
+// same base names. `scalea drg` of both runs merges their regions, as the classifier matches them.
+TEST(Symbols, OneProgramBuiltInTwoDirectoriesMergesAcrossRuns) {
+  AppRun a = run_with_tool({app("tree_a/imbalance"), "5"}, {{"OMP_NUM_THREADS", "2"}});
+  AppRun b = run_with_tool({app("tree_b/imbalance"), "5"}, {{"OMP_NUM_THREADS", "2"}});
+  ASSERT_EQ(a.status, 0) << a.describe();
+  ASSERT_EQ(b.status, 0) << b.describe();
+  Measured ma(a), mb(b);
+  ASSERT_TRUE(ma.ok());
+  ASSERT_TRUE(mb.ok());
+  const drg::Region& loop_a = ma.region(ma.find(RegionKind::Loop));
+  const drg::Region& loop_b = mb.region(mb.find(RegionKind::Loop));
+  EXPECT_NE(loop_a.file.find("/tree_a/"), std::string::npos) << loop_a.file;
+  EXPECT_NE(loop_b.file.find("/tree_b/"), std::string::npos) << loop_b.file;
+  EXPECT_NE(loop_a.module, loop_b.module);
+
+  std::pair<int, int> one = drg_counts({a.experiment});
+  std::pair<int, int> both = drg_counts({a.experiment, b.experiment});
+  EXPECT_EQ(both.second, one.second) << "regions of run A alone, and merged with run B";
+  EXPECT_EQ(both.first, one.first) << "calling contexts of run A alone, and merged with run B";
 }
 
 }  // namespace

@@ -64,6 +64,21 @@ endforeach()
 target_compile_options(omp_inlined_regions PRIVATE -O2 -g0 -foptimize-sibling-calls)
 target_compile_options(omp_inlined_regions_g PRIVATE -O2 -g -foptimize-sibling-calls)
 
+# One program built in two directories (test_symbols.cpp): imbalance.c and planted.h copied into
+# tree_a/ and tree_b/, each built as bin/omp/<tree>/imbalance, so that the runs' source files and
+# modules have other paths and the same base names.
+foreach(tree tree_a tree_b)
+  set(_tree_src ${CMAKE_CURRENT_BINARY_DIR}/${tree})
+  configure_file(${PROJECT_SOURCE_DIR}/apps/omp/imbalance.c ${_tree_src}/imbalance.c COPYONLY)
+  configure_file(${PROJECT_SOURCE_DIR}/apps/omp/planted.h ${_tree_src}/planted.h COPYONLY)
+  add_executable(omp_imbalance_${tree} ${_tree_src}/imbalance.c)
+  set_target_properties(omp_imbalance_${tree} PROPERTIES OUTPUT_NAME imbalance
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin/omp/${tree})
+  target_compile_options(omp_imbalance_${tree} PRIVATE -g -fno-optimize-sibling-calls)
+  target_link_libraries(omp_imbalance_${tree} PRIVATE OpenMP::OpenMP_C)
+  list(APPEND _it_deps omp_imbalance_${tree})
+endforeach()
+
 foreach(area parallel worksharing locks tasks nested userapi functions gcc many_threads throttle symbols
             light)
   set(exe scalea_it_${area})

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "scalea/drg/encode.hpp"
+#include "scalea/drg/region_key.hpp"
 #include "scalea/overheads/classify.hpp"
 #include "scalea/overheads/keys.hpp"
 #include "scalea/overheads/rules.hpp"
@@ -851,7 +852,7 @@ Builder random_tree(uint32_t seed, uint32_t nodes, const std::vector<std::string
 std::vector<std::string> string_keys(const drg::MergedTree& t) {
   std::vector<std::string> out(t.nodes().size());
   for (uint32_t n : t.preorder())
-    if (n != 0) out[n] = out[t.node(n).parent] + "/" + region_key(t.region_of(n));
+    if (n != 0) out[n] = out[t.node(n).parent] + "/" + drg::region_key(t.region_of(n));
   return out;
 }
 

@@ -16,6 +16,12 @@ set_target_properties(run_signal_app PROPERTIES OUTPUT_NAME signal_app RUNTIME_O
 target_compile_options(run_signal_app PRIVATE -g)
 target_link_libraries(run_signal_app PRIVATE OpenMP::OpenMP_C)
 
+# heap_app: frees its arrays at every step (the tool must not change how the heap is trimmed).
+add_executable(run_heap_app ${_run}/heap_app.c)
+set_target_properties(run_heap_app PROPERTIES OUTPUT_NAME heap_app RUNTIME_OUTPUT_DIRECTORY ${_run_bin})
+target_compile_options(run_heap_app PRIVATE -g)
+target_link_libraries(run_heap_app PRIVATE OpenMP::OpenMP_C)
+
 # start_app: with OpenMP, without (start_app_plain), and statically linked where libc.a exists.
 add_executable(run_start_app ${_run}/start_app.c)
 target_link_libraries(run_start_app PRIVATE OpenMP::OpenMP_C)
@@ -52,6 +58,7 @@ foreach(scenario start plain python static setuid)
   scalea_run_test(preload.${scenario} ${scenario})
 endforeach()
 scalea_run_test(affinity.omp affinity-omp)
+scalea_run_test(heap heap)
 
 # An MPI program built with -finstrument-functions, not linked with the tool; the affinity of
 # MPI ranks (apps/mpi/mpi_hybrid).

@@ -135,20 +135,36 @@ std::string one_line(std::string text) {
   return out;
 }
 
+namespace {
+
+// Each backend is a module beside the tool libraries, loaded for the first database of its kind:
+// the command's every start (scalea run's included) would otherwise pay the dynamic linking of
+// its client library (libpq and its TLS, Kerberos and LDAP libraries; SQLite's 1,500 symbol
+// bindings). The modules take the rest of the database layer (DbError, the Database base,
+// mask_secrets) from the executable, which exports it.
+template <typename Open>
+Open backend_entry(const char* file, const char* entry, const std::string& what, const std::string& otherwise) {
+  std::string path = self_dir() + "/../lib/" + file;
+  void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!module) throw DbError(what + " support cannot be loaded (" + std::string(dlerror()) + ")" + otherwise);
+  auto open = reinterpret_cast<Open>(dlsym(module, entry));
+  if (!open) throw DbError(path + " is not scalea's " + what + " module (no " + entry + ")");
+  return open;
+}
+
+}  // namespace
+
 std::unique_ptr<Database> open_postgresql(const std::string& url, Access, double wait_s) {
-  // The PostgreSQL backend is a module beside the tool libraries (postgres.cpp says why).
   using Open = Database* (*)(const std::string&, double);
-  static Open open = nullptr;
-  if (!open) {
-    std::string path = self_dir() + "/../lib/libscalea-db-postgres.so";
-    void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!module)
-      throw DbError("PostgreSQL support cannot be loaded (" + std::string(dlerror()) +
-                    "); an SQLite file works without it");
-    open = reinterpret_cast<Open>(dlsym(module, "scalea_open_postgresql"));
-    if (!open) throw DbError(path + " is not scalea's PostgreSQL module (no scalea_open_postgresql)");
-  }
+  static Open open = backend_entry<Open>("libscalea-db-postgres.so", "scalea_open_postgresql", "PostgreSQL",
+                                         "; an SQLite file works without it");
   return std::unique_ptr<Database>(open(url, wait_s));
+}
+
+std::unique_ptr<Database> open_sqlite(const std::string& path, Access access, double wait_s) {
+  using Open = Database* (*)(const std::string&, Access, double);
+  static Open open = backend_entry<Open>("libscalea-db-sqlite.so", "scalea_open_sqlite", "SQLite", "");
+  return std::unique_ptr<Database>(open(path, access, wait_s));
 }
 
 std::unique_ptr<Database> open_database(const std::string& spec, Access access, double wait_s) {

@@ -27,6 +27,8 @@
 #include "../report_json.hpp"
 #include "../study.hpp"
 #include "../study_data.hpp"
+#include "scalea/drg/meta.hpp"
+#include "scalea/drg/region_key.hpp"
 #include "schema.hpp"
 
 extern char** environ;
@@ -113,13 +115,11 @@ std::string capture(const std::vector<std::string>& argv) {
 }
 
 // The program file the experiment ran: argv[0] against the run's working directory, or on PATH.
-std::string program_file(const nlohmann::json& meta) {
-  const nlohmann::json& cmd = meta_at(meta, "command");
-  if (!cmd.is_array() || cmd.empty() || !cmd[0].is_string()) return "";
-  std::string p = cmd[0].get<std::string>();
+std::string program_file(const drg::Meta& meta) {
+  if (meta.command.empty()) return "";
+  std::string p = meta.command[0];
   if (p.find('/') == std::string::npos) return find_program(p);
-  const nlohmann::json& cwd = meta_at(meta, "cwd");
-  if (p[0] != '/' && cwd.is_string()) p = cwd.get<std::string>() + "/" + p;
+  if (p[0] != '/' && !meta.cwd.empty()) p = meta.cwd + "/" + p;
   std::error_code ec;
   return fs::exists(p, ec) ? p : "";
 }
@@ -225,52 +225,44 @@ struct Rows {
 
 std::vector<Column> experiment_columns(const Analyzed& x, const std::string& dir, const std::string& machine,
                                        bool per_pe) {
-  const nlohmann::json& meta = x.e.meta;
-  const nlohmann::json& cmd = meta_at(meta, "command");
+  const drg::Meta meta = drg::read_meta(x.e.meta);
   std::string program, arguments;
-  if (cmd.is_array())
-    for (size_t i = 0; i < cmd.size(); ++i) {
-      std::string w = cmd[i].is_string() ? cmd[i].get<std::string>() : cmd[i].dump();
-      if (i == 0) program = fs::path(w).filename().string();
-      else arguments += (arguments.empty() ? "" : " ") + shell_word(w);
-    }
-  auto str = [&](const char* key) {
-    const nlohmann::json& v = meta_at(meta, key);
-    return v.is_string() ? v.get<std::string>() : std::string();
-  };
+  for (size_t i = 0; i < meta.command.size(); ++i) {
+    if (i == 0) program = fs::path(meta.command[i]).filename().string();
+    else arguments += (arguments.empty() ? "" : " ") + shell_word(meta.command[i]);
+  }
   const std::string file = program_file(meta);
   std::string git = file.empty() ? "" : capture({"git", "-C", fs::path(file).parent_path().string(), "rev-parse", "HEAD"});
   Value dirty;
   if (!git.empty())
     dirty = int64_t(!capture({"git", "-C", fs::path(file).parent_path().string(), "status", "--porcelain",
                               "--untracked-files=no"}).empty());
-  std::string openmp = meta_value<std::string>(meta, "openmp", "runtime", "");
-  std::string omp_path = meta_value<std::string>(meta, "openmp", "runtime_path", "");
+  std::string openmp = meta.openmp.runtime;
+  const std::string& omp_path = meta.openmp.runtime_path;
   if (!omp_path.empty()) openmp += (openmp.empty() ? "" : " ") + ("(" + omp_path + ")");
-  const nlohmann::json& threads = meta_at(meta, "threads");
   const int ranks = x.e.ranks();
   const auto& pe = x.a.program;
   auto optional = [](const std::optional<double>& v) { return v ? real(*v) : Value(); };
   return {
       {"path", fs::absolute(dir).lexically_normal().string()},
       {"program", program},
-      {"command", cmd.is_array() ? json_text(cmd) : std::string("[]")},
+      {"command", json_text(nlohmann::json(meta.command))},
       {"arguments", arguments},
-      {"cwd", text_or_null(str("cwd"))},
+      {"cwd", text_or_null(meta.cwd)},
       {"p", int64_t(x.a.p)},
-      {"threads", int64_t(threads.is_number_integer() ? threads.get<int64_t>() : x.a.p / ranks)},
+      {"threads", meta.threads.value_or(x.a.p / ranks)},
       {"ranks", int64_t(ranks)},
-      {"host", text_or_null(str("host"))},
-      {"cpu_model", text_or_null(str("host") == hostname() ? cpu_model() : "")},
+      {"host", text_or_null(meta.host)},
+      {"cpu_model", text_or_null(meta.host == hostname() ? cpu_model() : "")},
       {"compiler", text_or_null(compilers(file))},
       {"openmp_runtime", text_or_null(openmp)},
-      {"mpi_library", text_or_null(meta.contains("mpi") && !file.empty() ? mpi_library(file) : "")},
-      {"tool_version", text_or_null(str("tool_version"))},
+      {"mpi_library", text_or_null(meta.mpi && !file.empty() ? mpi_library(file) : "")},
+      {"tool_version", text_or_null(meta.tool_version)},
       {"git_commit", text_or_null(git)},
       {"git_dirty", dirty},
-      {"started", text_or_null(str("start_time"))},
-      {"started_epoch", real(epoch_of(str("start_time")))},
-      {"duration", real(meta_value<double>(meta, "clock", "duration_s", std::nan("")))},
+      {"started", text_or_null(meta.start_time)},
+      {"started_epoch", real(epoch_of(meta.start_time))},
+      {"duration", real(meta.has_duration ? meta.duration_s : std::nan(""))},
       {"complete", int64_t(x.e.complete())},
       {"reference_estimated", int64_t(!x.a.has_reference)},
       {"machine_file", text_or_null(machine)},
@@ -295,15 +287,15 @@ struct PeSums {
   }
 };
 
-// A node's call-path key: its region's canonical key (overheads::region_key, hashed once per
-// region) chained to its parent's key.
+// A node's call-path key: its region's key (drg::region_key, hashed once per region) chained to
+// its parent's key.
 class CallPathHashes {
  public:
   explicit CallPathHashes(const drg::Experiment& e)
       : e_(e), region_(e.regions.size()), done_(e.regions.size(), 0) {}
   Hash of(uint32_t region, Hash parent) {
     if (!done_[region]) {
-      region_[region] = hash_bytes(overheads::region_key(e_.regions[region]));
+      region_[region] = hash_bytes(drg::region_key(e_.regions[region]));
       done_[region] = 1;
     }
     return hash_bytes(hex(region_[region]), parent);

@@ -187,6 +187,16 @@ class PgDb final : public Database {
     return r;
   }
 
+  // Whether a failed statement failed because the server is gone. libpq does not always mark the
+  // connection bad at once: a write that meets a closed socket reports "server closed the
+  // connection unexpectedly" with no SQLSTATE while PQstatus still says CONNECTION_OK. An error
+  // without a SQLSTATE comes from libpq itself, so the socket is read once to find out.
+  bool connection_lost(const std::string& state) {
+    if (PQstatus(conn_) != CONNECTION_OK || state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0)
+      return true;
+    return state.empty() && (!PQconsumeInput(conn_) || PQstatus(conn_) != CONNECTION_OK);
+  }
+
   // Throws a DbError for a failed result, by what the user can do about it.
   void check(PGresult* res, bool user) {
     ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
@@ -197,7 +207,7 @@ class PgDb final : public Database {
                           : PQerrorMessage(conn_);
     msg = clean(msg);
     PQclear(res);
-    if (PQstatus(conn_) != CONNECTION_OK || state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0)
+    if (connection_lost(state))
       throw DbError("lost the connection to " + name_ + " (" + msg + "): nothing of the unfinished "
                     "transaction was stored");
     char wait[32];

@@ -2,6 +2,9 @@
 // IMMEDIATE and wait for each other up to --wait (the busy timeout); readers open the file
 // read-only. The file keeps SQLite's default rollback journal: it works on any file system
 // (WAL does not on network file systems) and a read-only copy can be queried.
+//
+// Built as a module of its own (libscalea-db-sqlite.so), as the PostgreSQL backend is: the
+// command loads it for the first SQLite database it opens, so no other command links libsqlite3.
 #include <sqlite3.h>
 #include <sys/stat.h>
 
@@ -174,8 +177,11 @@ class SqliteDb final : public Database {
 
 }  // namespace
 
-std::unique_ptr<Database> open_sqlite(const std::string& path, Access access, double wait_s) {
-  return std::make_unique<SqliteDb>(path, access, wait_s);
-}
-
 }  // namespace scalea::cli::db
+
+// The module's one entry point, found with dlsym by open_sqlite (database.cpp). Throws DbError
+// as the rest of the backend does.
+extern "C" __attribute__((visibility("default"))) scalea::cli::db::Database* scalea_open_sqlite(
+    const std::string& path, scalea::cli::db::Access access, double wait_s) {
+  return new scalea::cli::db::SqliteDb(path, access, wait_s);
+}

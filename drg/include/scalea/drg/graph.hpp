@@ -165,12 +165,9 @@ class Drg {
   // summed over all sources (or one stream's when `stream` is given).
   Decomposition decompose(uint32_t v, std::optional<uint32_t> stream = std::nullopt) const;
 
-  // Canonical key of a vertex: the region identity of every vertex on the path from the root,
-  // e.g. "parallel:0::/app:/src/md.c:88/loop:2::/app:/src/md.c:90". Equal across runs.
+  // Canonical key of a vertex: the region key (region_key.hpp) of every vertex on the path from
+  // the root, joined by '/', e.g. "0:0:md/3:0:@md.c:88:main/4:2:@md.c:90:main". Equal across runs.
   std::string key(uint32_t v) const;
-  // A region's identity: kind, subkind, name, module and its source position ("/src/md.c:88"),
-  // else its code ("resid+0x1a2", or the outlined body "main._omp_fn.0"), else its address.
-  static std::string region_key(const Region& r);
   // Vertex with this canonical key, if any.
   std::optional<uint32_t> find_key(const std::string& key) const;
   // Human-readable path: "t/parallel@md.c:88/loop@md.c:90".
@@ -205,7 +202,7 @@ class Drg {
   CctGraph g_;
   std::vector<uint32_t> parent_;
   std::vector<Region> regions_;
-  std::unordered_map<std::string, uint32_t> region_index_;   // region_key -> region
+  std::unordered_map<std::string, uint32_t> region_index_;   // region_key() -> region
   FlatMap64 child_index_;                                    // (parent vertex, region) -> vertex
   std::vector<std::vector<uint32_t>> region_vertices_;        // region -> vertices
   std::vector<MetricInfo> metrics_;

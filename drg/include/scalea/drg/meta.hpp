@@ -67,11 +67,17 @@ struct MessageModel {
 
 struct Meta {
   std::vector<std::string> command;  // the program's argv
-  std::string host, start_time;
+  std::string cwd;                   // the directory the program ran in
+  std::string host, start_time, tool_version;
   int64_t pid = 0;
-  std::optional<int64_t> ranks;  // the MPI job's size, absent without MPI
+  std::optional<int64_t> ranks;    // the MPI job's size, absent without MPI
+  std::optional<int64_t> threads;  // the threads the process (each rank) recorded
+  bool mpi = false;                // an "mpi" section: the MPI layer ran
   std::string clock_source = "?";
+  // The run's wall time; has_duration tells an absent value from 0 (a flag, not an optional: the
+  // reports show duration_s as a number either way).
   double duration_s = 0;
+  bool has_duration = false;
   // The tool started late and added the process's age to the program's time by this much.
   bool program_start_estimated = false;
   double program_start_estimated_s = 0;

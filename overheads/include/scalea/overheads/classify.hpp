@@ -104,7 +104,4 @@ Analysis classify(const drg::MergedTree& run, const drg::MergedTree* reference,
 // line each, for tests that check the identity on every experiment they produce.
 std::vector<std::string> identity_violations(const Analysis& a, double tolerance = 1e-9);
 
-// The canonical key of a region: kind, subkind, name and source location (or module+address).
-std::string region_key(const drg::Region& r);
-
 }  // namespace scalea::overheads

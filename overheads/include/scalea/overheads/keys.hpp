@@ -1,6 +1,6 @@
 // Call paths as small integers. The analyses match a run's regions to the reference's, one run's
 // to another's (scalea diff) and every run's of a study by call path: the regions on the path from
-// the program root, each by its canonical key (region_key). Keyed by strings ("key of the parent
+// the program root, each by its region key (drg::region_key). Keyed by strings ("key of the parent
 // + '/' + own key"), the keys of a tree D levels deep took O(D^2) memory and time; interned, each
 // merged node costs one hash look-up, whatever the depth.
 #pragma once
@@ -15,7 +15,7 @@
 namespace scalea::overheads {
 
 // The call-path keys of every tree interned into one table. A node's key is the id of (its
-// parent's key, its region's canonical key), so two nodes of any trees interned into the same
+// parent's key, its region's key), so two nodes of any trees interned into the same
 // table get the same key exactly when the region keys on their paths below the root are the same.
 // The program root is kRoot whatever the program is called (a reference run may be a copy of the
 // binary). Not thread-safe: intern trees one after the other.
@@ -30,7 +30,7 @@ class CallPathKeys {
 
   size_t size() const { return parent_.size(); }
   uint32_t parent(uint32_t key) const { return parent_[key]; }  // format::kNoIndex for kRoot
-  // The canonical key of the key's last region ("" for kRoot).
+  // The region key of the key's last region ("" for kRoot).
   const std::string& region_key(uint32_t key) const { return region_keys_[region_[key]]; }
 
   // The rank of every key in the byte order of its key string relative to the root ("" for the
