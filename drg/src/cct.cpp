@@ -57,8 +57,11 @@ MergedTree::MergedTree(const RankFiles& files) : e_(&files.definitions()), files
   nodes_[0].region = 0;
   const size_t nm = e_->metric_count();
   std::vector<uint32_t> map;
-  for (size_t f = 0; f < files.files(); ++f)
-    for (const ThreadTree& t : files.threads(f)) {
+  file_first_.push_back(0);
+  for (size_t f = 0; f < files.files(); ++f) {
+    const std::vector<ThreadTree> threads = files.threads(f);
+    file_first_.push_back(file_first_.back() + uint32_t(threads.size()));
+    for (const ThreadTree& t : threads) {
       add(t, map);
       holders_.resize(nodes_.size(), 0);
       sum_.resize(nodes_.size() * nm, 0.0);
@@ -75,21 +78,26 @@ MergedTree::MergedTree(const RankFiles& files) : e_(&files.definitions()), files
         }
       }
     }
+  }
 }
 
 void MergedTree::for_each_batch(const std::function<void(const ThreadBatch&)>& visit) const {
+  for_each_batch(0, batches(), visit);
+}
+
+void MergedTree::for_each_batch(size_t first, size_t last,
+                                const std::function<void(const ThreadBatch&)>& visit) const {
   if (!files_) {  // in memory, the whole run is one batch
-    if (!map_.empty()) visit({0, e_->threads.data(), map_.data(), uint32_t(map_.size())});
+    if (first == 0 && last > 0 && !map_.empty())
+      visit({0, e_->threads.data(), map_.data(), uint32_t(map_.size()), 0});
     return;
   }
-  uint32_t first = 0;
   std::vector<std::vector<uint32_t>> maps;
-  for (size_t f = 0; f < files_->files(); ++f) {
+  for (size_t f = first; f < last; ++f) {
     std::vector<ThreadTree> threads = files_->threads(f);
     maps.resize(threads.size());
     for (size_t i = 0; i < threads.size(); ++i) map_thread(threads[i], maps[i]);
-    if (!threads.empty()) visit({first, threads.data(), maps.data(), uint32_t(threads.size())});
-    first += uint32_t(threads.size());
+    if (!threads.empty()) visit({file_first_[f], threads.data(), maps.data(), uint32_t(threads.size()), f});
   }
 }
 

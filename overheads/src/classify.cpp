@@ -67,6 +67,9 @@ void set_classes(RegionOverheads& o, const Buckets& b, const Buckets* rb, double
 
 namespace {
 
+// Shared by processes, a pass records its additions in one log per file: one worker.
+unsigned workers_for(const Options& options) { return options.share ? 1 : options.threads; }
+
 // The reference run, measured and classified by the same rules as the run, its nodes matched to
 // the run's by call-path key (the roots match whatever the program's name: the reference may be
 // a copy of the binary). Where several reference nodes have the same key, the first one counts.
@@ -77,7 +80,8 @@ struct Reference {
   std::vector<uint32_t> index;  // call-path key -> reference node
   std::optional<Totals> totals;
   Reference(const MergedTree& t, const Options& options, CallPathKeys& keys)
-      : tree(&t), workers(t, options.threads), facts(measure(t, workers, keys.intern(t), nullptr)) {
+      : tree(&t), workers(t, workers_for(options)),
+        facts(measure(t, workers, keys.intern(t), nullptr, options.share)) {
     index.assign(keys.size(), format::kNoIndex);
     for (uint32_t n = 0; n < facts.keys.size(); ++n)
       if (index[facts.keys[n]] == format::kNoIndex) index[facts.keys[n]] = n;
@@ -191,7 +195,7 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
   a.p = options.p > 0 ? options.p : count_pes(e);
   a.has_reference = reference != nullptr;
   a.keys = options.keys ? options.keys : std::make_shared<CallPathKeys>();
-  Workers workers(run, options.threads);
+  Workers workers(run, workers_for(options));
   std::vector<uint32_t> keys = a.keys->intern(run);
 
   // The reference is classified by the same rules; the evidence it gives moves work out of the
@@ -204,10 +208,11 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
     for (uint32_t n = 0; n < keys.size(); ++n)
       if (uint32_t rn = ref->node_of(keys[n]); rn != format::kNoIndex) caps[n] = ref->facts.own_useful[rn];
   }
-  RunFacts f = measure(run, workers, std::move(keys), reference ? &caps : nullptr);
+  RunFacts f = measure(run, workers, std::move(keys), reference ? &caps : nullptr, options.share);
   if (ref) {
     apply_evidence(run, f, ref->facts, ref->index, options.machine, a.misses_priced);
-    ref->totals = totals(*reference, ref->facts, ref->workers, count_pes(reference->experiment()), nullptr);
+    ref->totals = totals(*reference, ref->facts, ref->workers, count_pes(reference->experiment()),
+                         nullptr, options.share);
   }
 
   std::vector<double> cost;
@@ -215,7 +220,7 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
     a.noise_priced = true;
     cost = visit_costs(e, *options.machine);
   }
-  Totals tot = totals(run, f, workers, a.p, options.machine ? &cost : nullptr);
+  Totals tot = totals(run, f, workers, a.p, options.machine ? &cost : nullptr, options.share);
 
   a.regions.reserve(run.nodes().size());
   for (uint32_t n = 0; n < run.nodes().size(); ++n)

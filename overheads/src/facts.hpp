@@ -14,6 +14,7 @@
 #include "scalea/drg/meta.hpp"
 #include "scalea/overheads/classify.hpp"
 #include "scalea/overheads/rules.hpp"
+#include "scalea/overheads/share.hpp"
 
 namespace scalea::overheads::detail {
 
@@ -39,26 +40,62 @@ constexpr double kSpinFactor = 2;
 // this share of the code.
 constexpr double kSerialShare = 0.9;
 
+// One addition to a sum of seconds that a process of an MPI job does not do itself but records,
+// for rank 0 to do in the serial order (fold.hpp): the sum is `slot` of merged node `node`.
+struct Addend {
+  uint32_t node, slot;
+  double value;
+};
+
+// A sum's slots: a Buckets' useful time, classes and rules, then the sums outside Buckets.
+constexpr uint32_t kSlotUseful = 0, kSlotClass = 1;
+inline uint32_t slot_of_rule(size_t rule) { return kSlotClass + kClassCount + uint32_t(rule); }
+inline uint32_t bucket_slots() { return slot_of_rule(rules().size()); }
+enum class Sum : uint32_t { Time, Exclusive, ForkJoin, OwnUseful, Capped, UsefulPerPe };
+inline uint32_t slot_of(Sum s) { return bucket_slots() + uint32_t(s); }
+
+// Where a fold's sums of seconds go: added at once, or, recording, appended to `log` (additions
+// of 0 change no sum and are left out).
+struct Sums {
+  std::vector<Addend>* log = nullptr;
+  void add(double& sum, uint32_t node, uint32_t slot, double v) const {
+    if (!log) sum += v;
+    else if (v != 0) log->push_back({node, slot, v});
+  }
+  void add(double& sum, uint32_t node, Sum which, double v) const { add(sum, node, slot_of(which), v); }
+};
+
 // PE-seconds per rule (each rule names its class and subclass), plus useful work. Rules are
-// counted by their index in the table, so adding is an array update on the hot loops.
+// counted by their index in the table, so adding is an array update on the hot loops. The
+// buckets of a recording fold (fold.hpp) record their additions instead (`log`, `node`).
 struct Buckets {
   double useful = 0;
   std::array<double, kClassCount> cls{};
   std::vector<double> by_rule = std::vector<double>(rules().size(), 0.0);
+  Sums sums;
+  uint32_t node = 0;
 
   void add(const Rule* rule, double v) {
     if (!rule || v == 0) return;
     if (rule->useful) {
-      useful += v;
+      sums.add(useful, node, kSlotUseful, v);
       return;
     }
-    cls[size_t(rule->cls)] += v;
-    by_rule[size_t(rule - rules().data())] += v;
+    sums.add(cls[size_t(rule->cls)], node, kSlotClass + uint32_t(rule->cls), v);
+    size_t i = size_t(rule - rules().data());
+    sums.add(by_rule[i], node, slot_of_rule(i), v);
   }
   void add(const Buckets& o) {
-    useful += o.useful;
-    for (int c = 0; c < kClassCount; ++c) cls[size_t(c)] += o.cls[size_t(c)];
-    for (size_t i = 0; i < by_rule.size(); ++i) by_rule[i] += o.by_rule[i];
+    sums.add(useful, node, kSlotUseful, o.useful);
+    for (int c = 0; c < kClassCount; ++c)
+      sums.add(cls[size_t(c)], node, kSlotClass + uint32_t(c), o.cls[size_t(c)]);
+    for (size_t i = 0; i < by_rule.size(); ++i) sums.add(by_rule[i], node, slot_of_rule(i), o.by_rule[i]);
+  }
+  // Slot `slot` of these buckets, as slot_of_rule and kSlotClass number them.
+  double& at(uint32_t slot) {
+    if (slot == kSlotUseful) return useful;
+    if (slot < kSlotClass + kClassCount) return cls[slot - kSlotClass];
+    return by_rule.at(slot - kSlotClass - kClassCount);
   }
 };
 
@@ -113,6 +150,7 @@ struct MemberStats {
   double visits = 0, iterations = 0;  // visits summed, iterations the largest
   double tasks_created = 0;
   double master_join = 0;     // s, join of the parallel region's master
+  bool has_master_join = false;  // some member is the master of the parallel region
   // Over the members that entered: time in s, and the threads with the most and least of it.
   double sum_t = 0, max_t = -1, min_t = 1e300;
   int most_loaded = -1, least_loaded = -1;
@@ -121,6 +159,43 @@ struct MemberStats {
   uint32_t excl_who = format::kNoIndex;
   double fork_join = 0;       // s, fork + join of the parallel region's members, summed
   std::array<double, 3> misses{};  // inclusive cache misses per level, summed
+};
+
+class Writer;
+class Reader;
+
+// Pass 1's accumulators (fold.hpp): the statistics of every merged node.
+struct StatsFold {
+  std::vector<MemberStats> stats;
+  Sums sums;  // of sum_t, excl_sum and fork_join
+  void record(std::vector<Addend>* log) { sums.log = log; }
+  void combine(const StatsFold& later);
+  void replay(const Addend& a);
+  void write(Writer& out) const;
+  void read(Reader& in);
+};
+
+// Pass 2's accumulators (fold.hpp): every PE's time in every node, split by the rules.
+struct PeSplit {
+  std::vector<Buckets> own;        // classified PE-time of the node itself (not its subtree)
+  std::vector<double> own_useful;  // useful PE-time of the node itself
+  // Over the PEs with useful time in the node: the least and the most of it, and how many.
+  std::vector<double> useful_min, useful_max;
+  std::vector<uint32_t> useful_pes;
+  // With a reference: over the PEs with useful time in the node, Σ min(u_i, the reference's
+  // useful time of the node) (the copies of replicated code).
+  std::vector<double> capped_useful;
+  // Useful seconds per thread (for the POP metrics): their sum in thread order, and the most.
+  double useful_pe_sum = 0, useful_pe_max = 0;
+  Sums sums;  // of own_useful, capped_useful and useful_pe_sum
+
+  PeSplit() = default;
+  PeSplit(size_t nodes, bool capped);
+  void record(std::vector<Addend>* log);
+  void combine(const PeSplit& later);
+  void replay(const Addend& a);
+  void write(Writer& out) const;
+  void read(Reader& in);
 };
 
 // How one merged node's PE-time is split (the per-PE decisions of measure()), fixed before the
@@ -151,24 +226,15 @@ struct NodePlan {
   const Rule *shorter = nullptr, *not_ran_one = nullptr, *not_ran_some = nullptr;
 };
 
-// Everything the analysis needs from one run, per merged node.
-struct RunFacts {
+// Everything the analysis needs from one run, per merged node: pass 1's statistics, pass 2's
+// split (PeSplit) and what is derived from them.
+struct RunFacts : PeSplit {
   std::vector<MemberStats> stats;
   std::vector<NodePlan> plan;
-  std::vector<Buckets> own;        // classified PE-time of the node itself (not its subtree)
-  std::vector<double> own_useful;  // useful PE-time of the node itself
-  // Over the PEs with useful time in the node: the least and the most of it, and how many.
-  std::vector<double> useful_min, useful_max;
-  std::vector<uint32_t> useful_pes;
   std::vector<double> time_max;    // s
   std::vector<double> visits, iterations;
   std::vector<double> flushes;     // visits of the flush regions directly below the node
   std::vector<uint32_t> keys;  // call-path key of every node
-  // Useful seconds per thread (for the POP metrics): their sum in thread order, and the most.
-  double useful_pe_sum = 0, useful_pe_max = 0;
-  // With a reference: over the PEs with useful time in the node, Σ min(u_i, the reference's
-  // useful time of the node) (the copies of replicated code).
-  std::vector<double> capped_useful;
   // Per thread that is not its rank's initial one: how its time at the program root, outside
   // every region, divides (root_parts).
   struct RootIdle {
@@ -323,19 +389,25 @@ class ThreadStarts {
 // Every region's classified PE-time: its own buckets summed over its subtree, plus the idle time
 // of the PEs with respect to it and the PEs that never held it. With `visit_cost`, also the
 // longest time of any PE once the tool's cost below it is taken away, and the visits below.
+// Pass 3 folds the idle time into `total` (fold.hpp).
 struct Totals {
   std::vector<Buckets> total;
   std::vector<double> compensated, events_below;
+  void record(std::vector<Addend>* log);
+  void combine(const Totals& later);
+  void replay(const Addend& a);
+  void write(Writer& out) const;
+  void read(Reader& in);
 };
 
 // measure.cpp: the run's facts per merged node, its PEs' time split by the rules. `keys`: the
 // call-path key of every merged node; `caps` (with a reference): the reference's useful time of
 // every merged node, which RunFacts::capped_useful is capped by.
 RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32_t> keys,
-                 const std::vector<double>* caps);
+                 const std::vector<double>* caps, Share* share);
 // idle.cpp: subtree sums, idle PEs and absent PEs per region; the tool's cost per visit kind.
 Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p,
-              const std::vector<double>* visit_cost);
+              const std::vector<double>* visit_cost, Share* share);
 std::vector<double> visit_costs(const drg::Experiment& e, const MachineModel& machine);
 int count_pes(const drg::Experiment& e);
 // evidence.cpp: the reference's evidence moves work out of the run's useful time.

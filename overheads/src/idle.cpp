@@ -5,6 +5,8 @@
 #include <cmath>
 #include <map>
 
+#include "fold.hpp"
+
 namespace scalea::overheads::detail {
 
 namespace {
@@ -223,7 +225,7 @@ std::vector<double> visit_costs(const drg::Experiment& e, const MachineModel& ma
 
 
 Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p,
-              const std::vector<double>* visit_cost) {
+              const std::vector<double>* visit_cost, Share* share) {
   const drg::Experiment& e = t.experiment();
   Columns c(e);
   size_t n_nodes = t.nodes().size();
@@ -239,7 +241,11 @@ Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p
   out.compensated.assign(n_nodes, 0);
   out.events_below.assign(n_nodes, 0);
   const ThreadStarts starts(e);
-  t.for_each_batch([&](const drg::ThreadBatch& batch) {
+  auto no_idle = [&] {
+    return Totals{std::vector<Buckets>(n_nodes), std::vector<double>(n_nodes, 0),
+                  std::vector<double>(n_nodes, 0)};
+  };
+  fold_batches(t, share, out, no_idle, [&](const drg::ThreadBatch& batch, Totals& into) {
     BatchTimes bt(e, batch, workers);
     workers.run([&](unsigned w) {
       IdleWalk idle(t, c, info, starts);
@@ -268,10 +274,10 @@ Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p
           uint32_t tn = *it;
           uint32_t n = merged[tn];
           if (visit_cost) {
-            out.compensated[n] = std::max(out.compensated[n], in_of[tn] - noise_below_node[tn]);
-            out.events_below[n] += events_below_node[tn];
+            into.compensated[n] = std::max(into.compensated[n], in_of[tn] - noise_below_node[tn]);
+            into.events_below[n] += events_below_node[tn];
           }
-          idle.add(tn, n, out.total[n]);
+          idle.add(tn, n, into.total[n]);
         }
       }
     });

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "fold.hpp"
+
 namespace scalea::overheads::detail {
 
 namespace {
@@ -206,12 +208,13 @@ void root_parts(const MergedTree& t, const Columns& c, const drg::ThreadBatch& b
   }
 }
 
-// Pass 1, per batch: statistics over each merged node's members.
+// Pass 1, per batch: statistics over each merged node's members, into `into`.
 void member_stats(const MergedTree& t, const Workers& workers, const Columns& c,
                   const std::array<int, 3>& miss_col, const drg::ThreadBatch& b,
-                  const BatchTimes& bt, RunFacts& f) {
+                  const BatchTimes& bt, StatsFold& into) {
   const drg::Experiment& e = t.experiment();
-  std::vector<MemberStats>& st = f.stats;
+  std::vector<MemberStats>& st = into.stats;
+  const Sums& sums = into.sums;
   workers.run([&](unsigned w) {
     std::vector<uint32_t> order;
     for (uint32_t i = 0; i < b.count; ++i) {
@@ -241,15 +244,18 @@ void member_stats(const MergedTree& t, const Workers& workers, const Columns& c,
         if (e.value(th, tn, c.visits) == 0) continue;
         ++s.entered;
         if (t.region_of(merged[tn]).kind == RegionKind::Parallel) {
-          s.fork_join += (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9;
-          if (e.value(th, tn, c.team_size) > 0) s.master_join = e.value(th, tn, c.join) * 1e-9;
+          sums.add(s.fork_join, merged[tn], Sum::ForkJoin, (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9);
+          if (e.value(th, tn, c.team_size) > 0) {
+            s.master_join = e.value(th, tn, c.join) * 1e-9;
+            s.has_master_join = true;
+          }
         }
-        s.sum_t += time;
+        sums.add(s.sum_t, merged[tn], Sum::Time, time);
         if (time > s.max_t) s.max_t = time, s.most_loaded = int(ti);
         if (time < s.min_t) s.min_t = time, s.least_loaded = int(ti);
         double x = x_of[tn];
         if (x <= 0) continue;
-        s.excl_sum += x;
+        sums.add(s.excl_sum, merged[tn], Sum::Exclusive, x);
         if (x > s.excl_most) s.excl_most = x, s.excl_who = ti;
       }
     }
@@ -257,11 +263,12 @@ void member_stats(const MergedTree& t, const Workers& workers, const Columns& c,
 }
 
 // Pass 2, per batch: each PE's exclusive time in each node, split into its parts and classified
-// into the node's own buckets. Leaves each PE's rest (useful or classified) in bt.rest.
+// into the node's own buckets (`out`), by pass 1's statistics and plans (`f`). Leaves each PE's
+// rest (useful or classified) in bt.rest.
 void classify_parts(const MergedTree& t, const Workers& workers, const Columns& c,
                     const drg::ThreadBatch& b, BatchTimes& bt,
                     const std::vector<RunFacts::RootIdle>& root_idle,
-                    const std::vector<double>* caps, RunFacts& f) {
+                    const std::vector<double>* caps, const RunFacts& f, PeSplit& out) {
   const drg::Experiment& e = t.experiment();
   const std::vector<MemberStats>& st = f.stats;
   size_t n_nodes = t.nodes().size();
@@ -302,8 +309,8 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
         double rest = x - wait - fork_join;
         x_of[tn] = rest;
         if (caps && pl.exclusive && pl.exclusive->useful && rest > 0)
-          f.capped_useful[n] += std::min(rest, (*caps)[n]);
-        Buckets& bk = f.own[n];
+          out.sums.add(out.capped_useful[n], n, Sum::Capped, std::min(rest, (*caps)[n]));
+        Buckets& bk = out.own[n];
         if (pl.partial_barrier) {
           bk.add(pl.partial_wait, wait);
         } else if (pl.serial_pe != format::kNoIndex && ti != pl.serial_pe) {
@@ -335,12 +342,12 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
         }
         bk.add(rule, rest);
         if (rule && rule->useful && rest > 0) {
-          f.own_useful[n] += rest;
-          f.useful_min[n] = f.useful_pes[n] ? std::min(f.useful_min[n], rest) : rest;
-          f.useful_max[n] = std::max(f.useful_max[n], rest);
-          ++f.useful_pes[n];
+          out.sums.add(out.own_useful[n], n, Sum::OwnUseful, rest);
+          out.useful_min[n] = out.useful_pes[n] ? std::min(out.useful_min[n], rest) : rest;
+          out.useful_max[n] = std::max(out.useful_max[n], rest);
+          ++out.useful_pes[n];
         } else if (rule && rule->useful) {
-          f.own_useful[n] += rest;
+          out.sums.add(out.own_useful[n], n, Sum::OwnUseful, rest);
         }
       }
       for (uint32_t tn = 0; tn < th.size(); ++tn) entered[merged[tn]] = 0;
@@ -351,7 +358,7 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
 // Useful time per PE of a batch's threads, for the POP metrics: each thread's rests in member
 // order, then added to the run's sum in thread order.
 void useful_per_pe(const Workers& workers, const drg::ThreadBatch& b,
-                   const BatchTimes& bt, RunFacts& f) {
+                   const BatchTimes& bt, const RunFacts& f, PeSplit& out) {
   std::vector<double> useful(b.count, 0);
   workers.run([&](unsigned w) {
     std::vector<uint32_t> order;
@@ -367,8 +374,8 @@ void useful_per_pe(const Workers& workers, const drg::ThreadBatch& b,
     }
   });
   for (double u : useful) {
-    f.useful_pe_max = std::max(f.useful_pe_max, u);
-    f.useful_pe_sum += u;
+    out.useful_pe_max = std::max(out.useful_pe_max, u);
+    out.sums.add(out.useful_pe_sum, 0, Sum::UsefulPerPe, u);
   }
 }
 
@@ -390,7 +397,7 @@ BatchTimes::BatchTimes(const drg::Experiment& e, const drg::ThreadBatch& b, cons
 }
 
 RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32_t> keys,
-                 const std::vector<double>* caps) {
+                 const std::vector<double>* caps, Share* share) {
   const drg::Experiment& e = t.experiment();
   Columns c(e);
   size_t n_nodes = t.nodes().size();
@@ -402,17 +409,14 @@ RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32
     f.has_misses[size_t(level)] = miss_col[size_t(level)] >= 0;
   }
 
-  f.stats.assign(n_nodes, MemberStats{});
-  t.for_each_batch([&](const drg::ThreadBatch& b) {
-    member_stats(t, workers, c, miss_col, b, BatchTimes(e, b, workers), f);
+  auto no_stats = [&] { return StatsFold{std::vector<MemberStats>(n_nodes), Sums{}}; };
+  StatsFold stats = no_stats();
+  fold_batches(t, share, stats, no_stats, [&](const drg::ThreadBatch& b, StatsFold& into) {
+    member_stats(t, workers, c, miss_col, b, BatchTimes(e, b, workers), into);
   });
+  f.stats = std::move(stats.stats);
   const std::vector<MemberStats>& st = f.stats;
 
-  f.own.resize(n_nodes);
-  f.own_useful.assign(n_nodes, 0);
-  f.useful_min.assign(n_nodes, 0);
-  f.useful_max.assign(n_nodes, 0);
-  f.useful_pes.assign(n_nodes, 0);
   f.time_max.resize(n_nodes, 0);
   f.visits.resize(n_nodes, 0);
   f.iterations.resize(n_nodes, 0);
@@ -447,14 +451,16 @@ RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32
     in_task[n] = t.region_of(n).kind == RegionKind::Task || (parent != format::kNoIndex && in_task[parent]);
     f.plan[n] = plan_node(t, st, child_pos, construct_visits[n], n, one_rank, in_task[n]);
   }
-  if (caps) f.capped_useful.assign(n_nodes, 0);
   const ThreadStarts starts(e);
   std::vector<RunFacts::RootIdle> root_idle;
-  t.for_each_batch([&](const drg::ThreadBatch& b) {
+  auto no_split = [&] { return PeSplit(n_nodes, caps != nullptr); };
+  PeSplit& split = f;
+  split = no_split();
+  fold_batches(t, share, split, no_split, [&](const drg::ThreadBatch& b, PeSplit& into) {
     BatchTimes bt(e, b, workers);
     root_parts(t, c, b, bt, starts, f, root_idle);
-    classify_parts(t, workers, c, b, bt, root_idle, caps, f);
-    useful_per_pe(workers, b, bt, f);
+    classify_parts(t, workers, c, b, bt, root_idle, caps, f, into);
+    useful_per_pe(workers, b, bt, f, into);
   });
   return f;
 }

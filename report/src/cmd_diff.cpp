@@ -14,6 +14,7 @@
 #include "export_formats.hpp"
 #include "report_json.hpp"
 #include "diff.hpp"
+#include "parallel.hpp"
 #include "study_report.hpp"
 
 namespace scalea::cli {
@@ -197,7 +198,10 @@ void add_diff(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--min-change", o->min_change, "Hide regions whose T_p changed less (s)")
       ->check(CLI::NonNegativeNumber);
-  cmd->callback([o] { run_diff(*o); });
+  cmd->callback([o] {
+    refuse_under_launcher("this command");
+    run_diff(*o);
+  });
 }
 
 }  // namespace scalea::cli

@@ -10,6 +10,7 @@
 #include "export_formats.hpp"
 #include "findings.hpp"
 #include "html.hpp"
+#include "parallel.hpp"
 #include "study_data.hpp"
 #include "study_report.hpp"
 
@@ -106,7 +107,10 @@ void add_export(CLI::App& app) {
         std::exit(0);
       },
       "List the formats (name, and how many experiments each takes) and exit");
-  cmd->callback([o] { run_export(*o); });
+  cmd->callback([o] {
+    refuse_under_launcher("this command");
+    run_export(*o);
+  });
 }
 
 void add_report_extras(CLI::App& app) {
@@ -124,6 +128,7 @@ void add_report_extras(CLI::App& app) {
   report->add_option_function<std::string>(
       "--html",
       [report](const std::string& file) {
+        refuse_under_launcher("--html");  // every process would write the file
         std::string dir = report->get_option("experiment")->as<std::string>();
         bool no_source = report->get_option("--no-source")->count() > 0;
         if (is_study(dir)) {

@@ -20,6 +20,7 @@
 #include "report_json.hpp"
 #include "findings.hpp"
 #include "over_time.hpp"
+#include "parallel.hpp"
 #include "study_report.hpp"
 #include "text.hpp"
 #include "scalea/drg/cct.hpp"
@@ -320,6 +321,57 @@ void print_json(const drg::Experiment& e, const MergedTree& t, const Analysis& a
   std::cout << "\n";
 }
 
+// Under mpirun (`share`), the tables only: the other outputs hold every experiment whole.
+void refuse_in_parallel(const ReportOptions& o) {
+  auto refuse = [](const std::string& what) {
+    throw UserError(what + " does not run as an MPI program yet: run it without mpirun");
+  };
+  if (is_study(o.dir)) refuse("the report of a study");
+  if (over_time_requested()) refuse("--over-time");
+  if (o.format == "json") refuse("--format json");
+}
+
+void report(ReportOptions* o, overheads::Share* share) {
+  if (share) refuse_in_parallel(*o);
+  if (is_study(o->dir)) { study_report(o->dir); return; }
+  if (over_time_requested()) { over_time_report(o->dir); return; }  // docs/online.md
+  // The tables read the experiment one rank file at a time (docs/drg.md, "Streaming"); the
+  // JSON document lists every thread's values of every region and holds the experiment whole.
+  const bool whole = o->format == "json";
+  Source run(o->dir, whole), reference;
+  const MergedTree& t = run.tree();
+  const drg::Experiment& e = t.experiment();
+  o->throttled = throttled_nodes(e, t);
+  if (!o->reference.empty()) {
+    reference = Source(o->reference, whole);
+    check_reference(e, reference.tree().experiment());
+  }
+  const MergedTree* ref_tree = reference.empty() ? nullptr : &reference.tree();
+  const drg::Experiment* refp = ref_tree ? &ref_tree->experiment() : nullptr;
+  overheads::Options opts;
+  opts.p = o->p;
+  opts.paths = false;  // built for the rows printed
+  opts.share = share;
+  std::optional<overheads::MachineModel> machine = find_machine(o->machine, o->machine_used);
+  if (machine) opts.machine = &*machine;
+  if (o->compensate && !machine)
+    throw UserError("--compensate needs a machine file: run `scalea calibrate` or give --machine FILE");
+  Analysis a = overheads::classify(t, ref_tree, opts);
+  if (share && share->rank() != 0) return;  // rank 0 prints
+  if (o->format == "json") {
+    print_json(e, t, a, refp, ref_tree, *o);
+    return;
+  }
+  if (o->format == "csv" || o->format == "markdown") {
+    print_rows(t, a, *o, o->format == "csv");
+    return;
+  }
+  print_header(e, a, refp, *o);
+  if (o->view == "times") print_times_text(e, t, a, *o);
+  else if (o->view == "mpi") print_mpi_text(e, t, a, *o);
+  else print_overheads_text(t, a, *o, ref_tree);
+}
+
 }  // namespace
 
 void add_report(CLI::App& app) {
@@ -363,41 +415,10 @@ void add_report(CLI::App& app) {
   cmd->add_flag("--compensate", o->compensate,
                 "Show times with the tool's own cost removed (needs a machine file)");
   cmd->callback([o] {
-    if (is_study(o->dir)) { study_report(o->dir); return; }
-    if (over_time_requested()) { over_time_report(o->dir); return; }  // docs/online.md
-    // The tables read the experiment one rank file at a time (docs/drg.md, "Streaming"); the
-    // JSON document lists every thread's values of every region and holds the experiment whole.
-    const bool whole = o->format == "json";
-    Source run(o->dir, whole), reference;
-    const MergedTree& t = run.tree();
-    const drg::Experiment& e = t.experiment();
-    o->throttled = throttled_nodes(e, t);
-    if (!o->reference.empty()) {
-      reference = Source(o->reference, whole);
-      check_reference(e, reference.tree().experiment());
-    }
-    const MergedTree* ref_tree = reference.empty() ? nullptr : &reference.tree();
-    const drg::Experiment* refp = ref_tree ? &ref_tree->experiment() : nullptr;
-    overheads::Options opts;
-    opts.p = o->p;
-    opts.paths = false;  // built for the rows printed
-    std::optional<overheads::MachineModel> machine = find_machine(o->machine, o->machine_used);
-    if (machine) opts.machine = &*machine;
-    if (o->compensate && !machine)
-      throw UserError("--compensate needs a machine file: run `scalea calibrate` or give --machine FILE");
-    Analysis a = overheads::classify(t, ref_tree, opts);
-    if (o->format == "json") {
-      print_json(e, t, a, refp, ref_tree, *o);
-      return;
-    }
-    if (o->format == "csv" || o->format == "markdown") {
-      print_rows(t, a, *o, o->format == "csv");
-      return;
-    }
-    print_header(e, a, refp, *o);
-    if (o->view == "times") print_times_text(e, t, a, *o);
-    else if (o->view == "mpi") print_mpi_text(e, t, a, *o);
-    else print_overheads_text(t, a, *o, ref_tree);
+    // Under mpirun, the processes classify the run together (docs/drg.md, "The analysis as an
+    // MPI program") and rank 0 prints.
+    std::unique_ptr<overheads::Share> share = analysis_share();
+    run_shared(share.get(), "report", [&] { report(o.get(), share.get()); });
   });
 }
 

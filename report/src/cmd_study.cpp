@@ -27,6 +27,7 @@
 
 #include "commands.hpp"
 #include "db/db.hpp"
+#include "parallel.hpp"
 #include "scalea/drg/experiment.hpp"
 #include "study.hpp"
 #include "study_report.hpp"
@@ -608,6 +609,7 @@ void add_study(CLI::App& app) {
   cmd->add_option("command", o->command, "Program and its arguments (after --)");
   db::add_store_options(cmd, o->store, "every completed run (as scalea db add STUDY)");
   cmd->callback([o] {
+    refuse_under_launcher("this command");  // it starts its runs itself, with --launcher
     int rc = run_study(*o);
     if (rc != 0) {
       std::fflush(stderr);

@@ -27,6 +27,7 @@
 #include "scalea/drg/flat_map.hpp"
 #include "scalea/drg/meta.hpp"
 #include "scalea/format.hpp"
+#include "scalea/launcher.hpp"
 
 extern char** environ;
 
@@ -79,7 +80,7 @@ void check_reference(const drg::Experiment& run, const drg::Experiment& ref) {
   if (problem.empty()) return;
   if (!reference_forced())
     throw UserError(problem + "; use --force to compare them anyway");
-  static bool said = false;
+  static bool said = launcher_rank().value_or(0) != 0;  // under mpirun, rank 0 warns for the job
   if (!said) std::fprintf(stderr, "scalea: warning: %s (compared anyway: --force)\n", problem.c_str());
   said = true;
 }

@@ -4,13 +4,11 @@
 #include <cstring>
 #include <iostream>
 
-#include <nlohmann/json.hpp>
-
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "over_time.hpp"
-#include "scalea/drg/experiment.hpp"
+#include "parallel.hpp"
 
 namespace {
 
@@ -60,20 +58,13 @@ int main(int argc, char** argv) {
     std::string cmd = app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
     std::fprintf(stderr, "scalea%s: %s (see scalea%s --help)\n", cmd.c_str(), e.what(), cmd.c_str());
     return 2;
-  } catch (const scalea::cli::UserError& e) {
-    std::fprintf(stderr, "scalea %s: %s\n", app.get_subcommands()[0]->get_name().c_str(), e.what());
-    return 2;
-  } catch (const scalea::drg::LoadError& e) {
-    std::fprintf(stderr, "scalea %s: %s\n", app.get_subcommands()[0]->get_name().c_str(), e.what());
-    return 2;
-  } catch (const nlohmann::json::exception& e) {
-    // A JSON file (meta.json, study.json, a machine file) with a value of the wrong type.
-    std::string cmd = app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
-    std::fprintf(stderr, "scalea%s: malformed input file: %s\n", cmd.c_str(), e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "scalea: internal error: %s\n", e.what());
-    return 3;
+  } catch (const scalea::cli::ExitStatus& e) {
+    return e.status;  // printed already
+  } catch (const std::exception&) {
+    std::string cmd = app.get_subcommands().empty() ? "" : app.get_subcommands()[0]->get_name();
+    auto [status, line] = scalea::cli::describe_error(std::current_exception(), cmd);
+    std::fprintf(stderr, "%s\n", line.c_str());
+    return status;
   }
   return 0;
 }

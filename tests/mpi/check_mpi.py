@@ -4,7 +4,7 @@ experiment (mpi_dump) and assert structure, bytes and planted times. Registered 
 
 usage: check_mpi.py --bin DIR --lib DIR --mpirun PATH --workdir DIR SCENARIO --np N [--preload]
 scenarios: planted unify hybrid multiple fortran fortran_f08 abort nofinalize late throttle sites
-           self hooks containers
+           self hooks containers analysis
 """
 import argparse
 import json
@@ -249,6 +249,70 @@ def containers(a):
           "unpacked: rank files only")
     check(report_text(run) == few, "the report of the rank files differs from the containers'")
     check(len(few.splitlines()) > 10, "a report")
+
+
+def report_outputs(a, d, np_, reference):
+    """What `scalea report D` prints in every view the MPI analysis runs (text, times, mpi, csv,
+    markdown, and against a reference), as (stdout, exit status) pairs: serial with np_ None,
+    else under mpirun -np np_."""
+    views = [[], ["--view", "times"], ["--view", "mpi"], ["-f", "csv"], ["-f", "markdown"],
+             ["-r", reference], ["-r", reference, "-f", "csv"]]
+    out = []
+    for view in views:
+        cmd = [os.path.join(a.bin, "scalea"), "report", d] + view
+        if np_:
+            cmd = [a.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)] + cmd
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        out.append((" ".join(view) or "text", p.returncode, p.stdout))
+    return out
+
+
+def analysis(a):
+    """`mpirun -np N scalea report DIR` prints what the serial command prints, byte for byte, in
+    every view, from rank files and from containers, with more processes than files too; a file
+    that cannot be read is one line from rank 0 and a non-zero exit."""
+    ref_args = argparse.Namespace(**dict(vars(a), np=1))
+    ref = Run(ref_args, "analysis-ref")
+    ref.run("mpi_hybrid", ["1"], env={"OMP_NUM_THREADS": "1"})
+    check(ref.rc == 0, f"reference exit status {ref.rc}")
+    experiments = []
+    for layout in ("ranks", "nodes"):
+        run = Run(a, f"analysis-{layout}")
+        run.run("mpi_hybrid", ["1"], env={"OMP_NUM_THREADS": "2", "SCALEA_MPI_LAYOUT": layout})
+        check(run.rc == 0, f"mpi_hybrid ({layout}) exit status {run.rc}")
+        experiments.append(run.dir)
+    for d in experiments:
+        serial = report_outputs(a, d, None, ref.dir)
+        check(all(rc == 0 and len(text.splitlines()) > 5 for _, rc, text in serial),
+              f"{d}: serial reports {[(v, rc) for v, rc, _ in serial]}")
+        for np_ in (1, 2, 3, a.np + 1):
+            shared = report_outputs(a, d, np_, ref.dir)
+            for (view, rc, text), (_, src, stext) in zip(serial, shared):
+                check(src == rc and stext == text,
+                      f"{os.path.basename(d)} {view}: mpirun -np {np_} differs from serial "
+                      f"(exit {src}, {len(stext)} bytes vs {len(text)})")
+    bad = experiments[0] + "-truncated"
+    shutil.rmtree(bad, ignore_errors=True)
+    shutil.copytree(experiments[0], bad)
+    with open(os.path.join(bad, "rank-000001.sdrg"), "r+b") as f:
+        f.truncate(100)
+    p = subprocess.run([a.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                        os.path.join(a.bin, "scalea"), "report", bad],
+                       capture_output=True, text=True, timeout=120)
+    lines = [line for line in p.stderr.splitlines() if line.startswith("scalea")]
+    check(p.returncode == 2 and p.stdout == "" and len(lines) == 1 and "rank-000001" in lines[0],
+          f"truncated rank file: exit {p.returncode}, stderr {lines}")
+    # What does not run as an MPI program yet says so once, never prints N outputs.
+    for cmd in (["report", experiments[0], "--format", "json"],
+                ["export", "--format", "csv", experiments[0]],
+                ["diff", experiments[0], experiments[1]]):
+        p = subprocess.run([a.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                            os.path.join(a.bin, "scalea")] + cmd, capture_output=True, text=True,
+                           timeout=120)
+        lines = [line for line in p.stderr.splitlines() if line.startswith("scalea")]
+        check(p.returncode == 2 and p.stdout == "" and len(lines) == 1 and
+              "does not run as an MPI program yet" in lines[0],
+              f"mpirun -np 2 scalea {cmd[0]}: exit {p.returncode}, stderr {lines}")
 
 
 def hybrid(a, multiple=False):
@@ -506,7 +570,7 @@ def main():
           "fortran_f08": lambda a: fortran(a, "mpi_fortran_f08"),
           "abort": abort, "nofinalize": nofinalize, "late": late, "throttle": throttle,
           "sites": sites, "self": self_partner, "hooks": hooks,
-          "containers": containers}[a.scenario]
+          "containers": containers, "analysis": analysis}[a.scenario]
     fn(a)
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")

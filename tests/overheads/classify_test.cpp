@@ -3,19 +3,24 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "scalea/drg/encode.hpp"
 #include "scalea/drg/region_key.hpp"
 #include "scalea/overheads/classify.hpp"
 #include "scalea/overheads/keys.hpp"
 #include "scalea/overheads/rules.hpp"
+#include "scalea/overheads/share.hpp"
 #include "builder.hpp"
 
 namespace scalea::overheads {
@@ -626,15 +631,23 @@ TEST(Classify, WorkersGiveTheSameNumbersAsOne) {
   }
 }
 
+// An experiment of random_ranks() written as rank files, in a directory that goes with it.
+struct RankFilesOnDisk {
+  std::string dir = ::testing::TempDir() + "classify_by_file_" + std::to_string(getpid());
+  explicit RankFilesOnDisk(const drg::Experiment& e) {
+    std::filesystem::remove_all(dir);
+    drg::write_experiment(e, dir, true);
+  }
+  ~RankFilesOnDisk() { std::filesystem::remove_all(dir); }
+};
+
 // The analysis of an experiment read one rank file at a time (drg::RankFiles) is the analysis
 // of the experiment in memory: the same sums in the same order.
 TEST(Classify, ReadByFileGivesTheSameNumbersAsInMemory) {
   Builder b = random_ranks();
-  std::string dir = ::testing::TempDir() + "classify_by_file_" + std::to_string(getpid());
-  std::filesystem::remove_all(dir);
-  drg::write_experiment(b.experiment(), dir, true);
-  drg::Experiment whole = drg::load_experiment(dir);
-  drg::RankFiles files(dir);
+  RankFilesOnDisk disk(b.experiment());
+  drg::Experiment whole = drg::load_experiment(disk.dir);
+  drg::RankFiles files(disk.dir);
   drg::MergedTree in_memory(whole), by_file(files);
   ASSERT_EQ(by_file.nodes().size(), in_memory.nodes().size());
   const int time = whole.metric("time");
@@ -650,7 +663,126 @@ TEST(Classify, ReadByFileGivesTheSameNumbersAsInMemory) {
   Options options;
   options.machine = &machine;
   expect_same_numbers(classify(by_file, &by_file, options), classify(in_memory, &in_memory, options));
-  std::filesystem::remove_all(dir);
+}
+
+// The processes of an MPI job played by threads: gather and broadcast meet at a barrier.
+class ThreadJob {
+ public:
+  explicit ThreadJob(int size) : size_(size), slots_(static_cast<size_t>(size)) {}
+  int size() const { return size_; }
+
+  class Member : public Share {
+   public:
+    Member(ThreadJob& job, int rank) : job_(job), rank_(rank) {}
+    int rank() const override { return rank_; }
+    int size() const override { return job_.size_; }
+    std::vector<std::vector<char>> gather(const std::vector<char>& mine) override {
+      job_.slots_[size_t(rank_)] = mine;
+      job_.meet();
+      std::vector<std::vector<char>> out;
+      if (rank_ == 0) out = job_.slots_;
+      job_.meet();
+      return out;
+    }
+    std::vector<char> broadcast(const std::vector<char>& bytes) override {
+      if (rank_ == 0) job_.root_ = bytes;
+      job_.meet();
+      std::vector<char> out = job_.root_;
+      job_.meet();
+      return out;
+    }
+
+   private:
+    ThreadJob& job_;
+    int rank_;
+  };
+
+  // Runs body(share) on `size` threads; returns what each returned.
+  template <class R>
+  std::vector<R> run(const std::function<R(Share&)>& body) {
+    std::vector<R> out(static_cast<size_t>(size_));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < size_; ++r)
+      threads.emplace_back([&, r] {
+        Member m(*this, r);
+        out[size_t(r)] = body(m);
+      });
+    for (std::thread& t : threads) t.join();
+    return out;
+  }
+
+ private:
+  void meet() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    uint64_t generation = generation_;
+    if (++arrived_ == size_) {
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return generation_ != generation; });
+    }
+  }
+
+  int size_;
+  std::vector<std::vector<char>> slots_;
+  std::vector<char> root_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int arrived_ = 0;
+  uint64_t generation_ = 0;
+};
+
+// Shared by several processes (each folding a block of the files; rank 0 combining the others'
+// partials and doing their recorded additions in file order), the analysis is the serial one bit
+// for bit, on every process, with more processes than files too.
+TEST(Classify, SharedAmongProcessesGivesTheSerialNumbers) {
+  Builder b = random_ranks();
+  RankFilesOnDisk disk(b.experiment());
+  drg::RankFiles files(disk.dir);
+  drg::MergedTree tree(files);
+  MachineModel machine = test_machine();
+  Options options;
+  options.machine = &machine;
+  options.threads = 1;
+  const Analysis serial = classify(tree, &tree, options);
+  for (int size : {1, 2, 3, int(tree.batches()) + 2}) {
+    SCOPED_TRACE(std::to_string(size) + " processes");
+    ThreadJob job(size);
+    std::vector<Analysis> shared = job.run<Analysis>([&](Share& share) {
+      drg::RankFiles own_files(disk.dir);  // a process of its own reads the files itself
+      drg::MergedTree own_tree(own_files);
+      Options mine = options;
+      mine.share = &share;
+      Analysis a = classify(own_tree, &own_tree, mine);
+      finish(share);
+      return a;
+    });
+    for (const Analysis& a : shared) expect_same_numbers(a, serial);
+  }
+}
+
+// A process that fails takes part in the step the others are at: every process learns its status
+// and message, that of the lowest rank when several fail.
+TEST(Share, AFailureReachesEveryProcess) {
+  ThreadJob job(3);
+  std::vector<std::string> seen = job.run<std::string>([](Share& share) -> std::string {
+    try {
+      if (share.rank() == 0) finish(share);
+      fail(share, 2, "rank " + std::to_string(share.rank()) + " cannot read its file");
+    } catch (const SharedFailure& f) {
+      return std::to_string(f.status) + " " + f.what();
+    }
+    return "no failure";
+  });
+  for (const std::string& s : seen) EXPECT_EQ(s, "2 rank 1 cannot read its file");
+}
+
+TEST(Share, FilesGoInContiguousBlocksInFileOrder) {
+  EXPECT_EQ(file_block(10, 0, 3), (std::pair<size_t, size_t>(0, 4)));
+  EXPECT_EQ(file_block(10, 1, 3), (std::pair<size_t, size_t>(4, 7)));
+  EXPECT_EQ(file_block(10, 2, 3), (std::pair<size_t, size_t>(7, 10)));
+  EXPECT_EQ(file_block(2, 2, 3), (std::pair<size_t, size_t>(2, 2)));  // more processes than files
 }
 
 TEST(Rules, EveryRuleIsDocumented) {

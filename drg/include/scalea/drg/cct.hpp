@@ -74,6 +74,7 @@ struct ThreadBatch {
   const ThreadTree* threads = nullptr;      // count threads
   const std::vector<uint32_t>* merged = nullptr;  // per thread: node -> merged node
   uint32_t count = 0;
+  size_t index = 0;  // the batch's number among MergedTree::batches(): its rank file, read by file
 };
 
 class MergedTree {
@@ -97,6 +98,11 @@ class MergedTree {
 
   // Every thread of the run, in batches (ThreadBatch), in order.
   void for_each_batch(const std::function<void(const ThreadBatch&)>& visit) const;
+  // The batches [first, last) only (first < last <= batches()): a share of the run for one of
+  // the processes that analyse it together; ThreadBatch::first still counts from the run's start.
+  void for_each_batch(size_t first, size_t last, const std::function<void(const ThreadBatch&)>& visit) const;
+  // How many batches for_each_batch gives: one per rank file read by file, one in memory.
+  size_t batches() const { return files_ ? file_first_.size() - 1 : 1; }
   // The threads of the run (its PEs), and how many of them hold each node.
   size_t threads() const { return e_->threads.size(); }
   bool by_file() const { return files_ != nullptr; }  // read one rank file at a time
@@ -133,6 +139,7 @@ class MergedTree {
   // Read by file: per node its holders; per node and metric (node-major) sum, min and max.
   std::vector<size_t> holders_;
   std::vector<double> sum_, min_, max_;
+  std::vector<uint32_t> file_first_;  // read by file: each file's first thread, then the count
 };
 
 }  // namespace scalea::drg

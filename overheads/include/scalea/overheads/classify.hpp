@@ -19,6 +19,7 @@
 #include "scalea/drg/cct.hpp"
 #include "scalea/overheads/classes.hpp"
 #include "scalea/overheads/keys.hpp"
+#include "scalea/overheads/share.hpp"
 
 namespace scalea::overheads {
 
@@ -51,6 +52,9 @@ struct Options {
   // drg::kPathLevels levels), so the command-line tool leaves this off and builds the paths of the
   // rows it prints (drg::MergedTree::path). Regions only in the reference always get theirs.
   bool paths = true;
+  // The processes of an MPI job that classify the run together (share.hpp), or null: this one
+  // alone. Every process gets the same Analysis.
+  Share* share = nullptr;
 };
 
 struct RegionOverheads {

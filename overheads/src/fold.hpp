@@ -1,0 +1,124 @@
+// How the classifier's passes fold a run's batches (rank files) into per-region accumulators when
+// several processes share them (share.hpp), with the numbers of one process, bit for bit. A
+// floating-point sum depends on the order of its additions, and the serial passes add each PE's
+// seconds to the running sums, PE after PE; so rank 0 folds its own files (the first ones)
+// directly, and every other process folds each of its files into a partial accumulator that
+// holds what does not depend on the order (counts, sums of whole numbers, extremes, who was first)
+// and *records* every addition to a sum of seconds (Addend) instead of doing it. Rank 0 then, file
+// after file in file order, combines the partial and does the recorded additions: the serial
+// additions in the serial order.
+#pragma once
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "facts.hpp"
+#include "scalea/drg/cct.hpp"
+#include "scalea/overheads/share.hpp"
+
+namespace scalea::overheads::detail {
+
+// Accumulators as bytes, to travel between processes. Doubles travel as their bits.
+class Writer {
+ public:
+  template <class T>
+  void put(T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const char* p = reinterpret_cast<const char*>(&v);
+    out_.insert(out_.end(), p, p + sizeof v);
+  }
+  std::vector<char>& bytes() { return out_; }
+
+ private:
+  std::vector<char> out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::vector<char>& in) : in_(in) {}
+  template <class T>
+  T get() {
+    T v;
+    if (at_ + sizeof v > in_.size()) throw std::runtime_error("a partial accumulator is cut short");
+    std::memcpy(&v, in_.data() + at_, sizeof v);
+    at_ += sizeof v;
+    return v;
+  }
+  // The next `count` values; checked before anything is allocated for them.
+  template <class T>
+  std::vector<T> get_many(uint64_t count) {
+    if (count > (in_.size() - at_) / sizeof(T)) throw std::runtime_error("a partial accumulator is cut short");
+    std::vector<T> out(count);
+    std::memcpy(out.data(), in_.data() + at_, count * sizeof(T));
+    at_ += count * sizeof(T);
+    return out;
+  }
+  bool done() const { return at_ == in_.size(); }
+
+ private:
+  const std::vector<char>& in_;
+  size_t at_ = 0;
+};
+
+// +0.0, the value every accumulator starts from: nodes holding nothing else are not written.
+inline bool is_zero(double v) { return v == 0 && !std::signbit(v); }
+
+inline void write(Writer& out, const std::vector<Addend>& log) {
+  out.put(uint64_t(log.size()));
+  for (const Addend& a : log) out.put(a);
+}
+
+// Does the additions `in` recorded (write above), in their order.
+template <class Acc>
+void replay(Reader& in, Acc& acc) {
+  for (const Addend& a : in.get_many<Addend>(in.get<uint64_t>())) acc.replay(a);
+}
+
+// Folds every batch of `t` into `acc` (see above): `fold(batch, into)` folds one batch. Acc has
+// record(log) (its sums of seconds recorded from now on), combine(const Acc& later) (the rest),
+// replay(addend), write(Writer&) and read(Reader&) (into `fresh()`, an empty one). With a share,
+// every process ends with rank 0's accumulator.
+template <class Acc, class Fresh, class Fold>
+void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fresh, Fold&& fold) {
+  if (!share) {
+    t.for_each_batch([&](const drg::ThreadBatch& b) { fold(b, acc); });
+    return;
+  }
+  auto [first, last] = file_block(t.batches(), share->rank(), share->size());
+  const bool root = share->rank() == 0;
+  Writer mine;  // a process other than rank 0: each file's partial and recorded additions
+  std::vector<Addend> log;
+  t.for_each_batch(first, last, [&](const drg::ThreadBatch& b) {
+    if (root) {
+      fold(b, acc);
+      return;
+    }
+    Acc part = fresh();
+    log.clear();
+    part.record(&log);
+    fold(b, part);
+    part.write(mine);
+    write(mine, log);
+  });
+  std::vector<char> all = step(*share, mine.bytes(), [&](std::vector<std::vector<char>>& parts) {
+    for (const std::vector<char>& bytes : parts) {  // rank 0's own part is empty
+      Reader in(bytes);
+      while (!in.done()) {
+        Acc part = fresh();
+        part.read(in);
+        acc.combine(part);
+        replay(in, acc);
+      }
+    }
+    Writer out;
+    acc.write(out);
+    return std::move(out.bytes());
+  });
+  if (root) return;
+  acc = fresh();
+  Reader in(all);
+  acc.read(in);
+}
+
+}  // namespace scalea::overheads::detail

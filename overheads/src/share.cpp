@@ -1,0 +1,82 @@
+// The steps of an analysis shared by several processes (share.hpp): what travels and how a
+// failure on any process reaches every process.
+#include "scalea/overheads/share.hpp"
+
+#include <cstdint>
+#include <cstring>
+
+namespace scalea::overheads {
+
+namespace {
+
+// Every message starts with a status: 0 for a part or a result, else the exit status of a
+// failure, followed by its message.
+std::vector<char> with_status(int32_t status, const char* data, size_t size) {
+  std::vector<char> out(sizeof status + size);
+  std::memcpy(out.data(), &status, sizeof status);
+  if (size) std::memcpy(out.data() + sizeof status, data, size);
+  return out;
+}
+
+int32_t status_of(const std::vector<char>& message) {
+  int32_t status = 0;
+  if (message.size() >= sizeof status) std::memcpy(&status, message.data(), sizeof status);
+  return status;
+}
+
+std::vector<char> body_of(std::vector<char>& message) {
+  if (message.size() <= sizeof(int32_t)) return {};
+  return std::vector<char>(message.begin() + sizeof(int32_t), message.end());
+}
+
+// Rank 0: the result of a step, or the failure of the lowest rank that failed.
+std::vector<char> root_result(std::vector<std::vector<char>>& gathered, const Combine& combine) {
+  for (std::vector<char>& m : gathered)
+    if (status_of(m) != 0) return m;
+  std::vector<std::vector<char>> parts;
+  parts.reserve(gathered.size());
+  for (std::vector<char>& m : gathered) parts.push_back(body_of(m));
+  gathered.clear();
+  try {
+    std::vector<char> result = combine(parts);
+    return with_status(0, result.data(), result.size());
+  } catch (const std::exception& e) {
+    return with_status(3, e.what(), std::strlen(e.what()));
+  }
+}
+
+std::vector<char> exchange(Share& share, const std::vector<char>& mine, const Combine& combine) {
+  std::vector<std::vector<char>> gathered = share.gather(mine);
+  std::vector<char> result;
+  if (share.rank() == 0) result = root_result(gathered, combine);
+  result = share.broadcast(result);
+  if (int32_t status = status_of(result); status != 0) {
+    std::vector<char> text = body_of(result);
+    throw SharedFailure(status, std::string(text.begin(), text.end()));
+  }
+  return body_of(result);
+}
+
+}  // namespace
+
+std::pair<size_t, size_t> file_block(size_t files, int rank, int size) {
+  const size_t n = size_t(size), r = size_t(rank);
+  const size_t base = files / n, extra = files % n;
+  const size_t first = r * base + std::min(r, extra);
+  return {first, first + base + (r < extra ? 1 : 0)};
+}
+
+std::vector<char> step(Share& share, const std::vector<char>& mine, const Combine& combine) {
+  return exchange(share, with_status(0, mine.data(), mine.size()), combine);
+}
+
+void fail(Share& share, int status, const std::string& message) {
+  exchange(share, with_status(status == 0 ? 1 : status, message.data(), message.size()), nullptr);
+  throw SharedFailure(status, message);  // not reached: the step throws every failure
+}
+
+void finish(Share& share) {
+  step(share, {}, [](std::vector<std::vector<char>>&) { return std::vector<char>(); });
+}
+
+}  // namespace scalea::overheads
