@@ -60,7 +60,8 @@
 #          reports/CASE.noise.txt/.json (p = 1 cases, --reps >= 2): timed scalea repetition 2
 #          against repetition 1 -- identical configurations, so every finding there is
 #          run-to-run noise.
-#   timing per case, --reps rounds of bare / no-op tool / scalea --light / scalea (order rotated per round),
+#   timing per case, --reps rounds of bare / no-op tool / the tool through OMP_TOOL_LIBRARIES /
+#          scalea run --light / scalea run (order rotated per round),
 #          wall time of the whole command (mpirun included), the load average before each;
 #          timing.tsv has every run, summary.md the minima and the dilations.
 #   evidence evidence.md: per case, each thread's time at the program root outside every region
@@ -348,7 +349,9 @@ for c in "${CASES[@]}"; do CASE_OF[${c%%|*}]=$c; done
 log "${#CASES[@]} cases: $(for c in "${CASES[@]}"; do printf '%s ' "${c%%|*}"; done)"
 
 # run_case CASE VARIANT OUTFILE [EXPDIR] -> runs one case; prints wall seconds; returns the exit status
-#   VARIANT: bare | noop | light | scalea | analysis
+#   VARIANT: bare | noop | tool | light | scalea | analysis
+#   (tool: libscalea-omp.so loaded through OMP_TOOL_LIBRARIES as the no-op tool is, without
+#   `scalea run`: the tool's cost in the process alone, beside the no-op floor)
 run_case() {
   local c=$1 variant=$2 out=$3 exp=${4:-}
   local name code bin args threads ranks mpiopts verify ref force
@@ -359,6 +362,7 @@ run_case() {
     bare) ;;
     noop) rm -f -- "$out.count"
           envs+=(OMP_TOOL_LIBRARIES="$NOOP" NOOP_TOOL_COUNT_FILE="$out.count") ;;
+    tool) envs+=(OMP_TOOL_LIBRARIES="$BUILD/lib/libscalea-omp.so" SCALEA_OUTPUT="$exp" SCALEA_QUIET=1) ;;
     scalea) tool=("$SCALEA" run -q -o "$exp" --) ;;
     light) tool=("$SCALEA" run -q --light -o "$exp" --) ;;
     analysis)
@@ -371,6 +375,7 @@ run_case() {
     read -r -a mo <<<"$mpiopts"
     cmd=(mpirun --oversubscribe "${mo[@]}" -np "$ranks" -x OMP_NUM_THREADS)
     [[ $variant == noop ]] && cmd+=(-x OMP_TOOL_LIBRARIES -x NOOP_TOOL_COUNT_FILE)
+    [[ $variant == tool ]] && cmd+=(-x OMP_TOOL_LIBRARIES -x SCALEA_OUTPUT -x SCALEA_QUIET)
   fi
   cmd+=("${tool[@]}" "$WORK/bin/$bin" "${argv[@]}")
   local t0 t1 rc=0
@@ -528,9 +533,9 @@ fi  # ANALYSIS
 
 # ---- timing --------------------------------------------------------------------------------
 if [[ $TIMING == 1 ]]; then
-  log "timing: $REPS interleaved rounds of bare / noop / light / scalea per case ..."
+  log "timing: $REPS interleaved rounds of bare / noop / tool / light / scalea per case ..."
   printf 'case\tvariant\tround\tseconds\tstatus\tverified\tload1\tquiet\n' >"$TSV"
-  VARIANTS=(bare noop light scalea)
+  VARIANTS=(bare noop tool light scalea)
   for c in "${CASES[@]}"; do
     name=${c%%|*}
     rm -rf -- "$WORK/timing/$name".*
@@ -541,7 +546,7 @@ if [[ $TIMING == 1 ]]; then
         v=${VARIANTS[$(((r - 1 + k) % ${#VARIANTS[@]}))]}
         load=$(cut -d' ' -f1 /proc/loadavg)
         exp=$WORK/timing/$name.r$r.exp
-        [[ $v == light ]] && exp=$WORK/timing/$name.r$r.light.exp
+        [[ $v == light || $v == tool ]] && exp=$WORK/timing/$name.r$r.$v.exp
         out=$WORK/timing/$name.$v.out
         rc=0
         secs=$(run_case "$c" "$v" "$out" "$exp") || rc=$?
@@ -631,16 +636,18 @@ for c in cases:
            "analysis_load": float(aload) if aload else None, "analysis_quiet": aquiet,
            "on_cpu": (float(acpu) if acpu not in ("", "-")
                       else on_cpu(os.path.join(work, "runs", name + ".exp")))}
-    for v in ("bare", "noop", "light", "scalea"):
+    for v in ("bare", "noop", "tool", "light", "scalea"):
         xs = times.get((name, v), [])
         ok = [x for x in xs if x[1]]
         row[v + "_min_s"] = min(x[0] for x in ok) if ok else None
         row[v + "_ok"] = "%d/%d" % (len(ok), len(xs)) if xs else ""
-    loads = [x[2] for v in ("bare", "noop", "light", "scalea") for x in times.get((name, v), [])]
+    loads = [x[2] for v in ("bare", "noop", "tool", "light", "scalea") for x in times.get((name, v), [])]
     row["load_min"], row["load_max"] = (min(loads), max(loads)) if loads else (None, None)
     b, n, s = row["bare_min_s"], row["noop_min_s"], row["scalea_min_s"]
     row["dilation_bare_pct"] = (s / b - 1) * 100 if b and s else None
     row["dilation_noop_pct"] = (s / n - 1) * 100 if n and s else None
+    to = row["tool_min_s"]
+    row["tool_vs_noop_pct"] = (to / n - 1) * 100 if n and to else None
     li = row["light_min_s"]
     row["light_vs_noop_pct"] = (li / n - 1) * 100 if n and li else None
     root, fs = findings(os.path.join(work, "reports", name + ".json"))
@@ -658,19 +665,19 @@ json.dump(rows, open(os.path.join(work, "summary.json"), "w"), indent=1)
 def f(x, fmt):
     return fmt % x if x is not None else "-"
 with open(os.path.join(work, "summary.md"), "w") as o:
-    o.write("| case | p | verified (analysis; timed bare/noop/light/scalea) | bare s | noop s | light s "
-            "| scalea s | dil. vs bare | dil. vs noop | light vs noop | load 1-min (timed) | T_p "
-            "| T_o (load) | on-CPU | top findings |\n")
-    o.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    o.write("| case | p | verified (analysis; timed bare/noop/tool/light/scalea) | bare s | noop s | tool s "
+            "| light s | scalea s | dil. vs bare | dil. vs noop | tool vs noop | light vs noop "
+            "| load 1-min (timed) | T_p | T_o (load) | on-CPU | top findings |\n")
+    o.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     for r in rows:
-        ok = "; ".join(x for x in (r["bare_ok"], r["noop_ok"], r["light_ok"], r["scalea_ok"]) if x)
+        ok = "; ".join(x for x in (r["bare_ok"], r["noop_ok"], r["tool_ok"], r["light_ok"], r["scalea_ok"]) if x)
         fs = "<br>".join("%d. %s" % (i + 1, t) for i, t in enumerate(r["findings"])) or "(none)"
-        o.write("| %s | %d | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+        o.write("| %s | %d | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
             r["case"], r["p"], r["verified_analysis"], " (%s)" % ok if ok else "",
-            f(r["bare_min_s"], "%.3f"), f(r["noop_min_s"], "%.3f"), f(r["light_min_s"], "%.3f"),
-            f(r["scalea_min_s"], "%.3f"),
+            f(r["bare_min_s"], "%.3f"), f(r["noop_min_s"], "%.3f"), f(r["tool_min_s"], "%.3f"),
+            f(r["light_min_s"], "%.3f"), f(r["scalea_min_s"], "%.3f"),
             f(r["dilation_bare_pct"], "%+.1f%%"), f(r["dilation_noop_pct"], "%+.1f%%"),
-            f(r["light_vs_noop_pct"], "%+.1f%%"),
+            f(r["tool_vs_noop_pct"], "%+.1f%%"), f(r["light_vs_noop_pct"], "%+.1f%%"),
             "%.2f-%.2f" % (r["load_min"], r["load_max"]) if r["load_min"] is not None else "-",
             f(r["T_p"], "%.3f"),
             f(r["T_o"], "%.3f") + (" (%.2f%s)" % (r["analysis_load"], ", " + r["analysis_quiet"]
