@@ -146,35 +146,37 @@ enum KindTrait : uint8_t {
 // figure in the machine file of `scalea calibrate` (the tool's own cost per visit,
 // docs/overhead-model.md NOISE): barriers of every flavour share the barrier's, critical and
 // nest locks the lock's.
-#define SCALEA_REGION_KINDS(X)                                                                                   \
-  /* id                  value name                      label                 cost          traits */          \
-  X(Program,               0, "program",                "program",            "program",    kUndivided | kNamed) \
-  X(Function,              1, "function",               "",                   "function",   kUndivided | kNamed) \
-  X(User,                  2, "user",                   "",                   "user",       kUndivided | kCoarse | kNamed) \
-  X(Parallel,              3, "parallel",               "parallel",           "parallel",   kUndivided | kCoarse) \
-  X(Loop,                  4, "loop",                   "loop",               "loop",       kCoarse)            \
-  X(Sections,              5, "sections",               "sections",           "sections",   kPartial | kCoarse) \
-  X(Single,                6, "single",                 "single",             "single",     kPartial | kCoarse) \
-  X(Masked,                7, "masked",                 "masked",             "masked",     kPartial)           \
-  X(Workshare,             8, "workshare",              "workshare",          "workshare",  kCoarse)            \
-  X(Taskloop,              9, "taskloop",               "taskloop",           "taskloop",   kCoarse)            \
-  X(Task,                 10, "task",                   "task",               "task",       kNoTrait)           \
-  X(BarrierImplicit,      11, "barrier_implicit",       "barrier (implicit)", "barrier",    kWaits | kBarrier)  \
-  X(BarrierExplicit,      12, "barrier_explicit",       "barrier",            "barrier",    kWaits | kBarrier)  \
-  X(BarrierImplementation, 13, "barrier_implementation", "barrier (runtime)", "barrier",    kWaits)             \
-  X(Taskwait,             14, "taskwait",               "taskwait",           "taskwait",   kWaits)             \
-  X(Taskgroup,            15, "taskgroup",              "taskgroup",          "taskgroup",  kWaits)             \
-  X(Critical,             16, "critical",               "critical",           "lock",       kWaits)             \
-  X(Lock,                 17, "lock",                   "lock",               "lock",       kWaits)             \
-  X(NestLock,             18, "nest_lock",              "nest_lock",          "lock",       kWaits)             \
-  X(Atomic,               19, "atomic",                 "atomic",             "atomic",     kWaits)             \
-  X(Ordered,              20, "ordered",                "ordered",            "ordered",    kWaits)             \
-  X(Reduction,            21, "reduction",              "reduction",          "reduction",  kWaits)             \
-  X(Flush,                22, "flush",                  "flush",              "flush",      kNoTrait)           \
-  X(Cancel,               23, "cancel",                 "cancel",             "cancel",     kNoTrait)           \
-  X(Distribute,           24, "distribute",             "distribute",         "distribute", kCoarse)            \
-  X(Scope,                25, "scope",                  "scope",              "scope",      kNoTrait)           \
-  X(Mpi,                  26, "mpi",                    "",                   "mpi",        kWaits | kCoarse | kNamed)
+// clang-format off
+#define SCALEA_REGION_KINDS(X)                                                                                                \
+  /* id                    value name                      label                 cost          traits */                      \
+  X(Program,               0,    "program",                "program",            "program",    kUndivided | kNamed)           \
+  X(Function,              1,    "function",               "",                   "function",   kUndivided | kNamed)           \
+  X(User,                  2,    "user",                   "",                   "user",       kUndivided | kCoarse | kNamed) \
+  X(Parallel,              3,    "parallel",               "parallel",           "parallel",   kUndivided | kCoarse)          \
+  X(Loop,                  4,    "loop",                   "loop",               "loop",       kCoarse)                       \
+  X(Sections,              5,    "sections",               "sections",           "sections",   kPartial | kCoarse)            \
+  X(Single,                6,    "single",                 "single",             "single",     kPartial | kCoarse)            \
+  X(Masked,                7,    "masked",                 "masked",             "masked",     kPartial)                      \
+  X(Workshare,             8,    "workshare",              "workshare",          "workshare",  kCoarse)                       \
+  X(Taskloop,              9,    "taskloop",               "taskloop",           "taskloop",   kCoarse)                       \
+  X(Task,                  10,   "task",                   "task",               "task",       kNoTrait)                      \
+  X(BarrierImplicit,       11,   "barrier_implicit",       "barrier (implicit)", "barrier",    kWaits | kBarrier)             \
+  X(BarrierExplicit,       12,   "barrier_explicit",       "barrier",            "barrier",    kWaits | kBarrier)             \
+  X(BarrierImplementation, 13,   "barrier_implementation", "barrier (runtime)",  "barrier",    kWaits)                        \
+  X(Taskwait,              14,   "taskwait",               "taskwait",           "taskwait",   kWaits)                        \
+  X(Taskgroup,             15,   "taskgroup",              "taskgroup",          "taskgroup",  kWaits)                        \
+  X(Critical,              16,   "critical",               "critical",           "lock",       kWaits)                        \
+  X(Lock,                  17,   "lock",                   "lock",               "lock",       kWaits)                        \
+  X(NestLock,              18,   "nest_lock",              "nest_lock",          "lock",       kWaits)                        \
+  X(Atomic,                19,   "atomic",                 "atomic",             "atomic",     kWaits)                        \
+  X(Ordered,               20,   "ordered",                "ordered",            "ordered",    kWaits)                        \
+  X(Reduction,             21,   "reduction",              "reduction",          "reduction",  kWaits)                        \
+  X(Flush,                 22,   "flush",                  "flush",              "flush",      kNoTrait)                      \
+  X(Cancel,                23,   "cancel",                 "cancel",             "cancel",     kNoTrait)                      \
+  X(Distribute,            24,   "distribute",             "distribute",         "distribute", kCoarse)                       \
+  X(Scope,                 25,   "scope",                  "scope",              "scope",      kNoTrait)                      \
+  X(Mpi,                   26,   "mpi",                    "",                   "mpi",        kWaits | kCoarse | kNamed)
+// clang-format on
 
 enum class RegionKind : uint16_t {
 #define SCALEA_X(id, value, name, label, cost, traits) id = value,
@@ -236,6 +238,7 @@ inline constexpr std::string_view subkind_label(RegionKind k, uint16_t subkind) 
 // MPI functions: the class that decides where their time is classified (the subkind of their
 // regions). `spec` is the class's name in collect/mpi/mpi_spec.txt: gen_wrappers.py reads this
 // table, one row per line.
+// clang-format off
 #define SCALEA_MPI_CLASSES(X)                          \
   /* id        value name          spec */             \
   X(P2P,          0, "p2p",        "p2p")              \
@@ -245,6 +248,7 @@ inline constexpr std::string_view subkind_label(RegionKind k, uint16_t subkind) 
   X(Io,           4, "io",         "io")               \
   X(Management,   5, "management", "mgmt")             \
   X(Wait,         6, "wait",       "wait")
+// clang-format on
 
 enum class MpiClass : uint16_t {
 #define SCALEA_X(id, value, name, spec) id = value,
@@ -306,6 +310,7 @@ enum class MetricScope : uint8_t {
 #ifndef SCALEA_EXTRA_CORE_METRICS
 #define SCALEA_EXTRA_CORE_METRICS(X)
 #endif
+// clang-format off
 #define SCALEA_CORE_METRICS(X)                                                    \
   /* id            name             type merge unit   scope      Stats field */  \
   X(Visits,       "visits",        U64, Sum, Count, Own,       visits)           \
@@ -326,6 +331,7 @@ enum class MetricScope : uint8_t {
   X(BytesRecv,    "bytes_recv",    U64, Sum, Bytes, Own,       bytes_recv)       \
   X(Transfer,     "transfer",      U64, Sum, Ns,    Own,       transfer)         \
   SCALEA_EXTRA_CORE_METRICS(X)
+// clang-format on
 
 enum class CoreMetric : uint32_t {
 #define SCALEA_X(id, name, type, merge, unit, scope, field) id,
