@@ -75,9 +75,9 @@ struct ThreadRecord {  // THRD: header of one thread's sub-DRG, then node_count 
   uint32_t node_count;
   uint32_t reserved;
 };
-struct NodeRecord {    // followed by metric_count 8-byte values (u64 or f64 bits)
-  uint32_t parent;     // node index within the thread, kNoIndex for the root; always < own index
-  uint32_t region;     // index into REGN
+struct NodeRecord {  // followed by metric_count 8-byte values (u64 or f64 bits)
+  uint32_t parent;   // node index within the thread, kNoIndex for the root; always < own index
+  uint32_t region;   // index into REGN
 };
 #pragma pack(pop)
 // The records are the file's layout: a size that changes is a new format version.
@@ -192,7 +192,8 @@ struct RegionKindSpec {
   uint8_t traits;  // KindTrait bits
 };
 inline constexpr RegionKindSpec kRegionKinds[] = {
-#define SCALEA_X(id, value, name, label, cost, traits) {RegionKind::id, name, label, cost, uint8_t(traits)},
+#define SCALEA_X(id, value, name, label, cost, traits) \
+  {RegionKind::id, name, label, cost, uint8_t(traits)},
     SCALEA_REGION_KINDS(SCALEA_X)
 #undef SCALEA_X
 };
@@ -221,15 +222,17 @@ enum class LoopSchedule : uint16_t { Unknown = 0, Static = 1, Dynamic = 2, Guide
 // Implicit barriers: where they come from, when known.
 enum class BarrierFlavour : uint16_t { Unknown = 0, Workshare = 1, Parallel = 2, Teams = 3 };
 // Their labels, by value ("": the kind's own label).
-inline constexpr const char* kLoopScheduleLabels[] = {"", "loop (static)", "loop (dynamic)", "loop (guided)",
-                                                      "loop (other)"};
-inline constexpr const char* kBarrierFlavourLabels[] = {"", "barrier (implicit, end of worksharing)",
-                                                        "barrier (implicit, join)", "barrier (implicit, teams)"};
+inline constexpr const char* kLoopScheduleLabels[] = {"", "loop (static)", "loop (dynamic)",
+                                                      "loop (guided)", "loop (other)"};
+inline constexpr const char* kBarrierFlavourLabels[] = {
+    "", "barrier (implicit, end of worksharing)", "barrier (implicit, join)",
+    "barrier (implicit, teams)"};
 static_assert(std::size(kLoopScheduleLabels) == size_t(LoopSchedule::Other) + 1);
 static_assert(std::size(kBarrierFlavourLabels) == size_t(BarrierFlavour::Teams) + 1);
 // A region's label from its kind and subkind alone, "" when the kind's label is the whole of it.
 inline constexpr std::string_view subkind_label(RegionKind k, uint16_t subkind) {
-  if (k == RegionKind::Loop && subkind < std::size(kLoopScheduleLabels)) return kLoopScheduleLabels[subkind];
+  if (k == RegionKind::Loop && subkind < std::size(kLoopScheduleLabels))
+    return kLoopScheduleLabels[subkind];
   if (k == RegionKind::BarrierImplicit && subkind < std::size(kBarrierFlavourLabels))
     return kBarrierFlavourLabels[subkind];
   return "";
@@ -276,8 +279,8 @@ inline constexpr std::string_view mpi_class_name(uint16_t subkind) {
 enum class MetricUnit : uint8_t {
   Count,  // events: visits, iterations, tasks, ... (counter columns too)
   Bytes,
-  Ns,     // nanoseconds (the collector converts its clock ticks when it writes)
-  Ns2,    // nanoseconds squared (sum of squared times)
+  Ns,   // nanoseconds (the collector converts its clock ticks when it writes)
+  Ns2,  // nanoseconds squared (sum of squared times)
 };
 // How a node's value relates to its subtree's.
 enum class MetricScope : uint8_t {
@@ -337,7 +340,7 @@ enum class CoreMetric : uint32_t {
 #define SCALEA_X(id, name, type, merge, unit, scope, field) id,
   SCALEA_CORE_METRICS(SCALEA_X)
 #undef SCALEA_X
-  Count
+      Count
 };
 inline constexpr uint32_t kCoreMetricCount = uint32_t(CoreMetric::Count);
 
@@ -377,7 +380,9 @@ inline constexpr bool is_time_metric(std::string_view name) {
 // CRC-32 (IEEE 802.3, reflected), table-free bitwise form extended to a small table at first use.
 inline uint32_t crc32_update(uint32_t crc, const void* data, size_t len) {
   static const auto table = [] {
-    struct T { uint32_t v[256]; } t{};
+    struct T {
+      uint32_t v[256];
+    } t{};
     for (uint32_t i = 0; i < 256; ++i) {
       uint32_t c = i;
       for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
