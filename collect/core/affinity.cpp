@@ -15,7 +15,8 @@ bool read_affinity(pid_t tid, CpuMask& mask) {
   // The kernel's mask may be larger than glibc's cpu_set_t (1024 CPUs): grow until it fits.
   for (size_t words = 16; words <= 65536; words *= 2) {
     CpuMask m(words, 0);
-    if (sched_getaffinity(tid, words * sizeof(uint64_t), reinterpret_cast<cpu_set_t*>(m.data())) == 0) {
+    if (sched_getaffinity(tid, words * sizeof(uint64_t), reinterpret_cast<cpu_set_t*>(m.data())) ==
+        0) {
       while (!m.empty() && m.back() == 0) m.pop_back();
       mask = std::move(m);
       return true;

@@ -1,5 +1,6 @@
-// CPU affinity of the process and its threads, for meta.json "affinity" (docs/experiment-format.md):
-// which CPUs each thread may run on, so that threads sharing a CPU can be named in the report.
+// CPU affinity of the process and its threads, for meta.json "affinity"
+// (docs/experiment-format.md): which CPUs each thread may run on, so that threads sharing a CPU can
+// be named in the report.
 #pragma once
 #include <sys/types.h>
 

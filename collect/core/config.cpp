@@ -23,8 +23,11 @@ bool parse_throttle(const std::string& v, uint64_t& calls, uint64_t& ns) {
   double value = std::strtod(t.c_str(), &end);
   if (end == t.c_str() || !(value > 0)) return false;
   std::string unit(end);
-  double scale = unit == "ns" ? 1 : unit == "" || unit == "us" ? 1e3 : unit == "ms" ? 1e6
-                 : unit == "s" ? 1e9 : 0;
+  double scale = unit == "ns"                 ? 1
+                 : unit == "" || unit == "us" ? 1e3
+                 : unit == "ms"               ? 1e6
+                 : unit == "s"                ? 1e9
+                                              : 0;
   if (scale == 0 || value * scale > 1e12) return false;
   uint64_t c = std::stoull(n);
   if (c == 0) return false;
@@ -117,8 +120,7 @@ const Setting kSettings[] = {
      "are"},
     {"SCALEA_COUNTERS", T::List,
      "the cache set (L1/L2/L3 misses and accesses, cycles, instructions) where the machine has it",
-     [](const std::string& v, Config& c) { return c.counters = v, c.counters_set = true; },
-     R::Tool,
+     [](const std::string& v, Config& c) { return c.counters = v, c.counters_set = true; }, R::Tool,
      "counters read per region and thread, e.g. `perf::PAGE-FAULTS,PAPI_L1_DCM`; `none` turns "
      "counters (and PAPI) off; `scalea run --counters LIST` sets it (docs/counters.md)"},
     {"SCALEA_COUNTER_REGIONS", T::List,
@@ -182,7 +184,6 @@ std::vector<std::string> split_list(const std::string& v) {
   }
   return out;
 }
-
 
 Config read_config(char** env) {
   Config c;

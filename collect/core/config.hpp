@@ -13,18 +13,18 @@
 namespace scalea::collect {
 
 struct Config {
-  bool enabled = true;           // SCALEA_ENABLE=0 turns the tool off entirely
-  std::string output;            // SCALEA_OUTPUT: experiment directory ("" = default name)
-  bool quiet = false;            // SCALEA_QUIET=1: no summary line at exit (errors still shown)
-  bool start_on = true;          // SCALEA_START=off: start with recording switched off
-  std::string clock;             // SCALEA_CLOCK=tsc|monotonic
+  bool enabled = true;   // SCALEA_ENABLE=0 turns the tool off entirely
+  std::string output;    // SCALEA_OUTPUT: experiment directory ("" = default name)
+  bool quiet = false;    // SCALEA_QUIET=1: no summary line at exit (errors still shown)
+  bool start_on = true;  // SCALEA_START=off: start with recording switched off
+  std::string clock;     // SCALEA_CLOCK=tsc|monotonic
   std::vector<std::string> functions_include;  // SCALEA_FUNCTIONS_INCLUDE: glob list (,)
   std::vector<std::string> functions_exclude;  // SCALEA_FUNCTIONS_EXCLUDE: glob list (,)
-  std::string counters;          // SCALEA_COUNTERS: event list (,), "default" or "none"
-  bool counters_set = false;     // SCALEA_COUNTERS was given (else the default set, silently)
-  std::string counter_regions;   // SCALEA_COUNTER_REGIONS: region kinds that read counters
-  bool papi = true;              // SCALEA_PAPI=off: do not start PAPI (kernel software events only)
-  bool openmp_light = false;     // SCALEA_OPENMP=light: register only the OMPT events light mode keeps
+  std::string counters;         // SCALEA_COUNTERS: event list (,), "default" or "none"
+  bool counters_set = false;    // SCALEA_COUNTERS was given (else the default set, silently)
+  std::string counter_regions;  // SCALEA_COUNTER_REGIONS: region kinds that read counters
+  bool papi = true;             // SCALEA_PAPI=off: do not start PAPI (kernel software events only)
+  bool openmp_light = false;  // SCALEA_OPENMP=light: register only the OMPT events light mode keeps
   // SCALEA_THROTTLE=off|on|N:T: a call path of a throttled kind visited N times with a mean
   // inclusive time below T is no longer recorded (docs/user-guide.md, "Throttling").
   uint64_t throttle_calls = 100000;  // 0 = off

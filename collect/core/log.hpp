@@ -8,4 +8,4 @@ void log_message(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // by rank 0 only (the rank from the launcher's environment, scalea/launcher.hpp), and by any
 // process that is not an MPI rank.
 void log_job_message(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-}
+}  // namespace scalea::collect

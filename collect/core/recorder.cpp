@@ -191,7 +191,8 @@ Node* mirror_of(ThreadState& t, Node* foreign) {
   // The local map first: `foreign` is usually the master's node of the region being forked, a
   // cache line the master has just written; reading its owner on every fork would pull that
   // line across the cores each time.
-  if (void* hit = t.mirror.find(reinterpret_cast<uintptr_t>(foreign))) return static_cast<Node*>(hit);
+  if (void* hit = t.mirror.find(reinterpret_cast<uintptr_t>(foreign)))
+    return static_cast<Node*>(hit);
   if (foreign->owner == t.index) return foreign;
   // Rebuild the path from the root. Foreign nodes never change parent or region once created,
   // and were published to this thread through the runtime's own synchronization.
@@ -268,8 +269,10 @@ uint64_t process_age_ns() {
   if (!p) return 0;
   unsigned long long start_ticks = 0;
   // Field 22 (starttime); p points at the end of field 2.
-  if (std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
-                         "%*d %llu", &start_ticks) != 1)
+  if (std::sscanf(p + 2,
+                  "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+                  "%*d %llu",
+                  &start_ticks) != 1)
     return 0;
   timespec ts;
   clock_gettime(CLOCK_BOOTTIME, &ts);
@@ -278,10 +281,10 @@ uint64_t process_age_ns() {
   return now_s > start_s ? uint64_t((now_s - start_s) * 1e9) : 0;
 }
 
-// `scalea run` preloads the tool libraries (config.run_preload), after what LD_PRELOAD held, so that the
-// tool starts with the program. They are taken out of LD_PRELOAD again here: the program sees the
-// LD_PRELOAD it was given, and the processes it starts (a shell, a helper) do not load the tool
-// at their start and write experiments of their own (OMP_TOOL_LIBRARIES still measures the
+// `scalea run` preloads the tool libraries (config.run_preload), after what LD_PRELOAD held, so
+// that the tool starts with the program. They are taken out of LD_PRELOAD again here: the program
+// sees the LD_PRELOAD it was given, and the processes it starts (a shell, a helper) do not load the
+// tool at their start and write experiments of their own (OMP_TOOL_LIBRARIES still measures the
 // OpenMP ones, as without the preload). True when this process was preloaded that way.
 bool take_back_preload(const std::string& ours) {
   const char* preload = getenv("LD_PRELOAD");
@@ -344,7 +347,8 @@ bool Recorder::start(const char* origin) {
     // the tool. With the MPI layer (preloaded or linked) and when the program links the tool,
     // they are installed at load.
     bool preloaded = at_load && take_back_preload(config_.run_preload);
-    bool signals_now = !preloaded || config_.run_preload.find("libscalea-mpi.so") != std::string::npos;
+    bool signals_now =
+        !preloaded || config_.run_preload.find("libscalea-mpi.so") != std::string::npos;
     if (!config_.enabled) {
       g_state.store(2);
       return;
@@ -368,8 +372,10 @@ bool Recorder::start(const char* origin) {
     }
     std::string why;
     if (!output_parent_writable(dir, why)) {
-      log_message("cannot write the experiment to %s (%s); measurement is off, the program runs "
-                  "unchanged", dir.c_str(), why.c_str());
+      log_message(
+          "cannot write the experiment to %s (%s); measurement is off, the program runs "
+          "unchanged",
+          dir.c_str(), why.c_str());
       g_state.store(2);
       return;
     }
@@ -401,7 +407,7 @@ bool Recorder::start(const char* origin) {
     }
     start_ok_ = true;
     g_state.store(1);
-    thread();  // the thread that starts the tool is the initial one
+    thread();                // the thread that starts the tool is the initial one
     snapshot::start(*this);  // SCALEA_SNAPSHOT: the publisher thread
   });
   bool on = start_ok_ && recording(g_state.load());
@@ -434,7 +440,9 @@ ThreadState* Recorder::register_thread() {
 namespace {
 inline size_t cache_hash(uintptr_t a, uint32_t ks) {
   uint64_t k = uint64_t(a) ^ (uint64_t(ks) << 40);
-  k ^= k >> 29; k *= 0xbf58476d1ce4e5b9ULL; k ^= k >> 32;
+  k ^= k >> 29;
+  k *= 0xbf58476d1ce4e5b9ULL;
+  k ^= k >> 32;
   return size_t(k);
 }
 }  // namespace
@@ -488,8 +496,7 @@ uint32_t Recorder::site_region(RegionKind kind, uint16_t subkind, const char* na
 }
 
 uint32_t Recorder::region_slow(ThreadState& t, RegionKind kind, uint16_t subkind, uintptr_t addr,
-                               const char* name, const char* file, int line,
-                               const char* function) {
+                               const char* name, const char* file, int line, const char* function) {
   uint32_t id = kFilteredRegion;
   const char* stable_name = nullptr;
   if (kind == RegionKind::Function && !function_selected(config_, reinterpret_cast<void*>(addr))) {
@@ -500,10 +507,9 @@ uint32_t Recorder::region_slow(ThreadState& t, RegionKind kind, uint16_t subkind
     std::string key = name ? std::to_string(int(kind)) + "\x1f" + name
                            : std::to_string(int(kind)) + ":" + std::to_string(subkind) + "@" +
                                  std::to_string(addr);
-    id = intern_region(std::move(key),
-                       RegionInfo{kind, subkind, name ? 0 : addr, name ? name : "",
-                                  file ? file : "", function ? function : "",
-                                  line > 0 ? uint32_t(line) : 0});
+    id = intern_region(std::move(key), RegionInfo{kind, subkind, name ? 0 : addr, name ? name : "",
+                                                  file ? file : "", function ? function : "",
+                                                  line > 0 ? uint32_t(line) : 0});
     if (name) {
       stable_names_.emplace_back(name);
       stable_name = stable_names_.back().c_str();
@@ -572,10 +578,12 @@ size_t Recorder::throttled_count() const {
 
 void Recorder::say_throttled(size_t count, const std::string& where) const {
   if (!count || config_.quiet) return;
-  log_message("throttled %zu call path(s) of tiny hot regions%s (%llu visits, mean below %llu ns): "
-              "later visits not recorded, see meta.json \"throttle\"; SCALEA_THROTTLE=off "
-              "records every visit", count, where.c_str(), (unsigned long long)config_.throttle_calls,
-              (unsigned long long)config_.throttle_ns);
+  log_message(
+      "throttled %zu call path(s) of tiny hot regions%s (%llu visits, mean below %llu ns): "
+      "later visits not recorded, see meta.json \"throttle\"; SCALEA_THROTTLE=off "
+      "records every visit",
+      count, where.c_str(), (unsigned long long)config_.throttle_calls,
+      (unsigned long long)config_.throttle_ns);
 }
 
 void Recorder::finish(const char* why) {
@@ -617,12 +625,11 @@ void Recorder::finish(const char* why) {
   if (write_experiment(*this, output_dir_, why, written, summary, error)) {
     if (!config_.quiet)
       log_message("wrote experiment %s (%u thread%s, %zu regions, %llu call-path nodes)",
-                  written.c_str(), summary.threads, summary.threads == 1 ? "" : "s", summary.regions,
-                  (unsigned long long)summary.nodes);
+                  written.c_str(), summary.threads, summary.threads == 1 ? "" : "s",
+                  summary.regions, (unsigned long long)summary.nodes);
   } else {
     log_message("could not write the experiment: %s", error.c_str());
   }
 }
 
 }  // namespace scalea::collect
-

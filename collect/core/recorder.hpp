@@ -42,8 +42,8 @@ struct StatField<format::MetricType::F64> {
 // of its type. A minimum starts at the largest value. Times are in clock ticks until the
 // experiment is written (writer.cpp converts them by the metric's unit).
 struct Stats {
-#define SCALEA_X(id, name, type, merge, unit, scope, field)                 \
-  StatField<format::MetricType::type>::value_type field =                   \
+#define SCALEA_X(id, name, type, merge, unit, scope, field) \
+  StatField<format::MetricType::type>::value_type field =   \
       StatField<format::MetricType::type>::initial(format::MetricMerge::merge);
   SCALEA_CORE_METRICS(SCALEA_X)
 #undef SCALEA_X
@@ -53,10 +53,10 @@ struct Node {
   Node* parent = nullptr;
   Node* last_child = nullptr;  // the child entered last: a loop body finds itself here
   uint32_t region = 0;
-  uint32_t index = 0;          // creation order within the thread; a parent precedes its children
-  uint32_t owner = 0;          // index of the thread whose tree holds this node
-  bool counted = false;        // its region kind reads counters (SCALEA_COUNTER_REGIONS)
-  bool throttled = false;      // no longer recorded (SCALEA_THROTTLE): its frames are Throttled
+  uint32_t index = 0;      // creation order within the thread; a parent precedes its children
+  uint32_t owner = 0;      // index of the thread whose tree holds this node
+  bool counted = false;    // its region kind reads counters (SCALEA_COUNTER_REGIONS)
+  bool throttled = false;  // no longer recorded (SCALEA_THROTTLE): its frames are Throttled
   Stats s;
   uint64_t throttle_base = 0;  // visits at the last throttling check
   uint64_t counters[kMaxCounters] = {};
@@ -67,14 +67,14 @@ struct Node {
 enum class FrameType : uint8_t { Region, Parallel, ImplicitTask, ExplicitTask, Mutex, Throttled };
 
 struct Frame {
-  Node* node;        // nullptr: a "ghost" frame, opened while recording was off; records nothing
+  Node* node;  // nullptr: a "ghost" frame, opened while recording was off; records nothing
   Ticks enter;
   Ticks wait_begin;  // 0 when not waiting
   Ticks task_snap;   // thread's task_exec_total at enter
   Ticks wait_task_snap;
-  uint64_t key;      // mutex wait id, or 0
-  void* rec;         // ParallelRecord* for Parallel/ImplicitTask, TaskRecord* for ExplicitTask
-  Ticks aux;         // Parallel (master): time its implicit task ended
+  uint64_t key;  // mutex wait id, or 0
+  void* rec;     // ParallelRecord* for Parallel/ImplicitTask, TaskRecord* for ExplicitTask
+  Ticks aux;     // Parallel (master): time its implicit task ended
   FrameType type;
   uint32_t ctr = 0;  // counter snapshot slot taken at enter (collect/papi), 0 = none
 };
@@ -89,9 +89,9 @@ struct Frame {
 template <class R>
 struct RecordPool {
   static constexpr int kBlock = 32;
-  R* local = nullptr;                                // only the owner touches it
-  uint32_t blocks = 0;                               // blocks allocated so far (owner only)
-  alignas(64) std::atomic<R*> returned{nullptr};     // other threads push here
+  R* local = nullptr;                             // only the owner touches it
+  uint32_t blocks = 0;                            // blocks allocated so far (owner only)
+  alignas(64) std::atomic<R*> returned{nullptr};  // other threads push here
   char pad[64 - sizeof(std::atomic<R*>)];
 
   R* take() {
@@ -144,7 +144,7 @@ struct ParallelRecord {
 struct TaskRecord {
   TaskRecord* next_free;
   RecordPool<TaskRecord>* pool;  // the pool of the creating thread
-  Node* creator_node;  // creation context, in the creator's tree (nullptr: not recorded)
+  Node* creator_node;            // creation context, in the creator's tree (nullptr: not recorded)
   uint32_t region;
   uint32_t ran_on;  // index of the thread that ran its last part
   bool started;
@@ -167,9 +167,14 @@ class PtrMap {
   size_t bytes() const { return cap_ * sizeof(Slot); }
 
  private:
-  struct Slot { uint64_t key; void* value; };
+  struct Slot {
+    uint64_t key;
+    void* value;
+  };
   static size_t hash(uint64_t k) {
-    k ^= k >> 33; k *= 0xff51afd7ed558ccdULL; k ^= k >> 33;
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
     return size_t(k);
   }
   void grow();
@@ -181,19 +186,19 @@ struct RegionCacheEntry {
   uintptr_t addr;     // code address, or the name pointer for named regions
   uint32_t kind_sub;  // kind << 16 | subkind
   uint32_t id;
-  const char* name;   // stable copy of the name for named regions, to detect a reused buffer
+  const char* name;  // stable copy of the name for named regions, to detect a reused buffer
 };
 
 struct Anomalies {
-  uint64_t unmatched_end = 0;     // an end event with no open begin (dropped)
-  uint64_t unclosed = 0;          // frames still open at the end of their task or the run
-  uint64_t foreign_resume = 0;    // a suspended task resumed on another thread
+  uint64_t unmatched_end = 0;   // an end event with no open begin (dropped)
+  uint64_t unclosed = 0;        // frames still open at the end of their task or the run
+  uint64_t foreign_resume = 0;  // a suspended task resumed on another thread
 };
 
 // A call path this thread stopped recording (SCALEA_THROTTLE), for meta.json.
 struct ThrottleEvent {
   Node* node;
-  Ticks at;        // when
+  Ticks at;         // when
   uint64_t visits;  // visits counted so far (all the node will have)
   double mean_ns;   // their mean inclusive time
 };
@@ -202,7 +207,7 @@ struct ThreadState {
   uint32_t index = 0;
   uint64_t os_tid = 0;
   uint32_t flags = 0;
-  Ticks born = 0;  // when the tool first saw the thread
+  Ticks born = 0;     // when the tool first saw the thread
   Ticks created = 0;  // a worker: when the parallel region it was created for began (0: unknown)
   Node* root = nullptr;
   std::vector<Frame> stack;
@@ -252,7 +257,7 @@ void check_function_hooks(const Config& config);
 // 0 not started, 1 recording, 2 finished or disabled, 3 recording while the snapshot publisher
 // holds a thread's tree (claim_thread): the recording states are the odd ones.
 extern std::atomic<int> g_state;
-extern std::atomic<bool> g_measure_on;   // the user's enable/disable switch
+extern std::atomic<bool> g_measure_on;  // the user's enable/disable switch
 inline bool recording(int state) { return state & 1; }
 inline bool active() { return recording(g_state.load(std::memory_order_relaxed)); }
 
@@ -273,8 +278,7 @@ inline bool tool_enter(ThreadState* t) {
   t->in_callback.store(1, std::memory_order_relaxed);
   if (__builtin_expect(g_asymmetric_fence.load(std::memory_order_relaxed), 1))
     std::atomic_signal_fence(std::memory_order_seq_cst);
-  else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+  else std::atomic_thread_fence(std::memory_order_seq_cst);
   // Acquire (a plain load on x86): an entry that finds 1 again after a snapshot's claims
   // (claims_end's store) is ordered after the publisher's copy of this thread's tree.
   int state = g_state.load(std::memory_order_acquire);
@@ -349,7 +353,7 @@ inline Frame& push_frame(ThreadState& t, Node* node, FrameType type, Ticks when,
 inline Frame& enter(ThreadState& t, uint32_t region, FrameType type, Ticks when, uint64_t key = 0) {
   Node* parent = current_node(t);
   Node* n = (parent && g_measure_on.load(std::memory_order_relaxed)) ? child_of(t, parent, region)
-                                                                      : nullptr;
+                                                                     : nullptr;
   return push_frame(t, n, type, when, key);
 }
 
@@ -366,7 +370,7 @@ extern uint64_t g_throttle_ns;  // a mean inclusive time below this throttles
 inline void enter_region(ThreadState& t, uint32_t region, uint64_t key, const void* tag) {
   Node* parent = current_node(t);
   Node* n = (parent && g_measure_on.load(std::memory_order_relaxed)) ? child_of(t, parent, region)
-                                                                      : nullptr;
+                                                                     : nullptr;
   if (__builtin_expect(n && n->throttled, 0)) {
     // Written in place: a Frame built on the stack and copied costs a store-forwarding stall.
     Frame& f = t.stack.emplace_back();
@@ -545,8 +549,8 @@ struct RegionInfo {
 
 // Metadata an event source adds to the experiment (e.g. the OMPT runtime and callbacks granted).
 struct SourceInfo {
-  std::string runtime;       // runtime version string
-  std::string runtime_path;  // file of the runtime library
+  std::string runtime;                                         // runtime version string
+  std::string runtime_path;                                    // file of the runtime library
   std::vector<std::pair<std::string, std::string>> callbacks;  // name -> support level
   bool light = false;  // light mode (SCALEA_OPENMP=light): only the events light mode keeps
   // When the OpenMP runtime started initializing (it asked for a tool, ompt_start_tool: libomp
@@ -603,8 +607,7 @@ class Recorder {
 
   void note_team_size(uint32_t n) {
     uint32_t cur = max_team_.load(std::memory_order_relaxed);
-    while (n > cur && !max_team_.compare_exchange_weak(cur, n, std::memory_order_relaxed)) {
-    }
+    while (n > cur && !max_team_.compare_exchange_weak(cur, n, std::memory_order_relaxed)) {}
   }
 
   const Config& config() const { return config_; }

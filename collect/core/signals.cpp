@@ -18,7 +18,7 @@ namespace {
 
 int g_pipe[2] = {-1, -1};
 pid_t g_pid = 0;
-std::atomic<int> g_handling{0};   // the first signal handled; later ones take their default action
+std::atomic<int> g_handling{0};  // the first signal handled; later ones take their default action
 std::atomic<bool> g_written{false};
 
 // Signals whose default action ends the process and that jobs get when they are stopped or
@@ -73,8 +73,7 @@ void on_signal(int sig) {
 
 void* watch(void*) {
   unsigned char byte;
-  while (read(g_pipe[0], &byte, 1) != 1) {
-  }
+  while (read(g_pipe[0], &byte, 1) != 1) {}
   int sig = byte;
   Recorder& rec = Recorder::get();
   std::string note = std::string("the program was ended by signal ") + strsignal(sig);
@@ -95,7 +94,9 @@ void install_signal_handlers() {
   g_pid = getpid();
   int rc = start_background_thread(watch, nullptr);  // it must not receive the signals itself
   if (rc != 0) {
-    log_message("cannot start the signal watcher: the experiment is not written if a signal ends the program");
+    log_message(
+        "cannot start the signal watcher: the experiment is not written if a signal ends the "
+        "program");
     return;
   }
   struct sigaction sa;

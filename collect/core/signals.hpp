@@ -7,4 +7,4 @@
 namespace scalea::collect {
 // Starts the watcher thread and installs the handlers (once; later calls do nothing).
 void install_signal_handlers();
-}
+}  // namespace scalea::collect

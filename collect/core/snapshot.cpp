@@ -92,8 +92,7 @@ void close_copy(Copy& c) {
   std::sort(c.bases.begin(), c.bases.end());
   auto local = [&](const Node* p) -> Node* {
     auto a = reinterpret_cast<uintptr_t>(p);
-    auto it = std::upper_bound(c.bases.begin(), c.bases.end(),
-                               std::make_pair(a, UINT32_MAX));
+    auto it = std::upper_bound(c.bases.begin(), c.bases.end(), std::make_pair(a, UINT32_MAX));
     if (!p || it == c.bases.begin()) return nullptr;
     --it;
     uintptr_t offset = a - it->first;
@@ -148,7 +147,7 @@ struct Publisher {
   uint64_t seq = 0, skipped = 0;
   ClaimWaits waits_before;
   uint64_t last_encode_ns = 0, last_write_ns = 0;  // of the previous snapshot
-  std::atomic<bool> off{false};  // stopped after a failure (said once)
+  std::atomic<bool> off{false};                    // stopped after a failure (said once)
   std::mutex mu;
   std::condition_variable cv;
   bool stopping = false;
@@ -169,9 +168,10 @@ std::string snapshot_object(Publisher& p, uint64_t tick, double time_s, bool fin
   ClaimWaits w = claim_waits();
   std::string o = "{\"seq\": " + std::to_string(p.seq) + ", \"tick\": " + std::to_string(tick) +
                   ", \"interval_s\": " + num("%.6g", double(p.interval_ns) * 1e-9) +
-                  ", \"time_s\": " + num("%.6f", time_s) + ", \"wall_s\": " +
-                  num("%.6f", double(cost.wall_ns) * 1e-9) + ", \"final\": " +
-                  (final ? "true" : "false") + ", \"rank\": " + std::to_string(p.rank) +
+                  ", \"time_s\": " + num("%.6f", time_s) +
+                  ", \"wall_s\": " + num("%.6f", double(cost.wall_ns) * 1e-9) +
+                  ", \"final\": " + (final ? "true" : "false") +
+                  ", \"rank\": " + std::to_string(p.rank) +
                   ", \"skipped\": " + std::to_string(p.skipped);
   o += ", \"capture\": {\"threads\": " + std::to_string(cost.threads) +
        ", \"hold_us_max\": " + num("%.3f", double(cost.hold_max_ns) * 1e-3) +
@@ -198,7 +198,8 @@ std::vector<char> encode(Publisher& p, const std::vector<ThreadState*>& threads,
   view.environment = p.environment;
   double ns = clock.ns_per_tick();
   const ThreadState* first = threads.empty() ? nullptr : threads[0];
-  double time_s = first ? (double(first->root->s.time) * ns + double(p.rec.pre_start_ns)) * 1e-9 : 0;
+  double time_s =
+      first ? (double(first->root->s.time) * ns + double(p.rec.pre_start_ns)) * 1e-9 : 0;
   view.object = snapshot_object(p, tick, time_s, final, cost);
   MetaExtras extras;
   extras.ranks = p.ranks;
@@ -456,8 +457,8 @@ void unadopt(const std::string& dir, const std::string& tmp) {
 }
 
 std::vector<char> capture_for_test(Recorder& rec) {
-  static Publisher* p = make_publisher(rec, rec.config().snapshot_ns ? rec.config().snapshot_ns
-                                                                     : 1000000000u);
+  static Publisher* p =
+      make_publisher(rec, rec.config().snapshot_ns ? rec.config().snapshot_ns : 1000000000u);
   std::vector<ThreadState*> threads;
   CaptureCost cost;
   if (!capture(*p, threads, cost)) return {};

@@ -13,9 +13,9 @@
 namespace scalea::collect {
 namespace {
 
-constexpr std::size_t kHeader = 16;          // before every block: what heap_free needs
-constexpr unsigned kMinShift = 4;            // the smallest class: 16 bytes
-constexpr unsigned kClasses = 13;            // 16 B .. 64 KiB
+constexpr std::size_t kHeader = 16;  // before every block: what heap_free needs
+constexpr unsigned kMinShift = 4;    // the smallest class: 16 bytes
+constexpr unsigned kClasses = 13;    // 16 B .. 64 KiB
 constexpr std::size_t kChunk = std::size_t(1) << 20;
 constexpr std::uint32_t kMapped = ~std::uint32_t(0);
 

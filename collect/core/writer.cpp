@@ -133,9 +133,11 @@ uint32_t put_definitions(Buffer& payload, const std::vector<PortableRegion>& reg
     }
     regions_body.put(rr);
   }
-  for (const std::string& m : module_paths) modules_body.put(fmt::ModuleRecord{strings.intern(m), 0, 0});
+  for (const std::string& m : module_paths)
+    modules_body.put(fmt::ModuleRecord{strings.intern(m), 0, 0});
   for (const fmt::MetricSpec& m : fmt::kCoreMetrics)
-    metrics_body.put(fmt::MetricRecord{strings.intern(m.name), uint16_t(m.type), uint16_t(m.merge)});
+    metrics_body.put(
+        fmt::MetricRecord{strings.intern(m.name), uint16_t(m.type), uint16_t(m.merge)});
   // One column per measured counter (collect/papi): inclusive deltas, summed when merged.
   for (const std::string& c : counters::measured())
     metrics_body.put(fmt::MetricRecord{strings.intern("papi:" + c), uint16_t(fmt::MetricType::U64),
@@ -153,9 +155,11 @@ uint32_t put_definitions(Buffer& payload, const std::vector<PortableRegion>& reg
 
 // The bytes of the threads section: its header, and per thread a record and its nodes.
 size_t threads_section_size(const std::vector<ThreadState*>& threads) {
-  size_t per_node = sizeof(fmt::NodeRecord) + (fmt::kCoreMetricCount + counters::count()) * sizeof(uint64_t);
+  size_t per_node =
+      sizeof(fmt::NodeRecord) + (fmt::kCoreMetricCount + counters::count()) * sizeof(uint64_t);
   size_t n = sizeof(fmt::SectionHeader);
-  for (const ThreadState* t : threads) n += sizeof(fmt::ThreadRecord) + size_t(t->node_count) * per_node;
+  for (const ThreadState* t : threads)
+    n += sizeof(fmt::ThreadRecord) + size_t(t->node_count) * per_node;
   return n;
 }
 
@@ -174,8 +178,9 @@ struct Column {
     return unit == fmt::MetricUnit::Ns ? uint64_t(std::llround(double(v) * ns_per_tick)) : v;
   }
   uint64_t operator()(double v, fmt::MetricUnit unit, fmt::MetricMerge, uint64_t) const {
-    double x = unit == fmt::MetricUnit::Ns2 ? v * ns_per_tick * ns_per_tick
-               : unit == fmt::MetricUnit::Ns ? v * ns_per_tick : v;
+    double x = unit == fmt::MetricUnit::Ns2  ? v * ns_per_tick * ns_per_tick
+               : unit == fmt::MetricUnit::Ns ? v * ns_per_tick
+                                             : v;
     uint64_t bits;
     std::memcpy(&bits, &x, 8);
     return bits;
@@ -242,12 +247,11 @@ std::vector<Module> loaded_modules() {
   return mods;
 }
 
-
 // Environment that changes what a run measures. Not SCALEA_DB: it changes nothing in the run,
 // and a postgresql:// URL may carry a password, which must not land in meta.json.
 bool relevant_env(const char* e) {
-  static const char* prefixes[] = {"OMP_", "KMP_", "SCALEA_", "OMPI_COMM_WORLD_SIZE", "GOMP_",
-                                   "LD_PRELOAD"};
+  static const char* prefixes[] = {"OMP_",  "KMP_",      "SCALEA_", "OMPI_COMM_WORLD_SIZE",
+                                   "GOMP_", "LD_PRELOAD"};
   if (std::strncmp(e, "SCALEA_DB=", 10) == 0) return false;
   for (const char* p : prefixes)
     if (std::strncmp(e, p, std::strlen(p)) == 0) return true;
@@ -442,7 +446,8 @@ double since_start(Recorder& rec, const MetaSource& src, Ticks when) {
   if (!when || src.threads.empty()) return -1;
   Ticks born = src.threads[0]->born;
   return (double(when > born ? when - born : 0) * src.clock->ns_per_tick() +
-          double(rec.pre_start_ns)) * 1e-9;
+          double(rec.pre_start_ns)) *
+         1e-9;
 }
 
 ProcessAffinity process_affinity(Recorder& rec, int rank, const MetaSource& src) {
@@ -509,27 +514,28 @@ std::string affinity_members(const ProcessAffinity& a) {
   for (const ThreadCpus& t : a.threads)
     threads += std::string(threads.empty() ? "" : ", ") + "{\"index\": " + std::to_string(t.index) +
                ", \"os_tid\": " + std::to_string(t.os_tid) + ", \"cpus\": " + json_escape(t.cpus) +
-               ", \"count\": " + std::to_string(t.count) + ", \"created_s\": " +
-               seconds_or_null(t.created_s) + ", \"cpu_s\": " + seconds_or_null(t.cpu_s) +
+               ", \"count\": " + std::to_string(t.count) +
+               ", \"created_s\": " + seconds_or_null(t.created_s) +
+               ", \"cpu_s\": " + seconds_or_null(t.cpu_s) +
                ", \"runqueue_s\": " + seconds_or_null(t.runqueue_s) + "}";
-  return "\"cpus_online\": " + std::to_string(a.cpus_online) + ", \"process_cpus\": " +
-         json_escape(a.process_cpus) + ", \"threads\": [" + threads + "]";
+  return "\"cpus_online\": " + std::to_string(a.cpus_online) +
+         ", \"process_cpus\": " + json_escape(a.process_cpus) + ", \"threads\": [" + threads + "]";
 }
 
 std::string affinity_json(const ProcessAffinity& mine, const std::vector<ProcessAffinity>& ranks) {
   std::string ranks_text;
   for (const ProcessAffinity& r : ranks)
-    ranks_text += std::string(ranks_text.empty() ? "" : ", ") + "{\"rank\": " +
-                  std::to_string(r.rank) + ", \"host\": " + json_escape(r.host) + ", " +
-                  affinity_members(r) + "}";
+    ranks_text += std::string(ranks_text.empty() ? "" : ", ") +
+                  "{\"rank\": " + std::to_string(r.rank) + ", \"host\": " + json_escape(r.host) +
+                  ", " + affinity_members(r) + "}";
   return "{" + affinity_members(mine) + (ranks.empty() ? "" : ", \"ranks\": [" + ranks_text + "]") +
          "}";
 }
 
 std::string clock_json(const ClockCalibration& clk) {
-  return "{\"source\": " + json_escape(clk.source()) + ", \"ns_per_tick\": " +
-         std::to_string(clk.ns_per_tick()) + ", \"duration_s\": " +
-         std::to_string(double(clk.ns1 - clk.ns0) * 1e-9) + "}";
+  return "{\"source\": " + json_escape(clk.source()) +
+         ", \"ns_per_tick\": " + std::to_string(clk.ns_per_tick()) +
+         ", \"duration_s\": " + std::to_string(double(clk.ns1 - clk.ns0) * 1e-9) + "}";
 }
 
 std::string openmp_json(Recorder& rec, const MetaSource& src) {
@@ -539,8 +545,9 @@ std::string openmp_json(Recorder& rec, const MetaSource& src) {
     callbacks += std::string(i ? ", " : "") + json_escape(omp.callbacks[i].first) + ": " +
                  json_escape(omp.callbacks[i].second);
   callbacks += "}";
-  return "{\"runtime\": " + json_escape(omp.runtime) + ", \"runtime_path\": " +
-         json_escape(omp.runtime_path) + ", \"events\": " + (omp.light ? "\"light\"" : "\"full\"") +
+  return "{\"runtime\": " + json_escape(omp.runtime) +
+         ", \"runtime_path\": " + json_escape(omp.runtime_path) +
+         ", \"events\": " + (omp.light ? "\"light\"" : "\"full\"") +
          ", \"callbacks\": " + callbacks +
          ", \"runtime_init_s\": " + seconds_or_null(since_start(rec, src, omp.runtime_init)) +
          ", \"runtime_ready_s\": " + seconds_or_null(since_start(rec, src, omp.runtime_ready)) +
@@ -572,18 +579,18 @@ std::string anomalies_json(const MetaSource& src) {
     a.unclosed += t->anomalies.unclosed;
     a.foreign_resume += t->anomalies.foreign_resume;
   }
-  return "{\"unmatched_end\": " + std::to_string(a.unmatched_end) + ", \"unclosed\": " +
-         std::to_string(a.unclosed) + ", \"foreign_resume\": " + std::to_string(a.foreign_resume) +
-         "}";
+  return "{\"unmatched_end\": " + std::to_string(a.unmatched_end) +
+         ", \"unclosed\": " + std::to_string(a.unclosed) +
+         ", \"foreign_resume\": " + std::to_string(a.foreign_resume) + "}";
 }
 
 std::string counters_json(const counters::CounterReport& r) {
-  std::string m = "{\"requested\": " + json_string_list(r.requested) + ", \"requested_by\": " +
-                  json_escape(r.requested_by) + ", \"measured\": [";
+  std::string m = "{\"requested\": " + json_string_list(r.requested) +
+                  ", \"requested_by\": " + json_escape(r.requested_by) + ", \"measured\": [";
   for (size_t i = 0; i < r.measured.size(); ++i)
     m += std::string(i ? ", " : "") + "{\"name\": " + json_escape(r.measured[i].name) +
-         ", \"column\": " + json_escape(r.measured[i].column) + ", \"backend\": " +
-         json_escape(r.measured[i].backend) + "}";
+         ", \"column\": " + json_escape(r.measured[i].column) +
+         ", \"backend\": " + json_escape(r.measured[i].backend) + "}";
   m += "], \"dropped\": [";
   for (size_t i = 0; i < r.dropped.size(); ++i)
     m += std::string(i ? ", " : "") + "{\"name\": " + json_escape(r.dropped[i].name) +
@@ -592,11 +599,12 @@ std::string counters_json(const counters::CounterReport& r) {
        ", \"read_failures\": " + std::to_string(r.read_failures) +
        ", \"threads_failed\": " + std::to_string(r.threads_failed) +
        ", \"cost_per_read_ns\": " + fixed("%.1f", r.cost_per_read_ns) +
-       ", \"regions\": " + json_escape(r.regions) + ", \"offered\": " +
-       json_string_list(r.offered) + ", \"papi\": {\"started\": " +
-       (r.papi_started ? "true" : "false") + ", \"version\": " + json_escape(r.papi_version) +
-       ", \"problem\": " + json_escape(r.papi_problem) + ", \"components\": " +
-       json_string_list(r.papi_components) + "}}";
+       ", \"regions\": " + json_escape(r.regions) +
+       ", \"offered\": " + json_string_list(r.offered) +
+       ", \"papi\": {\"started\": " + (r.papi_started ? "true" : "false") +
+       ", \"version\": " + json_escape(r.papi_version) +
+       ", \"problem\": " + json_escape(r.papi_problem) +
+       ", \"components\": " + json_string_list(r.papi_components) + "}}";
   return m;
 }
 
@@ -612,8 +620,8 @@ std::string throttle_json(Recorder& rec, const MetaExtras& extras) {
   return "{\"setting\": " + json_escape(cfg.throttle_text) +
          ", \"calls\": " + std::to_string(cfg.throttle_calls) +
          ", \"mean_below_ns\": " + std::to_string(cfg.throttle_calls ? cfg.throttle_ns : 0) +
-         ", \"kinds\": " + kinds + ", \"count\": " + std::to_string(count) +
-         ", \"throttled\": [" + throttled_json(paths) + "]}";
+         ", \"kinds\": " + kinds + ", \"count\": " + std::to_string(count) + ", \"throttled\": [" +
+         throttled_json(paths) + "]}";
 }
 
 std::string mpi_json(const MpiMeta& m) {
@@ -628,8 +636,8 @@ std::string mpi_json(const MpiMeta& m) {
   out += tail;
   out += ", \"ranks_written\": " + int_list(m.ranks_written);
   if (m.unified)
-    out += ", \"missing_ranks\": " + int_list(m.missing_ranks) + ", \"no_finalize_ranks\": " +
-           int_list(m.no_finalize_ranks);
+    out += ", \"missing_ranks\": " + int_list(m.missing_ranks) +
+           ", \"no_finalize_ranks\": " + int_list(m.no_finalize_ranks);
   if (m.unification) {
     const MpiUnification& u = *m.unification;
     char buf[512];

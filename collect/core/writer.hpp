@@ -73,8 +73,9 @@ struct ThreadCpus {
   uint64_t os_tid = 0;
   std::string cpus;  // a cpulist, "0-3,8"
   uint64_t count = 0;
-  double created_s = -1;  // a worker: its team's fork, s from the initial thread's start (< 0: none)
-  double cpu_s = -1;       // time it ran on a CPU while the tool watched it (< 0: unknown)
+  double created_s =
+      -1;             // a worker: its team's fork, s from the initial thread's start (< 0: none)
+  double cpu_s = -1;  // time it ran on a CPU while the tool watched it (< 0: unknown)
   double runqueue_s = -1;  // time it was runnable but waited for a CPU (< 0: unknown)
 };
 struct ProcessAffinity {

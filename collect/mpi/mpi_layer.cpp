@@ -198,7 +198,8 @@ int node_first_rank(const LayerState& L) {
   if (PMPI_Comm_split_type(L.comm, MPI_COMM_TYPE_SHARED, L.rank, MPI_INFO_NULL, &node) !=
       MPI_SUCCESS)
     return first;
-  if (PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, node) != MPI_SUCCESS) first = L.rank;
+  if (PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, node) != MPI_SUCCESS)
+    first = L.rank;
   PMPI_Comm_free(&node);
   return first;
 }
@@ -252,12 +253,12 @@ void setup(int provided) {
   uint64_t ns = monotonic_ns();
   constexpr uint64_t kShortestRatioNs = 1000000, kRatioMeasureNs = 2000000;
   double ticks_per_ns = (ns > ck.ns0 + kShortestRatioNs && tk > ck.ticks0)
-                            ? double(tk - ck.ticks0) / double(ns - ck.ns0) : 1.0;
+                            ? double(tk - ck.ticks0) / double(ns - ck.ns0)
+                            : 1.0;
   if (ns <= ck.ns0 + kShortestRatioNs) {  // too short to tell: measure over 2 ms
     Ticks a = now();
     uint64_t b = monotonic_ns();
-    while (monotonic_ns() < b + kRatioMeasureNs) {
-    }
+    while (monotonic_ns() < b + kRatioMeasureNs) {}
     ticks_per_ns = double(now() - a) / double(monotonic_ns() - b);
   }
   g_model.lat_ticks = L.lat_ns * ticks_per_ns;

@@ -182,7 +182,8 @@ inline uint64_t rbytes(const MPI_Status* st, MPI_Datatype dt, int count) {
   if (!st) return nb(count, dt);
   if (st->MPI_SOURCE == MPI_PROC_NULL) return 0;
   int n = 0;
-  if (PMPI_Get_count(st, dt, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0) return nb(count, dt);
+  if (PMPI_Get_count(st, dt, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
+    return nb(count, dt);
   return uint64_t(n) * tsz(dt);
 }
 // The source a receive matched: the status's, when the call named MPI_ANY_SOURCE and the status is

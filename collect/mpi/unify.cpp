@@ -350,8 +350,8 @@ MpiMeta mpi_meta(const std::vector<int>& ranks) {
   return m;
 }
 
-bool publish(Recorder& rec, const std::string& dir, const char* why, Files files,
-             MetaExtras extras, std::string& written) {
+bool publish(Recorder& rec, const std::string& dir, const char* why, Files files, MetaExtras extras,
+             std::string& written) {
   std::vector<std::string> names;
   for (const auto& f : files)
     if (f.first != extras.definitions_file) names.push_back(f.first);
@@ -376,9 +376,9 @@ void publish_self(Recorder& rec, const char* why, const std::string& dir, const 
   std::string written;
   rec.say_throttled(rec.throttled_count(), " on rank " + std::to_string(g_layer.rank));
   if (publish(rec, dir, why, std::move(files), ex, written))
-    log_message("rank %d wrote its own data to %s (%s)", g_layer.rank, written.c_str(), note.c_str());
+    log_message("rank %d wrote its own data to %s (%s)", g_layer.rank, written.c_str(),
+                note.c_str());
 }
-
 
 // The ranks of each node, in rank order (entries are sorted by rank); nodes in the order of their
 // first ranks.
@@ -419,11 +419,11 @@ void add_data_files(std::vector<Entry>& entries, Files& files) {
 // Experiment from a set of rank files and the unified definitions (root, or a cut-off subtree).
 bool publish_ranks(Recorder& rec, const char* why, const std::string& dir,
                    const std::vector<PortableRegion>& unified, std::vector<Entry>& entries,
-                   std::vector<std::string> notes,
-                   const std::optional<MpiUnification>& unification, bool root,
-                   std::string& written) {
+                   std::vector<std::string> notes, const std::optional<MpiUnification>& unification,
+                   bool root, std::string& written) {
   const LayerState& L = g_layer;
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.rank < b.rank; });
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.rank < b.rank; });
   std::vector<bool> present(size_t(L.size), false);
   std::vector<int> no_finalize, missing, have;
   for (const Entry& e : entries) {
@@ -478,8 +478,8 @@ void say_throttled(Recorder& rec, const std::vector<Entry>& entries) {
   uint64_t total = 0;
   int ranks = 0;
   for (const Entry& e : entries) total += e.throttled_count, ranks += e.throttled_count > 0;
-  rec.say_throttled(total, " on " + std::to_string(ranks) + " of " + std::to_string(g_layer.size) +
-                               " ranks");
+  rec.say_throttled(
+      total, " on " + std::to_string(ranks) + " of " + std::to_string(g_layer.size) + " ranks");
 }
 
 long peak_rss_kb() {
@@ -551,8 +551,9 @@ class Unification {
     }
     if (!ok) {
       publish_self(rec_, why_, L_.dir + ".rank-" + rank_s_,
-                   "rank " + rank_s_ + " could not join the unification (its parent in the tree "
-                   "gave up or did not answer within the timeout)");
+                   "rank " + rank_s_ +
+                       " could not join the unification (its parent in the tree "
+                       "gave up or did not answer within the timeout)");
       return false;
     }
     In in{down.data() + 1, down.data() + down.size()};
@@ -663,8 +664,8 @@ class Unification {
   Tree tree_;
   const double far_;  // how long anyone waits for its parent
   const std::string rank_s_;
-  std::vector<PortableRegion> local_;    // this rank's regions
-  Table table_;                          // the union of the subtree's regions
+  std::vector<PortableRegion> local_;  // this rank's regions
+  Table table_;                        // the union of the subtree's regions
   double tables_done_ = 0;
   std::vector<PortableRegion> unified_;  // the root's union: the experiment's region table
   std::vector<uint32_t> remap_;          // local region id -> unified id
@@ -682,8 +683,10 @@ bool finish_hook(Recorder& rec, const char* why) {
   if (L.aborting) {
     publish_self(rec, why, L.dir,
                  "MPI_Abort(errorcode " + std::to_string(L.abort_code) + ") on rank " +
-                     std::to_string(L.rank) + ": the MPI library terminates the other ranks, so "
-                     "this experiment holds rank " + std::to_string(L.rank) + " only");
+                     std::to_string(L.rank) +
+                     ": the MPI library terminates the other ranks, so "
+                     "this experiment holds rank " +
+                     std::to_string(L.rank) + " only");
     return true;
   }
   Unification u(rec, why);

@@ -57,7 +57,9 @@ inline const void* user_code(const void* codeptr) {
 thread_local const void* t_test_code = nullptr;
 
 void module_range(const void* inside, uintptr_t& lo_out, uintptr_t& hi_out) {
-  struct Query { uintptr_t addr, lo = 0, hi = 0; } q{reinterpret_cast<uintptr_t>(inside)};
+  struct Query {
+    uintptr_t addr, lo = 0, hi = 0;
+  } q{reinterpret_cast<uintptr_t>(inside)};
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) {
         auto* q = static_cast<Query*>(data);
@@ -215,8 +217,8 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
   if (endpoint == ompt_scope_begin) {
     ParallelRecord* p = parallel_of(parallel_data);
     if (!p) return;
-    long master = index == 0 ? find_frame(*t, FrameType::Parallel, reinterpret_cast<uintptr_t>(p))
-                             : -1;
+    long master =
+        index == 0 ? find_frame(*t, FrameType::Parallel, reinterpret_cast<uintptr_t>(p)) : -1;
     if (master >= 0) {
       Frame& f = t->stack[size_t(master)];
       if (f.node) {
@@ -231,7 +233,8 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
     }
     close_released_teams(*t, when);
     if (__builtin_expect(t->created == 0, 0)) t->created = p->begin;
-    Node* n = g_measure_on.load(std::memory_order_relaxed) ? mirror_of(*t, p->master_node) : nullptr;
+    Node* n =
+        g_measure_on.load(std::memory_order_relaxed) ? mirror_of(*t, p->master_node) : nullptr;
     push_frame(*t, n, FrameType::ImplicitTask, when, reinterpret_cast<uintptr_t>(p), p);
     if (n) n->s.fork += when > p->begin ? when - p->begin : 0;
     return;
@@ -271,25 +274,19 @@ bool is_implicit_barrier(ompt_sync_region_t kind) {
     case ompt_sync_region_barrier_implicit:
     case ompt_sync_region_barrier_implicit_workshare:
     case ompt_sync_region_barrier_implicit_parallel:
-    case ompt_sync_region_barrier_teams:
-      return true;
-    default:
-      return false;
+    case ompt_sync_region_barrier_teams: return true;
+    default: return false;
   }
 }
 
 SyncRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const void* codeptr) {
   switch (kind) {
-    case ompt_sync_region_barrier_explicit:
-      return {RegionKind::BarrierExplicit, 0, codeptr};
+    case ompt_sync_region_barrier_explicit: return {RegionKind::BarrierExplicit, 0, codeptr};
     case ompt_sync_region_barrier_implementation:
       return {RegionKind::BarrierImplementation, 0, codeptr};
-    case ompt_sync_region_taskwait:
-      return {RegionKind::Taskwait, 0, codeptr};
-    case ompt_sync_region_taskgroup:
-      return {RegionKind::Taskgroup, 0, codeptr};
-    case ompt_sync_region_reduction:
-      return {RegionKind::Reduction, 0, codeptr};
+    case ompt_sync_region_taskwait: return {RegionKind::Taskwait, 0, codeptr};
+    case ompt_sync_region_taskgroup: return {RegionKind::Taskgroup, 0, codeptr};
+    case ompt_sync_region_reduction: return {RegionKind::Reduction, 0, codeptr};
     case ompt_sync_region_barrier_implicit_workshare:
       return {RegionKind::BarrierImplicit, uint16_t(BarrierFlavour::Workshare), codeptr};
     case ompt_sync_region_barrier_teams:
@@ -408,8 +405,7 @@ void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*, const
   if (endpoint == ompt_scope_begin)
     enter(*t, Recorder::get().region(*t, RegionKind::Masked, 0, codeptr), FrameType::Region, when,
           frame_key(FrameTag::Masked));
-  else
-    leave(*t, FrameType::Region, when, frame_key(FrameTag::Masked));
+  else leave(*t, FrameType::Region, when, frame_key(FrameTag::Masked));
 }
 
 void on_dispatch(ompt_data_t*, ompt_data_t*, ompt_dispatch_t, ompt_data_t) {
@@ -548,8 +544,8 @@ void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t
   if (!t) return;
   Ticks when = now();
   auto* done = prior ? static_cast<TaskRecord*>(prior->ptr) : nullptr;
-  bool finished = status == ompt_task_complete || status == ompt_task_cancel ||
-                  status == ompt_task_detach;
+  bool finished =
+      status == ompt_task_complete || status == ompt_task_cancel || status == ompt_task_detach;
   if (done && finished) {
     long i = find_frame(*t, FrameType::ExplicitTask, reinterpret_cast<uintptr_t>(done));
     if (i >= 0) unwind_to(*t, size_t(i), when);
@@ -560,7 +556,9 @@ void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t
     }
   }
   auto* r = next ? static_cast<TaskRecord*>(next->ptr) : nullptr;
-  long next_frame = r && r->started ? find_frame(*t, FrameType::ExplicitTask, reinterpret_cast<uintptr_t>(r)) : -1;
+  long next_frame = r && r->started
+                        ? find_frame(*t, FrameType::ExplicitTask, reinterpret_cast<uintptr_t>(r))
+                        : -1;
   if (done && !finished) {
     // A suspended task whose thread goes back down its stack (to the implicit task, or to a task
     // it had interrupted) has left the thread: an untied task's part ends at each task scheduling
@@ -604,25 +602,25 @@ const char* support_name(int result) {
 // implicit tasks, barriers and their waits (also taskwait and taskgroup), and tasks. It drops the
 // events of constructs inside a region (worksharing, masked, dispatch, mutexes, flush, cancel,
 // reductions), which fine-grained codes raise millions of times.
-#define SCALEA_OMPT_EVENTS(X)                                       \
-  X(thread_begin, ompt_callback_thread_begin_t, true)               \
-  X(thread_end, ompt_callback_thread_end_t, true)                   \
-  X(parallel_begin, ompt_callback_parallel_begin_t, true)           \
-  X(parallel_end, ompt_callback_parallel_end_t, true)               \
-  X(implicit_task, ompt_callback_implicit_task_t, true)             \
-  X(sync_region, ompt_callback_sync_region_t, true)                 \
-  X(sync_region_wait, ompt_callback_sync_region_t, true)            \
-  X(reduction, ompt_callback_sync_region_t, false)                  \
-  X(work, ompt_callback_work_t, false)                              \
-  X(masked, ompt_callback_masked_t, false)                          \
-  X(dispatch, ompt_callback_dispatch_t, false)                      \
-  X(mutex_acquire, ompt_callback_mutex_acquire_t, false)            \
-  X(mutex_acquired, ompt_callback_mutex_t, false)                   \
-  X(mutex_released, ompt_callback_mutex_t, false)                   \
-  X(nest_lock, ompt_callback_nest_lock_t, false)                    \
-  X(flush, ompt_callback_flush_t, false)                            \
-  X(cancel, ompt_callback_cancel_t, false)                          \
-  X(task_create, ompt_callback_task_create_t, true)                 \
+#define SCALEA_OMPT_EVENTS(X)                             \
+  X(thread_begin, ompt_callback_thread_begin_t, true)     \
+  X(thread_end, ompt_callback_thread_end_t, true)         \
+  X(parallel_begin, ompt_callback_parallel_begin_t, true) \
+  X(parallel_end, ompt_callback_parallel_end_t, true)     \
+  X(implicit_task, ompt_callback_implicit_task_t, true)   \
+  X(sync_region, ompt_callback_sync_region_t, true)       \
+  X(sync_region_wait, ompt_callback_sync_region_t, true)  \
+  X(reduction, ompt_callback_sync_region_t, false)        \
+  X(work, ompt_callback_work_t, false)                    \
+  X(masked, ompt_callback_masked_t, false)                \
+  X(dispatch, ompt_callback_dispatch_t, false)            \
+  X(mutex_acquire, ompt_callback_mutex_acquire_t, false)  \
+  X(mutex_acquired, ompt_callback_mutex_t, false)         \
+  X(mutex_released, ompt_callback_mutex_t, false)         \
+  X(nest_lock, ompt_callback_nest_lock_t, false)          \
+  X(flush, ompt_callback_flush_t, false)                  \
+  X(cancel, ompt_callback_cancel_t, false)                \
+  X(task_create, ompt_callback_task_create_t, true)       \
   X(task_schedule, ompt_callback_task_schedule_t, true)
 
 int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
@@ -641,14 +639,14 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   module_range(reinterpret_cast<const void*>(&tool_initialize), g_tool_lo, g_tool_hi);
   bool light = Recorder::get().config().openmp_light;
   // Not registered in light mode: "off" in meta.json's list of callbacks.
-#define SCALEA_REGISTER(event, type, in_light)                                                  \
-  {                                                                                             \
-    type typed = &on_##event;                                                                   \
-    granted.emplace_back(#event, light && !(in_light)                                           \
-                                     ? "off"                                                    \
-                                     : support_name(g_set_callback(                             \
-                                           ompt_callback_##event,                               \
-                                           reinterpret_cast<ompt_callback_t>(typed))));         \
+#define SCALEA_REGISTER(event, type, in_light)                                                 \
+  {                                                                                            \
+    type typed = &on_##event;                                                                  \
+    granted.emplace_back(                                                                      \
+        #event, light && !(in_light)                                                           \
+                    ? "off"                                                                    \
+                    : support_name(g_set_callback(ompt_callback_##event,                       \
+                                                  reinterpret_cast<ompt_callback_t>(typed)))); \
   }
   SCALEA_OMPT_EVENTS(SCALEA_REGISTER)
 #undef SCALEA_REGISTER

@@ -72,8 +72,8 @@ State& st() {
 
 // The default set serves the cache-miss drill-down: misses and accesses at L1, L2 and L3,
 // cycles, instructions. Events the machine lacks are dropped silently (meta.json says which).
-const std::vector<std::string> kDefaultEvents = {"PAPI_L1_DCM", "PAPI_L1_DCA", "PAPI_L2_DCM",
-                                                 "PAPI_L2_DCA", "PAPI_L3_TCM", "PAPI_L3_TCA",
+const std::vector<std::string> kDefaultEvents = {"PAPI_L1_DCM",  "PAPI_L1_DCA", "PAPI_L2_DCM",
+                                                 "PAPI_L2_DCA",  "PAPI_L3_TCM", "PAPI_L3_TCA",
                                                  "PAPI_TOT_CYC", "PAPI_TOT_INS"};
 
 struct SoftwareEvent {
@@ -82,17 +82,22 @@ struct SoftwareEvent {
 };
 // The kernel's software events under the names PAPI's perf_event component gives them.
 const SoftwareEvent kSoftware[] = {
-    {"PAGE-FAULTS", PERF_COUNT_SW_PAGE_FAULTS},   {"FAULTS", PERF_COUNT_SW_PAGE_FAULTS},
-    {"MINOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MIN}, {"MAJOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MAJ},
-    {"TASK-CLOCK", PERF_COUNT_SW_TASK_CLOCK},     {"CPU-CLOCK", PERF_COUNT_SW_CPU_CLOCK},
-    {"CONTEXT-SWITCHES", PERF_COUNT_SW_CONTEXT_SWITCHES}, {"CS", PERF_COUNT_SW_CONTEXT_SWITCHES},
-    {"CPU-MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS}, {"MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS},
+    {"PAGE-FAULTS", PERF_COUNT_SW_PAGE_FAULTS},
+    {"FAULTS", PERF_COUNT_SW_PAGE_FAULTS},
+    {"MINOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MIN},
+    {"MAJOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MAJ},
+    {"TASK-CLOCK", PERF_COUNT_SW_TASK_CLOCK},
+    {"CPU-CLOCK", PERF_COUNT_SW_CPU_CLOCK},
+    {"CONTEXT-SWITCHES", PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {"CS", PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {"CPU-MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS},
+    {"MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS},
     {"ALIGNMENT-FAULTS", PERF_COUNT_SW_ALIGNMENT_FAULTS},
     {"EMULATION-FAULTS", PERF_COUNT_SW_EMULATION_FAULTS},
 };
-const char* kSoftwareShown[] = {"perf::PAGE-FAULTS", "perf::MINOR-FAULTS", "perf::MAJOR-FAULTS",
-                                "perf::TASK-CLOCK", "perf::CPU-CLOCK", "perf::CONTEXT-SWITCHES",
-                                "perf::CPU-MIGRATIONS"};
+const char* kSoftwareShown[] = {
+    "perf::PAGE-FAULTS", "perf::MINOR-FAULTS",     "perf::MAJOR-FAULTS",  "perf::TASK-CLOCK",
+    "perf::CPU-CLOCK",   "perf::CONTEXT-SWITCHES", "perf::CPU-MIGRATIONS"};
 
 bool software_event(const std::string& name, uint64_t& config) {
   std::string n = name;
@@ -100,7 +105,8 @@ bool software_event(const std::string& name, uint64_t& config) {
   else return false;
   if (n.rfind("PERF_COUNT_SW_", 0) == 0) {
     n = n.substr(14);
-    for (char& ch : n) if (ch == '_') ch = '-';
+    for (char& ch : n)
+      if (ch == '_') ch = '-';
   }
   for (const SoftwareEvent& e : kSoftware)
     if (n == e.name) return config = e.config, true;
@@ -177,8 +183,7 @@ std::vector<std::string> offered_now(const State& s, int max_wait_ms) {
   int p = g_perf_probe.load(std::memory_order_acquire);
   if (p == kProbeYes)
     for (const char* n : kSoftwareShown) out.push_back(n);
-  else if (p == kProbeRunning)
-    out.push_back("perf:: events (not known: the probe did not finish)");
+  else if (p == kProbeRunning) out.push_back("perf:: events (not known: the probe did not finish)");
   else if (p == kProbeNotStarted && !s.requested.empty())
     out.push_back("perf:: events (not probed: the default set does not use them)");
   return out;
@@ -188,7 +193,8 @@ std::vector<std::string> offered_now(const State& s, int max_wait_ms) {
 int papi_set(const std::vector<int>& codes, bool multiplex, std::string& why) {
   int set = PAPI_NULL;
   int r = papi().PAPI_create_eventset(&set);
-  if (r != PAPI_OK) return why = std::string("PAPI_create_eventset: ") + papi().PAPI_strerror(r), -1;
+  if (r != PAPI_OK)
+    return why = std::string("PAPI_create_eventset: ") + papi().PAPI_strerror(r), -1;
   if (multiplex) {
     r = papi().PAPI_assign_eventset_component(set, 0);
     if (r == PAPI_OK) r = papi().PAPI_set_multiplex(set);
@@ -201,7 +207,8 @@ int papi_set(const std::vector<int>& codes, bool multiplex, std::string& why) {
   for (int code : codes) {
     r = papi().PAPI_add_event(set, code);
     if (r != PAPI_OK) {
-      why = std::string(r == PAPI_ECNFLCT ? "conflict" : "PAPI_add_event: ") + papi().PAPI_strerror(r);
+      why = std::string(r == PAPI_ECNFLCT ? "conflict" : "PAPI_add_event: ") +
+            papi().PAPI_strerror(r);
       papi().PAPI_cleanup_eventset(set);
       papi().PAPI_destroy_eventset(&set);
       return r == PAPI_ECNFLCT ? -2 : -1;
@@ -291,7 +298,8 @@ void parse_kinds(const std::string& spec, State& s, std::vector<std::string>& pr
     bool found = false;
     for (uint16_t k = 0; k < format::kRegionKindCount; ++k)
       if (format::region_kind_name(format::RegionKind(k)) == item) s.kinds[k] = found = true;
-    if (!found) problems.push_back("unknown region kind '" + item + "' in SCALEA_COUNTER_REGIONS ignored");
+    if (!found)
+      problems.push_back("unknown region kind '" + item + "' in SCALEA_COUNTER_REGIONS ignored");
   }
   s.kinds_text.clear();
   for (uint16_t k = 0; k < format::kRegionKindCount; ++k)
@@ -351,8 +359,9 @@ void start_papi(State& s) {
     if (!ci) continue;
     std::string line = std::string(ci->name) + ": ";
     if (ci->disabled) line += std::string("disabled (") + ci->disabled_reason + ")";
-    else line += "active, " + std::to_string(ci->num_native_events) + " native events, " +
-                 std::to_string(ci->num_cntrs) + " counters";
+    else
+      line += "active, " + std::to_string(ci->num_native_events) + " native events, " +
+              std::to_string(ci->num_cntrs) + " counters";
     s.papi_components.push_back(line);
   }
   // What PAPI offers: its first kPresetsShown available presets, and how many there are.
@@ -368,7 +377,8 @@ void start_papi(State& s) {
       }
     } while (papi().PAPI_enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
   }
-  if (presets > kPresetsShown) s.offered.push_back("... (" + std::to_string(presets) + " PAPI presets)");
+  if (presets > kPresetsShown)
+    s.offered.push_back("... (" + std::to_string(presets) + " PAPI presets)");
 }
 
 std::string joined(const std::vector<std::string>& v) {
@@ -396,8 +406,7 @@ void parse_request(const Config& c, State& s) {
   for (const std::string& item : split_list(v)) {
     if (item == "default")
       s.requested.insert(s.requested.end(), kDefaultEvents.begin(), kDefaultEvents.end());
-    else
-      s.requested.push_back(item);
+    else s.requested.push_back(item);
   }
 }
 
@@ -435,8 +444,10 @@ bool validate_alone(const State& s, const std::string& name, Event& e, std::stri
   int fd = perf_open(PERF_TYPE_SOFTWARE, config, -1, true);
   if (fd < 0 && (errno == EACCES || errno == EPERM) &&
       (config == PERF_COUNT_SW_CONTEXT_SWITCHES || config == PERF_COUNT_SW_CPU_MIGRATIONS))
-    return why = "counted in the kernel, which perf_event_paranoid forbids here (needs root, "
-                 "CAP_PERFMON or perf_event_paranoid <= 1)", false;
+    return why =
+               "counted in the kernel, which perf_event_paranoid forbids here (needs root, "
+               "CAP_PERFMON or perf_event_paranoid <= 1)",
+           false;
   if (fd < 0) return why = std::string("perf_event_open: ") + std::strerror(errno), false;
   uint64_t buf[2];
   bool ok = ::read(fd, buf, sizeof buf) == ssize_t(sizeof buf);
@@ -523,25 +534,30 @@ void say_what_was_dropped(const State& s) {
   if (!s.dropped.empty() || s.events.empty()) {
     std::vector<std::pair<std::string, std::string>> groups;  // reason -> names
     for (const Dropped& d : s.dropped) {
-      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == d.reason; });
+      auto it = std::find_if(groups.begin(), groups.end(),
+                             [&](const auto& g) { return g.first == d.reason; });
       if (it == groups.end()) groups.emplace_back(d.reason, d.name);
       else it->second += ", " + d.name;
     }
     std::string drops;
-    for (const auto& [reason, names] : groups) drops += (drops.empty() ? "" : "; ") + names + " (" + reason + ")";
+    for (const auto& [reason, names] : groups)
+      drops += (drops.empty() ? "" : "; ") + names + " (" + reason + ")";
     std::vector<std::string> offered = offered_now(s, 0);
     std::string offers = offered.empty() ? "nothing" : joined(offered);
     std::string papi = s.papi_started || s.papi_problem.empty() ? "" : " [" + s.papi_problem + "]";
     if (s.events.empty())
-      log_job_message("counters: none of the requested events can be measured: %s; this machine offers: "
-                  "%s%s. The run goes on with time only.", drops.c_str(), offers.c_str(), papi.c_str());
+      log_job_message(
+          "counters: none of the requested events can be measured: %s; this machine offers: "
+          "%s%s. The run goes on with time only.",
+          drops.c_str(), offers.c_str(), papi.c_str());
     else
-      log_job_message("counters: dropped %s; measuring %s; this machine offers: %s%s", drops.c_str(),
-                  joined(s.names).c_str(), offers.c_str(), papi.c_str());
+      log_job_message("counters: dropped %s; measuring %s; this machine offers: %s%s",
+                      drops.c_str(), joined(s.names).c_str(), offers.c_str(), papi.c_str());
   }
   if (s.multiplexed)
-    log_job_message("counters: %zu events multiplexed on fewer hardware counters (values are estimates)",
-                s.events.size());
+    log_job_message(
+        "counters: %zu events multiplexed on fewer hardware counters (values are estimates)",
+        s.events.size());
 }
 
 }  // namespace
@@ -570,8 +586,9 @@ void setup(const Config& c) {
   } else if (papi_needed && !explicit_request && !cpu_pmu_present()) {
     // The default set is PAPI presets of the CPU's counters: without a CPU PMU none exists, and
     // loading and starting PAPI would cost the process 4-5 ms to learn it.
-    s.papi_problem = "no hardware counters: the kernel shows no CPU performance monitoring unit "
-                     "(a virtual machine without PMU passthrough?); PAPI not started";
+    s.papi_problem =
+        "no hardware counters: the kernel shows no CPU performance monitoring unit "
+        "(a virtual machine without PMU passthrough?); PAPI not started";
   } else if (papi_needed) {
     start_papi(s);
   }

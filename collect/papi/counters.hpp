@@ -28,11 +28,11 @@ extern bool g_on;
 // One thread's event sets and its snapshot slots (a frame holds a slot index, 0 = none; frames
 // may close out of order, so slots come from a free list, not a stack).
 struct ThreadCounters {
-  int papi_set = -1;         // PAPI event set of this thread (-1: none)
-  int perf_leader = -1;      // perf_event group leader fd (-1: none)
+  int papi_set = -1;     // PAPI event set of this thread (-1: none)
+  int perf_leader = -1;  // perf_event group leader fd (-1: none)
   std::vector<int> perf_fds;
-  bool broken = false;       // the thread could not start its counters: it reads nothing
-  std::vector<uint64_t> snaps;       // slot-major: snaps[slot * n + i]; slot 0 unused
+  bool broken = false;          // the thread could not start its counters: it reads nothing
+  std::vector<uint64_t> snaps;  // slot-major: snaps[slot * n + i]; slot 0 unused
   std::vector<uint32_t> free_slots;
   uint32_t slots = 1;
 };

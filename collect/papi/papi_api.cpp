@@ -23,11 +23,11 @@ const PapiApi* load_papi(std::string& why) {
       problem = std::string("PAPI not loaded (") + (e ? e : SCALEA_PAPI_SONAME) + ")";
       return;
     }
-#define SCALEA_PAPI_RESOLVE(f)                                                  \
-  api.f = reinterpret_cast<decltype(api.f)>(dlsym(lib, #f));                    \
-  if (!api.f) {                                                                 \
+#define SCALEA_PAPI_RESOLVE(f)                                                          \
+  api.f = reinterpret_cast<decltype(api.f)>(dlsym(lib, #f));                            \
+  if (!api.f) {                                                                         \
     problem = std::string("PAPI not loaded (" SCALEA_PAPI_SONAME " lacks ") + #f + ")"; \
-    return;                                                                     \
+    return;                                                                             \
   }
     SCALEA_PAPI_FUNCTIONS(SCALEA_PAPI_RESOLVE)
 #undef SCALEA_PAPI_RESOLVE

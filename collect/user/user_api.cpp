@@ -34,16 +34,19 @@ bool program_imports(const char* name) {
   const auto* eh = reinterpret_cast<const ElfW(Ehdr)*>(base);
   constexpr unsigned char kClass = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
   if (std::memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == kClass &&
-      eh->e_shentsize == sizeof(ElfW(Shdr)) && inside(eh->e_shoff, uint64_t(eh->e_shnum) * sizeof(ElfW(Shdr)))) {
+      eh->e_shentsize == sizeof(ElfW(Shdr)) &&
+      inside(eh->e_shoff, uint64_t(eh->e_shnum) * sizeof(ElfW(Shdr)))) {
     const auto* sh = reinterpret_cast<const ElfW(Shdr)*>(base + eh->e_shoff);
     for (unsigned i = 0; i < eh->e_shnum && !found; ++i) {
       if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum) continue;
       const ElfW(Shdr)& strs = sh[sh[i].sh_link];
-      if (!inside(sh[i].sh_offset, sh[i].sh_size) || !inside(strs.sh_offset, strs.sh_size)) continue;
+      if (!inside(sh[i].sh_offset, sh[i].sh_size) || !inside(strs.sh_offset, strs.sh_size))
+        continue;
       const auto* sym = reinterpret_cast<const ElfW(Sym)*>(base + sh[i].sh_offset);
       for (size_t k = 0; k < sh[i].sh_size / sizeof(ElfW(Sym)) && !found; ++k)
         found = sym[k].st_shndx == SHN_UNDEF && sym[k].st_name < strs.sh_size &&
-                std::strncmp(base + strs.sh_offset + sym[k].st_name, name, strs.sh_size - sym[k].st_name) == 0;
+                std::strncmp(base + strs.sh_offset + sym[k].st_name, name,
+                             strs.sh_size - sym[k].st_name) == 0;
     }
   }
   munmap(map, size);
@@ -59,15 +62,17 @@ void check_function_hooks(const Config& config) {
   void* hook = dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter");
   // Bound to this library, or to libscalea-mpi.so (which defines them too): recorded.
   if (hook && dladdr(hook, &bound) &&
-      (bound.dli_fbase == mine.dli_fbase || (bound.dli_fname && std::strstr(bound.dli_fname, "libscalea-"))))
+      (bound.dli_fbase == mine.dli_fbase ||
+       (bound.dli_fname && std::strstr(bound.dli_fname, "libscalea-"))))
     return;
   if (!program_imports("__cyg_profile_func_enter")) return;
   const char* where = bound.dli_fname ? std::strrchr(bound.dli_fname, '/') : nullptr;
-  log_job_message("the program is built with -finstrument-functions, but its calls go to the empty "
-                  "hooks of %s, not to the tool's (the OpenMP runtime loaded the tool after the "
-                  "program started): its functions are not recorded; measure it with `scalea run`, "
-                  "with LD_PRELOAD=%s, or link it with -lscalea-omp",
-                  where ? where + 1 : "libc", mine.dli_fname ? mine.dli_fname : "libscalea-omp.so");
+  log_job_message(
+      "the program is built with -finstrument-functions, but its calls go to the empty "
+      "hooks of %s, not to the tool's (the OpenMP runtime loaded the tool after the "
+      "program started): its functions are not recorded; measure it with `scalea run`, "
+      "with LD_PRELOAD=%s, or link it with -lscalea-omp",
+      where ? where + 1 : "libc", mine.dli_fname ? mine.dli_fname : "libscalea-omp.so");
 }
 
 }  // namespace scalea::collect

@@ -97,7 +97,8 @@ void MergedTree::for_each_batch(size_t first, size_t last,
     std::vector<ThreadTree> threads = files_->threads(f);
     maps.resize(threads.size());
     for (size_t i = 0; i < threads.size(); ++i) map_thread(threads[i], maps[i]);
-    if (!threads.empty()) visit({file_first_[f], threads.data(), maps.data(), uint32_t(threads.size()), f});
+    if (!threads.empty())
+      visit({file_first_[f], threads.data(), maps.data(), uint32_t(threads.size()), f});
   }
 }
 
@@ -111,7 +112,8 @@ void MergedTree::for_each_thread(
 double MergedTree::sum(uint32_t node, int metric) const {
   if (files_) return metric < 0 ? 0.0 : sum_[size_t(node) * e_->metric_count() + size_t(metric)];
   double s = 0;
-  for (const Member& m : nodes_[node].members) s += e_->value(e_->threads[m.thread], m.node, metric);
+  for (const Member& m : nodes_[node].members)
+    s += e_->value(e_->threads[m.thread], m.node, metric);
   return s;
 }
 

@@ -73,8 +73,9 @@ std::vector<char> encode_rank_file(const Experiment& e, int32_t rank, const Enco
         modules.push_back(r.module);
     for (const std::string& m : modules) put(modl, fmt::ModuleRecord{str(m), 0, 0});
     for (const Region& r : e.regions)
-      put(regn, fmt::RegionRecord{uint16_t(r.kind), r.subkind, str(r.name), str(r.file), str(r.function), r.line,
-                                  r.module.empty() ? fmt::kNoIndex : module_index[r.module], r.address});
+      put(regn, fmt::RegionRecord{
+                    uint16_t(r.kind), r.subkind, str(r.name), str(r.file), str(r.function), r.line,
+                    r.module.empty() ? fmt::kNoIndex : module_index[r.module], r.address});
     for (size_t m = 0; m < nm; ++m)
       put(metr, fmt::MetricRecord{str(e.metrics[m]), uint16_t(type[m]), uint16_t(merge[m])});
     for (const std::string& s : str.list) {
@@ -123,7 +124,8 @@ std::vector<char> encode_rank_file(const Experiment& e, int32_t rank, const Enco
   return out;
 }
 
-std::string encode_meta(const Experiment& e, const std::vector<std::string>& files, const std::string& definitions) {
+std::string encode_meta(const Experiment& e, const std::vector<std::string>& files,
+                        const std::string& definitions) {
   nlohmann::json m = e.meta.is_object() ? e.meta : nlohmann::json::object();
   m["format"] = "scalea-experiment";
   m["format_version"] = fmt::kVersion;

@@ -46,13 +46,13 @@ using ThreadVisitor = std::function<void(const std::function<void(ThreadTree&)>&
 // again after settling (RankFiles).
 class Settlement {
  public:
-  std::vector<fmt::MetricMerge> merge;   // per column
+  std::vector<fmt::MetricMerge> merge;  // per column
   size_t metric_count = 0;
-  std::vector<size_t> counter_columns;   // columns of hardware counters
-  std::vector<char> outlined;            // by region as parsed: dropped, empty when none
-  std::vector<char> in_runtime;          // by region before placing: a return into the runtime
+  std::vector<size_t> counter_columns;  // columns of hardware counters
+  std::vector<char> outlined;           // by region as parsed: dropped, empty when none
+  std::vector<char> in_runtime;         // by region before placing: a return into the runtime
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> placed;  // (region, enclosing) -> region
-  std::vector<uint32_t> remap;           // old region -> new, empty when not renumbered
+  std::vector<uint32_t> remap;  // old region -> new, empty when not renumbered
 
   // `scratch`: fold_duplicate_paths's, kept by the caller across threads.
   void fold_outlined(ThreadTree& t, FlatMap64& scratch) const;
@@ -144,7 +144,9 @@ class Reader {
     return r;
   }
   size_t left() const { return size_t(end_ - p_); }
-  [[noreturn]] void fail(const std::string& problem) const { throw LoadError(name_ + ": " + problem); }
+  [[noreturn]] void fail(const std::string& problem) const {
+    throw LoadError(name_ + ": " + problem);
+  }
 
  private:
   std::string name_;
@@ -166,7 +168,8 @@ void read_file_into(const std::string& path, std::vector<char>& bytes) {
 }
 
 // Bytes [offset, offset + length) of a file into `bytes` (fewer at the file's end).
-void read_part_into(const std::string& path, uint64_t offset, uint64_t length, std::vector<char>& bytes) {
+void read_part_into(const std::string& path, uint64_t offset, uint64_t length,
+                    std::vector<char>& bytes) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw LoadError(path + ": cannot open (" + std::strerror(errno) + ")");
   bytes.resize(size_t(length));
@@ -188,7 +191,8 @@ void read_part_into(const std::string& path, uint64_t offset, uint64_t length, s
 
 uint64_t file_size(const std::string& path) {
   struct stat st;
-  if (stat(path.c_str(), &st) != 0) throw LoadError(path + ": cannot open (" + std::strerror(errno) + ")");
+  if (stat(path.c_str(), &st) != 0)
+    throw LoadError(path + ": cannot open (" + std::strerror(errno) + ")");
   return uint64_t(st.st_size);
 }
 
@@ -205,7 +209,9 @@ std::vector<std::string> directory_names(const std::string& dir) {
 struct FileAccess {
   std::function<void(const std::string& path, std::vector<char>& bytes)> whole;
   // A part of a file (a rank file in a container): as read_part_into.
-  std::function<void(const std::string& path, uint64_t offset, uint64_t length, std::vector<char>& bytes)> part;
+  std::function<void(const std::string& path, uint64_t offset, uint64_t length,
+                     std::vector<char>& bytes)>
+      part;
   std::function<uint64_t(const std::string& path)> size;
   // The names in a directory; unset when files come from memory.
   std::function<std::vector<std::string>(const std::string& dir)> list;
@@ -234,7 +240,8 @@ SCALEA_PCLMUL inline __m128i load(const char* at) {
 }
 // x (128 bits) times x^(128·k) modulo the polynomial, added to the next 128 bits.
 SCALEA_PCLMUL inline __m128i fold(__m128i x, __m128i k, __m128i next) {
-  return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)), next);
+  return _mm_xor_si128(
+      _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)), next);
 }
 SCALEA_PCLMUL uint32_t crc32_fold_pclmul(uint32_t state, const char* p, size_t len) {
   __m128i x1 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(int(state)));
@@ -257,7 +264,8 @@ SCALEA_PCLMUL uint32_t crc32_fold_pclmul(uint32_t state, const char* p, size_t l
   x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), _mm_clmulepi64_si128(k3k4, x1, 0x01));
   const __m128i mask32 = _mm_set_epi32(0, 0, 0, -1);
   const __m128i k5 = _mm_set_epi64x(0, 0x163cd6124);
-  x1 = _mm_xor_si128(_mm_srli_si128(x1, 4), _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), k5, 0x00));
+  x1 = _mm_xor_si128(_mm_srli_si128(x1, 4),
+                     _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), k5, 0x00));
   const __m128i poly = _mm_set_epi64x(0x1f7011641, 0x1db710641);  // mu, P
   __m128i t = _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), poly, 0x10);
   t = _mm_clmulepi64_si128(_mm_and_si128(t, mask32), poly, 0x00);
@@ -298,8 +306,8 @@ namespace {
 // (the METR merge rule), and nodes of `drop`ped regions vanish, their children attaching to their
 // parent (merging with its children of the same region). `remap` (old region -> new) and `drop`
 // (by old region) may be null; `first` is scratch, kept by the caller across threads.
-void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricMerge>& merge, FlatMap64& first,
-                          const std::vector<uint32_t>* remap = nullptr,
+void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricMerge>& merge,
+                          FlatMap64& first, const std::vector<uint32_t>* remap = nullptr,
                           const std::vector<char>* drop = nullptr) {
   const size_t nm = merge.size();
   first.clear();  // (new parent, region) -> new index
@@ -357,8 +365,8 @@ EntryFilter runtime_entry(const Region& r) {
   static const std::vector<std::string_view> parallel = {"__kmpc_fork_call*", "GOMP_parallel*"};
   static const std::vector<std::string_view> teams = {"__kmpc_fork_teams", "GOMP_teams*"};
   static const std::vector<std::string_view> barrier = {
-      "__kmpc_barrier", "__kmpc_reduce*", "__kmpc_end_reduce*", "GOMP_barrier*", "GOMP_loop_end*",
-      "GOMP_sections_end*", "GOMP_single*"};
+      "__kmpc_barrier", "__kmpc_reduce*",     "__kmpc_end_reduce*", "GOMP_barrier*",
+      "GOMP_loop_end*", "GOMP_sections_end*", "GOMP_single*"};
   static const std::vector<std::string_view> any_openmp = {"__kmpc_*", "GOMP_*", "omp_*"};
   static const std::vector<std::pair<RegionKind, std::vector<std::string_view>>> by_kind = {
       {RegionKind::Parallel, parallel},
@@ -369,23 +377,28 @@ EntryFilter runtime_entry(const Region& r) {
       {RegionKind::BarrierExplicit, barrier},
       {RegionKind::BarrierImplementation, barrier},
       {RegionKind::Reduction, {"__kmpc_reduce*", "__kmpc_end_reduce*", "GOMP_*"}},
-      {RegionKind::Loop, {"__kmpc_for_static*", "__kmpc_dispatch_*", "__kmpc_dist_*", "GOMP_loop_*"}},
-      {RegionKind::Sections, {"__kmpc_sections_init", "__kmpc_end_sections", "__kmpc_for_static*",
-                              "__kmpc_dispatch_*", "GOMP_sections*"}},
+      {RegionKind::Loop,
+       {"__kmpc_for_static*", "__kmpc_dispatch_*", "__kmpc_dist_*", "GOMP_loop_*"}},
+      {RegionKind::Sections,
+       {"__kmpc_sections_init", "__kmpc_end_sections", "__kmpc_for_static*", "__kmpc_dispatch_*",
+        "GOMP_sections*"}},
       {RegionKind::Single, {"__kmpc_single", "__kmpc_end_single", "GOMP_single*"}},
-      {RegionKind::Masked, {"__kmpc_master", "__kmpc_end_master", "__kmpc_masked", "__kmpc_end_masked"}},
+      {RegionKind::Masked,
+       {"__kmpc_master", "__kmpc_end_master", "__kmpc_masked", "__kmpc_end_masked"}},
       {RegionKind::Critical, {"__kmpc_critical*", "__kmpc_end_critical", "GOMP_critical*"}},
       {RegionKind::Lock, {"omp_*"}},
       {RegionKind::NestLock, {"omp_*"}},
       {RegionKind::Atomic, {"__kmpc_atomic*", "GOMP_atomic*"}},
-      {RegionKind::Ordered, {"__kmpc_ordered", "__kmpc_end_ordered", "__kmpc_doacross*", "GOMP_ordered*",
-                             "GOMP_doacross*"}},
+      {RegionKind::Ordered,
+       {"__kmpc_ordered", "__kmpc_end_ordered", "__kmpc_doacross*", "GOMP_ordered*",
+        "GOMP_doacross*"}},
       {RegionKind::Cancel, {"__kmpc_cancel*", "GOMP_cancel*"}},
   };
   if (r.kind == RegionKind::Mpi) {
     // An MPI call site calls MPI_X or, through a profiling library, PMPI_X.
     return [name = r.name](std::string_view symbol) {
-      return symbol == name || (symbol.size() == name.size() + 1 && symbol[0] == 'P' && symbol.substr(1) == name);
+      return symbol == name ||
+             (symbol.size() == name.size() + 1 && symbol[0] == 'P' && symbol.substr(1) == name);
     };
   }
   const std::vector<std::string_view>* names = &any_openmp;
@@ -401,7 +414,8 @@ EntryFilter runtime_entry(const Region& r) {
   return [names](std::string_view symbol) {
     for (std::string_view n : *names) {
       bool prefix = n.back() == '*';
-      if (prefix ? symbol.substr(0, n.size() - 1) == n.substr(0, n.size() - 1) : symbol == n) return true;
+      if (prefix ? symbol.substr(0, n.size() - 1) == n.substr(0, n.size() - 1) : symbol == n)
+        return true;
     }
     return false;
   };
@@ -438,7 +452,10 @@ class RankFileParser {
  public:
   RankFileParser(const std::string& name, const std::vector<char>& bytes, Experiment& into,
                  const LoadOptions& options, const FileDefinitions* shared)
-      : file_(name, bytes.data(), bytes.size()), bytes_(bytes), into_(into), options_(options),
+      : file_(name, bytes.data(), bytes.size()),
+        bytes_(bytes),
+        into_(into),
+        options_(options),
         shared_(shared) {}
 
   FileDefinitions parse() {
@@ -453,7 +470,8 @@ class RankFileParser {
       else if (sh.tag == fmt::kTagThreads) read_threads(body, sh);
       // unknown sections are skipped: a newer minor writer may add some
     }
-    if (file_.left() != 0) file_.fail(std::to_string(file_.left()) + " bytes after the last section");
+    if (file_.left() != 0)
+      file_.fail(std::to_string(file_.left()) + " bytes after the last section");
     bool defs = have_[0] && have_[2] && have_[3];
     if (!defs && !have_[4]) file_.fail("missing section (neither definitions nor threads)");
     if ((have_[0] || have_[2] || have_[3]) && !defs) {
@@ -474,8 +492,8 @@ class RankFileParser {
       file_.fail("not a scalea sub-DRG file (bad magic)");
     header_ = file_.get<fmt::FileHeader>("header");
     if (header_.version != fmt::kVersion)
-      file_.fail("format version " + std::to_string(header_.version) + ", this scalea reads version " +
-                 std::to_string(fmt::kVersion));
+      file_.fail("format version " + std::to_string(header_.version) +
+                 ", this scalea reads version " + std::to_string(fmt::kVersion));
     if (header_.header_size != sizeof(fmt::FileHeader)) file_.fail("bad header size");
     if (header_.payload_size != file_.left())
       file_.fail("truncated or padded: payload is " + std::to_string(file_.left()) +
@@ -491,7 +509,8 @@ class RankFileParser {
   }
 
   void once(Reader& r, int which) {
-    if (which < 4 && have_[which]) r.fail(std::string("duplicate ") + kSectionName[which] + " section");
+    if (which < 4 && have_[which])
+      r.fail(std::string("duplicate ") + kSectionName[which] + " section");
     have_[which] = true;
   }
 
@@ -514,7 +533,8 @@ class RankFileParser {
 
   void read_modules(Reader& body, const fmt::SectionHeader& sh) {
     once(body, 1);
-    if (uint64_t(sh.count) * sizeof(fmt::ModuleRecord) != sh.size) body.fail("bad module table size");
+    if (uint64_t(sh.count) * sizeof(fmt::ModuleRecord) != sh.size)
+      body.fail("bad module table size");
     modules_.reserve(sh.count);
     for (uint32_t i = 0; i < sh.count; ++i) {
       auto m = body.get<fmt::ModuleRecord>("module");
@@ -561,7 +581,8 @@ class RankFileParser {
 
   void read_regions(Reader& body, const fmt::SectionHeader& sh) {
     once(body, 2);
-    if (uint64_t(sh.count) * sizeof(fmt::RegionRecord) != sh.size) body.fail("bad region table size");
+    if (uint64_t(sh.count) * sizeof(fmt::RegionRecord) != sh.size)
+      body.fail("bad region table size");
     if (sh.count == 0) body.fail("empty region table");
     std::vector<uint32_t>& region_map = own_.region_map;
     region_map.reserve(sh.count);
@@ -601,7 +622,8 @@ class RankFileParser {
 
   void read_metrics(Reader& body, const fmt::SectionHeader& sh) {
     once(body, 3);
-    if (uint64_t(sh.count) * sizeof(fmt::MetricRecord) != sh.size) body.fail("bad metric table size");
+    if (uint64_t(sh.count) * sizeof(fmt::MetricRecord) != sh.size)
+      body.fail("bad metric table size");
     std::vector<std::string> names;
     std::vector<fmt::MetricMerge> merge;
     std::vector<fmt::MetricType> type;
@@ -653,7 +675,8 @@ class RankFileParser {
     }
   }
 
-  ThreadTree read_thread(Reader& body, const std::vector<uint32_t>& regmap, const std::vector<char>& f64) {
+  ThreadTree read_thread(Reader& body, const std::vector<uint32_t>& regmap,
+                         const std::vector<char>& f64) {
     const size_t nm = f64.size();
     auto tr = body.get<fmt::ThreadRecord>("thread header");
     std::string what = "thread " + std::to_string(tr.index);
@@ -677,7 +700,8 @@ class RankFileParser {
       std::memcpy(&nr, at, sizeof nr);
       at += sizeof nr;
       if (n == 0 ? nr.parent != fmt::kNoIndex : nr.parent >= n)
-        body.fail(what + " node " + std::to_string(n) + ": bad parent " + std::to_string(nr.parent) +
+        body.fail(what + " node " + std::to_string(n) + ": bad parent " +
+                  std::to_string(nr.parent) +
                   (n == 0 ? " (root must have none)" : " (must precede the node)"));
       if (nr.region >= regmap.size())
         body.fail(what + " node " + std::to_string(n) + ": region " + std::to_string(nr.region) +
@@ -722,7 +746,9 @@ FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>
 
 namespace {
 
-bool is_uint(const nlohmann::json& v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0); }
+bool is_uint(const nlohmann::json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+}
 
 }  // namespace
 
@@ -733,7 +759,8 @@ nlohmann::json parse_meta(const std::string& name, const std::vector<char>& byte
   if (!meta.is_object()) throw LoadError(name + ": not a JSON object");
   auto fail = [&](const std::string& problem) { throw LoadError(name + ": " + problem); };
   auto f = meta.find("format");
-  if (f == meta.end() || !f->is_string() || *f != "scalea-experiment") fail("not a scalea experiment");
+  if (f == meta.end() || !f->is_string() || *f != "scalea-experiment")
+    fail("not a scalea experiment");
   auto v = meta.find("format_version");
   if (v == meta.end() || !v->is_number_integer()) fail("format_version missing or not an integer");
   if (*v != fmt::kVersion)
@@ -745,8 +772,8 @@ nlohmann::json parse_meta(const std::string& name, const std::vector<char>& byte
     if (!x.is_string()) fail("bad file entry (not a string)");
     if (!plain_file_name(x.get<std::string>())) fail("bad file name " + x.get<std::string>());
   }
-  if (meta.contains("definitions") &&
-      (!meta["definitions"].is_string() || !plain_file_name(meta["definitions"].get<std::string>())))
+  if (meta.contains("definitions") && (!meta["definitions"].is_string() ||
+                                       !plain_file_name(meta["definitions"].get<std::string>())))
     fail("bad definitions entry");
   // Fields the reports read: wrong types would surface as type errors far from the loader.
   for (const char* key : {"tool_version", "cwd", "host", "start_time", "end_time", "finished_by",
@@ -754,7 +781,8 @@ nlohmann::json parse_meta(const std::string& name, const std::vector<char>& byte
     if (meta.contains(key) && !meta[key].is_string()) fail(std::string(key) + " is not a string");
   for (const char* key : {"ranks", "threads", "max_team_size", "pid"})
     if (meta.contains(key) && !is_uint(meta[key])) fail(std::string(key) + " is not a count");
-  if (meta.contains("complete") && !meta["complete"].is_boolean()) fail("complete is not a boolean");
+  if (meta.contains("complete") && !meta["complete"].is_boolean())
+    fail("complete is not a boolean");
   if (meta.contains("command")) {
     if (!meta["command"].is_array()) fail("command is not a list");
     for (const auto& a : meta["command"])
@@ -771,14 +799,17 @@ nlohmann::json parse_meta(const std::string& name, const std::vector<char>& byte
     if (!c.is_object()) fail("clock is not an object");
     if (c.contains("source") && !c["source"].is_string()) fail("clock.source is not a string");
     for (const char* key : {"ns_per_tick", "duration_s"})
-      if (c.contains(key) && !c[key].is_number()) fail(std::string("clock.") + key + " is not a number");
+      if (c.contains(key) && !c[key].is_number())
+        fail(std::string("clock.") + key + " is not a number");
   }
   if (meta.contains("openmp")) {
     const auto& o = meta["openmp"];
     if (!o.is_object()) fail("openmp is not an object");
     for (const char* key : {"runtime", "runtime_path"})
-      if (o.contains(key) && !o[key].is_string()) fail(std::string("openmp.") + key + " is not a string");
-    if (o.contains("callbacks") && !o["callbacks"].is_object()) fail("openmp.callbacks is not an object");
+      if (o.contains(key) && !o[key].is_string())
+        fail(std::string("openmp.") + key + " is not a string");
+    if (o.contains("callbacks") && !o["callbacks"].is_object())
+      fail("openmp.callbacks is not an object");
   }
   for (const char* key : {"environment", "anomalies"})
     if (meta.contains(key) && !meta[key].is_object()) fail(std::string(key) + " is not an object");
@@ -787,7 +818,8 @@ nlohmann::json parse_meta(const std::string& name, const std::vector<char>& byte
 
 Experiment load_experiment(const std::string& dir, const LoadOptions& options) {
   struct stat st;
-  if (stat(dir.c_str(), &st) != 0) throw LoadError(dir + ": no such experiment (" + std::strerror(errno) + ")");
+  if (stat(dir.c_str(), &st) != 0)
+    throw LoadError(dir + ": no such experiment (" + std::strerror(errno) + ")");
   if (!S_ISDIR(st.st_mode)) throw LoadError(dir + ": not an experiment directory");
   return load(dir, options, FileAccess{read_file_into, read_part_into, file_size, directory_names});
 }
@@ -804,8 +836,9 @@ FileAccess reader_access(const FileReader& read) {
     std::vector<char> bytes;
   };
   auto container = std::make_shared<Container>();
-  auto with_container = [container, read](const std::string& path,
-                                          const std::function<void(const std::vector<char>&)>& use) {
+  auto with_container = [container, read](
+                            const std::string& path,
+                            const std::function<void(const std::vector<char>&)>& use) {
     std::lock_guard<std::mutex> hold(container->lock);
     if (container->path != path) {
       container->bytes = read(path);
@@ -818,7 +851,8 @@ FileAccess reader_access(const FileReader& read) {
   access.part = [with_container](const std::string& path, uint64_t offset, uint64_t length,
                                  std::vector<char>& bytes) {
     with_container(path, [&](const std::vector<char>& all) {
-      uint64_t from = std::min<uint64_t>(offset, all.size()), to = std::min<uint64_t>(offset + length, all.size());
+      uint64_t from = std::min<uint64_t>(offset, all.size()),
+               to = std::min<uint64_t>(offset + length, all.size());
       bytes.assign(all.begin() + std::ptrdiff_t(from), all.begin() + std::ptrdiff_t(to));
     });
   };
@@ -870,7 +904,8 @@ void fold_outlined_functions(const Experiment& e, Settlement& s, const ThreadVis
   bool any = false;
   for (size_t i = 0; i < e.regions.size(); ++i) {
     const Region& r = e.regions[i];
-    if (r.kind == RegionKind::Function && (is_outlined_function(r.label()) || is_outlined_function(r.symbol)))
+    if (r.kind == RegionKind::Function &&
+        (is_outlined_function(r.label()) || is_outlined_function(r.symbol)))
       drop[i] = any = true;
   }
   if (!any) return;
@@ -888,9 +923,9 @@ bool has_body(RegionKind k) {
 // code of the region's children, if they agree. Bodies are told apart by their start address
 // (per-file names such as ".omp_outlined." repeat across a program's files).
 struct Bodies {
-  std::vector<uint32_t> of;           // region -> index in `start`, kUnset or kConflict
-  std::vector<uint64_t> start;        // module offset of the body's first instruction
-  std::vector<std::string> symbol;    // its name
+  std::vector<uint32_t> of;         // region -> index in `start`, kUnset or kConflict
+  std::vector<uint64_t> start;      // module offset of the body's first instruction
+  std::vector<std::string> symbol;  // its name
 };
 Bodies outlined_bodies(const Experiment& e, const ThreadVisitor& visit) {
   const size_t nr = e.regions.size();
@@ -952,8 +987,9 @@ bool place_runtime_returns(Experiment& e, const Bodies& bodies, std::vector<char
   bool any = false;
   for (size_t i = 0; i < nr; ++i) {
     const Region& r = e.regions[i];
-    in_runtime[i] = !has_source(r) && !r.module.empty() && r.kind != RegionKind::Function &&
-                    ((!runtime_path.empty() && r.module == runtime_path) || r.symbol.rfind("__kmp", 0) == 0);
+    in_runtime[i] =
+        !has_source(r) && !r.module.empty() && r.kind != RegionKind::Function &&
+        ((!runtime_path.empty() && r.module == runtime_path) || r.symbol.rfind("__kmp", 0) == 0);
     any = any || in_runtime[i];
   }
   if (!any || bodies.start.empty()) return false;
@@ -970,7 +1006,8 @@ bool place_runtime_returns(Experiment& e, const Bodies& bodies, std::vector<char
       if (fresh && p < nr && bodies.of[p] < kConflict) {
         const uint32_t body = bodies.of[p];
         SourceLocation loc;
-        if (resolver.resolve_tail_jump(e.regions[p].module, bodies.start[body], runtime_entry(e.regions[x]), loc)) {
+        if (resolver.resolve_tail_jump(e.regions[p].module, bodies.start[body],
+                                       runtime_entry(e.regions[x]), loc)) {
           Region r = e.regions[x];
           r.module = e.regions[p].module;
           r.address = loc.address;  // the recorded address lay in the runtime
@@ -1026,7 +1063,8 @@ bool identify_by_body(Experiment& e, const Bodies& bodies, std::vector<uint32_t>
   for (uint32_t i = 0; i < nr; ++i) {
     if (body[i] >= kConflict) continue;
     const Region& r = e.regions[i];
-    auto [it, fresh] = group.emplace(std::make_tuple(int(r.kind), int(r.subkind), r.name, r.module, body[i]), i);
+    auto [it, fresh] =
+        group.emplace(std::make_tuple(int(r.kind), int(r.subkind), r.name, r.module, body[i]), i);
     remap[i] = it->second;
     merged = merged || !fresh;
     if (!fresh) keep_lowest_address(e.regions[it->second], r);
@@ -1188,7 +1226,8 @@ void read_piece(const FileAccess& access, const Piece& piece, std::vector<char>&
 }
 
 // The rank files of the container `path`, from its index.
-void add_container_pieces(const FileAccess& access, const std::string& path, std::vector<Piece>& pieces) {
+void add_container_pieces(const FileAccess& access, const std::string& path,
+                          std::vector<Piece>& pieces) {
   const uint64_t size = access.size(path);
   std::vector<char> head;
   access.part(path, 0, sizeof(fmt::ContainerHeader), head);
@@ -1198,15 +1237,17 @@ void add_container_pieces(const FileAccess& access, const std::string& path, std
 }
 
 // "rank-000001.sdrg" beside "node-000000.sdrc": the one layout must be the experiment's only.
-void check_one_layout(const FileAccess& access, const std::string& dir, const std::string& meta_path,
-                      const std::vector<std::string>& names) {
+void check_one_layout(const FileAccess& access, const std::string& dir,
+                      const std::string& meta_path, const std::vector<std::string>& names) {
   size_t containers = size_t(std::count_if(names.begin(), names.end(), is_container_name));
   if (containers == 0 && !access.list) return;
   if (containers > 0 && containers < names.size())
-    throw LoadError(meta_path + ": mixed layouts: lists rank files and containers (docs/experiment-format.md)");
+    throw LoadError(meta_path +
+                    ": mixed layouts: lists rank files and containers (docs/experiment-format.md)");
   if (!access.list) return;
   for (const std::string& n : access.list(dir)) {
-    bool rank_file = n.rfind("rank-", 0) == 0 && n.size() > 5 && n.compare(n.size() - 5, 5, ".sdrg") == 0;
+    bool rank_file =
+        n.rfind("rank-", 0) == 0 && n.size() > 5 && n.compare(n.size() - 5, 5, ".sdrg") == 0;
     if (containers > 0 ? rank_file : is_container_name(n))
       throw LoadError(dir + ": mixed layouts: holds " + n + " beside the " +
                       (containers > 0 ? "containers" : "rank files") + " meta.json lists");
@@ -1214,7 +1255,8 @@ void check_one_layout(const FileAccess& access, const std::string& dir, const st
 }
 
 // A rank the run wrote (meta.json mpi.ranks_written) that no container holds: a container lost it.
-void check_ranks_written(const std::string& dir, const nlohmann::json& meta, const std::vector<Piece>& pieces) {
+void check_ranks_written(const std::string& dir, const nlohmann::json& meta,
+                         const std::vector<Piece>& pieces) {
   auto mpi = meta.find("mpi");
   if (mpi == meta.end() || !mpi->is_object() || !mpi->contains("ranks_written") ||
       !(*mpi)["ranks_written"].is_array())
@@ -1233,8 +1275,9 @@ void check_ranks_written(const std::string& dir, const nlohmann::json& meta, con
 }
 
 // The rank files meta.json lists: the files themselves, or the ranks of its containers.
-std::vector<Piece> data_pieces(const FileAccess& access, const std::string& dir, const std::string& meta_path,
-                               const nlohmann::json& meta, const std::vector<std::string>& names) {
+std::vector<Piece> data_pieces(const FileAccess& access, const std::string& dir,
+                               const std::string& meta_path, const nlohmann::json& meta,
+                               const std::vector<std::string>& names) {
   check_one_layout(access, dir, meta_path, names);
   std::vector<Piece> pieces;
   for (const std::string& name : names) {
@@ -1248,8 +1291,9 @@ std::vector<Piece> data_pieces(const FileAccess& access, const std::string& dir,
 
 // An experiment directory's files as meta.json lists them, its definitions parsed into `e`.
 struct Listing {
-  std::vector<std::string> names;  // the data files (rank files or containers), in meta.json's order
-  FileDefinitions shared;          // the unified definitions of an MPI experiment
+  std::vector<std::string>
+      names;               // the data files (rank files or containers), in meta.json's order
+  FileDefinitions shared;  // the unified definitions of an MPI experiment
   int64_t declared_ranks = -1;
 };
 
@@ -1320,14 +1364,18 @@ Experiment load(const std::string& dir, const LoadOptions& options, const FileAc
       data_pieces(access, dir, dir + "/" + fmt::kMetaFile, e.meta, listing.names);
   const FileDefinitions& shared = listing.shared;
   RankCheck rank_check(listing.declared_ranks);
-  auto check_rank = [&](const std::string& path, size_t before) { rank_check(path, e.threads, before); };
+  auto check_rank = [&](const std::string& path, size_t before) {
+    rank_check(path, e.threads, before);
+  };
   auto parse_into_e = [&](const Piece& piece) {
     size_t before = e.threads.size();
     read_piece(access, piece, bytes);
     parse_rank_file(piece.name, bytes, e, options, shared.present ? &shared : nullptr);
     check_rank(piece.name, before);
   };
-  unsigned workers = options.threads ? options.threads : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+  unsigned workers = options.threads
+                         ? options.threads
+                         : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
   if (!shared.present || workers <= 1 || pieces.size() < 4) {
     for (const Piece& piece : pieces) parse_into_e(piece);
   } else {
@@ -1357,7 +1405,8 @@ Experiment load(const std::string& dir, const LoadOptions& options, const FileAc
     for (size_t i = 0; i < pieces.size(); ++i) {
       if (errors[i]) std::rethrow_exception(errors[i]);
       Experiment& p = *parts[i];
-      if (p.regions.size() != e.regions.size()) {  // the file brought its own regions: redo serially
+      if (p.regions.size() !=
+          e.regions.size()) {  // the file brought its own regions: redo serially
         parse_into_e(pieces[i]);
         continue;
       }
@@ -1386,7 +1435,7 @@ struct RankFiles::Impl {
   Experiment parsed;   // the definitions every file is parsed against: the regions before settling
   Experiment settled;  // the definitions after settling, no threads
   Settlement settlement;
-  LoadOptions reread;  // `options` for the files once checked
+  LoadOptions reread;                // `options` for the files once checked
   mutable std::vector<char> buffer;  // reused: a file's bytes are not cleared for each read
 
   // File i's threads as parsed, then rewritten by `s`.
@@ -1401,10 +1450,11 @@ struct RankFiles::Impl {
 
   void open(const std::string& dir) {
     std::vector<char>& bytes = buffer;
-    Listing listing = list_files(dir, parsed, options, [&](const std::string& path) -> const std::vector<char>& {
-      access.whole(path, bytes);
-      return bytes;
-    });
+    Listing listing =
+        list_files(dir, parsed, options, [&](const std::string& path) -> const std::vector<char>& {
+          access.whole(path, bytes);
+          return bytes;
+        });
     pieces = data_pieces(access, dir, dir + "/" + fmt::kMetaFile, parsed.meta, listing.names);
     shared = std::move(listing.shared);
     // Every file once, in order, as load_experiment reads them serially: the regions of files
@@ -1444,7 +1494,8 @@ struct RankFiles::Impl {
 RankFiles::RankFiles(const std::string& dir, const LoadOptions& options)
     : impl_(std::make_unique<Impl>()) {
   struct stat st;
-  if (stat(dir.c_str(), &st) != 0) throw LoadError(dir + ": no such experiment (" + std::strerror(errno) + ")");
+  if (stat(dir.c_str(), &st) != 0)
+    throw LoadError(dir + ": no such experiment (" + std::strerror(errno) + ")");
   if (!S_ISDIR(st.st_mode)) throw LoadError(dir + ": not an experiment directory");
   impl_->options = options;
   impl_->access = FileAccess{read_file_into, read_part_into, file_size, directory_names};
@@ -1463,6 +1514,8 @@ RankFiles::RankFiles(RankFiles&&) noexcept = default;
 
 const Experiment& RankFiles::definitions() const { return impl_->settled; }
 size_t RankFiles::files() const { return impl_->pieces.size(); }
-std::vector<ThreadTree> RankFiles::threads(size_t i) const { return impl_->read(i, impl_->settlement); }
+std::vector<ThreadTree> RankFiles::threads(size_t i) const {
+  return impl_->read(i, impl_->settlement);
+}
 
 }  // namespace scalea::drg

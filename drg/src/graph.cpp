@@ -39,7 +39,8 @@ bool inclusive_metric(const std::string& name) {
 }
 
 bool end_part(const Region& r) {
-  return (r.kind == RegionKind::BarrierImplicit && r.subkind == uint16_t(fmt::BarrierFlavour::Parallel)) ||
+  return (r.kind == RegionKind::BarrierImplicit &&
+          r.subkind == uint16_t(fmt::BarrierFlavour::Parallel)) ||
          r.kind == RegionKind::Reduction;
 }
 
@@ -113,8 +114,10 @@ size_t Drg::add_runs(const std::vector<const Experiment*>& runs, const Scope& sc
     ri.experiment = &e;
     ri.label = e.path;
     ri.ranks = e.ranks();
-    int team = e.meta.is_object() && e.meta.contains("max_team_size") && e.meta["max_team_size"].is_number_integer()
-                   ? e.meta["max_team_size"].get<int>() : 1;
+    int team = e.meta.is_object() && e.meta.contains("max_team_size") &&
+                       e.meta["max_team_size"].is_number_integer()
+                   ? e.meta["max_team_size"].get<int>()
+                   : 1;
     ri.p = std::max(team, 1) * ri.ranks;
     ri.metric_column.assign(nm, -1);
     for (size_t m = 0; m < nm; ++m) ri.metric_column[m] = e.metric(metrics_[m].name);
@@ -137,19 +140,22 @@ size_t Drg::add_runs(const std::vector<const Experiment*>& runs, const Scope& sc
 // Folds every stream into the tree: old -> new by (merged parent, unified region). Every stream's
 // root folds into vertex 0 (different program names across runs still share a root). Returns the
 // number of sources per vertex.
-std::vector<uint32_t> Drg::fold_streams(const std::vector<std::vector<uint32_t>>& regmap, size_t total_nodes) {
+std::vector<uint32_t> Drg::fold_streams(const std::vector<std::vector<uint32_t>>& regmap,
+                                        size_t total_nodes) {
   stream_begin_.reserve(streams_.size() + 1);
   old_to_new_.resize(total_nodes);
   std::vector<uint32_t> count;
   auto new_vertex = [&](uint32_t region, uint32_t parent) {
-    uint32_t v = uint32_t(boost::add_vertex(CctVertex{region, parent == fmt::kNoIndex ? 0 : g_[parent].depth + 1}, g_));
+    uint32_t v = uint32_t(boost::add_vertex(
+        CctVertex{region, parent == fmt::kNoIndex ? 0 : g_[parent].depth + 1}, g_));
     parent_.push_back(parent);
     if (parent != fmt::kNoIndex) boost::add_edge(parent, v, g_);
     region_vertices_[region].push_back(v);
     count.push_back(0);
     return v;
   };
-  if (!streams_.empty()) new_vertex(regmap[streams_[0].run][streams_[0].data->region[0]], fmt::kNoIndex);
+  if (!streams_.empty())
+    new_vertex(regmap[streams_[0].run][streams_[0].data->region[0]], fmt::kNoIndex);
   size_t off = 0;
   for (const Stream& s : streams_) {
     stream_begin_.push_back(off);
@@ -216,7 +222,10 @@ std::vector<double> Drg::merged_values(std::optional<uint32_t> only_run) const {
         double x = row[c];
         Acc& a = out[m];
         switch (metrics_[m].merge) {
-          case fmt::MetricMerge::Sum: a.v += x; a.any = true; break;
+          case fmt::MetricMerge::Sum:
+            a.v += x;
+            a.any = true;
+            break;
           case fmt::MetricMerge::Min:
             if (!visited) break;
             if (!a.any || x < a.v) a.v = x;
@@ -273,7 +282,8 @@ double Drg::combine(fmt::MetricMerge rule, const Source* b, const Source* e, int
   for (const Source* s = b; s != e; ++s) {
     double x = source_value(*s, metric);
     if (rule == fmt::MetricMerge::Min && visits_ >= 0 && visits_ != metric &&
-        runs_[streams_[s->stream].run].metric_column[size_t(visits_)] >= 0 && source_value(*s, visits_) <= 0)
+        runs_[streams_[s->stream].run].metric_column[size_t(visits_)] >= 0 &&
+        source_value(*s, visits_) <= 0)
       continue;
     if (!any) v = x;
     else if (rule == fmt::MetricMerge::Sum) v += x;
@@ -316,12 +326,14 @@ std::vector<RankValue> Drg::per_rank(uint32_t v, int metric) const {
     const Stream& st = streams_[s->stream];
     groups[{st.run, st.rank}].push_back(*s);
   }
-  fmt::MetricMerge rule = metric >= 0 && size_t(metric) < metrics_.size() ? metrics_[size_t(metric)].merge
-                                                                        : fmt::MetricMerge::Sum;
+  fmt::MetricMerge rule = metric >= 0 && size_t(metric) < metrics_.size()
+                              ? metrics_[size_t(metric)].merge
+                              : fmt::MetricMerge::Sum;
   std::vector<RankValue> out;
   out.reserve(groups.size());
   for (const auto& [k, srcs] : groups)
-    out.push_back(RankValue{k.first, k.second, combine(rule, srcs.data(), srcs.data() + srcs.size(), metric),
+    out.push_back(RankValue{k.first, k.second,
+                            combine(rule, srcs.data(), srcs.data() + srcs.size(), metric),
                             uint32_t(srcs.size())});
   return out;
 }
@@ -359,7 +371,8 @@ Decomposition Drg::decompose(uint32_t v, std::optional<uint32_t> stream) const {
     if (metric < 0) return 0.0;
     auto [b, e] = sources(x);
     if (!stream) return combine(fmt::MetricMerge::Sum, b, e, metric);
-    const Source* it = std::lower_bound(b, e, *stream, [](const Source& s, uint32_t st) { return s.stream < st; });
+    const Source* it =
+        std::lower_bound(b, e, *stream, [](const Source& s, uint32_t st) { return s.stream < st; });
     return it != e && it->stream == *stream ? source_value(*it, metric) : 0.0;
   };
   // Total: time, plus the fork of threads that joined a parallel region (not its master, which
@@ -407,7 +420,8 @@ std::optional<uint32_t> Drg::find_key(const std::string& key) const {
     bool found = false;
     for (uint32_t c : children(v)) {
       std::string ck = region_key(region_of(c));
-      if (key.compare(pos, ck.size(), ck) == 0 && (pos + ck.size() == key.size() || key[pos + ck.size()] == '/')) {
+      if (key.compare(pos, ck.size(), ck) == 0 &&
+          (pos + ck.size() == key.size() || key[pos + ck.size()] == '/')) {
         v = c;
         pos += ck.size();
         found = true;
@@ -456,8 +470,8 @@ std::vector<uint32_t> Drg::preorder() const {
 std::vector<uint32_t> Drg::regions_named(const std::string& name) const {
   std::vector<uint32_t> out;
   for (uint32_t r = 0; r < regions_.size(); ++r)
-    if (regions_[r].name == name || regions_[r].label() == name || (!name.empty() && regions_[r].function == name &&
-                                                                     regions_[r].kind == RegionKind::Function))
+    if (regions_[r].name == name || regions_[r].label() == name ||
+        (!name.empty() && regions_[r].function == name && regions_[r].kind == RegionKind::Function))
       out.push_back(r);
   return out;
 }
@@ -474,7 +488,8 @@ std::vector<uint32_t> Drg::regions_at(const std::string& file, uint32_t line) co
   for (uint32_t r = 0; r < regions_.size(); ++r) {
     const std::string& f = regions_[r].file;
     if (f.empty() || file.empty()) continue;
-    bool match = f == file || (f.size() > file.size() && f.compare(f.size() - file.size(), file.size(), file) == 0 &&
+    bool match = f == file || (f.size() > file.size() &&
+                               f.compare(f.size() - file.size(), file.size(), file) == 0 &&
                                f[f.size() - file.size() - 1] == '/');
     if (match && (line == 0 || regions_[r].line == line)) out.push_back(r);
   }
@@ -503,13 +518,16 @@ std::vector<uint32_t> Drg::top(int metric, size_t n, Measure m) const {
   std::vector<double> incl;
   if (m == Measure::Inclusive) incl = inclusive_all(metric);
   for (uint32_t v = 0; v < size(); ++v) {
-    double x = m == Measure::Inclusive ? incl[v] : m == Measure::Exclusive ? exclusive(v, metric) : value(v, metric);
+    double x = m == Measure::Inclusive   ? incl[v]
+               : m == Measure::Exclusive ? exclusive(v, metric)
+                                         : value(v, metric);
     all.emplace_back(x, v);
   }
   n = std::min(n, all.size());
-  std::partial_sort(all.begin(), all.begin() + ptrdiff_t(n), all.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
+  std::partial_sort(all.begin(), all.begin() + ptrdiff_t(n), all.end(),
+                    [](const auto& a, const auto& b) {
+                      return a.first != b.first ? a.first > b.first : a.second < b.second;
+                    });
   std::vector<uint32_t> out;
   for (size_t i = 0; i < n; ++i) out.push_back(all[i].second);
   return out;

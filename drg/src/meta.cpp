@@ -46,7 +46,8 @@ OpenmpMeta openmp(const json& o) {
 
 ThreadAffinity thread_affinity(const json& t) {
   ThreadAffinity a;
-  if (auto i = integer(t, "index"); i && *i >= 0 && *i <= int64_t(UINT32_MAX)) a.index = uint32_t(*i);
+  if (auto i = integer(t, "index"); i && *i >= 0 && *i <= int64_t(UINT32_MAX))
+    a.index = uint32_t(*i);
   a.cpus = text(t, "cpus");
   a.created_s = number(t, "created_s");
   a.cpu_s = number(t, "cpu_s");
@@ -55,7 +56,8 @@ ThreadAffinity thread_affinity(const json& t) {
 }
 
 ProcessAffinity process_affinity(const json& p, int rank, const std::string& host) {
-  ProcessAffinity a{rank, text(p, "host").value_or(host), int(integer(p, "cpus_online").value_or(0)), {}};
+  ProcessAffinity a{
+      rank, text(p, "host").value_or(host), int(integer(p, "cpus_online").value_or(0)), {}};
   const json& threads = at(p, "threads");
   if (threads.is_array())
     for (const json& t : threads)

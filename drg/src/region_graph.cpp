@@ -55,7 +55,8 @@ RegionGraph::RegionGraph(const Drg& drg) : drg_(&drg) {
       outermost_[f.v] = open[r] == 0;
       ++open[r];
       stack.push_back({f.v, true});
-      for (auto [b, e] = boost::adjacent_vertices(f.v, cct); b != e; ++b) stack.push_back({uint32_t(*b), false});
+      for (auto [b, e] = boost::adjacent_vertices(f.v, cct); b != e; ++b)
+        stack.push_back({uint32_t(*b), false});
     }
   }
 
@@ -90,7 +91,8 @@ RegionGraph::RegionGraph(const Drg& drg) : drg_(&drg) {
     if (!outermost_[v]) continue;
     uint32_t rv = vertex_of_.at(cct[v].region);
     RegionVertex& x = g_[rv];
-    for (size_t m = 0; m < nm; ++m) fold(drg.metrics()[m].merge, x.inclusive[m], incl[m][v], !seen[rv]);
+    for (size_t m = 0; m < nm; ++m)
+      fold(drg.metrics()[m].merge, x.inclusive[m], incl[m][v], !seen[rv]);
     seen[rv] = 1;
   }
   // Edges: caller region -> callee region, the callee's merged values in that caller.
@@ -109,7 +111,8 @@ RegionGraph::RegionGraph(const Drg& drg) : drg_(&drg) {
     RegionEdge& e = g_[it->second];
     ++e.contexts;
     e.visits += drg.value(v, visits);
-    for (size_t m = 0; m < nm; ++m) fold(drg.metrics()[m].merge, e.values[m], drg.value(v, int(m)), first);
+    for (size_t m = 0; m < nm; ++m)
+      fold(drg.metrics()[m].merge, e.values[m], drg.value(v, int(m)), first);
   }
 
   // Recursion: back edges of a DFS from the program region close the cycles; vertices in a
@@ -117,7 +120,8 @@ RegionGraph::RegionGraph(const Drg& drg) : drg_(&drg) {
   boost::depth_first_search(g_, boost::visitor(BackEdgeRecorder(&back_edges_)).root_vertex(0));
   for (const auto& e : back_edges_) g_[e].back = true;
   std::vector<int> comp(boost::num_vertices(g_));
-  int ncomp = boost::strong_components(g_, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g_)));
+  int ncomp = boost::strong_components(
+      g_, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g_)));
   std::vector<int> comp_size(size_t(ncomp), 0);
   for (int c : comp) ++comp_size[size_t(c)];
   for (uint32_t v = 0; v < boost::num_vertices(g_); ++v)

@@ -38,7 +38,8 @@ bool numbered(const std::string& name, const std::string& prefix, const std::str
       name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
     return false;
   std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  if (digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+  if (digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return false;
   value = std::stoull(digits);
   return true;
 }
@@ -156,8 +157,8 @@ std::vector<Column> columns(const std::string& name, const std::vector<char>& b,
 
 // Each thread's nodes in a THRD section: thread index -> (offset of its first node, node count).
 std::map<uint32_t, std::pair<size_t, uint32_t>> threads(const std::string& name,
-                                                       const std::vector<char>& b,
-                                                       const Layout& l, size_t node_size) {
+                                                        const std::vector<char>& b, const Layout& l,
+                                                        size_t node_size) {
   const Layout::Section* thrd = l.find(fmt::kTagThreads);
   if (!thrd) throw LoadError(name + ": a snapshot without threads");
   std::map<uint32_t, std::pair<size_t, uint32_t>> out;
@@ -233,8 +234,8 @@ SnapshotPart read_snapshot(const std::string& path) {
   if (visits < cols.size())
     for (const auto& [index, where] : threads(path, p.bytes, l, node_size))
       for (uint32_t i = 0; i < where.second; ++i)
-        p.entered += get<uint64_t>(p.bytes, where.first + i * node_size +
-                                                sizeof(fmt::NodeRecord) + visits * 8);
+        p.entered += get<uint64_t>(
+            p.bytes, where.first + i * node_size + sizeof(fmt::NodeRecord) + visits * 8);
   return p;
 }
 
@@ -260,7 +261,8 @@ SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier) {
   }
   // Each snapshot converts clock ticks to ns with the ratio measured up to it: the earlier one's
   // times are converted again with the later one's ratio, so that unchanged times subtract to 0.
-  double rl = number_at(later.meta, "clock", "ns_per_tick", 1), re = number_at(earlier.meta, "clock", "ns_per_tick", 1);
+  double rl = number_at(later.meta, "clock", "ns_per_tick", 1),
+         re = number_at(earlier.meta, "clock", "ns_per_tick", 1);
   double rescale = rl > 0 && re > 0 ? rl / re : 1;
   auto lt = threads(later.path, later.bytes, ll, node_size);
   auto et = threads(earlier.path, earlier.bytes, el, node_size);
@@ -279,15 +281,19 @@ SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier) {
         fail("thread " + std::to_string(index) + " node " + std::to_string(i) + " differs");
       for (size_t c = 0; c < cols.size(); ++c) {
         if (cols[c].merge != fmt::MetricMerge::Sum) continue;  // min, max: the later ones
-        size_t at = l0 + sizeof(fmt::NodeRecord) + c * 8, eat_c = e0 + sizeof(fmt::NodeRecord) + c * 8;
+        size_t at = l0 + sizeof(fmt::NodeRecord) + c * 8,
+               eat_c = e0 + sizeof(fmt::NodeRecord) + c * 8;
         fmt::MetricUnit unit = fmt::metric_unit(cols[c].name);
-        double k = unit == fmt::MetricUnit::Ns ? rescale : unit == fmt::MetricUnit::Ns2 ? rescale * rescale : 1;
+        double k = unit == fmt::MetricUnit::Ns    ? rescale
+                   : unit == fmt::MetricUnit::Ns2 ? rescale * rescale
+                                                  : 1;
         if (cols[c].type == fmt::MetricType::F64) {
           double v = get<double>(b, at) - k * get<double>(earlier.bytes, eat_c);
           if (v < 0 && -v <= 1e-6 * k * get<double>(earlier.bytes, eat_c)) v = 0;
           std::memcpy(b.data() + at, &v, 8);
         } else {
-          double lv = double(get<uint64_t>(b, at)), ev = k * double(get<uint64_t>(earlier.bytes, eat_c));
+          double lv = double(get<uint64_t>(b, at)),
+                 ev = k * double(get<uint64_t>(earlier.bytes, eat_c));
           // Rounding to whole ns (and the ratio's last digits) may leave an unchanged time a few
           // ns below the earlier one; more is not the same run.
           if (lv < ev - std::max(4.0, 1e-6 * ev))
@@ -315,7 +321,8 @@ SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier) {
   // The meta of the interval: its times relative to its start.
   double t0 = earlier.time_s(), t1 = later.time_s();
   nlohmann::json& m = out.meta;
-  if (m.contains("clock") && m["clock"].is_object()) m["clock"]["duration_s"] = std::max(0.0, t1 - t0);
+  if (m.contains("clock") && m["clock"].is_object())
+    m["clock"]["duration_s"] = std::max(0.0, t1 - t0);
   if (m.contains("affinity") && m["affinity"].is_object() && m["affinity"].contains("threads") &&
       m["affinity"]["threads"].is_array())
     for (auto& t : m["affinity"]["threads"]) shift(t, "created_s", t0, false);
@@ -345,7 +352,8 @@ Experiment load_snapshot(const std::vector<SnapshotPart>& parts, const std::stri
       throw LoadError(p->path + ": rank " + std::to_string(p->rank) + " appears twice");
     names.push_back(f);
     top = std::max(top, p->rank + 1);
-    nlohmann::json a = p->meta.contains("affinity") ? p->meta["affinity"] : nlohmann::json::object();
+    nlohmann::json a =
+        p->meta.contains("affinity") ? p->meta["affinity"] : nlohmann::json::object();
     if (!a.is_object()) a = nlohmann::json::object();
     a.erase("ranks");
     a["rank"] = p->rank;
@@ -355,7 +363,8 @@ Experiment load_snapshot(const std::vector<SnapshotPart>& parts, const std::stri
   meta["files"] = names;
   meta.erase("definitions");
   int64_t declared = meta.contains("ranks") && meta["ranks"].is_number_integer()
-                         ? meta["ranks"].get<int64_t>() : 1;
+                         ? meta["ranks"].get<int64_t>()
+                         : 1;
   meta["ranks"] = std::max<int64_t>(declared, top);
   if (sorted.size() > 1) {
     if (!meta["affinity"].is_object()) meta["affinity"] = nlohmann::json::object();

@@ -13,7 +13,6 @@
 
 namespace scalea::drg {
 
-
 namespace {
 
 // Offline callbacks: modules are files on disk, not mappings of a live process. Separate debug
@@ -106,7 +105,8 @@ void dwarf_source_position(Dwarf_Die* cu_die, Dwarf_Addr dwarf_addr, SourceLocat
 
 // The function symbol (.symtab, or .dynsym in a stripped object) covering `addr` (a module
 // address): its raw name, the offset of `addr` in it and its size; nullptr when none.
-const char* symtab_function(Dwfl_Module* module, Dwarf_Addr addr, uint64_t* offset, uint64_t* size) {
+const char* symtab_function(Dwfl_Module* module, Dwarf_Addr addr, uint64_t* offset,
+                            uint64_t* size) {
   GElf_Off offset_in_symbol = 0;
   GElf_Sym symbol;
   const char* name =
@@ -153,7 +153,7 @@ struct SymbolResolver::Code {
   };
   bool x86_64 = false;
   std::vector<Range> exec;
-  std::vector<std::pair<uint64_t, uint64_t>> plt;  // .plt, .plt.sec, .plt.got
+  std::vector<std::pair<uint64_t, uint64_t>> plt;   // .plt, .plt.sec, .plt.got
   std::unordered_map<uint64_t, std::string> slots;  // GOT slot vaddr -> imported symbol
 
   void read(Elf* elf);
@@ -176,7 +176,7 @@ struct SymbolResolver::Code {
     if (p == nullptr) return nullptr;
     size_t i = 0;
     if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) i = 4;  // endbr64
-    if (p[i] == 0xf2) ++i;                                                  // bnd
+    if (p[i] == 0xf2) ++i;                                                    // bnd
     if (p[i] != 0xff || p[i + 1] != 0x25) return nullptr;
     return slot_target(addr + i + 6, p + i + 2);
   }
@@ -205,10 +205,12 @@ void SymbolResolver::Code::read(Elf* elf) {
     if (shdr.sh_type == SHT_PROGBITS && (shdr.sh_flags & SHF_EXECINSTR) != 0) {
       Elf_Data* data = elf_getdata(scn, nullptr);
       if (data == nullptr || data->d_buf == nullptr) continue;
-      code.exec.push_back({shdr.sh_addr, shdr.sh_addr + std::min<uint64_t>(data->d_size, shdr.sh_size),
+      code.exec.push_back({shdr.sh_addr,
+                           shdr.sh_addr + std::min<uint64_t>(data->d_size, shdr.sh_size),
                            static_cast<const unsigned char*>(data->d_buf)});
       const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
-      if (name != nullptr && starts_with(name, ".plt")) code.plt.emplace_back(shdr.sh_addr, shdr.sh_addr + shdr.sh_size);
+      if (name != nullptr && starts_with(name, ".plt"))
+        code.plt.emplace_back(shdr.sh_addr, shdr.sh_addr + shdr.sh_size);
     } else if (shdr.sh_type == SHT_RELA && code.x86_64) {
       Elf_Scn* symscn = elf_getscn(elf, shdr.sh_link);
       GElf_Shdr symshdr;
@@ -329,10 +331,13 @@ bool SymbolResolver::resolve_call_site(const std::string& module_path, uint64_t 
     // through the PLT or an import slot goes to another module: the runtime itself).
     const unsigned char* call = code->at(offset - 5, 5);
     GElf_Addr bias = 0;
-    if (call != nullptr && call[0] == 0xe8 && dwfl_module_getelf(session.module, &bias) != nullptr) {
+    if (call != nullptr && call[0] == 0xe8 &&
+        dwfl_module_getelf(session.module, &bias) != nullptr) {
       const uint64_t target = offset + uint64_t(int64_t(rel32(call + 1)));
       uint64_t at = 0, size = 0;
-      const char* callee = code->in_plt(target) ? nullptr : symtab_function(session.module, bias + target, &at, &size);
+      const char* callee = code->in_plt(target)
+                               ? nullptr
+                               : symtab_function(session.module, bias + target, &at, &size);
       if (callee != nullptr && at == 0 && !entry(callee) &&
           find_tail_jump(session, target, entry, loc)) {
         return true;
@@ -353,7 +358,8 @@ bool SymbolResolver::find_tail_jump(Session& session, uint64_t function_offset,
                                     const EntryFilter& entry, SourceLocation& loc) {
   const Code* code = code_of(session);
   GElf_Addr bias = 0;
-  if (code == nullptr || !code->x86_64 || dwfl_module_getelf(session.module, &bias) == nullptr) return false;
+  if (code == nullptr || !code->x86_64 || dwfl_module_getelf(session.module, &bias) == nullptr)
+    return false;
   // The functions reachable from `function_offset` by tail calls (at most 8 deep, 64 in all):
   // their tail jumps to an entry are the candidates.
   std::vector<uint64_t> jumps;
@@ -363,7 +369,8 @@ bool SymbolResolver::find_tail_jump(Session& session, uint64_t function_offset,
     const auto [function, depth] = todo.back();
     todo.pop_back();
     uint64_t at = 0, size = 0;
-    if (symtab_function(session.module, bias + function, &at, &size) == nullptr || at != 0) continue;
+    if (symtab_function(session.module, bias + function, &at, &size) == nullptr || at != 0)
+      continue;
     const unsigned char* bytes = size >= 5 ? code->at(function, size) : nullptr;
     if (bytes == nullptr) continue;
     // Every byte position is tried: a jump whose target is exactly an entry's PLT stub or import
@@ -397,8 +404,8 @@ bool SymbolResolver::find_tail_jump(Session& session, uint64_t function_offset,
   if (!lookup(session.module, jumps[0], first)) return false;
   for (size_t j = 1; j < jumps.size(); ++j) {
     SourceLocation other;
-    if (first.file.empty() || !lookup(session.module, jumps[j], other) || other.file != first.file ||
-        other.line != first.line || other.function != first.function)
+    if (first.file.empty() || !lookup(session.module, jumps[j], other) ||
+        other.file != first.file || other.line != first.line || other.function != first.function)
       return false;
   }
   loc = std::move(first);

@@ -51,7 +51,8 @@ namespace {
 // same call path, classified by the same rules): every class but additional computation and
 // unidentified is what the run spends in it beyond what the reference spent, in wall time;
 // additional computation is the extra work the evidence found; unidentified is the rest of T_o.
-void set_classes(RegionOverheads& o, const Buckets& b, const Buckets* rb, double p, bool keep_additional) {
+void set_classes(RegionOverheads& o, const Buckets& b, const Buckets* rb, double p,
+                 bool keep_additional) {
   double identified = 0;
   for (int k = 0; k < kClassCount; ++k) {
     if (Class(k) == Class::Unidentified) continue;
@@ -80,13 +81,16 @@ struct Reference {
   std::vector<uint32_t> index;  // call-path key -> reference node
   std::optional<Totals> totals;
   Reference(const MergedTree& t, const Options& options, CallPathKeys& keys)
-      : tree(&t), workers(t, workers_for(options)),
+      : tree(&t),
+        workers(t, workers_for(options)),
         facts(measure(t, workers, keys.intern(t), nullptr, options.share)) {
     index.assign(keys.size(), format::kNoIndex);
     for (uint32_t n = 0; n < facts.keys.size(); ++n)
       if (index[facts.keys[n]] == format::kNoIndex) index[facts.keys[n]] = n;
   }
-  uint32_t node_of(uint32_t key) const { return key < index.size() ? index[key] : format::kNoIndex; }
+  uint32_t node_of(uint32_t key) const {
+    return key < index.size() ? index[key] : format::kNoIndex;
+  }
 };
 
 // The row of merged node n of the run.
@@ -206,7 +210,8 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
     ref.emplace(*reference, options, *a.keys);
     caps.assign(keys.size(), 0);
     for (uint32_t n = 0; n < keys.size(); ++n)
-      if (uint32_t rn = ref->node_of(keys[n]); rn != format::kNoIndex) caps[n] = ref->facts.own_useful[rn];
+      if (uint32_t rn = ref->node_of(keys[n]); rn != format::kNoIndex)
+        caps[n] = ref->facts.own_useful[rn];
   }
   RunFacts f = measure(run, workers, std::move(keys), reference ? &caps : nullptr, options.share);
   if (ref) {
@@ -226,7 +231,8 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
   for (uint32_t n = 0; n < run.nodes().size(); ++n)
     a.regions.push_back(region_row(run, f, tot, n, ref ? &*ref : nullptr, options, a.p));
   if (ref) a.only_in_reference = reference_only_rows(f, *ref, a.keys->size(), a.p);
-  a.program = pop_metrics(f, ref ? &ref->facts : nullptr, a.p, a.regions.empty() ? 0 : a.regions[0].t_p);
+  a.program =
+      pop_metrics(f, ref ? &ref->facts : nullptr, a.p, a.regions.empty() ? 0 : a.regions[0].t_p);
   return a;
 }
 }  // namespace scalea::overheads

@@ -29,8 +29,8 @@ void apply_evidence(const MergedTree& run, RunFacts& f, const RunFacts& rf,
       }
     } else {
       double u_ref = rf.own_useful[rn];
-      if ((r.kind == RegionKind::Loop || r.kind == RegionKind::Taskloop) &&
-          rf.iterations[rn] > 0 && f.iterations[n] > rf.iterations[rn] * 1.001) {
+      if ((r.kind == RegionKind::Loop || r.kind == RegionKind::Taskloop) && rf.iterations[rn] > 0 &&
+          f.iterations[n] > rf.iterations[rn] * 1.001) {
         moved = u * (1 - rf.iterations[rn] / f.iterations[n]);
         f.own[n].add(extra, moved);
       }
@@ -41,8 +41,7 @@ void apply_evidence(const MergedTree& run, RunFacts& f, const RunFacts& rf,
         double spun = std::max(0.0, u - moved - u_ref);
         f.own[n].add(spin, spun);
         moved += spun;
-      } else if (is_undivided(r.kind) && k >= 2 && u_ref > 0 &&
-                 f.visits[n] >= k * rf.visits[rn] &&
+      } else if (is_undivided(r.kind) && k >= 2 && u_ref > 0 && f.visits[n] >= k * rf.visits[rn] &&
                  f.useful_min[n] >= kReplicaMinShare * u_ref &&
                  f.useful_max[n] <= kReplicaMaxSpread * f.useful_min[n]) {
         // Every PE repeats the reference's visits and does most of its work: one copy is

@@ -62,7 +62,9 @@ struct Sums {
     if (!log) sum += v;
     else if (v != 0) log->push_back({node, slot, v});
   }
-  void add(double& sum, uint32_t node, Sum which, double v) const { add(sum, node, slot_of(which), v); }
+  void add(double& sum, uint32_t node, Sum which, double v) const {
+    add(sum, node, slot_of(which), v);
+  }
 };
 
 // PE-seconds per rule (each rule names its class and subclass), plus useful work. Rules are
@@ -89,7 +91,8 @@ struct Buckets {
     sums.add(useful, node, kSlotUseful, o.useful);
     for (int c = 0; c < kClassCount; ++c)
       sums.add(cls[size_t(c)], node, kSlotClass + uint32_t(c), o.cls[size_t(c)]);
-    for (size_t i = 0; i < by_rule.size(); ++i) sums.add(by_rule[i], node, slot_of_rule(i), o.by_rule[i]);
+    for (size_t i = 0; i < by_rule.size(); ++i)
+      sums.add(by_rule[i], node, slot_of_rule(i), o.by_rule[i]);
   }
   // Slot `slot` of these buckets, as slot_of_rule and kSlotClass number them.
   double& at(uint32_t slot) {
@@ -102,10 +105,16 @@ struct Buckets {
 struct Columns {
   int visits, time, wait, fork, join, task_exec, team_size, iterations, tasks_created, transfer;
   explicit Columns(const drg::Experiment& e)
-      : visits(e.metric("visits")), time(e.metric("time")), wait(e.metric("wait")),
-        fork(e.metric("fork")), join(e.metric("join")), task_exec(e.metric("task_exec")),
-        team_size(e.metric("team_size")), iterations(e.metric("iterations")),
-        tasks_created(e.metric("tasks_created")), transfer(e.metric("transfer")) {}
+      : visits(e.metric("visits")),
+        time(e.metric("time")),
+        wait(e.metric("wait")),
+        fork(e.metric("fork")),
+        join(e.metric("join")),
+        task_exec(e.metric("task_exec")),
+        team_size(e.metric("team_size")),
+        iterations(e.metric("iterations")),
+        tasks_created(e.metric("tasks_created")),
+        transfer(e.metric("transfer")) {}
 };
 
 // A thread's nodes in the order of the merged tree's member lists: by merged node, then by node.
@@ -126,7 +135,9 @@ inline void member_order(const std::vector<uint32_t>& merged, std::vector<uint32
 // replicated; worksharing constructs and tasks divide their work by construction).
 inline bool has_wait(RegionKind k) { return format::region_kind_has(k, format::kWaits); }
 inline bool is_barrier(RegionKind k) { return format::region_kind_has(k, format::kBarrier); }
-inline bool is_partial_construct(RegionKind k) { return format::region_kind_has(k, format::kPartial); }
+inline bool is_partial_construct(RegionKind k) {
+  return format::region_kind_has(k, format::kPartial);
+}
 inline bool is_undivided(RegionKind k) { return format::region_kind_has(k, format::kUndivided); }
 
 // The subkind the rules are looked up with: MPI_Init/MPI_Finalize get their own (kMpiStartup).
@@ -145,11 +156,11 @@ inline bool waits_for_others(const drg::Region& r) {
 // (one per thread), gathered in one streaming pass over the threads. Times are the members' `incl`.
 struct MemberStats {
   size_t members = 0;
-  size_t entered = 0;         // members with visits > 0: the PEs that ran the region
+  size_t entered = 0;                 // members with visits > 0: the PEs that ran the region
   double time_max = 0, time_min = 0;  // s, over every member
   double visits = 0, iterations = 0;  // visits summed, iterations the largest
   double tasks_created = 0;
-  double master_join = 0;     // s, join of the parallel region's master
+  double master_join = 0;        // s, join of the parallel region's master
   bool has_master_join = false;  // some member is the master of the parallel region
   // Over the members that entered: time in s, and the threads with the most and least of it.
   double sum_t = 0, max_t = -1, min_t = 1e300;
@@ -157,7 +168,7 @@ struct MemberStats {
   // Positive exclusive time of the members that entered, and the thread with the most of it.
   double excl_sum = 0, excl_most = 0;
   uint32_t excl_who = format::kNoIndex;
-  double fork_join = 0;       // s, fork + join of the parallel region's members, summed
+  double fork_join = 0;            // s, fork + join of the parallel region's members, summed
   std::array<double, 3> misses{};  // inclusive cache misses per level, summed
 };
 
@@ -219,9 +230,9 @@ struct NodePlan {
   uint32_t serial_pe = format::kNoIndex;
   double serial_time = 0;  // s
   // The region's rules for each part of a PE's time, looked up once.
-  const Rule *wait = nullptr, *fork_join = nullptr, *partial_wait = nullptr,
-             *serial_wait = nullptr, *exclusive = nullptr, *idle_root = nullptr,
-             *root_late = nullptr, *root_not_in_team = nullptr;
+  const Rule *wait = nullptr, *fork_join = nullptr, *partial_wait = nullptr, *serial_wait = nullptr,
+             *exclusive = nullptr, *idle_root = nullptr, *root_late = nullptr,
+             *root_not_in_team = nullptr;
   // PEs that ran the region for less than its wall time, and PEs that did not run it.
   const Rule *shorter = nullptr, *not_ran_one = nullptr, *not_ran_some = nullptr;
 };
@@ -231,16 +242,16 @@ struct NodePlan {
 struct RunFacts : PeSplit {
   std::vector<MemberStats> stats;
   std::vector<NodePlan> plan;
-  std::vector<double> time_max;    // s
+  std::vector<double> time_max;  // s
   std::vector<double> visits, iterations;
-  std::vector<double> flushes;     // visits of the flush regions directly below the node
-  std::vector<uint32_t> keys;  // call-path key of every node
+  std::vector<double> flushes;  // visits of the flush regions directly below the node
+  std::vector<uint32_t> keys;   // call-path key of every node
   // Per thread that is not its rank's initial one: how its time at the program root, outside
   // every region, divides (root_parts).
   struct RootIdle {
     double not_in_team = 0;  // s, the initial thread's outermost parallel regions it did not run
     double late = 0;         // s, those it ran, less its own time in them
-    double serial = 0;       // s, the initial thread's time outside parallel regions, once it existed
+    double serial = 0;  // s, the initial thread's time outside parallel regions, once it existed
   };
   // Exclusive cache misses per level (L1, L2, L3) per node, when the run has the counters.
   std::array<bool, 3> has_misses{};
@@ -256,8 +267,10 @@ class Workers {
   Workers(const MergedTree& t, unsigned requested) {
     // Merged nodes split by the number of threads that hold them.
     std::vector<size_t> holders(t.nodes().size() + 1, 0);
-    for (size_t n = 0; n < t.nodes().size(); ++n) holders[n + 1] = holders[n] + t.holders(uint32_t(n));
-    unsigned k = requested ? requested : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+    for (size_t n = 0; n < t.nodes().size(); ++n)
+      holders[n + 1] = holders[n] + t.holders(uint32_t(n));
+    unsigned k =
+        requested ? requested : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
     // Below this many thread nodes, starting threads costs more than it saves; so it does for
     // each batch of a tree read by file (a rank file's threads), many times per pass.
     if (!requested && (holders.back() < (size_t(1) << 16) || t.by_file())) k = 1;
@@ -266,7 +279,9 @@ class Workers {
   }
 
   unsigned count() const { return count_; }
-  std::pair<uint32_t, uint32_t> nodes(unsigned w) const { return {node_bounds_[w], node_bounds_[w + 1]}; }
+  std::pair<uint32_t, uint32_t> nodes(unsigned w) const {
+    return {node_bounds_[w], node_bounds_[w + 1]};
+  }
   // Worker w's share of a batch's threads (by their number of nodes), as indices in the batch.
   std::pair<uint32_t, uint32_t> threads(const drg::ThreadBatch& b, unsigned w) const {
     std::vector<size_t> prefix(b.count + 1, 0);
@@ -324,10 +339,11 @@ struct BatchTimes {
 
 // The part of a thread's member order (member_order) that falls in merged nodes [lo, hi).
 inline std::pair<const uint32_t*, const uint32_t*> in_range(const std::vector<uint32_t>& order,
-                                                     const std::vector<uint32_t>& merged,
-                                                     std::pair<uint32_t, uint32_t> range) {
+                                                            const std::vector<uint32_t>& merged,
+                                                            std::pair<uint32_t, uint32_t> range) {
   auto below = [&](uint32_t tn, uint32_t n) { return merged[tn] < n; };
-  const uint32_t* b = std::lower_bound(order.data(), order.data() + order.size(), range.first, below);
+  const uint32_t* b =
+      std::lower_bound(order.data(), order.data() + order.size(), range.first, below);
   const uint32_t* e = std::lower_bound(b, order.data() + order.size(), range.second, below);
   return {b, e};
 }
@@ -412,7 +428,7 @@ std::vector<double> visit_costs(const drg::Experiment& e, const MachineModel& ma
 int count_pes(const drg::Experiment& e);
 // evidence.cpp: the reference's evidence moves work out of the run's useful time.
 void apply_evidence(const MergedTree& run, RunFacts& f, const RunFacts& rf,
-                    const std::vector<uint32_t>& ref_index,
-                    const MachineModel* machine, bool& misses_priced);
+                    const std::vector<uint32_t>& ref_index, const MachineModel* machine,
+                    bool& misses_priced);
 
 }  // namespace scalea::overheads::detail

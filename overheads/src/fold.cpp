@@ -100,8 +100,9 @@ void StatsFold::replay(const Addend& a) {
 }
 
 void StatsFold::write(Writer& out) const {
-  write_nodes(out, stats.size(), [&](uint32_t n) { return stats[n].members > 0; },
-              [&](uint32_t n) { out.put(stats[n]); });
+  write_nodes(
+      out, stats.size(), [&](uint32_t n) { return stats[n].members > 0; },
+      [&](uint32_t n) { out.put(stats[n]); });
 }
 
 void StatsFold::read(Reader& in) {
@@ -109,8 +110,12 @@ void StatsFold::read(Reader& in) {
 }
 
 PeSplit::PeSplit(size_t nodes, bool capped)
-    : own(nodes), own_useful(nodes, 0), useful_min(nodes, 0), useful_max(nodes, 0),
-      useful_pes(nodes, 0), capped_useful(capped ? nodes : 0, 0) {}
+    : own(nodes),
+      own_useful(nodes, 0),
+      useful_min(nodes, 0),
+      useful_max(nodes, 0),
+      useful_pes(nodes, 0),
+      capped_useful(capped ? nodes : 0, 0) {}
 
 void PeSplit::record(std::vector<Addend>* log) {
   sums.log = log;
@@ -128,7 +133,8 @@ void PeSplit::replay(const Addend& a) {
 void PeSplit::combine(const PeSplit& later) {
   for (size_t n = 0; n < own.size(); ++n) {
     if (later.useful_pes[n] == 0) continue;
-    useful_min[n] = useful_pes[n] ? std::min(useful_min[n], later.useful_min[n]) : later.useful_min[n];
+    useful_min[n] =
+        useful_pes[n] ? std::min(useful_min[n], later.useful_min[n]) : later.useful_min[n];
     useful_max[n] = std::max(useful_max[n], later.useful_max[n]);
     useful_pes[n] += later.useful_pes[n];
   }
@@ -171,7 +177,8 @@ void Totals::record(std::vector<Addend>* log) {
 }
 
 void Totals::replay(const Addend& a) {
-  if (a.slot >= bucket_slots()) throw std::runtime_error("a recorded addition names no sum of pass 3");
+  if (a.slot >= bucket_slots())
+    throw std::runtime_error("a recorded addition names no sum of pass 3");
   total.at(a.node).at(a.slot) += a.value;
 }
 

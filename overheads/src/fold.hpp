@@ -48,7 +48,8 @@ class Reader {
   // The next `count` values; checked before anything is allocated for them.
   template <class T>
   std::vector<T> get_many(uint64_t count) {
-    if (count > (in_.size() - at_) / sizeof(T)) throw std::runtime_error("a partial accumulator is cut short");
+    if (count > (in_.size() - at_) / sizeof(T))
+      throw std::runtime_error("a partial accumulator is cut short");
     std::vector<T> out(count);
     std::memcpy(out.data(), in_.data() + at_, count * sizeof(T));
     at_ += count * sizeof(T);

@@ -57,12 +57,18 @@ class IdleWalk {
  public:
   IdleWalk(const MergedTree& run, const Columns& c, const std::vector<IdleInfo>& info,
            const ThreadStarts& starts)
-      : run_(run), e_(run.experiment()), c_(c), info_(info), starts_(starts),
-        reached_(run.nodes().size(), 0), mpi_ranks_(e_.ranks() > 1) {}
+      : run_(run),
+        e_(run.experiment()),
+        c_(c),
+        info_(info),
+        starts_(starts),
+        reached_(run.nodes().size(), 0),
+        mpi_ranks_(e_.ranks() > 1) {}
 
   // Follows thread `th` (its merged map, its nodes' inclusive times) from now on: its children
   // lists, to walk the paths it only holds.
-  void start_thread(const drg::ThreadTree& th, const std::vector<uint32_t>& merged, const double* incl) {
+  void start_thread(const drg::ThreadTree& th, const std::vector<uint32_t>& merged,
+                    const double* incl) {
     th_ = &th;
     merged_ = &merged;
     incl_ = incl;
@@ -218,11 +224,12 @@ std::vector<double> visit_costs(const drg::Experiment& e, const MachineModel& ma
     // Kinds without a figure of their own share another's (every barrier the barrier's, the
     // critical section and nest lock the lock's): the kind table's cost column.
     std::string name(format::region_kind_cost(RegionKind(k)));
-    cost[k] = (machine.cost(name) + (counters.read_in(RegionKind(k)) ? 2 * counters.cost_per_read_ns : 0)) * 1e-9;
+    cost[k] = (machine.cost(name) +
+               (counters.read_in(RegionKind(k)) ? 2 * counters.cost_per_read_ns : 0)) *
+              1e-9;
   }
   return cost;
 }
-
 
 Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p,
               const std::vector<double>* visit_cost, Share* share) {

@@ -22,8 +22,8 @@ std::vector<uint32_t> CallPathKeys::intern(const drg::MergedTree& t) {
     const drg::MergedNode& mn = t.node(n);
     uint32_t& rid = region_id[mn.region];
     if (rid == format::kNoIndex) {
-      auto [it, added] = region_ids_.emplace(drg::region_key(e.regions[mn.region]),
-                                             uint32_t(region_keys_.size()));
+      auto [it, added] =
+          region_ids_.emplace(drg::region_key(e.regions[mn.region]), uint32_t(region_keys_.size()));
       if (added) region_keys_.push_back(it->first);
       rid = it->second;
     }

@@ -38,8 +38,8 @@ void thread_times(const drg::Experiment& e, const drg::ThreadTree& t, const Colu
       child_time[t.parent[n]] += covered;
       child_task[t.parent[n]] += tasks;
     }
-    excl[n] = entered ? (e.value(t, n, c.time) - child_time[n] - (tasks - child_task[n])) * 1e-9
-                      : 0.0;
+    excl[n] =
+        entered ? (e.value(t, n, c.time) - child_time[n] - (tasks - child_task[n])) * 1e-9 : 0.0;
     incl[n] = excl[n] + acc[n];
     if (n > 0) acc[t.parent[n]] += incl[n];
   }
@@ -68,7 +68,8 @@ std::vector<uint32_t> child_positions(const MergedTree& t) {
 bool runs_on_part_of_team(const drg::Region& r, const MemberStats& s) {
   if (r.kind == RegionKind::Single || r.kind == RegionKind::Masked) return s.tasks_created == 0;
   if (r.kind == RegionKind::Sections)
-    return s.visits > 0 && s.entered > 0 && s.iterations * double(s.entered) / s.visits < double(s.entered);
+    return s.visits > 0 && s.entered > 0 &&
+           s.iterations * double(s.entered) / s.visits < double(s.entered);
   return false;
 }
 
@@ -100,7 +101,8 @@ NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
   // A parallel region whose own code is only the way to many small constructs: that code is the
   // runtime's cost of entering and leaving them.
   if (r.kind == RegionKind::Parallel && construct_visits > 0 &&
-      std::max(0.0, st[n].excl_sum - st[n].fork_join) * 1e9 < kConstructOverheadNs * construct_visits)
+      std::max(0.0, st[n].excl_sum - st[n].fork_join) * 1e9 <
+          kConstructOverheadNs * construct_visits)
     pl.exclusive = find_rule(r.kind, sub, Part::BetweenConstructs);
   // A barrier right after single/sections/masked waits for the one thread that ran the body.
   // More generally, synchronization right after a region that fewer PEs ran (serial code on
@@ -161,8 +163,9 @@ const Rule* exclusive_rule(const NodePlan& pl, const drg::ThreadTree& th) {
 // (a smaller team) and those it ran, the time it was not in them (late after the fork, early
 // before the join); the rest of the initial thread's time is serial code. Per thread of the batch
 // (every thread of a rank is in the same batch).
-void root_parts(const MergedTree& t, const Columns& c, const drg::ThreadBatch& b, const BatchTimes& bt,
-                const ThreadStarts& starts, const RunFacts& f, std::vector<RunFacts::RootIdle>& root_idle) {
+void root_parts(const MergedTree& t, const Columns& c, const drg::ThreadBatch& b,
+                const BatchTimes& bt, const ThreadStarts& starts, const RunFacts& f,
+                std::vector<RunFacts::RootIdle>& root_idle) {
   const drg::Experiment& e = t.experiment();
   root_idle.assign(b.count, {});
   std::map<int, uint32_t> initial;  // rank -> its initial thread
@@ -244,7 +247,8 @@ void member_stats(const MergedTree& t, const Workers& workers, const Columns& c,
         if (e.value(th, tn, c.visits) == 0) continue;
         ++s.entered;
         if (t.region_of(merged[tn]).kind == RegionKind::Parallel) {
-          sums.add(s.fork_join, merged[tn], Sum::ForkJoin, (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9);
+          sums.add(s.fork_join, merged[tn], Sum::ForkJoin,
+                   (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9);
           if (e.value(th, tn, c.team_size) > 0) {
             s.master_join = e.value(th, tn, c.join) * 1e-9;
             s.has_master_join = true;
@@ -357,8 +361,8 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
 
 // Useful time per PE of a batch's threads, for the POP metrics: each thread's rests in member
 // order, then added to the run's sum in thread order.
-void useful_per_pe(const Workers& workers, const drg::ThreadBatch& b,
-                   const BatchTimes& bt, const RunFacts& f, PeSplit& out) {
+void useful_per_pe(const Workers& workers, const drg::ThreadBatch& b, const BatchTimes& bt,
+                   const RunFacts& f, PeSplit& out) {
   std::vector<double> useful(b.count, 0);
   workers.run([&](unsigned w) {
     std::vector<uint32_t> order;
@@ -381,7 +385,8 @@ void useful_per_pe(const Workers& workers, const drg::ThreadBatch& b,
 
 }  // namespace
 
-BatchTimes::BatchTimes(const drg::Experiment& e, const drg::ThreadBatch& b, const Workers& workers) {
+BatchTimes::BatchTimes(const drg::Experiment& e, const drg::ThreadBatch& b,
+                       const Workers& workers) {
   first.assign(b.count + 1, 0);
   for (uint32_t i = 0; i < b.count; ++i) first[i + 1] = first[i] + b.threads[i].size();
   rest.resize(first.back());
@@ -448,7 +453,8 @@ RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32
   std::vector<char> in_task(n_nodes, 0);  // a task, or inside one (parents come first)
   for (uint32_t n = 0; n < n_nodes; ++n) {
     uint32_t parent = t.node(n).parent;
-    in_task[n] = t.region_of(n).kind == RegionKind::Task || (parent != format::kNoIndex && in_task[parent]);
+    in_task[n] =
+        t.region_of(n).kind == RegionKind::Task || (parent != format::kNoIndex && in_task[parent]);
     f.plan[n] = plan_node(t, st, child_pos, construct_visits[n], n, one_rank, in_task[n]);
   }
   const ThreadStarts starts(e);

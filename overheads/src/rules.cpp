@@ -14,7 +14,7 @@ constexpr Class DM = Class::DataMovement, SY = Class::Synchronization,
 
 // Useful computation: the exclusive time of code regions.
 #define USEFUL(id, kind, why) \
-  Rule{id, k(kind), -1, Part::Exclusive, true, Class::Unidentified, "", "U += exclusive", why}
+  Rule { id, k(kind), -1, Part::Exclusive, true, Class::Unidentified, "", "U += exclusive", why }
 
 const std::vector<Rule> kRules = {
     // ---- useful computation ----
@@ -50,8 +50,8 @@ const std::vector<Rule> kRules = {
      "S += exclusive - wait", "entering and leaving the barrier"},
     {"barrier_runtime.wait", k(K::BarrierImplementation), -1, Part::Wait, false, SY, "reduction",
      "S += wait", "libomp's barrier inside a reduction"},
-    {"barrier_runtime.op", k(K::BarrierImplementation), -1, Part::Exclusive, false, SY,
-     "reduction", "S += exclusive - wait", "combining reduction values"},
+    {"barrier_runtime.op", k(K::BarrierImplementation), -1, Part::Exclusive, false, SY, "reduction",
+     "S += exclusive - wait", "combining reduction values"},
     {"reduction.wait", k(K::Reduction), -1, Part::Wait, false, SY, "reduction", "S += wait",
      "waiting to combine reduction values"},
     {"reduction.op", k(K::Reduction), -1, Part::Exclusive, false, SY, "reduction",
@@ -86,13 +86,14 @@ const std::vector<Rule> kRules = {
     {"parallel.fork_join", k(K::Parallel), -1, Part::ForkJoin, false, CP, "fork_join",
      "C += fork + join (master)", "starting and ending the team"},
     {"parallel.idle_fork", k(K::Parallel), -1, Part::IdleFork, false, CP, "fork_join",
-     "C += min(T_p - t_i, fork_i + join)", "workers start after the master forks and stop before it joins"},
+     "C += min(T_p - t_i, fork_i + join)",
+     "workers start after the master forks and stop before it joins"},
     {"parallel.between_constructs", k(K::Parallel), -1, Part::BetweenConstructs, false, CP,
      "scheduling", "C += own code when it is below 2 us per visit of the constructs inside",
      "a parallel region whose own code only reaches many small constructs: that time is the "
      "runtime's entry and exit of each construct (scheduling, dispatch)"},
-    {"mpi.startup", k(K::Mpi), kMpiStartup, Part::Exclusive, false, CP, "startup",
-     "C += exclusive", "MPI_Init/MPI_Finalize: starting and ending the MPI library"},
+    {"mpi.startup", k(K::Mpi), kMpiStartup, Part::Exclusive, false, CP, "startup", "C += exclusive",
+     "MPI_Init/MPI_Finalize: starting and ending the MPI library"},
     {"mpi.startup.wait", k(K::Mpi), kMpiStartup, Part::Wait, false, CP, "startup", "C += wait",
      "MPI_Init/MPI_Finalize: waiting for the other ranks to start or end"},
     {"mpi.startup.skew", k(K::Mpi), kMpiStartup, Part::IdleShorter, false, CP, "startup",
@@ -115,13 +116,12 @@ const std::vector<Rule> kRules = {
 
     // ---- loss of parallelism ----
     {"any.unparallelized", kAnyKind, -1, Part::IdleOneRan, false, LP, "unparallelized",
-     "L += T_p for each PE that did not run it, when one PE ran it",
-     "one PE busy, p-1 idle"},
+     "L += T_p for each PE that did not run it, when one PE ran it", "one PE busy, p-1 idle"},
     {"any.partially_parallelized", kAnyKind, -1, Part::IdleSomeRan, false, LP,
      "partially_parallelized", "L += T_p for each PE that did not run it, when 1 < q < p ran it",
      "q of p PEs busy (e.g. a team smaller than p)"},
-    {"program.before_start", k(K::Program), -1, Part::IdleBeforeStart, false, LP,
-     "unparallelized", "L += T_p - t_i for PEs that did not exist yet",
+    {"program.before_start", k(K::Program), -1, Part::IdleBeforeStart, false, LP, "unparallelized",
+     "L += T_p - t_i for PEs that did not exist yet",
      "serial start of the program before the threads exist"},
     {"program.idle_not_in_team", k(K::Program), -1, Part::RootNotInTeam, false, LP,
      "partially_parallelized",
@@ -137,8 +137,7 @@ const std::vector<Rule> kRules = {
      "in a data collective for the enclosing region's own code that one PE ran",
      "the others wait at the barrier or collective while one PE runs serial code (e.g. rank 0)"},
     {"barrier.after_partial", kAnyKind, -1, Part::PartialBarrierWait, false, LP,
-     "partially_parallelized",
-     "L += wait at a barrier that follows single/sections/masked",
+     "partially_parallelized", "L += wait at a barrier that follows single/sections/masked",
      "threads that did not run the construct's body wait for the one that did"},
     {"task.idle", kAnyKind, -1, Part::IdleInTask, false, SY, "load_imbalance",
      "S += T_p - t_i for every PE with less of a task's work (created in it or below) than the "
@@ -158,11 +157,13 @@ const std::vector<Rule> kRules = {
     // ---- data movement: local memory (needs counters, the reference and a machine file) ----
     {"memory.extra_misses", kAnyKind, -1, Part::ExtraMisses, false, DM, "local_memory",
      "D += sum_L max(0, misses_L - misses_L,ref) * penalty_L (at most the region's useful work)",
-     "cache misses beyond the reference run's cost the calibrated miss penalty each (scalea calibrate)"},
+     "cache misses beyond the reference run's cost the calibrated miss penalty each (scalea "
+     "calibrate)"},
 
     // ---- additional computation ----
     {"work.extra", kAnyKind, -1, Part::ExtraWork, false, AC, "algorithm",
-     "A += work of regions absent from the reference, and loop work beyond the reference's iterations",
+     "A += work of regions absent from the reference, and loop work beyond the reference's "
+     "iterations",
      "the parallel version executes code or iterations the sequential one does not"},
 
     // ---- MPI ----
@@ -185,18 +186,18 @@ const std::vector<Rule> kRules = {
      "waiting in collective I/O"},
     {"mpi.io.transfer", k(K::Mpi), m(M::Io), Part::Exclusive, false, DM, "mpi_io",
      "D += exclusive - wait", "MPI-IO reads and writes"},
-    {"mpi.sync", k(K::Mpi), m(M::Sync), Part::Exclusive, false, SY, "mpi_barrier",
-     "S += exclusive", "MPI_Barrier and other pure synchronization"},
+    {"mpi.sync", k(K::Mpi), m(M::Sync), Part::Exclusive, false, SY, "mpi_barrier", "S += exclusive",
+     "MPI_Barrier and other pure synchronization"},
     {"mpi.sync.wait", k(K::Mpi), m(M::Sync), Part::Wait, false, SY, "mpi_barrier", "S += wait",
      "MPI_Barrier and other pure synchronization"},
-    {"mpi.wait", k(K::Mpi), m(M::Wait), Part::Exclusive, false, SY, "mpi_waiting",
-     "S += exclusive", "MPI_Wait/Test: completing a nonblocking operation"},
+    {"mpi.wait", k(K::Mpi), m(M::Wait), Part::Exclusive, false, SY, "mpi_waiting", "S += exclusive",
+     "MPI_Wait/Test: completing a nonblocking operation"},
     {"mpi.wait.wait", k(K::Mpi), m(M::Wait), Part::Wait, false, SY, "mpi_waiting", "S += wait",
      "MPI_Wait/Test: completing a nonblocking operation"},
     {"mpi.management", k(K::Mpi), m(M::Management), Part::Exclusive, false, CP, "mpi_management",
      "C += exclusive", "communicator, group and window management"},
-    {"mpi.management.wait", k(K::Mpi), m(M::Management), Part::Wait, false, CP,
-     "mpi_management", "C += wait", "communicator, group and window management"},
+    {"mpi.management.wait", k(K::Mpi), m(M::Management), Part::Wait, false, CP, "mpi_management",
+     "C += wait", "communicator, group and window management"},
     {"mpi.p2p.local", k(K::Mpi), m(M::P2P), Part::NoPartner, false, DM, "mpi_p2p",
      "D += exclusive (one rank)", "no other rank to wait for: the call copies data locally"},
     {"mpi.wait.local", k(K::Mpi), m(M::Wait), Part::NoPartner, false, DM, "mpi_p2p",
@@ -212,24 +213,44 @@ const std::vector<Rule> kRules = {
 const std::vector<Rule>& rules() { return kRules; }
 
 std::string rule_table_markdown() {
-  static const char* part_names[] = {
-      "exclusive", "wait", "fork+join", "idle (1 PE ran it)", "idle (q<p ran it)",
-      "idle (ran shorter)", "idle (fork/join)", "idle (before start)",
-      "wait after single/sections/masked", "wait after a region one PE ran", "replicated work",
-      "extra work", "idle thread root", "extra cache misses", "idle (part of the team ran it)",
-      "idle (rank started late)", "own code between constructs", "spin-wait", "no partner",
-      "idle (in a task)", "idle (runtime starting)", "idle thread root (late in its regions)",
-      "idle thread root (not in the team)"};
+  static const char* part_names[] = {"exclusive",
+                                     "wait",
+                                     "fork+join",
+                                     "idle (1 PE ran it)",
+                                     "idle (q<p ran it)",
+                                     "idle (ran shorter)",
+                                     "idle (fork/join)",
+                                     "idle (before start)",
+                                     "wait after single/sections/masked",
+                                     "wait after a region one PE ran",
+                                     "replicated work",
+                                     "extra work",
+                                     "idle thread root",
+                                     "extra cache misses",
+                                     "idle (part of the team ran it)",
+                                     "idle (rank started late)",
+                                     "own code between constructs",
+                                     "spin-wait",
+                                     "no partner",
+                                     "idle (in a task)",
+                                     "idle (runtime starting)",
+                                     "idle thread root (late in its regions)",
+                                     "idle thread root (not in the team)"};
   static_assert(sizeof part_names / sizeof *part_names == size_t(Part::RootNotInTeam) + 1,
                 "a name for every Part");
-  std::string out = "| rule | region | part | class | formula (PE-time) | reason |\n"
-                    "|---|---|---|---|---|---|\n";
+  std::string out =
+      "| rule | region | part | class | formula (PE-time) | reason |\n"
+      "|---|---|---|---|---|---|\n";
   for (const Rule& r : kRules) {
     std::string region = r.kind < 0 ? "any" : std::string(format::region_kind_name(K(r.kind)));
     if (r.kind == k(K::Mpi) && r.subkind >= 0)
-      region += " (" + std::string(r.subkind == kMpiStartup ? "startup" : format::mpi_class_name(uint16_t(r.subkind))) + ")";
-    std::string cls = r.useful ? "useful work U"
-                               : std::string(class_key(r.cls)) + "." + std::string(r.subclass);
+      region +=
+          " (" +
+          std::string(r.subkind == kMpiStartup ? "startup"
+                                               : format::mpi_class_name(uint16_t(r.subkind))) +
+          ")";
+    std::string cls =
+        r.useful ? "useful work U" : std::string(class_key(r.cls)) + "." + std::string(r.subclass);
     out += "| `" + std::string(r.id) + "` | " + region + " | " + part_names[int(r.part)] + " | " +
            cls + " | " + std::string(r.formula) + " | " + std::string(r.reason) + " |\n";
   }

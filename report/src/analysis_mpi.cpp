@@ -35,7 +35,8 @@ class MpiShare final : public scalea::overheads::Share {
     check(MPI_Initialized(&started), "MPI_Initialized");
     int provided = 0;
     // Only the main thread talks; the classifier's workers never do.
-    if (!started) check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    if (!started)
+      check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
     check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
     check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
@@ -56,7 +57,8 @@ class MpiShare final : public scalea::overheads::Share {
     if (rank_ == 0) {
       size_t total = std::accumulate(counts.begin(), counts.end(), size_t(0));
       count_of(total);
-      for (int r = 1; r < size_; ++r) offsets[size_t(r)] = offsets[size_t(r) - 1] + counts[size_t(r) - 1];
+      for (int r = 1; r < size_; ++r)
+        offsets[size_t(r)] = offsets[size_t(r) - 1] + counts[size_t(r) - 1];
       all.resize(total);
     }
     check(MPI_Gatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), offsets.data(),

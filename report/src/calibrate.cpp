@@ -68,8 +68,11 @@ json measure_clock() {
   for (int i = 0; i < kReads; ++i) sum += __rdtsc();
   double tsc_ns = (now_ns() - t0) / kReads;
   asm volatile("" : : "r"(sum));  // the reads are kept
-  return {{"source", "CLOCK_MONOTONIC"}, {"resolution_ns", double(res.tv_nsec)},
-          {"smallest_step_ns", min_step}, {"read_cost_ns", read_ns}, {"tsc_read_cost_ns", tsc_ns}};
+  return {{"source", "CLOCK_MONOTONIC"},
+          {"resolution_ns", double(res.tv_nsec)},
+          {"smallest_step_ns", min_step},
+          {"read_cost_ns", read_ns},
+          {"tsc_read_cost_ns", tsc_ns}};
 }
 
 // ---- memory -----------------------------------------------------------------------------------
@@ -138,8 +141,8 @@ json measure_memory(bool quick) {
     size_t ws = size_t(size) / 2;
     double ns = chase_ns(ws, loads);
     std::string name = "L" + std::to_string(level);
-    levels.push_back({{"level", name}, {"cache_bytes", size}, {"working_set_bytes", ws},
-                      {"latency_ns", ns}});
+    levels.push_back(
+        {{"level", name}, {"cache_bytes", size}, {"working_set_bytes", ws}, {"latency_ns", ns}});
     lat.emplace_back(name, ns);
   }
   long last = sizes.empty() ? 8l << 20 : sizes.rbegin()->second;
@@ -167,7 +170,8 @@ ProbeResult run_probe(const std::string& probe, int threads, double scale, bool 
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string s(*e);
-    if (s.rfind("SCALEA_", 0) == 0 || s.rfind("OMP_TOOL", 0) == 0 || s.rfind("OMP_NUM_THREADS", 0) == 0)
+    if (s.rfind("SCALEA_", 0) == 0 || s.rfind("OMP_TOOL", 0) == 0 ||
+        s.rfind("OMP_NUM_THREADS", 0) == 0)
       continue;
     env.push_back(s);
   }
@@ -219,9 +223,9 @@ std::map<std::string, double> best_of(const std::string& probe, int threads, dou
   std::map<std::string, double> best;
   for (int i = 0; i < repeats; ++i) {
     ProbeResult r = run_probe(probe, threads, scale, with_tool, tmpdir, serial++);
-    if (!r.ok) throw UserError("calibration probe (" + std::to_string(threads) + " threads): " + r.error);
-    for (const auto& [k, v] : r.ns_per_instance)
-      best[k] = best.count(k) ? std::min(best[k], v) : v;
+    if (!r.ok)
+      throw UserError("calibration probe (" + std::to_string(threads) + " threads): " + r.error);
+    for (const auto& [k, v] : r.ns_per_instance) best[k] = best.count(k) ? std::min(best[k], v) : v;
   }
   return best;
 }
@@ -291,18 +295,22 @@ int run_calibrate(const std::string& output, bool quick) {
   std::string probe = self_dir() + "/scalea-calibrate-probe";
   if (access(probe.c_str(), X_OK) != 0) throw UserError("probe program " + probe + " not found");
   char tmpl[] = "/tmp/scalea-calibrate-XXXXXX";
-  if (!mkdtemp(tmpl)) throw UserError(std::string("cannot create a temporary directory: ") + std::strerror(errno));
+  if (!mkdtemp(tmpl))
+    throw UserError(std::string("cannot create a temporary directory: ") + std::strerror(errno));
   std::string tmpdir = tmpl;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   double scale = o.quick ? 0.3 : 1.0;
   int repeats = o.quick ? 2 : 5;
 
   json m = machine_header(cpus);
-  fmt::print("scalea calibrate: measuring this machine ({} CPUs){}\n", cpus, o.quick ? ", quick" : "");
+  fmt::print("scalea calibrate: measuring this machine ({} CPUs){}\n", cpus,
+             o.quick ? ", quick" : "");
   m["clock"] = measure_clock();
-  fmt::print("  clock          resolution {} ns, smallest step {:.0f} ns, read {:.1f} ns (rdtsc {:.1f} ns)\n",
-             m["clock"]["resolution_ns"].get<double>(), m["clock"]["smallest_step_ns"].get<double>(),
-             m["clock"]["read_cost_ns"].get<double>(), m["clock"]["tsc_read_cost_ns"].get<double>());
+  fmt::print(
+      "  clock          resolution {} ns, smallest step {:.0f} ns, read {:.1f} ns (rdtsc {:.1f} "
+      "ns)\n",
+      m["clock"]["resolution_ns"].get<double>(), m["clock"]["smallest_step_ns"].get<double>(),
+      m["clock"]["read_cost_ns"].get<double>(), m["clock"]["tsc_read_cost_ns"].get<double>());
 
   json omp = json::object();
   json by_threads = json::object();
@@ -357,14 +365,17 @@ int run_calibrate(const std::string& output, bool quick) {
   m["tool_cost_ns"] = cost;
   m["tool_cost_ns_by_threads"] = by_threads;
   m["tool_cost_threads"] = team;
-  fmt::print("  tool cost      per recorded event: user region {:.0f} ns, lock {:.0f} ns, "
-             "barrier {:.0f} ns, parallel region {:.0f} ns ({} threads)\n",
-             cost["user"].get<double>(), cost["lock"].get<double>(), cost["barrier"].get<double>(),
-             cost["parallel"].get<double>(), team);
+  fmt::print(
+      "  tool cost      per recorded event: user region {:.0f} ns, lock {:.0f} ns, "
+      "barrier {:.0f} ns, parallel region {:.0f} ns ({} threads)\n",
+      cost["user"].get<double>(), cost["lock"].get<double>(), cost["barrier"].get<double>(),
+      cost["parallel"].get<double>(), team);
 
   m["memory"] = measure_memory(o.quick);
   for (const auto& l : m["memory"]["levels"]) {
-    std::string size = l.contains("cache_bytes") ? fmt::format(" ({} KiB cache)", l["cache_bytes"].get<long>() / 1024) : "";
+    std::string size = l.contains("cache_bytes")
+                           ? fmt::format(" ({} KiB cache)", l["cache_bytes"].get<long>() / 1024)
+                           : "";
     fmt::print("  memory         {:<6} working set {:>8} KiB: {:6.1f} ns per load{}\n",
                l["level"].get<std::string>(), l["working_set_bytes"].get<size_t>() / 1024,
                l["latency_ns"].get<double>(), size);
@@ -409,7 +420,8 @@ overheads::MachineModel load_machine(const std::string& path) {
     throw UserError("machine file " + path + ": not JSON (" + std::string(e.what()) + ")");
   }
   if (!m.is_object() || m.value("format", "") != "scalea-machine")
-    throw UserError("machine file " + path + ": not a scalea machine file (format \"scalea-machine\")");
+    throw UserError("machine file " + path +
+                    ": not a scalea machine file (format \"scalea-machine\")");
   if (m.value("format_version", 0) != 1)
     throw UserError("machine file " + path + ": unsupported format_version");
   overheads::MachineModel model;

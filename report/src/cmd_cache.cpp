@@ -118,9 +118,9 @@ nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t
   const std::vector<int>& other = cols.other;
   const int instructions = cols.instructions, time = e.metric("time");
   const drg::Region& reg = t.region_of(n);
-  std::string label = reg.label() + (reg.location().empty() || reg.kind == drg::RegionKind::Program
-                                         ? ""
-                                         : " @" + reg.location());
+  std::string label =
+      reg.label() +
+      (reg.location().empty() || reg.kind == drg::RegionKind::Program ? "" : " @" + reg.location());
   nlohmann::json jr = {{"path", t.path(n)}, {"label", label}};
   nlohmann::json jthreads = nlohmann::json::array();
   if (o.format == "text") {
@@ -153,8 +153,8 @@ nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t
   for (size_t k = 0; k < members.size(); ++k) {
     const drg::ThreadTree& th = e.threads[members[k].thread];
     uint32_t node = members[k].node;
-    std::string who = th.rank >= 0 ? fmt::format("r{}.t{}", th.rank, th.thread)
-                                   : fmt::format("t{}", th.thread);
+    std::string who =
+        th.rank >= 0 ? fmt::format("r{}.t{}", th.rank, th.thread) : fmt::format("t{}", th.thread);
     std::string line = fmt::format("  {:<8}", who);
     nlohmann::json jt = {{"rank", th.rank}, {"thread", th.thread}};
     bool stands_out = false;
@@ -164,8 +164,9 @@ nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t
       double r = ratios[li][k];
       bool out_li = !std::isnan(r) && med[li] > 0 && r > kStandOut * med[li];
       stands_out = stands_out || out_li;
-      line += fmt::format(" {:>12.0f} {:>12} {:>7}", miss, acc > 0 ? fmt::format("{:.0f}", acc) : "-",
-                          std::isnan(r) ? "-" : fmt::format("{:.3f}{}", r, out_li ? "*" : ""));
+      line +=
+          fmt::format(" {:>12.0f} {:>12} {:>7}", miss, acc > 0 ? fmt::format("{:.0f}", acc) : "-",
+                      std::isnan(r) ? "-" : fmt::format("{:.3f}{}", r, out_li ? "*" : ""));
       jt[levels[li].name] = {{"misses", miss},
                              {"accesses", acc > 0 ? nlohmann::json(acc) : nlohmann::json(nullptr)},
                              {"ratio", std::isnan(r) ? nlohmann::json(nullptr) : nlohmann::json(r)},
@@ -173,7 +174,8 @@ nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t
     }
     if (instructions >= 0) {
       double ins = e.value(th, node, instructions);
-      double mpki = ins > 0 && !levels.empty() ? 1000.0 * e.value(th, node, levels.back().misses) / ins : 0;
+      double mpki =
+          ins > 0 && !levels.empty() ? 1000.0 * e.value(th, node, levels.back().misses) / ins : 0;
       line += fmt::format(" {:>9.3f}", mpki);
       jt["mpki"] = mpki;
     }
@@ -202,7 +204,8 @@ void run_cache(const CacheOptions& o) {
   else if (levels.size() < 3) missing = "only some cache levels were measured";
   std::string have;
   for (size_t m = 0; m < e.metrics.size(); ++m)
-    if (e.metrics[m].rfind("papi:", 0) == 0) have += (have.empty() ? "" : ", ") + e.metrics[m].substr(5);
+    if (e.metrics[m].rfind("papi:", 0) == 0)
+      have += (have.empty() ? "" : ", ") + e.metrics[m].substr(5);
 
   nlohmann::json out;
   out["experiment"] = e.path;
@@ -215,15 +218,17 @@ void run_cache(const CacheOptions& o) {
     fmt::print("experiment  {}\n", e.path);
     fmt::print("counters    {}\n", have.empty() ? "none" : have);
     if (!missing.empty())
-      fmt::print("note        {}: this machine offers none, or the run did not ask for them\n"
-                 "            (scalea run --counters PAPI_L2_DCM,PAPI_L2_DCA,... on a machine "
-                 "with hardware counters; docs/counters.md)\n",
-                 missing);
+      fmt::print(
+          "note        {}: this machine offers none, or the run did not ask for them\n"
+          "            (scalea run --counters PAPI_L2_DCM,PAPI_L2_DCA,... on a machine "
+          "with hardware counters; docs/counters.md)\n",
+          missing);
     if (!any_counter)
-      fmt::print("\nno counters were measured in this run, so there is nothing per region and "
-                 "thread to show: run it with `scalea run --counters LIST` (the software events "
-                 "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES work everywhere; cache misses where the "
-                 "machine has hardware counters)\n");
+      fmt::print(
+          "\nno counters were measured in this run, so there is nothing per region and "
+          "thread to show: run it with `scalea run --counters LIST` (the software events "
+          "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES work everywhere; cache misses where the "
+          "machine has hardware counters)\n");
     else if (regions.empty())
       fmt::print("\nno{} region has counts\n", o.region.empty() ? "" : " matching");
     fmt::print("\n");
@@ -233,8 +238,10 @@ void run_cache(const CacheOptions& o) {
     out["regions"] = jregions;
     std::cout << json_text(out, 2) << "\n";
   } else if (!levels.empty()) {
-    fmt::print("ratio = misses / accesses; * : more than {}x the median of the region's threads "
-               "(e.g. a master thread whose data is not in its cache)\n", kStandOut);
+    fmt::print(
+        "ratio = misses / accesses; * : more than {}x the median of the region's threads "
+        "(e.g. a master thread whose data is not in its cache)\n",
+        kStandOut);
   }
 }
 

@@ -20,7 +20,8 @@ void add_calibrate(CLI::App& app) {
   cmd->footer(
       "Writes a machine file (JSON, docs/counters.md) that `scalea report` uses to price extra\n"
       "cache misses as data movement and to remove the tool's own cost (--compensate).\n"
-      "Default location: $SCALEA_MACHINE, else ~/.config/scalea/machine.json. Takes under a minute.");
+      "Default location: $SCALEA_MACHINE, else ~/.config/scalea/machine.json. Takes under a "
+      "minute.");
   cmd->add_option("-o,--output", o->output, "Machine file to write (default: see below)");
   cmd->add_flag("--quick", o->quick, "Fewer repetitions (about 3x faster, noisier)");
   cmd->callback([o] {

@@ -32,9 +32,9 @@ namespace scalea::cli {
 namespace {
 
 using namespace db;
-using study::is_study;
 using overheads::kClassCount;
 using overheads::kClassKeys;
+using study::is_study;
 
 struct DbOptions {
   std::string db;
@@ -68,10 +68,13 @@ std::unique_ptr<Database> open_for(const DbOptions& o, Access access) {
 
 // ---- printing results: text (aligned), csv, json ----
 
-bool numeric(const Value& v) { return std::holds_alternative<int64_t>(v) || std::holds_alternative<double>(v); }
+bool numeric(const Value& v) {
+  return std::holds_alternative<int64_t>(v) || std::holds_alternative<double>(v);
+}
 
 std::string cell_text(const Value& v, bool exact) {
-  if (auto* d = std::get_if<double>(&v)) return exact ? fmt::format("{}", *d) : fmt::format("{:.6g}", *d);
+  if (auto* d = std::get_if<double>(&v))
+    return exact ? fmt::format("{}", *d) : fmt::format("{:.6g}", *d);
   return as_text(v);
 }
 
@@ -94,10 +97,12 @@ void print_result(const Result& r, const std::string& format) {
     return;
   }
   if (format == "csv") {
-    for (size_t c = 0; c < r.columns.size(); ++c) std::cout << (c ? "," : "") << csv_field(r.columns[c]);
+    for (size_t c = 0; c < r.columns.size(); ++c)
+      std::cout << (c ? "," : "") << csv_field(r.columns[c]);
     std::cout << "\n";
     for (const auto& row : r.rows) {
-      for (size_t c = 0; c < row.size(); ++c) std::cout << (c ? "," : "") << csv_field(cell_text(row[c], true));
+      for (size_t c = 0; c < row.size(); ++c)
+        std::cout << (c ? "," : "") << csv_field(cell_text(row[c], true));
       std::cout << "\n";
     }
     return;
@@ -114,7 +119,8 @@ void print_result(const Result& r, const std::string& format) {
     std::string out;
     for (size_t c = 0; c < cells.size(); ++c) {
       std::string pad(width[c] - std::min(width[c], cells[c].size()), ' ');
-      out += (c ? "  " : "") + (right[c] ? pad + cells[c] : cells[c] + (c + 1 < cells.size() ? pad : ""));
+      out += (c ? "  " : "") +
+             (right[c] ? pad + cells[c] : cells[c] + (c + 1 < cells.size() ? pad : ""));
     }
     std::cout << out << "\n";
   };
@@ -136,29 +142,35 @@ void run_add(const DbOptions& o) {
   ao.machine = o.machine;
   if (!o.reference.empty())
     for (const std::string& in : o.inputs)
-      if (is_study(in)) throw UserError(in + " is a study: its runs are classified against the study's own reference (leave out -r)");
+      if (is_study(in))
+        throw UserError(in +
+                        " is a study: its runs are classified against the study's own reference "
+                        "(leave out -r)");
   std::unique_ptr<Database> d = open_for(o, Access::Write);
   size_t stored = 0, unchanged = 0;
   for (const std::string& in : o.inputs) {
-    std::vector<Added> added = is_study(in) ? add_study(*d, in, ao) : add_experiment(*d, in, o.reference, ao);
+    std::vector<Added> added =
+        is_study(in) ? add_study(*d, in, ao) : add_experiment(*d, in, o.reference, ao);
     for (const Added& a : added) {
       (a.what == "unchanged" ? unchanged : stored) += 1;
       if (o.quiet) continue;
       if (a.what == "unchanged")
-        fmt::print("experiment {}: {} is stored already{}\n", a.id, a.path, ao.tags.empty() ? "" : " (tags updated)");
-      else
-        fmt::print("experiment {}: {} {} ({} regions)\n", a.id, a.what, a.path, a.regions);
+        fmt::print("experiment {}: {} is stored already{}\n", a.id, a.path,
+                   ao.tags.empty() ? "" : " (tags updated)");
+      else fmt::print("experiment {}: {} {} ({} regions)\n", a.id, a.what, a.path, a.regions);
     }
   }
   if (!o.quiet)
-    fmt::print("{} experiment{} stored, {} unchanged, in {}\n", stored, stored == 1 ? "" : "s", unchanged, d->name());
+    fmt::print("{} experiment{} stored, {} unchanged, in {}\n", stored, stored == 1 ? "" : "s",
+               unchanged, d->name());
 }
 
 // ---- list ----
 
 // "WHERE ..." selecting experiments by --program and --tag (each tag must match), and its
 // parameters.
-std::string experiment_filter(const DbOptions& o, std::vector<Value>& params, const std::string& alias = "e") {
+std::string experiment_filter(const DbOptions& o, std::vector<Value>& params,
+                              const std::string& alias = "e") {
   std::vector<std::string> terms;
   if (!o.program.empty()) {
     terms.push_back(alias + ".program = ?");
@@ -166,7 +178,8 @@ std::string experiment_filter(const DbOptions& o, std::vector<Value>& params, co
   }
   for (const std::string& t : o.tags) {
     auto [k, v] = parse_tag(t);
-    terms.push_back("EXISTS (SELECT 1 FROM tags t WHERE t.experiment_id = " + alias + ".id AND t.tag = ? AND t.value = ?)");
+    terms.push_back("EXISTS (SELECT 1 FROM tags t WHERE t.experiment_id = " + alias +
+                    ".id AND t.tag = ? AND t.value = ?)");
     params.emplace_back(k);
     params.emplace_back(v);
   }
@@ -178,7 +191,8 @@ std::string experiment_filter(const DbOptions& o, std::vector<Value>& params, co
 // The tags of every experiment, as "k=v k=v".
 std::map<int64_t, std::string> tag_text(Database& d) {
   std::map<int64_t, std::string> out;
-  for (const auto& row : d.query("SELECT experiment_id, tag, value FROM tags ORDER BY experiment_id, tag").rows) {
+  for (const auto& row :
+       d.query("SELECT experiment_id, tag, value FROM tags ORDER BY experiment_id, tag").rows) {
     std::string& s = out[as_int(row[0])];
     s += (s.empty() ? "" : " ") + as_text(row[1]) + "=" + as_text(row[2]);
   }
@@ -190,28 +204,32 @@ void run_list(const DbOptions& o) {
   if (o.studies) {
     Result r = d->query(
         "SELECT s.id, s.created, s.command, s.threads, s.ranks, s.repetitions, "
-        "(SELECT count(*) FROM study_runs sr WHERE sr.study_id = s.id) AS experiments, s.reference_id AS reference, "
+        "(SELECT count(*) FROM study_runs sr WHERE sr.study_id = s.id) AS experiments, "
+        "s.reference_id AS reference, "
         "s.host, s.path FROM studies s ORDER BY s.id");
     print_result(r, o.format);
     return;
   }
   std::vector<Value> params;
   Result r = d->query(
-      "SELECT e.id, e.started, e.program, e.arguments, e.p, e.threads, e.ranks, e.host, e.git_commit, "
+      "SELECT e.id, e.started, e.program, e.arguments, e.p, e.threads, e.ranks, e.host, "
+      "e.git_commit, "
       "e.git_dirty, e.reference_id AS reference, e.path FROM experiments e" +
           experiment_filter(o, params) + " ORDER BY e.started_epoch, e.id",
       params);
   std::map<int64_t, std::string> tags = tag_text(*d);
   // Shown as one column each: the commit (short, "+" when the checkout had changes) and the tags.
   Result out;
-  out.columns = {"id", "started", "program", "arguments", "p", "threads", "ranks", "host", "git", "reference",
-                 "tags", "path"};
+  out.columns = {"id",    "started", "program", "arguments", "p",    "threads",
+                 "ranks", "host",    "git",     "reference", "tags", "path"};
   if (o.format != "text") out.columns[8] = "git_commit";
   for (const auto& row : r.rows) {
     std::string git = as_text(row[8]);
-    if (o.format == "text" && git.size() > 10) git = git.substr(0, 10) + (as_int(row[9]) ? "+" : "");
+    if (o.format == "text" && git.size() > 10)
+      git = git.substr(0, 10) + (as_int(row[9]) ? "+" : "");
     auto it = tags.find(as_int(row[0]));
-    out.rows.push_back({row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], text_or_null(git), row[10],
+    out.rows.push_back({row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7],
+                        text_or_null(git), row[10],
                         it == tags.end() ? Value(std::string()) : Value(it->second), row[11]});
   }
   print_result(out, o.format);
@@ -230,7 +248,8 @@ void run_query(const DbOptions& o) {
 // one path that contains the text.
 std::pair<std::string, std::vector<int64_t>> find_region(Database& d, const std::string& q) {
   std::vector<int64_t> ids;
-  for (const auto& row : d.query("SELECT id, path FROM regions WHERE path_hash = ? ORDER BY id", {hash_hex(q)}).rows)
+  for (const auto& row :
+       d.query("SELECT id, path FROM regions WHERE path_hash = ? ORDER BY id", {hash_hex(q)}).rows)
     if (as_text(row[1]) == q) ids.push_back(as_int(row[0]));
   if (!ids.empty()) return {q, ids};
   std::map<std::string, std::vector<int64_t>> by_path;
@@ -246,8 +265,9 @@ std::pair<std::string, std::vector<int64_t>> find_region(Database& d, const std:
       if (n++ == 3) break;
       some += (some.empty() ? "" : ", ") + p;
     }
-    throw UserError("--region '" + q + "' matches " + std::to_string(by_path.size()) + " call paths (" + some +
-                    (by_path.size() > 3 ? ", ..." : "") + "): give more of the path");
+    throw UserError("--region '" + q + "' matches " + std::to_string(by_path.size()) +
+                    " call paths (" + some + (by_path.size() > 3 ? ", ..." : "") +
+                    "): give more of the path");
   }
   return *by_path.begin();
 }
@@ -255,16 +275,21 @@ std::pair<std::string, std::vector<int64_t>> find_region(Database& d, const std:
 bool known_class(const std::string& c) {
   if (c == "time" || c == "total") return true;
   for (std::string_view k : kClassKeys)
-    if (c == k || (c.size() > k.size() + 1 && c.compare(0, k.size(), k) == 0 && c[k.size()] == '.')) return true;
+    if (c == k || (c.size() > k.size() + 1 && c.compare(0, k.size(), k) == 0 && c[k.size()] == '.'))
+      return true;
   return false;
 }
 
-void history_plot(const Result& r, const std::string& path, const std::string& cls, const std::string& file) {
-  if (find_program("gnuplot").empty()) throw UserError("--plot needs gnuplot (Debian: gnuplot-nox), which is not installed");
+void history_plot(const Result& r, const std::string& path, const std::string& cls,
+                  const std::string& file) {
+  if (find_program("gnuplot").empty())
+    throw UserError("--plot needs gnuplot (Debian: gnuplot-nox), which is not installed");
   std::string ext = std::filesystem::path(file).extension().string();
-  if (ext != ".svg" && ext != ".png") throw UserError("--plot " + file + ": give a file ending in .svg or .png");
+  if (ext != ".svg" && ext != ".png")
+    throw UserError("--plot " + file + ": give a file ending in .svg or .png");
   char tmp[] = "/tmp/scalea-history-XXXXXX";
-  if (!mkdtemp(tmp)) throw UserError(std::string("cannot create a temporary directory: ") + std::strerror(errno));
+  if (!mkdtemp(tmp))
+    throw UserError(std::string("cannot create a temporary directory: ") + std::strerror(errno));
   struct Remove {
     std::string dir;
     ~Remove() {
@@ -276,31 +301,40 @@ void history_plot(const Result& r, const std::string& path, const std::string& c
   std::vector<std::string> series;
   std::map<std::string, std::string> data;
   for (const auto& row : r.rows) {
-    std::string config = fmt::format("p = {} ({} x {})", as_int(row[3]), as_int(row[4]), as_int(row[5]));
+    std::string config =
+        fmt::format("p = {} ({} x {})", as_int(row[3]), as_int(row[4]), as_int(row[5]));
     if (!data.count(config)) series.push_back(config);
-    data[config] += fmt::format("{:.3f} {:.9g}\n", as_double(row[2]), as_double(row[row.size() - 1]));
+    data[config] +=
+        fmt::format("{:.3f} {:.9g}\n", as_double(row[2]), as_double(row[row.size() - 1]));
   }
   std::string dat;
   for (const std::string& s : series) dat += "# " + s + "\n" + data[s] + "\n\n";
   write_output(std::string(tmp) + "/history.dat", dat);
   std::string out = std::filesystem::absolute(file).string();
   std::string gp = "set encoding utf8\n";
-  gp += ext == ".svg" ? "set terminal svg size 900,520 dynamic noenhanced font 'sans,12' background '#ffffff'\n"
-                      : "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo size 900,520 "
-                        "noenhanced font 'sans,10' background '#ffffff' } else { set terminal png size 900,520 }\n";
+  gp +=
+      ext == ".svg"
+          ? "set terminal svg size 900,520 dynamic noenhanced font 'sans,12' background '#ffffff'\n"
+          : "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo size 900,520 "
+            "noenhanced font 'sans,10' background '#ffffff' } else { set terminal png size 900,520 "
+            "}\n";
   gp += "set output " + studyrep::gp_string(out) + "\n";
   gp += "set title " + studyrep::gp_string(cls + " of " + path + " across experiments") + "\n";
   // Experiments of one day are told apart by the time of day, others by the date.
   double first = as_double(r.rows.front()[2]), last = as_double(r.rows.back()[2]);
   gp += std::string("set xdata time\nset timefmt '%s'\nset format x '") +
-        (last - first < 86400 ? "%H:%M:%S" : "%Y-%m-%d") + "'\nset xtics rotate by -30\n"
+        (last - first < 86400 ? "%H:%M:%S" : "%Y-%m-%d") +
+        "'\nset xtics rotate by -30\n"
         "set xlabel 'experiment start (UTC)'\n";
   gp += "set ylabel " + studyrep::gp_string(cls + ", s of wall time") + "\n";
-  gp += "set grid ytics\nset border 3\nset tics nomirror\nset key outside right top\nset offsets graph 0.03, graph 0.03, graph 0.05, 0\n";
+  gp +=
+      "set grid ytics\nset border 3\nset tics nomirror\nset key outside right top\nset offsets "
+      "graph 0.03, graph 0.03, graph 0.05, 0\n";
   gp += "plot";
   for (size_t i = 0; i < series.size(); ++i)
-    gp += fmt::format("{} 'history.dat' index {} using 1:2 with linespoints lw 2 pt 7 ps 0.9 title {}", i ? "," : "", i,
-                      studyrep::gp_string(series[i]));
+    gp += fmt::format(
+        "{} 'history.dat' index {} using 1:2 with linespoints lw 2 pt 7 ps 0.9 title {}",
+        i ? "," : "", i, studyrep::gp_string(series[i]));
   gp += "\n";
   write_output(std::string(tmp) + "/history.gp", gp);
   studyrep::run_gnuplot(tmp, "history.gp");
@@ -311,7 +345,8 @@ void run_history(const DbOptions& o) {
   if (!known_class(o.cls)) {
     std::string all = "time, total";
     for (std::string_view k : kClassKeys) all += ", " + std::string(k);
-    throw UserError("--class " + o.cls + ": one of " + all + ", or a subclass such as synchronization.barrier");
+    throw UserError("--class " + o.cls + ": one of " + all +
+                    ", or a subclass such as synchronization.barrier");
   }
   std::unique_ptr<Database> d = open_for(o, Access::Read);
   auto [path, ids] = find_region(*d, o.region);
@@ -322,11 +357,15 @@ void run_history(const DbOptions& o) {
   // region_history has one row per region, experiment and class; a call path held by several
   // regions (the same label and location, other canonical keys) adds them up.
   std::string sql =
-      "SELECT h.experiment_id AS experiment, MIN(h.started) AS started, MIN(h.started_epoch) AS epoch, "
-      "MIN(h.p) AS p, MIN(h.threads) AS threads, MIN(h.ranks) AS ranks, MIN(h.git_commit) AS git_commit, "
-      "SUM(h.seconds) AS seconds FROM region_history h WHERE h.region_id IN (" + in + ") AND h.class = ?";
+      "SELECT h.experiment_id AS experiment, MIN(h.started) AS started, MIN(h.started_epoch) AS "
+      "epoch, "
+      "MIN(h.p) AS p, MIN(h.threads) AS threads, MIN(h.ranks) AS ranks, MIN(h.git_commit) AS "
+      "git_commit, "
+      "SUM(h.seconds) AS seconds FROM region_history h WHERE h.region_id IN (" +
+      in + ") AND h.class = ?";
   if (!o.program.empty() || !o.tags.empty())
-    sql += " AND h.experiment_id IN (SELECT e.id FROM experiments e" + experiment_filter(o, params) + ")";
+    sql += " AND h.experiment_id IN (SELECT e.id FROM experiments e" +
+           experiment_filter(o, params) + ")";
   sql += " GROUP BY h.experiment_id ORDER BY MIN(h.started_epoch), h.experiment_id";
   Result r = d->query(sql, params);
   if (!o.plot.empty()) {
@@ -343,24 +382,32 @@ void run_history(const DbOptions& o) {
     out.rows.push_back({row[0], row[1], row[3], row[4], row[5], text_or_null(git),
                         it == tags.end() ? Value(std::string()) : Value(it->second), row[7]});
   }
-  if (o.format == "text") fmt::print("region {}\nclass  {} (s of wall time), in the order the experiments ran\n\n", path, o.cls);
+  if (o.format == "text")
+    fmt::print("region {}\nclass  {} (s of wall time), in the order the experiments ran\n\n", path,
+               o.cls);
   print_result(out, o.format);
 }
 
 // ---- compare ----
 
 DiffSide compare_side(Database& d, int64_t id, std::vector<std::string>& keys) {
-  Result e = d.query("SELECT e.path, e.p, r.path FROM experiments e LEFT JOIN experiments r ON r.id = e.reference_id "
-                     "WHERE e.id = ?", {id});
-  if (e.rows.empty()) throw UserError("no experiment " + std::to_string(id) + " in the database (scalea db list)");
+  Result e = d.query(
+      "SELECT e.path, e.p, r.path FROM experiments e LEFT JOIN experiments r ON r.id = "
+      "e.reference_id "
+      "WHERE e.id = ?",
+      {id});
+  if (e.rows.empty())
+    throw UserError("no experiment " + std::to_string(id) + " in the database (scalea db list)");
   DiffSide s;
   s.path = as_text(e.rows[0][0]);
   s.p = int(as_int(e.rows[0][1]));
   s.reference = as_text(e.rows[0][2]);
   std::string sql = "SELECT r.path, s.t_p, s.t_o";
   for (std::string_view k : kClassKeys) sql += ", s." + std::string(k);
-  sql += " FROM region_stats s JOIN regions r ON r.id = s.region_id WHERE s.experiment_id = ? AND s.in_run = 1 "
-         "ORDER BY r.depth, r.path";
+  sql +=
+      " FROM region_stats s JOIN regions r ON r.id = s.region_id WHERE s.experiment_id = ? AND "
+      "s.in_run = 1 "
+      "ORDER BY r.depth, r.path";
   auto paths = std::make_shared<std::vector<std::string>>();
   for (const auto& row : d.query(sql, {id}).rows) {
     DiffRegion r;
@@ -403,18 +450,22 @@ std::string id_list(const std::vector<int64_t>& ids) {
 }
 
 void run_rm(const DbOptions& o) {
-  if (o.ids.empty() && !o.study) throw UserError("give the experiments to remove (ids from scalea db list) or --study ID");
+  if (o.ids.empty() && !o.study)
+    throw UserError("give the experiments to remove (ids from scalea db list) or --study ID");
   std::unique_ptr<Database> d = open_for(o, Access::Write);
   d->begin_write();
   try {
     std::set<int64_t> ids(o.ids.begin(), o.ids.end());
     for (int64_t id : o.ids)
       if (d->query("SELECT 1 FROM experiments WHERE id = ?", {id}).rows.empty())
-        throw UserError("no experiment " + std::to_string(id) + " in the database (scalea db list)");
+        throw UserError("no experiment " + std::to_string(id) +
+                        " in the database (scalea db list)");
     if (o.study) {
       if (d->query("SELECT 1 FROM studies WHERE id = ?", {o.study}).rows.empty())
-        throw UserError("no study " + std::to_string(o.study) + " in the database (scalea db list --studies)");
-      for (const auto& row : d->query("SELECT experiment_id FROM study_runs WHERE study_id = ?", {o.study}).rows)
+        throw UserError("no study " + std::to_string(o.study) +
+                        " in the database (scalea db list --studies)");
+      for (const auto& row :
+           d->query("SELECT experiment_id FROM study_runs WHERE study_id = ?", {o.study}).rows)
         ids.insert(as_int(row[0]));
     }
     std::vector<int64_t> list(ids.begin(), ids.end());
@@ -425,15 +476,19 @@ void run_rm(const DbOptions& o) {
     std::vector<Value> twice = params;
     twice.insert(twice.end(), params.begin(), params.end());
     std::vector<int64_t> dependents;
-    for (const auto& row : d->query("SELECT id FROM experiments WHERE reference_id IN (" + in + ") AND id NOT IN (" + in +
-                                    ") ORDER BY id", twice).rows)
+    for (const auto& row : d->query("SELECT id FROM experiments WHERE reference_id IN (" + in +
+                                        ") AND id NOT IN (" + in + ") ORDER BY id",
+                                    twice)
+                               .rows)
       dependents.push_back(as_int(row[0]));
     if (!dependents.empty())
-      throw UserError("experiments " + id_list(dependents) + " were classified against one of " + id_list(list) +
-                      ": remove them too (or first)");
+      throw UserError("experiments " + id_list(dependents) + " were classified against one of " +
+                      id_list(list) + ": remove them too (or first)");
     if (!list.empty()) {
-      for (const char* table : {"pe_times", "region_counters", "region_subclasses", "region_stats", "tags", "study_runs"})
-        d->query(std::string("DELETE FROM ") + table + " WHERE experiment_id IN (" + in + ")", params);
+      for (const char* table : {"pe_times", "region_counters", "region_subclasses", "region_stats",
+                                "tags", "study_runs"})
+        d->query(std::string("DELETE FROM ") + table + " WHERE experiment_id IN (" + in + ")",
+                 params);
       d->query("UPDATE studies SET reference_id = NULL WHERE reference_id IN (" + in + ")", params);
       d->query("DELETE FROM experiments WHERE id IN (" + in + ")", params);
     }
@@ -462,7 +517,8 @@ void run_migrate(const DbOptions& o) {
 
 namespace db {
 
-void store_into(const std::string& option, const std::vector<std::string>& inputs, const std::vector<std::string>& tags) {
+void store_into(const std::string& option, const std::vector<std::string>& inputs,
+                const std::vector<std::string>& tags) {
   DbOptions o;
   o.db = option;
   o.inputs = inputs;
@@ -471,50 +527,67 @@ void store_into(const std::string& option, const std::vector<std::string>& input
 }
 
 void add_store_options(CLI::App* cmd, StoreOptions& o, const std::string& what) {
-  o.option = cmd->add_option("--db", o.db,
-                             "Store " + what + " in the experiment database: the one named (a file or "
-                             "postgresql://...), else SCALEA_DB or ~/.local/share/scalea/experiments.db")
+  o.option = cmd->add_option(
+                    "--db", o.db,
+                    "Store " + what +
+                        " in the experiment database: the one named (a file or "
+                        "postgresql://...), else SCALEA_DB or ~/.local/share/scalea/experiments.db")
                  ->expected(0, 1);
-  cmd->add_option("--tag", o.tags, "With --db: a label KEY=VALUE of what is stored (repeatable)")->needs(o.option);
+  cmd->add_option("--tag", o.tags, "With --db: a label KEY=VALUE of what is stored (repeatable)")
+      ->needs(o.option);
 }
 
 }  // namespace db
 
 void add_db(CLI::App& app) {
   auto o = std::make_shared<DbOptions>();
-  CLI::App* cmd = app.add_subcommand("db", "Store experiments in a database and query them across runs");
+  CLI::App* cmd =
+      app.add_subcommand("db", "Store experiments in a database and query them across runs");
   cmd->require_subcommand(1);
   cmd->fallthrough();
   cmd->footer(
       "Examples:\n"
-      "  scalea db add md.p4 -r md.p1 --tag commit=abc123   store an experiment (and its reference)\n"
+      "  scalea db add md.p4 -r md.p1 --tag commit=abc123   store an experiment (and its "
+      "reference)\n"
       "  scalea db add md.study                             every run of a scaling study\n"
       "  scalea db list --program md                        what is stored\n"
-      "  scalea db query 'SELECT path, t_p FROM overheads WHERE experiment_id = 3 ORDER BY t_p DESC'\n"
+      "  scalea db query 'SELECT path, t_p FROM overheads WHERE experiment_id = 3 ORDER BY t_p "
+      "DESC'\n"
       "  scalea db history --region 'md/compute@md.c:217' --class synchronization --plot sync.svg\n"
       "  scalea db compare 3 7                              scalea diff of two stored experiments\n"
       "  scalea db --db postgresql://me@dbhost/perf list    a team's PostgreSQL database\n\n"
       "The database is --db, else SCALEA_DB, else ~/.local/share/scalea/experiments.db (SQLite).\n"
       "Schema, views and the SQL of the usual questions: docs/database.md.");
-  cmd->add_option("--db", o->db, "The database: an SQLite file, or postgresql://[user[:password]@]host[:port]/dbname");
-  cmd->add_option("--wait", o->wait, "Seconds to wait for a database another process holds (default 60)")
+  cmd->add_option(
+      "--db", o->db,
+      "The database: an SQLite file, or postgresql://[user[:password]@]host[:port]/dbname");
+  cmd->add_option("--wait", o->wait,
+                  "Seconds to wait for a database another process holds (default 60)")
       ->check(CLI::NonNegativeNumber);
   auto formats = [&](CLI::App* sub, std::vector<std::string> choices) {
-    sub->add_option("-f,--format", o->format, "Output format")->check(CLI::IsMember(choices))->capture_default_str();
+    sub->add_option("-f,--format", o->format, "Output format")
+        ->check(CLI::IsMember(choices))
+        ->capture_default_str();
   };
   auto filters = [&](CLI::App* sub) {  // which experiments
-    sub->add_option("--tag", o->tags, "Only experiments with this label KEY=VALUE (repeatable: all must match)");
+    sub->add_option("--tag", o->tags,
+                    "Only experiments with this label KEY=VALUE (repeatable: all must match)");
     sub->add_option("--program", o->program, "Only experiments of this program (its file name)");
   };
 
-  CLI::App* add = cmd->add_subcommand("add", "Store experiments and studies (the same experiment twice is stored once)");
+  CLI::App* add = cmd->add_subcommand(
+      "add", "Store experiments and studies (the same experiment twice is stored once)");
   add->add_option("dirs", o->inputs, "Experiment or study directories")->required();
-  add->add_option("-r,--reference", o->reference, "Reference run (p = 1) the experiments are classified against");
+  add->add_option("-r,--reference", o->reference,
+                  "Reference run (p = 1) the experiments are classified against");
   add->add_option("--tag", o->tags, "A label KEY=VALUE of every experiment stored (repeatable)");
-  add->add_flag("--per-pe", o->per_pe, "Also store each region's time on every PE (rows grow with the PEs)");
-  add->add_option("--machine", o->machine, "Machine file for NOISE and miss pricing (default: "
-                                           "~/.config/scalea/machine.json when present)");
-  add->add_flag("--force", reference_forced(), "Use a reference even when its program, arguments or p differ (warned)");
+  add->add_flag("--per-pe", o->per_pe,
+                "Also store each region's time on every PE (rows grow with the PEs)");
+  add->add_option("--machine", o->machine,
+                  "Machine file for NOISE and miss pricing (default: "
+                  "~/.config/scalea/machine.json when present)");
+  add->add_flag("--force", reference_forced(),
+                "Use a reference even when its program, arguments or p differ (warned)");
   add->add_flag("-q,--quiet", o->quiet, "Print nothing when all is well");
   add->callback([o] { run_add(*o); });
 
@@ -524,22 +597,31 @@ void add_db(CLI::App& app) {
   formats(list, {"text", "csv", "json"});
   list->callback([o] { run_list(*o); });
 
-  CLI::App* query = cmd->add_subcommand("query", "Run one read-only SQL statement (tables and views: docs/database.md)");
-  query->add_option("sql", o->sql, "The statement, e.g. 'SELECT * FROM overheads LIMIT 5'")->required();
+  CLI::App* query = cmd->add_subcommand(
+      "query", "Run one read-only SQL statement (tables and views: docs/database.md)");
+  query->add_option("sql", o->sql, "The statement, e.g. 'SELECT * FROM overheads LIMIT 5'")
+      ->required();
   formats(query, {"text", "csv", "json"});
   query->callback([o] { run_query(*o); });
 
-  CLI::App* history = cmd->add_subcommand("history", "One overhead class of one region across experiments, in time order");
-  history->add_option("--region", o->region, "The region's call path (as scalea report --format json prints it), or "
-                                             "a part of it that names one")->required();
-  history->add_option("--class", o->cls, "time, total, one of the six classes, or a subclass (class.subclass)")
+  CLI::App* history = cmd->add_subcommand(
+      "history", "One overhead class of one region across experiments, in time order");
+  history
+      ->add_option("--region", o->region,
+                   "The region's call path (as scalea report --format json prints it), or "
+                   "a part of it that names one")
+      ->required();
+  history
+      ->add_option("--class", o->cls,
+                   "time, total, one of the six classes, or a subclass (class.subclass)")
       ->required();
   filters(history);
   history->add_option("--plot", o->plot, "Also draw it (gnuplot) into FILE.svg or FILE.png");
   formats(history, {"text", "csv", "json"});
   history->callback([o] { run_history(*o); });
 
-  CLI::App* compare = cmd->add_subcommand("compare", "The table of scalea diff for two stored experiments");
+  CLI::App* compare =
+      cmd->add_subcommand("compare", "The table of scalea diff for two stored experiments");
   compare->add_option("a", o->a, "Experiment A (id from scalea db list)")->required();
   compare->add_option("b", o->b, "Experiment B")->required();
   compare->add_option("--min-change", o->min_change, "Hide regions whose T_p changed less (s)")
@@ -547,12 +629,15 @@ void add_db(CLI::App& app) {
   formats(compare, {"text", "json"});
   compare->callback([o] { run_compare(*o); });
 
-  CLI::App* rm = cmd->add_subcommand("rm", "Remove experiments (and regions no experiment holds any more)");
+  CLI::App* rm =
+      cmd->add_subcommand("rm", "Remove experiments (and regions no experiment holds any more)");
   rm->add_option("ids", o->ids, "Experiment ids (scalea db list)");
-  rm->add_option("--study", o->study, "Remove this study and its experiments (scalea db list --studies)");
+  rm->add_option("--study", o->study,
+                 "Remove this study and its experiments (scalea db list --studies)");
   rm->callback([o] { run_rm(*o); });
 
-  CLI::App* migrate = cmd->add_subcommand("migrate", "Create the database, or upgrade an older schema");
+  CLI::App* migrate =
+      cmd->add_subcommand("migrate", "Create the database, or upgrade an older schema");
   migrate->callback([o] { run_migrate(*o); });
 }
 

@@ -40,7 +40,8 @@ struct Row {
 nlohmann::json side(const DiffSide& s, size_t i) {
   const DiffRegion& r = s.regions[i];
   nlohmann::json ov;
-  for (int c = 0; c < kClassCount; ++c) ov[std::string(kClassKeys[size_t(c)])] = r.classes[size_t(c)];
+  for (int c = 0; c < kClassCount; ++c)
+    ov[std::string(kClassKeys[size_t(c)])] = r.classes[size_t(c)];
   ov["total"] = r.t_o;
   return {{"path", s.region_path(i)}, {"p", r.p}, {"time", r.t_p}, {"overheads", ov}};
 }
@@ -58,10 +59,12 @@ DiffSide side_of(const Analyzed& x, const std::string& reference) {
 void run_diff(const DiffOptions& o) {
   for (const std::string* d : {&o.a, &o.b})
     if (is_study(*d))
-      throw UserError(*d + " is a scaling study; diff compares two experiments (give one run of "
-                           "each study)");
+      throw UserError(*d +
+                      " is a scaling study; diff compares two experiments (give one run of "
+                      "each study)");
   auto keys = std::make_shared<overheads::CallPathKeys>();
-  std::unique_ptr<Analyzed> xa = analyze(o.a, o.ref_a, 0, keys), xb = analyze(o.b, o.ref_b, 0, keys);
+  std::unique_ptr<Analyzed> xa = analyze(o.a, o.ref_a, 0, keys),
+                            xb = analyze(o.b, o.ref_b, 0, keys);
   // Per call-path key: the experiment's first region with it (-1 where it has none).
   auto by_key = [&](const Analyzed& x) {
     std::vector<long> m(keys->size(), -1);
@@ -81,8 +84,9 @@ void run_diff(const DiffOptions& o) {
 
 }  // namespace
 
-void print_diff(const DiffSide& a, const DiffSide& b, const std::vector<std::pair<long, long>>& matched,
-                const std::string& format, double min_change) {
+void print_diff(const DiffSide& a, const DiffSide& b,
+                const std::vector<std::pair<long, long>>& matched, const std::string& format,
+                double min_change) {
   std::vector<Row> rows, only_a, only_b;
   for (const auto& [ia, ib] : matched) {
     if (ia < 0) continue;
@@ -116,8 +120,10 @@ void print_diff(const DiffSide& a, const DiffSide& b, const std::vector<std::pai
   if (format == "json") {
     nlohmann::json out;
     auto header = [](const DiffSide& s) {
-      return nlohmann::json{{"path", s.path}, {"p", s.p},
-                            {"reference", s.reference.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.reference)}};
+      return nlohmann::json{{"path", s.path},
+                            {"p", s.p},
+                            {"reference", s.reference.empty() ? nlohmann::json(nullptr)
+                                                              : nlohmann::json(s.reference)}};
     };
     out["schema"] = "scalea-diff/1";
     out["a"] = header(a);
@@ -130,9 +136,12 @@ void print_diff(const DiffSide& a, const DiffSide& b, const std::vector<std::pai
         for (int c = 0; c < kClassCount; ++c)
           classes[std::string(kClassKeys[size_t(c)])] =
               r.b->classes[size_t(c)] - r.a->classes[size_t(c)];
-        emit({{"path", a.region_path(r.ia)}, {"a", side(a, r.ia)}, {"b", side(b, r.ib)},
+        emit({{"path", a.region_path(r.ia)},
+              {"a", side(a, r.ia)},
+              {"b", side(b, r.ib)},
               {"change", r.change},
-              {"change_percent", std::isnan(r.percent) ? nlohmann::json(nullptr) : nlohmann::json(r.percent)},
+              {"change_percent",
+               std::isnan(r.percent) ? nlohmann::json(nullptr) : nlohmann::json(r.percent)},
               {"class_changes", classes},
               {"moved_most", r.moved < 0 ? nlohmann::json(nullptr)
                                          : nlohmann::json{{"class", kClassKeys[size_t(r.moved)]},
@@ -150,17 +159,20 @@ void print_diff(const DiffSide& a, const DiffSide& b, const std::vector<std::pai
     std::cout << "\n";
     return;
   }
-  fmt::print("A  {} (p = {}{})\n", a.path, a.p, a.reference.empty() ? "" : ", reference " + a.reference);
-  fmt::print("B  {} (p = {}{})\n\n", b.path, b.p, b.reference.empty() ? "" : ", reference " + b.reference);
+  fmt::print("A  {} (p = {}{})\n", a.path, a.p,
+             a.reference.empty() ? "" : ", reference " + a.reference);
+  fmt::print("B  {} (p = {}{})\n\n", b.path, b.p,
+             b.reference.empty() ? "" : ", reference " + b.reference);
   fmt::print("{:<50} {:>9} {:>9} {:>9} {:>8}  {}\n", "region (largest change first)", "T_p A s",
              "T_p B s", "change s", "change", "class that moved most (B - A)");
   for (const Row& r : rows) {
     std::string path = a.region_path(r.ia);
     if (path.size() > 50) path = "..." + path.substr(path.size() - 47);
-    std::string moved = r.moved < 0 ? "-" : fmt::format("{} {:+.4f} s", kClassKeys[size_t(r.moved)], r.moved_by);
+    std::string moved =
+        r.moved < 0 ? "-" : fmt::format("{} {:+.4f} s", kClassKeys[size_t(r.moved)], r.moved_by);
     std::string pct = std::isnan(r.percent) ? "new" : fmt::format("{:+.1f}%", r.percent);
-    fmt::print("{:<50} {:>9.4f} {:>9.4f} {:>+9.4f} {:>8}  {}\n", path, r.a->t_p, r.b->t_p,
-               r.change, pct, moved);
+    fmt::print("{:<50} {:>9.4f} {:>9.4f} {:>+9.4f} {:>8}  {}\n", path, r.a->t_p, r.b->t_p, r.change,
+               pct, moved);
   }
   if (!only_a.empty()) {
     fmt::print("\nregions only in A:\n");
@@ -170,12 +182,12 @@ void print_diff(const DiffSide& a, const DiffSide& b, const std::vector<std::pai
     fmt::print("\nregions only in B:\n");
     for (const Row& r : only_b) fmt::print("  {}  T_p {:.4f} s\n", b.region_path(r.ib), r.b->t_p);
   }
-  fmt::print("\nchange = T_p(B) - T_p(A); negative is faster. Regions matched by call path and "
-             "source location.\n");
+  fmt::print(
+      "\nchange = T_p(B) - T_p(A); negative is faster. Regions matched by call path and "
+      "source location.\n");
 }
 
-namespace {
-}  // namespace
+namespace {}  // namespace
 
 void add_diff(CLI::App& app) {
   auto o = std::make_shared<DiffOptions>();

@@ -41,8 +41,10 @@ void run_export(const ExportOptions& o) {
     std::string several;
     for (const ExportFormat& g : export_formats())
       if (g.many_runs) several += (several.empty() ? "" : ", ") + std::string(g.name);
-    throw UserError(fmt::format("--format {} takes one experiment (got {}); only {} takes "
-                                "several", o.format, o.dirs.size(), several));
+    throw UserError(
+        fmt::format("--format {} takes one experiment (got {}); only {} takes "
+                    "several",
+                    o.format, o.dirs.size(), several));
   }
   if (o.format == "html" && is_study(o.dirs[0])) return export_study_html(o);
   for (const std::string& d : o.dirs)
@@ -71,18 +73,16 @@ void add_export(CLI::App& app) {
     formats += fmt::format("  {:<8} {}\n", f.name, f.help);
     names.emplace_back(f.name);
   }
-  cmd->footer(
-      formats +
-      "\nExamples:\n"
-      "  scalea export --format csv -o md.csv md.p4\n"
-      "  scalea export --format dot md.p4 | dot -Tsvg -o md.svg\n"
-      "  scalea export --format hatchet -r md.p1 -o md.hatchet.json md.p4\n"
-      "  scalea export --format extrap -o md.jsonl md.p1 md.p2 md.p4 md.p8\n"
-      "  scalea export --format html -r md.p1 -o md.html md.p4\n"
-      "  scalea export --format html -o md-study.html md.study\n\n"
-      "Details and how each format was checked: docs/exports.md.");
-  cmd->add_option("experiments", o->dirs, "Experiment directory (several for extrap)")
-      ->required();
+  cmd->footer(formats +
+              "\nExamples:\n"
+              "  scalea export --format csv -o md.csv md.p4\n"
+              "  scalea export --format dot md.p4 | dot -Tsvg -o md.svg\n"
+              "  scalea export --format hatchet -r md.p1 -o md.hatchet.json md.p4\n"
+              "  scalea export --format extrap -o md.jsonl md.p1 md.p2 md.p4 md.p8\n"
+              "  scalea export --format html -r md.p1 -o md.html md.p4\n"
+              "  scalea export --format html -o md-study.html md.study\n\n"
+              "Details and how each format was checked: docs/exports.md.");
+  cmd->add_option("experiments", o->dirs, "Experiment directory (several for extrap)")->required();
   cmd->add_option("-f,--format", o->format, "Output format")
       ->required()
       ->check(CLI::IsMember(names));
@@ -115,8 +115,9 @@ void add_export(CLI::App& app) {
 
 void add_report_extras(CLI::App& app) {
   CLI::App* report = app.get_subcommand("report");
-  report->add_option("--findings", findings_limit(),
-                     "Number of ranked findings after the table (0: none)")
+  report
+      ->add_option("--findings", findings_limit(),
+                   "Number of ranked findings after the table (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   report->add_flag("--no-source",
@@ -137,7 +138,8 @@ void add_report_extras(CLI::App& app) {
           return;
         }
         std::string ref;
-        if (report->get_option("--reference")->count()) ref = report->get_option("--reference")->as<std::string>();
+        if (report->get_option("--reference")->count())
+          ref = report->get_option("--reference")->as<std::string>();
         int p = report->get_option("--pes")->count() ? report->get_option("--pes")->as<int>() : 0;
         std::unique_ptr<Analyzed> x = analyze(dir, ref, p);
         write_output(file, render_html(*x, {findings_limit(), true, !no_source}));

@@ -43,18 +43,21 @@ struct ReportOptions {
   double min_time = 0;
   int max_depth = -1;
   int p = 0;
-  std::string machine;      // --machine FILE (default: the default machine file when present)
-  std::string machine_used; // the file actually used, "" for none
-  bool compensate = false;  // --compensate: T_p shown with the tool's own cost removed
-  bool unfold = false;      // --unfold: show the rows of recursive instances too
+  std::string machine;           // --machine FILE (default: the default machine file when present)
+  std::string machine_used;      // the file actually used, "" for none
+  bool compensate = false;       // --compensate: T_p shown with the tool's own cost removed
+  bool unfold = false;           // --unfold: show the rows of recursive instances too
   std::set<uint32_t> throttled;  // merged nodes the tool stopped recording (meta.json "throttle")
 };
 
 struct Columns {
   int visits, time, wait, fork, join;
   explicit Columns(const drg::Experiment& e)
-      : visits(e.metric("visits")), time(e.metric("time")), wait(e.metric("wait")),
-        fork(e.metric("fork")), join(e.metric("join")) {}
+      : visits(e.metric("visits")),
+        time(e.metric("time")),
+        wait(e.metric("wait")),
+        fork(e.metric("fork")),
+        join(e.metric("join")) {}
 };
 
 // An experiment as an analysis reads it: whole in memory, or one rank file at a time.
@@ -105,7 +108,8 @@ std::string tree_label(const MergedTree& t, uint32_t n, size_t width, const Repo
 std::string incomplete_hint(const drg::Experiment& e) {
   std::string dir = e.path;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  std::string base = dir.substr(dir.rfind('/') + 1), parent = dir.substr(0, dir.size() - base.size());
+  std::string base = dir.substr(dir.rfind('/') + 1),
+              parent = dir.substr(0, dir.size() - base.size());
   if (parent.empty()) parent = ".";
   std::vector<std::string> found;
   std::error_code ec;
@@ -133,42 +137,49 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
   if (!m.openmp.runtime.empty())
     fmt::print("openmp      {} ({})\n", m.openmp.runtime, m.openmp.runtime_path);
   if (std::string light = light_mode_note(m); !light.empty()) fmt::print("events      {}\n", light);
-  if (ref)
-    fmt::print("reference   {} (p = {})\n", ref->path, ref->threads.size());
+  if (ref) fmt::print("reference   {} (p = {})\n", ref->path, ref->threads.size());
   else
-    fmt::print("reference   none: T_s is estimated as the useful work, so additional computation is 0\n");
+    fmt::print(
+        "reference   none: T_s is estimated as the useful work, so additional computation is 0\n");
   if (!e.complete()) fmt::print("WARNING     the experiment is incomplete{}\n", incomplete_hint(e));
   for (const std::string& note : cpu_sharing(e)) fmt::print("CPUS        {}\n", note);
   // The reference's own lost CPU time made its T_s longer: every overhead looks smaller.
   if (ref)
     for (const std::string& note : cpu_sharing(*ref))
-      fmt::print("CPUS        in the reference, {}; its T_s is too long and the overheads look "
-                 "smaller\n", note);
+      fmt::print(
+          "CPUS        in the reference, {}; its T_s is too long and the overheads look "
+          "smaller\n",
+          note);
   if (m.program_start_estimated) {
     double by = m.program_start_estimated_s;
-    fmt::print("start       program start estimated (+{:.3f} s before the tool started, from the "
-               "process age in 10 ms ticks): run it with scalea run to measure it\n", by);
+    fmt::print(
+        "start       program start estimated (+{:.3f} s before the tool started, from the "
+        "process age in 10 ms ticks): run it with scalea run to measure it\n",
+        by);
   }
   if (int64_t thr = m.throttled_count; thr > 0)
-    fmt::print("throttled   {} call path(s) of tiny hot regions, marked [throttled]: their visits after "
-               "the first {} (per thread) are not counted, their time stays in the caller "
-               "(SCALEA_THROTTLE=off records all)\n",
-               thr, m.throttle_calls);
+    fmt::print(
+        "throttled   {} call path(s) of tiny hot regions, marked [throttled]: their visits after "
+        "the first {} (per thread) are not counted, their time stays in the caller "
+        "(SCALEA_THROTTLE=off records all)\n",
+        thr, m.throttle_calls);
   if (!o.machine_used.empty())
-    fmt::print("machine     {}: NOISE = the tool's own cost inside T_p (events below x calibrated "
-               "cost){}\n", o.machine_used,
-               a.misses_priced ? "; extra cache misses priced as data movement" : "");
+    fmt::print(
+        "machine     {}: NOISE = the tool's own cost inside T_p (events below x calibrated "
+        "cost){}\n",
+        o.machine_used, a.misses_priced ? "; extra cache misses priced as data movement" : "");
   if (o.compensate)
-    fmt::print("COMPENSATED times: T_p* = T_p - NOISE (the tool's own cost removed); T_o and its "
-               "classes are as measured\n");
+    fmt::print(
+        "COMPENSATED times: T_p* = T_p - NOISE (the tool's own cost removed); T_o and its "
+        "classes are as measured\n");
   fmt::print("\n");
 }
 
 void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOptions& o,
                           const MergedTree* ref_tree) {
   fmt::print("{:<46} {:>9} {:>9} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "region (call tree)",
-             o.compensate ? "T_p* s" : "T_p s", "T_o s", "T_o%", "data",
-             "sync", "control", "addl", "loss", "unident");
+             o.compensate ? "T_p* s" : "T_p s", "T_o s", "T_o%", "data", "sync", "control", "addl",
+             "loss", "unident");
   if (a.noise_priced) fmt::print(" {:>9}", "NOISE");
   fmt::print("\n");
   Folding fold;
@@ -189,11 +200,12 @@ void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOp
     fmt::print("\n");
   }
   if (fold.rows > 0)
-    fmt::print("\nrecursion folded: {} row(s) of {} recursive instance(s), down to depth {}, are "
-               "not shown: a region inside itself (a recursive function, a task created by a task "
-               "of the same pragma) is shown once, its outermost row holding the time of all "
-               "(--unfold shows every row)\n",
-               fold.rows, fold.instances, fold.deepest);
+    fmt::print(
+        "\nrecursion folded: {} row(s) of {} recursive instance(s), down to depth {}, are "
+        "not shown: a region inside itself (a recursive function, a task created by a task "
+        "of the same pragma) is shown once, its outermost row holding the time of all "
+        "(--unfold shows every row)\n",
+        fold.rows, fold.instances, fold.deepest);
   if (!a.only_in_reference.empty()) {
     fmt::print("\nregions only in the reference run (T_o = -T_s/p):\n");
     for (const auto& r : a.only_in_reference) {
@@ -206,14 +218,16 @@ void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportOp
     }
   }
   const auto& pe = a.program;
-  fmt::print("\nprogram efficiencies (POP): load balance {:.3f}, communication efficiency {:.3f}, "
-             "parallel efficiency {:.3f}",
-             pe.load_balance, pe.communication_efficiency, pe.parallel_efficiency);
+  fmt::print(
+      "\nprogram efficiencies (POP): load balance {:.3f}, communication efficiency {:.3f}, "
+      "parallel efficiency {:.3f}",
+      pe.load_balance, pe.communication_efficiency, pe.parallel_efficiency);
   if (pe.computation_scalability)
     fmt::print(", computation scalability {:.3f}, global efficiency {:.3f}",
                *pe.computation_scalability, *pe.global_efficiency);
-  fmt::print("\nclasses in seconds of wall time; per region they sum to T_o = T_p - T_s/p "
-             "(docs/overhead-model.md)\n");
+  fmt::print(
+      "\nclasses in seconds of wall time; per region they sum to T_o = T_p - T_s/p "
+      "(docs/overhead-model.md)\n");
   FindingContext context;
   context.reference = ref_tree;
   context.hidden = fold.hidden;
@@ -234,8 +248,9 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
                t.sum(n, c.time) * 1e-9 / kk, t.sum(n, c.wait) * 1e-9 / kk,
                t.sum(n, c.fork) * 1e-6 / kk, t.sum(n, c.join) * 1e-6);
   }
-  fmt::print("\ntime max: longest time of any thread in the region (its wall time); avg: mean over "
-             "the threads that ran it; join: master only\n");
+  fmt::print(
+      "\ntime max: longest time of any thread in the region (its wall time); avg: mean over "
+      "the threads that ran it; join: master only\n");
 }
 
 // The MPI calls: one row per call site (region), with the bytes they moved, the collector's split
@@ -243,35 +258,39 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
 // classifier gave them.
 void print_mpi_text(const drg::Experiment& e, const MergedTree& t, const Analysis& a,
                     const ReportOptions& o) {
-  const int visits = e.metric("visits"), sent = e.metric("bytes_sent"), recv = e.metric("bytes_recv"),
-            wait = e.metric("wait"), transfer = e.metric("transfer"), time = e.metric("time");
+  const int visits = e.metric("visits"), sent = e.metric("bytes_sent"),
+            recv = e.metric("bytes_recv"), wait = e.metric("wait"), transfer = e.metric("transfer"),
+            time = e.metric("time");
   std::vector<uint32_t> rows;
   for (uint32_t n : t.preorder())
-    if (t.region_of(n).kind == drg::RegionKind::Mpi && shown(t, n, a.regions[n].t_p, o)) rows.push_back(n);
+    if (t.region_of(n).kind == drg::RegionKind::Mpi && shown(t, n, a.regions[n].t_p, o))
+      rows.push_back(n);
   if (rows.empty()) {
     fmt::print("no MPI calls were recorded in this experiment\n");
     return;
   }
-  fmt::print("{:<40} {:>9} {:>13} {:>13} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "MPI call site", "calls",
-             "bytes sent", "bytes recv", "time s", "wait s", "xfer s", "data s", "sync s");
+  fmt::print("{:<40} {:>9} {:>13} {:>13} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "MPI call site",
+             "calls", "bytes sent", "bytes recv", "time s", "wait s", "xfer s", "data s", "sync s");
   for (uint32_t n : rows) {
     const drg::Region& reg = t.region_of(n);
     std::string label = reg.label();
     if (!reg.location().empty()) label += " @" + reg.location();
     if (label.size() > 40) label = label.substr(0, 37) + "...";
     const auto& r = a.regions[n];
-    fmt::print("{:<40} {:>9} {:>13} {:>13} {:>10.4f} {:>10.4f} {:>10.4f} {:>9.4f} {:>9.4f}\n", label,
-               uint64_t(t.sum(n, visits)), uint64_t(t.sum(n, sent)), uint64_t(t.sum(n, recv)),
-               t.sum(n, time) * 1e-9, t.sum(n, wait) * 1e-9, t.sum(n, transfer) * 1e-9,
-               r.classes[size_t(Class::DataMovement)], r.classes[size_t(Class::Synchronization)]);
+    fmt::print("{:<40} {:>9} {:>13} {:>13} {:>10.4f} {:>10.4f} {:>10.4f} {:>9.4f} {:>9.4f}\n",
+               label, uint64_t(t.sum(n, visits)), uint64_t(t.sum(n, sent)),
+               uint64_t(t.sum(n, recv)), t.sum(n, time) * 1e-9, t.sum(n, wait) * 1e-9,
+               t.sum(n, transfer) * 1e-9, r.classes[size_t(Class::DataMovement)],
+               r.classes[size_t(Class::Synchronization)]);
   }
   if (const auto model = drg::read_meta(e.meta).message_model)
-    fmt::print("\nmessage model: latency {:.2f} us, {:.4f} ns/byte ({})\n", model->latency_ns * 1e-3,
-               model->ns_per_byte, model->source);
-  fmt::print("calls, bytes, time, wait and transfer: summed over ranks and threads (wait + transfer = "
-             "time, the collector's split by the message model; management and start-up calls have "
-             "neither); data and sync: the classifier's data movement and synchronization of the "
-             "row, s of wall time (docs/mpi.md)\n");
+    fmt::print("\nmessage model: latency {:.2f} us, {:.4f} ns/byte ({})\n",
+               model->latency_ns * 1e-3, model->ns_per_byte, model->source);
+  fmt::print(
+      "calls, bytes, time, wait and transfer: summed over ranks and threads (wait + transfer = "
+      "time, the collector's split by the message model; management and start-up calls have "
+      "neither); data and sync: the classifier's data movement and synchronization of the "
+      "row, s of wall time (docs/mpi.md)\n");
 }
 
 // One row per region: for spreadsheets (csv) and documents (markdown).
@@ -283,7 +302,9 @@ void print_rows(const MergedTree& t, const Analysis& a, const ReportOptions& o, 
     for (size_t i = 0; i < head.size(); ++i) fmt::print("{}{}", i ? "," : "", head[i]);
     fmt::print("\n");
   } else {
-    fmt::print("| region | kind | source | T_p s | T_s s | T_o s | data | sync | control | addl | loss | unident |\n");
+    fmt::print(
+        "| region | kind | source | T_p s | T_s s | T_o s | data | sync | control | addl | loss | "
+        "unident |\n");
     fmt::print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   }
   for (uint32_t n : t.preorder()) {
@@ -333,8 +354,14 @@ void refuse_in_parallel(const ReportOptions& o) {
 
 void report(ReportOptions* o, overheads::Share* share) {
   if (share) refuse_in_parallel(*o);
-  if (is_study(o->dir)) { study_report(o->dir); return; }
-  if (over_time_requested()) { over_time_report(o->dir); return; }  // docs/online.md
+  if (is_study(o->dir)) {
+    study_report(o->dir);
+    return;
+  }
+  if (over_time_requested()) {
+    over_time_report(o->dir);
+    return;
+  }  // docs/online.md
   // The tables read the experiment one rank file at a time (docs/drg.md, "Streaming"); the
   // JSON document lists every thread's values of every region and holds the experiment whole.
   const bool whole = o->format == "json";
@@ -355,7 +382,8 @@ void report(ReportOptions* o, overheads::Share* share) {
   std::optional<overheads::MachineModel> machine = find_machine(o->machine, o->machine_used);
   if (machine) opts.machine = &*machine;
   if (o->compensate && !machine)
-    throw UserError("--compensate needs a machine file: run `scalea calibrate` or give --machine FILE");
+    throw UserError(
+        "--compensate needs a machine file: run `scalea calibrate` or give --machine FILE");
   Analysis a = overheads::classify(t, ref_tree, opts);
   if (share && share->rank() != 0) return;  // rank 0 prints
   if (o->format == "json") {
@@ -376,7 +404,8 @@ void report(ReportOptions* o, overheads::Share* share) {
 
 void add_report(CLI::App& app) {
   auto o = std::make_shared<ReportOptions>();
-  CLI::App* cmd = app.add_subcommand("report", "Show the per-region overhead table of an experiment");
+  CLI::App* cmd =
+      app.add_subcommand("report", "Show the per-region overhead table of an experiment");
   cmd->footer(
       "Examples:\n"
       "  scalea report md.p4                      overhead classes per region (T_s estimated)\n"

@@ -61,13 +61,12 @@ std::string self_dir() {
 
 namespace {
 
-
 // What `scalea run` needs to know about the program file.
 struct ProgramImage {
   bool elf = false;
-  bool dynamic = false;                // has a dynamic loader (PT_INTERP): LD_PRELOAD applies
-  bool secure = false;                 // set-user-ID/-group-ID for us: the loader ignores LD_PRELOAD
-  std::vector<std::string> needed;     // the shared libraries it names directly (DT_NEEDED)
+  bool dynamic = false;             // has a dynamic loader (PT_INTERP): LD_PRELOAD applies
+  bool secure = false;              // set-user-ID/-group-ID for us: the loader ignores LD_PRELOAD
+  std::vector<std::string> needed;  // the shared libraries it names directly (DT_NEEDED)
 };
 
 ProgramImage inspect_program(const std::string& path) {
@@ -106,8 +105,9 @@ ProgramImage inspect_program(const std::string& path) {
 }
 
 void unset_env(std::vector<std::string>& env, const std::string& key) {
-  env.erase(std::remove_if(env.begin(), env.end(),
-                           [&](const std::string& e) { return e.compare(0, key.size() + 1, key + "=") == 0; }),
+  env.erase(std::remove_if(
+                env.begin(), env.end(),
+                [&](const std::string& e) { return e.compare(0, key.size() + 1, key + "=") == 0; }),
             env.end());
 }
 
@@ -159,7 +159,8 @@ int spawn_and_wait(const std::string& program, char* const argv[], char* const e
   sigemptyset(&forwarded);
   for (int sig : kForwarded) {
     struct sigaction current;
-    if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler != SIG_IGN) sigaddset(&forwarded, sig);
+    if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler != SIG_IGN)
+      sigaddset(&forwarded, sig);
   }
   // An ignored SIGCHLD would have the kernel reap the program before scalea sees its status.
   struct sigaction child;
@@ -186,7 +187,8 @@ int spawn_and_wait(const std::string& program, char* const argv[], char* const e
   for (;;) {
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
-    if (w < 0 && errno != EINTR) throw UserError(std::string("cannot wait for the program: ") + std::strerror(errno));
+    if (w < 0 && errno != EINTR)
+      throw UserError(std::string("cannot wait for the program: ") + std::strerror(errno));
     siginfo_t info;
     int sig = sigwaitinfo(&waited, &info);
     if (sig <= 0 || sig == SIGCHLD) continue;
@@ -215,7 +217,8 @@ std::string default_output(const std::string& program) {
   struct tm tm;
   localtime_r(&t, &tm);
   strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return "scalea-" + program.substr(program.rfind('/') + 1) + "-" + stamp + "-" + std::to_string(getpid());
+  return "scalea-" + program.substr(program.rfind('/') + 1) + "-" + stamp + "-" +
+         std::to_string(getpid());
 }
 
 // --db: stores the experiment the run wrote (under an MPI launcher, rank 0 alone, whose tool
@@ -253,26 +256,30 @@ std::string join_paths(const std::vector<std::string>& v) {
 }
 
 int run(const RunOptions& o) {
-  if (o.command.empty()) throw UserError("no program given: scalea run [-o DIR] -- PROGRAM [ARGS...]");
+  if (o.command.empty())
+    throw UserError("no program given: scalea run [-o DIR] -- PROGRAM [ARGS...]");
   std::string program = find_program(o.command[0]);
-  if (program.empty()) throw UserError("program '" + o.command[0] + "' not found or not executable");
+  if (program.empty())
+    throw UserError("program '" + o.command[0] + "' not found or not executable");
   // The launcher would start every rank under one experiment directory, each writing its own.
   std::string base = program.substr(program.rfind('/') + 1);
   for (const char* launcher : {"mpirun", "mpiexec", "orterun", "srun", "prterun"})
     if (base == launcher)
-      throw UserError("scalea run goes inside the launcher, once per rank: " + base + " [ARGS...] " +
-                      "scalea run [-o DIR] -- PROGRAM [ARGS...]");
+      throw UserError("scalea run goes inside the launcher, once per rank: " + base +
+                      " [ARGS...] " + "scalea run [-o DIR] -- PROGRAM [ARGS...]");
   std::string tool = tool_library("libscalea-omp.so", "tool library");
   std::string output = o.output;
   if (o.store.enabled() && output.empty()) {
     if (launcher_rank())
-      throw UserError("--db under an MPI launcher needs -o DIR (every rank must name the same experiment)");
+      throw UserError(
+          "--db under an MPI launcher needs -o DIR (every rank must name the same experiment)");
     output = default_output(o.command[0]);
   }
   if (!output.empty()) {
     struct stat st;
     if (lstat(output.c_str(), &st) == 0)
-      throw UserError("output " + output + " already exists; choose another -o (experiments are never overwritten)");
+      throw UserError("output " + output +
+                      " already exists; choose another -o (experiments are never overwritten)");
   }
 
   std::vector<std::string> env;
@@ -304,11 +311,13 @@ int run(const RunOptions& o) {
     if (mpi) tool_preload.push_back(tool_library("libscalea-mpi.so", "MPI tool library"));
     if (!links_tool) tool_preload.push_back(tool);
   } else if (img.elf && !img.dynamic) {
-    std::fprintf(stderr, "scalea run: warning: %s is statically linked: no dynamic loader can load "
+    std::fprintf(stderr,
+                 "scalea run: warning: %s is statically linked: no dynamic loader can load "
                  "the tool into it, so it runs unmeasured (link it dynamically to measure it)\n",
                  o.command[0].c_str());
   } else if (img.elf && img.secure) {  // (the kernel ignores set-user-ID on scripts)
-    std::fprintf(stderr, "scalea run: warning: %s is set-user-ID or set-group-ID: the loader ignores "
+    std::fprintf(stderr,
+                 "scalea run: warning: %s is set-user-ID or set-group-ID: the loader ignores "
                  "LD_PRELOAD for it, so at best its OpenMP runtime loads the tool at the first "
                  "construct (program start estimated, -finstrument-functions not recorded)\n",
                  o.command[0].c_str());
@@ -349,7 +358,8 @@ int run(const RunOptions& o) {
 
 void add_run(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Run a program under the scalea tool and write an experiment");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Run a program under the scalea tool and write an experiment");
   cmd->footer(
       "Examples:\n"
       "  scalea run -- ./md 4096                  experiment named scalea-md-<date>-<pid>\n"
@@ -366,10 +376,13 @@ void add_run(CLI::App& app) {
       "and set-user-ID programs cannot be preloaded (a warning says so); scripts are not (their\n"
       "OpenMP programs load the tool at the first construct, through OMP_TOOL_LIBRARIES).\n"
       "The exit status is the program's (128+N when signal N ended it). SIGTERM, SIGINT,\n"
-      "SIGHUP, SIGUSR1 and SIGUSR2 sent to scalea are passed on to the program (a ^C at the terminal\n"
+      "SIGHUP, SIGUSR1 and SIGUSR2 sent to scalea are passed on to the program (a ^C at the "
+      "terminal\n"
       "reaches it directly, once). Settings: SCALEA_* variables (docs/user-guide.md).");
   cmd->add_option("-o,--output", opts->output, "Experiment directory to create (must not exist)")
-      ->check([](const std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); });
+      ->check([](const std::string& v) {
+        return v.empty() ? std::string("must not be empty") : std::string();
+      });
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print the summary line at exit");
   cmd->add_option("--counters", opts->counters,
                   "Counters to read per region and thread, e.g. perf::PAGE-FAULTS,PAPI_L1_DCM "

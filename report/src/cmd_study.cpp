@@ -58,7 +58,8 @@ extern "C" void on_signal(int sig) { g_interrupted = sig; }
 std::string absolute(const std::string& p) {
   if (!p.empty() && p[0] == '/') return p;
   char buf[PATH_MAX];
-  if (!getcwd(buf, sizeof buf)) throw UserError(std::string("cannot read the current directory: ") + std::strerror(errno));
+  if (!getcwd(buf, sizeof buf))
+    throw UserError(std::string("cannot read the current directory: ") + std::strerror(errno));
   return std::string(buf) + "/" + p;
 }
 
@@ -203,14 +204,17 @@ struct ChildResult {
 };
 
 ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                      const std::string& cwd, const std::string& out_log, const std::string& err_log,
-                      double timeout_s, const std::function<void(double)>& tick) {
+                      const std::string& cwd, const std::string& out_log,
+                      const std::string& err_log, double timeout_s,
+                      const std::function<void(double)>& tick) {
   ChildResult res;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out_log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -223,7 +227,8 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
   sigemptyset(&defaults);
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&defaults, s);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
   std::vector<char*> cargv, cenv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -288,8 +293,9 @@ Study make_plan(const StudyOptions& o, const std::string& dir, bool existing) {
     if (o.command.empty())
       throw UserError("no program given: scalea study -o DIR --threads LIST -- PROGRAM [ARGS...]");
     if (o.threads.empty() && o.ranks.empty())
-      throw UserError("--threads or --ranks is required, e.g. --threads 1,2,4,8 (OpenMP) or "
-                      "--ranks 1,2,4 (MPI)");
+      throw UserError(
+          "--threads or --ranks is required, e.g. --threads 1,2,4,8 (OpenMP) or "
+          "--ranks 1,2,4 (MPI)");
     s.command = o.command;
     s.cwd = absolute(".");
     s.cwd.pop_back();
@@ -404,8 +410,7 @@ std::vector<std::string> study_environment(Progress& progress) {
   // Throttling stops counting a hot call path after a number of visits per thread, so the same
   // path is cut at different points in runs with different thread counts: its times could not be
   // compared across the study. Runs record every visit unless the user chose otherwise.
-  if (!throttle)
-    env.emplace_back("SCALEA_THROTTLE=off");
+  if (!throttle) env.emplace_back("SCALEA_THROTTLE=off");
   else if (std::strcmp(throttle, "off") != 0)
     progress.print(std::string("scalea study: SCALEA_THROTTLE=") + throttle +
                    " kept: call paths throttled in a run have partial times there, and their "
@@ -432,10 +437,11 @@ std::string progress_line(const Progress& progress, const Study& s, const Run& r
     size_t width = 20, filled = total ? width * (index - 1) / total : 0;
     bar = "[" + std::string(filled, '=') + ">" + std::string(width - filled, ' ') + "] ";
   }
-  return "scalea study: " + bar + "run " + std::to_string(index) + "/" + std::to_string(total) + "  threads " +
-         std::to_string(r.config.threads) + " x ranks " + std::to_string(r.config.ranks) +
-         ", repetition " + std::to_string(r.repetition) + "/" + std::to_string(s.repeat) +
-         (r.reference() ? " (reference)" : "") + "  elapsed " + clock_text(progress.elapsed()) +
+  return "scalea study: " + bar + "run " + std::to_string(index) + "/" + std::to_string(total) +
+         "  threads " + std::to_string(r.config.threads) + " x ranks " +
+         std::to_string(r.config.ranks) + ", repetition " + std::to_string(r.repetition) + "/" +
+         std::to_string(s.repeat) + (r.reference() ? " (reference)" : "") + "  elapsed " +
+         clock_text(progress.elapsed()) +
          (left >= 0 ? ", about " + clock_text(left) + " left" : "");
 }
 
@@ -446,10 +452,32 @@ void record_failure(Progress& progress, Run& r, const std::string& why, const st
   r.error = why;
   r.stderr_tail = tail_lines(dir + "/" + r.stderr_log(), 5);
   progress.finished(r);
-  progress.print("scalea study: run " + std::to_string(index) + "/" + std::to_string(total) + " " +
-                 r.id() + " failed: " + why + " after " + duration_text(r.duration_s) +
-                 (r.stderr_tail.empty() ? " (no stderr output)" : "; last lines of " + r.stderr_log() + ":"));
+  progress.print(
+      "scalea study: run " + std::to_string(index) + "/" + std::to_string(total) + " " + r.id() +
+      " failed: " + why + " after " + duration_text(r.duration_s) +
+      (r.stderr_tail.empty() ? " (no stderr output)" : "; last lines of " + r.stderr_log() + ":"));
   for (const std::string& l : r.stderr_tail) progress.print("    " + l);
+}
+
+// The command of one run: `scalea run` under the study's launcher, if any.
+std::vector<std::string> run_argv(const Study& s, const Run& r, const std::string& exe, bool root,
+                                  const std::string& exp_dir) {
+  std::vector<std::string> argv;
+  if (s.use_launcher) argv = launcher_argv(s.launcher, r.config, root);
+  for (const std::string& a :
+       {exe, std::string("run"), std::string("-q"), std::string("-o"), exp_dir, std::string("--")})
+    argv.push_back(a);
+  argv.insert(argv.end(), s.command.begin(), s.command.end());
+  return argv;
+}
+
+// The environment of one run: the study's, with the run's thread count and no output setting.
+std::vector<std::string> run_environment(const std::vector<std::string>& base_env, const Run& r) {
+  std::vector<std::string> env;
+  for (const std::string& e : base_env)
+    if (e.rfind("OMP_NUM_THREADS=", 0) != 0 && e.rfind("SCALEA_OUTPUT=", 0) != 0) env.push_back(e);
+  env.push_back("OMP_NUM_THREADS=" + std::to_string(r.config.threads));
+  return env;
 }
 
 int run_study(const StudyOptions& o) {
@@ -485,10 +513,12 @@ int run_study(const StudyOptions& o) {
   }
   if (existing)
     progress.print("scalea study: resuming " + o.output + ": " + std::to_string(already) + " of " +
-                   std::to_string(total) + " runs complete, " + std::to_string(todo.size()) + " to run");
+                   std::to_string(total) + " runs complete, " + std::to_string(todo.size()) +
+                   " to run");
   if (one_thread)
-    progress.print("scalea study: --threads not given: 1 thread per rank (OMP_NUM_THREADS=1), an "
-                   "MPI-only study; give --threads for MPI+OpenMP");
+    progress.print(
+        "scalea study: --threads not given: 1 thread per rank (OMP_NUM_THREADS=1), an "
+        "MPI-only study; give --threads for MPI+OpenMP");
 
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -504,16 +534,8 @@ int run_study(const StudyOptions& o) {
     std::string exp_dir = dir + "/" + r.experiment();
     std::error_code ec;
     fs::remove_all(exp_dir, ec);  // what a failed or interrupted attempt left
-    std::vector<std::string> argv;
-    if (s.use_launcher) argv = launcher_argv(s.launcher, r.config, root);
-    for (const std::string& a : {exe, std::string("run"), std::string("-q"), std::string("-o"), exp_dir,
-                                 std::string("--")})
-      argv.push_back(a);
-    argv.insert(argv.end(), s.command.begin(), s.command.end());
-    std::vector<std::string> env;
-    for (const std::string& e : base_env)
-      if (e.rfind("OMP_NUM_THREADS=", 0) != 0 && e.rfind("SCALEA_OUTPUT=", 0) != 0) env.push_back(e);
-    env.push_back("OMP_NUM_THREADS=" + std::to_string(r.config.threads));
+    std::vector<std::string> argv = run_argv(s, r, exe, root, exp_dir);
+    std::vector<std::string> env = run_environment(base_env, r);
 
     std::vector<const Run*> remaining;
     for (size_t k = i; k < todo.size(); ++k) remaining.push_back(todo[k]);
@@ -529,8 +551,8 @@ int run_study(const StudyOptions& o) {
     r.error.clear();
     r.stderr_tail.clear();
     auto t0 = Clock::now();
-    ChildResult cr = run_child(argv, env, s.cwd, dir + "/" + r.stdout_log(), dir + "/" + r.stderr_log(),
-                               s.timeout_s, [&](double el) {
+    ChildResult cr = run_child(argv, env, s.cwd, dir + "/" + r.stdout_log(),
+                               dir + "/" + r.stderr_log(), s.timeout_s, [&](double el) {
                                  if (progress.tty()) progress.draw(line(el));
                                });
     r.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -557,12 +579,13 @@ int run_study(const StudyOptions& o) {
   }
   size_t ok = 0;
   for (const Run& r : s.runs) ok += r.status == Status::Ok;
-  std::string summary = "scalea study: " + o.output + ": " + std::to_string(ok) + " of " +
-                        std::to_string(total) + " runs ok in " + clock_text(progress.elapsed()) +
-                        (one_thread ? " (ranks " + join_numbers(s.ranks) + ", 1 thread per rank)" : "");
+  std::string summary =
+      "scalea study: " + o.output + ": " + std::to_string(ok) + " of " + std::to_string(total) +
+      " runs ok in " + clock_text(progress.elapsed()) +
+      (one_thread ? " (ranks " + join_numbers(s.ranks) + ", 1 thread per rank)" : "");
   if (ok < total)
-    summary += ", " + std::to_string(total - ok) + " failed (rerun them: scalea study -o " + o.output +
-               " --resume)";
+    summary += ", " + std::to_string(total - ok) + " failed (rerun them: scalea study -o " +
+               o.output + " --resume)";
   summary += "; report: scalea report " + o.output;
   progress.print(summary);
   close(lock);
@@ -582,7 +605,8 @@ void add_study(CLI::App& app) {
       "  scalea study -o md.study --threads 1,2,4 --repeat 3 -- ./md 4096\n"
       "  scalea study -o halo.study --ranks 1,2,4 -- ./halo       MPI only: 1 thread per rank\n"
       "  scalea study -o halo.study --threads 1,2 --ranks 1,2,4 -- ./halo\n"
-      "  scalea study -o halo.study --ranks 2,4,8 --launcher 'srun -n {ranks} -c {threads}' -- ./halo\n"
+      "  scalea study -o halo.study --ranks 2,4,8 --launcher 'srun -n {ranks} -c {threads}' -- "
+      "./halo\n"
       "  scalea study -o md.study --resume        rerun failed, pending and missing runs\n"
       "  scalea study -o md.study --threads 1,2,4 --db --tag commit=abc123 -- ./md   and store it\n"
       "  scalea report md.study                    speedup and overhead classes per region vs p\n\n"
@@ -593,18 +617,24 @@ void add_study(CLI::App& app) {
       "Progress is kept in DIR/study.json after every run; program output goes to DIR/logs/.\n"
       "Runs record every visit (SCALEA_THROTTLE=off) unless SCALEA_THROTTLE is set, so that\n"
       "regions compare across runs; other SCALEA_* settings pass through to every run.\n"
-      "Exit status: 0 all runs ok, 1 some run failed, 2 bad input, 130 interrupted (docs/study.md).");
-  cmd->add_option("-o,--output", o->output, "Study directory to create (or to continue with --resume)")
+      "Exit status: 0 all runs ok, 1 some run failed, 2 bad input, 130 interrupted "
+      "(docs/study.md).");
+  cmd->add_option("-o,--output", o->output,
+                  "Study directory to create (or to continue with --resume)")
       ->required();
-  cmd->add_option("-t,--threads", o->threads,
-                  "OpenMP threads per rank to study, e.g. 1,2,4,8 (default 1 when --ranks is given)");
+  cmd->add_option(
+      "-t,--threads", o->threads,
+      "OpenMP threads per rank to study, e.g. 1,2,4,8 (default 1 when --ranks is given)");
   cmd->add_option("-n,--ranks", o->ranks, "MPI ranks to study, e.g. 1,2,4 (runs use the launcher)");
   cmd->add_option("--repeat", o->repeat, "Repetitions of every configuration (default 1)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--launcher", o->launcher,
-                  "Launcher template for ranks (default 'mpirun -np {ranks}'; e.g. 'srun -n {ranks}')");
-  cmd->add_flag("--resume", o->resume, "Continue the study in DIR: run what is failed, pending or missing");
-  cmd->add_option("--timeout", o->timeout, "Kill a run after this many seconds (it counts as failed)")
+  cmd->add_option(
+      "--launcher", o->launcher,
+      "Launcher template for ranks (default 'mpirun -np {ranks}'; e.g. 'srun -n {ranks}')");
+  cmd->add_flag("--resume", o->resume,
+                "Continue the study in DIR: run what is failed, pending or missing");
+  cmd->add_option("--timeout", o->timeout,
+                  "Kill a run after this many seconds (it counts as failed)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("command", o->command, "Program and its arguments (after --)");
   db::add_store_options(cmd, o->store, "every completed run (as scalea db add STUDY)");

@@ -141,7 +141,8 @@ struct View {
 
 std::string thousands(double v) {
   std::string s = fmt::format("{:.0f}", v);
-  for (int i = int(s.size()) - 3; i > 0 && s[size_t(i) - 1] != '-'; i -= 3) s.insert(size_t(i), ",");
+  for (int i = int(s.size()) - 3; i > 0 && s[size_t(i) - 1] != '-'; i -= 3)
+    s.insert(size_t(i), ",");
   return s;
 }
 
@@ -158,7 +159,8 @@ std::string classes_row(const std::string& title, const RegionOverheads& r, size
 }
 
 std::string classes_head(const std::string& title, size_t title_width) {
-  std::string l = fmt::format("{:<{}} {:>9} {:>9} {:>6}", title, title_width, "T_p s", "T_o s", "T_o%");
+  std::string l =
+      fmt::format("{:<{}} {:>9} {:>9} {:>6}", title, title_width, "T_p s", "T_o s", "T_o%");
   for (auto c : kClassShort) l += fmt::format(" {:>8}", c);
   return l;
 }
@@ -175,7 +177,8 @@ std::string busy_line(const std::string& title, const std::vector<online::PeLoad
     std::string name = by_rank      ? fmt::format("r{}", pe.rank)
                        : rank_names ? fmt::format("r{}.t{}", pe.rank, pe.thread)
                                     : fmt::format("t{}", pe.thread);
-    std::string item = fmt::format(" {} {:.0f}%", name, pe.time > 0 ? 100 * pe.busy / pe.time : 0.0);
+    std::string item =
+        fmt::format(" {} {:.0f}%", name, pe.time > 0 ? 100 * pe.busy / pe.time : 0.0);
     if (l.size() + item.size() + tail.size() > width) {
       l += " ...";
       break;
@@ -212,7 +215,8 @@ void region_list(std::vector<std::string>& out, const std::string& title, const 
     } else {
       int d = dominant_class(r);
       out.push_back(fmt::format("{:<{}} {:>9.3f} {:>9.3f} {:>6} {:>8} {:>6.2f}", label, label_width,
-                                r.t_p, r.t_o, r.t_p > 0 ? fmt::format("{:.1f}%", 100 * r.t_o / r.t_p) : "-",
+                                r.t_p, r.t_o,
+                                r.t_p > 0 ? fmt::format("{:.1f}%", 100 * r.t_o / r.t_p) : "-",
                                 d < 0 ? "-" : std::string(kClassShort[size_t(d)]), r.imbalance));
     }
   }
@@ -222,17 +226,19 @@ std::vector<std::string> frame(const View& v, const TopOptions& o, size_t width,
   std::vector<std::string> out;
   const Program& p = v.prog;
   std::string state = p.finished ? "finished"
-                      : p.dead   ? "ended without its last snapshot (killed?): its last one is shown"
+                      : p.dead ? "ended without its last snapshot (killed?): its last one is shown"
                       : p.live && p.stale_s > 3 * std::max(1.0, p.interval)
                           ? fmt::format("running, no snapshot for {:.0f} s", p.stale_s)
                           : "running";
   out.push_back(cut(fmt::format("scalea top  {}  {}{}", o.dir, state,
                                 p.pid_host.empty() ? "" : "  (" + p.pid_host + ")"),
-                    width - 10) + "  q: quit");
+                    width - 10) +
+                "  q: quit");
   if (!v.since) {
     out.push_back(v.error.empty()
                       ? fmt::format("waiting for snapshots in {}.live (run the program with "
-                                    "SCALEA_SNAPSHOT=1s or scalea run --snapshot 1s)", o.dir)
+                                    "SCALEA_SNAPSHOT=1s or scalea run --snapshot 1s)",
+                                    o.dir)
                       : v.error);
     return out;
   }
@@ -247,11 +253,11 @@ std::vector<std::string> frame(const View& v, const TopOptions& o, size_t width,
                                                   p.ranks_declared - p.ranks_present)
                                     : ""),
                     width));
-  out.push_back(fmt::format("at {:.2f} s: {} regions entered/s in the last {:.2f} s ({} since the "
-                            "start); speedup estimate {:.2f} (last window {:.2f})",
-                            v.at, thousands(dt > 0 ? double(last.entered) / dt : 0), dt,
-                            thousands(double(since.entered)), root.speedup,
-                            last.a.regions[0].speedup));
+  out.push_back(
+      fmt::format("at {:.2f} s: {} regions entered/s in the last {:.2f} s ({} since the "
+                  "start); speedup estimate {:.2f} (last window {:.2f})",
+                  v.at, thousands(dt > 0 ? double(last.entered) / dt : 0), dt,
+                  thousands(double(since.entered)), root.speedup, last.a.regions[0].speedup));
   out.push_back(v.reference.empty()
                     ? "T_s estimated as the useful work (no reference: additional computation is 0)"
                     : "T_s: " + v.reference + " scaled to each window's visits");
@@ -343,7 +349,8 @@ class Top {
         p.command = m.command_line();
         p.threads = int(view_.since->e.threads.size());
         std::set<std::string> keep;
-        for (const online::Point* q : {prev, &newest, static_cast<const online::Point*>(&pts.front())})
+        for (const online::Point* q :
+             {prev, &newest, static_cast<const online::Point*>(&pts.front())})
           if (q)
             for (const auto& f : q->files) keep.insert(f.second);
         parts_.keep_only(keep);
@@ -359,14 +366,15 @@ class Top {
     bool finished = pts.back().final;
     bool dead = false;
     if (!finished && s->live && !shown_.empty()) {
-      double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+      double now =
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
       p.stale_s = now - newest_wall_;
       // Quiet for long: has the program gone?
       if (p.stale_s > 2 * std::max(0.5, p.interval)) {
         try {
           dead = process_gone(parts_.get(key));
-        } catch (const drg::LoadError&) {
-        }
+        } catch (const drg::LoadError&) {}
       }
     }
     changed = changed || finished != p.finished || dead != p.dead;
@@ -416,7 +424,8 @@ void run_top(const TopOptions& o) {
     if (k >= 0) dirty = true;  // any other key redraws
   }
   // A run that ended with nothing the viewer could read: said as an error, like any bad input.
-  if (top.over() && !top.view().since && !top.view().error.empty()) throw UserError(top.view().error);
+  if (top.over() && !top.view().since && !top.view().error.empty())
+    throw UserError(top.view().error);
 }
 
 }  // namespace
@@ -450,8 +459,9 @@ void add_top(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("-b,--batch", o->batch,
                 "Plain text, a frame per snapshot, until the run ends (as when not on a terminal)");
-  cmd->add_option("--rows", o->rows, "Regions per list (default: as many as the screen holds, 5 in "
-                                     "plain text)")
+  cmd->add_option("--rows", o->rows,
+                  "Regions per list (default: as many as the screen holds, 5 in "
+                  "plain text)")
       ->check(CLI::PositiveNumber);
   cmd->callback([o] { run_top(*o); });
 }

@@ -26,7 +26,7 @@ void add_export(CLI::App& app);
 void add_diff(CLI::App& app);
 void add_calibrate(CLI::App& app);  // cmd_calibrate.cpp: the machine file (docs/counters.md)
 void add_top(CLI::App& app);  // cmd_top.cpp: the live view of a run's snapshots (docs/online.md)
-void add_db(CLI::App& app);         // cmd_db.cpp: the experiment database (docs/database.md)
+void add_db(CLI::App& app);   // cmd_db.cpp: the experiment database (docs/database.md)
 // Adds --html FILE and --findings N to the `report` subcommand (after add_report).
 void add_report_extras(CLI::App& app);
 

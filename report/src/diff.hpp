@@ -19,7 +19,7 @@ struct DiffRegion {
 
 // One of the two experiments: what the header names, and its regions.
 struct DiffSide {
-  std::string path;       // the experiment
+  std::string path;  // the experiment
   int p = 0;
   std::string reference;  // the reference it was classified against, "" for none
   std::vector<DiffRegion> regions;
@@ -29,7 +29,8 @@ struct DiffSide {
 // Prints the table (format "text") or the scalea-diff/1 document ("json"). `matched` pairs the
 // regions of A and B (index, or -1 where a side has none) in the order rows of equal change
 // keep; rows whose T_p changed less than `min_change` are left out.
-void print_diff(const DiffSide& a, const DiffSide& b, const std::vector<std::pair<long, long>>& matched,
-                const std::string& format, double min_change);
+void print_diff(const DiffSide& a, const DiffSide& b,
+                const std::vector<std::pair<long, long>>& matched, const std::string& format,
+                double min_change);
 
 }  // namespace scalea::cli

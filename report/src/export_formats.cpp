@@ -63,25 +63,28 @@ std::string joined(const std::vector<std::string>& v, size_t from) {
 }  // namespace
 
 void check_reference(const drg::Experiment& run, const drg::Experiment& ref) {
-  std::vector<std::string> a = drg::read_meta(run.meta).command, b = drg::read_meta(ref.meta).command;
+  std::vector<std::string> a = drg::read_meta(run.meta).command,
+                           b = drg::read_meta(ref.meta).command;
   std::string problem;
   size_t pes = std::max<size_t>(1, ref.threads.size());
   if (pes != 1)
-    problem = fmt::format("reference {} ran with p = {} ({} rank(s), {} thread(s)); the model "
-                          "compares with a run on one PE",
-                          ref.path, pes, ref.ranks(), ref.threads.size());
+    problem = fmt::format(
+        "reference {} ran with p = {} ({} rank(s), {} thread(s)); the model "
+        "compares with a run on one PE",
+        ref.path, pes, ref.ranks(), ref.threads.size());
   else if (!a.empty() && !b.empty() && base_name(a[0]) != base_name(b[0]))
     problem = fmt::format("reference {} ran another program ({}; this run: {})", ref.path,
                           base_name(b[0]), base_name(a[0]));
   else if (!a.empty() && !b.empty() && joined(a, 1) != joined(b, 1))
-    problem = fmt::format("reference {} ran other arguments ('{}'; this run: '{}'): the inputs "
-                          "differ",
-                          ref.path, joined(b, 1), joined(a, 1));
+    problem = fmt::format(
+        "reference {} ran other arguments ('{}'; this run: '{}'): the inputs "
+        "differ",
+        ref.path, joined(b, 1), joined(a, 1));
   if (problem.empty()) return;
-  if (!reference_forced())
-    throw UserError(problem + "; use --force to compare them anyway");
+  if (!reference_forced()) throw UserError(problem + "; use --force to compare them anyway");
   static bool said = launcher_rank().value_or(0) != 0;  // under mpirun, rank 0 warns for the job
-  if (!said) std::fprintf(stderr, "scalea: warning: %s (compared anyway: --force)\n", problem.c_str());
+  if (!said)
+    std::fprintf(stderr, "scalea: warning: %s (compared anyway: --force)\n", problem.c_str());
   said = true;
 }
 
@@ -162,7 +165,10 @@ std::string dot_escape(const std::string& s) {
   std::string o;
   for (char ch : s) {
     if (ch == '"' || ch == '\\') o += '\\';
-    if (ch == '\n') { o += "\\n"; continue; }
+    if (ch == '\n') {
+      o += "\\n";
+      continue;
+    }
     o += ch;
   }
   return o;
@@ -171,8 +177,12 @@ std::string dot_escape(const std::string& s) {
 struct Cols {
   int visits, time, wait, fork, sent, recv, transfer;
   explicit Cols(const drg::Experiment& e)
-      : visits(e.metric("visits")), time(e.metric("time")), wait(e.metric("wait")),
-        fork(e.metric("fork")), sent(e.metric("bytes_sent")), recv(e.metric("bytes_recv")),
+      : visits(e.metric("visits")),
+        time(e.metric("time")),
+        wait(e.metric("wait")),
+        fork(e.metric("fork")),
+        sent(e.metric("bytes_sent")),
+        recv(e.metric("bytes_recv")),
         transfer(e.metric("transfer")) {}
 };
 
@@ -205,13 +215,13 @@ std::string export_csv(const Analyzed& x) {
     std::string path = csv_field(region_path(t, r));
     for (const drg::Member& m : t.node(n).members) {
       const drg::ThreadTree& tt = x.e.threads[m.thread];
-      out << path << ',' << format::region_kind_name(reg.kind) << ','
-          << csv_field(reg.label()) << ',' << csv_field(reg.location()) << ','
-          << csv_field(reg.function) << ',' << tt.rank << ',' << tt.thread << ','
-          << uint64_t(x.e.value(tt, m.node, c.visits)) << ','
+      out << path << ',' << format::region_kind_name(reg.kind) << ',' << csv_field(reg.label())
+          << ',' << csv_field(reg.location()) << ',' << csv_field(reg.function) << ',' << tt.rank
+          << ',' << tt.thread << ',' << uint64_t(x.e.value(tt, m.node, c.visits)) << ','
           << fmt::format("{:.9f},{:.9f},{:.9f},{},{},{:.9f}", x.e.value(tt, m.node, c.time) * 1e-9,
                          x.e.value(tt, m.node, c.wait) * 1e-9, x.e.value(tt, m.node, c.fork) * 1e-9,
-                         uint64_t(x.e.value(tt, m.node, c.sent)), uint64_t(x.e.value(tt, m.node, c.recv)),
+                         uint64_t(x.e.value(tt, m.node, c.sent)),
+                         uint64_t(x.e.value(tt, m.node, c.recv)),
                          x.e.value(tt, m.node, c.transfer) * 1e-9)
           << tail << '\n';
     }
@@ -244,13 +254,13 @@ std::string export_dot(const Analyzed& x, const std::vector<char>* hidden) {
     if (!shown(n)) continue;
     const auto& r = a.regions[n];
     int dom = dominant_class(r);
-    std::string label = node_label(t, n) +
-                        fmt::format("\nT_p {:.4f} s  T_o {:.4f} s ({:.0f}%)", r.t_p, r.t_o,
-                                    r.t_p > 0 ? 100 * r.t_o / r.t_p : 0.0);
+    std::string label =
+        node_label(t, n) + fmt::format("\nT_p {:.4f} s  T_o {:.4f} s ({:.0f}%)", r.t_p, r.t_o,
+                                       r.t_p > 0 ? 100 * r.t_o / r.t_p : 0.0);
     if (dom >= 0)
       label += fmt::format("\n{} {:.4f} s", kClassKeys[size_t(dom)], r.classes[size_t(dom)]);
-    o << "  n" << n << " [label=\"" << dot_escape(label) << "\", tooltip=\"" << dot_escape(region_path(t, r))
-      << "\"";
+    o << "  n" << n << " [label=\"" << dot_escape(label) << "\", tooltip=\""
+      << dot_escape(region_path(t, r)) << "\"";
     if (dom >= 0) o << ", fillcolor=\"" << kClassColors[size_t(dom)] << "\"";
     o << ", class=\"" << (dom >= 0 ? kClassKeys[size_t(dom)] : "none") << "\"];\n";
   }
@@ -419,7 +429,8 @@ void export_extrap(const TextSink& put, const std::vector<const Analyzed*>& runs
     for (uint32_t n : runs[i]->tree().preorder()) per_run[i][cp_of[i][n]] = &runs[i]->a.regions[n];
   }
   auto line = [&](int p, const std::string& path, std::string_view metric, double v) {
-    nlohmann::json j = {{"params", {{"p", p}}}, {"callpath", path}, {"metric", metric}, {"value", v}};
+    nlohmann::json j = {
+        {"params", {{"p", p}}}, {"callpath", path}, {"metric", metric}, {"value", v}};
     put(json_text(j) + "\n");
   };
   for (uint32_t id = 0; id < cp_parent.size(); ++id) {
@@ -498,7 +509,8 @@ std::optional<std::string> dot_to_svg(const std::string& dot, std::string* why) 
 }
 
 namespace {
-void write_json_format(const TextSink& put, const std::vector<const Analyzed*>& runs, const ExportSettings& s) {
+void write_json_format(const TextSink& put, const std::vector<const Analyzed*>& runs,
+                       const ExportSettings& s) {
   export_json(put, *runs[0], s.findings);
   put("\n");
 }
@@ -507,20 +519,31 @@ void write_json_format(const TextSink& put, const std::vector<const Analyzed*>& 
 const std::vector<ExportFormat>& export_formats() {
   static const std::vector<ExportFormat> formats = {
       {"csv", "one row per region and thread: metrics and the six overhead classes", false, true,
-       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) { put(export_csv(*r[0])); }},
+       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) {
+         put(export_csv(*r[0]));
+       }},
       {"json", "the report document (docs/json-schema.md) with the ranked findings", false, true,
        write_json_format},
       {"dot", "Graphviz call tree, coloured by dominant overhead class (dot -Tsvg)", false, true,
-       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) { put(export_dot(*r[0])); }},
-      {"hatchet", "Hatchet literal JSON: hatchet.GraphFrame.from_literal(json.load(f))", false, true,
-       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) { put(export_hatchet(*r[0])); }},
+       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) {
+         put(export_dot(*r[0]));
+       }},
+      {"hatchet", "Hatchet literal JSON: hatchet.GraphFrame.from_literal(json.load(f))", false,
+       true,
+       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) {
+         put(export_hatchet(*r[0]));
+       }},
       {"extrap",
        "Extra-P JSON Lines, one line per region, metric and run: give runs at\n"
        "           several p to fit scaling models (extrap --json-lines FILE)",
        true, false,
-       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) { export_extrap(put, r); }},
-      {"html", "one self-contained HTML report to explore, of an experiment or a scaling\n"
-               "           study (same as scalea report --html)", false, true,
+       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) {
+         export_extrap(put, r);
+       }},
+      {"html",
+       "one self-contained HTML report to explore, of an experiment or a scaling\n"
+       "           study (same as scalea report --html)",
+       false, true,
        [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings& s) {
          put(render_html(*r[0], {s.findings, s.graphviz, s.source}));
        }},

@@ -41,7 +41,8 @@ bool& reference_forced();
 // are not built: region_path() builds the ones printed. Throws drg::LoadError or UserError with a
 // one-line message.
 std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference = "",
-                                  int p = 0, std::shared_ptr<overheads::CallPathKeys> keys = nullptr,
+                                  int p = 0,
+                                  std::shared_ptr<overheads::CallPathKeys> keys = nullptr,
                                   const overheads::MachineModel* machine = nullptr);
 
 // The printed call path of a region of the analysis of `run` (drg::MergedTree::path): built
@@ -94,9 +95,9 @@ std::optional<std::string> dot_to_svg(const std::string& dot, std::string* why =
 // The formats of `scalea export`, one row each: the CLI's choices, its --help, the dispatch and
 // the export tests (`scalea export --list-formats`) all come from this table.
 struct ExportSettings {
-  size_t findings = 5;    // findings in json and html
-  bool graphviz = true;   // html: draw the region graph with Graphviz
-  bool source = true;     // html: embed source snippets of the regions' files
+  size_t findings = 5;   // findings in json and html
+  bool graphviz = true;  // html: draw the region graph with Graphviz
+  bool source = true;    // html: embed source snippets of the regions' files
 };
 struct ExportFormat {
   std::string_view name;

@@ -49,7 +49,8 @@ const std::vector<Hint> kHints = {
      "contention: shorten the critical section, use atomics or a reduction, or give each thread "
      "its own copy and combine at the end"},
     {"synchronization.lock", "", "waiting for a lock",
-     "contention: hold the lock for less time, use finer-grained locks, atomics or per-thread data"},
+     "contention: hold the lock for less time, use finer-grained locks, atomics or per-thread "
+     "data"},
     {"synchronization.atomic", "", "waiting on atomic updates",
      "contention on one memory location: accumulate per thread and combine once (reduction)"},
     {"synchronization.ordered", "", "waiting in an ordered construct",
@@ -101,8 +102,7 @@ const std::vector<Hint> kHints = {
      "team idle while one thread runs the body",
      "the rest of the team idles while the primary thread runs the body: split the work, or let "
      "the others work meanwhile"},
-    {"loss_of_parallelism.partially_parallelized", "sections",
-     "threads without a section to run",
+    {"loss_of_parallelism.partially_parallelized", "sections", "threads without a section to run",
      "some threads have no section to run: add sections, or use a worksharing loop or tasks"},
     {"loss_of_parallelism.partially_parallelized", "", "partially parallelized code",
      "fewer threads than available do the work (single, masked, sections, small teams): give "
@@ -150,10 +150,8 @@ bool is_leaf_construct(RegionKind k) {
     case RegionKind::Ordered:
     case RegionKind::Reduction:
     case RegionKind::Flush:
-    case RegionKind::Mpi:
-      return true;
-    default:
-      return false;
+    case RegionKind::Mpi: return true;
+    default: return false;
   }
 }
 
@@ -166,15 +164,13 @@ bool is_synchronization(const drg::Region& r) {
     case RegionKind::BarrierImplementation:
     case RegionKind::Taskwait:
     case RegionKind::Taskgroup:
-    case RegionKind::Reduction:
-      return true;
+    case RegionKind::Reduction: return true;
     case RegionKind::Mpi:
       return r.subkind == uint16_t(format::MpiClass::Collective) ||
              r.subkind == uint16_t(format::MpiClass::Sync) ||
              r.subkind == uint16_t(format::MpiClass::Wait) ||
              r.subkind == uint16_t(format::MpiClass::P2P);
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -254,10 +250,11 @@ std::string counter_evidence(const MergedTree& t, const overheads::RegionOverhea
     // Exclusive to the region: its children's counts belong to them.
     for (uint32_t c : t.node(r.node).children) run -= t.sum(c, int(m));
     if (known && ref)
-      for (uint32_t c : ref->node(r.ref_node).children) before -= ref->sum(c, ref->experiment().metric(name));
+      for (uint32_t c : ref->node(r.ref_node).children)
+        before -= ref->sum(c, ref->experiment().metric(name));
     if (!known || run < 2 * before + 100) continue;
-    out += fmt::format("{}{} {:.0f} (reference {:.0f})", out.empty() ? "" : ", ",
-                       name.substr(5), run, std::max(0.0, before));
+    out += fmt::format("{}{} {:.0f} (reference {:.0f})", out.empty() ? "" : ", ", name.substr(5),
+                       run, std::max(0.0, before));
   }
   return out;
 }
@@ -362,14 +359,16 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
     std::string text = fmt::format("{} threads ran on {} CPU(s){}, so threads shared CPUs", threads,
                                    cpus.size(), where);
     if (online > 0 && int(cpus.size()) < online)
-      text += fmt::format(" although the host has {}: their affinity allowed fewer ({}); with "
-                          "mpirun, which binds each rank to one core by default, give it "
-                          "--bind-to none or --map-by slot:PE=<threads>, with OpenMP check "
-                          "OMP_PLACES and OMP_PROC_BIND",
-                          online, narrow.empty() ? "bound" : narrow);
-    else
-      text += " (more threads than the host has CPUs): run with fewer threads or ranks per host";
-    text += "; the time lost shows as slower work (unidentified), waits and fork/join, whatever the program does";
+      text += fmt::format(
+          " although the host has {}: their affinity allowed fewer ({}); with "
+          "mpirun, which binds each rank to one core by default, give it "
+          "--bind-to none or --map-by slot:PE=<threads>, with OpenMP check "
+          "OMP_PLACES and OMP_PROC_BIND",
+          online, narrow.empty() ? "bound" : narrow);
+    else text += " (more threads than the host has CPUs): run with fewer threads or ranks per host";
+    text +=
+        "; the time lost shows as slower work (unidentified), waits and fork/join, whatever the "
+        "program does";
     out.push_back(text);
   }
   // Runnable threads that waited for a CPU (other processes, or more threads than CPUs): the
@@ -413,7 +412,8 @@ std::vector<Candidate> candidates(const MergedTree& t, const overheads::Analysis
   int created = t.experiment().metric("tasks_created");
   for (uint32_t n = 0; n < n_nodes; ++n) {
     uint32_t parent = t.node(n).parent;
-    in_task[n] = t.region_of(n).kind == RegionKind::Task || (parent != format::kNoIndex && in_task[parent]);
+    in_task[n] =
+        t.region_of(n).kind == RegionKind::Task || (parent != format::kNoIndex && in_task[parent]);
   }
   std::vector<Candidate> all;
   for (uint32_t n = 0; n < n_nodes; ++n) {
@@ -447,7 +447,8 @@ std::vector<Candidate> candidates(const MergedTree& t, const overheads::Analysis
 // The candidates that become findings, at most `limit`, each with the other region whose overhead
 // is the same time (kNoIndex when none).
 std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
-                                                   const std::vector<Candidate>& all, size_t limit) {
+                                                   const std::vector<Candidate>& all,
+                                                   size_t limit) {
   // Position of every node among its siblings, to tell which synchronization comes after which.
   std::vector<uint32_t> pos(t.nodes().size(), 0);
   for (const drg::MergedNode& mn : t.nodes())
@@ -510,9 +511,8 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
         break;
       }
   }
-  std::stable_sort(chosen.begin(), chosen.end(), [](const auto& x, const auto& y) {
-    return x.first.seconds > y.first.seconds;
-  });
+  std::stable_sort(chosen.begin(), chosen.end(),
+                   [](const auto& x, const auto& y) { return x.first.seconds > y.first.seconds; });
   return chosen;
 }
 
@@ -552,7 +552,8 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   }
   // A partial construct's own idle team, or its barrier: the construct names the hint.
   if (key == "loss_of_parallelism.partially_parallelized" && same != format::kNoIndex &&
-      (t.region_of(same).kind == RegionKind::Single || t.region_of(same).kind == RegionKind::Masked ||
+      (t.region_of(same).kind == RegionKind::Single ||
+       t.region_of(same).kind == RegionKind::Masked ||
        t.region_of(same).kind == RegionKind::Sections))
     ctx_kind = format::region_kind_name(t.region_of(same).kind);
   const drg::Region& creg = t.region_of(ctx);
@@ -582,40 +583,45 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   if (f.cls == "unidentified" || f.cls == "data_movement") {
     f.evidence = counter_evidence(t, a.regions[n], context.reference);
     if (f.cls == "unidentified" && f.evidence.empty() && !counters)
-      f.hint += "; measure counters to see why (scalea run --counters "
-                "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES, or cache misses where the machine "
-                "has them, docs/counters.md)";
+      f.hint +=
+          "; measure counters to see why (scalea run --counters "
+          "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES, or cache misses where the machine "
+          "has them, docs/counters.md)";
     // Slower work in one run against one reference may be nothing but run-to-run variation.
     if (f.cls == "unidentified" && context.noise.empty())
-      f.hint += "; with one run this cannot be told from run-to-run variation: repeat it "
-                "(scalea study --repeat 3) before acting on it";
+      f.hint +=
+          "; with one run this cannot be told from run-to-run variation: repeat it "
+          "(scalea study --repeat 3) before acting on it";
   }
   if (f.cls == "synchronization" && key != "synchronization.barrier" &&
       !cpu_sharing(t.experiment()).empty())
     // A thread waits longer for another that is off its CPU: the header's note may explain part.
-    f.hint += "; the threads shared CPUs or waited for them in this run (see the note above): "
-              "part of this waiting may be that, so look again on free CPUs";
+    f.hint +=
+        "; the threads shared CPUs or waited for them in this run (see the note above): "
+        "part of this waiting may be that, so look again on free CPUs";
   if (f.cls == "control_of_parallelism") {
     // The tool's counter reads sit inside the constructs' time: say how much they may be.
     double probes = counter_read_cost(t, n) / std::max(1, a.p);
     if (probes >= 0.1 * c.seconds)
-      f.hint += fmt::format("; up to {:.3f} s of this may be the tool's own counter reads "
-                            "(2 per visit of a counted region): compare a run without --counters "
-                            "(SCALEA_COUNTERS=none)",
-                            std::min(probes, c.seconds));
+      f.hint += fmt::format(
+          "; up to {:.3f} s of this may be the tool's own counter reads "
+          "(2 per visit of a counted region): compare a run without --counters "
+          "(SCALEA_COUNTERS=none)",
+          std::min(probes, c.seconds));
   }
   std::string where;
   if (!after.empty()) {
     // "barrier wait after the loop" + " at md.c:90"; other constructs name themselves.
-    where = what.find("after the ") != std::string::npos ? " at " + f.location
-                                                          : " after the " + after;
+    where =
+        what.find("after the ") != std::string::npos ? " at " + f.location : " after the " + after;
   } else if (ctx != n) {
     where = " in the " + with_location(reg);
   } else {
     where = f.location.empty() ? " in " + reg.label() : " in " + with_location(reg);
   }
   std::string share = ctx == n ? "of the region" : "of the " + with_location(creg);
-  std::string also = f.same_time.empty() ? "" : " (the same time as the idle threads of the " + f.same_time + ")";
+  std::string also =
+      f.same_time.empty() ? "" : " (the same time as the idle threads of the " + f.same_time + ")";
   if (!f.same_time.empty() && !is_synchronization(reg))
     also = " (the same time as the waits in the " + f.same_time + ")";
   f.text = fmt::format("{}{} is {:.3f} s, {:.0f}% {}{}{}{}{}", what, where, c.seconds, f.percent,
@@ -640,10 +646,19 @@ nlohmann::json findings_json(const std::vector<Finding>& fs) {
   nlohmann::json out = nlohmann::json::array();
   int rank = 0;
   for (const Finding& f : fs)
-    out.push_back({{"rank", ++rank}, {"node", f.node}, {"path", f.path}, {"region", f.region},
-                   {"location", f.location}, {"context", f.context}, {"class", f.cls},
-                   {"subclass", f.subclass}, {"seconds", f.seconds}, {"percent", f.percent},
-                   {"hint", f.hint}, {"evidence", f.evidence}, {"same_time_as", f.same_time},
+    out.push_back({{"rank", ++rank},
+                   {"node", f.node},
+                   {"path", f.path},
+                   {"region", f.region},
+                   {"location", f.location},
+                   {"context", f.context},
+                   {"class", f.cls},
+                   {"subclass", f.subclass},
+                   {"seconds", f.seconds},
+                   {"percent", f.percent},
+                   {"hint", f.hint},
+                   {"evidence", f.evidence},
+                   {"same_time_as", f.same_time},
                    {"noise", f.noise},
                    {"text", f.text}});
   return out;
@@ -669,9 +684,12 @@ void print_findings(const std::vector<Finding>& fs, const overheads::Analysis& a
     sum += f.seconds;
   }
   double t_o = a.regions.empty() ? 0 : a.regions[0].t_o;
-  fmt::print("these findings hold {:.3f} s; the program's T_o is {:.3f} s. Nothing {} is listed{}\n",
-             sum, t_o, why,
-             noise_measured ? "" : "; the run-to-run noise is not measured (one run: use scalea study --repeat)");
+  fmt::print(
+      "these findings hold {:.3f} s; the program's T_o is {:.3f} s. Nothing {} is listed{}\n", sum,
+      t_o, why,
+      noise_measured
+          ? ""
+          : "; the run-to-run noise is not measured (one run: use scalea study --repeat)");
 }
 
 void print_report_findings(const MergedTree& t, const overheads::Analysis& a,

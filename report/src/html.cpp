@@ -69,12 +69,14 @@ void facts(const Analyzed& x, nlohmann::json& data) {
   add("duration", fmt::format("{:.3f} s (clock {})", m.duration_s, m.clock_source));
   const std::string& runtime = m.openmp.runtime;
   if (!runtime.empty()) add("OpenMP runtime", runtime);
-  add("reference", x.ref ? fmt::format("{} (p = {})", x.ref->path, x.ref->threads.size())
-                         : "none: T_s is estimated as the useful work (additional computation is 0)");
+  add("reference", x.ref
+                       ? fmt::format("{} (p = {})", x.ref->path, x.ref->threads.size())
+                       : "none: T_s is estimated as the useful work (additional computation is 0)");
   const auto& pe = a.program;
-  std::string eff = fmt::format("load balance {:.3f}, communication efficiency {:.3f}, parallel "
-                                "efficiency {:.3f}",
-                                pe.load_balance, pe.communication_efficiency, pe.parallel_efficiency);
+  std::string eff = fmt::format(
+      "load balance {:.3f}, communication efficiency {:.3f}, parallel "
+      "efficiency {:.3f}",
+      pe.load_balance, pe.communication_efficiency, pe.parallel_efficiency);
   if (pe.computation_scalability)
     eff += fmt::format(", computation scalability {:.3f}, global efficiency {:.3f}",
                        *pe.computation_scalability, *pe.global_efficiency);
@@ -85,12 +87,15 @@ void facts(const Analyzed& x, nlohmann::json& data) {
   for (const std::string& s : cpu_sharing(x.e)) w.push_back(s);
   if (std::string light = light_mode_note(m); !light.empty()) w.push_back(light);
   if (m.program_start_estimated)
-    w.push_back(fmt::format("The program's start was estimated (+{:.3f} s before the tool "
-                            "started): run it with scalea run to measure it.",
-                            m.program_start_estimated_s));
+    w.push_back(
+        fmt::format("The program's start was estimated (+{:.3f} s before the tool "
+                    "started): run it with scalea run to measure it.",
+                    m.program_start_estimated_s));
   if (int64_t thr = m.throttled_count; thr > 0)
-    w.push_back(fmt::format("{} call path(s) of tiny hot regions were throttled: their later "
-                            "visits are not counted (SCALEA_THROTTLE=off records all).", thr));
+    w.push_back(
+        fmt::format("{} call path(s) of tiny hot regions were throttled: their later "
+                    "visits are not counted (SCALEA_THROTTLE=off records all).",
+                    thr));
   data["warnings"] = std::move(w);
 }
 
@@ -124,18 +129,23 @@ class PeTimes {
     if (exact_)
       note = fmt::format("Times of each of the {} PEs, to 4 significant digits.", order_.size());
     else if (per_column_ == 1)
-      note = fmt::format("Aggregated: {} regions x {} PEs; each PE's time is shown to 1/255 of "
-                         "the region's longest PE time (min, mean and max are exact; waits and "
-                         "visits per PE are left out).",
-                         t_.nodes().size(), order_.size());
+      note = fmt::format(
+          "Aggregated: {} regions x {} PEs; each PE's time is shown to 1/255 of "
+          "the region's longest PE time (min, mean and max are exact; waits and "
+          "visits per PE are left out).",
+          t_.nodes().size(), order_.size());
     else
-      note = fmt::format("Aggregated: {} regions x {} PEs are shown as {} columns of {} "
-                         "consecutive PEs each (rank, then thread order): the column's longest "
-                         "and mean time, to 1/255 of the region's longest PE time (min, mean and "
-                         "max are exact; waits and visits per PE are left out).",
-                         t_.nodes().size(), order_.size(), columns_, per_column_);
-    return {{"mode", exact_ ? "exact" : "quantized"}, {"per_column", per_column_},
-            {"columns", columns_}, {"pes", std::move(pes)}, {"note", note}};
+      note = fmt::format(
+          "Aggregated: {} regions x {} PEs are shown as {} columns of {} "
+          "consecutive PEs each (rank, then thread order): the column's longest "
+          "and mean time, to 1/255 of the region's longest PE time (min, mean and "
+          "max are exact; waits and visits per PE are left out).",
+          t_.nodes().size(), order_.size(), columns_, per_column_);
+    return {{"mode", exact_ ? "exact" : "quantized"},
+            {"per_column", per_column_},
+            {"columns", columns_},
+            {"pes", std::move(pes)},
+            {"note", note}};
   }
 
   // {"t": [...], "w": [...], "v": [...]} or {"max": s, "q": base64, "m": base64}, and the exact
@@ -184,7 +194,8 @@ class PeTimes {
     auto quantize = [&](const std::vector<double>& v) {
       std::vector<uint8_t> q(v.size());
       for (size_t i = 0; i < v.size(); ++i)
-        q[i] = hi > 0 ? uint8_t(std::clamp(std::lround(255 * v[i] / hi), v[i] > 0 ? 1L : 0L, 255L)) : 0;
+        q[i] = hi > 0 ? uint8_t(std::clamp(std::lround(255 * v[i] / hi), v[i] > 0 ? 1L : 0L, 255L))
+                      : 0;
       return base64(q);
     };
     nlohmann::json out = {{"max", round4(hi)}, {"q", quantize(col_max)}};
@@ -217,7 +228,8 @@ nlohmann::json regions_json(const Analyzed& x, const Folding& fold, html::Source
     nlohmann::json stats;
     nlohmann::json j = {
         {"id", n},
-        {"parent", node.parent == format::kNoIndex ? nlohmann::json(nullptr) : nlohmann::json(node.parent)},
+        {"parent",
+         node.parent == format::kNoIndex ? nlohmann::json(nullptr) : nlohmann::json(node.parent)},
         {"depth", node.depth},
         {"label", reg.label()},
         {"kind", std::string(format::region_kind_name(reg.kind))},
@@ -267,9 +279,10 @@ std::string render_html(const Analyzed& x, const HtmlOptions& o) {
   facts(x, data);
   const Folding fold = fold_recursion(t);
   if (fold.rows > 0)
-    data["folding"] = fmt::format("Recursion folded: {} row(s) of {} recursive instance(s) are "
-                                  "not shown; their outermost instance holds their time.",
-                                  fold.rows, fold.instances);
+    data["folding"] = fmt::format(
+        "Recursion folded: {} row(s) of {} recursive instance(s) are "
+        "not shown; their outermost instance holds their time.",
+        fold.rows, fold.instances);
   html::Sources sources(o.source);
   PeTimes pe(x);
   data["distribution"] = pe.describe();
@@ -283,10 +296,14 @@ std::string render_html(const Analyzed& x, const HtmlOptions& o) {
   context.reference = x.ref_t ? &*x.ref_t : nullptr;
   context.hidden = fold.hidden;
   data["findings"] = findings_json(find_findings(t, x.a, o.findings, context));
-  data["findings_note"] = o.findings == 0 ? std::string("Findings left out (--findings 0).") : fmt::format(
-      "Nothing below {:.3f} s ({}% of the program's time, at least {:.0f} ms) is a finding; with "
-      "one run the noise is not measured (scalea study --repeat 3 measures it).",
-      finding_floor(x.a), kFindingMinProgramShare * 100, kFindingMinSeconds * 1e3);
+  data["findings_note"] =
+      o.findings == 0
+          ? std::string("Findings left out (--findings 0).")
+          : fmt::format(
+                "Nothing below {:.3f} s ({}% of the program's time, at least {:.0f} ms) is a "
+                "finding; with "
+                "one run the noise is not measured (scalea study --repeat 3 measures it).",
+                finding_floor(x.a), kFindingMinProgramShare * 100, kFindingMinSeconds * 1e3);
   data["sources"] = sources.json();
   // The region graph of the rows the call tree shows (recursion folded), and none beyond a size
   // Graphviz lays out in seconds.
@@ -295,11 +312,12 @@ std::string render_html(const Analyzed& x, const HtmlOptions& o) {
   for (char h : fold.hidden) shown += h ? 0 : 1;
   if (fold.hidden.empty()) shown = t.nodes().size();
   if (o.graphviz && shown > kMaxGraphRegions)
-    graph_note = fmt::format("The region graph is drawn for at most {} regions; this run has {} "
-                             "(recursion folded): the call tree holds them all, and scalea export "
-                             "--format dot writes the whole graph.", kMaxGraphRegions, shown);
-  else
-    svg = html::region_graph_svg(export_dot(x, &fold.hidden), o.graphviz, graph_note);
+    graph_note = fmt::format(
+        "The region graph is drawn for at most {} regions; this run has {} "
+        "(recursion folded): the call tree holds them all, and scalea export "
+        "--format dot writes the whole graph.",
+        kMaxGraphRegions, shown);
+  else svg = html::region_graph_svg(export_dot(x, &fold.hidden), o.graphviz, graph_note);
   data["graph_note"] = graph_note;
   return html::page("scalea: " + x.e.path, data, svg);
 }

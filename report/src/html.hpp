@@ -63,7 +63,8 @@ class Sources {
 std::string region_graph_svg(const std::string& dot, bool graphviz, std::string& note);
 
 // The page around `data` (embedded as JSON, read by the script) and the optional graph SVG.
-std::string page(const std::string& title, const nlohmann::json& data, const std::string& graph_svg);
+std::string page(const std::string& title, const nlohmann::json& data,
+                 const std::string& graph_svg);
 
 }  // namespace html
 

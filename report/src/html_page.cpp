@@ -54,7 +54,8 @@ nlohmann::json classes_json() {
 
 int Sources::want(const std::string& file, uint32_t line) {
   if (!enabled_ || file.empty() || line == 0) return -1;
-  auto it = std::find_if(files_.begin(), files_.end(), [&](const File& f) { return f.path == file; });
+  auto it =
+      std::find_if(files_.begin(), files_.end(), [&](const File& f) { return f.path == file; });
   if (it == files_.end()) {
     File f;
     f.path = file;
@@ -126,46 +127,51 @@ nlohmann::json Sources::json() const {
     files.push_back({{"file", f.path}, {"chunks", std::move(chunks)}});
   }
   std::string note;
-  if (!enabled_)
-    note = "Source snippets were left out (--no-source).";
+  if (!enabled_) note = "Source snippets were left out (--no-source).";
   else
-    note = fmt::format("Source snippets of {} file(s) read when the report was written{}{}; "
-                       "--no-source leaves them out.",
-                       embedded,
-                       unreadable_ ? fmt::format(" ({} file(s) named by regions were not readable "
-                                                 "as text then)", unreadable_)
-                                   : "",
-                       cut ? fmt::format(", cut at {} MiB", kMaxSourceBytes >> 20) : "");
+    note = fmt::format(
+        "Source snippets of {} file(s) read when the report was written{}{}; "
+        "--no-source leaves them out.",
+        embedded,
+        unreadable_ ? fmt::format(" ({} file(s) named by regions were not readable "
+                                  "as text then)",
+                                  unreadable_)
+                    : "",
+        cut ? fmt::format(", cut at {} MiB", kMaxSourceBytes >> 20) : "");
   return {{"files", std::move(files)}, {"note", note}};
 }
 
 std::string region_graph_svg(const std::string& dot, bool graphviz, std::string& note) {
   if (!graphviz) {
-    note = "Graphviz disabled (--no-graphviz): the region graph is not drawn; the call tree "
-           "holds the same regions.";
+    note =
+        "Graphviz disabled (--no-graphviz): the region graph is not drawn; the call tree "
+        "holds the same regions.";
     return "";
   }
   std::string why;
   if (auto svg = dot_to_svg(dot, &why)) {
-    note = "Rendered by Graphviz dot when the report was written: box colour = dominant overhead "
-           "class, edge label = visits. Click a box to pick its region.";
+    note =
+        "Rendered by Graphviz dot when the report was written: box colour = dominant overhead "
+        "class, edge label = visits. Click a box to pick its region.";
     return *svg;
   }
   note = why + ": the region graph is not drawn; the call tree holds the same regions.";
   return "";
 }
 
-std::string page(const std::string& title, const nlohmann::json& data, const std::string& graph_svg) {
+std::string page(const std::string& title, const nlohmann::json& data,
+                 const std::string& graph_svg) {
   // '<' only occurs inside JSON strings: as \u003c it cannot end the script element early.
   std::string json;
   for (char c : json_text(data)) {
     if (c == '<') json += "\\u003c";
     else json += c;
   }
-  std::string s = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                  "<meta name=\"generator\" content=\"scalea\">\n<title>" +
-                  esc(title) + "</title>\n<style>\n" + kReportCss + "</style>\n</head>\n<body>\n";
+  std::string s =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<meta name=\"generator\" content=\"scalea\">\n<title>" +
+      esc(title) + "</title>\n<style>\n" + kReportCss + "</style>\n</head>\n<body>\n";
   s += "<noscript><p>This report is drawn by the JavaScript inside it (nothing is loaded from the "
        "network): enable JavaScript to see it. The data is in the script element "
        "<code>scalea-data</code> (JSON).</p></noscript>\n";

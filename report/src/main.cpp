@@ -55,8 +55,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::string cmd = app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
-    std::fprintf(stderr, "scalea%s: %s (see scalea%s --help)\n", cmd.c_str(), e.what(), cmd.c_str());
+    std::string cmd =
+        app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
+    std::fprintf(stderr, "scalea%s: %s (see scalea%s --help)\n", cmd.c_str(), e.what(),
+                 cmd.c_str());
     return 2;
   } catch (const scalea::cli::ExitStatus& e) {
     return e.status;  // printed already

@@ -93,7 +93,8 @@ std::unique_ptr<Window> window(Parts& parts, const Point* earlier, const Point& 
   for (const auto& [rank, path] : later.files) {
     const drg::SnapshotPart& l = parts.get(path);
     auto e = earlier ? earlier->files.find(rank) : later.files.end();
-    if (earlier && e != earlier->files.end()) diffs.push_back(drg::subtract(l, parts.get(e->second)));
+    if (earlier && e != earlier->files.end())
+      diffs.push_back(drg::subtract(l, parts.get(e->second)));
     else diffs.push_back(l);
     w->entered += diffs.back().entered;
   }
@@ -183,7 +184,8 @@ std::vector<PeLoad> pe_loads(const drg::Experiment& e) {
       if (entered && !inside[n]) children += e.value(t, n, time);
     }
     // A worker outside its teams is idle; the initial thread there runs the serial code.
-    double idle = (t.flags & format::kThreadInitial) ? 0 : std::max(0.0, e.value(t, 0, time) - children);
+    double idle =
+        (t.flags & format::kThreadInitial) ? 0 : std::max(0.0, e.value(t, 0, time) - children);
     pe.busy = std::max(0.0, pe.time - (waited + idle) * 1e-9);
     out.push_back(pe);
   }

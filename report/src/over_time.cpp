@@ -45,7 +45,7 @@ struct Tracked {
 struct WindowRow {
   double t0 = 0, t1 = 0;
   uint64_t entered = 0;
-  std::vector<online::PeLoad> pes;  // busy time of each PE in the window
+  std::vector<online::PeLoad> pes;                      // busy time of each PE in the window
   std::vector<std::optional<RegionOverheads>> regions;  // per tracked region, absent when not run
 };
 
@@ -69,7 +69,8 @@ std::string dominant(const RegionOverheads& r) {
 Series build(const std::string& dir) {
   std::optional<drg::SnapshotDir> s = drg::find_snapshots(dir);
   if (!s)
-    throw UserError(dir + ": no snapshots (run the program with SCALEA_SNAPSHOT=1s, or scalea run "
+    throw UserError(dir +
+                    ": no snapshots (run the program with SCALEA_SNAPSHOT=1s, or scalea run "
                     "--snapshot 1s; docs/online.md)");
   std::vector<online::Point> all = online::complete_points(*s);
   if (all.empty()) throw UserError(s->path + ": no snapshot that every rank has published yet");
@@ -151,9 +152,10 @@ void print_busy(const Series& s) {
   if (s.rows.empty()) return;
   bool by_rank = s.ranks > 1;
   std::vector<online::PeLoad> head = busy_columns(s, s.rows.back());
-  fmt::print("\nbusy share of each {} per window (not waiting in OpenMP synchronization, not in MPI, "
-             "not idle):\n",
-             by_rank ? "rank" : "thread");
+  fmt::print(
+      "\nbusy share of each {} per window (not waiting in OpenMP synchronization, not in MPI, "
+      "not idle):\n",
+      by_rank ? "rank" : "thread");
   fmt::print("  {:<15}", "window s");
   for (const online::PeLoad& pe : head)
     fmt::print(" {:>6}", by_rank ? fmt::format("r{}", pe.rank) : fmt::format("t{}", pe.thread));
@@ -177,10 +179,12 @@ void print_text(const Series& s) {
              s.final ? " and the end" : " (the run has not ended, or ended without its last one)",
              s.window, s.rows.size());
   if (s.estimated)
-    fmt::print("reference   none: T_s is estimated as the useful work, so additional computation is 0\n");
+    fmt::print(
+        "reference   none: T_s is estimated as the useful work, so additional computation is 0\n");
   else
-    fmt::print("reference   {}: T_s of a window is the reference's, scaled to the window's visits\n",
-               s.reference);
+    fmt::print(
+        "reference   {}: T_s of a window is the reference's, scaled to the window's visits\n",
+        s.reference);
   for (size_t k = 0; k < s.tracked.size(); ++k) {
     const Tracked& t = s.tracked[k];
     if (k == 0) fmt::print("\nprogram {}: p = {}\n", t.label, s.p);
@@ -201,13 +205,15 @@ void print_text(const Series& s) {
       fmt::print("  {:<15} {:>9.4f} {:>9.4f} {}", when, r.t_p, z(r.t_o), pct);
       for (double v : r.classes) fmt::print(" {:>8.4f}", z(v));
       fmt::print(" {:>8}", dominant(r));
-      if (k == 0) fmt::print(" {:>8.2f} {:>10.0f}\n", r.speedup, per_s(row.entered, row.t1 - row.t0));
+      if (k == 0)
+        fmt::print(" {:>8.2f} {:>10.0f}\n", r.speedup, per_s(row.entered, row.t1 - row.t0));
       else fmt::print(" {:>9.2f}\n", r.imbalance);
     }
   }
   print_busy(s);
-  fmt::print("\nclasses in seconds of wall time per window; they sum to T_o = T_p - T_s/p; main: the "
-             "largest class; entered/s: regions entered per second (docs/online.md)\n");
+  fmt::print(
+      "\nclasses in seconds of wall time per window; they sum to T_o = T_p - T_s/p; main: the "
+      "largest class; entered/s: regions entered per second (docs/online.md)\n");
 }
 
 void print_csv(const Series& s) {
@@ -239,11 +245,15 @@ void print_json(const Series& s) {
   doc["p"] = s.p;
   doc["complete"] = s.final;
   doc["t_s_estimated"] = s.estimated;
-  doc["reference"] = s.reference.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.reference);
+  doc["reference"] =
+      s.reference.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.reference);
   nlohmann::ordered_json regions = nlohmann::ordered_json::array();
   for (size_t k = 0; k < s.tracked.size(); ++k)
-    regions.push_back({{"id", k}, {"label", s.tracked[k].label}, {"path", s.tracked[k].path},
-                       {"kind", s.tracked[k].kind}, {"source", s.tracked[k].source}});
+    regions.push_back({{"id", k},
+                       {"label", s.tracked[k].label},
+                       {"path", s.tracked[k].path},
+                       {"kind", s.tracked[k].kind},
+                       {"source", s.tracked[k].source}});
   doc["regions"] = regions;
   nlohmann::ordered_json windows = nlohmann::ordered_json::array();
   for (const WindowRow& row : s.rows) {
@@ -255,7 +265,8 @@ void print_json(const Series& s) {
     nlohmann::ordered_json pes = nlohmann::ordered_json::array();
     std::vector<double> busy;
     for (const online::PeLoad& pe : row.pes) {
-      pes.push_back({{"rank", pe.rank}, {"thread", pe.thread}, {"time", pe.time}, {"busy", pe.busy}});
+      pes.push_back(
+          {{"rank", pe.rank}, {"thread", pe.thread}, {"time", pe.time}, {"busy", pe.busy}});
       busy.push_back(pe.busy);
     }
     w["pes"] = pes;
@@ -275,10 +286,16 @@ void print_json(const Series& s) {
       if (!row.regions[k]) continue;
       const RegionOverheads& r = *row.regions[k];
       nlohmann::ordered_json o;
-      for (int c = 0; c < kClassCount; ++c) o[std::string(kClassKeys[size_t(c)])] = r.classes[size_t(c)];
+      for (int c = 0; c < kClassCount; ++c)
+        o[std::string(kClassKeys[size_t(c)])] = r.classes[size_t(c)];
       o["total"] = r.t_o;
-      rs.push_back({{"id", k}, {"t_p", r.t_p}, {"t_s", r.t_s}, {"t_o", r.t_o}, {"overheads", o},
-                    {"speedup", r.speedup}, {"imbalance", r.imbalance}});
+      rs.push_back({{"id", k},
+                    {"t_p", r.t_p},
+                    {"t_s", r.t_s},
+                    {"t_o", r.t_o},
+                    {"overheads", o},
+                    {"speedup", r.speedup},
+                    {"imbalance", r.imbalance}});
     }
     w["regions"] = rs;
     windows.push_back(w);
@@ -309,8 +326,9 @@ void make_plot(const Series& s, const std::string& outdir) {
   }
   write_output(outdir + "/over-time.dat", dat);
   write_output(outdir + "/over-time-regions.dat", regions);
-  static const char* titles[] = {"data movement", "synchronization", "control of parallelism",
-                                 "additional computation", "loss of parallelism", "unidentified"};
+  static const char* titles[] = {"data movement",          "synchronization",
+                                 "control of parallelism", "additional computation",
+                                 "loss of parallelism",    "unidentified"};
   std::string gp =
       "# Generated by scalea report --over-time --plots: run `gnuplot over-time.gp` here.\n"
       "set datafile missing '?'\nset encoding utf8\n"
@@ -318,14 +336,18 @@ void make_plot(const Series& s, const std::string& outdir) {
       "set grid ytics\nset border 3\nset tics nomirror\nset style data linespoints\n";
   for (const std::string ext : {"svg", "png"}) {
     if (ext == "svg")
-      gp += "set terminal svg size 960,720 dynamic noenhanced font 'sans,12' background '#ffffff'\n";
+      gp +=
+          "set terminal svg size 960,720 dynamic noenhanced font 'sans,12' background '#ffffff'\n";
     else
-      gp += "if (png_cairo) { set terminal pngcairo size 960,720 noenhanced font 'sans,10' "
-            "background '#ffffff' } else { set terminal png size 960,720 }\n";
+      gp +=
+          "if (png_cairo) { set terminal pngcairo size 960,720 noenhanced font 'sans,10' "
+          "background '#ffffff' } else { set terminal png size 960,720 }\n";
     gp += "set output 'over-time." + ext + "'\nset multiplot layout 2,1\n";
-    gp += "set title " + studyrep::gp_string("Overhead classes of the program per window: " + s.dir) + "\n";
-    gp += "set xlabel 'time since the start (s)'\nset ylabel '% of the window'\n"
-          "set key outside right top\n";
+    gp += "set title " +
+          studyrep::gp_string("Overhead classes of the program per window: " + s.dir) + "\n";
+    gp +=
+        "set xlabel 'time since the start (s)'\nset ylabel '% of the window'\n"
+        "set key outside right top\n";
     gp += "plot 'over-time.dat' using 1:" + std::to_string(4 + kClassCount) +
           " title 'T_o' lw 2.5 pt 7 ps 0.6 linecolor rgb '#000000'";
     for (int c = 0; c < kClassCount; ++c)
@@ -343,12 +365,15 @@ void make_plot(const Series& s, const std::string& outdir) {
   }
   write_output(outdir + "/over-time.gp", gp);
   if (find_program("gnuplot").empty()) {
-    std::fprintf(stderr, "scalea report: gnuplot not found: wrote the data and %s/over-time.gp, no "
-                 "plot (install gnuplot-nox, then run gnuplot over-time.gp there)\n", outdir.c_str());
+    std::fprintf(stderr,
+                 "scalea report: gnuplot not found: wrote the data and %s/over-time.gp, no "
+                 "plot (install gnuplot-nox, then run gnuplot over-time.gp there)\n",
+                 outdir.c_str());
     return;
   }
   studyrep::run_gnuplot(outdir, "over-time.gp");
-  std::fprintf(stderr, "scalea report: wrote %s/over-time.svg and over-time.png (script over-time.gp)\n",
+  std::fprintf(stderr,
+               "scalea report: wrote %s/over-time.svg and over-time.png (script over-time.gp)\n",
                outdir.c_str());
 }
 
@@ -385,7 +410,8 @@ bool over_time_requested() { return g_settings.on; }
 
 void over_time_report(const std::string& dir) {
   std::string format = option_or<std::string>("--format", "text");
-  if (format == "markdown") throw UserError("--over-time: --format markdown is not offered (text, csv, json)");
+  if (format == "markdown")
+    throw UserError("--over-time: --format markdown is not offered (text, csv, json)");
   Series s = build(dir);
   if (format == "json") print_json(s);
   else if (format == "csv") print_csv(s);

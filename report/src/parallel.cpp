@@ -55,7 +55,8 @@ std::pair<int, std::string> describe_error(std::exception_ptr error, const std::
   }
 }
 
-void run_shared(overheads::Share* share, const std::string& command, const std::function<void()>& body) {
+void run_shared(overheads::Share* share, const std::string& command,
+                const std::function<void()>& body) {
   if (!share) {
     body();
     return;

@@ -28,6 +28,7 @@ std::pair<int, std::string> describe_error(std::exception_ptr error, const std::
 
 // Runs `body` on every process of `share` (or alone, when it is null). A failure on any process
 // reaches every process: rank 0 prints it, and every process throws ExitStatus with its status.
-void run_shared(overheads::Share* share, const std::string& command, const std::function<void()>& body);
+void run_shared(overheads::Share* share, const std::string& command,
+                const std::function<void()>& body);
 
 }  // namespace scalea::cli

@@ -31,7 +31,8 @@ std::set<uint32_t> throttled_nodes(const drg::Experiment& e, const drg::MergedTr
 
 nlohmann::json overheads_json(const overheads::RegionOverheads& r) {
   nlohmann::json ov;
-  for (int c = 0; c < overheads::kClassCount; ++c) ov[std::string(overheads::kClassKeys[size_t(c)])] = r.classes[size_t(c)];
+  for (int c = 0; c < overheads::kClassCount; ++c)
+    ov[std::string(overheads::kClassKeys[size_t(c)])] = r.classes[size_t(c)];
   ov["total"] = r.t_o;
   nlohmann::json sub = nlohmann::json::object();
   for (const auto& [k, v] : r.subclasses) sub[k] = v;
@@ -47,9 +48,13 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
             transfer = e.metric("transfer");
   nlohmann::json out;
   out["schema"] = "scalea-report/1";
-  out["experiment"] = {{"path", e.path}, {"command", meta_at(e.meta, "command")}, {"p", a.p},
-                       {"ranks", e.ranks()}, {"threads", e.threads.size()},
-                       {"complete", e.complete()}, {"openmp", meta_at(e.meta, "openmp")},
+  out["experiment"] = {{"path", e.path},
+                       {"command", meta_at(e.meta, "command")},
+                       {"p", a.p},
+                       {"ranks", e.ranks()},
+                       {"threads", e.threads.size()},
+                       {"complete", e.complete()},
+                       {"openmp", meta_at(e.meta, "openmp")},
                        {"clock", meta_at(e.meta, "clock")},
                        {"program_start", meta_at(e.meta, "program_start")},
                        {"program_start_estimated_s", meta_at(e.meta, "program_start_estimated_s")},
@@ -68,7 +73,8 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
       nlohmann::json per_thread = nlohmann::json::array();
       for (const drg::Member& m : t.node(n).members) {
         const drg::ThreadTree& tt = e.threads[m.thread];
-        per_thread.push_back({{"rank", tt.rank}, {"thread", tt.thread},
+        per_thread.push_back({{"rank", tt.rank},
+                              {"thread", tt.thread},
                               {"visits", e.value(tt, m.node, visits)},
                               {"time", e.value(tt, m.node, time) * 1e-9},
                               {"wait", e.value(tt, m.node, wait) * 1e-9},
@@ -77,15 +83,20 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
       emit({
           {"id", n},
           {"parent", t.node(n).parent == format::kNoIndex ? nlohmann::json(nullptr)
-                                                           : nlohmann::json(t.node(n).parent)},
+                                                          : nlohmann::json(t.node(n).parent)},
           {"path", region_path(t, r)},
           {"depth", t.node(n).depth},
           {"kind", std::string(format::region_kind_name(reg.kind))},
           {"label", reg.label()},
           {"name", reg.name},
-          {"source", {{"file", reg.file}, {"line", reg.line}, {"function", reg.function},
-                      {"symbol", reg.symbol}, {"offset", reg.symbol_offset},
-                      {"outlined", reg.outlined}, {"body", reg.body}}},
+          {"source",
+           {{"file", reg.file},
+            {"line", reg.line},
+            {"function", reg.function},
+            {"symbol", reg.symbol},
+            {"offset", reg.symbol_offset},
+            {"outlined", reg.outlined},
+            {"body", reg.body}}},
           {"location", reg.location()},
           {"p", r.p},
           {"visits", t.sum(n, visits)},
@@ -94,19 +105,24 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
           {"reference_estimated", r.t_s_estimated},
           {"speedup", r.speedup},
           {"efficiency", r.efficiency},
-          {"imbalance", {{"max_over_mean", r.imbalance}, {"pes", r.pes_ran},
-                         {"most_loaded", r.most_loaded}, {"least_loaded", r.least_loaded}}},
+          {"imbalance",
+           {{"max_over_mean", r.imbalance},
+            {"pes", r.pes_ran},
+            {"most_loaded", r.most_loaded},
+            {"least_loaded", r.least_loaded}}},
           {"wait_total", t.sum(n, wait) * 1e-9},
           {"noise", a.noise_priced ? nlohmann::json(r.noise) : nlohmann::json(nullptr)},
           {"events_below", r.events_below},
           {"throttled", throttled.count(n) > 0},
           {"recursion_folded", fold.hidden[n] != 0},
-          {"time_compensated", a.noise_priced ? nlohmann::json(r.t_p - r.noise) : nlohmann::json(nullptr)},
+          {"time_compensated",
+           a.noise_priced ? nlohmann::json(r.t_p - r.noise) : nlohmann::json(nullptr)},
           {"overheads", overheads_json(r)},
           // MPI calls: bytes and the collector's split of their time (message model).
           {"mpi", reg.kind != drg::RegionKind::Mpi
                       ? nlohmann::json(nullptr)
-                      : nlohmann::json{{"bytes_sent", t.sum(n, sent)}, {"bytes_recv", t.sum(n, recv)},
+                      : nlohmann::json{{"bytes_sent", t.sum(n, sent)},
+                                       {"bytes_recv", t.sum(n, recv)},
                                        {"wait", t.sum(n, wait) * 1e-9},
                                        {"transfer", t.sum(n, transfer) * 1e-9}}},
           {"per_thread", per_thread},
@@ -114,7 +130,8 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
     }
   };
   out["regions"] = nullptr;  // streamed
-  out["machine"] = o.machine_used.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.machine_used);
+  out["machine"] =
+      o.machine_used.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.machine_used);
   out["compensated"] = o.compensate;
   out["counters"] = e.meta.contains("counters") ? e.meta["counters"] : nlohmann::json(nullptr);
   auto gone = [&](const std::function<void(const nlohmann::json&)>& emit) {
@@ -122,19 +139,21 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
       emit({{"path", r.path}, {"reference_time", r.t_s}, {"overheads", overheads_json(r)}});
   };
   const auto& pe = a.program;
-  out["program"] = {{"load_balance", pe.load_balance},
-                    {"communication_efficiency", pe.communication_efficiency},
-                    {"parallel_efficiency", pe.parallel_efficiency},
-                    {"computation_scalability", pe.computation_scalability
-                                                    ? nlohmann::json(*pe.computation_scalability)
-                                                    : nlohmann::json(nullptr)},
-                    {"global_efficiency", pe.global_efficiency ? nlohmann::json(*pe.global_efficiency)
-                                                               : nlohmann::json(nullptr)}};
+  out["program"] = {
+      {"load_balance", pe.load_balance},
+      {"communication_efficiency", pe.communication_efficiency},
+      {"parallel_efficiency", pe.parallel_efficiency},
+      {"computation_scalability", pe.computation_scalability
+                                      ? nlohmann::json(*pe.computation_scalability)
+                                      : nlohmann::json(nullptr)},
+      {"global_efficiency",
+       pe.global_efficiency ? nlohmann::json(*pe.global_efficiency) : nlohmann::json(nullptr)}};
   FindingContext context;
   context.reference = o.reference_tree;
   context.hidden = fold.hidden;
   out["findings"] = findings_json(find_findings(t, a, o.findings, context));
-  dump_streamed<nlohmann::json>(put, std::move(out), {{"regions", regions}, {"only_in_reference", gone}});
+  dump_streamed<nlohmann::json>(put, std::move(out),
+                                {{"regions", regions}, {"only_in_reference", gone}});
 }
 
 }  // namespace scalea::cli

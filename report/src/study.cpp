@@ -26,7 +26,9 @@ const char* status_name(Status s) {
   return "pending";
 }
 
-std::string Config::id() const { return "t" + std::to_string(threads) + "-r" + std::to_string(ranks); }
+std::string Config::id() const {
+  return "t" + std::to_string(threads) + "-r" + std::to_string(ranks);
+}
 
 std::string Run::id() const { return config.id() + "-rep" + std::to_string(repetition); }
 
@@ -47,13 +49,15 @@ Run* Study::find(const Config& c, int repetition) {
 std::vector<int> parse_list(const std::string& text, const std::string& flag) {
   std::vector<int> out;
   size_t start = 0;
-  if (text.empty()) throw UserError(flag + " needs a comma-separated list of positive integers, e.g. 1,2,4,8");
+  if (text.empty())
+    throw UserError(flag + " needs a comma-separated list of positive integers, e.g. 1,2,4,8");
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
     std::string item = text.substr(start, comma - start);
-    bool digits = !item.empty() && item.size() <= 6 &&
-                  std::all_of(item.begin(), item.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    bool digits =
+        !item.empty() && item.size() <= 6 &&
+        std::all_of(item.begin(), item.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
     int v = digits ? std::atoi(item.c_str()) : 0;
     if (v <= 0)
       throw UserError(flag + " '" + text + "': '" + item +
@@ -66,7 +70,8 @@ std::vector<int> parse_list(const std::string& text, const std::string& flag) {
   return out;
 }
 
-std::vector<Run> plan_runs(const std::vector<int>& threads, const std::vector<int>& ranks, int repeat) {
+std::vector<Run> plan_runs(const std::vector<int>& threads, const std::vector<int>& ranks,
+                           int repeat) {
   std::vector<Config> configs{{1, 1}};
   for (int r : ranks)
     for (int t : threads)
@@ -131,7 +136,8 @@ std::string basename_of(const std::string& p) {
 
 std::vector<std::string> expand_launcher(const std::string& tmpl, const Config& c) {
   std::vector<std::string> words = split_words(tmpl);
-  if (words.empty()) throw UserError("launcher template is empty (expected e.g. 'mpirun -np {ranks}')");
+  if (words.empty())
+    throw UserError("launcher template is empty (expected e.g. 'mpirun -np {ranks}')");
   for (std::string& w : words) {
     replace_all(w, "{ranks}", std::to_string(c.ranks));
     replace_all(w, "{threads}", std::to_string(c.threads));
@@ -150,7 +156,8 @@ std::vector<std::string> launcher_argv(const std::string& tmpl, const Config& c,
   if (as_root && (prog == "mpirun" || prog == "mpiexec" || prog == "orterun")) {
     size_t at = 1;
     for (const char* flag : {"--allow-run-as-root", "--oversubscribe"})
-      if (std::find(argv.begin(), argv.end(), flag) == argv.end()) argv.insert(argv.begin() + long(at++), flag);
+      if (std::find(argv.begin(), argv.end(), flag) == argv.end())
+        argv.insert(argv.begin() + long(at++), flag);
   }
   return argv;
 }
@@ -168,8 +175,10 @@ nlohmann::ordered_json to_json(const Study& s) {
   j["threads"] = s.threads;
   j["ranks"] = s.ranks;
   j["repeat"] = s.repeat;
-  j["launcher"] = s.use_launcher ? nlohmann::ordered_json(s.launcher) : nlohmann::ordered_json(nullptr);
-  j["timeout_s"] = s.timeout_s > 0 ? nlohmann::ordered_json(s.timeout_s) : nlohmann::ordered_json(nullptr);
+  j["launcher"] =
+      s.use_launcher ? nlohmann::ordered_json(s.launcher) : nlohmann::ordered_json(nullptr);
+  j["timeout_s"] =
+      s.timeout_s > 0 ? nlohmann::ordered_json(s.timeout_s) : nlohmann::ordered_json(nullptr);
   j["reference"] = Config{1, 1}.id();
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   for (const Run& r : s.runs) {
@@ -182,9 +191,11 @@ nlohmann::ordered_json to_json(const Study& s) {
     e["repetition"] = r.repetition;
     e["reference"] = r.reference();
     e["status"] = status_name(r.status);
-    e["exit_code"] = r.exit_code ? nlohmann::ordered_json(*r.exit_code) : nlohmann::ordered_json(nullptr);
+    e["exit_code"] =
+        r.exit_code ? nlohmann::ordered_json(*r.exit_code) : nlohmann::ordered_json(nullptr);
     e["duration_s"] = r.duration_s;
-    e["started"] = r.started.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.started);
+    e["started"] =
+        r.started.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.started);
     e["experiment"] = r.experiment();
     e["stdout"] = r.stdout_log();
     e["stderr"] = r.stderr_log();
@@ -229,7 +240,8 @@ Study from_json(const nlohmann::json& j, const std::string& name) {
     s.use_launcher = true;
     s.launcher = j["launcher"].get<std::string>();
   }
-  if (j.contains("timeout_s") && j["timeout_s"].is_number()) s.timeout_s = j["timeout_s"].get<double>();
+  if (j.contains("timeout_s") && j["timeout_s"].is_number())
+    s.timeout_s = j["timeout_s"].get<double>();
   s.created = j.value("created", "");
   s.updated = j.value("updated", "");
   s.host = j.value("host", "");
@@ -246,9 +258,11 @@ Study from_json(const nlohmann::json& j, const std::string& name) {
       throw UserError(where + ": threads, ranks and repetition must be positive");
     std::string st = field<std::string>(e, "status", where);
     r.status = st == "ok" ? Status::Ok : st == "failed" ? Status::Failed : Status::Pending;
-    if (e.contains("exit_code") && e["exit_code"].is_number_integer()) r.exit_code = e["exit_code"].get<int>();
+    if (e.contains("exit_code") && e["exit_code"].is_number_integer())
+      r.exit_code = e["exit_code"].get<int>();
     r.duration_s = e.value("duration_s", 0.0);
-    if (e.contains("started") && e["started"].is_string()) r.started = e["started"].get<std::string>();
+    if (e.contains("started") && e["started"].is_string())
+      r.started = e["started"].get<std::string>();
     r.error = e.value("error", "");
     if (e.contains("stderr_tail") && e["stderr_tail"].is_array())
       for (const auto& l : e["stderr_tail"])
@@ -283,7 +297,8 @@ void save_study(const std::string& dir, const Study& s) {
   std::string name = dir + "/study.json";
   std::string tmp = dir + "/.study.json.tmp";
   // The command may hold bytes that are not UTF-8: they become U+FFFD rather than an exception.
-  std::string text = to_json(s).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  std::string text =
+      to_json(s).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw UserError("cannot write " + tmp + ": " + std::strerror(errno));
   size_t off = 0;

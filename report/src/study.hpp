@@ -31,12 +31,12 @@ struct Run {
   Config config;
   int repetition = 1;  // 1-based
   Status status = Status::Pending;
-  std::optional<int> exit_code;        // the child's exit status (128+n: killed by signal n)
-  double duration_s = 0;               // wall time of the child, as seen by scalea study
-  std::string started;                 // ISO 8601 local time, "" when never started
-  std::string error;                   // one line: why it failed, "" when ok/pending
+  std::optional<int> exit_code;          // the child's exit status (128+n: killed by signal n)
+  double duration_s = 0;                 // wall time of the child, as seen by scalea study
+  std::string started;                   // ISO 8601 local time, "" when never started
+  std::string error;                     // one line: why it failed, "" when ok/pending
   std::vector<std::string> stderr_tail;  // last lines of the child's stderr when it failed
-  std::vector<std::string> argv;       // what was started
+  std::vector<std::string> argv;         // what was started
 
   std::string id() const;                                    // "t4-r2-rep1"
   std::string experiment() const { return "runs/" + id(); }  // relative to the study directory
@@ -47,12 +47,12 @@ struct Run {
 
 struct Study {
   std::vector<std::string> command;
-  std::string cwd;                 // the directory runs start in (absolute)
+  std::string cwd;                  // the directory runs start in (absolute)
   std::vector<int> threads, ranks;  // as planned (sorted, unique)
   int repeat = 1;
-  bool use_launcher = false;       // ranks go through the launcher (--ranks given)
-  std::string launcher;            // template, e.g. "mpirun -np {ranks}"
-  double timeout_s = 0;            // 0: none
+  bool use_launcher = false;  // ranks go through the launcher (--ranks given)
+  std::string launcher;       // template, e.g. "mpirun -np {ranks}"
+  double timeout_s = 0;       // 0: none
   std::string created, updated, host, tool_version;
   std::vector<Run> runs;
 
@@ -67,7 +67,8 @@ std::vector<int> parse_list(const std::string& text, const std::string& flag);
 // The runs a plan asks for, in execution order: round by round (repetition 1 of every
 // configuration, reference first, then repetition 2, ...), so an interrupted study already
 // covers every configuration.
-std::vector<Run> plan_runs(const std::vector<int>& threads, const std::vector<int>& ranks, int repeat);
+std::vector<Run> plan_runs(const std::vector<int>& threads, const std::vector<int>& ranks,
+                           int repeat);
 
 // Splits a launcher template into argv (whitespace separated, '...' and "..." quote, \ escapes;
 // no shell) and replaces {ranks}, {threads}, {p} in every word. Throws UserError when malformed.

@@ -46,7 +46,8 @@ struct Loaded {
   std::unique_ptr<drg::MergedTree> t;
 };
 
-std::optional<Loaded> load(const std::string& dir, const Run& r, std::vector<std::string>& warnings) {
+std::optional<Loaded> load(const std::string& dir, const Run& r,
+                           std::vector<std::string>& warnings) {
   try {
     Loaded l;
     l.e = std::make_unique<drg::Experiment>(drg::load_experiment(dir + "/" + r.experiment()));
@@ -63,7 +64,9 @@ std::string node_path(const Data& d, int n) {
   const Node& nd = d.nodes[size_t(n)];
   return drg::call_path(
       uint32_t(n), uint32_t(nd.depth), 0, [&](uint32_t i) { return uint32_t(d.nodes[i].parent); },
-      [&](uint32_t i) -> const std::string& { return i == 0 ? d.roots[nd.root] : d.nodes[i].component; });
+      [&](uint32_t i) -> const std::string& {
+        return i == 0 ? d.roots[nd.root] : d.nodes[i].component;
+      });
 }
 
 int add_node(Data& d, const drg::MergedTree& t, const overheads::Analysis& a, uint32_t n,
@@ -97,13 +100,18 @@ int add_node(Data& d, const drg::MergedTree& t, const overheads::Analysis& a, ui
 // Whether a region's speedup means anything: not for a synchronization construct, whose time is
 // waiting (a barrier that took 0.1 ms at p = 1 and 10 ms at p = 4 has no "speedup of 0.01").
 bool has_speedup(const Node& n) {
-  static const std::set<std::string> waiting = {"barrier_implicit", "barrier_explicit",
-                                                "barrier_implementation", "taskwait", "taskgroup",
-                                                "reduction", "flush"};
+  static const std::set<std::string> waiting = {"barrier_implicit",
+                                                "barrier_explicit",
+                                                "barrier_implementation",
+                                                "taskwait",
+                                                "taskgroup",
+                                                "reduction",
+                                                "flush"};
   return !waiting.count(n.kind);
 }
 
-ReferenceRun reference_run(const std::string& dir, const Study& s, std::vector<std::string>& warnings,
+ReferenceRun reference_run(const std::string& dir, const Study& s,
+                           std::vector<std::string>& warnings,
                            const std::function<void(const drg::MergedTree&)>& each) {
   std::vector<std::pair<double, const Run*>> refs;
   for (const Run& r : s.runs) {
@@ -116,7 +124,8 @@ ReferenceRun reference_run(const std::string& dir, const Study& s, std::vector<s
   if (refs.empty())
     throw UserError("the study in " + dir + " has no completed reference run (1 thread, 1 rank); " +
                     "run it with: scalea study -o " + dir + " --resume");
-  std::sort(refs.begin(), refs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(refs.begin(), refs.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   const auto& median = refs[(refs.size() - 1) / 2];
   return {median.second, median.first, refs.size()};
 }
@@ -326,14 +335,16 @@ std::vector<int> detailed(const Data& d, int default_top) {
   if (!g_opts->region.empty()) {
     for (int n : preorder(d))
       if (matches(d, n, g_opts->region)) out.push_back(n);
-    if (out.empty()) throw UserError("no region of the study matches --region '" + g_opts->region + "'");
+    if (out.empty())
+      throw UserError("no region of the study matches --region '" + g_opts->region + "'");
     if (g_opts->top >= 0 && out.size() > size_t(g_opts->top)) out.resize(size_t(g_opts->top));
     return out;
   }
   int top = g_opts->top >= 0 ? g_opts->top : default_top;
   for (int n : preorder(d))
     if (n != 0) out.push_back(n);
-  std::stable_sort(out.begin(), out.end(), [&](int a, int b) { return weight(d, a) > weight(d, b); });
+  std::stable_sort(out.begin(), out.end(),
+                   [&](int a, int b) { return weight(d, a) > weight(d, b); });
   if (top >= 0 && out.size() > size_t(top)) out.resize(size_t(top));
   return out;
 }
@@ -350,7 +361,8 @@ std::optional<StudyFindings> study_findings(const Data& d) {
   if (reps.size() != cd.experiments.size()) return std::nullopt;
   std::vector<size_t> order(reps.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return reps[a].t_o < reps[b].t_o; });
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return reps[a].t_o < reps[b].t_o; });
   StudyFindings out;
   out.experiment = cd.experiments[order[(order.size() - 1) / 2]];
   out.p = cd.config.p();
@@ -376,19 +388,20 @@ std::optional<StudyFindings> study_findings(const Data& d) {
         if (cell.samples.size() > 1) context.noise[n] += cell.total_rep.max - cell.total_rep.min;
       }
       auto r = d.reference_range.find(key);
-      if (r != d.reference_range.end()) context.noise[n] += (r->second.second - r->second.first) / out.p;
+      if (r != d.reference_range.end())
+        context.noise[n] += (r->second.second - r->second.first) / out.p;
     }
   }
   out.findings = find_findings(t, out.analysis, findings_limit(), context);
   return out;
 }
 
-
 // ---- labels shared by the outputs ----
 
 std::string config_label(const Data& d, const Config& c) {
   if (!d.study.use_launcher) return std::to_string(c.p());
-  return std::to_string(c.p()) + " (" + std::to_string(c.threads) + "x" + std::to_string(c.ranks) + ")";
+  return std::to_string(c.p()) + " (" + std::to_string(c.threads) + "x" + std::to_string(c.ranks) +
+         ")";
 }
 
 std::string command_text(const Study& s) {
@@ -402,6 +415,5 @@ std::string node_title(const Node& n) {
   if (!n.location.empty()) t += " @" + n.location;
   return t;
 }
-
 
 }  // namespace scalea::cli::studyrep

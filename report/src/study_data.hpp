@@ -78,7 +78,7 @@ struct Data {
   std::shared_ptr<overheads::CallPathKeys> keys = std::make_shared<overheads::CallPathKeys>();
   std::unordered_map<uint32_t, int> index;  // call-path key -> node
   std::vector<std::string> roots;           // root components of the runs, distinct
-  std::vector<std::vector<Cell>> cells;  // [node][config]
+  std::vector<std::vector<Cell>> cells;     // [node][config]
   std::string reference_experiment;
   double reference_program_time = 0;
   size_t reference_reps = 0;
@@ -98,7 +98,8 @@ struct ReferenceRun {
   double program_time = 0;
   size_t repetitions = 0;
 };
-ReferenceRun reference_run(const std::string& dir, const Study& s, std::vector<std::string>& warnings,
+ReferenceRun reference_run(const std::string& dir, const Study& s,
+                           std::vector<std::string>& warnings,
                            const std::function<void(const drg::MergedTree&)>& each = nullptr);
 // Loads every completed run of the study in `dir`, classifies it against the study's reference
 // and gathers the statistics per region and configuration. Throws UserError.

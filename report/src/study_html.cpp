@@ -29,14 +29,16 @@ void study_facts(const Data& d, nlohmann::json& data) {
   auto add = [&](const std::string& k, const std::string& v) { f.push_back({k, v}); };
   add("study", d.dir);
   add("command", command_text(s));
-  add("plan", fmt::format("threads {} x ranks {}, {} repetition(s): {} of {} runs ok{}{}",
-                          list_text(s.threads), list_text(s.ranks), s.repeat, d.runs_ok,
-                          s.runs.size(), d.runs_failed ? fmt::format(", {} failed", d.runs_failed) : "",
-                          d.runs_pending ? fmt::format(", {} pending", d.runs_pending) : ""));
+  add("plan",
+      fmt::format("threads {} x ranks {}, {} repetition(s): {} of {} runs ok{}{}",
+                  list_text(s.threads), list_text(s.ranks), s.repeat, d.runs_ok, s.runs.size(),
+                  d.runs_failed ? fmt::format(", {} failed", d.runs_failed) : "",
+                  d.runs_pending ? fmt::format(", {} pending", d.runs_pending) : ""));
   if (s.use_launcher) add("launcher", s.launcher);
   add("host", s.host);
-  add("reference", fmt::format("1 thread x 1 rank, median of {} repetition(s): {} (program {:.4f} s)",
-                               d.reference_reps, d.reference_experiment, d.reference_program_time));
+  add("reference",
+      fmt::format("1 thread x 1 rank, median of {} repetition(s): {} (program {:.4f} s)",
+                  d.reference_reps, d.reference_experiment, d.reference_program_time));
   data["facts"] = std::move(f);
   nlohmann::json w = d.warnings;
   for (const Run& r : s.runs)
@@ -77,18 +79,19 @@ nlohmann::json regions_json(const Data& d, html::Sources& sources) {
     const Node& nd = d.nodes[size_t(n)];
     nlohmann::json cells = nlohmann::json::array();
     for (size_t c = 0; c < d.configs.size(); ++c) cells.push_back(cell_json(d.cells[size_t(n)][c]));
-    nlohmann::json j = {{"id", n},
-                        {"parent", nd.parent < 0 ? nlohmann::json(nullptr) : nlohmann::json(nd.parent)},
-                        {"depth", nd.depth},
-                        {"label", nd.label},
-                        {"kind", nd.kind},
-                        {"loc", nd.location},
-                        {"file", nd.file},
-                        {"line", nd.line},
-                        {"func", nd.function},
-                        {"pc", n == 0 ? d.roots[nd.root] : nd.component},  // see node_path
-                        {"ts", optional_number(nd.t_s)},
-                        {"cells", std::move(cells)}};
+    nlohmann::json j = {
+        {"id", n},
+        {"parent", nd.parent < 0 ? nlohmann::json(nullptr) : nlohmann::json(nd.parent)},
+        {"depth", nd.depth},
+        {"label", nd.label},
+        {"kind", nd.kind},
+        {"loc", nd.location},
+        {"file", nd.file},
+        {"line", nd.line},
+        {"func", nd.function},
+        {"pc", n == 0 ? d.roots[nd.root] : nd.component},  // see node_path
+        {"ts", optional_number(nd.t_s)},
+        {"cells", std::move(cells)}};
     int src = sources.want(nd.file, nd.line);
     if (src >= 0) j["src"] = src;
     out.push_back(std::move(j));

@@ -52,7 +52,8 @@ void run_gnuplot(const std::string& outdir, const std::string& script) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
   posix_spawn_file_actions_addchdir_np(&fa, outdir.c_str());
   const char* argv[] = {"gnuplot", script.c_str(), nullptr};
@@ -61,17 +62,53 @@ void run_gnuplot(const std::string& outdir, const std::string& script) {
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) throw UserError(std::string("cannot start gnuplot: ") + std::strerror(rc));
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::ifstream in(log);
     std::string line, last;
     while (std::getline(in, line))
       if (!line.empty() && line.find_first_not_of(" ^") != std::string::npos) last = line;
-    throw UserError("gnuplot failed on " + outdir + "/" + script + ": " + (last.empty() ? "no message" : last) +
-                    " (see " + log + ")");
+    throw UserError("gnuplot failed on " + outdir + "/" + script + ": " +
+                    (last.empty() ? "no message" : last) + " (see " + log + ")");
   }
 }
+
+namespace {
+
+// speedup.dat: x, label, ideal, one column per region.
+std::string speedup_data(const Data& d, const std::vector<int>& with_speedup) {
+  std::string dat = "# scalea study speedup: x label ideal";
+  for (int n : with_speedup) dat += " \"" + node_title(d.nodes[size_t(n)]) + "\"";
+  dat += "\n";
+  for (size_t c = 0; c < d.configs.size(); ++c) {
+    dat += fmt::format("{} \"{}\" {}", c, config_label(d, d.configs[c].config),
+                       d.configs[c].config.p());
+    for (int n : with_speedup)
+      dat += " " + (d.cells[size_t(n)][c].speedup
+                        ? fmt::format("{:.6g}", *d.cells[size_t(n)][c].speedup)
+                        : "?");
+    dat += "\n";
+  }
+  return dat;
+}
+
+// overheads-NAME.dat: one row per configuration, the classes' medians and their total.
+std::string overheads_data(const Data& d, int n) {
+  std::string data = "# scalea study overheads (medians, s): label";
+  for (int k = 0; k < kClassCount; ++k) data += " " + std::string(kClassKeys[size_t(k)]);
+  data += " total\n";
+  for (size_t c = 0; c < d.configs.size(); ++c) {
+    const Cell& cell = d.cells[size_t(n)][c];
+    data += "\"" + config_label(d, d.configs[c].config) + "\"";
+    for (int k = 0; k < kClassCount; ++k)
+      data += cell.samples.empty() ? " 0" : fmt::format(" {:.6g}", cell.cls_med[size_t(k)]);
+    data += cell.samples.empty() ? " ?" : fmt::format(" {:.6g}", cell.total);
+    data += "\n";
+  }
+  return data;
+}
+
+}  // namespace
 
 void make_plots(const Data& d, const std::string& outdir) {
   std::error_code ec;
@@ -80,22 +117,12 @@ void make_plots(const Data& d, const std::string& outdir) {
   std::vector<int> regions{0};
   for (int n : detailed(d, 5))
     if (n != 0 && regions.size() < 7) regions.push_back(n);
-  auto xlabel = [&](const Config& c) { return config_label(d, c); };
   // The speedup plot shows the regions the reference ran (the others have no speedup).
   std::vector<int> with_speedup;
   for (int n : regions)
     if (d.nodes[size_t(n)].t_s) with_speedup.push_back(n);
 
-  // speedup.dat: x, label, ideal, one column per region.
-  std::string dat = "# scalea study speedup: x label ideal";
-  for (int n : with_speedup) dat += " \"" + node_title(d.nodes[size_t(n)]) + "\"";
-  dat += "\n";
-  for (size_t c = 0; c < d.configs.size(); ++c) {
-    dat += fmt::format("{} \"{}\" {}", c, xlabel(d.configs[c].config), d.configs[c].config.p());
-    for (int n : with_speedup) dat += " " + (d.cells[size_t(n)][c].speedup ? fmt::format("{:.6g}", *d.cells[size_t(n)][c].speedup) : "?");
-    dat += "\n";
-  }
-  write_output(outdir + "/speedup.dat", dat);
+  write_output(outdir + "/speedup.dat", speedup_data(d, with_speedup));
 
   std::string title_cmd = command_text(d.study);
   std::string gp =
@@ -108,9 +135,12 @@ void make_plots(const Data& d, const std::string& outdir) {
       "set tics nomirror\n"
       "colors = '#1f77b4 #d62728 #ff7f0e #9467bd #8c564b #7f7f7f'\n";
   auto terminal = [](const std::string& ext, const std::string& size) {
-    if (ext == "svg") return "  set terminal svg size " + size + " dynamic noenhanced font 'sans,12' background '#ffffff'\n";
+    if (ext == "svg")
+      return "  set terminal svg size " + size +
+             " dynamic noenhanced font 'sans,12' background '#ffffff'\n";
     return "  if (png_cairo) { set terminal pngcairo size " + size +
-           " noenhanced font 'sans,10' background '#ffffff' } else { set terminal png size " + size + " }\n";
+           " noenhanced font 'sans,10' background '#ffffff' } else { set terminal png size " +
+           size + " }\n";
   };
   std::vector<std::string> outputs;
   // Speedup per region vs p.
@@ -119,51 +149,52 @@ void make_plots(const Data& d, const std::string& outdir) {
     gp += terminal(ext, "900,560");
     gp += "  set output 'speedup." + ext + "'\n";
     gp += "  set title " + gp_string("Speedup per region: " + title_cmd) + "\n";
-    gp += "  set xlabel 'p (processing elements" + std::string(d.study.use_launcher ? ": threads x ranks" : "") +
-          ")'\n  set ylabel 'speedup  T_s / T_p'\n  set key left top box opaque\n  set yrange [0:*]\n"
-          "  set style data linespoints\n";
-    gp += "  plot 'speedup.dat' using 1:3:xtic(2) title 'ideal' dashtype 2 linecolor rgb '#999999' lw 1.5 pt -1";
+    gp +=
+        "  set xlabel 'p (processing elements" +
+        std::string(d.study.use_launcher ? ": threads x ranks" : "") +
+        ")'\n  set ylabel 'speedup  T_s / T_p'\n  set key left top box opaque\n  set yrange [0:*]\n"
+        "  set style data linespoints\n";
+    gp +=
+        "  plot 'speedup.dat' using 1:3:xtic(2) title 'ideal' dashtype 2 linecolor rgb '#999999' "
+        "lw 1.5 pt -1";
     for (size_t i = 0; i < with_speedup.size(); ++i)
-      gp += fmt::format(", '' using 1:{} title {} lw {} pt 7 ps 0.8", 4 + i,
-                        gp_string(with_speedup[i] == 0 ? "program" : node_title(d.nodes[size_t(with_speedup[i])])),
-                        with_speedup[i] == 0 ? 2.5 : 1.5);
+      gp += fmt::format(
+          ", '' using 1:{} title {} lw {} pt 7 ps 0.8", 4 + i,
+          gp_string(with_speedup[i] == 0 ? "program"
+                                         : node_title(d.nodes[size_t(with_speedup[i])])),
+          with_speedup[i] == 0 ? 2.5 : 1.5);
     gp += "\n  set output\n  unset yrange\n";
     outputs.push_back("speedup." + ext);
   }
   // Stacked overhead classes per p, for the program and the top regions.
-  static const char* class_titles[] = {"data movement", "synchronization", "control of parallelism",
-                                       "additional computation", "loss of parallelism", "unidentified"};
-  static const char* class_colors[] = {"#1f77b4", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#7f7f7f"};
+  static const char* class_titles[] = {"data movement",          "synchronization",
+                                       "control of parallelism", "additional computation",
+                                       "loss of parallelism",    "unidentified"};
+  static const char* class_colors[] = {"#1f77b4", "#d62728", "#ff7f0e",
+                                       "#2ca02c", "#9467bd", "#7f7f7f"};
   for (int n : regions) {
     const Node& nd = d.nodes[size_t(n)];
     std::string name = n == 0 ? "program" : "r" + std::to_string(n) + "-" + slug(nd.label);
-    std::string data = "# scalea study overheads (medians, s): label";
-    for (int k = 0; k < kClassCount; ++k) data += " " + std::string(kClassKeys[size_t(k)]);
-    data += " total\n";
-    for (size_t c = 0; c < d.configs.size(); ++c) {
-      const Cell& cell = d.cells[size_t(n)][c];
-      data += "\"" + xlabel(d.configs[c].config) + "\"";
-      for (int k = 0; k < kClassCount; ++k)
-        data += cell.samples.empty() ? " 0" : fmt::format(" {:.6g}", cell.cls_med[size_t(k)]);
-      data += cell.samples.empty() ? " ?" : fmt::format(" {:.6g}", cell.total);
-      data += "\n";
-    }
-    write_output(outdir + "/overheads-" + name + ".dat", data);
-    std::string title = n == 0 ? "Overheads of the program (" + nd.label + ")" : "Overheads of " + node_title(nd);
+    write_output(outdir + "/overheads-" + name + ".dat", overheads_data(d, n));
+    std::string title =
+        n == 0 ? "Overheads of the program (" + nd.label + ")" : "Overheads of " + node_title(nd);
     gp += "\n# Overhead classes per p: " + node_title(nd) + "\n";
     for (const std::string ext : {"svg", "png"}) {
       gp += terminal(ext, "900,560");
       gp += "  set output 'overheads-" + name + "." + ext + "'\n";
       gp += "  set title " + gp_string(title) + "\n";
-      gp += "  set xlabel 'p'\n  set ylabel 'overhead, s of wall time (median)'\n"
-            "  set style data histograms\n  set style histogram rowstacked\n"
-            "  set style fill solid 0.85 border rgb '#333333'\n  set boxwidth 0.6\n"
-            "  set key outside right top noopaque nobox\n  set xzeroaxis lt -1\n";
+      gp +=
+          "  set xlabel 'p'\n  set ylabel 'overhead, s of wall time (median)'\n"
+          "  set style data histograms\n  set style histogram rowstacked\n"
+          "  set style fill solid 0.85 border rgb '#333333'\n  set boxwidth 0.6\n"
+          "  set key outside right top noopaque nobox\n  set xzeroaxis lt -1\n";
       gp += "  plot 'overheads-" + name + ".dat'";
       for (int k = 0; k < kClassCount; ++k)
         gp += fmt::format("{} using {}{} title '{}' linecolor rgb '{}'", k ? ", ''" : "", k + 2,
                           k == 0 ? ":xtic(1)" : "", class_titles[k], class_colors[k]);
-      gp += ", '' using 0:8 with points pointtype 7 pointsize 1.2 linecolor rgb '#000000' title 'T_o (net: sum of the classes)'";
+      gp +=
+          ", '' using 0:8 with points pointtype 7 pointsize 1.2 linecolor rgb '#000000' title 'T_o "
+          "(net: sum of the classes)'";
       gp += "\n  set output\n  unset style\n  set style data linespoints\n  unset xzeroaxis\n";
       outputs.push_back("overheads-" + name + "." + ext);
     }
@@ -171,13 +202,17 @@ void make_plots(const Data& d, const std::string& outdir) {
   write_output(outdir + "/study.gp", gp);
 
   if (find_program("gnuplot").empty()) {
-    std::fprintf(stderr, "scalea report: gnuplot not found: wrote the data and %s/study.gp, no plots "
-                 "(install gnuplot-nox, then run gnuplot study.gp there)\n", outdir.c_str());
+    std::fprintf(stderr,
+                 "scalea report: gnuplot not found: wrote the data and %s/study.gp, no plots "
+                 "(install gnuplot-nox, then run gnuplot study.gp there)\n",
+                 outdir.c_str());
     return;
   }
   run_gnuplot(outdir, "study.gp");
-  std::fprintf(stderr, "scalea report: wrote %zu plots to %s/ (speedup.svg, overheads-*.svg, and .png; "
-               "script study.gp)\n", outputs.size(), outdir.c_str());
+  std::fprintf(stderr,
+               "scalea report: wrote %zu plots to %s/ (speedup.svg, overheads-*.svg, and .png; "
+               "script study.gp)\n",
+               outputs.size(), outdir.c_str());
 }
 
 }  // namespace scalea::cli::studyrep

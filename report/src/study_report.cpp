@@ -37,31 +37,38 @@ void add_study_report_options(CLI::App& app) {
   g_report = rep;
   if (!rep->get_option_no_throw("--plots"))
     rep->add_option("--plots", g_opts->plots,
-                    "Study: draw speedup and stacked overhead plots (SVG, PNG) with gnuplot into this directory");
+                    "Study: draw speedup and stacked overhead plots (SVG, PNG) with gnuplot into "
+                    "this directory");
   if (!rep->get_option_no_throw("--region"))
     rep->add_option("--region", g_opts->region,
                     "Study: only regions whose name, label, source location or path contains this");
   if (!rep->get_option_no_throw("--top"))
-    rep->add_option("--top", g_opts->top, "Study: detail the N regions with the largest overhead (default 5)")
+    rep->add_option("--top", g_opts->top,
+                    "Study: detail the N regions with the largest overhead (default 5)")
         ->check(CLI::NonNegativeNumber);
-  rep->footer(rep->get_footer() +
-              "\n\nScaling studies (scalea study):\n"
-              "  scalea report md.study                   speedup and overhead classes per region vs p\n"
-              "  scalea report md.study --top 3           the program and the 3 regions with most overhead\n"
-              "  scalea report md.study --region loop     regions whose name or location contains 'loop'\n"
-              "  scalea report md.study --format csv      also: json, markdown (docs/study.md)\n"
-              "  scalea report md.study --plots plots/    gnuplot SVG and PNG plots");
+  rep->footer(
+      rep->get_footer() +
+      "\n\nScaling studies (scalea study):\n"
+      "  scalea report md.study                   speedup and overhead classes per region vs p\n"
+      "  scalea report md.study --top 3           the program and the 3 regions with most "
+      "overhead\n"
+      "  scalea report md.study --region loop     regions whose name or location contains 'loop'\n"
+      "  scalea report md.study --format csv      also: json, markdown (docs/study.md)\n"
+      "  scalea report md.study --plots plots/    gnuplot SVG and PNG plots");
 }
 
 void study_report(const std::string& dir) {
   for (const char* name : {"--reference", "-r"}) {
     CLI::Option* o = g_report ? g_report->get_option_no_throw(name) : nullptr;
     if (o && o->count() > 0)
-      throw UserError("--reference does not apply to a study: its reference run (1 thread, 1 rank) is part of it");
+      throw UserError(
+          "--reference does not apply to a study: its reference run (1 thread, 1 rank) is part of "
+          "it");
   }
   std::string view = option_string("--view", "overheads");
   if (view != "overheads")
-    throw UserError("--view " + view + " is for one experiment: use scalea report " + dir + "/runs/<run id> --view " + view);
+    throw UserError("--view " + view + " is for one experiment: use scalea report " + dir +
+                    "/runs/<run id> --view " + view);
   std::string format = option_string("--format", "text");
   // --plots, --region, --top may be report's own options (added before add_study ran).
   g_opts->plots = option_string("--plots", g_opts->plots);

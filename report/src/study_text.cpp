@@ -24,7 +24,8 @@ namespace scalea::cli::studyrep {
 void print_study_findings(const Data& d) {
   std::optional<StudyFindings> f = study_findings(d);
   if (!f || findings_limit() == 0) return;
-  fmt::print("\nFindings at p = {} (its repetition with the median T_o, {}; {})", f->p, f->experiment,
+  fmt::print("\nFindings at p = {} (its repetition with the median T_o, {}; {})", f->p,
+             f->experiment,
              f->noise_measured
                  ? "an overhead within the run-to-run noise of its region, the spread over the "
                    "repetitions, is not a finding"
@@ -49,8 +50,8 @@ std::string plan_text(const Data& d) {
   std::string threads, ranks;
   for (int t : s.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
   for (int r : s.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
-  return fmt::format("threads {} x ranks {}, {} repetition(s): {} of {} runs ok{}{}", threads, ranks,
-                     s.repeat, d.runs_ok, s.runs.size(),
+  return fmt::format("threads {} x ranks {}, {} repetition(s): {} of {} runs ok{}{}", threads,
+                     ranks, s.repeat, d.runs_ok, s.runs.size(),
                      d.runs_failed ? fmt::format(", {} failed", d.runs_failed) : "",
                      d.runs_pending ? fmt::format(", {} pending", d.runs_pending) : "");
 }
@@ -68,8 +69,9 @@ void print_study_header(const Data& d, bool markdown) {
   if (markdown) {
     fmt::print("# Scaling study `{}`\n\n", d.dir);
     fmt::print("- command: `{}`\n- plan: {}\n", command_text(s), plan_text(d));
-    fmt::print("- reference: 1 thread x 1 rank, median of {} repetition(s): `{}` (program {:.4f} s)\n",
-               d.reference_reps, d.reference_experiment, d.reference_program_time);
+    fmt::print(
+        "- reference: 1 thread x 1 rank, median of {} repetition(s): `{}` (program {:.4f} s)\n",
+        d.reference_reps, d.reference_experiment, d.reference_program_time);
     if (s.use_launcher) fmt::print("- launcher: `{}`\n", s.launcher);
   } else {
     fmt::print("study       {}\n", d.dir);
@@ -83,7 +85,6 @@ void print_study_header(const Data& d, bool markdown) {
   for (const Run& r : s.runs)
     if (r.status == Status::Failed)
       fmt::print(markdown ? "- failed run `{}`: {}\n" : "failed      {}: {}\n", r.id(), r.error);
-
 }
 
 // Speedup per region vs p (the regions --region selects, or all).
@@ -98,7 +99,8 @@ void print_speedups(const Data& d, bool markdown) {
   }
   const size_t W = 44;
   if (markdown) {
-    fmt::print("\n## Speedup per region\n\nspeedup = T_s / median T_p; T_s from the reference run.\n\n");
+    fmt::print(
+        "\n## Speedup per region\n\nspeedup = T_s / median T_p; T_s from the reference run.\n\n");
     std::vector<std::string> head{"region", "location", "T_s s"};
     for (const auto& c : d.configs) head.push_back("p=" + config_label(d, c.config));
     row(head);
@@ -107,9 +109,11 @@ void print_speedups(const Data& d, bool markdown) {
       const Node& nd = d.nodes[size_t(n)];
       // Dots for the depth, up to drg::kPathLevels levels (deeper rows would make the table grow
       // with depth^2).
-      std::vector<std::string> cells{std::string(std::min<size_t>(size_t(nd.depth), drg::kPathLevels) * 2, '.') + nd.label,
-                                     nd.location, num(nd.t_s, 4)};
-      for (size_t c = 0; c < d.configs.size(); ++c) cells.push_back(num(d.cells[size_t(n)][c].speedup));
+      std::vector<std::string> cells{
+          std::string(std::min<size_t>(size_t(nd.depth), drg::kPathLevels) * 2, '.') + nd.label,
+          nd.location, num(nd.t_s, 4)};
+      for (size_t c = 0; c < d.configs.size(); ++c)
+        cells.push_back(num(d.cells[size_t(n)][c].speedup));
       row(cells);
     }
   } else {
@@ -120,13 +124,15 @@ void print_speedups(const Data& d, bool markdown) {
     for (int n : tree) {
       const Node& nd = d.nodes[size_t(n)];
       // (indentation past W + 1 characters would be cut anyway)
-      fmt::print("{:<{}} {:>9}", fit(std::string(std::min<size_t>(size_t(nd.depth) * 2, W + 1), ' ') + node_title(nd), W), W,
-                 num(nd.t_s, 4));
-      for (size_t c = 0; c < d.configs.size(); ++c) fmt::print(" {:>10}", num(d.cells[size_t(n)][c].speedup));
+      fmt::print(
+          "{:<{}} {:>9}",
+          fit(std::string(std::min<size_t>(size_t(nd.depth) * 2, W + 1), ' ') + node_title(nd), W),
+          W, num(nd.t_s, 4));
+      for (size_t c = 0; c < d.configs.size(); ++c)
+        fmt::print(" {:>10}", num(d.cells[size_t(n)][c].speedup));
       fmt::print("\n");
     }
   }
-
 }
 
 // Table 2 per region: the program, then the detailed regions; `blocks` is their list.
@@ -141,11 +147,13 @@ void print_class_tables(const Data& d, bool markdown, const std::vector<int>& bl
       title += " @" + nd.location;
     if (markdown) {
       fmt::print("\n## {}\n\n", n == 0 ? "Program `" + nd.label + "`" : "Region `" + title + "`");
-      fmt::print("{}. Time: median (min-max) over repetitions; classes: medians, in s; "
-                 "T_o = sum of the class medians.\n\n",
-                 nd.t_s ? fmt::format("T_s = {:.4f} s", *nd.t_s) : std::string("Not in the reference run"));
-      std::vector<std::string> head{"p", "threads x ranks", "reps", "time s", "min-max s", "speedup",
-                                    "efficiency", "T_o s"};
+      fmt::print(
+          "{}. Time: median (min-max) over repetitions; classes: medians, in s; "
+          "T_o = sum of the class medians.\n\n",
+          nd.t_s ? fmt::format("T_s = {:.4f} s", *nd.t_s)
+                 : std::string("Not in the reference run"));
+      std::vector<std::string> head{"p",         "threads x ranks", "reps",       "time s",
+                                    "min-max s", "speedup",         "efficiency", "T_o s"};
       for (int k = 0; k < kClassCount; ++k) head.emplace_back(kClassKeys[size_t(k)]);
       row(head);
       row(std::vector<std::string>(head.size(), "---:"));
@@ -153,31 +161,37 @@ void print_class_tables(const Data& d, bool markdown, const std::vector<int>& bl
         const Cell& cell = d.cells[size_t(n)][c];
         const Config& cf = d.configs[c].config;
         if (cell.samples.empty()) {
-          row({std::to_string(cf.p()), fmt::format("{} x {}", cf.threads, cf.ranks), "0", "-", "-", "-", "-",
-               "-", "-", "-", "-", "-", "-", "-"});
+          row({std::to_string(cf.p()), fmt::format("{} x {}", cf.threads, cf.ranks), "0", "-", "-",
+               "-", "-", "-", "-", "-", "-", "-", "-", "-"});
           continue;
         }
-        std::vector<std::string> cells{std::to_string(cf.p()), fmt::format("{} x {}", cf.threads, cf.ranks),
-                                       std::to_string(cell.samples.size()), fmt::format("{:.4f}", cell.time.med),
+        std::vector<std::string> cells{std::to_string(cf.p()),
+                                       fmt::format("{} x {}", cf.threads, cf.ranks),
+                                       std::to_string(cell.samples.size()),
+                                       fmt::format("{:.4f}", cell.time.med),
                                        fmt::format("{:.4f}-{:.4f}", cell.time.min, cell.time.max),
-                                       num(cell.speedup), num(cell.efficiency, 3),
+                                       num(cell.speedup),
+                                       num(cell.efficiency, 3),
                                        fmt::format("{:.4f}", z4(cell.total))};
-        for (int k = 0; k < kClassCount; ++k) cells.push_back(fmt::format("{:.4f}", z4(cell.cls_med[size_t(k)])));
+        for (int k = 0; k < kClassCount; ++k)
+          cells.push_back(fmt::format("{:.4f}", z4(cell.cls_med[size_t(k)])));
         row(cells);
       }
       continue;
     }
-    fmt::print("\n{}   ({})\n", fit(title, 100),
-               nd.t_s ? fmt::format("T_s = {:.4f} s", *nd.t_s) : std::string("not in the reference run"));
-    fmt::print("{:>9} {:>8} {:>4} {:>9} {:>17} {:>7} {:>6} {:>9}", "p", "thr x rk", "reps", "time s",
-               "(min - max)", "speedup", "effic", "T_o s");
+    fmt::print(
+        "\n{}   ({})\n", fit(title, 100),
+        nd.t_s ? fmt::format("T_s = {:.4f} s", *nd.t_s) : std::string("not in the reference run"));
+    fmt::print("{:>9} {:>8} {:>4} {:>9} {:>17} {:>7} {:>6} {:>9}", "p", "thr x rk", "reps",
+               "time s", "(min - max)", "speedup", "effic", "T_o s");
     for (const char* h : short_names) fmt::print(" {:>8}", h);
     fmt::print("\n");
     for (size_t c = 0; c < d.configs.size(); ++c) {
       const Cell& cell = d.cells[size_t(n)][c];
       const Config& cf = d.configs[c].config;
       fmt::print("{:>9} {:>8} {:>4}", std::to_string(cf.p()),
-                 std::to_string(cf.threads) + " x " + std::to_string(cf.ranks), cell.samples.size());
+                 std::to_string(cf.threads) + " x " + std::to_string(cf.ranks),
+                 cell.samples.size());
       if (cell.samples.empty()) {
         fmt::print("   (not run)\n");
         continue;
@@ -203,18 +217,20 @@ void print_text(const Data& d, bool markdown) {
   if (!markdown) {
     fmt::print("\nPOP efficiencies of the program per p (medians): ");
     for (size_t c = 0; c < d.configs.size(); ++c)
-      fmt::print("{}p={}: LB {:.3f} CommE {:.3f} PE {:.3f}", c ? "; " : "", config_label(d, d.configs[c].config),
-                 stat_of(d.configs[c].lb).med, stat_of(d.configs[c].ce).med, stat_of(d.configs[c].pe).med);
-    fmt::print("\ntime: median over repetitions (min - max); speedup = T_s / median time; efficiency = "
-               "speedup / p;\nclasses: data movement, synchronization, control of parallelism, additional "
-               "computation, loss of\nparallelism, unidentified: medians over repetitions in s of wall "
-               "time, T_o = their sum (docs/study.md)\n");
+      fmt::print("{}p={}: LB {:.3f} CommE {:.3f} PE {:.3f}", c ? "; " : "",
+                 config_label(d, d.configs[c].config), stat_of(d.configs[c].lb).med,
+                 stat_of(d.configs[c].ce).med, stat_of(d.configs[c].pe).med);
+    fmt::print(
+        "\ntime: median over repetitions (min - max); speedup = T_s / median time; efficiency = "
+        "speedup / p;\nclasses: data movement, synchronization, control of parallelism, additional "
+        "computation, loss of\nparallelism, unidentified: medians over repetitions in s of wall "
+        "time, T_o = their sum (docs/study.md)\n");
     if (g_opts->region.empty() && d.nodes.size() > blocks.size())
-      fmt::print("{} more region(s): --top N or --region NAME to show them\n", d.nodes.size() - blocks.size());
+      fmt::print("{} more region(s): --top N or --region NAME to show them\n",
+                 d.nodes.size() - blocks.size());
     print_study_findings(d);
   }
 }
-
 
 // ---- CSV ----
 
@@ -248,24 +264,29 @@ void for_each_cell(const Data& d, const std::vector<int>& nodes, Fn fn) {
 }
 
 void print_csv(const Data& d) {
-  fmt::print("region_id,parent_id,depth,path,kind,label,location,p,threads,ranks,repetitions,time_median,"
-             "time_min,time_max,reference_time,speedup,efficiency");
+  fmt::print(
+      "region_id,parent_id,depth,path,kind,label,location,p,threads,ranks,repetitions,time_median,"
+      "time_min,time_max,reference_time,speedup,efficiency");
   for (int k = 0; k < kClassCount; ++k) fmt::print(",{}", kClassKeys[size_t(k)]);
   fmt::print(",total\n");
-  for_each_cell(d, selected_for_lists(d), [](int n, const Node& nd, const std::string& path,
-                                              const Config& cf, const Cell& cell) {
-    fmt::print("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{},{}", n,
-               nd.parent < 0 ? "" : std::to_string(nd.parent), nd.depth, csv_field(path), nd.kind, csv_field(nd.label),
-               csv_field(nd.location), cf.p(), cf.threads, cf.ranks, cell.samples.size(), cell.time.med,
-               cell.time.min, cell.time.max, opt_csv(nd.t_s), opt_csv(cell.speedup), opt_csv(cell.efficiency));
-    for (int k = 0; k < kClassCount; ++k) fmt::print(",{:.9g}", cell.cls_med[size_t(k)]);
-    fmt::print(",{:.9g}\n", cell.total);
-  });
+  for_each_cell(
+      d, selected_for_lists(d),
+      [](int n, const Node& nd, const std::string& path, const Config& cf, const Cell& cell) {
+        fmt::print("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{},{}", n,
+                   nd.parent < 0 ? "" : std::to_string(nd.parent), nd.depth, csv_field(path),
+                   nd.kind, csv_field(nd.label), csv_field(nd.location), cf.p(), cf.threads,
+                   cf.ranks, cell.samples.size(), cell.time.med, cell.time.min, cell.time.max,
+                   opt_csv(nd.t_s), opt_csv(cell.speedup), opt_csv(cell.efficiency));
+        for (int k = 0; k < kClassCount; ++k) fmt::print(",{:.9g}", cell.cls_med[size_t(k)]);
+        fmt::print(",{:.9g}\n", cell.total);
+      });
 }
 
 // ---- JSON ----
 
-nlohmann::ordered_json opt_json(const std::optional<double>& v) { return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr); }
+nlohmann::ordered_json opt_json(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
 
 void print_json(const Data& d) {
   const Study& s = d.study;
@@ -276,7 +297,8 @@ void print_json(const Data& d) {
                   {"threads", s.threads},
                   {"ranks", s.ranks},
                   {"repeat", s.repeat},
-                  {"launcher", s.use_launcher ? nlohmann::ordered_json(s.launcher) : nlohmann::ordered_json(nullptr)},
+                  {"launcher", s.use_launcher ? nlohmann::ordered_json(s.launcher)
+                                              : nlohmann::ordered_json(nullptr)},
                   {"runs", s.runs.size()},
                   {"runs_ok", d.runs_ok},
                   {"runs_failed", d.runs_failed},
@@ -302,52 +324,56 @@ void print_json(const Data& d) {
   // is written then.
   const std::vector<int> selected = selected_for_lists(d);
   auto regions = [&](const std::function<void(const nlohmann::ordered_json&)>& emit) {
-    for_each_cell(d, selected, [&](int n, const Node& nd, const std::string& path, const Config& cf,
-                                   const Cell& cell) {
-      nlohmann::ordered_json ov, ov_min, ov_max;
-      for (int k = 0; k < kClassCount; ++k) {
-        std::string key(kClassKeys[size_t(k)]);
-        ov[key] = cell.cls_med[size_t(k)];
-        ov_min[key] = cell.cls[size_t(k)].min;
-        ov_max[key] = cell.cls[size_t(k)].max;
-      }
-      ov["total"] = cell.total;
-      ov_min["total"] = cell.total_rep.min;
-      ov_max["total"] = cell.total_rep.max;
-      emit({
-          {"id", n},
-          {"parent", nd.parent < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(nd.parent)},
-          {"path", path},
-          {"depth", nd.depth},
-          {"kind", nd.kind},
-          {"label", nd.label},
-          {"name", nd.name},
-          {"source", {{"file", nd.file}, {"line", nd.line}, {"function", nd.function}}},
-          {"config", cf.id()},
-          {"p", cf.p()},
-          {"threads", cf.threads},
-          {"ranks", cf.ranks},
-          {"repetitions", cell.samples.size()},
-          {"time", cell.time.med},
-          {"time_min", cell.time.min},
-          {"time_max", cell.time.max},
-          {"reference_time", opt_json(nd.t_s)},
-          {"speedup", opt_json(cell.speedup)},
-          {"efficiency", opt_json(cell.efficiency)},
-          {"overheads", ov},
-          {"overheads_min", ov_min},
-          {"overheads_max", ov_max},
-      });
-    });
+    for_each_cell(
+        d, selected,
+        [&](int n, const Node& nd, const std::string& path, const Config& cf, const Cell& cell) {
+          nlohmann::ordered_json ov, ov_min, ov_max;
+          for (int k = 0; k < kClassCount; ++k) {
+            std::string key(kClassKeys[size_t(k)]);
+            ov[key] = cell.cls_med[size_t(k)];
+            ov_min[key] = cell.cls[size_t(k)].min;
+            ov_max[key] = cell.cls[size_t(k)].max;
+          }
+          ov["total"] = cell.total;
+          ov_min["total"] = cell.total_rep.min;
+          ov_max["total"] = cell.total_rep.max;
+          emit({
+              {"id", n},
+              {"parent",
+               nd.parent < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(nd.parent)},
+              {"path", path},
+              {"depth", nd.depth},
+              {"kind", nd.kind},
+              {"label", nd.label},
+              {"name", nd.name},
+              {"source", {{"file", nd.file}, {"line", nd.line}, {"function", nd.function}}},
+              {"config", cf.id()},
+              {"p", cf.p()},
+              {"threads", cf.threads},
+              {"ranks", cf.ranks},
+              {"repetitions", cell.samples.size()},
+              {"time", cell.time.med},
+              {"time_min", cell.time.min},
+              {"time_max", cell.time.max},
+              {"reference_time", opt_json(nd.t_s)},
+              {"speedup", opt_json(cell.speedup)},
+              {"efficiency", opt_json(cell.efficiency)},
+              {"overheads", ov},
+              {"overheads_min", ov_min},
+              {"overheads_max", ov_max},
+          });
+        });
   };
   out["regions"] = nullptr;  // streamed
   out["warnings"] = d.warnings;
   if (std::optional<StudyFindings> f = study_findings(d))
-    out["findings"] = {{"p", f->p}, {"experiment", f->experiment}, {"noise_measured", f->noise_measured},
+    out["findings"] = {{"p", f->p},
+                       {"experiment", f->experiment},
+                       {"noise_measured", f->noise_measured},
                        {"list", nlohmann::ordered_json::parse(findings_json(f->findings).dump())}};
-  else
-    out["findings"] = nullptr;
-  dump_streamed<nlohmann::ordered_json>(write_to(std::cout), std::move(out), {{"regions", regions}});
+  else out["findings"] = nullptr;
+  dump_streamed<nlohmann::ordered_json>(write_to(std::cout), std::move(out),
+                                        {{"regions", regions}});
   std::cout << "\n";
 }
 

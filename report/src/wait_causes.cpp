@@ -71,7 +71,9 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   const auto& sib = t.node(parent).children;
   auto me = std::find(sib.begin(), sib.end(), node);
   auto from = me;
-  while (from != sib.begin() && !format::region_kind_has(t.region_of(*(from - 1)).kind, format::kBarrier)) --from;
+  while (from != sib.begin() &&
+         !format::region_kind_has(t.region_of(*(from - 1)).kind, format::kBarrier))
+    --from;
   std::map<uint32_t, double> work, queued;
   for (const auto& [th, w] : waited) work[th] = 0, queued[th] = 0;
   uint32_t most_queued = format::kNoIndex;
@@ -100,7 +102,8 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
     for (const auto& [th, v] : by_thread(t, parent, e.metric(m))) own[th] -= v;
   for (auto& [th, w] : work) w += std::max(0.0, own.count(th) ? own[th] : 0.0);
   c.work_min = work.begin()->second, c.work_max = c.work_min;
-  for (const auto& [th, w] : work) c.work_min = std::min(c.work_min, w), c.work_max = std::max(c.work_max, w);
+  for (const auto& [th, w] : work)
+    c.work_min = std::min(c.work_min, w), c.work_max = std::max(c.work_max, w);
   c.by_work = spread(work);
   // Threads that waited longer for a CPU (the scheduler's account over the run) take longer for
   // the same work: when that difference could explain the uneven work, it may be CPU time.
@@ -115,52 +118,61 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   // The larger of the two explanations, when it holds at least half the waits; otherwise the work
   // before the barrier was even and the threads were late for other reasons.
   if (c.by_work >= 0.5 * c.waits && c.by_work >= c.by_queue) c.kind = BarrierCause::Kind::Imbalance;
-  else if (c.by_queue >= 0.5 * c.waits && most_queued != format::kNoIndex) c.kind = BarrierCause::Kind::Queueing;
+  else if (c.by_queue >= 0.5 * c.waits && most_queued != format::kNoIndex)
+    c.kind = BarrierCause::Kind::Queueing;
   else if (c.cpus_shared) c.kind = BarrierCause::Kind::CpuSharing;
-  else if (c.visits_per_pe >= 100 && c.wait_per_visit < 100e-6) c.kind = BarrierCause::Kind::ManyBarriers;
+  else if (c.visits_per_pe >= 100 && c.wait_per_visit < 100e-6)
+    c.kind = BarrierCause::Kind::ManyBarriers;
   else c.kind = BarrierCause::Kind::LateArrival;
   return c;
 }
 
-std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c, std::string_view imbalance_hint) {
-  auto ms = [](double s) { return s >= 1 ? fmt::format("{:.3g} s", s) : fmt::format("{:.3g} ms", s * 1e3); };
+std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
+                         std::string_view imbalance_hint) {
+  auto ms = [](double s) {
+    return s >= 1 ? fmt::format("{:.3g} s", s) : fmt::format("{:.3g} ms", s * 1e3);
+  };
   std::string range = fmt::format("{} to {} per thread", ms(c.work_min), ms(c.work_max));
   switch (c.kind) {
-    case BarrierCause::Kind::Unknown:
-      return std::string(imbalance_hint);
+    case BarrierCause::Kind::Unknown: return std::string(imbalance_hint);
     case BarrierCause::Kind::Imbalance:
       if (c.cpus_shared)
-        return fmt::format("the work before it took {}, but the threads shared CPUs, which makes "
-                           "the same work take longer on some threads: run with at most one thread "
-                           "per CPU and look again; if the difference stays: {}",
-                           range, imbalance_hint);
+        return fmt::format(
+            "the work before it took {}, but the threads shared CPUs, which makes "
+            "the same work take longer on some threads: run with at most one thread "
+            "per CPU and look again; if the difference stays: {}",
+            range, imbalance_hint);
       return fmt::format("{} (the work before it: {})", imbalance_hint, range);
     case BarrierCause::Kind::Queueing: {
       const drg::Region& r = t.region_of(c.queue_node);
       std::string loc = r.location();
-      return fmt::format("the threads queued at the {}{} just before it and left it one after "
-                         "another, so they arrived here one after another (the work before it: {}): "
-                         "the waits here come from that contention: shorten or remove the serialized part",
-                         r.label(), loc.empty() ? "" : " at " + loc, range);
+      return fmt::format(
+          "the threads queued at the {}{} just before it and left it one after "
+          "another, so they arrived here one after another (the work before it: {}): "
+          "the waits here come from that contention: shorten or remove the serialized part",
+          r.label(), loc.empty() ? "" : " at " + loc, range);
     }
     case BarrierCause::Kind::CpuSharing:
-      return fmt::format("the work before it is balanced ({}), and the threads shared CPUs: a "
-                         "thread waited for its turn on a CPU, not for the others' work; run with "
-                         "at most one thread per CPU",
-                         range);
+      return fmt::format(
+          "the work before it is balanced ({}), and the threads shared CPUs: a "
+          "thread waited for its turn on a CPU, not for the others' work; run with "
+          "at most one thread per CPU",
+          range);
     case BarrierCause::Kind::ManyBarriers:
-      return fmt::format("the work before it is balanced ({}); the waiting is spread over {:.0f} "
-                         "passes per thread, {:.1f} us each: the cost of synchronizing that often "
-                         "(threads waking up and arriving a little late each time), not of "
-                         "uneven work; synchronize less often: nowait where it is safe, fuse "
-                         "loops, or parallelize an outer loop; a dynamic schedule would not help",
-                         range, c.visits_per_pe, c.wait_per_visit * 1e6);
+      return fmt::format(
+          "the work before it is balanced ({}); the waiting is spread over {:.0f} "
+          "passes per thread, {:.1f} us each: the cost of synchronizing that often "
+          "(threads waking up and arriving a little late each time), not of "
+          "uneven work; synchronize less often: nowait where it is safe, fuse "
+          "loops, or parallelize an outer loop; a dynamic schedule would not help",
+          range, c.visits_per_pe, c.wait_per_visit * 1e6);
     case BarrierCause::Kind::LateArrival:
-      return fmt::format("the work before it is balanced ({}): threads arrived late for reasons "
-                         "outside the code (other processes on the CPUs, the OS, threads moving "
-                         "between CPUs); run on a quiet machine with pinned threads "
-                         "(OMP_PROC_BIND=close) and compare; a dynamic schedule would not help",
-                         range);
+      return fmt::format(
+          "the work before it is balanced ({}): threads arrived late for reasons "
+          "outside the code (other processes on the CPUs, the OS, threads moving "
+          "between CPUs); run on a quiet machine with pinned threads "
+          "(OMP_PROC_BIND=close) and compare; a dynamic schedule would not help",
+          range);
   }
   return std::string(imbalance_hint);
 }

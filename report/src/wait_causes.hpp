@@ -20,13 +20,13 @@ struct BarrierCause {
     LateArrival,   // balanced work, few barriers: threads late for reasons outside the code
   };
   Kind kind = Kind::Unknown;
-  double waits = 0;          // PE-seconds waited at the barrier
-  double by_work = 0;        // PE-seconds of the waits the uneven work before it explains
-  double by_queue = 0;       // ... the uneven waits in the synchronizations before it explain
-  double work_min = 0;       // the least and most work before it of one thread (seconds)
+  double waits = 0;     // PE-seconds waited at the barrier
+  double by_work = 0;   // PE-seconds of the waits the uneven work before it explains
+  double by_queue = 0;  // ... the uneven waits in the synchronizations before it explain
+  double work_min = 0;  // the least and most work before it of one thread (seconds)
   double work_max = 0;
-  double visits_per_pe = 0;  // times each thread passed the barrier, on average
-  double wait_per_visit = 0; // seconds
+  double visits_per_pe = 0;                // times each thread passed the barrier, on average
+  double wait_per_visit = 0;               // seconds
   uint32_t queue_node = format::kNoIndex;  // the critical section or lock they queued at
   bool cpus_shared = false;  // more threads than CPUs: uneven work may be uneven CPU time
 };
@@ -38,6 +38,7 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
 
 // The hint for a barrier finding with this cause; `imbalance_hint` is the table's hint for the
 // construct before the barrier, used when the cause is imbalance.
-std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c, std::string_view imbalance_hint);
+std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
+                         std::string_view imbalance_hint);
 
 }  // namespace scalea::cli

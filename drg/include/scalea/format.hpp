@@ -75,9 +75,9 @@ struct ThreadRecord {  // THRD: header of one thread's sub-DRG, then node_count 
   uint32_t node_count;
   uint32_t reserved;
 };
-struct NodeRecord {    // followed by metric_count 8-byte values (u64 or f64 bits)
-  uint32_t parent;     // node index within the thread, kNoIndex for the root; always < own index
-  uint32_t region;     // index into REGN
+struct NodeRecord {  // followed by metric_count 8-byte values (u64 or f64 bits)
+  uint32_t parent;   // node index within the thread, kNoIndex for the root; always < own index
+  uint32_t region;   // index into REGN
 };
 #pragma pack(pop)
 // The records are the file's layout: a size that changes is a new format version.
@@ -146,35 +146,37 @@ enum KindTrait : uint8_t {
 // figure in the machine file of `scalea calibrate` (the tool's own cost per visit,
 // docs/overhead-model.md NOISE): barriers of every flavour share the barrier's, critical and
 // nest locks the lock's.
-#define SCALEA_REGION_KINDS(X)                                                                                   \
-  /* id                  value name                      label                 cost          traits */          \
-  X(Program,               0, "program",                "program",            "program",    kUndivided | kNamed) \
-  X(Function,              1, "function",               "",                   "function",   kUndivided | kNamed) \
-  X(User,                  2, "user",                   "",                   "user",       kUndivided | kCoarse | kNamed) \
-  X(Parallel,              3, "parallel",               "parallel",           "parallel",   kUndivided | kCoarse) \
-  X(Loop,                  4, "loop",                   "loop",               "loop",       kCoarse)            \
-  X(Sections,              5, "sections",               "sections",           "sections",   kPartial | kCoarse) \
-  X(Single,                6, "single",                 "single",             "single",     kPartial | kCoarse) \
-  X(Masked,                7, "masked",                 "masked",             "masked",     kPartial)           \
-  X(Workshare,             8, "workshare",              "workshare",          "workshare",  kCoarse)            \
-  X(Taskloop,              9, "taskloop",               "taskloop",           "taskloop",   kCoarse)            \
-  X(Task,                 10, "task",                   "task",               "task",       kNoTrait)           \
-  X(BarrierImplicit,      11, "barrier_implicit",       "barrier (implicit)", "barrier",    kWaits | kBarrier)  \
-  X(BarrierExplicit,      12, "barrier_explicit",       "barrier",            "barrier",    kWaits | kBarrier)  \
-  X(BarrierImplementation, 13, "barrier_implementation", "barrier (runtime)", "barrier",    kWaits)             \
-  X(Taskwait,             14, "taskwait",               "taskwait",           "taskwait",   kWaits)             \
-  X(Taskgroup,            15, "taskgroup",              "taskgroup",          "taskgroup",  kWaits)             \
-  X(Critical,             16, "critical",               "critical",           "lock",       kWaits)             \
-  X(Lock,                 17, "lock",                   "lock",               "lock",       kWaits)             \
-  X(NestLock,             18, "nest_lock",              "nest_lock",          "lock",       kWaits)             \
-  X(Atomic,               19, "atomic",                 "atomic",             "atomic",     kWaits)             \
-  X(Ordered,              20, "ordered",                "ordered",            "ordered",    kWaits)             \
-  X(Reduction,            21, "reduction",              "reduction",          "reduction",  kWaits)             \
-  X(Flush,                22, "flush",                  "flush",              "flush",      kNoTrait)           \
-  X(Cancel,               23, "cancel",                 "cancel",             "cancel",     kNoTrait)           \
-  X(Distribute,           24, "distribute",             "distribute",         "distribute", kCoarse)            \
-  X(Scope,                25, "scope",                  "scope",              "scope",      kNoTrait)           \
-  X(Mpi,                  26, "mpi",                    "",                   "mpi",        kWaits | kCoarse | kNamed)
+// clang-format off
+#define SCALEA_REGION_KINDS(X)                                                                                                \
+  /* id                    value name                      label                 cost          traits */                      \
+  X(Program,               0,    "program",                "program",            "program",    kUndivided | kNamed)           \
+  X(Function,              1,    "function",               "",                   "function",   kUndivided | kNamed)           \
+  X(User,                  2,    "user",                   "",                   "user",       kUndivided | kCoarse | kNamed) \
+  X(Parallel,              3,    "parallel",               "parallel",           "parallel",   kUndivided | kCoarse)          \
+  X(Loop,                  4,    "loop",                   "loop",               "loop",       kCoarse)                       \
+  X(Sections,              5,    "sections",               "sections",           "sections",   kPartial | kCoarse)            \
+  X(Single,                6,    "single",                 "single",             "single",     kPartial | kCoarse)            \
+  X(Masked,                7,    "masked",                 "masked",             "masked",     kPartial)                      \
+  X(Workshare,             8,    "workshare",              "workshare",          "workshare",  kCoarse)                       \
+  X(Taskloop,              9,    "taskloop",               "taskloop",           "taskloop",   kCoarse)                       \
+  X(Task,                  10,   "task",                   "task",               "task",       kNoTrait)                      \
+  X(BarrierImplicit,       11,   "barrier_implicit",       "barrier (implicit)", "barrier",    kWaits | kBarrier)             \
+  X(BarrierExplicit,       12,   "barrier_explicit",       "barrier",            "barrier",    kWaits | kBarrier)             \
+  X(BarrierImplementation, 13,   "barrier_implementation", "barrier (runtime)",  "barrier",    kWaits)                        \
+  X(Taskwait,              14,   "taskwait",               "taskwait",           "taskwait",   kWaits)                        \
+  X(Taskgroup,             15,   "taskgroup",              "taskgroup",          "taskgroup",  kWaits)                        \
+  X(Critical,              16,   "critical",               "critical",           "lock",       kWaits)                        \
+  X(Lock,                  17,   "lock",                   "lock",               "lock",       kWaits)                        \
+  X(NestLock,              18,   "nest_lock",              "nest_lock",          "lock",       kWaits)                        \
+  X(Atomic,                19,   "atomic",                 "atomic",             "atomic",     kWaits)                        \
+  X(Ordered,               20,   "ordered",                "ordered",            "ordered",    kWaits)                        \
+  X(Reduction,             21,   "reduction",              "reduction",          "reduction",  kWaits)                        \
+  X(Flush,                 22,   "flush",                  "flush",              "flush",      kNoTrait)                      \
+  X(Cancel,                23,   "cancel",                 "cancel",             "cancel",     kNoTrait)                      \
+  X(Distribute,            24,   "distribute",             "distribute",         "distribute", kCoarse)                       \
+  X(Scope,                 25,   "scope",                  "scope",              "scope",      kNoTrait)                      \
+  X(Mpi,                   26,   "mpi",                    "",                   "mpi",        kWaits | kCoarse | kNamed)
+// clang-format on
 
 enum class RegionKind : uint16_t {
 #define SCALEA_X(id, value, name, label, cost, traits) id = value,
@@ -190,7 +192,8 @@ struct RegionKindSpec {
   uint8_t traits;  // KindTrait bits
 };
 inline constexpr RegionKindSpec kRegionKinds[] = {
-#define SCALEA_X(id, value, name, label, cost, traits) {RegionKind::id, name, label, cost, uint8_t(traits)},
+#define SCALEA_X(id, value, name, label, cost, traits) \
+  {RegionKind::id, name, label, cost, uint8_t(traits)},
     SCALEA_REGION_KINDS(SCALEA_X)
 #undef SCALEA_X
 };
@@ -219,15 +222,17 @@ enum class LoopSchedule : uint16_t { Unknown = 0, Static = 1, Dynamic = 2, Guide
 // Implicit barriers: where they come from, when known.
 enum class BarrierFlavour : uint16_t { Unknown = 0, Workshare = 1, Parallel = 2, Teams = 3 };
 // Their labels, by value ("": the kind's own label).
-inline constexpr const char* kLoopScheduleLabels[] = {"", "loop (static)", "loop (dynamic)", "loop (guided)",
-                                                      "loop (other)"};
-inline constexpr const char* kBarrierFlavourLabels[] = {"", "barrier (implicit, end of worksharing)",
-                                                        "barrier (implicit, join)", "barrier (implicit, teams)"};
+inline constexpr const char* kLoopScheduleLabels[] = {"", "loop (static)", "loop (dynamic)",
+                                                      "loop (guided)", "loop (other)"};
+inline constexpr const char* kBarrierFlavourLabels[] = {
+    "", "barrier (implicit, end of worksharing)", "barrier (implicit, join)",
+    "barrier (implicit, teams)"};
 static_assert(std::size(kLoopScheduleLabels) == size_t(LoopSchedule::Other) + 1);
 static_assert(std::size(kBarrierFlavourLabels) == size_t(BarrierFlavour::Teams) + 1);
 // A region's label from its kind and subkind alone, "" when the kind's label is the whole of it.
 inline constexpr std::string_view subkind_label(RegionKind k, uint16_t subkind) {
-  if (k == RegionKind::Loop && subkind < std::size(kLoopScheduleLabels)) return kLoopScheduleLabels[subkind];
+  if (k == RegionKind::Loop && subkind < std::size(kLoopScheduleLabels))
+    return kLoopScheduleLabels[subkind];
   if (k == RegionKind::BarrierImplicit && subkind < std::size(kBarrierFlavourLabels))
     return kBarrierFlavourLabels[subkind];
   return "";
@@ -236,6 +241,7 @@ inline constexpr std::string_view subkind_label(RegionKind k, uint16_t subkind) 
 // MPI functions: the class that decides where their time is classified (the subkind of their
 // regions). `spec` is the class's name in collect/mpi/mpi_spec.txt: gen_wrappers.py reads this
 // table, one row per line.
+// clang-format off
 #define SCALEA_MPI_CLASSES(X)                          \
   /* id        value name          spec */             \
   X(P2P,          0, "p2p",        "p2p")              \
@@ -245,6 +251,7 @@ inline constexpr std::string_view subkind_label(RegionKind k, uint16_t subkind) 
   X(Io,           4, "io",         "io")               \
   X(Management,   5, "management", "mgmt")             \
   X(Wait,         6, "wait",       "wait")
+// clang-format on
 
 enum class MpiClass : uint16_t {
 #define SCALEA_X(id, value, name, spec) id = value,
@@ -272,8 +279,8 @@ inline constexpr std::string_view mpi_class_name(uint16_t subkind) {
 enum class MetricUnit : uint8_t {
   Count,  // events: visits, iterations, tasks, ... (counter columns too)
   Bytes,
-  Ns,     // nanoseconds (the collector converts its clock ticks when it writes)
-  Ns2,    // nanoseconds squared (sum of squared times)
+  Ns,   // nanoseconds (the collector converts its clock ticks when it writes)
+  Ns2,  // nanoseconds squared (sum of squared times)
 };
 // How a node's value relates to its subtree's.
 enum class MetricScope : uint8_t {
@@ -306,6 +313,7 @@ enum class MetricScope : uint8_t {
 #ifndef SCALEA_EXTRA_CORE_METRICS
 #define SCALEA_EXTRA_CORE_METRICS(X)
 #endif
+// clang-format off
 #define SCALEA_CORE_METRICS(X)                                                    \
   /* id            name             type merge unit   scope      Stats field */  \
   X(Visits,       "visits",        U64, Sum, Count, Own,       visits)           \
@@ -326,12 +334,13 @@ enum class MetricScope : uint8_t {
   X(BytesRecv,    "bytes_recv",    U64, Sum, Bytes, Own,       bytes_recv)       \
   X(Transfer,     "transfer",      U64, Sum, Ns,    Own,       transfer)         \
   SCALEA_EXTRA_CORE_METRICS(X)
+// clang-format on
 
 enum class CoreMetric : uint32_t {
 #define SCALEA_X(id, name, type, merge, unit, scope, field) id,
   SCALEA_CORE_METRICS(SCALEA_X)
 #undef SCALEA_X
-  Count
+      Count
 };
 inline constexpr uint32_t kCoreMetricCount = uint32_t(CoreMetric::Count);
 
@@ -371,7 +380,9 @@ inline constexpr bool is_time_metric(std::string_view name) {
 // CRC-32 (IEEE 802.3, reflected), table-free bitwise form extended to a small table at first use.
 inline uint32_t crc32_update(uint32_t crc, const void* data, size_t len) {
   static const auto table = [] {
-    struct T { uint32_t v[256]; } t{};
+    struct T {
+      uint32_t v[256];
+    } t{};
     for (uint32_t i = 0; i < 256; ++i) {
       uint32_t c = i;
       for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;

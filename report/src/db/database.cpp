@@ -143,10 +143,12 @@ namespace {
 // bindings). The modules take the rest of the database layer (DbError, the Database base,
 // mask_secrets) from the executable, which exports it.
 template <typename Open>
-Open backend_entry(const char* file, const char* entry, const std::string& what, const std::string& otherwise) {
+Open backend_entry(const char* file, const char* entry, const std::string& what,
+                   const std::string& otherwise) {
   std::string path = self_dir() + "/../lib/" + file;
   void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!module) throw DbError(what + " support cannot be loaded (" + std::string(dlerror()) + ")" + otherwise);
+  if (!module)
+    throw DbError(what + " support cannot be loaded (" + std::string(dlerror()) + ")" + otherwise);
   auto open = reinterpret_cast<Open>(dlsym(module, entry));
   if (!open) throw DbError(path + " is not scalea's " + what + " module (no " + entry + ")");
   return open;
@@ -156,14 +158,15 @@ Open backend_entry(const char* file, const char* entry, const std::string& what,
 
 std::unique_ptr<Database> open_postgresql(const std::string& url, Access, double wait_s) {
   using Open = Database* (*)(const std::string&, double);
-  static Open open = backend_entry<Open>("libscalea-db-postgres.so", "scalea_open_postgresql", "PostgreSQL",
-                                         "; an SQLite file works without it");
+  static Open open = backend_entry<Open>("libscalea-db-postgres.so", "scalea_open_postgresql",
+                                         "PostgreSQL", "; an SQLite file works without it");
   return std::unique_ptr<Database>(open(url, wait_s));
 }
 
 std::unique_ptr<Database> open_sqlite(const std::string& path, Access access, double wait_s) {
   using Open = Database* (*)(const std::string&, Access, double);
-  static Open open = backend_entry<Open>("libscalea-db-sqlite.so", "scalea_open_sqlite", "SQLite", "");
+  static Open open =
+      backend_entry<Open>("libscalea-db-sqlite.so", "scalea_open_sqlite", "SQLite", "");
   return std::unique_ptr<Database>(open(path, access, wait_s));
 }
 
@@ -216,7 +219,8 @@ Result select_in(Database& db, const std::string& select, const std::string& col
     std::string sql = select + " WHERE " + column + " IN (";
     for (size_t k = 0; k < n; ++k) sql += k ? ", ?" : "?";
     sql += ")";
-    Result r = db.query(sql, std::vector<Value>(keys.begin() + long(i), keys.begin() + long(i + n)));
+    Result r =
+        db.query(sql, std::vector<Value>(keys.begin() + long(i), keys.begin() + long(i + n)));
     if (all.columns.empty()) all.columns = r.columns;
     for (auto& row : r.rows) all.rows.push_back(std::move(row));
   }

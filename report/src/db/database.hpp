@@ -23,7 +23,7 @@ struct DbError : UserError {
 // A value of a parameter or a result cell: NULL, an integer, a double or text. Doubles that are
 // not finite are stored as NULL (SQLite cannot keep NaN, and JSON cannot write either).
 using Value = std::variant<std::monostate, int64_t, double, std::string>;
-Value real(double v);                       // NULL when not finite
+Value real(double v);                      // NULL when not finite
 Value text_or_null(const std::string& s);  // NULL when empty
 
 struct Result {

@@ -62,7 +62,7 @@ uint64_t mix(uint64_t x) {  // splitmix64's finalizer
 Hash hash_bytes(const std::string& bytes, Hash seed = {}) {
   uint64_t a = 0xCBF29CE484222325ull ^ seed.a, b = 0x84222325CBF29CE4ull ^ mix(seed.b + 1);
   for (unsigned char ch : bytes) {
-    a = (a ^ ch) * 0x100000001B3ull;      // FNV-1a
+    a = (a ^ ch) * 0x100000001B3ull;         // FNV-1a
     b = b * 0x9E3779B97F4A7C15ull + ch + 1;  // a polynomial hash with another multiplier
   }
   return {mix(a ^ bytes.size()), mix(b + (bytes.size() << 1))};
@@ -70,7 +70,8 @@ Hash hash_bytes(const std::string& bytes, Hash seed = {}) {
 
 std::string hex(Hash h) {
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)h.a, (unsigned long long)h.b);
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)h.a,
+                (unsigned long long)h.b);
   return buf;
 }
 
@@ -107,8 +108,7 @@ std::string capture(const std::vector<std::string>& argv) {
   close(fds[0]);
   if (rc != 0) return "";
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "";
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
   return out;
@@ -142,7 +142,8 @@ std::string compilers(const std::string& program) {
       Elf_Data* data = elf_getdata(scn, nullptr);
       std::set<std::string> seen;
       for (size_t i = 0; data && i < data->d_size;) {
-        std::string s(static_cast<const char*>(data->d_buf) + i, strnlen(static_cast<const char*>(data->d_buf) + i, data->d_size - i));
+        std::string s(static_cast<const char*>(data->d_buf) + i,
+                      strnlen(static_cast<const char*>(data->d_buf) + i, data->d_size - i));
         i += s.size() + 1;
         if (!s.empty() && seen.insert(s).second) out += (out.empty() ? "" : "; ") + s;
       }
@@ -156,7 +157,8 @@ std::string compilers(const std::string& program) {
 // The MPI library the program links (its DT_NEEDED name), "" for none.
 std::string mpi_library(const std::string& program) {
   std::string needed = capture({"readelf", "-d", program});
-  for (size_t at = needed.find("[libmpi"); at != std::string::npos; at = needed.find("[libmpi", at + 1)) {
+  for (size_t at = needed.find("[libmpi"); at != std::string::npos;
+       at = needed.find("[libmpi", at + 1)) {
     size_t end = needed.find(']', at);
     std::string lib = needed.substr(at + 1, end - at - 1);
     if (lib.rfind("libmpi.so", 0) == 0 || lib.rfind("libmpich", 0) == 0) return lib;
@@ -218,13 +220,13 @@ struct RegionRow {
 
 struct Rows {
   std::vector<Column> experiment;
-  std::vector<RegionRow> regions;          // one per distinct call path, parents first
+  std::vector<RegionRow> regions;                     // one per distinct call path, parents first
   std::vector<Row> stats, subclasses, counters, pes;  // region id filled in later (index 1)
   std::vector<size_t> stats_region, subclass_region, counter_region, pe_region;  // into regions
 };
 
-std::vector<Column> experiment_columns(const Analyzed& x, const std::string& dir, const std::string& machine,
-                                       bool per_pe) {
+std::vector<Column> experiment_columns(const Analyzed& x, const std::string& dir,
+                                       const std::string& machine, bool per_pe) {
   const drg::Meta meta = drg::read_meta(x.e.meta);
   std::string program, arguments;
   for (size_t i = 0; i < meta.command.size(); ++i) {
@@ -232,11 +234,15 @@ std::vector<Column> experiment_columns(const Analyzed& x, const std::string& dir
     else arguments += (arguments.empty() ? "" : " ") + shell_word(meta.command[i]);
   }
   const std::string file = program_file(meta);
-  std::string git = file.empty() ? "" : capture({"git", "-C", fs::path(file).parent_path().string(), "rev-parse", "HEAD"});
+  std::string git =
+      file.empty()
+          ? ""
+          : capture({"git", "-C", fs::path(file).parent_path().string(), "rev-parse", "HEAD"});
   Value dirty;
   if (!git.empty())
-    dirty = int64_t(!capture({"git", "-C", fs::path(file).parent_path().string(), "status", "--porcelain",
-                              "--untracked-files=no"}).empty());
+    dirty = int64_t(!capture({"git", "-C", fs::path(file).parent_path().string(), "status",
+                              "--porcelain", "--untracked-files=no"})
+                         .empty());
   std::string openmp = meta.openmp.runtime;
   const std::string& omp_path = meta.openmp.runtime_path;
   if (!omp_path.empty()) openmp += (openmp.empty() ? "" : " ") + ("(" + omp_path + ")");
@@ -307,7 +313,8 @@ class CallPathHashes {
   std::vector<char> done_;
 };
 
-RegionRow region_row(const drg::Region& reg, Hash key, const Hash* parent, int depth, std::string path) {
+RegionRow region_row(const drg::Region& reg, Hash key, const Hash* parent, int depth,
+                     std::string path) {
   RegionRow r;
   r.key = key;
   r.root = !parent;
@@ -343,8 +350,8 @@ void add_reference_only(const Analyzed& x, const std::vector<Hash>& keys,
     auto [it, added] = group_of.emplace(ref_keys[r.ref_node], out.regions.size());
     if (added) {
       const drg::MergedNode& mn = rt.node(r.ref_node);
-      out.regions.push_back(region_row(rt.region_of(r.ref_node), ref_keys[r.ref_node], &ref_keys[mn.parent],
-                                       int(mn.depth), r.path));
+      out.regions.push_back(region_row(rt.region_of(r.ref_node), ref_keys[r.ref_node],
+                                       &ref_keys[mn.parent], int(mn.depth), r.path));
     }
     gone[it->second].push_back(&r);
   }
@@ -357,11 +364,12 @@ void add_reference_only(const Analyzed& x, const std::vector<Hash>& keys,
       for (int c = 0; c < kClassCount; ++c) cls[size_t(c)] += r->classes[size_t(c)];
       for (const auto& [k, v] : r->subclasses) sub[k] += v;
     }
-    Row stats = {Value(), Value(), int64_t(0), int64_t(list.size()), int64_t(0), real(0.0), real(t_s),
-                 int64_t(0), real(t_o)};
+    Row stats = {Value(),   Value(),    int64_t(0), int64_t(list.size()), int64_t(0), real(0.0),
+                 real(t_s), int64_t(0), real(t_o)};
     for (double c : cls) stats.push_back(real(c));
-    stats.insert(stats.end(), {Value(), Value(), int64_t(0), Value(), Value(), Value(), Value(), Value(),
-                               Value(), Value(), Value(), Value(), Value(), Value(), Value()});
+    stats.insert(stats.end(),
+                 {Value(), Value(), int64_t(0), Value(), Value(), Value(), Value(), Value(),
+                  Value(), Value(), Value(), Value(), Value(), Value(), Value()});
     out.stats.push_back(std::move(stats));
     out.stats_region.push_back(g);
     for (const auto& [k, v] : sub) {
@@ -378,7 +386,8 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
   const drg::Experiment& e = x.e;
   const overheads::Analysis& a = x.a;
   const int visits = e.metric("visits"), time = e.metric("time"), wait = e.metric("wait"),
-            sent = e.metric("bytes_sent"), recv = e.metric("bytes_recv"), transfer = e.metric("transfer");
+            sent = e.metric("bytes_sent"), recv = e.metric("bytes_recv"),
+            transfer = e.metric("transfer");
   std::vector<int> counters;
   for (size_t m = 0; m < e.metrics.size(); ++m)
     if (!format::core_metric(e.metrics[m])) counters.push_back(int(m));
@@ -401,7 +410,8 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
     const std::vector<uint32_t>& nodes = groups[g];
     const uint32_t n0 = nodes[0];
     const drg::MergedNode& mn = t.node(n0);
-    out.regions.push_back(region_row(t.region_of(n0), keys[n0], mn.parent == format::kNoIndex ? nullptr : &keys[mn.parent],
+    out.regions.push_back(region_row(t.region_of(n0), keys[n0],
+                                     mn.parent == format::kNoIndex ? nullptr : &keys[mn.parent],
                                      int(mn.depth), region_path(t, a.regions[n0])));
     // Nodes of one call path are added up, as the study report does.
     const overheads::RegionOverheads& r0 = a.regions[n0];
@@ -444,15 +454,26 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
       return s;
     };
     const bool mpi = t.region_of(n0).kind == drg::RegionKind::Mpi;
-    Row stats = {Value(), Value(), int64_t(1), int64_t(nodes.size()), int64_t(visit_sum), real(t_p),
-                 real(t_s), int64_t(r0.t_s_estimated), real(t_o)};
+    Row stats = {Value(),
+                 Value(),
+                 int64_t(1),
+                 int64_t(nodes.size()),
+                 int64_t(visit_sum),
+                 real(t_p),
+                 real(t_s),
+                 int64_t(r0.t_s_estimated),
+                 real(t_o)};
     for (double c : cls) stats.push_back(real(c));
-    for (Value v : {real(speedup), real(one ? r0.efficiency : speedup / a.p), Value(int64_t(count)),
-                    count ? real(lo) : Value(), real(mean), count ? real(hi) : Value(), real(sd),
-                    real(one ? r0.imbalance : mean > 0 ? hi / mean : NAN), real(wait_sum * 1e-9),
-                    a.noise_priced ? real(noise) : Value(), real(events),
-                    mpi ? Value(int64_t(sum_of(sent))) : Value(), mpi ? Value(int64_t(sum_of(recv))) : Value(),
-                    mpi ? real(wait_sum * 1e-9) : Value(), mpi ? real(sum_of(transfer) * 1e-9) : Value()})
+    for (Value v :
+         {real(speedup), real(one ? r0.efficiency : speedup / a.p), Value(int64_t(count)),
+          count ? real(lo) : Value(), real(mean), count ? real(hi) : Value(), real(sd),
+          real(one        ? r0.imbalance
+               : mean > 0 ? hi / mean
+                          : NAN),
+          real(wait_sum * 1e-9), a.noise_priced ? real(noise) : Value(), real(events),
+          mpi ? Value(int64_t(sum_of(sent))) : Value(),
+          mpi ? Value(int64_t(sum_of(recv))) : Value(), mpi ? real(wait_sum * 1e-9) : Value(),
+          mpi ? real(sum_of(transfer) * 1e-9) : Value()})
       stats.push_back(v);
     out.stats.push_back(std::move(stats));
     out.stats_region.push_back(g);
@@ -466,8 +487,9 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
     }
     if (per_pe)
       for (uint32_t th : pes.touched) {
-        out.pes.push_back({Value(), Value(), int64_t(e.threads[th].rank), int64_t(e.threads[th].thread),
-                           int64_t(pes.visits[th]), real(pes.time[th]), real(pes.wait[th])});
+        out.pes.push_back({Value(), Value(), int64_t(e.threads[th].rank),
+                           int64_t(e.threads[th].thread), int64_t(pes.visits[th]),
+                           real(pes.time[th]), real(pes.wait[th])});
         out.pe_region.push_back(g);
       }
   }
@@ -477,12 +499,12 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
 }
 
 std::vector<std::string> stats_columns() {
-  std::vector<std::string> c = {"experiment_id", "region_id", "in_run", "nodes", "visits", "t_p", "t_s",
-                                "t_s_estimated", "t_o"};
+  std::vector<std::string> c = {"experiment_id", "region_id", "in_run",        "nodes", "visits",
+                                "t_p",           "t_s",       "t_s_estimated", "t_o"};
   for (std::string_view k : kClassKeys) c.emplace_back(k);
-  for (const char* k : {"speedup", "efficiency", "pes", "time_min", "time_mean", "time_max", "time_stddev",
-                        "imbalance", "wait_total", "noise", "events_below", "bytes_sent", "bytes_recv",
-                        "mpi_wait", "mpi_transfer"})
+  for (const char* k : {"speedup", "efficiency", "pes", "time_min", "time_mean", "time_max",
+                        "time_stddev", "imbalance", "wait_total", "noise", "events_below",
+                        "bytes_sent", "bytes_recv", "mpi_wait", "mpi_transfer"})
     c.emplace_back(k);
   return c;
 }
@@ -502,7 +524,8 @@ std::vector<int64_t> region_ids(Database& db, const std::vector<RegionRow>& regi
     keys.emplace_back(std::move(k));
   }
   std::vector<int64_t> ids(regions.size(), 0);
-  for (const auto& row : select_in(db, "SELECT id, region_key FROM regions", "region_key", keys).rows)
+  for (const auto& row :
+       select_in(db, "SELECT id, region_key FROM regions", "region_key", keys).rows)
     ids[index.at(as_text(row[1]))] = as_int(row[0]);
   std::vector<size_t> fresh;
   for (size_t i = 0; i < regions.size(); ++i)
@@ -511,24 +534,28 @@ std::vector<int64_t> region_ids(Database& db, const std::vector<RegionRow>& regi
   int64_t next = next_id(db, "regions");
   for (size_t i : fresh) ids[i] = next++;
   // Parents first: a region refers to its parent's row.
-  std::stable_sort(fresh.begin(), fresh.end(), [&](size_t a, size_t b) { return regions[a].depth < regions[b].depth; });
+  std::stable_sort(fresh.begin(), fresh.end(),
+                   [&](size_t a, size_t b) { return regions[a].depth < regions[b].depth; });
   std::vector<Row> rows;
   for (size_t i : fresh) {
     const RegionRow& r = regions[i];
     Value parent;
     auto up = r.root ? index.end() : index.find(hex(r.parent));
     if (up != index.end()) parent = ids[up->second];
-    rows.push_back({ids[i], hex(r.key), parent, int64_t(r.depth), r.path, hash_hex(r.path), r.kind, r.label,
-                    text_or_null(r.name), text_or_null(r.file), r.line ? Value(int64_t(r.line)) : Value(),
-                    text_or_null(r.function), text_or_null(r.location)});
+    rows.push_back({ids[i], hex(r.key), parent, int64_t(r.depth), r.path, hash_hex(r.path), r.kind,
+                    r.label, text_or_null(r.name), text_or_null(r.file),
+                    r.line ? Value(int64_t(r.line)) : Value(), text_or_null(r.function),
+                    text_or_null(r.location)});
   }
-  insert_rows(db, "regions", {"id", "region_key", "parent_id", "depth", "path", "path_hash", "kind", "label", "name",
-                              "file", "line", "function_name", "location"}, rows);
+  insert_rows(db, "regions",
+              {"id", "region_key", "parent_id", "depth", "path", "path_hash", "kind", "label",
+               "name", "file", "line", "function_name", "location"},
+              rows);
   return ids;
 }
 
-void fill_ids(std::vector<Row>& rows, const std::vector<size_t>& region, const std::vector<int64_t>& ids,
-              int64_t experiment) {
+void fill_ids(std::vector<Row>& rows, const std::vector<size_t>& region,
+              const std::vector<int64_t>& ids, int64_t experiment) {
   for (size_t i = 0; i < rows.size(); ++i) {
     rows[i][0] = experiment;
     rows[i][1] = ids[region[i]];
@@ -542,9 +569,10 @@ void delete_rows(Database& db, int64_t id) {
 
 void store_tags(Database& db, int64_t id, const Tags& tags) {
   for (const auto& [k, v] : tags)
-    db.query("INSERT INTO tags (experiment_id, tag, value) VALUES (?, ?, ?) "
-             "ON CONFLICT (experiment_id, tag) DO UPDATE SET value = excluded.value",
-             {id, k, v});
+    db.query(
+        "INSERT INTO tags (experiment_id, tag, value) VALUES (?, ?, ?) "
+        "ON CONFLICT (experiment_id, tag) DO UPDATE SET value = excluded.value",
+        {id, k, v});
 }
 
 // The reference of an experiment classified against itself (a reference run).
@@ -552,8 +580,9 @@ constexpr int64_t kSelf = -1;
 
 // One experiment, in one transaction. `reference`: the id of the experiment it was classified
 // against, 0 for none, kSelf for itself. `link` runs inside the transaction (a study's run row).
-Added store(Database& db, const Analyzed& x, const std::string& dir, int64_t reference, const AddOptions& o,
-            const std::string& machine, const std::function<void(int64_t)>& link = nullptr) {
+Added store(Database& db, const Analyzed& x, const std::string& dir, int64_t reference,
+            const AddOptions& o, const std::string& machine,
+            const std::function<void(int64_t)>& link = nullptr) {
   const std::string uid = hash_hex(read_file(dir + "/meta.json"));
   Added added;
   added.path = dir;
@@ -575,7 +604,8 @@ Added store(Database& db, const Analyzed& x, const std::string& dir, int64_t ref
     Rows rows = make_rows(x, dir, machine, o.per_pe);
     if (!added.id) added.id = next_id(db, "experiments");
     rows.experiment.push_back({"reference_id", reference == kSelf ? Value(added.id)
-                                               : reference ? Value(reference) : Value()});
+                                               : reference        ? Value(reference)
+                                                                  : Value()});
     rows.experiment.push_back({"added", study::now_iso8601()});
     std::vector<std::string> names;
     Row values;
@@ -600,9 +630,12 @@ Added store(Database& db, const Analyzed& x, const std::string& dir, int64_t ref
     fill_ids(rows.counters, rows.counter_region, ids, added.id);
     fill_ids(rows.pes, rows.pe_region, ids, added.id);
     insert_rows(db, "region_stats", stats_columns(), rows.stats);
-    insert_rows(db, "region_subclasses", {"experiment_id", "region_id", "subclass", "seconds"}, rows.subclasses);
-    insert_rows(db, "region_counters", {"experiment_id", "region_id", "counter", "value"}, rows.counters);
-    insert_rows(db, "pe_times", {"experiment_id", "region_id", "mpi_rank", "thread", "visits", "pe_time", "wait"},
+    insert_rows(db, "region_subclasses", {"experiment_id", "region_id", "subclass", "seconds"},
+                rows.subclasses);
+    insert_rows(db, "region_counters", {"experiment_id", "region_id", "counter", "value"},
+                rows.counters);
+    insert_rows(db, "pe_times",
+                {"experiment_id", "region_id", "mpi_rank", "thread", "visits", "pe_time", "wait"},
                 rows.pes);
     if (link) link(added.id);
     added.regions = rows.regions.size();
@@ -616,7 +649,8 @@ Added store(Database& db, const Analyzed& x, const std::string& dir, int64_t ref
 
 // The id of an experiment already stored, by its meta.json; 0 when it is not.
 int64_t stored_id(Database& db, const std::string& dir) {
-  Result r = db.query("SELECT id FROM experiments WHERE uid = ?", {hash_hex(read_file(dir + "/meta.json"))});
+  Result r = db.query("SELECT id FROM experiments WHERE uid = ?",
+                      {hash_hex(read_file(dir + "/meta.json"))});
   return r.rows.empty() ? 0 : as_int(r.rows[0][0]);
 }
 
@@ -627,7 +661,8 @@ std::string machine_for(const AddOptions& o, std::optional<overheads::MachineMod
 }
 
 // Stores the reference (classified against itself) unless it is stored; its id.
-int64_t store_reference(Database& db, const std::string& ref, const AddOptions& o, std::vector<Added>& out) {
+int64_t store_reference(Database& db, const std::string& ref, const AddOptions& o,
+                        std::vector<Added>& out) {
   if (int64_t id = stored_id(db, ref)) return id;
   std::optional<overheads::MachineModel> model;
   std::string machine = machine_for(o, model);
@@ -651,8 +686,8 @@ std::pair<std::string, std::string> parse_tag(const std::string& text) {
   return {k, text.substr(eq + 1)};
 }
 
-std::vector<Added> add_experiment(Database& db, const std::string& dir, const std::string& reference,
-                                  const AddOptions& o) {
+std::vector<Added> add_experiment(Database& db, const std::string& dir,
+                                  const std::string& reference, const AddOptions& o) {
   std::vector<Added> out;
   std::optional<overheads::MachineModel> model;
   std::string machine = machine_for(o, model);
@@ -687,20 +722,30 @@ std::vector<Added> add_study(Database& db, const std::string& dir, const AddOpti
   db.begin_write();
   try {
     Result r = db.query("SELECT id FROM studies WHERE uid = ?", {uid});
-    std::vector<Value> values = {fs::absolute(dir).lexically_normal().string(), command, list(s.threads),
-                                 list(s.ranks), int64_t(s.repeat), text_or_null(s.created), text_or_null(s.host),
+    std::vector<Value> values = {fs::absolute(dir).lexically_normal().string(),
+                                 command,
+                                 list(s.threads),
+                                 list(s.ranks),
+                                 int64_t(s.repeat),
+                                 text_or_null(s.created),
+                                 text_or_null(s.host),
                                  ref_id};
     if (!r.rows.empty()) {
       study_id = as_int(r.rows[0][0]);
       values.push_back(study_id);
-      db.query("UPDATE studies SET path = ?, command = ?, threads = ?, ranks = ?, repetitions = ?, created = ?, "
-               "host = ?, reference_id = ? WHERE id = ?", values);
+      db.query(
+          "UPDATE studies SET path = ?, command = ?, threads = ?, ranks = ?, repetitions = ?, "
+          "created = ?, "
+          "host = ?, reference_id = ? WHERE id = ?",
+          values);
     } else {
       study_id = next_id(db, "studies");
       values.insert(values.begin(), {study_id, uid});
       values.push_back(study::now_iso8601());
-      insert_rows(db, "studies", {"id", "uid", "path", "command", "threads", "ranks", "repetitions", "created",
-                                  "host", "reference_id", "added"}, {values});
+      insert_rows(db, "studies",
+                  {"id", "uid", "path", "command", "threads", "ranks", "repetitions", "created",
+                   "host", "reference_id", "added"},
+                  {values});
     }
     db.commit();
   } catch (...) {
@@ -713,9 +758,11 @@ std::vector<Added> add_study(Database& db, const std::string& dir, const AddOpti
     if (r.status != Status::Ok) continue;
     const std::string run_dir = dir + "/" + r.experiment();
     auto link = [&](int64_t id) {
-      db.query("INSERT INTO study_runs (study_id, experiment_id, run, config, repetition) VALUES (?, ?, ?, ?, ?) "
-               "ON CONFLICT (study_id, experiment_id) DO NOTHING",
-               {study_id, id, r.id(), r.config.id(), int64_t(r.repetition)});
+      db.query(
+          "INSERT INTO study_runs (study_id, experiment_id, run, config, repetition) VALUES (?, ?, "
+          "?, ?, ?) "
+          "ON CONFLICT (study_id, experiment_id) DO NOTHING",
+          {study_id, id, r.id(), r.config.id(), int64_t(r.repetition)});
     };
     if (&r == chosen.run) {
       // The reference is stored already: its row joins the study.

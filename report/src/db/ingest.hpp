@@ -32,8 +32,8 @@ struct Added {
 // Stores the experiment in `dir`, classified against `reference` ("" for none: T_s estimated);
 // the reference is stored first (classified against itself) unless it is there already. Each
 // experiment is one transaction: it is stored whole or not at all.
-std::vector<Added> add_experiment(Database& db, const std::string& dir, const std::string& reference,
-                                  const AddOptions& options);
+std::vector<Added> add_experiment(Database& db, const std::string& dir,
+                                  const std::string& reference, const AddOptions& options);
 // Stores every completed run of the study in `dir`, each classified against the study's
 // reference (the 1 x 1 repetition of median program time, as `scalea report STUDY` chooses it)
 // with p = threads x ranks, and the study with its runs.

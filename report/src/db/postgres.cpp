@@ -59,7 +59,8 @@ std::string first_word(const std::string& sql) {
     }
   }
   std::string w;
-  while (i < sql.size() && std::isalpha((unsigned char)sql[i])) w += char(std::toupper((unsigned char)sql[i++]));
+  while (i < sql.size() && std::isalpha((unsigned char)sql[i]))
+    w += char(std::toupper((unsigned char)sql[i++]));
   return w;
 }
 
@@ -117,7 +118,8 @@ class PgDb final : public Database {
     bool reads = false;
     for (const char* r : reading) reads = reads || w == r;
     if (!reads)
-      throw DbError("db query is read-only: " + w + " is not a query (SELECT, WITH, VALUES, TABLE, "
+      throw DbError("db query is read-only: " + w +
+                    " is not a query (SELECT, WITH, VALUES, TABLE, "
                     "EXPLAIN, SHOW; use db add and db rm to change the database)");
     exec_script("BEGIN READ ONLY");
     try {
@@ -131,8 +133,10 @@ class PgDb final : public Database {
   }
 
   bool has_table(const std::string& table) override {
-    return !query("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
-                  "AND table_name = ?", {table})
+    return !query(
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
+                "AND table_name = ?",
+                {table})
                 .rows.empty();
   }
 
@@ -168,17 +172,21 @@ class PgDb final : public Database {
         if (PQgetisnull(res, i, c)) continue;
         const char* v = PQgetvalue(res, i, c);
         switch (types[size_t(c)]) {
-          case 20: case 21: case 23: case 26:  // int8, int2, int4, oid
+          case 20:
+          case 21:
+          case 23:
+          case 26:  // int8, int2, int4, oid
             row[size_t(c)] = int64_t(std::strtoll(v, nullptr, 10));
             break;
-          case 700: case 701: case 1700:  // float4, float8, numeric
+          case 700:
+          case 701:
+          case 1700:  // float4, float8, numeric
             row[size_t(c)] = std::strtod(v, nullptr);
             break;
           case 16:  // bool
             row[size_t(c)] = int64_t(v[0] == 't');
             break;
-          default:
-            row[size_t(c)] = std::string(v, size_t(PQgetlength(res, i, c)));
+          default: row[size_t(c)] = std::string(v, size_t(PQgetlength(res, i, c)));
         }
       }
       r.rows.push_back(std::move(row));
@@ -201,20 +209,23 @@ class PgDb final : public Database {
   void check(PGresult* res, bool user) {
     ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK || st == PGRES_EMPTY_QUERY) return;
-    std::string state = res && PQresultErrorField(res, PG_DIAG_SQLSTATE) ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : "";
+    std::string state = res && PQresultErrorField(res, PG_DIAG_SQLSTATE)
+                            ? PQresultErrorField(res, PG_DIAG_SQLSTATE)
+                            : "";
     std::string msg = res && PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY)
                           ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY)
                           : PQerrorMessage(conn_);
     msg = clean(msg);
     PQclear(res);
     if (connection_lost(state))
-      throw DbError("lost the connection to " + name_ + " (" + msg + "): nothing of the unfinished "
+      throw DbError("lost the connection to " + name_ + " (" + msg +
+                    "): nothing of the unfinished "
                     "transaction was stored");
     char wait[32];
     std::snprintf(wait, sizeof wait, "%g", wait_s_);
     if (state == "55P03")
-      throw DbError("database " + name_ + " is locked by another scalea db command (waited " + wait +
-                    " s; --wait SECONDS waits longer)");
+      throw DbError("database " + name_ + " is locked by another scalea db command (waited " +
+                    wait + " s; --wait SECONDS waits longer)");
     if (state == "25006")
       throw DbError(user ? "db query is read-only: " + msg
                          : "database " + name_ + " is read-only (" + msg + "): cannot change it");

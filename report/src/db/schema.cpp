@@ -163,8 +163,9 @@ std::string tables() {
       sql.replace(at, mark.size(), text);
   };
   fill("@CLASSES@", class_columns("", " DOUBLE PRECISION NOT NULL"));
-  fill("@PROBE@", "experiment_id INTEGER NOT NULL REFERENCES experiments(id),\n  "
-                  "region_id INTEGER NOT NULL REFERENCES regions(id),");
+  fill("@PROBE@",
+       "experiment_id INTEGER NOT NULL REFERENCES experiments(id),\n  "
+       "region_id INTEGER NOT NULL REFERENCES regions(id),");
   return sql;
 }
 
@@ -176,7 +177,8 @@ std::string view_statements() {
       "CREATE VIEW overheads AS SELECT s.experiment_id, e.program, e.arguments, e.p, e.threads, "
       "e.ranks, e.host, e.started, e.started_epoch, e.git_commit, e.reference_id, s.region_id, "
       "r.parent_id, r.path, r.depth, r.kind, r.label, r.location, s.in_run, s.visits, s.t_p, "
-      "s.t_s, s.t_s_estimated, s.t_o, " + class_columns("s.", "") +
+      "s.t_s, s.t_s_estimated, s.t_o, " +
+      class_columns("s.", "") +
       "s.speedup, s.efficiency, s.pes, s.time_min, s.time_mean, s.time_max, s.time_stddev, "
       "s.imbalance, s.noise FROM region_stats s JOIN experiments e ON e.id = s.experiment_id "
       "JOIN regions r ON r.id = s.region_id;\n";
@@ -185,14 +187,17 @@ std::string view_statements() {
   const std::string cols =
       "experiment_id, started, started_epoch, program, arguments, p, threads, ranks, host, "
       "git_commit, region_id, path, ";
-  sql += "CREATE VIEW region_history AS SELECT " + cols + "'time' AS class, t_p AS seconds FROM overheads";
+  sql += "CREATE VIEW region_history AS SELECT " + cols +
+         "'time' AS class, t_p AS seconds FROM overheads";
   sql += " UNION ALL SELECT " + cols + "'total', t_o FROM overheads";
   for (std::string_view k : overheads::kClassKeys)
-    sql += " UNION ALL SELECT " + cols + "'" + std::string(k) + "', " + std::string(k) + " FROM overheads";
-  sql += " UNION ALL SELECT c.experiment_id, e.started, e.started_epoch, e.program, e.arguments, e.p, "
-         "e.threads, e.ranks, e.host, e.git_commit, c.region_id, r.path, c.subclass, c.seconds "
-         "FROM region_subclasses c JOIN experiments e ON e.id = c.experiment_id "
-         "JOIN regions r ON r.id = c.region_id";
+    sql += " UNION ALL SELECT " + cols + "'" + std::string(k) + "', " + std::string(k) +
+           " FROM overheads";
+  sql +=
+      " UNION ALL SELECT c.experiment_id, e.started, e.started_epoch, e.program, e.arguments, e.p, "
+      "e.threads, e.ranks, e.host, e.git_commit, c.region_id, r.path, c.subclass, c.seconds "
+      "FROM region_subclasses c JOIN experiments e ON e.id = c.experiment_id "
+      "JOIN regions r ON r.id = c.region_id";
   return sql;
 }
 
@@ -222,7 +227,8 @@ void refuse_foreign(Database& db) {
   if (std::string(db.backend()) != "sqlite") return;
   Result r = db.query("SELECT count(*) FROM sqlite_master WHERE type = 'table'");
   if (!r.rows.empty() && as_int(r.rows[0][0]) > 0)
-    throw DbError(db.name() + " is an SQLite database of another application (it has no "
+    throw DbError(db.name() +
+                  " is an SQLite database of another application (it has no "
                   "scalea_schema table): name another file with --db");
 }
 
@@ -238,7 +244,8 @@ int prepare_for_write(Database& db) {
     if (v > kSchemaVersion) newer(db, v);
     if (v < kSchemaVersion) {
       if (v == 0) refuse_foreign(db);
-      if (v > 0) db.exec_script("DROP VIEW IF EXISTS region_history; DROP VIEW IF EXISTS overheads");
+      if (v > 0)
+        db.exec_script("DROP VIEW IF EXISTS region_history; DROP VIEW IF EXISTS overheads");
       for (const Migration& m : migrations()) {
         if (m.version <= v) continue;
         db.exec_script(m.sql);
@@ -259,7 +266,8 @@ void prepare_for_read(Database& db) {
   int v = schema_version(db);
   if (v == 0) {
     refuse_foreign(db);
-    throw DbError("database " + db.name() + " holds no experiments yet (scalea db add stores some)");
+    throw DbError("database " + db.name() +
+                  " holds no experiments yet (scalea db add stores some)");
   }
   if (v > kSchemaVersion) newer(db, v);
   if (v < kSchemaVersion)

@@ -26,17 +26,20 @@ class SqliteDb final : public Database {
       throw DbError("no database at " + path + " (scalea db add creates it)");
     if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
       throw DbError(path + " is a directory, not a database file");
-    int flags = access == Access::Read ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    int flags =
+        access == Access::Read ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
     try {
       if (rc != SQLITE_OK) fail(rc, "cannot open");
       sqlite3_extended_result_codes(db_, 1);
       sqlite3_busy_timeout(db_, int(wait_s * 1000));
       if (access == Access::Write && sqlite3_db_readonly(db_, "main") == 1)
-        throw DbError("database " + name_ + " is read-only (no write permission): cannot change it");
+        throw DbError("database " + name_ +
+                      " is read-only (no write permission): cannot change it");
       // Reading the schema proves the file is a database: a damaged header fails here.
-      exec_script(access == Access::Read ? "PRAGMA query_only = ON; SELECT count(*) FROM sqlite_master"
-                                         : "PRAGMA foreign_keys = ON; SELECT count(*) FROM sqlite_master");
+      exec_script(access == Access::Read
+                      ? "PRAGMA query_only = ON; SELECT count(*) FROM sqlite_master"
+                      : "PRAGMA foreign_keys = ON; SELECT count(*) FROM sqlite_master");
     } catch (...) {
       sqlite3_close_v2(db_);
       throw;
@@ -52,7 +55,8 @@ class SqliteDb final : public Database {
   Result query(const std::string& sql, const std::vector<Value>& params) override {
     sqlite3_stmt*& stmt = cache_[sql];
     if (!stmt) {
-      int rc = sqlite3_prepare_v3(db_, sql.c_str(), int(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+      int rc = sqlite3_prepare_v3(db_, sql.c_str(), int(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                                  &stmt, nullptr);
       if (rc != SQLITE_OK) {
         cache_.erase(sql);
         fail(rc, "cannot run a statement");
@@ -83,7 +87,8 @@ class SqliteDb final : public Database {
     const char* tail = nullptr;
     int rc = sqlite3_prepare_v2(db_, sql.c_str(), int(sql.size()), &stmt, &tail);
     if (rc != SQLITE_OK) {
-      if ((rc & 0xff) == SQLITE_ERROR) throw DbError(std::string("query failed: ") + sqlite3_errmsg(db_));
+      if ((rc & 0xff) == SQLITE_ERROR)
+        throw DbError(std::string("query failed: ") + sqlite3_errmsg(db_));
       fail(rc, "cannot run the query");
     }
     struct Finalize {
@@ -94,12 +99,14 @@ class SqliteDb final : public Database {
     if (tail && std::string(tail).find_first_not_of(" \t\r\n;") != std::string::npos)
       throw DbError("give one SQL statement (db query runs one at a time)");
     if (!sqlite3_stmt_readonly(stmt))
-      throw DbError("db query is read-only: the statement would change the database (use db add and db rm)");
+      throw DbError(
+          "db query is read-only: the statement would change the database (use db add and db rm)");
     return collect(stmt, true);
   }
 
   bool has_table(const std::string& table) override {
-    return !query("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", {table})
+    return !query("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?",
+                  {table})
                 .rows.empty();
   }
 
@@ -125,7 +132,8 @@ class SqliteDb final : public Database {
       if (rc == SQLITE_DONE) break;
       if (rc != SQLITE_ROW) {
         sqlite3_reset(stmt);
-        if (user && (rc & 0xff) == SQLITE_ERROR) throw DbError(std::string("query failed: ") + sqlite3_errmsg(db_));
+        if (user && (rc & 0xff) == SQLITE_ERROR)
+          throw DbError(std::string("query failed: ") + sqlite3_errmsg(db_));
         fail(rc, "cannot run a statement");
       }
       std::vector<Value> row(static_cast<size_t>(cols));
@@ -160,17 +168,13 @@ class SqliteDb final : public Database {
         throw DbError("database " + name_ + " is read-only (" + msg + "): cannot change it");
       case SQLITE_NOTADB:
         throw DbError(name_ + " is not an SQLite database, or its header is damaged (" + msg + ")");
-      case SQLITE_CORRUPT:
-        throw DbError("database " + name_ + " is corrupt (" + msg + ")");
+      case SQLITE_CORRUPT: throw DbError("database " + name_ + " is corrupt (" + msg + ")");
       case SQLITE_CANTOPEN:
         throw DbError(what + " database " + name_ + ": " + msg +
                       (errno ? std::string(" (") + std::strerror(errno) + ")" : std::string()));
-      case SQLITE_FULL:
-        throw DbError("the disk holding database " + name_ + " is full");
-      case SQLITE_IOERR:
-        throw DbError("I/O error on database " + name_ + ": " + msg);
-      default:
-        throw DbError("database " + name_ + ": " + what + ": " + msg);
+      case SQLITE_FULL: throw DbError("the disk holding database " + name_ + " is full");
+      case SQLITE_IOERR: throw DbError("I/O error on database " + name_ + ": " + msg);
+      default: throw DbError("database " + name_ + ": " + what + ": " + msg);
     }
   }
 };

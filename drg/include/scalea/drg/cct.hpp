@@ -70,8 +70,8 @@ std::string call_path(uint32_t node, uint32_t depth, uint32_t root, Parent&& par
 // analyses stream over, so that they never need more of a run in memory than one batch. Every
 // thread of a rank is in the same batch, and batches come in the order of Experiment::threads.
 struct ThreadBatch {
-  uint32_t first = 0;                       // index of the batch's first thread in the run
-  const ThreadTree* threads = nullptr;      // count threads
+  uint32_t first = 0;                             // index of the batch's first thread in the run
+  const ThreadTree* threads = nullptr;            // count threads
   const std::vector<uint32_t>* merged = nullptr;  // per thread: node -> merged node
   uint32_t count = 0;
   size_t index = 0;  // the batch's number among MergedTree::batches(): its rank file, read by file
@@ -100,13 +100,16 @@ class MergedTree {
   void for_each_batch(const std::function<void(const ThreadBatch&)>& visit) const;
   // The batches [first, last) only (first < last <= batches()): a share of the run for one of
   // the processes that analyse it together; ThreadBatch::first still counts from the run's start.
-  void for_each_batch(size_t first, size_t last, const std::function<void(const ThreadBatch&)>& visit) const;
+  void for_each_batch(size_t first, size_t last,
+                      const std::function<void(const ThreadBatch&)>& visit) const;
   // How many batches for_each_batch gives: one per rank file read by file, one in memory.
   size_t batches() const { return files_ ? file_first_.size() - 1 : 1; }
   // The threads of the run (its PEs), and how many of them hold each node.
   size_t threads() const { return e_->threads.size(); }
   bool by_file() const { return files_ != nullptr; }  // read one rank file at a time
-  size_t holders(uint32_t node) const { return files_ ? holders_[node] : nodes_[node].members.size(); }
+  size_t holders(uint32_t node) const {
+    return files_ ? holders_[node] : nodes_[node].members.size();
+  }
 
   double sum(uint32_t node, int metric) const;
   double max(uint32_t node, int metric) const;
@@ -129,12 +132,13 @@ class MergedTree {
   // The same for a thread whose call paths are all in the tree already.
   void map_thread(const ThreadTree& t, std::vector<uint32_t>& map) const;
   // Every thread of the run with its map, in order: per_thread and per_rank over the files.
-  void for_each_thread(const std::function<void(uint32_t, const ThreadTree&, const std::vector<uint32_t>&)>& f) const;
+  void for_each_thread(const std::function<void(uint32_t, const ThreadTree&,
+                                                const std::vector<uint32_t>&)>& f) const;
 
   const Experiment* e_;
   const RankFiles* files_ = nullptr;  // read one file at a time, or null: all in memory
   std::vector<MergedNode> nodes_;
-  FlatMap64 child_;  // (merged parent, region) -> merged node
+  FlatMap64 child_;                         // (merged parent, region) -> merged node
   std::vector<std::vector<uint32_t>> map_;  // in memory, per thread: node -> merged node
   // Read by file: per node its holders; per node and metric (node-major) sum, min and max.
   std::vector<size_t> holders_;

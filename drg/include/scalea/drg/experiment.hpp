@@ -29,7 +29,7 @@ struct Region {
   std::string file;      // source file, "" when unknown
   std::string function;  // enclosing program unit, "" when unknown
   uint32_t line = 0;
-  std::string module;    // object file holding the code address, "" when none
+  std::string module;  // object file holding the code address, "" when none
   // Relative to the module's load base, as the collector recorded it: the lowest recorded one
   // when several became this region (inlined copies; docs/symbols.md).
   uint64_t address = 0;

@@ -51,10 +51,10 @@ struct MetricInfo {
 
 // One thread's sub-DRG taking part in the merge.
 struct Stream {
-  uint32_t run = 0;           // index into Drg::runs()
-  int32_t rank = -1;          // MPI rank, -1 without MPI
-  uint32_t thread = 0;        // the tool's thread number in its process
-  uint32_t tree = 0;          // index into the run's Experiment::threads
+  uint32_t run = 0;     // index into Drg::runs()
+  int32_t rank = -1;    // MPI rank, -1 without MPI
+  uint32_t thread = 0;  // the tool's thread number in its process
+  uint32_t tree = 0;    // index into the run's Experiment::threads
   const ThreadTree* data = nullptr;
 };
 
@@ -66,8 +66,8 @@ struct Source {
 
 struct RunInfo {
   const Experiment* experiment = nullptr;
-  std::string label;   // the experiment path
-  int p = 1;           // processing elements: ranks x max team size
+  std::string label;  // the experiment path
+  int p = 1;          // processing elements: ranks x max team size
   int ranks = 1;
   std::vector<int> metric_column;  // Drg metric -> the run's column, or -1
 };
@@ -97,7 +97,7 @@ struct Decomposition {
   struct Part {
     uint32_t vertex;  // child vertex
     double time;
-    bool end;         // counted in `end` (join barrier, reduction), not in `subregions`
+    bool end;  // counted in `end` (join barrier, reduction), not in `subregions`
   };
   double total = 0;       // inclusive time of the region
   double subregions = 0;  // instrumented subregions (children) other than the end parts
@@ -147,7 +147,9 @@ class Drg {
   }
   size_t source_count(uint32_t v) const { return src_begin_[v + 1] - src_begin_[v]; }
   // Old -> new: the merged vertex of node `node` of stream `stream`.
-  uint32_t map(uint32_t stream, uint32_t node) const { return old_to_new_[stream_begin_[stream] + node]; }
+  uint32_t map(uint32_t stream, uint32_t node) const {
+    return old_to_new_[stream_begin_[stream] + node];
+  }
 
   // Per-thread values: (stream, value) for the streams that ran the node (others are absent).
   std::vector<std::pair<uint32_t, double>> per_thread(uint32_t v, int metric) const;
@@ -193,7 +195,8 @@ class Drg {
   void unify_metrics(const std::vector<const Experiment*>& runs);
   size_t add_runs(const std::vector<const Experiment*>& runs, const Scope& scope,
                   std::vector<std::vector<uint32_t>>& regmap);
-  std::vector<uint32_t> fold_streams(const std::vector<std::vector<uint32_t>>& regmap, size_t total_nodes);
+  std::vector<uint32_t> fold_streams(const std::vector<std::vector<uint32_t>>& regmap,
+                                     size_t total_nodes);
   void index_sources(const std::vector<uint32_t>& count);
   std::vector<double> merged_values(std::optional<uint32_t> only_run) const;
   uint32_t add_region(const Region& r);
@@ -202,18 +205,18 @@ class Drg {
   CctGraph g_;
   std::vector<uint32_t> parent_;
   std::vector<Region> regions_;
-  std::unordered_map<std::string, uint32_t> region_index_;   // region_key() -> region
-  FlatMap64 child_index_;                                    // (parent vertex, region) -> vertex
-  std::vector<std::vector<uint32_t>> region_vertices_;        // region -> vertices
+  std::unordered_map<std::string, uint32_t> region_index_;  // region_key() -> region
+  FlatMap64 child_index_;                                   // (parent vertex, region) -> vertex
+  std::vector<std::vector<uint32_t>> region_vertices_;      // region -> vertices
   std::vector<MetricInfo> metrics_;
   std::vector<RunInfo> runs_;
   std::vector<Stream> streams_;
-  std::vector<size_t> stream_begin_;   // stream -> offset into old_to_new_
+  std::vector<size_t> stream_begin_;  // stream -> offset into old_to_new_
   std::vector<uint32_t> old_to_new_;
-  std::vector<size_t> src_begin_;      // vertex -> offset into src_ (CSR), size() + 1 entries
+  std::vector<size_t> src_begin_;  // vertex -> offset into src_ (CSR), size() + 1 entries
   std::vector<Source> src_;
-  std::vector<double> values_;         // vertex-major merged values, all runs
-  std::vector<double> run_values_;     // [run][vertex][metric], only with more than one run
+  std::vector<double> values_;      // vertex-major merged values, all runs
+  std::vector<double> run_values_;  // [run][vertex][metric], only with more than one run
   int visits_ = -1, time_ = -1, fork_ = -1, join_ = -1, team_ = -1;
 };
 

@@ -28,17 +28,17 @@ struct OpenmpMeta {
 
 // One thread of a process ("affinity" "threads").
 struct ThreadAffinity {
-  std::optional<uint32_t> index;      // the thread's number in its process (ThreadTree::thread)
-  std::optional<std::string> cpus;    // the CPUs it may run on, a Linux cpulist ("0-3,8")
-  std::optional<double> created_s;    // when it was created, s since the program started
-  std::optional<double> cpu_s;        // its time on a CPU (schedstat)
-  std::optional<double> runqueue_s;   // its time runnable, waiting for a CPU (schedstat)
+  std::optional<uint32_t> index;     // the thread's number in its process (ThreadTree::thread)
+  std::optional<std::string> cpus;   // the CPUs it may run on, a Linux cpulist ("0-3,8")
+  std::optional<double> created_s;   // when it was created, s since the program started
+  std::optional<double> cpu_s;       // its time on a CPU (schedstat)
+  std::optional<double> runqueue_s;  // its time runnable, waiting for a CPU (schedstat)
 };
 
 // One process's affinity: the run's own, or one rank's under MPI.
 struct ProcessAffinity {
-  int rank = -1;      // -1: the process of a run without ranks
-  std::string host;   // the experiment's host unless the rank's entry names one
+  int rank = -1;     // -1: the process of a run without ranks
+  std::string host;  // the experiment's host unless the rank's entry names one
   int cpus_online = 0;
   std::vector<ThreadAffinity> threads;
 };

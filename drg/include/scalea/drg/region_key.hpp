@@ -11,8 +11,8 @@
 //
 // Both are structs compared field by field. SourceKey::text() is the one encoding of a source
 // key, for what needs bytes: the analyses' interned call paths, the order of scalea diff's ties
-// and the database's hashed key. This header needs only the standard library: the collector uses ExactKey
-// too.
+// and the database's hashed key. This header needs only the standard library: the collector uses
+// ExactKey too.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -100,7 +100,9 @@ class SymbolResolver {
   // Returns the session for module_path, opening it on first use; its module is nullptr if the
   // module is unusable.
   Session& session_for(const std::string& module_path);
-  Dwfl_Module* module_for(const std::string& module_path) { return session_for(module_path).module; }
+  Dwfl_Module* module_for(const std::string& module_path) {
+    return session_for(module_path).module;
+  }
   const Code* code_of(Session& session);
   // Looks up a module offset (no return-address adjustment) into `loc`.
   bool lookup(Dwfl_Module* module, uint64_t offset, SourceLocation& loc);

@@ -58,27 +58,27 @@ struct Options {
 };
 
 struct RegionOverheads {
-  uint32_t node = 0;          // merged node in the run (kNoIndex for regions only in the reference)
+  uint32_t node = 0;  // merged node in the run (kNoIndex for regions only in the reference)
   uint32_t ref_node = format::kNoIndex;  // matching merged node in the reference, if any
-  std::string path;           // call path, e.g. "md/parallel@md.c:88/loop@md.c:90" (Options::paths)
-  uint32_t key = 0;           // call-path key (Analysis::keys) used to match the reference
+  std::string path;  // call path, e.g. "md/parallel@md.c:88/loop@md.c:90" (Options::paths)
+  uint32_t key = 0;  // call-path key (Analysis::keys) used to match the reference
   int p = 1;
-  double t_p = 0;             // s, wall time in the run (longest PE)
-  double t_s = 0;             // s, reference time, or the estimate U when there is no reference
+  double t_p = 0;  // s, wall time in the run (longest PE)
+  double t_s = 0;  // s, reference time, or the estimate U when there is no reference
   bool t_s_estimated = true;
   bool in_run = true, in_reference = false;
-  double t_o = 0;             // s, T_p - T_s/p
+  double t_o = 0;                             // s, T_p - T_s/p
   std::array<double, kClassCount> classes{};  // s of wall time, sum == t_o
-  std::map<std::string, double> subclasses;    // "synchronization.barrier" -> s
-  double useful_pe = 0;       // U in PE-seconds
+  std::map<std::string, double> subclasses;   // "synchronization.barrier" -> s
+  double useful_pe = 0;                       // U in PE-seconds
   double speedup = 0, efficiency = 0;
-  size_t pes_ran = 0;         // PEs that ran the region
-  double imbalance = 1;       // max / mean time over the PEs that ran it
+  size_t pes_ran = 0;                       // PEs that ran the region
+  double imbalance = 1;                     // max / mean time over the PEs that ran it
   int most_loaded = -1, least_loaded = -1;  // index into Experiment::threads
   // The tool's own cost inside T_p (s): visits recorded below the region times the calibrated
   // cost per visit, plus counter reads; T_p - noise is the compensated time. 0 without a machine.
   double noise = 0;
-  double events_below = 0;    // visits recorded below the region (all PEs)
+  double events_below = 0;  // visits recorded below the region (all PEs)
 };
 
 struct ProgramEfficiency {  // POP metrics, for comparison with other tools
@@ -89,9 +89,9 @@ struct ProgramEfficiency {  // POP metrics, for comparison with other tools
 struct Analysis {
   int p = 1;
   bool has_reference = false;
-  bool noise_priced = false;     // a machine model gave the tool's cost per event
-  bool misses_priced = false;    // extra cache misses over the reference were priced
-  std::vector<RegionOverheads> regions;       // one per merged node of the run, same index
+  bool noise_priced = false;             // a machine model gave the tool's cost per event
+  bool misses_priced = false;            // extra cache misses over the reference were priced
+  std::vector<RegionOverheads> regions;  // one per merged node of the run, same index
   std::vector<RegionOverheads> only_in_reference;
   ProgramEfficiency program;
   std::shared_ptr<CallPathKeys> keys;  // the table RegionOverheads::key refers to

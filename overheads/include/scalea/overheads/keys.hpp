@@ -43,8 +43,8 @@ class CallPathKeys {
  private:
   std::unordered_map<std::string, uint32_t> region_ids_;  // region key -> id
   std::vector<std::string> region_keys_;                  // id -> region key
-  drg::FlatMap64 child_;             // (parent key, region key id) -> key
-  std::vector<uint32_t> parent_, region_;  // per key
+  drg::FlatMap64 child_;                                  // (parent key, region key id) -> key
+  std::vector<uint32_t> parent_, region_;                 // per key
 };
 
 }  // namespace scalea::overheads

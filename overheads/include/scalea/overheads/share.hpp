@@ -30,7 +30,8 @@ class Share {
 // Thrown on every process when one of them failed: the failing process's exit status and its
 // one-line message (rank 0 prints it; the others print nothing).
 struct SharedFailure : std::runtime_error {
-  SharedFailure(int status, const std::string& message) : std::runtime_error(message), status(status) {}
+  SharedFailure(int status, const std::string& message)
+      : std::runtime_error(message), status(status) {}
   int status;
 };
 
