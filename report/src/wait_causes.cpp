@@ -53,7 +53,7 @@ std::map<uint32_t, double> runqueue_by_thread(const drg::Experiment& e) {
 
 BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_shared) {
   BarrierCause c;
-  c.cpus_shared = cpus_shared;
+  c.cpus_shared = c.more_threads_than_cpus = cpus_shared;
   const drg::Experiment& e = t.experiment();
   const int time = e.metric("time"), wait = e.metric("wait"), visits = e.metric("visits");
   const uint32_t parent = t.node(node).parent;
@@ -111,7 +111,19 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   for (const auto& [th, w] : work)
     if (rq.count(th)) rq_here[th] = rq[th];
   if (rq_here.size() == work.size() && c.by_work > 0 && spread(rq_here) >= 0.5 * c.by_work)
-    c.cpus_shared = true;
+    c.cpus_shared = c.cpu_waits_may_explain = true;
+  // Each thread's wait over the run bounds what it waited here: its own work was between its
+  // work less that wait and its work. When those ranges leave less than half the difference in
+  // work certain, waiting for a CPU (behind other processes, or waking up) may explain the rest.
+  if (rq_here.size() == work.size() && c.work_max > c.work_min) {
+    double surely_at_least = 0;
+    for (const auto& [th, w] : work) {
+      surely_at_least = std::max(surely_at_least, w - rq_here[th]);
+      c.cpu_wait_max = std::max(c.cpu_wait_max, rq_here[th]);
+    }
+    if (surely_at_least - c.work_min < 0.5 * (c.work_max - c.work_min))
+      c.cpu_waits_may_explain = true;
+  }
   c.by_queue = spread(queued);
   c.queue_node = most_queued;
   if (c.waits <= 0) return c;
@@ -136,12 +148,20 @@ std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
   switch (c.kind) {
     case BarrierCause::Kind::Unknown: return std::string(imbalance_hint);
     case BarrierCause::Kind::Imbalance:
-      if (c.cpus_shared)
+      if (c.more_threads_than_cpus)
         return fmt::format(
             "the work before it took {}, but the threads shared CPUs, which makes "
             "the same work take longer on some threads: run with at most one thread "
             "per CPU and look again; if the difference stays: {}",
             range, imbalance_hint);
+      if (c.cpu_waits_may_explain)
+        return fmt::format(
+            "the work before it took {}, but each thread waited up to {} for a CPU in "
+            "this run (the scheduler's account: behind other processes, or waking up), "
+            "enough to make the same work take longer on some threads: run on a quiet "
+            "machine with pinned threads (OMP_PROC_BIND=close) and look again; if the "
+            "difference stays: {}",
+            range, ms(c.cpu_wait_max), imbalance_hint);
       return fmt::format("{} (the work before it: {})", imbalance_hint, range);
     case BarrierCause::Kind::Queueing: {
       const drg::Region& r = t.region_of(c.queue_node);

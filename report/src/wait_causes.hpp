@@ -28,7 +28,12 @@ struct BarrierCause {
   double visits_per_pe = 0;                // times each thread passed the barrier, on average
   double wait_per_visit = 0;               // seconds
   uint32_t queue_node = format::kNoIndex;  // the critical section or lock they queued at
-  bool cpus_shared = false;  // more threads than CPUs: uneven work may be uneven CPU time
+  bool cpus_shared = false;  // more threads than CPUs, or threads that waited unevenly for one
+  bool more_threads_than_cpus = false;  // on a host of the run (cpu_sharing())
+  // The threads' waits for a CPU over the run (meta.json runqueue_s) are large enough to explain
+  // at least half the difference in work: it may not be the code's.
+  bool cpu_waits_may_explain = false;
+  double cpu_wait_max = 0;  // the longest of those waits (seconds)
 };
 
 // The cause of the waits at barrier `node` (a merged node of a barrier region), from its siblings

@@ -270,14 +270,16 @@ TEST_P(Shapes, ForkJoinOfBalancedRegions) {
   EXPECT_LT(subclass(root, "loss_of_parallelism.unparallelized"), serial + 0.002) << describe(root);
   auto f = findings_of(c);
   expect_no_finding(f, "loss_of_parallelism.unparallelized");
-  // With more threads than CPUs (p = 4 here), threads' equal work may take unequal time: the hint
+  // With more threads than CPUs (p = 4 here), or threads that waited for a CPU as long as their
+  // work differs (sleeps on a busy machine), threads' equal work may take unequal time: the hint
   // must say so before any advice on the schedule.
   for (const auto& x : f) {
     std::string hint = x.value("hint", "");
     if (x.value("subclass", "") != "barrier" && x.value("subclass", "") != "load_imbalance") continue;
     size_t dynamic = hint.find("schedule(dynamic)");
     if (dynamic != std::string::npos)
-      EXPECT_LT(hint.find("shared CPUs"), dynamic) << x.value("text", "");
+      EXPECT_LT(std::min(hint.find("shared CPUs"), hint.find("for a CPU")), dynamic)
+          << x.value("text", "") << ": " << hint;
   }
 }
 

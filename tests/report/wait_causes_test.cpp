@@ -101,6 +101,30 @@ TEST(BarrierCause, UnevenWorkOfThreadsThatWaitedForACpuMayBeCpuTime) {
   EXPECT_FALSE(y.cause().cpus_shared);
 }
 
+TEST(BarrierCause, ADifferenceInWorkAsSmallAsTheWaitsForACpuIsNotCalledCertain) {
+  // Equal work (sleeps) on two threads on two CPUs of a busy machine: 242 and 260 ms measured,
+  // and each thread waited 20-30 ms for a CPU over the run (wake-ups, other processes), so the
+  // 18 ms may be waiting; the hint says so before the advice on the schedule.
+  LoopBarrier x({260, 242}, {0, 18});
+  x.b.experiment().meta = {{"affinity", {{"threads", {{{"index", 0}, {"runqueue_s", 0.030}},
+                                                      {{"index", 1}, {"runqueue_s", 0.020}}}}}}};
+  BarrierCause c = x.cause();
+  EXPECT_EQ(c.kind, Kind::Imbalance);
+  EXPECT_TRUE(c.cpu_waits_may_explain);
+  EXPECT_NEAR(c.cpu_wait_max, 0.030, 1e-12);
+  drg::MergedTree t(x.b.experiment());
+  std::string h = barrier_hint(t, c, "try schedule(dynamic)");
+  EXPECT_LT(h.find("30 ms for a CPU"), h.find("try schedule(dynamic)")) << h;
+  // A difference far larger than the waits is the code's: the advice comes plainly.
+  LoopBarrier y({20, 80}, {60, 0});
+  y.b.experiment().meta = x.b.experiment().meta;
+  BarrierCause d = y.cause();
+  EXPECT_EQ(d.kind, Kind::Imbalance);
+  EXPECT_FALSE(d.cpu_waits_may_explain);
+  drg::MergedTree u(y.b.experiment());
+  EXPECT_EQ(barrier_hint(u, d, "try schedule(dynamic)").find("for a CPU"), std::string::npos);
+}
+
 TEST(BarrierCause, QueueingAtACriticalBeforeTheBarrier) {
   // Balanced loop and barrier, then a critical section of 10 ms each: thread i waits 10 i ms to
   // enter it, so they reach the join barrier 10 ms apart.
