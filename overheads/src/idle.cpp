@@ -55,15 +55,17 @@ constexpr uint32_t kExactIdleDepth = drg::kPathLevels;
 
 class IdleWalk {
  public:
+  // `mpi_ranks`: the run has more than one rank (Experiment::ranks() reads every thread: one walk
+  // is made per batch, so it is counted once, not per rank file).
   IdleWalk(const MergedTree& run, const Columns& c, const std::vector<IdleInfo>& info,
-           const ThreadStarts& starts)
+           const ThreadStarts& starts, bool mpi_ranks)
       : run_(run),
         e_(run.experiment()),
         c_(c),
         info_(info),
         starts_(starts),
         reached_(run.nodes().size(), 0),
-        mpi_ranks_(e_.ranks() > 1) {}
+        mpi_ranks_(mpi_ranks) {}
 
   // Follows thread `th` (its merged map, its nodes' inclusive times) from now on: its children
   // lists, to walk the paths it only holds.
@@ -248,6 +250,7 @@ Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p
   out.compensated.assign(n_nodes, 0);
   out.events_below.assign(n_nodes, 0);
   const ThreadStarts starts(e);
+  const bool mpi_ranks = e.ranks() > 1;
   auto no_idle = [&] {
     return Totals{std::vector<Buckets>(n_nodes), std::vector<double>(n_nodes, 0),
                   std::vector<double>(n_nodes, 0)};
@@ -255,7 +258,7 @@ Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p
   fold_batches(t, share, out, no_idle, [&](const drg::ThreadBatch& batch, Totals& into) {
     BatchTimes bt(e, batch, workers);
     workers.run([&](unsigned w) {
-      IdleWalk idle(t, c, info, starts);
+      IdleWalk idle(t, c, info, starts, mpi_ranks);
       std::vector<double> noise_below_node, events_below_node;
       std::vector<uint32_t> member;
       for (uint32_t i = 0; i < batch.count; ++i) {
