@@ -52,17 +52,36 @@ MergedTree::MergedTree(const Experiment& e) : e_(&e) {
     for (uint32_t n = 0; n < map_[ti].size(); ++n) nodes_[map_[ti][n]].members.push_back({ti, n});
 }
 
-MergedTree::MergedTree(const RankFiles& files) : e_(&files.definitions()), files_(&files) {
+namespace {
+
+// What a thread and its map take in memory (their arrays).
+size_t bytes_held(const ThreadTree& t, size_t metrics) {
+  return t.size() * (sizeof(double) * metrics + sizeof(uint32_t) * 3);
+}
+
+}  // namespace
+
+MergedTree::MergedTree(const RankFiles& files, size_t keep_bytes)
+    : e_(&files.definitions()), files_(&files) {
   nodes_.emplace_back();
   nodes_[0].region = 0;
   const size_t nm = e_->metric_count();
   std::vector<uint32_t> map;
+  std::vector<std::vector<uint32_t>> maps;
+  size_t kept_bytes = 0;
   file_first_.push_back(0);
+  kept_.resize(files.files());
+  kept_maps_.resize(files.files());
   for (size_t f = 0; f < files.files(); ++f) {
-    const std::vector<ThreadTree> threads = files.threads(f);
+    std::vector<ThreadTree> threads = files.threads(f);
     file_first_.push_back(file_first_.back() + uint32_t(threads.size()));
+    size_t bytes = 0;
+    for (const ThreadTree& t : threads) bytes += bytes_held(t, nm);
+    const bool keep = kept_bytes + bytes <= keep_bytes;
+    maps.clear();
     for (const ThreadTree& t : threads) {
       add(t, map);
+      if (keep) maps.push_back(map);
       holders_.resize(nodes_.size(), 0);
       sum_.resize(nodes_.size() * nm, 0.0);
       min_.resize(nodes_.size() * nm, 0.0);
@@ -77,6 +96,12 @@ MergedTree::MergedTree(const RankFiles& files) : e_(&files.definitions()), files
           if (first || x < min_[at + k]) min_[at + k] = x;
         }
       }
+    }
+    if (keep) {
+      kept_bytes += bytes;
+      kept_[f] = std::move(threads);
+      kept_maps_[f] = std::move(maps);
+      maps = {};
     }
   }
 }
@@ -94,6 +119,10 @@ void MergedTree::for_each_batch(size_t first, size_t last,
   }
   std::vector<std::vector<uint32_t>> maps;
   for (size_t f = first; f < last; ++f) {
+    if (!kept_[f].empty()) {
+      visit({file_first_[f], kept_[f].data(), kept_maps_[f].data(), uint32_t(kept_[f].size()), f});
+      continue;
+    }
     std::vector<ThreadTree> threads = files_->threads(f);
     maps.resize(threads.size());
     for (size_t i = 0; i < threads.size(); ++i) map_thread(threads[i], maps[i]);

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scalea/format.hpp"
@@ -24,9 +25,10 @@ std::vector<format::ContainerEntry> read_container_index(const std::string& path
 // sizeof(ContainerHeader) bytes, or the whole file when it is shorter).
 uint64_t container_head_size(const std::string& path, const std::vector<char>& head);
 
-// Checks one rank file read from a container against its index entry (CRC, the rank in its
-// header); `name` is what messages call it. Throws LoadError.
+// Checks one rank file read from a container against its index entry (its length, the CRC unless
+// `verify_crc` is false, the rank in its header); `name` is what messages call it. Throws
+// LoadError.
 void check_contained(const std::string& name, const format::ContainerEntry& entry,
-                     const std::vector<char>& bytes);
+                     std::string_view bytes, bool verify_crc = true);
 
 }  // namespace scalea::drg

@@ -641,14 +641,12 @@ struct RankFilesOnDisk {
   ~RankFilesOnDisk() { std::filesystem::remove_all(dir); }
 };
 
-// The analysis of an experiment read one rank file at a time (drg::RankFiles) is the analysis
-// of the experiment in memory: the same sums in the same order.
-TEST(Classify, ReadByFileGivesTheSameNumbersAsInMemory) {
+void expect_by_file_as_in_memory(size_t keep_bytes) {
   Builder b = random_ranks();
   RankFilesOnDisk disk(b.experiment());
   drg::Experiment whole = drg::load_experiment(disk.dir);
   drg::RankFiles files(disk.dir);
-  drg::MergedTree in_memory(whole), by_file(files);
+  drg::MergedTree in_memory(whole), by_file(files, keep_bytes);
   ASSERT_EQ(by_file.nodes().size(), in_memory.nodes().size());
   const int time = whole.metric("time");
   for (uint32_t n = 0; n < in_memory.nodes().size(); ++n) {
@@ -663,6 +661,16 @@ TEST(Classify, ReadByFileGivesTheSameNumbersAsInMemory) {
   Options options;
   options.machine = &machine;
   expect_same_numbers(classify(by_file, &by_file, options), classify(in_memory, &in_memory, options));
+}
+
+// The analysis of an experiment read one rank file at a time (drg::RankFiles) is the analysis
+// of the experiment in memory: the same sums in the same order, whether the tree keeps every
+// file's threads after its first pass, none (every pass reads the files again) or some.
+TEST(Classify, ReadByFileGivesTheSameNumbersAsInMemory) {
+  for (size_t keep : {drg::MergedTree::kKeepBytes, size_t(0), size_t(6000)}) {
+    SCOPED_TRACE("keep_bytes " + std::to_string(keep));
+    expect_by_file_as_in_memory(keep);
+  }
 }
 
 // The processes of an MPI job played by threads: gather and broadcast meet at a barrier.
