@@ -48,7 +48,7 @@ nlohmann::json side(const DiffSide& s, size_t i) {
 
 DiffSide side_of(const Analyzed& x, const std::string& reference) {
   DiffSide s;
-  s.path = x.e.path;
+  s.path = x.experiment().path;
   s.p = x.a.p;
   s.reference = reference;
   for (const auto& r : x.a.regions) s.regions.push_back({r.t_p, r.t_o, r.classes, r.p});

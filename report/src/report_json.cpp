@@ -2,6 +2,7 @@
 
 #include "export_formats.hpp"
 #include "findings.hpp"
+#include "thread_values.hpp"
 #include "scalea/drg/meta.hpp"
 
 #include <tuple>
@@ -65,20 +66,24 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
   // Every region is listed; those the text report folds (recursive instances) are marked, and
   // the findings are chosen as there.
   const Folding fold = fold_recursion(t);
+  // Each region with its threads' values, read file by file (for_each_node_threads).
   auto regions = [&](const std::function<void(const nlohmann::json&)>& emit) {
-    for (uint32_t n : t.preorder()) {
+    std::vector<uint32_t> listed;
+    for (uint32_t n : t.preorder())
+      if (!o.shown || o.shown(n)) listed.push_back(n);
+    for_each_node_threads(t, listed, {visits, time, wait, fork}, [&](const NodeThreads& holders) {
+      const uint32_t n = holders.node;
       const auto& r = a.regions[n];
-      if (o.shown && !o.shown(n)) continue;
       const drg::Region& reg = t.region_of(n);
       nlohmann::json per_thread = nlohmann::json::array();
-      for (const drg::Member& m : t.node(n).members) {
-        const drg::ThreadTree& tt = e.threads[m.thread];
+      for (size_t i = 0; i < holders.count; ++i) {
+        const drg::ThreadTree& tt = e.threads[holders.thread[i]];
         per_thread.push_back({{"rank", tt.rank},
                               {"thread", tt.thread},
-                              {"visits", e.value(tt, m.node, visits)},
-                              {"time", e.value(tt, m.node, time) * 1e-9},
-                              {"wait", e.value(tt, m.node, wait) * 1e-9},
-                              {"fork", e.value(tt, m.node, fork) * 1e-9}});
+                              {"visits", holders.value(i, 0)},
+                              {"time", holders.value(i, 1) * 1e-9},
+                              {"wait", holders.value(i, 2) * 1e-9},
+                              {"fork", holders.value(i, 3) * 1e-9}});
       }
       emit({
           {"id", n},
@@ -127,7 +132,7 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
                                        {"transfer", t.sum(n, transfer) * 1e-9}}},
           {"per_thread", per_thread},
       });
-    }
+    });
   };
   out["regions"] = nullptr;  // streamed
   out["machine"] =

@@ -1,7 +1,8 @@
 # Unit tests of the report's reasoning on hand-built experiments (no runtime, exact times).
 find_package(fmt REQUIRED)
 add_executable(scalea_report_test ${CMAKE_CURRENT_LIST_DIR}/wait_causes_test.cpp
-  ${PROJECT_SOURCE_DIR}/report/src/wait_causes.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/thread_values_test.cpp ${PROJECT_SOURCE_DIR}/report/src/wait_causes.cpp
+  ${PROJECT_SOURCE_DIR}/report/src/thread_values.cpp)
 target_include_directories(scalea_report_test PRIVATE ${PROJECT_SOURCE_DIR}/report/src
   ${PROJECT_SOURCE_DIR}/tests/overheads)
 target_link_libraries(scalea_report_test PRIVATE scalea-drg fmt::fmt GTest::gtest_main)
