@@ -15,9 +15,8 @@
 # 1, 2 and 4 ranks, a scaling study, and runs with counters. Then every command that reads
 # experiments runs on it with each build: report (text, json, csv, markdown, every view, with and
 # without a reference), export (every format), diff, drg, cache and the study report (text and
-# HTML). Exit status
-# 0 when every output is identical, 1 when some differ (the first lines of each diff are shown),
-# 2 on bad usage.
+# HTML). Exit status 0 when every output is identical, 1 when some differ (the first lines of
+# each diff are shown), 2 on bad usage.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=/tmp/scalea-compare
