@@ -19,7 +19,7 @@
 namespace scalea::cli {
 
 // One experiment, merged and classified (optionally against a reference run), each read one
-// rank file at a time (Source). Held by pointer: the merged trees point into the rank files.
+// rank file at a time (Source).
 struct Analyzed {
   Source run, ref;  // ref.empty() without a reference
   overheads::Analysis a;
