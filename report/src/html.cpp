@@ -151,11 +151,11 @@ class PeTimes {
             {"note", note}};
   }
 
-  // {"t": [...], "w": [...], "v": [...]} or {"max": s, "q": base64, "m": base64}, and the exact
-  // [min, mean, max] over the PEs that ran the region into `stats`.
   // The metrics of()'s holders carry, in this order.
   std::vector<int> metrics() const { return {time_, wait_, visits_}; }
 
+  // {"t": [...], "w": [...], "v": [...]} or {"max": s, "q": base64, "m": base64}, and the exact
+  // [min, mean, max] over the PEs that ran the region (its holders) into `stats`.
   nlohmann::json of(const NodeThreads& holders, nlohmann::json& stats) const {
     std::vector<double> time(order_.size(), 0.0), wait, visits;
     if (exact_) {
