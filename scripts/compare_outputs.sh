@@ -105,6 +105,7 @@ commands_for() {  # commands_for EXP [REF]
     echo "export --format csv $e $ref --force"
     echo "export --format html --no-graphviz $e $ref --force"
     echo "diff $e $r"
+    echo "diff $e $r --format json"
   fi
   for f in csv json dot hatchet extrap; do echo "export --format $f $e"; done
   echo "export --format html --no-graphviz $e"

@@ -67,7 +67,7 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
   // the findings are chosen as there.
   const Folding fold = fold_recursion(t);
   // Each region with its threads' values, read file by file (for_each_node_threads).
-  auto regions = [&](const std::function<void(const nlohmann::json&)>& emit) {
+  auto regions = [&](const Emit<nlohmann::json>& emit) {
     std::vector<uint32_t> listed;
     for (uint32_t n : t.preorder())
       if (!o.shown || o.shown(n)) listed.push_back(n);
@@ -75,17 +75,19 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
       const uint32_t n = holders.node;
       const auto& r = a.regions[n];
       const drg::Region& reg = t.region_of(n);
-      nlohmann::json per_thread = nlohmann::json::array();
-      for (size_t i = 0; i < holders.count; ++i) {
-        const drg::ThreadTree& tt = e.threads[holders.thread[i]];
-        per_thread.push_back({{"rank", tt.rank},
-                              {"thread", tt.thread},
-                              {"visits", holders.value(i, 0)},
-                              {"time", holders.value(i, 1) * 1e-9},
-                              {"wait", holders.value(i, 2) * 1e-9},
-                              {"fork", holders.value(i, 3) * 1e-9}});
-      }
-      emit({
+      // The region's threads, written one at a time: the list grows with the PEs.
+      auto per_thread = [&](const Emit<nlohmann::json>& emit_thread) {
+        for (size_t i = 0; i < holders.count; ++i) {
+          const drg::ThreadTree& tt = e.threads[holders.thread[i]];
+          emit_thread({{"rank", tt.rank},
+                       {"thread", tt.thread},
+                       {"visits", holders.value(i, 0)},
+                       {"time", holders.value(i, 1) * 1e-9},
+                       {"wait", holders.value(i, 2) * 1e-9},
+                       {"fork", holders.value(i, 3) * 1e-9}});
+        }
+      };
+      const nlohmann::json region = {
           {"id", n},
           {"parent", t.node(n).parent == format::kNoIndex ? nlohmann::json(nullptr)
                                                           : nlohmann::json(t.node(n).parent)},
@@ -130,8 +132,8 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
                                        {"bytes_recv", t.sum(n, recv)},
                                        {"wait", t.sum(n, wait) * 1e-9},
                                        {"transfer", t.sum(n, transfer) * 1e-9}}},
-          {"per_thread", per_thread},
-      });
+      };
+      emit(region, {{"per_thread", per_thread}});
     });
   };
   out["regions"] = nullptr;  // streamed
@@ -139,7 +141,7 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
       o.machine_used.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.machine_used);
   out["compensated"] = o.compensate;
   out["counters"] = e.meta.contains("counters") ? e.meta["counters"] : nlohmann::json(nullptr);
-  auto gone = [&](const std::function<void(const nlohmann::json&)>& emit) {
+  auto gone = [&](const Emit<nlohmann::json>& emit) {
     for (const auto& r : a.only_in_reference)
       emit({{"path", r.path}, {"reference_time", r.t_s}, {"overheads", overheads_json(r)}});
   };
