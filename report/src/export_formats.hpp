@@ -37,7 +37,7 @@ struct Analyzed {
 void check_reference(const drg::Experiment& run, const drg::Experiment& ref);
 bool& reference_forced();
 
-// Loads `dir` (and `reference` unless empty, checked by check_reference) and classifies it with
+// Opens `dir` (and `reference` unless empty, checked by check_reference) and classifies it with
 // p PEs (0: its thread count), pricing misses and the tool's cost with `machine` when given.
 // Analyses given the same `keys` table have comparable call-path keys (scalea diff). Call paths
 // are not built: region_path() builds the ones printed. Throws drg::LoadError or UserError with a
