@@ -14,9 +14,9 @@
 # planted shape, tasks, locks, nesting, a gcc-built program where gcc is present), MPI programs at
 # 1, 2 and 4 ranks, a scaling study, and runs with counters. Then every command that reads
 # experiments runs on it with each build: report (text, json, csv, markdown, every view, with and
-# without a reference), export (every format), diff, drg, cache and the study report. Exit status
-# 0 when every output is identical, 1 when some differ (the first lines of each diff are shown),
-# 2 on bad usage.
+# without a reference), export (every format), diff, drg, cache and the study report (text and
+# HTML). Exit status 0 when every output is identical, 1 when some differ (the first lines of
+# each diff are shown), 2 on bad usage.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=/tmp/scalea-compare
@@ -105,8 +105,10 @@ commands_for() {  # commands_for EXP [REF]
     echo "export --format csv $e $ref --force"
     echo "export --format html --no-graphviz $e $ref --force"
     echo "diff $e $r"
+    echo "diff $e $r --format json"
   fi
   for f in csv json dot hatchet extrap; do echo "export --format $f $e"; done
+  echo "export --format html --no-graphviz $e"
   echo "drg $e"
   echo "drg $e --graph regions"
   echo "drg $e --metric visits --depth 3"
@@ -130,6 +132,7 @@ for e in "$corpus"/*/; do
 done
 if [ -d "$corpus/study" ]; then
   for f in text json csv markdown; do echo "report $corpus/study --format $f" >> "$list"; done
+  echo "export --format html --no-graphviz $corpus/study" >> "$list"
 fi
 
 # ---- run both builds ----

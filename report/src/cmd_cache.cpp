@@ -13,6 +13,8 @@
 #include "commands.hpp"
 #include "text.hpp"
 #include "report_json.hpp"
+#include "source.hpp"
+#include "thread_values.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
 
@@ -59,6 +61,34 @@ struct CounterCols {
   int instructions = -1;
   std::vector<int> other;  // measured counters that are not cache levels (e.g. software events)
   bool any() const { return !levels.empty() || instructions >= 0 || !other.empty(); }
+  // Every counter column above (each is one of them only).
+  std::vector<int> all() const {
+    std::vector<int> out = other;
+    if (instructions >= 0) out.push_back(instructions);
+    for (const LevelCols& l : levels)
+      for (int m : {l.misses, l.accesses})
+        if (m >= 0) out.push_back(m);
+    return out;
+  }
+};
+
+// One region's values of the counter columns on each thread that ran it (read by file).
+class RegionCounters {
+ public:
+  RegionCounters(const std::vector<int>& columns, const NodeThreads& holders, size_t metrics)
+      : holders_(holders), at_(metrics, -1) {
+    for (size_t k = 0; k < columns.size(); ++k) at_[size_t(columns[k])] = int(k);
+  }
+  size_t count() const { return holders_.count; }
+  uint32_t thread(size_t i) const { return holders_.thread[i]; }
+  // The value of column `metric` on holder i; 0 for -1, as Experiment::value reads it.
+  double value(size_t i, int metric) const {
+    return metric < 0 ? 0.0 : holders_.value(i, size_t(at_[size_t(metric)]));
+  }
+
+ private:
+  const NodeThreads& holders_;
+  std::vector<int> at_;  // per column of the experiment: its place among the holders' values
 };
 
 CounterCols counter_columns(const drg::Experiment& e) {
@@ -113,7 +143,8 @@ std::vector<uint32_t> counted_regions(const drg::Experiment& e, const drg::Merge
 
 // One region's rows, one per thread: printed as text, and returned as JSON.
 nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t, uint32_t n,
-                              const CounterCols& cols, const CacheOptions& o) {
+                              const RegionCounters& threads, const CounterCols& cols,
+                              const CacheOptions& o) {
   const std::vector<LevelCols>& levels = cols.levels;
   const std::vector<int>& other = cols.other;
   const int instructions = cols.instructions, time = e.metric("time");
@@ -135,12 +166,10 @@ nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t
   }
   // Per level, each thread's ratio; those far above the median of the region's threads stand out.
   std::vector<std::vector<double>> ratios(levels.size());
-  const auto& members = t.node(n).members;
-  for (const drg::Member& m : members)
+  for (size_t k = 0; k < threads.count(); ++k)
     for (size_t li = 0; li < levels.size(); ++li) {
-      const drg::ThreadTree& th = e.threads[m.thread];
-      double miss = e.value(th, m.node, levels[li].misses);
-      double acc = levels[li].accesses >= 0 ? e.value(th, m.node, levels[li].accesses) : 0;
+      double miss = threads.value(k, levels[li].misses);
+      double acc = levels[li].accesses >= 0 ? threads.value(k, levels[li].accesses) : 0;
       ratios[li].push_back(acc > 0 ? miss / acc : std::nan(""));
     }
   std::vector<double> med(levels.size());
@@ -150,17 +179,16 @@ nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t
       if (!std::isnan(r)) ok.push_back(r);
     med[li] = median(ok);
   }
-  for (size_t k = 0; k < members.size(); ++k) {
-    const drg::ThreadTree& th = e.threads[members[k].thread];
-    uint32_t node = members[k].node;
+  for (size_t k = 0; k < threads.count(); ++k) {
+    const drg::ThreadTree& th = e.threads[threads.thread(k)];
     std::string who =
         th.rank >= 0 ? fmt::format("r{}.t{}", th.rank, th.thread) : fmt::format("t{}", th.thread);
     std::string line = fmt::format("  {:<8}", who);
     nlohmann::json jt = {{"rank", th.rank}, {"thread", th.thread}};
     bool stands_out = false;
     for (size_t li = 0; li < levels.size(); ++li) {
-      double miss = e.value(th, node, levels[li].misses);
-      double acc = levels[li].accesses >= 0 ? e.value(th, node, levels[li].accesses) : 0;
+      double miss = threads.value(k, levels[li].misses);
+      double acc = levels[li].accesses >= 0 ? threads.value(k, levels[li].accesses) : 0;
       double r = ratios[li][k];
       bool out_li = !std::isnan(r) && med[li] > 0 && r > kStandOut * med[li];
       stands_out = stands_out || out_li;
@@ -173,15 +201,15 @@ nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t
                              {"stands_out", out_li}};
     }
     if (instructions >= 0) {
-      double ins = e.value(th, node, instructions);
+      double ins = threads.value(k, instructions);
       double mpki =
-          ins > 0 && !levels.empty() ? 1000.0 * e.value(th, node, levels.back().misses) / ins : 0;
+          ins > 0 && !levels.empty() ? 1000.0 * threads.value(k, levels.back().misses) / ins : 0;
       line += fmt::format(" {:>9.3f}", mpki);
       jt["mpki"] = mpki;
     }
     for (int m : other) {
-      line += fmt::format(" {:>16.0f}", e.value(th, node, m));
-      jt[e.metrics[size_t(m)].substr(5)] = e.value(th, node, m);
+      line += fmt::format(" {:>16.0f}", threads.value(k, m));
+      jt[e.metrics[size_t(m)].substr(5)] = threads.value(k, m);
     }
     jt["stands_out"] = stands_out;
     if (o.format == "text") fmt::print("{}\n", line);
@@ -193,8 +221,9 @@ nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t
 }
 
 void run_cache(const CacheOptions& o) {
-  drg::Experiment e = drg::load_experiment(o.dir);
-  drg::MergedTree t(e);
+  const Source run(o.dir);
+  const drg::MergedTree& t = run.tree();
+  const drg::Experiment& e = run.experiment();
   const CounterCols cols = counter_columns(e);
   const std::vector<LevelCols>& levels = cols.levels;
   const bool any_counter = cols.any();
@@ -233,7 +262,11 @@ void run_cache(const CacheOptions& o) {
       fmt::print("\nno{} region has counts\n", o.region.empty() ? "" : " matching");
     fmt::print("\n");
   }
-  for (uint32_t n : regions) jregions.push_back(region_threads(e, t, n, cols, o));
+  const std::vector<int> counters = cols.all();
+  for_each_node_threads(t, regions, counters, [&](const NodeThreads& holders) {
+    RegionCounters threads(counters, holders, e.metric_count());
+    jregions.push_back(region_threads(e, t, holders.node, threads, cols, o));
+  });
   if (o.format == "json") {
     out["regions"] = jregions;
     std::cout << json_text(out, 2) << "\n";

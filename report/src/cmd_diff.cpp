@@ -48,7 +48,7 @@ nlohmann::json side(const DiffSide& s, size_t i) {
 
 DiffSide side_of(const Analyzed& x, const std::string& reference) {
   DiffSide s;
-  s.path = x.e.path;
+  s.path = x.experiment().path;
   s.p = x.a.p;
   s.reference = reference;
   for (const auto& r : x.a.regions) s.regions.push_back({r.t_p, r.t_o, r.classes, r.p});
@@ -130,7 +130,7 @@ void print_diff(const DiffSide& a, const DiffSide& b,
     out["b"] = header(b);
     // The lists are written one row at a time (dump_streamed): a document tree of 100,000 rows
     // took 2 GB.
-    auto regions = [&](const std::function<void(const nlohmann::json&)>& emit) {
+    auto regions = [&](const Emit<nlohmann::json>& emit) {
       for (const Row& r : rows) {
         nlohmann::json classes;
         for (int c = 0; c < kClassCount; ++c)
@@ -148,10 +148,10 @@ void print_diff(const DiffSide& a, const DiffSide& b,
                                                           {"change", r.moved_by}}}});
       }
     };
-    auto oa = [&](const std::function<void(const nlohmann::json&)>& emit) {
+    auto oa = [&](const Emit<nlohmann::json>& emit) {
       for (const Row& r : only_a) emit(side(a, r.ia));
     };
-    auto ob = [&](const std::function<void(const nlohmann::json&)>& emit) {
+    auto ob = [&](const Emit<nlohmann::json>& emit) {
       for (const Row& r : only_b) emit(side(b, r.ib));
     };
     dump_streamed<nlohmann::json>(write_to(std::cout), std::move(out),

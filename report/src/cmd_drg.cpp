@@ -205,6 +205,7 @@ void add_drg(CLI::App& app) {
   cmd->callback([o] {
     std::vector<drg::Experiment> exps;
     exps.reserve(o->dirs.size());
+    // Whole: drg::Drg reads every value from the threads' arrays (docs/drg.md, "Streaming").
     for (const std::string& dir : o->dirs) exps.push_back(drg::load_experiment(dir));
     std::vector<const drg::Experiment*> runs;
     for (const auto& e : exps) runs.push_back(&e);

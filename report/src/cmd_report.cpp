@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "export_formats.hpp"
 #include "report_json.hpp"
+#include "source.hpp"
 #include "findings.hpp"
 #include "over_time.hpp"
 #include "parallel.hpp"
@@ -58,28 +59,6 @@ struct Columns {
         wait(e.metric("wait")),
         fork(e.metric("fork")),
         join(e.metric("join")) {}
-};
-
-// An experiment as an analysis reads it: whole in memory, or one rank file at a time.
-class Source {
- public:
-  Source() = default;
-  Source(const std::string& dir, bool whole) {
-    if (whole) {
-      experiment_ = std::make_unique<drg::Experiment>(drg::load_experiment(dir));
-      tree_ = std::make_unique<MergedTree>(*experiment_);
-    } else {
-      files_ = std::make_unique<drg::RankFiles>(dir);
-      tree_ = std::make_unique<MergedTree>(*files_);
-    }
-  }
-  bool empty() const { return !tree_; }
-  const MergedTree& tree() const { return *tree_; }
-
- private:
-  std::unique_ptr<drg::Experiment> experiment_;
-  std::unique_ptr<drg::RankFiles> files_;
-  std::unique_ptr<MergedTree> tree_;
 };
 
 bool shown(const MergedTree& t, uint32_t n, double t_p, const ReportOptions& o) {
@@ -342,7 +321,7 @@ void print_json(const drg::Experiment& e, const MergedTree& t, const Analysis& a
   std::cout << "\n";
 }
 
-// Under mpirun (`share`), the tables only: the other outputs hold every experiment whole.
+// Under mpirun (`share`), the tables only: the other outputs are made by one process.
 void refuse_in_parallel(const ReportOptions& o) {
   auto refuse = [](const std::string& what) {
     throw UserError(what + " does not run as an MPI program yet: run it without mpirun");
@@ -362,15 +341,13 @@ void report(ReportOptions* o, overheads::Share* share) {
     over_time_report(o->dir);
     return;
   }  // docs/online.md
-  // The tables read the experiment one rank file at a time (docs/drg.md, "Streaming"); the
-  // JSON document lists every thread's values of every region and holds the experiment whole.
-  const bool whole = o->format == "json";
-  Source run(o->dir, whole), reference;
+  // Read one rank file at a time (docs/drg.md, "Streaming").
+  Source run(o->dir), reference;
   const MergedTree& t = run.tree();
   const drg::Experiment& e = t.experiment();
   o->throttled = throttled_nodes(e, t);
   if (!o->reference.empty()) {
-    reference = Source(o->reference, whole);
+    reference = Source(o->reference);
     check_reference(e, reference.tree().experiment());
   }
   const MergedTree* ref_tree = reference.empty() ? nullptr : &reference.tree();

@@ -361,8 +361,8 @@ std::string check_experiment(const std::string& path) {
   try {
     drg::LoadOptions lo;
     lo.resolve_symbols = false;
-    drg::Experiment e = drg::load_experiment(path, lo);
-    if (!e.complete()) return "the experiment is incomplete";
+    // Read as the reports read it: one rank file at a time, every file checked on opening.
+    if (!drg::RankFiles(path, lo).definitions().complete()) return "the experiment is incomplete";
   } catch (const drg::LoadError& e) {
     return std::string("the experiment does not load: ") + e.what();
   }

@@ -303,6 +303,7 @@ class Top {
   explicit Top(const TopOptions& o) : o_(o) {
     c_.p = o.p;
     if (!o.reference.empty()) {
+      // Whole: scaled to each window in memory; a reference (p = 1) is one thread in one file.
       ref_ = drg::load_experiment(o.reference);
       ref_t_.emplace(*ref_);
       c_.reference = &*ref_t_;

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <fmt/format.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "commands.hpp"
 #include "findings.hpp"
 #include "text.hpp"
+#include "thread_values.hpp"
 #include "html.hpp"
 #include "scalea/drg/flat_map.hpp"
 #include "scalea/drg/meta.hpp"
@@ -92,19 +94,17 @@ std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& ref
                                   std::shared_ptr<overheads::CallPathKeys> keys,
                                   const overheads::MachineModel* machine) {
   auto x = std::make_unique<Analyzed>();
-  x->e = drg::load_experiment(dir);
-  x->t.emplace(x->e);
+  x->run = Source(dir);
   if (!reference.empty()) {
-    x->ref = drg::load_experiment(reference);
-    check_reference(x->e, *x->ref);
-    x->ref_t.emplace(*x->ref);
+    x->ref = Source(reference);
+    check_reference(x->experiment(), *x->reference());
   }
   overheads::Options opts;
   opts.p = p;
   opts.keys = std::move(keys);
   opts.paths = false;
   opts.machine = machine;
-  x->a = overheads::classify(*x->t, x->ref_t ? &*x->ref_t : nullptr, opts);
+  x->a = overheads::classify(x->tree(), x->reference_tree(), opts);
   return x;
 }
 
@@ -196,16 +196,21 @@ double exclusive_time(const MergedTree& t, const overheads::Analysis& a, uint32_
 
 }  // namespace
 
-std::string export_csv(const Analyzed& x) {
+void export_csv(const TextSink& put, const Analyzed& x) {
   const MergedTree& t = x.tree();
+  const drg::Experiment& e = x.experiment();
   const auto& a = x.a;
-  Cols c(x.e);
+  Cols c(e);
   std::ostringstream out;
   out << "path,kind,label,source,function,rank,thread,visits,time,wait,fork,bytes_sent,bytes_recv,"
          "transfer,T_p,T_s,T_o";
   for (auto k : kClassKeys) out << "," << k;
   out << ",dominant\n";
-  for (uint32_t n : t.preorder()) {
+  put(out.str());
+  // One row per thread of each region, written region by region: its values read file by file.
+  const std::vector<int> metrics = {c.visits, c.time, c.wait, c.fork, c.sent, c.recv, c.transfer};
+  for_each_node_threads(t, t.preorder(), metrics, [&](const NodeThreads& holders) {
+    const uint32_t n = holders.node;
     const auto& r = a.regions[n];
     const drg::Region& reg = t.region_of(n);
     int dom = dominant_class(r);
@@ -213,38 +218,37 @@ std::string export_csv(const Analyzed& x) {
     for (double v : r.classes) tail += fmt::format(",{:.9f}", v);
     tail += "," + std::string(dom < 0 ? "" : kClassKeys[size_t(dom)]);
     std::string path = csv_field(region_path(t, r));
-    for (const drg::Member& m : t.node(n).members) {
-      const drg::ThreadTree& tt = x.e.threads[m.thread];
+    out.str("");
+    for (size_t i = 0; i < holders.count; ++i) {
+      const drg::ThreadTree& tt = e.threads[holders.thread[i]];
+      auto v = [&](size_t k) { return holders.value(i, k); };
       out << path << ',' << format::region_kind_name(reg.kind) << ',' << csv_field(reg.label())
           << ',' << csv_field(reg.location()) << ',' << csv_field(reg.function) << ',' << tt.rank
-          << ',' << tt.thread << ',' << uint64_t(x.e.value(tt, m.node, c.visits)) << ','
-          << fmt::format("{:.9f},{:.9f},{:.9f},{},{},{:.9f}", x.e.value(tt, m.node, c.time) * 1e-9,
-                         x.e.value(tt, m.node, c.wait) * 1e-9, x.e.value(tt, m.node, c.fork) * 1e-9,
-                         uint64_t(x.e.value(tt, m.node, c.sent)),
-                         uint64_t(x.e.value(tt, m.node, c.recv)),
-                         x.e.value(tt, m.node, c.transfer) * 1e-9)
+          << ',' << tt.thread << ',' << uint64_t(v(0)) << ','
+          << fmt::format("{:.9f},{:.9f},{:.9f},{},{},{:.9f}", v(1) * 1e-9, v(2) * 1e-9,
+                         v(3) * 1e-9, uint64_t(v(4)), uint64_t(v(5)), v(6) * 1e-9)
           << tail << '\n';
     }
-  }
-  return out.str();
+    put(out.str());
+  });
 }
 
 void export_json(const TextSink& put, const Analyzed& x, size_t findings) {
   ReportJsonOptions o;
   o.findings = findings;
-  o.reference_tree = x.ref_t ? &*x.ref_t : nullptr;
-  report_json(put, x.e, x.tree(), x.a, x.reference(), o);
+  o.reference_tree = x.reference_tree();
+  report_json(put, x.experiment(), x.tree(), x.a, x.reference(), o);
 }
 
 std::string export_dot(const Analyzed& x, const std::vector<char>* hidden) {
   auto shown = [&](uint32_t n) { return !hidden || n >= hidden->size() || !(*hidden)[n]; };
   const MergedTree& t = x.tree();
   const auto& a = x.a;
-  Cols c(x.e);
+  Cols c(x.experiment());
   std::ostringstream o;
   o << "digraph scalea {\n"
     << "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=10, label=\""
-    << dot_escape(x.e.path + ": call tree, p = " + std::to_string(a.p) +
+    << dot_escape(x.experiment().path + ": call tree, p = " + std::to_string(a.p) +
                   "; colour = dominant overhead class")
     << "\", labelloc=t];\n"
     << "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=9, "
@@ -286,7 +290,7 @@ std::string export_dot(const Analyzed& x, const std::vector<char>* hidden) {
 std::string export_hatchet(const Analyzed& x) {
   const MergedTree& t = x.tree();
   const auto& a = x.a;
-  Cols c(x.e);
+  Cols c(x.experiment());
   uint32_t deepest = 0;
   for (const drg::MergedNode& mn : t.nodes()) deepest = std::max(deepest, mn.depth);
   // Written as nlohmann::json::dump(1) would write the nested document, without building it (and
@@ -520,7 +524,7 @@ const std::vector<ExportFormat>& export_formats() {
   static const std::vector<ExportFormat> formats = {
       {"csv", "one row per region and thread: metrics and the six overhead classes", false, true,
        [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) {
-         put(export_csv(*r[0]));
+         export_csv(put, *r[0]);
        }},
       {"json", "the report document (docs/json-schema.md) with the ranked findings", false, true,
        write_json_format},
@@ -570,15 +574,49 @@ void write_output(const std::string& path, const std::string& text) {
   if (!f) throw UserError("cannot write " + path + ": " + std::strerror(errno));
 }
 
+namespace {
+// Writes the text of write() to the file `path` as it is made, by way of `name` (the file itself,
+// or a temporary file beside it).
+void write_file(const std::string& path, const std::string& name,
+                const std::function<void(const TextSink&)>& write) {
+  std::ofstream f(name, std::ios::binary | std::ios::trunc);
+  if (!f) throw UserError("cannot write " + path + ": " + std::strerror(errno));
+  write(write_to(f));
+  f.close();
+  if (!f) throw UserError("cannot write " + path + ": " + std::strerror(errno));
+}
+}  // namespace
+
 void write_output(const std::string& path, const std::function<void(const TextSink&)>& write) {
   if (path.empty() || path == "-") {
     write(write_to(std::cout));
     std::cout.flush();
     return;
   }
-  std::string text;
-  write(append_to(text));
-  write_output(path, text);
+  // A device, a pipe or a symbolic link (-o /dev/null) is written in place: renaming over it
+  // would replace it. So is a file in a directory where no file can be created beside it.
+  struct stat st;
+  const bool exists = lstat(path.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) return write_file(path, path, write);
+  // A file is written beside itself and renamed over it once complete: the text is never held
+  // whole (a CSV export lists every thread of every region), and a write that throws leaves the
+  // file as it was.
+  std::string tmp = path + ".XXXXXX";
+  int fd = mkstemp(tmp.data());
+  if (fd < 0 && exists) return write_file(path, path, write);
+  if (fd < 0) throw UserError("cannot write " + path + ": " + std::strerror(errno));
+  const mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, exists ? st.st_mode & 07777 : 0666 & ~mask);  // the file's mode, or a new file's
+  ::close(fd);
+  try {
+    write_file(path, tmp, write);
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      throw UserError("cannot write " + path + ": " + std::strerror(errno));
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
 }
 
 }  // namespace scalea::cli

@@ -11,22 +11,24 @@
 #include <vector>
 
 #include "report_json.hpp"
+#include "source.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
 #include "scalea/overheads/classify.hpp"
 
 namespace scalea::cli {
 
-// One experiment, merged and classified (optionally against a reference run). Held by pointer:
-// the merged trees point into the experiments.
+// One experiment, merged and classified (optionally against a reference run), each read one
+// rank file at a time (Source).
 struct Analyzed {
-  drg::Experiment e;
-  std::optional<drg::Experiment> ref;
-  std::optional<drg::MergedTree> t, ref_t;
+  Source run, ref;  // ref.empty() without a reference
   overheads::Analysis a;
 
-  const drg::MergedTree& tree() const { return *t; }
-  const drg::Experiment* reference() const { return ref ? &*ref : nullptr; }
+  const drg::MergedTree& tree() const { return run.tree(); }
+  // The run's definitions: meta, regions, metrics and its threads' identities (no nodes).
+  const drg::Experiment& experiment() const { return run.experiment(); }
+  const drg::MergedTree* reference_tree() const { return ref.empty() ? nullptr : &ref.tree(); }
+  const drg::Experiment* reference() const { return ref.empty() ? nullptr : &ref.experiment(); }
 };
 
 // Whether `ref` can serve as the reference of `run`: the same program with the same arguments,
@@ -35,7 +37,7 @@ struct Analyzed {
 void check_reference(const drg::Experiment& run, const drg::Experiment& ref);
 bool& reference_forced();
 
-// Loads `dir` (and `reference` unless empty, checked by check_reference) and classifies it with
+// Opens `dir` (and `reference` unless empty, checked by check_reference) and classifies it with
 // p PEs (0: its thread count), pricing misses and the tool's cost with `machine` when given.
 // Analyses given the same `keys` table have comparable call-path keys (scalea diff). Call paths
 // are not built: region_path() builds the ones printed. Throws drg::LoadError or UserError with a
@@ -73,7 +75,8 @@ Folding fold_recursion(const drg::MergedTree& t);
 // "parallel @imbalance.c:31" style label of a merged node (region label and source location).
 std::string node_label(const drg::MergedTree& t, uint32_t n);
 
-std::string export_csv(const Analyzed& x);
+// One row per region and thread, written to `put` region by region.
+void export_csv(const TextSink& put, const Analyzed& x);
 // The `scalea report --format json` document (schema scalea-report/1) plus "findings".
 void export_json(const TextSink& put, const Analyzed& x, size_t findings);
 // `hidden` (optional, one flag per merged node): rows left out, as the text report folds them.
@@ -112,8 +115,9 @@ const ExportFormat* find_export_format(std::string_view name);
 
 // Writes `text` to `path` ("-" or "": stdout). Throws UserError naming the path when it cannot.
 void write_output(const std::string& path, const std::string& text);
-// The same for text made piece by piece by write(put): written as it is made to stdout; built
-// first for a file, which is not touched when write() throws.
+// The same for text made piece by piece by write(put), written as it is made: to stdout, or to
+// a temporary file beside `path` that replaces it at the end (`path` is not touched when write()
+// throws).
 void write_output(const std::string& path, const std::function<void(const TextSink&)>& write);
 
 }  // namespace scalea::cli

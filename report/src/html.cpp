@@ -12,6 +12,7 @@
 
 #include "findings.hpp"
 #include "report_json.hpp"
+#include "thread_values.hpp"
 #include "scalea/drg/meta.hpp"
 #include "scalea/format.hpp"
 
@@ -57,20 +58,22 @@ std::string pe_name(const drg::Experiment& e, int thread) {
 
 // The run's facts (label, value) and what could distort the numbers (warnings).
 void facts(const Analyzed& x, nlohmann::json& data) {
-  const drg::Meta m = drg::read_meta(x.e.meta);
+  const drg::Experiment& e = x.experiment();
+  const drg::Meta m = drg::read_meta(e.meta);
   const auto& a = x.a;
   nlohmann::json f = nlohmann::json::array();
   auto add = [&](const std::string& k, const std::string& v) { f.push_back({k, v}); };
-  add("experiment", x.e.path);
+  add("experiment", e.path);
   add("command", m.command_line());
   add("run", m.start_time + " on " + m.host);
   add("processing elements",
-      fmt::format("p = {} ({} rank(s), {} thread(s))", a.p, x.e.ranks(), x.e.threads.size()));
+      fmt::format("p = {} ({} rank(s), {} thread(s))", a.p, e.ranks(), e.threads.size()));
   add("duration", fmt::format("{:.3f} s (clock {})", m.duration_s, m.clock_source));
   const std::string& runtime = m.openmp.runtime;
   if (!runtime.empty()) add("OpenMP runtime", runtime);
-  add("reference", x.ref
-                       ? fmt::format("{} (p = {})", x.ref->path, x.ref->threads.size())
+  const drg::Experiment* ref = x.reference();
+  add("reference", ref
+                       ? fmt::format("{} (p = {})", ref->path, ref->threads.size())
                        : "none: T_s is estimated as the useful work (additional computation is 0)");
   const auto& pe = a.program;
   std::string eff = fmt::format(
@@ -83,8 +86,8 @@ void facts(const Analyzed& x, nlohmann::json& data) {
   add("program efficiencies (POP)", eff);
   data["facts"] = std::move(f);
   nlohmann::json w = nlohmann::json::array();
-  if (!x.e.complete()) w.push_back("The experiment is incomplete: some ranks' data is missing.");
-  for (const std::string& s : cpu_sharing(x.e)) w.push_back(s);
+  if (!e.complete()) w.push_back("The experiment is incomplete: some ranks' data is missing.");
+  for (const std::string& s : cpu_sharing(e)) w.push_back(s);
   if (std::string light = light_mode_note(m); !light.empty()) w.push_back(light);
   if (m.program_start_estimated)
     w.push_back(
@@ -104,7 +107,7 @@ void facts(const Analyzed& x, nlohmann::json& data) {
 // done.
 class PeTimes {
  public:
-  explicit PeTimes(const Analyzed& x) : e_(x.e), t_(x.tree()) {
+  explicit PeTimes(const Analyzed& x) : e_(x.experiment()), t_(x.tree()) {
     order_.resize(e_.threads.size());
     std::iota(order_.begin(), order_.end(), 0u);
     std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
@@ -148,23 +151,25 @@ class PeTimes {
             {"note", note}};
   }
 
+  // The metrics of()'s holders carry, in this order.
+  std::vector<int> metrics() const { return {time_, wait_, visits_}; }
+
   // {"t": [...], "w": [...], "v": [...]} or {"max": s, "q": base64, "m": base64}, and the exact
-  // [min, mean, max] over the PEs that ran the region into `stats`.
-  nlohmann::json of(uint32_t n, nlohmann::json& stats) const {
+  // [min, mean, max] over the PEs that ran the region (its holders) into `stats`.
+  nlohmann::json of(const NodeThreads& holders, nlohmann::json& stats) const {
     std::vector<double> time(order_.size(), 0.0), wait, visits;
     if (exact_) {
       wait.assign(order_.size(), 0.0);
       visits.assign(order_.size(), 0.0);
     }
     std::vector<char> ran(order_.size(), 0);
-    for (const drg::Member& m : t_.node(n).members) {
-      const drg::ThreadTree& tt = e_.threads[m.thread];
-      uint32_t i = pos_[m.thread];
-      time[i] += e_.value(tt, m.node, time_) * 1e-9;
-      double v = e_.value(tt, m.node, visits_);
+    for (size_t h = 0; h < holders.count; ++h) {
+      uint32_t i = pos_[holders.thread[h]];
+      time[i] += holders.value(h, 0) * 1e-9;
+      double v = holders.value(h, 2);
       ran[i] |= v > 0 || time[i] > 0;
       if (exact_) {
-        wait[i] += e_.value(tt, m.node, wait_) * 1e-9;
+        wait[i] += holders.value(h, 1) * 1e-9;
         visits[i] += v;
       }
     }
@@ -215,9 +220,11 @@ class PeTimes {
 nlohmann::json regions_json(const Analyzed& x, const Folding& fold, html::Sources& sources,
                             const PeTimes& pe) {
   const MergedTree& t = x.tree();
-  const int visits = x.e.metric("visits");
+  const drg::Experiment& e = x.experiment();
+  const int visits = e.metric("visits");
   nlohmann::json out = nlohmann::json::array();
-  for (uint32_t n : t.preorder()) {
+  for_each_node_threads(t, t.preorder(), pe.metrics(), [&](const NodeThreads& holders) {
+    const uint32_t n = holders.node;
     const auto& r = x.a.regions[n];
     const drg::Region& reg = t.region_of(n);
     const auto& node = t.node(n);
@@ -249,19 +256,19 @@ nlohmann::json regions_json(const Analyzed& x, const Folding& fold, html::Source
         {"eff", r.efficiency},
         {"imb", r.imbalance},
         {"pes", r.pes_ran},
-        {"most", pe_name(x.e, r.most_loaded)},
-        {"least", pe_name(x.e, r.least_loaded)},
-        {"pe", pe.of(n, stats)},
+        {"most", pe_name(e, r.most_loaded)},
+        {"least", pe_name(e, r.least_loaded)},
+        {"pe", pe.of(holders, stats)},
     };
     j["st"] = std::move(stats);
     if (reg.kind == drg::RegionKind::Mpi)  // summed over ranks and threads, as in the JSON report
-      j["mpi"] = {t.sum(n, x.e.metric("bytes_sent")), t.sum(n, x.e.metric("bytes_recv")),
-                  t.sum(n, x.e.metric("wait")) * 1e-9, t.sum(n, x.e.metric("transfer")) * 1e-9};
+      j["mpi"] = {t.sum(n, e.metric("bytes_sent")), t.sum(n, e.metric("bytes_recv")),
+                  t.sum(n, e.metric("wait")) * 1e-9, t.sum(n, e.metric("transfer")) * 1e-9};
     if (fold.hidden[n]) j["folded"] = true;
     int src = sources.want(reg.file, reg.line);
     if (src >= 0) j["src"] = src;
     out.push_back(std::move(j));
-  }
+  });
   return out;
 }
 
@@ -272,9 +279,9 @@ std::string render_html(const Analyzed& x, const HtmlOptions& o) {
   nlohmann::json data;
   data["schema"] = "scalea-html/1";
   data["kind"] = "experiment";
-  data["title"] = x.e.path;
+  data["title"] = x.experiment().path;
   data["classes"] = html::classes_json();
-  data["estimated"] = !x.ref;
+  data["estimated"] = x.ref.empty();
   data["p"] = x.a.p;
   facts(x, data);
   const Folding fold = fold_recursion(t);
@@ -293,7 +300,7 @@ std::string render_html(const Analyzed& x, const HtmlOptions& o) {
   data["only_in_reference"] = std::move(gone);
   // The findings as the text report chooses them: against the reference, recursion folded.
   FindingContext context;
-  context.reference = x.ref_t ? &*x.ref_t : nullptr;
+  context.reference = x.reference_tree();
   context.hidden = fold.hidden;
   data["findings"] = findings_json(find_findings(t, x.a, o.findings, context));
   data["findings_note"] =
@@ -319,7 +326,7 @@ std::string render_html(const Analyzed& x, const HtmlOptions& o) {
         kMaxGraphRegions, shown);
   else svg = html::region_graph_svg(export_dot(x, &fold.hidden), o.graphviz, graph_note);
   data["graph_note"] = graph_note;
-  return html::page("scalea: " + x.e.path, data, svg);
+  return html::page("scalea: " + x.experiment().path, data, svg);
 }
 
 }  // namespace scalea::cli

@@ -104,6 +104,7 @@ Series build(const std::string& dir) {
   // The whole run (to its last point): it chooses the regions to follow.
   std::unique_ptr<online::Window> whole = online::window(parts, nullptr, *ends.back(), start, c);
   if (!out.reference.empty()) {
+    // Whole: scaled to each window in memory; a reference (p = 1) is one thread in one file.
     ref = drg::load_experiment(out.reference);
     check_reference(whole->e, *ref);
     ref_t.emplace(*ref);

@@ -2,6 +2,7 @@
 
 #include "export_formats.hpp"
 #include "findings.hpp"
+#include "thread_values.hpp"
 #include "scalea/drg/meta.hpp"
 
 #include <tuple>
@@ -40,12 +41,71 @@ nlohmann::json overheads_json(const overheads::RegionOverheads& r) {
   return ov;
 }
 
+namespace {
+
+// One region of the document, without its per_thread list.
+nlohmann::json region_json(const drg::MergedTree& t, const overheads::Analysis& a, uint32_t n,
+                           bool throttled, bool folded) {
+  const drg::Experiment& e = t.experiment();
+  const int visits = e.metric("visits"), wait = e.metric("wait"), sent = e.metric("bytes_sent"),
+            recv = e.metric("bytes_recv"), transfer = e.metric("transfer");
+  const auto& r = a.regions[n];
+  const drg::Region& reg = t.region_of(n);
+  return {
+      {"id", n},
+      {"parent", t.node(n).parent == format::kNoIndex ? nlohmann::json(nullptr)
+                                                      : nlohmann::json(t.node(n).parent)},
+      {"path", region_path(t, r)},
+      {"depth", t.node(n).depth},
+      {"kind", std::string(format::region_kind_name(reg.kind))},
+      {"label", reg.label()},
+      {"name", reg.name},
+      {"source",
+       {{"file", reg.file},
+        {"line", reg.line},
+        {"function", reg.function},
+        {"symbol", reg.symbol},
+        {"offset", reg.symbol_offset},
+        {"outlined", reg.outlined},
+        {"body", reg.body}}},
+      {"location", reg.location()},
+      {"p", r.p},
+      {"visits", t.sum(n, visits)},
+      {"time", r.t_p},
+      {"reference_time", r.t_s},
+      {"reference_estimated", r.t_s_estimated},
+      {"speedup", r.speedup},
+      {"efficiency", r.efficiency},
+      {"imbalance",
+       {{"max_over_mean", r.imbalance},
+        {"pes", r.pes_ran},
+        {"most_loaded", r.most_loaded},
+        {"least_loaded", r.least_loaded}}},
+      {"wait_total", t.sum(n, wait) * 1e-9},
+      {"noise", a.noise_priced ? nlohmann::json(r.noise) : nlohmann::json(nullptr)},
+      {"events_below", r.events_below},
+      {"throttled", throttled},
+      {"recursion_folded", folded},
+      {"time_compensated",
+       a.noise_priced ? nlohmann::json(r.t_p - r.noise) : nlohmann::json(nullptr)},
+      {"overheads", overheads_json(r)},
+      // MPI calls: bytes and the collector's split of their time (message model).
+      {"mpi", reg.kind != drg::RegionKind::Mpi
+                  ? nlohmann::json(nullptr)
+                  : nlohmann::json{{"bytes_sent", t.sum(n, sent)},
+                                   {"bytes_recv", t.sum(n, recv)},
+                                   {"wait", t.sum(n, wait) * 1e-9},
+                                   {"transfer", t.sum(n, transfer) * 1e-9}}},
+  };
+}
+
+}  // namespace
+
 void report_json(const TextSink& put, const drg::Experiment& e, const drg::MergedTree& t,
                  const overheads::Analysis& a, const drg::Experiment* ref,
                  const ReportJsonOptions& o) {
   const int visits = e.metric("visits"), time = e.metric("time"), wait = e.metric("wait"),
-            fork = e.metric("fork"), sent = e.metric("bytes_sent"), recv = e.metric("bytes_recv"),
-            transfer = e.metric("transfer");
+            fork = e.metric("fork");
   nlohmann::json out;
   out["schema"] = "scalea-report/1";
   out["experiment"] = {{"path", e.path},
@@ -65,76 +125,36 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
   // Every region is listed; those the text report folds (recursive instances) are marked, and
   // the findings are chosen as there.
   const Folding fold = fold_recursion(t);
-  auto regions = [&](const std::function<void(const nlohmann::json&)>& emit) {
-    for (uint32_t n : t.preorder()) {
-      const auto& r = a.regions[n];
-      if (o.shown && !o.shown(n)) continue;
-      const drg::Region& reg = t.region_of(n);
-      nlohmann::json per_thread = nlohmann::json::array();
-      for (const drg::Member& m : t.node(n).members) {
-        const drg::ThreadTree& tt = e.threads[m.thread];
-        per_thread.push_back({{"rank", tt.rank},
-                              {"thread", tt.thread},
-                              {"visits", e.value(tt, m.node, visits)},
-                              {"time", e.value(tt, m.node, time) * 1e-9},
-                              {"wait", e.value(tt, m.node, wait) * 1e-9},
-                              {"fork", e.value(tt, m.node, fork) * 1e-9}});
-      }
-      emit({
-          {"id", n},
-          {"parent", t.node(n).parent == format::kNoIndex ? nlohmann::json(nullptr)
-                                                          : nlohmann::json(t.node(n).parent)},
-          {"path", region_path(t, r)},
-          {"depth", t.node(n).depth},
-          {"kind", std::string(format::region_kind_name(reg.kind))},
-          {"label", reg.label()},
-          {"name", reg.name},
-          {"source",
-           {{"file", reg.file},
-            {"line", reg.line},
-            {"function", reg.function},
-            {"symbol", reg.symbol},
-            {"offset", reg.symbol_offset},
-            {"outlined", reg.outlined},
-            {"body", reg.body}}},
-          {"location", reg.location()},
-          {"p", r.p},
-          {"visits", t.sum(n, visits)},
-          {"time", r.t_p},
-          {"reference_time", r.t_s},
-          {"reference_estimated", r.t_s_estimated},
-          {"speedup", r.speedup},
-          {"efficiency", r.efficiency},
-          {"imbalance",
-           {{"max_over_mean", r.imbalance},
-            {"pes", r.pes_ran},
-            {"most_loaded", r.most_loaded},
-            {"least_loaded", r.least_loaded}}},
-          {"wait_total", t.sum(n, wait) * 1e-9},
-          {"noise", a.noise_priced ? nlohmann::json(r.noise) : nlohmann::json(nullptr)},
-          {"events_below", r.events_below},
-          {"throttled", throttled.count(n) > 0},
-          {"recursion_folded", fold.hidden[n] != 0},
-          {"time_compensated",
-           a.noise_priced ? nlohmann::json(r.t_p - r.noise) : nlohmann::json(nullptr)},
-          {"overheads", overheads_json(r)},
-          // MPI calls: bytes and the collector's split of their time (message model).
-          {"mpi", reg.kind != drg::RegionKind::Mpi
-                      ? nlohmann::json(nullptr)
-                      : nlohmann::json{{"bytes_sent", t.sum(n, sent)},
-                                       {"bytes_recv", t.sum(n, recv)},
-                                       {"wait", t.sum(n, wait) * 1e-9},
-                                       {"transfer", t.sum(n, transfer) * 1e-9}}},
-          {"per_thread", per_thread},
-      });
-    }
+  // Each region with its threads' values, read file by file (for_each_node_threads).
+  auto regions = [&](const Emit<nlohmann::json>& emit) {
+    std::vector<uint32_t> listed;
+    for (uint32_t n : t.preorder())
+      if (!o.shown || o.shown(n)) listed.push_back(n);
+    for_each_node_threads(t, listed, {visits, time, wait, fork}, [&](const NodeThreads& holders) {
+      const uint32_t n = holders.node;
+      // The region's threads, written one at a time: the list grows with the PEs.
+      auto per_thread = [&](const Emit<nlohmann::json>& emit_thread) {
+        for (size_t i = 0; i < holders.count; ++i) {
+          const drg::ThreadTree& tt = e.threads[holders.thread[i]];
+          emit_thread({{"rank", tt.rank},
+                       {"thread", tt.thread},
+                       {"visits", holders.value(i, 0)},
+                       {"time", holders.value(i, 1) * 1e-9},
+                       {"wait", holders.value(i, 2) * 1e-9},
+                       {"fork", holders.value(i, 3) * 1e-9}});
+        }
+      };
+      const nlohmann::json region =
+          region_json(t, a, n, throttled.count(n) > 0, fold.hidden[n] != 0);
+      emit(region, {{"per_thread", per_thread}});
+    });
   };
   out["regions"] = nullptr;  // streamed
   out["machine"] =
       o.machine_used.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.machine_used);
   out["compensated"] = o.compensate;
   out["counters"] = e.meta.contains("counters") ? e.meta["counters"] : nlohmann::json(nullptr);
-  auto gone = [&](const std::function<void(const nlohmann::json&)>& emit) {
+  auto gone = [&](const Emit<nlohmann::json>& emit) {
     for (const auto& r : a.only_in_reference)
       emit({{"path", r.path}, {"reference_time", r.t_s}, {"overheads", overheads_json(r)}});
   };

@@ -48,15 +48,41 @@ using TextSink = std::function<void(std::string_view)>;
 // Writes to `put` the text doc.dump(2) would give with the top-level arrays `arrays` in it, whose
 // elements are made one at a time: write(emit) calls emit(element) for each, in order. A document
 // with one element per region is never held whole (for 100,000 regions its tree took 1-2.4 GB).
-// Json is nlohmann::json or nlohmann::ordered_json; with the latter, the arrays' keys must be in
-// `doc` already, where they belong.
+// An element may have arrays of its own made the same way, emit(element, arrays): a region's
+// list of its threads. Json is nlohmann::json or nlohmann::ordered_json; with the latter, the
+// arrays' keys must be in `doc` (or the element) already, where they belong.
+template <class Json>
+struct StreamedArray;
+template <class Json>
+class Emit {
+ public:
+  explicit Emit(std::function<void(const Json&, const std::vector<StreamedArray<Json>>&)> f)
+      : f_(std::move(f)) {}
+  void operator()(const Json& element) const { f_(element, {}); }
+  void operator()(const Json& element, const std::vector<StreamedArray<Json>>& arrays) const {
+    f_(element, arrays);
+  }
+
+ private:
+  std::function<void(const Json&, const std::vector<StreamedArray<Json>>&)> f_;
+};
 template <class Json>
 struct StreamedArray {
   std::string key;
-  std::function<void(const std::function<void(const Json&)>& emit)> write;
+  std::function<void(const Emit<Json>& emit)> write;
 };
+// Appends `text` to `out`, every line after its first indented by `indent` more.
+inline void append_indented(std::string& out, const std::string& text, size_t indent) {
+  for (char ch : text) {
+    out += ch;
+    if (ch == '\n') out.append(indent, ' ');
+  }
+}
+// `indent`: the indentation of the line `doc` starts on (0 for a document, 4 for the elements of
+// its arrays, ...): every line after its first starts with that much more.
 template <class Json>
-void dump_streamed(const TextSink& put, Json doc, const std::vector<StreamedArray<Json>>& arrays) {
+void dump_streamed(const TextSink& put, Json doc, const std::vector<StreamedArray<Json>>& arrays,
+                   size_t indent = 0) {
   // Each array's place in the document is held by a string no other value dumps to.
   std::vector<std::string> marks;
   for (size_t i = 0; i < arrays.size(); ++i) {
@@ -64,27 +90,34 @@ void dump_streamed(const TextSink& put, Json doc, const std::vector<StreamedArra
     doc[arrays[i].key] = mark;
     marks.push_back(json_text(Json(mark)));
   }
-  const std::string skeleton = json_text(doc, 2);
+  std::string skeleton;
+  append_indented(skeleton, json_text(doc, 2), indent);
   std::vector<std::pair<size_t, size_t>> at;  // position in the skeleton, array
   for (size_t i = 0; i < arrays.size(); ++i) at.emplace_back(skeleton.find(marks[i]), i);
   std::sort(at.begin(), at.end());
+  // A member's value is dumped 2 deeper than its object, the value's elements 4 deeper.
+  const std::string open = "[\n" + std::string(indent + 4, ' '),
+                    next = ",\n" + std::string(indent + 4, ' '),
+                    close = "\n" + std::string(indent + 2, ' ') + "]";
   size_t from = 0;
   std::string piece;
   for (const auto& [pos, i] : at) {
     put(std::string_view(skeleton).substr(from, pos - from));
     from = pos + marks[i].size();
-    // A top-level member's value is dumped at indentation 2, its elements at 4.
     bool any = false;
-    arrays[i].write([&](const Json& element) {
-      piece = any ? ",\n    " : "[\n    ";
+    arrays[i].write(Emit<Json>([&](const Json& element,
+                                   const std::vector<StreamedArray<Json>>& nested) {
+      piece = any ? next : open;
       any = true;
-      for (char ch : json_text(element, 2)) {
-        piece += ch;
-        if (ch == '\n') piece += "    ";
+      if (!nested.empty()) {
+        put(piece);
+        dump_streamed(put, element, nested, indent + 4);
+        return;
       }
+      append_indented(piece, json_text(element, 2), indent + 4);
       put(piece);
-    });
-    put(any ? "\n  ]" : "[]");
+    }));
+    put(any ? close : "[]");
   }
   put(std::string_view(skeleton).substr(from));
 }

@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "export_formats.hpp"
 #include "report_json.hpp"
+#include "source.hpp"
 #include "study_data.hpp"
 #include "text.hpp"
 
@@ -41,18 +42,11 @@ double program_time(const drg::MergedTree& t) {
   return m < 0 ? 0.0 : t.max(0, m) * 1e-9;
 }
 
-struct Loaded {
-  std::unique_ptr<drg::Experiment> e;
-  std::unique_ptr<drg::MergedTree> t;
-};
-
-std::optional<Loaded> load(const std::string& dir, const Run& r,
+// A run's experiment, read one rank file at a time (Source).
+std::optional<Source> load(const std::string& dir, const Run& r,
                            std::vector<std::string>& warnings) {
   try {
-    Loaded l;
-    l.e = std::make_unique<drg::Experiment>(drg::load_experiment(dir + "/" + r.experiment()));
-    l.t = std::make_unique<drg::MergedTree>(*l.e);
-    return l;
+    return Source(dir + "/" + r.experiment());
   } catch (const drg::LoadError& e) {
     warnings.push_back("run " + r.id() + " left out: " + e.what());
   }
@@ -118,8 +112,8 @@ ReferenceRun reference_run(const std::string& dir, const Study& s,
     if (!r.reference() || r.status != Status::Ok) continue;
     auto l = load(dir, r, warnings);
     if (!l) continue;
-    refs.emplace_back(program_time(*l->t), &r);
-    if (each) each(*l->t);
+    refs.emplace_back(program_time(l->tree()), &r);
+    if (each) each(l->tree());
   }
   if (refs.empty())
     throw UserError("the study in " + dir + " has no completed reference run (1 thread, 1 rank); " +
@@ -134,7 +128,7 @@ namespace {
 
 // The reference and, per call-path key, the spread of its repetitions' region times
 // (Data::reference_range).
-const Run* choose_reference(Data& d, Loaded& ref) {
+const Run* choose_reference(Data& d, Source& ref) {
   ReferenceRun chosen = reference_run(d.dir, d.study, d.warnings, [&](const drg::MergedTree& t) {
     std::vector<uint32_t> keys = d.keys->intern(t);
     int time = t.experiment().metric("time");
@@ -263,7 +257,7 @@ Data gather(const std::string& dir) {
     else if (r.status == Status::Failed) ++d.runs_failed;
     else ++d.runs_pending;
   }
-  Loaded ref;
+  Source ref;
   const Run* ref_run = choose_reference(d, ref);
 
   // Configurations in plan order; the chosen reference repetition is classified first so the
@@ -282,16 +276,16 @@ Data gather(const std::string& dir) {
   for (const Config& c : d.study.configs()) (void)config_index(c);
   std::vector<bool> config_used(d.configs.size(), false);
   for (const Run* r : order) {
-    std::optional<Loaded> own;
-    const drg::MergedTree* t = ref.t.get();
+    std::optional<Source> own;
+    const drg::MergedTree* t = &ref.tree();
     if (r != ref_run) {
       own = load(dir, *r, d.warnings);
       if (!own) continue;
-      t = own->t.get();
+      t = &own->tree();
     }
     size_t ci = config_index(r->config);
     config_used[ci] = true;
-    add_run(d, *t, *r, *ref.t, r == ref_run, ci);
+    add_run(d, *t, *r, ref.tree(), r == ref_run, ci);
   }
   drop_unused(d, config_used);
   cell_statistics(d);
@@ -366,9 +360,8 @@ std::optional<StudyFindings> study_findings(const Data& d) {
   StudyFindings out;
   out.experiment = cd.experiments[order[(order.size() - 1) / 2]];
   out.p = cd.config.p();
-  drg::Experiment e = drg::load_experiment(d.dir + "/" + out.experiment);
-  drg::Experiment ref = drg::load_experiment(d.dir + "/" + d.reference_experiment);
-  drg::MergedTree t(e), rt(ref);
+  const Source run(d.dir + "/" + out.experiment), ref(d.dir + "/" + d.reference_experiment);
+  const drg::MergedTree &t = run.tree(), &rt = ref.tree();
   overheads::Options opts;
   opts.p = out.p;
   opts.keys = d.keys;

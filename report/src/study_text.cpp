@@ -323,7 +323,7 @@ void print_json(const Data& d) {
   // configurations took 2.4 GB. The selection is made first: it may fail (--region), and nothing
   // is written then.
   const std::vector<int> selected = selected_for_lists(d);
-  auto regions = [&](const std::function<void(const nlohmann::ordered_json&)>& emit) {
+  auto regions = [&](const Emit<nlohmann::ordered_json>& emit) {
     for_each_cell(
         d, selected,
         [&](int n, const Node& nd, const std::string& path, const Config& cf, const Cell& cell) {

@@ -93,6 +93,29 @@ def do_csv(c):
     check(sorted(int(r["thread"]) for r in loop) == [0, 1, 2, 3],
           f"loop rows should be one per thread 0..3, got {[r['thread'] for r in loop]}")
     print(f"csv: {len(rows)} rows (region x thread), classes sum to T_o on every row")
+    check_output_file(c, f)
+
+
+def check_output_file(c, f):
+    """-o FILE again: the file (written through a temporary file renamed over it) keeps its
+    permissions; a symbolic link is written in place, never replaced (as /dev/null would be: not
+    tried here, a mistake would replace the machine's)."""
+    with open(f, "rb") as fh:
+        first = fh.read()
+    os.chmod(f, 0o600)
+    args = ["export", "--format", "csv", "-r", c.exp[1], c.exp[4], "-o"]
+    c.scalea_run(*args, f)
+    check(os.stat(f).st_mode & 0o777 == 0o600, f"-o {f} again: mode {os.stat(f).st_mode:o}")
+    link = c.out("p4-link.csv")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(f, link)
+    c.scalea_run(*args, link)
+    check(os.path.islink(link), f"-o {link}: the symbolic link was replaced")
+    with open(f, "rb") as fh:
+        check(fh.read() == first, "-o FILE again, or through a link, wrote something else")
+    left = [n for n in os.listdir(c.work) if n.startswith("p4.csv.") or n.startswith("p4-link.csv.")]
+    check(not left, f"temporary files left beside the output: {left}")
 
 
 # --- json ------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ scenarios: planted unify hybrid multiple fortran fortran_f08 abort nofinalize la
            self hooks containers analysis
 """
 import argparse
+import csv
+import io
 import json
 import os
 import shutil
@@ -315,6 +317,33 @@ def analysis(a):
               f"mpirun -np 2 scalea {cmd[0]}: exit {p.returncode}, stderr {lines}")
 
 
+def per_thread_by_file(run, d):
+    """The outputs that list each thread's values, made one rank file at a time: the JSON report's
+    per_thread lists and the CSV export's rows hold every thread of every rank file, in the order
+    of the experiment loaded whole (mpi_dump), with its values."""
+    regions = report_json(run)
+    if not regions:
+        return
+    roots = [n for n in d["nodes"] if n["index"] == 0]
+    listed = regions[0]["per_thread"]
+    check([(x["rank"], x["thread"]) for x in listed] == [(n["rank"], n["thread"]) for n in roots],
+          f"the program's per_thread list {[(x['rank'], x['thread']) for x in listed]}")
+    for x, n in zip(listed, roots):
+        near(x["time"], n["metrics"]["time"] * 1e-9, 1e-12, 1e-12,
+             f"rank {x['rank']} thread {x['thread']}: the program's time")
+    for r in regions:
+        check(r["per_thread"] and sum(x["visits"] for x in r["per_thread"]) == r["visits"],
+              f"{r['path']}: per_thread visits do not add up to the region's")
+    p = subprocess.run([os.path.join(run.a.bin, "scalea"), "export", "--format", "csv", run.dir],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, f"scalea export --format csv failed: {p.stderr.strip()}")
+    rows = [(row["path"], int(row["rank"]), int(row["thread"]), float(row["visits"]))
+            for row in csv.DictReader(io.StringIO(p.stdout))]
+    want = [(r["path"], x["rank"], x["thread"], x["visits"]) for r in regions
+            for x in r["per_thread"]]
+    check(rows == want, f"CSV rows ({len(rows)}) are not the JSON report's threads ({len(want)})")
+
+
 def hybrid(a, multiple=False):
     run = Run(a, "hybrid-multiple" if multiple else "hybrid")
     run.run("mpi_hybrid", ["1"] + (["multiple"] if multiple else []), env={"OMP_NUM_THREADS": "2"})
@@ -343,7 +372,7 @@ def hybrid(a, multiple=False):
         waited = max((x["metrics"]["wait"] for x in bars), default=0) * 1e-9
         near(waited, 0.05, 0.015, 0.06, f"rank {r}: OpenMP barrier wait (planted imbalance)")
     check(len({n["thread"] for n in d["nodes"]}) >= 2, "OpenMP worker threads recorded")
-    report_json(run)
+    per_thread_by_file(run, d)
 
 
 def fortran(a, program="mpi_fortran"):

@@ -27,6 +27,7 @@
 #include "../report_json.hpp"
 #include "../study.hpp"
 #include "../study_data.hpp"
+#include "../thread_values.hpp"
 #include "scalea/drg/meta.hpp"
 #include "scalea/drg/region_key.hpp"
 #include "schema.hpp"
@@ -227,7 +228,7 @@ struct Rows {
 
 std::vector<Column> experiment_columns(const Analyzed& x, const std::string& dir,
                                        const std::string& machine, bool per_pe) {
-  const drg::Meta meta = drg::read_meta(x.e.meta);
+  const drg::Meta meta = drg::read_meta(x.experiment().meta);
   std::string program, arguments;
   for (size_t i = 0; i < meta.command.size(); ++i) {
     if (i == 0) program = fs::path(meta.command[i]).filename().string();
@@ -246,7 +247,7 @@ std::vector<Column> experiment_columns(const Analyzed& x, const std::string& dir
   std::string openmp = meta.openmp.runtime;
   const std::string& omp_path = meta.openmp.runtime_path;
   if (!omp_path.empty()) openmp += (openmp.empty() ? "" : " ") + ("(" + omp_path + ")");
-  const int ranks = x.e.ranks();
+  const int ranks = x.experiment().ranks();
   const auto& pe = x.a.program;
   auto optional = [](const std::optional<double>& v) { return v ? real(*v) : Value(); };
   return {
@@ -269,7 +270,7 @@ std::vector<Column> experiment_columns(const Analyzed& x, const std::string& dir
       {"started", text_or_null(meta.start_time)},
       {"started_epoch", real(epoch_of(meta.start_time))},
       {"duration", real(meta.has_duration ? meta.duration_s : std::nan(""))},
-      {"complete", int64_t(x.e.complete())},
+      {"complete", int64_t(x.experiment().complete())},
       {"reference_estimated", int64_t(!x.a.has_reference)},
       {"machine_file", text_or_null(machine)},
       {"program_time", real(x.a.regions.empty() ? 0 : x.a.regions[0].t_p)},
@@ -282,14 +283,26 @@ std::vector<Column> experiment_columns(const Analyzed& x, const std::string& dir
   };
 }
 
-// Per-PE sums of one region's nodes (a thread may hold several nodes of one call path).
+// Per-PE sums of one region's nodes (a thread may hold several nodes of one call path), and
+// the region's visits and wait over them all.
 struct PeSums {
   std::vector<double> time, wait, visits;
   std::vector<uint32_t> touched;
+  double visit_sum = 0, wait_sum = 0;
   explicit PeSums(size_t threads) : time(threads, 0), wait(threads, 0), visits(threads, 0) {}
+  // One holder's values (time and wait in ns).
+  void add(uint32_t thread, double v, double t, double w) {
+    if (time[thread] == 0 && visits[thread] == 0 && wait[thread] == 0) touched.push_back(thread);
+    time[thread] += t * 1e-9;
+    wait[thread] += w * 1e-9;
+    visits[thread] += v;
+    visit_sum += v;
+    wait_sum += w;
+  }
   void clear() {
     for (uint32_t t : touched) time[t] = wait[t] = visits[t] = 0;
     touched.clear();
+    visit_sum = wait_sum = 0;
   }
 };
 
@@ -336,9 +349,9 @@ RegionRow region_row(const drg::Region& reg, Hash key, const Hash* parent, int d
 void add_reference_only(const Analyzed& x, const std::vector<Hash>& keys,
                         std::unordered_map<Hash, size_t, HashOf>& group_of, Rows& out) {
   const overheads::Analysis& a = x.a;
-  if (!x.ref_t || a.only_in_reference.empty()) return;
-  const drg::MergedTree& rt = *x.ref_t;
-  const drg::Experiment& re = *x.ref;
+  if (x.ref.empty() || a.only_in_reference.empty()) return;
+  const drg::MergedTree& rt = x.ref.tree();
+  const drg::Experiment& re = x.ref.experiment();
   CallPathHashes hashes(re);
   std::vector<Hash> ref_keys(rt.nodes().size());
   ref_keys[0] = keys[0];
@@ -379,35 +392,21 @@ void add_reference_only(const Analyzed& x, const std::vector<Hash>& keys,
   }
 }
 
-Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& machine, bool per_pe) {
-  Rows out;
-  out.experiment = experiment_columns(x, dir, machine, per_pe);
-  const drg::MergedTree& t = x.tree();
-  const drg::Experiment& e = x.e;
-  const overheads::Analysis& a = x.a;
-  const int visits = e.metric("visits"), time = e.metric("time"), wait = e.metric("wait"),
-            sent = e.metric("bytes_sent"), recv = e.metric("bytes_recv"),
-            transfer = e.metric("transfer");
-  std::vector<int> counters;
-  for (size_t m = 0; m < e.metrics.size(); ++m)
-    if (!format::core_metric(e.metrics[m])) counters.push_back(int(m));
+// The rows of one database region: its nodes' overheads and statistics added up, and the
+// per-PE sums of their threads' values (`pes`).
+struct RegionRows {
+  const Analyzed& x;
+  const std::vector<Hash>& keys;  // per merged node
+  const std::vector<int>& counters;
+  bool per_pe;
+  Rows& out;
 
-  // Call-path keys: the canonical region keys from the program down (a parent's index is
-  // smaller than its children's). Nodes with one key are one region of the database.
-  CallPathHashes hashes(e);
-  std::vector<Hash> keys(t.nodes().size());
-  std::unordered_map<Hash, size_t, HashOf> group_of;  // key -> index into out.regions
-  std::vector<std::vector<uint32_t>> groups;
-  for (uint32_t n = 0; n < t.nodes().size(); ++n) {
-    const drg::MergedNode& mn = t.node(n);
-    keys[n] = hashes.of(mn.region, mn.parent == format::kNoIndex ? Hash{} : keys[mn.parent]);
-    auto [it, added] = group_of.emplace(keys[n], groups.size());
-    if (added) groups.emplace_back();
-    groups[it->second].push_back(n);
-  }
-  PeSums pes(e.threads.size());
-  for (size_t g = 0; g < groups.size(); ++g) {
-    const std::vector<uint32_t>& nodes = groups[g];
+  void add(size_t g, const std::vector<uint32_t>& nodes, PeSums& pes) const {
+    const drg::MergedTree& t = x.tree();
+    const drg::Experiment& e = x.experiment();
+    const overheads::Analysis& a = x.a;
+    const int sent = e.metric("bytes_sent"), recv = e.metric("bytes_recv"),
+              transfer = e.metric("transfer");
     const uint32_t n0 = nodes[0];
     const drg::MergedNode& mn = t.node(n0);
     out.regions.push_back(region_row(t.region_of(n0), keys[n0],
@@ -415,26 +414,14 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
                                      int(mn.depth), region_path(t, a.regions[n0])));
     // Nodes of one call path are added up, as the study report does.
     const overheads::RegionOverheads& r0 = a.regions[n0];
-    double t_p = 0, t_s = 0, t_o = 0, noise = 0, events = 0, visit_sum = 0, wait_sum = 0;
+    double t_p = 0, t_s = 0, t_o = 0, noise = 0, events = 0;
     std::array<double, kClassCount> cls{};
     std::map<std::string, double> sub;
-    pes.clear();
     for (uint32_t n : nodes) {
       const overheads::RegionOverheads& r = a.regions[n];
       t_p += r.t_p, t_s += r.t_s, t_o += r.t_o, noise += r.noise, events += r.events_below;
       for (int c = 0; c < kClassCount; ++c) cls[size_t(c)] += r.classes[size_t(c)];
       for (const auto& [k, v] : r.subclasses) sub[k] += v;
-      for (const drg::Member& m : t.node(n).members) {
-        const drg::ThreadTree& tt = e.threads[m.thread];
-        if (pes.time[m.thread] == 0 && pes.visits[m.thread] == 0 && pes.wait[m.thread] == 0)
-          pes.touched.push_back(m.thread);
-        const double v = e.value(tt, m.node, visits), w = e.value(tt, m.node, wait);
-        pes.time[m.thread] += e.value(tt, m.node, time) * 1e-9;
-        pes.wait[m.thread] += w * 1e-9;
-        pes.visits[m.thread] += v;
-        visit_sum += v;
-        wait_sum += w;
-      }
     }
     std::sort(pes.touched.begin(), pes.touched.end());
     pes.touched.erase(std::unique(pes.touched.begin(), pes.touched.end()), pes.touched.end());
@@ -458,7 +445,7 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
                  Value(),
                  int64_t(1),
                  int64_t(nodes.size()),
-                 int64_t(visit_sum),
+                 int64_t(pes.visit_sum),
                  real(t_p),
                  real(t_s),
                  int64_t(r0.t_s_estimated),
@@ -470,9 +457,9 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
           real(one        ? r0.imbalance
                : mean > 0 ? hi / mean
                           : NAN),
-          real(wait_sum * 1e-9), a.noise_priced ? real(noise) : Value(), real(events),
+          real(pes.wait_sum * 1e-9), a.noise_priced ? real(noise) : Value(), real(events),
           mpi ? Value(int64_t(sum_of(sent))) : Value(),
-          mpi ? Value(int64_t(sum_of(recv))) : Value(), mpi ? real(wait_sum * 1e-9) : Value(),
+          mpi ? Value(int64_t(sum_of(recv))) : Value(), mpi ? real(pes.wait_sum * 1e-9) : Value(),
           mpi ? real(sum_of(transfer) * 1e-9) : Value()})
       stats.push_back(v);
     out.stats.push_back(std::move(stats));
@@ -493,6 +480,50 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
         out.pe_region.push_back(g);
       }
   }
+};
+
+Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& machine, bool per_pe) {
+  Rows out;
+  out.experiment = experiment_columns(x, dir, machine, per_pe);
+  const drg::MergedTree& t = x.tree();
+  const drg::Experiment& e = x.experiment();
+  const int visits = e.metric("visits"), time = e.metric("time"), wait = e.metric("wait");
+  std::vector<int> counters;
+  for (size_t m = 0; m < e.metrics.size(); ++m)
+    if (!format::core_metric(e.metrics[m])) counters.push_back(int(m));
+
+  // Call-path keys: the canonical region keys from the program down (a parent's index is
+  // smaller than its children's). Nodes with one key are one region of the database.
+  CallPathHashes hashes(e);
+  std::vector<Hash> keys(t.nodes().size());
+  std::unordered_map<Hash, size_t, HashOf> group_of;  // key -> index into out.regions
+  std::vector<std::vector<uint32_t>> groups;
+  for (uint32_t n = 0; n < t.nodes().size(); ++n) {
+    const drg::MergedNode& mn = t.node(n);
+    keys[n] = hashes.of(mn.region, mn.parent == format::kNoIndex ? Hash{} : keys[mn.parent]);
+    auto [it, added] = group_of.emplace(keys[n], groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(n);
+  }
+  // Per region: each PE's sums over the region's nodes, gathered node by node as the threads'
+  // values are read (for_each_node_threads), then the region's rows.
+  const RegionRows rows{x, keys, counters, per_pe, out};
+  PeSums pes(e.threads.size());
+  std::vector<uint32_t> listed;  // the regions' nodes, region after region
+  std::vector<size_t> region_end;
+  for (const std::vector<uint32_t>& nodes : groups) {
+    listed.insert(listed.end(), nodes.begin(), nodes.end());
+    region_end.push_back(listed.size());
+  }
+  size_t g = 0, visited = 0;
+  for_each_node_threads(t, listed, {visits, time, wait}, [&](const NodeThreads& h) {
+    for (size_t i = 0; i < h.count; ++i)
+      pes.add(h.thread[i], h.value(i, 0), h.value(i, 1), h.value(i, 2));
+    if (++visited < region_end[g]) return;
+    rows.add(g, groups[g], pes);
+    ++g;
+    pes.clear();
+  });
 
   add_reference_only(x, keys, group_of, out);
   return out;
