@@ -1,6 +1,8 @@
 #include "scalea/drg/cct.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <utility>
 
 namespace scalea::drg {
 
@@ -59,7 +61,36 @@ size_t bytes_held(const ThreadTree& t, size_t metrics) {
   return t.size() * (sizeof(double) * metrics + sizeof(uint32_t) * 3);
 }
 
+// The bytes of threads the trees alive keep, against MergedTree::kKeepBytes.
+std::atomic<size_t> kept_in_process{0};
+
+// Takes `bytes` from the process's budget `limit` when they fit.
+bool take_budget(size_t bytes, size_t limit) {
+  size_t now = kept_in_process.load();
+  do {
+    if (now + bytes > limit) return false;
+  } while (!kept_in_process.compare_exchange_weak(now, now + bytes));
+  return true;
+}
+
 }  // namespace
+
+MergedTree::~MergedTree() { kept_in_process -= kept_bytes_; }
+
+MergedTree::MergedTree(MergedTree&& o) noexcept
+    : e_(o.e_),
+      files_(o.files_),
+      nodes_(std::move(o.nodes_)),
+      child_(std::move(o.child_)),
+      map_(std::move(o.map_)),
+      holders_(std::move(o.holders_)),
+      sum_(std::move(o.sum_)),
+      min_(std::move(o.min_)),
+      max_(std::move(o.max_)),
+      file_first_(std::move(o.file_first_)),
+      kept_(std::move(o.kept_)),
+      kept_maps_(std::move(o.kept_maps_)),
+      kept_bytes_(std::exchange(o.kept_bytes_, 0)) {}
 
 MergedTree::MergedTree(const RankFiles& files, size_t keep_bytes)
     : e_(&files.definitions()), files_(&files) {
@@ -68,7 +99,6 @@ MergedTree::MergedTree(const RankFiles& files, size_t keep_bytes)
   const size_t nm = e_->metric_count();
   std::vector<uint32_t> map;
   std::vector<std::vector<uint32_t>> maps;
-  size_t kept_bytes = 0;
   file_first_.push_back(0);
   kept_.resize(files.files());
   kept_maps_.resize(files.files());
@@ -77,7 +107,7 @@ MergedTree::MergedTree(const RankFiles& files, size_t keep_bytes)
     file_first_.push_back(file_first_.back() + uint32_t(threads.size()));
     size_t bytes = 0;
     for (const ThreadTree& t : threads) bytes += bytes_held(t, nm);
-    const bool keep = kept_bytes + bytes <= keep_bytes;
+    const bool keep = take_budget(bytes, keep_bytes);
     maps.clear();
     for (const ThreadTree& t : threads) {
       add(t, map);
@@ -98,7 +128,7 @@ MergedTree::MergedTree(const RankFiles& files, size_t keep_bytes)
       }
     }
     if (keep) {
-      kept_bytes += bytes;
+      kept_bytes_ += bytes;
       kept_[f] = std::move(threads);
       kept_maps_[f] = std::move(maps);
       maps = {};

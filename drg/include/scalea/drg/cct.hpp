@@ -88,9 +88,14 @@ class MergedTree {
   // must outlive the tree; experiment() is its definitions (the threads without their nodes).
   // The first files whose threads fit in `keep_bytes` stay in memory after that pass, with their
   // maps: the analysis's later passes read only the others again (at 1,024 ranks x 16 threads x
-  // 500 paths, each reading of every file is a sixth of the report's time).
+  // 500 paths, each reading of every file is a sixth of the report's time). The budget is the
+  // process's, shared by every tree alive (a run and its reference, the two runs of a diff).
   explicit MergedTree(const RankFiles& files, size_t keep_bytes = kKeepBytes);
   static constexpr size_t kKeepBytes = size_t(768) << 20;
+  ~MergedTree();
+  MergedTree(MergedTree&& other) noexcept;
+  MergedTree(const MergedTree&) = delete;
+  MergedTree& operator=(const MergedTree&) = delete;
 
   const Experiment& experiment() const { return *e_; }
   const std::vector<MergedNode>& nodes() const { return nodes_; }
@@ -151,6 +156,7 @@ class MergedTree {
   // Read by file: the threads and maps of the files kept in memory (empty for the others).
   std::vector<std::vector<ThreadTree>> kept_;
   std::vector<std::vector<std::vector<uint32_t>>> kept_maps_;
+  size_t kept_bytes_ = 0;  // taken from the process's budget, given back by the destructor
 };
 
 }  // namespace scalea::drg
