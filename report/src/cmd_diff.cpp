@@ -56,15 +56,17 @@ DiffSide side_of(const Analyzed& x, const std::string& reference) {
   return s;
 }
 
-void run_diff(const DiffOptions& o) {
+// Under mpirun (`share`), the processes classify both runs together and rank 0 prints.
+void run_diff(const DiffOptions& o, overheads::Share* share) {
   for (const std::string* d : {&o.a, &o.b})
     if (is_study(*d))
       throw UserError(*d +
                       " is a scaling study; diff compares two experiments (give one run of "
                       "each study)");
   auto keys = std::make_shared<overheads::CallPathKeys>();
-  std::unique_ptr<Analyzed> xa = analyze(o.a, o.ref_a, 0, keys),
-                            xb = analyze(o.b, o.ref_b, 0, keys);
+  std::unique_ptr<Analyzed> xa = analyze(o.a, o.ref_a, 0, keys, nullptr, share),
+                            xb = analyze(o.b, o.ref_b, 0, keys, nullptr, share);
+  if (share && share->rank() != 0) return;  // rank 0 prints
   // Per call-path key: the experiment's first region with it (-1 where it has none).
   auto by_key = [&](const Analyzed& x) {
     std::vector<long> m(keys->size(), -1);
@@ -211,8 +213,8 @@ void add_diff(CLI::App& app) {
   cmd->add_option("--min-change", o->min_change, "Hide regions whose T_p changed less (s)")
       ->check(CLI::NonNegativeNumber);
   cmd->callback([o] {
-    refuse_under_launcher("this command");
-    run_diff(*o);
+    std::unique_ptr<overheads::Share> share = analysis_share();
+    run_shared(share.get(), "diff", [&] { run_diff(*o, share.get()); });
   });
 }
 

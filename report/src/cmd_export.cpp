@@ -34,7 +34,8 @@ void export_study_html(const ExportOptions& o) {
     std::fprintf(stderr, "scalea export: wrote %s (html)\n", o.output.c_str());
 }
 
-void run_export(const ExportOptions& o) {
+// Under mpirun (`share`), the processes classify each run together and rank 0 writes.
+void run_export(const ExportOptions& o, overheads::Share* share) {
   const ExportFormat* f = find_export_format(o.format);
   if (!f) throw UserError("unknown format " + o.format);  // CLI11 checked it already
   if (!f->many_runs && o.dirs.size() != 1) {
@@ -46,16 +47,20 @@ void run_export(const ExportOptions& o) {
                     "several",
                     o.format, o.dirs.size(), several));
   }
-  if (o.format == "html" && is_study(o.dirs[0])) return export_study_html(o);
+  if (o.format == "html" && is_study(o.dirs[0])) {
+    if (share) refuse_under_launcher("the page of a study");
+    return export_study_html(o);
+  }
   for (const std::string& d : o.dirs)
     if (is_study(d))
       throw UserError(d + " is a scaling study; export one of its runs (a subdirectory)");
   std::vector<std::unique_ptr<Analyzed>> runs;
   std::vector<const Analyzed*> ptrs;
   for (const std::string& d : o.dirs) {
-    runs.push_back(analyze(d, o.reference, o.p));
+    runs.push_back(analyze(d, o.reference, o.p, nullptr, nullptr, share));
     ptrs.push_back(runs.back().get());
   }
+  if (share && share->rank() != 0) return;  // rank 0 writes
   ExportSettings settings{o.findings, !o.no_graphviz, !o.no_source};
   write_output(o.output, [&](const TextSink& put) { f->write(put, ptrs, settings); });
   if (f->says_written && !o.output.empty() && o.output != "-")
@@ -108,8 +113,8 @@ void add_export(CLI::App& app) {
       },
       "List the formats (name, and how many experiments each takes) and exit");
   cmd->callback([o] {
-    refuse_under_launcher("this command");
-    run_export(*o);
+    std::unique_ptr<overheads::Share> share = analysis_share();
+    run_shared(share.get(), "export", [&] { run_export(*o, share.get()); });
   });
 }
 

@@ -321,14 +321,14 @@ void print_json(const drg::Experiment& e, const MergedTree& t, const Analysis& a
   std::cout << "\n";
 }
 
-// Under mpirun (`share`), the tables only: the other outputs are made by one process.
+// Under mpirun (`share`), every output made from one classification of the run and its
+// reference; not a study's report or the report over time, which classify many.
 void refuse_in_parallel(const ReportOptions& o) {
   auto refuse = [](const std::string& what) {
     throw UserError(what + " does not run as an MPI program yet: run it without mpirun");
   };
   if (is_study(o.dir)) refuse("the report of a study");
   if (over_time_requested()) refuse("--over-time");
-  if (o.format == "json") refuse("--format json");
 }
 
 void report(ReportOptions* o, overheads::Share* share) {

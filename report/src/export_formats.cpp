@@ -92,7 +92,7 @@ void check_reference(const drg::Experiment& run, const drg::Experiment& ref) {
 
 std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference, int p,
                                   std::shared_ptr<overheads::CallPathKeys> keys,
-                                  const overheads::MachineModel* machine) {
+                                  const overheads::MachineModel* machine, overheads::Share* share) {
   auto x = std::make_unique<Analyzed>();
   x->run = Source(dir);
   if (!reference.empty()) {
@@ -104,6 +104,7 @@ std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& ref
   opts.keys = std::move(keys);
   opts.paths = false;
   opts.machine = machine;
+  opts.share = share;
   x->a = overheads::classify(x->tree(), x->reference_tree(), opts);
   return x;
 }

@@ -45,7 +45,8 @@ bool& reference_forced();
 std::unique_ptr<Analyzed> analyze(const std::string& dir, const std::string& reference = "",
                                   int p = 0,
                                   std::shared_ptr<overheads::CallPathKeys> keys = nullptr,
-                                  const overheads::MachineModel* machine = nullptr);
+                                  const overheads::MachineModel* machine = nullptr,
+                                  overheads::Share* share = nullptr);
 
 // The printed call path of a region of the analysis of `run` (drg::MergedTree::path): built
 // here for a region of the run, as classify left it for a region only in the reference. Costs

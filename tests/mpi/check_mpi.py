@@ -304,17 +304,34 @@ def analysis(a):
     lines = [line for line in p.stderr.splitlines() if line.startswith("scalea")]
     check(p.returncode == 2 and p.stdout == "" and len(lines) == 1 and "rank-000001" in lines[0],
           f"truncated rank file: exit {p.returncode}, stderr {lines}")
-    # What does not run as an MPI program yet says so once, never prints N outputs.
+    # The other commands made from one classification print what they print serially; the
+    # processes share the classification and rank 0 prints.
     for cmd in (["report", experiments[0], "--format", "json"],
+                ["report", experiments[0], "--format", "json", "-r", ref.dir],
                 ["export", "--format", "csv", experiments[0]],
-                ["diff", experiments[0], experiments[1]]):
-        p = subprocess.run([a.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
-                            os.path.join(a.bin, "scalea")] + cmd, capture_output=True, text=True,
-                           timeout=120)
-        lines = [line for line in p.stderr.splitlines() if line.startswith("scalea")]
-        check(p.returncode == 2 and p.stdout == "" and len(lines) == 1 and
-              "does not run as an MPI program yet" in lines[0],
-              f"mpirun -np 2 scalea {cmd[0]}: exit {p.returncode}, stderr {lines}")
+                ["export", "--format", "json", "-r", ref.dir, experiments[0]],
+                ["diff", experiments[0], experiments[1]],
+                ["diff", experiments[0], experiments[1], "--format", "json"]):
+        serial = subprocess.run([os.path.join(a.bin, "scalea")] + cmd, capture_output=True,
+                                text=True, timeout=120)
+        check(serial.returncode == 0 and len(serial.stdout) > 100,
+              f"scalea {' '.join(cmd[:2])}: exit {serial.returncode}")
+        for np_ in (2, a.np + 1):
+            p = subprocess.run([a.mpirun, "--allow-run-as-root", "--oversubscribe", "-np",
+                                str(np_), os.path.join(a.bin, "scalea")] + cmd,
+                               capture_output=True, text=True, timeout=120)
+            check(p.returncode == 0 and p.stdout == serial.stdout,
+                  f"mpirun -np {np_} scalea {' '.join(cmd)}: exit {p.returncode}, "
+                  f"{len(p.stdout)} bytes vs {len(serial.stdout)}")
+    # What does not run as an MPI program yet says so once, never prints N outputs.
+    page = os.path.join(os.path.dirname(experiments[0]), "analysis.html")
+    p = subprocess.run([a.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                        os.path.join(a.bin, "scalea"), "report", experiments[0], "--html", page],
+                       capture_output=True, text=True, timeout=120)
+    lines = [line for line in p.stderr.splitlines() if line.startswith("scalea")]
+    check(p.returncode == 2 and p.stdout == "" and len(lines) == 1 and
+          "does not run as an MPI program yet" in lines[0] and not os.path.exists(page),
+          f"mpirun -np 2 scalea report --html: exit {p.returncode}, stderr {lines}")
 
 
 def per_thread_by_file(run, d):
