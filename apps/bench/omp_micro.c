@@ -14,6 +14,10 @@
  *   omp_micro flush    [N]   one parallel region, each thread does N
  *                            `#pragma omp flush` (one flush callback each), as
  *                            the spin-waits of pipelined codes (NPB LU) do
+ *   omp_micro for      [N]   one parallel region, N tiny `#pragma omp for`
+ *                            loops one after the other, as the sweeps of NPB SP
+ *                            do (work begin/end and the loop's implicit
+ *                            barrier per loop and thread)
  *
  * Output, one line on stdout:
  *   bench=<name> n=<N> threads=<T> seconds=<wall>
@@ -129,6 +133,24 @@ static double bench_flush(long n, int *team) {
   return omp_get_wtime() - t0;
 }
 
+static double bench_for(long n, int *team) {
+  double t0 = omp_get_wtime();
+#pragma omp parallel
+  {
+    if (omp_get_thread_num() == 0)
+      *team = omp_get_num_threads();
+    long local = 0;
+    for (long i = 0; i < n; ++i) {
+#pragma omp for
+      for (int j = 0; j < 8; ++j)
+        local += j & 3; /* tiny iteration */
+    }
+#pragma omp atomic
+    sink += local;
+  }
+  return omp_get_wtime() - t0;
+}
+
 struct bench {
   const char *name;
   long default_n;
@@ -141,6 +163,7 @@ static const struct bench benches[] = {
     {"dynloop", 4000000, bench_dynloop},
     {"lock", 4000000, bench_lock},
     {"flush", 10000000, bench_flush},
+    {"for", 1000000, bench_for},
 };
 #define NBENCH (sizeof benches / sizeof benches[0])
 
