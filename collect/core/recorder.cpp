@@ -146,19 +146,11 @@ Node* child_of_slow(ThreadState& t, Node* parent, uint32_t region) {
 }
 
 void leave_at(ThreadState& t, size_t i, Ticks when) {
-  // A wait still open when its frame closes (a worker's join barrier at the end of the run, a
-  // frame closed by unwinding) ends with it.
+  if (i + 1 == t.stack.size()) return leave_top(t, when);
   if (t.stack[i].wait_begin) wait_end(t, t.stack[i], when);
   Frame f = t.stack[i];
   t.stack.erase(t.stack.begin() + long(i));
-  if (f.type == FrameType::Throttled) return;  // a throttled visit: nothing to record
-  if (f.ctr) counters::on_leave(t, f);
-  Ticks d = when > f.enter ? when - f.enter : 0;
-  Ticks tasks = t.task_exec_total - f.task_snap;
-  if (f.node) record_visit(f.node, d, tasks);
-  // A task's exclusive time feeds the thread's total, so that waits enclosing it can discount it
-  // (nested tasks were already counted when they ended).
-  if (f.type == FrameType::ExplicitTask) t.task_exec_total += d > tasks ? d - tasks : 0;
+  close_visit(t, f, when);
 }
 
 void throttle_check(ThreadState& t, Node* n) {

@@ -74,10 +74,11 @@ struct Frame {
   Ticks wait_task_snap;
   uint64_t key;  // mutex wait id, or 0
   void* rec;     // ParallelRecord* for Parallel/ImplicitTask, TaskRecord* for ExplicitTask
-  Ticks aux;     // Parallel (master): time its implicit task ended
   FrameType type;
   uint32_t ctr = 0;  // counter snapshot slot taken at enter (collect/papi), 0 = none
 };
+// A power of two: the callbacks turn stack addresses into positions and back on every event.
+static_assert(sizeof(Frame) == 64);
 
 // Records shared between threads (a team's parallel region, an explicit task) come from the pool
 // of the thread that creates them and go back to that pool, whichever thread frees them: most
@@ -239,6 +240,15 @@ struct ThreadState {
     Node* node = nullptr;
   } last_flush;
   uint32_t region_cache_used = 0;
+  // The node of a construct by where it began (construct_child): direct-mapped.
+  struct Site {
+    const Node* parent = nullptr;
+    const void* code = nullptr;
+    uint64_t key = 0;
+    Node* node = nullptr;
+  };
+  static constexpr int kSiteBits = 8;
+  Site sites[1 << kSiteBits];
 
   RecordPool<ParallelRecord> parallel_pool;
   RecordPool<TaskRecord> task_pool;
@@ -341,7 +351,6 @@ inline Frame& push_frame(ThreadState& t, Node* node, FrameType type, Ticks when,
   f.wait_task_snap = 0;
   f.key = key;
   f.rec = rec;
-  f.aux = 0;
   f.type = type;
   f.ctr = 0;
   // Counters (collect/papi): one predictable branch when none are measured.
@@ -355,6 +364,84 @@ inline Frame& enter(ThreadState& t, uint32_t region, FrameType type, Ticks when,
   Node* n = (parent && g_measure_on.load(std::memory_order_relaxed)) ? child_of(t, parent, region)
                                                                      : nullptr;
   return push_frame(t, n, type, when, key);
+}
+
+// The child of the current node for a construct an adapter met at `code`, whose region follows
+// from the adapter's frame key (which names the event and its kind), the code address and the
+// current node: a worksharing construct, a barrier, a taskwait. The direct-mapped site cache
+// answers constructs met again without a region lookup and a child lookup: a sweep of `omp for`
+// loops alternates each loop with its barrier below one node, where last_child always misses.
+// `region_of()` gives the region id (interning it) whenever the cache does not answer, and also
+// when nothing is recorded (nullptr: a ghost frame), so the region table is the same either way.
+inline size_t site_slot(const Node* parent, uint64_t key, const void* code) {
+  uint64_t h = (reinterpret_cast<uintptr_t>(code) ^ key ^ reinterpret_cast<uintptr_t>(parent) >> 4) *
+               0x9e3779b97f4a7c15ULL;
+  return size_t(h >> (64 - ThreadState::kSiteBits));
+}
+template <class RegionOf>
+inline Node* construct_child(ThreadState& t, uint64_t key, const void* code, RegionOf region_of) {
+  Node* parent = current_node(t);
+  if (!parent || !g_measure_on.load(std::memory_order_relaxed)) {
+    region_of();
+    return nullptr;
+  }
+  ThreadState::Site& site = t.sites[site_slot(parent, key, code)];
+  if (site.parent == parent && site.code == code && site.key == key) return site.node;
+  Node* n = child_of(t, parent, region_of());
+  site = ThreadState::Site{parent, code, key, n};
+  return n;
+}
+
+// Opens a Region frame for a construct (construct_child), keyed by the adapter's frame key.
+template <class RegionOf>
+inline Frame& enter_construct(ThreadState& t, uint64_t key, const void* code, Ticks when,
+                              RegionOf region_of) {
+  return push_frame(t, construct_child(t, key, code, region_of), FrameType::Region, when, key);
+}
+
+inline void record_visit(Node* n, Ticks d, Ticks task) {
+  Stats& s = n->s;
+  ++s.visits;
+  s.time += d;
+  if (d < s.time_min) s.time_min = d;
+  if (d > s.time_max) s.time_max = d;
+  s.time_sumsq += double(d) * double(d);
+  s.task_exec += task;
+}
+
+inline void wait_begin(ThreadState& t, Frame& f, Ticks when) {
+  f.wait_begin = when;
+  f.wait_task_snap = t.task_exec_total;
+}
+inline void wait_end(ThreadState& t, Frame& f, Ticks when) {
+  if (!f.wait_begin) return;
+  if (f.node) {
+    Ticks tasks = t.task_exec_total - f.wait_task_snap;
+    Ticks d = when > f.wait_begin ? when - f.wait_begin : 0;
+    f.node->s.wait += d > tasks ? d - tasks : 0;
+  }
+  f.wait_begin = 0;
+}
+
+// Records the visit of a frame that closes at `when` (its wait already ended): the node's
+// statistics, the counter deltas, and for a task its exclusive time in the thread's total, so that
+// waits enclosing it can discount it (nested tasks were already counted when they ended).
+inline void close_visit(ThreadState& t, const Frame& f, Ticks when) {
+  if (f.type == FrameType::Throttled) return;  // a throttled visit: nothing to record
+  if (f.ctr) counters::on_leave(t, f);
+  Ticks d = when > f.enter ? when - f.enter : 0;
+  Ticks tasks = t.task_exec_total - f.task_snap;
+  if (f.node) record_visit(f.node, d, tasks);
+  if (f.type == FrameType::ExplicitTask) t.task_exec_total += d > tasks ? d - tasks : 0;
+}
+
+// Closes the top frame. A wait still open when its frame closes (a worker's join barrier at the
+// end of the run, a frame closed by unwinding) ends with it.
+inline void leave_top(ThreadState& t, Ticks when) {
+  Frame& f = t.stack.back();
+  if (f.wait_begin) wait_end(t, f, when);
+  close_visit(t, f, when);
+  t.stack.pop_back();
 }
 
 // ---- user and function regions, with throttling (SCALEA_THROTTLE) -----------------------------
@@ -405,7 +492,7 @@ inline bool leave_region_by_tag(ThreadState& t, const void* tag, uint64_t calls)
   }
   Ticks when = now();
   Node* n = f.node;
-  leave_at(t, t.stack.size() - 1, when);
+  leave_top(t, when);
   if (n && n->s.visits - n->throttle_base >= calls) throttle_check(t, n);
   return true;
 }
@@ -417,16 +504,6 @@ inline bool leave_throttled_top(ThreadState& t, uint64_t key) {
   if (f.type != FrameType::Throttled || f.key != key) return false;
   t.stack.pop_back();
   return true;
-}
-
-inline void record_visit(Node* n, Ticks d, Ticks task) {
-  Stats& s = n->s;
-  ++s.visits;
-  s.time += d;
-  if (d < s.time_min) s.time_min = d;
-  if (d > s.time_max) s.time_max = d;
-  s.time_sumsq += double(d) * double(d);
-  s.task_exec += task;
 }
 
 // The innermost open frame of this type, whatever its key, or -1.
@@ -502,21 +579,8 @@ inline void leave(ThreadState& t, FrameType type, Ticks when, uint64_t key) {
     ++t.anomalies.unmatched_end;
     return;
   }
-  leave_at(t, size_t(i), when);
-}
-
-inline void wait_begin(ThreadState& t, Frame& f, Ticks when) {
-  f.wait_begin = when;
-  f.wait_task_snap = t.task_exec_total;
-}
-inline void wait_end(ThreadState& t, Frame& f, Ticks when) {
-  if (!f.wait_begin) return;
-  if (f.node) {
-    Ticks tasks = t.task_exec_total - f.wait_task_snap;
-    Ticks d = when > f.wait_begin ? when - f.wait_begin : 0;
-    f.node->s.wait += d > tasks ? d - tasks : 0;
-  }
-  f.wait_begin = 0;
+  if (size_t(i) + 1 == t.stack.size()) leave_top(t, when);
+  else leave_at(t, size_t(i), when);
 }
 
 // A region without duration (flush, cancel, a failed test-lock): one visit, no time.
@@ -579,6 +643,8 @@ class Recorder {
     return register_thread();
   }
   __attribute__((returns_nonnull)) ThreadState* register_thread();
+  // The calling thread's state if it has registered, else nullptr; needs no recorder instance.
+  static ThreadState* registered_thread() { return tls_; }
 
   // Region ids: per-thread cache in front of the shared table (the table takes a lock).
   // Functions excluded by SCALEA_FUNCTIONS_INCLUDE/_EXCLUDE get kFilteredRegion.
@@ -666,5 +732,12 @@ class Recorder {
   std::string output_dir_;
   FinishHook finish_hook_ = nullptr;
 };
+
+// The calling thread for an event, registered if need be; nullptr when recording is off. A thread
+// already registered skips the state check here: tool_enter (ToolScope) makes it anyway.
+inline ThreadState* event_thread() {
+  if (ThreadState* t = Recorder::registered_thread()) return t;
+  return active() ? Recorder::get().thread() : nullptr;
+}
 
 }  // namespace scalea::collect
