@@ -151,6 +151,26 @@ void leave_at(ThreadState& t, size_t i, Ticks when) {
   Frame f = t.stack[i];
   t.stack.erase(t.stack.begin() + long(i));
   close_visit(t, f, when);
+  if (is_team_frame(f.type)) team_frame_changed(t);
+}
+
+void leave_below_top(ThreadState& t, FrameType type, Ticks when, uint64_t key) {
+  long i = find_frame(t, type, key);
+  if (i < 0) {
+    ++t.anomalies.unmatched_end;
+    return;
+  }
+  leave_at(t, size_t(i), when);
+}
+
+void team_frame_changed(ThreadState& t) {
+  t.worker_team = nullptr;
+  for (size_t i = t.stack.size(); i > 0; --i) {
+    const Frame& f = t.stack[i - 1];
+    if (!is_team_frame(f.type)) continue;
+    if (f.type == FrameType::ImplicitTask) t.worker_team = static_cast<ParallelRecord*>(f.rec);
+    return;
+  }
 }
 
 void throttle_check(ThreadState& t, Node* n) {

@@ -212,6 +212,10 @@ struct ThreadState {
   Ticks created = 0;  // a worker: when the parallel region it was created for began (0: unknown)
   Node* root = nullptr;
   std::vector<Frame> stack;
+  // The team whose release clips this thread's late-reported ends: the record of its innermost
+  // team frame when that is a worker's implicit task, else nullptr (it is the master of its
+  // innermost team, or in none). Kept by push_frame and by closing frames (team_frame_changed).
+  ParallelRecord* worker_team = nullptr;
   Ticks task_exec_total = 0;  // exclusive time of explicit tasks this thread has run
   std::atomic<int> in_callback{0};
   // Set by the snapshot publisher (collect/core/snapshot.cpp) while it copies this thread's tree:
@@ -340,6 +344,12 @@ inline Node* current_node(const ThreadState& t) {
   return t.stack.empty() ? t.root : t.stack.back().node;
 }
 
+inline bool is_team_frame(FrameType type) {
+  return type == FrameType::Parallel || type == FrameType::ImplicitTask;
+}
+// Sets t.worker_team from the stack, after a team frame closed.
+void team_frame_changed(ThreadState& t);
+
 // Opens a frame for `node` (nullptr: ghost).
 inline Frame& push_frame(ThreadState& t, Node* node, FrameType type, Ticks when, uint64_t key = 0,
                          void* rec = nullptr) {
@@ -353,6 +363,8 @@ inline Frame& push_frame(ThreadState& t, Node* node, FrameType type, Ticks when,
   f.rec = rec;
   f.type = type;
   f.ctr = 0;
+  if (is_team_frame(type))
+    t.worker_team = type == FrameType::ImplicitTask ? static_cast<ParallelRecord*>(rec) : nullptr;
   // Counters (collect/papi): one predictable branch when none are measured.
   if (__builtin_expect(counters::g_on, 0) && node && node->counted) counters::on_enter(t, f);
   return f;
@@ -405,7 +417,8 @@ inline void record_visit(Node* n, Ticks d, Ticks task) {
   s.time += d;
   if (d < s.time_min) s.time_min = d;
   if (d > s.time_max) s.time_max = d;
-  s.time_sumsq += double(d) * double(d);
+  // Durations fit in 63 bits: the signed conversion is one instruction, the unsigned one several.
+  s.time_sumsq += double(int64_t(d)) * double(int64_t(d));
   s.task_exec += task;
 }
 
@@ -441,7 +454,9 @@ inline void leave_top(ThreadState& t, Ticks when) {
   Frame& f = t.stack.back();
   if (f.wait_begin) wait_end(t, f, when);
   close_visit(t, f, when);
+  bool team = is_team_frame(f.type);
   t.stack.pop_back();
+  if (team) team_frame_changed(t);
 }
 
 // ---- user and function regions, with throttling (SCALEA_THROTTLE) -----------------------------
@@ -515,9 +530,10 @@ inline long find_innermost(const ThreadState& t, FrameType type) {
 
 // The innermost open frame of this type and key, or -1.
 inline long find_frame(const ThreadState& t, FrameType type, uint64_t key) {
-  for (long i = long(t.stack.size()) - 1; i >= 0; --i) {
-    const Frame& f = t.stack[size_t(i)];
-    if (f.type == type && f.key == key) return i;
+  const Frame* bottom = t.stack.data();
+  for (const Frame* f = bottom + t.stack.size(); f != bottom;) {
+    --f;
+    if (f->type == type && f->key == key) return f - bottom;
   }
   return -1;
 }
@@ -573,14 +589,11 @@ struct ClaimWaits {
 ClaimWaits claim_waits();
 
 // Closes the innermost frame of this type and key; counts an anomaly when there is none.
+void leave_below_top(ThreadState& t, FrameType type, Ticks when, uint64_t key);
 inline void leave(ThreadState& t, FrameType type, Ticks when, uint64_t key) {
-  long i = find_frame(t, type, key);
-  if (i < 0) {
-    ++t.anomalies.unmatched_end;
-    return;
-  }
-  if (size_t(i) + 1 == t.stack.size()) leave_top(t, when);
-  else leave_at(t, size_t(i), when);
+  if (!t.stack.empty() && t.stack.back().type == type && t.stack.back().key == key)
+    leave_top(t, when);
+  else leave_below_top(t, type, when, key);
 }
 
 // A region without duration (flush, cancel, a failed test-lock): one visit, no time.

@@ -105,22 +105,18 @@ inline ParallelRecord* parallel_of(ompt_data_t* d) {
 }
 
 // The parallel region the thread currently works in (innermost), or nullptr.
-ParallelRecord* enclosing_parallel(const ThreadState& t, bool* is_worker = nullptr) {
+ParallelRecord* enclosing_parallel(const ThreadState& t) {
   for (long i = long(t.stack.size()) - 1; i >= 0; --i) {
     const Frame& f = t.stack[size_t(i)];
-    if (f.type == FrameType::ImplicitTask || f.type == FrameType::Parallel) {
-      if (is_worker) *is_worker = f.type == FrameType::ImplicitTask;
-      return static_cast<ParallelRecord*>(f.rec);
-    }
+    if (is_team_frame(f.type)) return static_cast<ParallelRecord*>(f.rec);
   }
   return nullptr;
 }
 
 // A worker's late-reported ends are clipped to the master's release of the region.
 Ticks clip_to_release(const ThreadState& t, Ticks when) {
-  bool worker = false;
-  ParallelRecord* p = enclosing_parallel(t, &worker);
-  if (!worker || !p) return when;
+  const ParallelRecord* p = t.worker_team;
+  if (!p) return when;
   Ticks rel = p->release.load(std::memory_order_acquire);
   return rel && rel < when ? rel : when;
 }
