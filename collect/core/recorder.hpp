@@ -67,15 +67,18 @@ struct Node {
 enum class FrameType : uint8_t { Region, Parallel, ImplicitTask, ExplicitTask, Mutex, Throttled };
 
 struct Frame {
+  // Leaves the fields unset: whoever pushes a frame writes them (a vector's emplace_back() would
+  // otherwise zero the whole frame first, on every event).
+  Frame() {}
   Node* node;  // nullptr: a "ghost" frame, opened while recording was off; records nothing
   Ticks enter;
   Ticks wait_begin;  // 0 when not waiting
   Ticks task_snap;   // thread's task_exec_total at enter
-  Ticks wait_task_snap;
+  Ticks wait_task_snap;  // thread's task_exec_total at wait_begin (set with it)
   uint64_t key;  // mutex wait id, or 0
   void* rec;     // ParallelRecord* for Parallel/ImplicitTask, TaskRecord* for ExplicitTask
   FrameType type;
-  uint32_t ctr = 0;  // counter snapshot slot taken at enter (collect/papi), 0 = none
+  uint32_t ctr;  // counter snapshot slot taken at enter (collect/papi), 0 = none
 };
 // A power of two: the callbacks turn stack addresses into positions and back on every event.
 static_assert(sizeof(Frame) == 64);
@@ -358,7 +361,6 @@ inline Frame& push_frame(ThreadState& t, Node* node, FrameType type, Ticks when,
   f.enter = when;
   f.wait_begin = 0;
   f.task_snap = t.task_exec_total;
-  f.wait_task_snap = 0;
   f.key = key;
   f.rec = rec;
   f.type = type;
@@ -390,18 +392,28 @@ inline size_t site_slot(const Node* parent, uint64_t key, const void* code) {
                0x9e3779b97f4a7c15ULL;
   return size_t(h >> (64 - ThreadState::kSiteBits));
 }
+// The cache's miss, out of line: the callbacks' common path stays small.
 template <class RegionOf>
-inline Node* construct_child(ThreadState& t, uint64_t key, const void* code, RegionOf region_of) {
-  Node* parent = current_node(t);
+__attribute__((noinline)) Node* construct_child_slow(ThreadState& t, Node* parent,
+                                                     ThreadState::Site& site, uint64_t key,
+                                                     const void* code, RegionOf region_of) {
   if (!parent || !g_measure_on.load(std::memory_order_relaxed)) {
     region_of();
     return nullptr;
   }
-  ThreadState::Site& site = t.sites[site_slot(parent, key, code)];
-  if (site.parent == parent && site.code == code && site.key == key) return site.node;
   Node* n = child_of(t, parent, region_of());
   site = ThreadState::Site{parent, code, key, n};
   return n;
+}
+template <class RegionOf>
+inline Node* construct_child(ThreadState& t, uint64_t key, const void* code, RegionOf region_of) {
+  Node* parent = current_node(t);
+  ThreadState::Site& site = t.sites[site_slot(parent, key, code)];
+  // Only recorded constructs are cached, and an empty slot matches no key: a hit has a parent.
+  if (site.parent == parent && site.code == code && site.key == key &&
+      g_measure_on.load(std::memory_order_relaxed))
+    return site.node;
+  return construct_child_slow(t, parent, site, key, code, region_of);
 }
 
 // Opens a Region frame for a construct (construct_child), keyed by the adapter's frame key.
@@ -450,7 +462,7 @@ inline void close_visit(ThreadState& t, const Frame& f, Ticks when) {
 
 // Closes the top frame. A wait still open when its frame closes (a worker's join barrier at the
 // end of the run, a frame closed by unwinding) ends with it.
-inline void leave_top(ThreadState& t, Ticks when) {
+__attribute__((always_inline)) inline void leave_top(ThreadState& t, Ticks when) {
   Frame& f = t.stack.back();
   if (f.wait_begin) wait_end(t, f, when);
   close_visit(t, f, when);
@@ -528,14 +540,19 @@ inline long find_innermost(const ThreadState& t, FrameType type) {
   return -1;
 }
 
-// The innermost open frame of this type and key, or -1.
-inline long find_frame(const ThreadState& t, FrameType type, uint64_t key) {
-  const Frame* bottom = t.stack.data();
-  for (const Frame* f = bottom + t.stack.size(); f != bottom;) {
+// The innermost open frame of this type and key, or nullptr.
+inline Frame* innermost_frame(ThreadState& t, FrameType type, uint64_t key) {
+  Frame* bottom = t.stack.data();
+  for (Frame* f = bottom + t.stack.size(); f != bottom;) {
     --f;
-    if (f->type == type && f->key == key) return f - bottom;
+    if (f->type == type && f->key == key) return f;
   }
-  return -1;
+  return nullptr;
+}
+// Its position on the stack, or -1.
+inline long find_frame(const ThreadState& t, FrameType type, uint64_t key) {
+  const Frame* f = innermost_frame(const_cast<ThreadState&>(t), type, key);
+  return f ? f - t.stack.data() : -1;
 }
 
 // Closes the innermost frame of a user or function region with this key (a Throttled one goes,
@@ -590,7 +607,8 @@ ClaimWaits claim_waits();
 
 // Closes the innermost frame of this type and key; counts an anomaly when there is none.
 void leave_below_top(ThreadState& t, FrameType type, Ticks when, uint64_t key);
-inline void leave(ThreadState& t, FrameType type, Ticks when, uint64_t key) {
+__attribute__((always_inline)) inline void leave(ThreadState& t, FrameType type, Ticks when,
+                                                uint64_t key) {
   if (!t.stack.empty() && t.stack.back().type == type && t.stack.back().key == key)
     leave_top(t, when);
   else leave_below_top(t, type, when, key);

@@ -332,13 +332,12 @@ void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint
   ThreadState* t = scope.thread();
   if (!t) return;
   Ticks when = now();
-  long i = find_frame(*t, FrameType::Region, frame_key(FrameTag::Sync, uint64_t(kind)));
-  if (i < 0) return;
-  Frame& f = t->stack[size_t(i)];
+  Frame* f = innermost_frame(*t, FrameType::Region, frame_key(FrameTag::Sync, uint64_t(kind)));
+  if (!f) return;
   if (endpoint == ompt_scope_begin) {
-    wait_begin(*t, f, when);
+    wait_begin(*t, *f, when);
   } else {
-    wait_end(*t, f, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when);
+    wait_end(*t, *f, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when);
   }
 }
 
@@ -466,8 +465,7 @@ void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void* co
     enter(*t, rec.region(*t, mutex_kind(kind), 0, code), FrameType::Mutex, when, wait_id);
     return;
   }
-  long i = find_frame(*t, FrameType::Mutex, wait_id);
-  if (i >= 0) wait_end(*t, t->stack[size_t(i)], when);
+  if (Frame* f = innermost_frame(*t, FrameType::Mutex, wait_id)) wait_end(*t, *f, when);
 }
 
 void on_mutex_released(ompt_mutex_t, ompt_wait_id_t wait_id, const void*) {
