@@ -23,12 +23,10 @@ extern char** environ;
 
 namespace scalea::collect {
 
-std::atomic<int> g_state{0};
-std::atomic<bool> g_measure_on{true};
+EventFlags g_flags;
 uint64_t g_throttle_calls_function = UINT64_MAX, g_throttle_calls_user = UINT64_MAX;
 uint64_t g_throttle_ns = 0;
 __thread ThreadState* Recorder::tls_ __attribute__((tls_model("initial-exec"))) = nullptr;
-std::atomic<bool> g_asymmetric_fence{false};
 
 namespace {
 long membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }

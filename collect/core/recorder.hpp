@@ -271,10 +271,18 @@ struct ThreadState {
 // (by the OpenMP runtime), so its functions would silently not be recorded. collect/user.
 void check_function_hooks(const Config& config);
 
-// 0 not started, 1 recording, 2 finished or disabled, 3 recording while the snapshot publisher
-// holds a thread's tree (claim_thread): the recording states are the odd ones.
-extern std::atomic<int> g_state;
-extern std::atomic<bool> g_measure_on;  // the user's enable/disable switch
+// The recorder's flags that every event reads, in one object: an event loads its address once
+// (through the shared library's GOT) instead of once per flag. The code uses the names below.
+struct EventFlags {
+  // 0 not started, 1 recording, 2 finished or disabled, 3 recording while the snapshot publisher
+  // holds a thread's tree (claim_thread): the recording states are the odd ones.
+  std::atomic<int> state{0};
+  std::atomic<bool> measure_on{true};         // the user's enable/disable switch
+  std::atomic<bool> asymmetric_fence{false};  // see tool_enter()
+};
+extern EventFlags g_flags;
+inline std::atomic<int>& g_state = g_flags.state;
+inline std::atomic<bool>& g_measure_on = g_flags.measure_on;
 inline bool recording(int state) { return state & 1; }
 inline bool active() { return recording(g_state.load(std::memory_order_relaxed)); }
 
@@ -289,7 +297,7 @@ inline bool active() { return recording(g_state.load(std::memory_order_relaxed))
 // (claim_thread): it sets the thread's snap_claim and g_state to 3, so that an entry finds the
 // state other than 1 and takes the slow path, which waits while its own thread is claimed. The
 // fast path (state 1) is the same compare as without snapshots.
-extern std::atomic<bool> g_asymmetric_fence;
+inline std::atomic<bool>& g_asymmetric_fence = g_flags.asymmetric_fence;
 bool tool_enter_slow(ThreadState* t, int state);
 inline bool tool_enter(ThreadState* t) {
   t->in_callback.store(1, std::memory_order_relaxed);
@@ -386,7 +394,8 @@ inline Frame& enter(ThreadState& t, uint32_t region, FrameType type, Ticks when,
 // answers constructs met again without a region lookup and a child lookup: a sweep of `omp for`
 // loops alternates each loop with its barrier below one node, where last_child always misses.
 // `region_of()` gives the region id (interning it) whenever the cache does not answer, and also
-// when nothing is recorded (nullptr: a ghost frame), so the region table is the same either way.
+// when nothing is recorded (nullptr: a ghost frame), so the region table is the same either way;
+// it captures by value, so that a hit spills nothing for it.
 inline size_t site_slot(const Node* parent, uint64_t key, const void* code) {
   uint64_t h = (reinterpret_cast<uintptr_t>(code) ^ key ^ reinterpret_cast<uintptr_t>(parent) >> 4) *
                0x9e3779b97f4a7c15ULL;

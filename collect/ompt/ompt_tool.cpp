@@ -317,7 +317,7 @@ void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, omp
   if (endpoint == ompt_scope_begin) {
     // The region follows from the kind, the address and the current node (construct_child): an
     // implicit barrier's parallel region is the nearest parallel region on the node's call path.
-    enter_construct(*t, key, codeptr, when, [&] {
+    enter_construct(*t, key, codeptr, when, [t, kind, codeptr] {
       CodeRegion s = classify_sync(*t, kind, codeptr);
       return Recorder::get().region(*t, s.kind, s.subkind, s.code);
     });
@@ -391,7 +391,7 @@ void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, o
     leave(*t, FrameType::Region, when, key);
     return;
   }
-  Frame& f = enter_construct(*t, key, codeptr, when, [&] {
+  Frame& f = enter_construct(*t, key, codeptr, when, [t, wstype, codeptr] {
     CodeRegion w = classify_work(wstype, codeptr);
     return Recorder::get().region(*t, w.kind, w.subkind, w.code);
   });
