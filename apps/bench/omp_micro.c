@@ -49,6 +49,12 @@ static int warmup(void) {
   return team;
 }
 
+/* Called by every thread of a kernel's team: the master says how large it is. */
+static void note_team(int *team) {
+  if (omp_get_thread_num() == 0)
+    *team = omp_get_num_threads();
+}
+
 static double bench_forkjoin(long n, int *team) {
   double t0 = omp_get_wtime();
   for (long i = 0; i < n; ++i) {
@@ -68,8 +74,7 @@ static double bench_barrier(long n, int *team) {
   double t0 = omp_get_wtime();
 #pragma omp parallel
   {
-    if (omp_get_thread_num() == 0)
-      *team = omp_get_num_threads();
+    note_team(team);
     for (long i = 0; i < n; ++i) {
 #pragma omp barrier
     }
@@ -82,8 +87,7 @@ static double bench_dynloop(long n, int *team) {
   double t0 = omp_get_wtime();
 #pragma omp parallel
   {
-    if (omp_get_thread_num() == 0)
-      *team = omp_get_num_threads();
+    note_team(team);
     long local = 0;
 #pragma omp for schedule(dynamic, 1) nowait
     for (long i = 0; i < n; ++i)
@@ -102,8 +106,7 @@ static double bench_lock(long n, int *team) {
   double t0 = omp_get_wtime();
 #pragma omp parallel
   {
-    if (omp_get_thread_num() == 0)
-      *team = omp_get_num_threads();
+    note_team(team);
     for (long i = 0; i < n; ++i) {
       omp_set_lock(&lock);
       ++shared;
@@ -120,8 +123,7 @@ static double bench_flush(long n, int *team) {
   double t0 = omp_get_wtime();
 #pragma omp parallel
   {
-    if (omp_get_thread_num() == 0)
-      *team = omp_get_num_threads();
+    note_team(team);
     long local = 0;
     for (long i = 0; i < n; ++i) {
 #pragma omp flush
@@ -134,21 +136,20 @@ static double bench_flush(long n, int *team) {
 }
 
 static double bench_for(long n, int *team) {
+  long total = 0;
   double t0 = omp_get_wtime();
-#pragma omp parallel
+#pragma omp parallel reduction(+ : total)
   {
-    if (omp_get_thread_num() == 0)
-      *team = omp_get_num_threads();
-    long local = 0;
+    note_team(team);
     for (long i = 0; i < n; ++i) {
 #pragma omp for
       for (int j = 0; j < 8; ++j)
-        local += j & 3; /* tiny iteration */
+        total += j & 3; /* tiny iteration */
     }
-#pragma omp atomic
-    sink += local;
   }
-  return omp_get_wtime() - t0;
+  double secs = omp_get_wtime() - t0;
+  sink += total;
+  return secs;
 }
 
 struct bench {

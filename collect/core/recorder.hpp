@@ -551,10 +551,9 @@ inline long find_innermost(const ThreadState& t, FrameType type) {
 
 // The innermost open frame of this type and key, or nullptr.
 inline Frame* innermost_frame(ThreadState& t, FrameType type, uint64_t key) {
-  Frame* bottom = t.stack.data();
-  for (Frame* f = bottom + t.stack.size(); f != bottom;) {
+  for (auto f = t.stack.end(); f != t.stack.begin();) {
     --f;
-    if (f->type == type && f->key == key) return f;
+    if (f->type == type && f->key == key) return &*f;
   }
   return nullptr;
 }

@@ -88,9 +88,10 @@ inline void drop_failed_test(ThreadState& t) {
     t.stack.pop_back();
 }
 
-// A callback inside the tool (ToolScope): false when recording is off. Every callback but the two
-// that may end a lock wait (mutex_acquired, nest_lock: FailedTest::Keep) first drops the frame of
-// a test-lock that failed.
+// A callback inside the tool (ToolScope): false when recording is off. Every callback first drops
+// the frame of a test-lock that failed (FailedTest::Drop), but the two that may end a lock wait
+// (mutex_acquired, nest_lock) and a sync region's wait: its sync region's begin came just before
+// and dropped it, as did the scheduling of any task run in the wait (FailedTest::Keep).
 enum class FailedTest { Drop, Keep };
 class CallbackScope : public ToolScope {
  public:
@@ -328,7 +329,7 @@ void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, omp
 
 void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
                          ompt_data_t*, const void*) {
-  CallbackScope scope;
+  CallbackScope scope(FailedTest::Keep);
   ThreadState* t = scope.thread();
   if (!t) return;
   Ticks when = now();
