@@ -14,6 +14,10 @@
  *   omp_micro flush    [N]   one parallel region, each thread does N
  *                            `#pragma omp flush` (one flush callback each), as
  *                            the spin-waits of pipelined codes (NPB LU) do
+ *   omp_micro for      [N]   one parallel region, N tiny `#pragma omp for`
+ *                            loops one after the other, as the sweeps of NPB SP
+ *                            do (work begin/end and the loop's implicit
+ *                            barrier per loop and thread)
  *
  * Output, one line on stdout:
  *   bench=<name> n=<N> threads=<T> seconds=<wall>
@@ -45,6 +49,12 @@ static int warmup(void) {
   return team;
 }
 
+/* Called by every thread of a kernel's team: the master says how large it is. */
+static void note_team(int *team) {
+  if (omp_get_thread_num() == 0)
+    *team = omp_get_num_threads();
+}
+
 static double bench_forkjoin(long n, int *team) {
   double t0 = omp_get_wtime();
   for (long i = 0; i < n; ++i) {
@@ -64,8 +74,7 @@ static double bench_barrier(long n, int *team) {
   double t0 = omp_get_wtime();
 #pragma omp parallel
   {
-    if (omp_get_thread_num() == 0)
-      *team = omp_get_num_threads();
+    note_team(team);
     for (long i = 0; i < n; ++i) {
 #pragma omp barrier
     }
@@ -78,8 +87,7 @@ static double bench_dynloop(long n, int *team) {
   double t0 = omp_get_wtime();
 #pragma omp parallel
   {
-    if (omp_get_thread_num() == 0)
-      *team = omp_get_num_threads();
+    note_team(team);
     long local = 0;
 #pragma omp for schedule(dynamic, 1) nowait
     for (long i = 0; i < n; ++i)
@@ -98,8 +106,7 @@ static double bench_lock(long n, int *team) {
   double t0 = omp_get_wtime();
 #pragma omp parallel
   {
-    if (omp_get_thread_num() == 0)
-      *team = omp_get_num_threads();
+    note_team(team);
     for (long i = 0; i < n; ++i) {
       omp_set_lock(&lock);
       ++shared;
@@ -116,8 +123,7 @@ static double bench_flush(long n, int *team) {
   double t0 = omp_get_wtime();
 #pragma omp parallel
   {
-    if (omp_get_thread_num() == 0)
-      *team = omp_get_num_threads();
+    note_team(team);
     long local = 0;
     for (long i = 0; i < n; ++i) {
 #pragma omp flush
@@ -127,6 +133,23 @@ static double bench_flush(long n, int *team) {
     sink += local;
   }
   return omp_get_wtime() - t0;
+}
+
+static double bench_for(long n, int *team) {
+  long total = 0;
+  double t0 = omp_get_wtime();
+#pragma omp parallel reduction(+ : total)
+  {
+    note_team(team);
+    for (long i = 0; i < n; ++i) {
+#pragma omp for
+      for (int j = 0; j < 8; ++j)
+        total += j & 3; /* tiny iteration */
+    }
+  }
+  double secs = omp_get_wtime() - t0;
+  sink += total;
+  return secs;
 }
 
 struct bench {
@@ -141,6 +164,7 @@ static const struct bench benches[] = {
     {"dynloop", 4000000, bench_dynloop},
     {"lock", 4000000, bench_lock},
     {"flush", 10000000, bench_flush},
+    {"for", 1000000, bench_for},
 };
 #define NBENCH (sizeof benches / sizeof benches[0])
 

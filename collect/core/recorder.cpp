@@ -23,12 +23,10 @@ extern char** environ;
 
 namespace scalea::collect {
 
-std::atomic<int> g_state{0};
-std::atomic<bool> g_measure_on{true};
+EventFlags g_flags;
 uint64_t g_throttle_calls_function = UINT64_MAX, g_throttle_calls_user = UINT64_MAX;
 uint64_t g_throttle_ns = 0;
 __thread ThreadState* Recorder::tls_ __attribute__((tls_model("initial-exec"))) = nullptr;
-std::atomic<bool> g_asymmetric_fence{false};
 
 namespace {
 long membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
@@ -146,19 +144,31 @@ Node* child_of_slow(ThreadState& t, Node* parent, uint32_t region) {
 }
 
 void leave_at(ThreadState& t, size_t i, Ticks when) {
-  // A wait still open when its frame closes (a worker's join barrier at the end of the run, a
-  // frame closed by unwinding) ends with it.
+  if (i + 1 == t.stack.size()) return leave_top(t, when);
   if (t.stack[i].wait_begin) wait_end(t, t.stack[i], when);
   Frame f = t.stack[i];
   t.stack.erase(t.stack.begin() + long(i));
-  if (f.type == FrameType::Throttled) return;  // a throttled visit: nothing to record
-  if (f.ctr) counters::on_leave(t, f);
-  Ticks d = when > f.enter ? when - f.enter : 0;
-  Ticks tasks = t.task_exec_total - f.task_snap;
-  if (f.node) record_visit(f.node, d, tasks);
-  // A task's exclusive time feeds the thread's total, so that waits enclosing it can discount it
-  // (nested tasks were already counted when they ended).
-  if (f.type == FrameType::ExplicitTask) t.task_exec_total += d > tasks ? d - tasks : 0;
+  close_visit(t, f, when);
+  if (is_team_frame(f.type)) team_frame_changed(t);
+}
+
+void leave_below_top(ThreadState& t, FrameType type, Ticks when, uint64_t key) {
+  long i = find_frame(t, type, key);
+  if (i < 0) {
+    ++t.anomalies.unmatched_end;
+    return;
+  }
+  leave_at(t, size_t(i), when);
+}
+
+void team_frame_changed(ThreadState& t) {
+  t.worker_team = nullptr;
+  for (size_t i = t.stack.size(); i > 0; --i) {
+    const Frame& f = t.stack[i - 1];
+    if (!is_team_frame(f.type)) continue;
+    if (f.type == FrameType::ImplicitTask) t.worker_team = static_cast<ParallelRecord*>(f.rec);
+    return;
+  }
 }
 
 void throttle_check(ThreadState& t, Node* n) {

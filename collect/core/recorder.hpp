@@ -67,17 +67,21 @@ struct Node {
 enum class FrameType : uint8_t { Region, Parallel, ImplicitTask, ExplicitTask, Mutex, Throttled };
 
 struct Frame {
+  // Leaves the fields unset: whoever pushes a frame writes them (a vector's emplace_back() would
+  // otherwise zero the whole frame first, on every event).
+  Frame() {}
   Node* node;  // nullptr: a "ghost" frame, opened while recording was off; records nothing
   Ticks enter;
   Ticks wait_begin;  // 0 when not waiting
   Ticks task_snap;   // thread's task_exec_total at enter
-  Ticks wait_task_snap;
+  Ticks wait_task_snap;  // thread's task_exec_total at wait_begin (set with it)
   uint64_t key;  // mutex wait id, or 0
   void* rec;     // ParallelRecord* for Parallel/ImplicitTask, TaskRecord* for ExplicitTask
-  Ticks aux;     // Parallel (master): time its implicit task ended
   FrameType type;
-  uint32_t ctr = 0;  // counter snapshot slot taken at enter (collect/papi), 0 = none
+  uint32_t ctr;  // counter snapshot slot taken at enter (collect/papi), 0 = none
 };
+// A power of two: the callbacks turn stack addresses into positions and back on every event.
+static_assert(sizeof(Frame) == 64);
 
 // Records shared between threads (a team's parallel region, an explicit task) come from the pool
 // of the thread that creates them and go back to that pool, whichever thread frees them: most
@@ -211,6 +215,10 @@ struct ThreadState {
   Ticks created = 0;  // a worker: when the parallel region it was created for began (0: unknown)
   Node* root = nullptr;
   std::vector<Frame> stack;
+  // The team whose release clips this thread's late-reported ends: the record of its innermost
+  // team frame when that is a worker's implicit task, else nullptr (it is the master of its
+  // innermost team, or in none). Kept by push_frame and by closing frames (team_frame_changed).
+  ParallelRecord* worker_team = nullptr;
   Ticks task_exec_total = 0;  // exclusive time of explicit tasks this thread has run
   std::atomic<int> in_callback{0};
   // Set by the snapshot publisher (collect/core/snapshot.cpp) while it copies this thread's tree:
@@ -239,6 +247,15 @@ struct ThreadState {
     Node* node = nullptr;
   } last_flush;
   uint32_t region_cache_used = 0;
+  // The node of a construct by where it began (construct_child): direct-mapped.
+  struct Site {
+    const Node* parent = nullptr;
+    const void* code = nullptr;
+    uint64_t key = 0;
+    Node* node = nullptr;
+  };
+  static constexpr int kSiteBits = 8;
+  Site sites[1 << kSiteBits];
 
   RecordPool<ParallelRecord> parallel_pool;
   RecordPool<TaskRecord> task_pool;
@@ -254,10 +271,18 @@ struct ThreadState {
 // (by the OpenMP runtime), so its functions would silently not be recorded. collect/user.
 void check_function_hooks(const Config& config);
 
-// 0 not started, 1 recording, 2 finished or disabled, 3 recording while the snapshot publisher
-// holds a thread's tree (claim_thread): the recording states are the odd ones.
-extern std::atomic<int> g_state;
-extern std::atomic<bool> g_measure_on;  // the user's enable/disable switch
+// The recorder's flags that every event reads, in one object: an event loads its address once
+// (through the shared library's GOT) instead of once per flag. The code uses the names below.
+struct EventFlags {
+  // 0 not started, 1 recording, 2 finished or disabled, 3 recording while the snapshot publisher
+  // holds a thread's tree (claim_thread): the recording states are the odd ones.
+  std::atomic<int> state{0};
+  std::atomic<bool> measure_on{true};         // the user's enable/disable switch
+  std::atomic<bool> asymmetric_fence{false};  // see tool_enter()
+};
+extern EventFlags g_flags;
+inline std::atomic<int>& g_state = g_flags.state;
+inline std::atomic<bool>& g_measure_on = g_flags.measure_on;
 inline bool recording(int state) { return state & 1; }
 inline bool active() { return recording(g_state.load(std::memory_order_relaxed)); }
 
@@ -272,7 +297,7 @@ inline bool active() { return recording(g_state.load(std::memory_order_relaxed))
 // (claim_thread): it sets the thread's snap_claim and g_state to 3, so that an entry finds the
 // state other than 1 and takes the slow path, which waits while its own thread is claimed. The
 // fast path (state 1) is the same compare as without snapshots.
-extern std::atomic<bool> g_asymmetric_fence;
+inline std::atomic<bool>& g_asymmetric_fence = g_flags.asymmetric_fence;
 bool tool_enter_slow(ThreadState* t, int state);
 inline bool tool_enter(ThreadState* t) {
   t->in_callback.store(1, std::memory_order_relaxed);
@@ -330,6 +355,12 @@ inline Node* current_node(const ThreadState& t) {
   return t.stack.empty() ? t.root : t.stack.back().node;
 }
 
+inline bool is_team_frame(FrameType type) {
+  return type == FrameType::Parallel || type == FrameType::ImplicitTask;
+}
+// Sets t.worker_team from the stack, after a team frame closed.
+void team_frame_changed(ThreadState& t);
+
 // Opens a frame for `node` (nullptr: ghost).
 inline Frame& push_frame(ThreadState& t, Node* node, FrameType type, Ticks when, uint64_t key = 0,
                          void* rec = nullptr) {
@@ -338,12 +369,12 @@ inline Frame& push_frame(ThreadState& t, Node* node, FrameType type, Ticks when,
   f.enter = when;
   f.wait_begin = 0;
   f.task_snap = t.task_exec_total;
-  f.wait_task_snap = 0;
   f.key = key;
   f.rec = rec;
-  f.aux = 0;
   f.type = type;
   f.ctr = 0;
+  if (is_team_frame(type))
+    t.worker_team = type == FrameType::ImplicitTask ? static_cast<ParallelRecord*>(rec) : nullptr;
   // Counters (collect/papi): one predictable branch when none are measured.
   if (__builtin_expect(counters::g_on, 0) && node && node->counted) counters::on_enter(t, f);
   return f;
@@ -355,6 +386,98 @@ inline Frame& enter(ThreadState& t, uint32_t region, FrameType type, Ticks when,
   Node* n = (parent && g_measure_on.load(std::memory_order_relaxed)) ? child_of(t, parent, region)
                                                                      : nullptr;
   return push_frame(t, n, type, when, key);
+}
+
+// The child of the current node for a construct an adapter met at `code`, whose region follows
+// from the adapter's frame key (which names the event and its kind), the code address and the
+// current node: a worksharing construct, a barrier, a taskwait. The direct-mapped site cache
+// answers constructs met again without a region lookup and a child lookup: a sweep of `omp for`
+// loops alternates each loop with its barrier below one node, where last_child always misses.
+// `region_of()` gives the region id (interning it) whenever the cache does not answer, and also
+// when nothing is recorded (nullptr: a ghost frame), so the region table is the same either way;
+// it captures by value, so that a hit spills nothing for it.
+inline size_t site_slot(const Node* parent, uint64_t key, const void* code) {
+  uint64_t h = (reinterpret_cast<uintptr_t>(code) ^ key ^ reinterpret_cast<uintptr_t>(parent) >> 4) *
+               0x9e3779b97f4a7c15ULL;
+  return size_t(h >> (64 - ThreadState::kSiteBits));
+}
+// The cache's miss, out of line: the callbacks' common path stays small.
+template <class RegionOf>
+__attribute__((noinline)) Node* construct_child_slow(ThreadState& t, Node* parent,
+                                                     ThreadState::Site& site, uint64_t key,
+                                                     const void* code, RegionOf region_of) {
+  if (!parent || !g_measure_on.load(std::memory_order_relaxed)) {
+    region_of();
+    return nullptr;
+  }
+  Node* n = child_of(t, parent, region_of());
+  site = ThreadState::Site{parent, code, key, n};
+  return n;
+}
+template <class RegionOf>
+inline Node* construct_child(ThreadState& t, uint64_t key, const void* code, RegionOf region_of) {
+  Node* parent = current_node(t);
+  ThreadState::Site& site = t.sites[site_slot(parent, key, code)];
+  // Only recorded constructs are cached, and an empty slot matches no key: a hit has a parent.
+  if (site.parent == parent && site.code == code && site.key == key &&
+      g_measure_on.load(std::memory_order_relaxed))
+    return site.node;
+  return construct_child_slow(t, parent, site, key, code, region_of);
+}
+
+// Opens a Region frame for a construct (construct_child), keyed by the adapter's frame key.
+template <class RegionOf>
+inline Frame& enter_construct(ThreadState& t, uint64_t key, const void* code, Ticks when,
+                              RegionOf region_of) {
+  return push_frame(t, construct_child(t, key, code, region_of), FrameType::Region, when, key);
+}
+
+inline void record_visit(Node* n, Ticks d, Ticks task) {
+  Stats& s = n->s;
+  ++s.visits;
+  s.time += d;
+  if (d < s.time_min) s.time_min = d;
+  if (d > s.time_max) s.time_max = d;
+  // Durations fit in 63 bits: the signed conversion is one instruction, the unsigned one several.
+  s.time_sumsq += double(int64_t(d)) * double(int64_t(d));
+  s.task_exec += task;
+}
+
+inline void wait_begin(ThreadState& t, Frame& f, Ticks when) {
+  f.wait_begin = when;
+  f.wait_task_snap = t.task_exec_total;
+}
+inline void wait_end(ThreadState& t, Frame& f, Ticks when) {
+  if (!f.wait_begin) return;
+  if (f.node) {
+    Ticks tasks = t.task_exec_total - f.wait_task_snap;
+    Ticks d = when > f.wait_begin ? when - f.wait_begin : 0;
+    f.node->s.wait += d > tasks ? d - tasks : 0;
+  }
+  f.wait_begin = 0;
+}
+
+// Records the visit of a frame that closes at `when` (its wait already ended): the node's
+// statistics, the counter deltas, and for a task its exclusive time in the thread's total, so that
+// waits enclosing it can discount it (nested tasks were already counted when they ended).
+inline void close_visit(ThreadState& t, const Frame& f, Ticks when) {
+  if (f.type == FrameType::Throttled) return;  // a throttled visit: nothing to record
+  if (f.ctr) counters::on_leave(t, f);
+  Ticks d = when > f.enter ? when - f.enter : 0;
+  Ticks tasks = t.task_exec_total - f.task_snap;
+  if (f.node) record_visit(f.node, d, tasks);
+  if (f.type == FrameType::ExplicitTask) t.task_exec_total += d > tasks ? d - tasks : 0;
+}
+
+// Closes the top frame. A wait still open when its frame closes (a worker's join barrier at the
+// end of the run, a frame closed by unwinding) ends with it.
+__attribute__((always_inline)) inline void leave_top(ThreadState& t, Ticks when) {
+  Frame& f = t.stack.back();
+  if (f.wait_begin) wait_end(t, f, when);
+  close_visit(t, f, when);
+  bool team = is_team_frame(f.type);
+  t.stack.pop_back();
+  if (team) team_frame_changed(t);
 }
 
 // ---- user and function regions, with throttling (SCALEA_THROTTLE) -----------------------------
@@ -405,7 +528,7 @@ inline bool leave_region_by_tag(ThreadState& t, const void* tag, uint64_t calls)
   }
   Ticks when = now();
   Node* n = f.node;
-  leave_at(t, t.stack.size() - 1, when);
+  leave_top(t, when);
   if (n && n->s.visits - n->throttle_base >= calls) throttle_check(t, n);
   return true;
 }
@@ -419,16 +542,6 @@ inline bool leave_throttled_top(ThreadState& t, uint64_t key) {
   return true;
 }
 
-inline void record_visit(Node* n, Ticks d, Ticks task) {
-  Stats& s = n->s;
-  ++s.visits;
-  s.time += d;
-  if (d < s.time_min) s.time_min = d;
-  if (d > s.time_max) s.time_max = d;
-  s.time_sumsq += double(d) * double(d);
-  s.task_exec += task;
-}
-
 // The innermost open frame of this type, whatever its key, or -1.
 inline long find_innermost(const ThreadState& t, FrameType type) {
   for (long i = long(t.stack.size()) - 1; i >= 0; --i)
@@ -436,13 +549,18 @@ inline long find_innermost(const ThreadState& t, FrameType type) {
   return -1;
 }
 
-// The innermost open frame of this type and key, or -1.
-inline long find_frame(const ThreadState& t, FrameType type, uint64_t key) {
-  for (long i = long(t.stack.size()) - 1; i >= 0; --i) {
-    const Frame& f = t.stack[size_t(i)];
-    if (f.type == type && f.key == key) return i;
+// The innermost open frame of this type and key, or nullptr.
+inline Frame* innermost_frame(ThreadState& t, FrameType type, uint64_t key) {
+  for (auto f = t.stack.end(); f != t.stack.begin();) {
+    --f;
+    if (f->type == type && f->key == key) return &*f;
   }
-  return -1;
+  return nullptr;
+}
+// Its position on the stack, or -1.
+inline long find_frame(const ThreadState& t, FrameType type, uint64_t key) {
+  const Frame* f = innermost_frame(const_cast<ThreadState&>(t), type, key);
+  return f ? f - t.stack.data() : -1;
 }
 
 // Closes the innermost frame of a user or function region with this key (a Throttled one goes,
@@ -496,27 +614,12 @@ struct ClaimWaits {
 ClaimWaits claim_waits();
 
 // Closes the innermost frame of this type and key; counts an anomaly when there is none.
-inline void leave(ThreadState& t, FrameType type, Ticks when, uint64_t key) {
-  long i = find_frame(t, type, key);
-  if (i < 0) {
-    ++t.anomalies.unmatched_end;
-    return;
-  }
-  leave_at(t, size_t(i), when);
-}
-
-inline void wait_begin(ThreadState& t, Frame& f, Ticks when) {
-  f.wait_begin = when;
-  f.wait_task_snap = t.task_exec_total;
-}
-inline void wait_end(ThreadState& t, Frame& f, Ticks when) {
-  if (!f.wait_begin) return;
-  if (f.node) {
-    Ticks tasks = t.task_exec_total - f.wait_task_snap;
-    Ticks d = when > f.wait_begin ? when - f.wait_begin : 0;
-    f.node->s.wait += d > tasks ? d - tasks : 0;
-  }
-  f.wait_begin = 0;
+void leave_below_top(ThreadState& t, FrameType type, Ticks when, uint64_t key);
+__attribute__((always_inline)) inline void leave(ThreadState& t, FrameType type, Ticks when,
+                                                uint64_t key) {
+  if (!t.stack.empty() && t.stack.back().type == type && t.stack.back().key == key)
+    leave_top(t, when);
+  else leave_below_top(t, type, when, key);
 }
 
 // A region without duration (flush, cancel, a failed test-lock): one visit, no time.
@@ -579,6 +682,8 @@ class Recorder {
     return register_thread();
   }
   __attribute__((returns_nonnull)) ThreadState* register_thread();
+  // The calling thread's state if it has registered, else nullptr; needs no recorder instance.
+  static ThreadState* registered_thread() { return tls_; }
 
   // Region ids: per-thread cache in front of the shared table (the table takes a lock).
   // Functions excluded by SCALEA_FUNCTIONS_INCLUDE/_EXCLUDE get kFilteredRegion.
@@ -666,5 +771,12 @@ class Recorder {
   std::string output_dir_;
   FinishHook finish_hook_ = nullptr;
 };
+
+// The calling thread for an event, registered if need be; nullptr when recording is off. A thread
+// already registered skips the state check here: tool_enter (ToolScope) makes it anyway.
+inline ThreadState* event_thread() {
+  if (ThreadState* t = Recorder::registered_thread()) return t;
+  return active() ? Recorder::get().thread() : nullptr;
+}
 
 }  // namespace scalea::collect

@@ -88,14 +88,15 @@ inline void drop_failed_test(ThreadState& t) {
     t.stack.pop_back();
 }
 
-// A callback inside the tool (ToolScope): false when recording is off. Every callback but the two
-// that may end a lock wait (mutex_acquired, nest_lock: FailedTest::Keep) first drops the frame of
-// a test-lock that failed.
+// A callback inside the tool (ToolScope): false when recording is off. Every callback first drops
+// the frame of a test-lock that failed (FailedTest::Drop), but the two that may end a lock wait
+// (mutex_acquired, nest_lock) and a sync region's wait: its sync region's begin came just before
+// and dropped it, as did the scheduling of any task run in the wait (FailedTest::Keep).
 enum class FailedTest { Drop, Keep };
 class CallbackScope : public ToolScope {
  public:
   __attribute__((always_inline)) explicit CallbackScope(FailedTest failed = FailedTest::Drop)
-      : ToolScope(active() ? Recorder::get().thread() : nullptr) {
+      : ToolScope(event_thread()) {
     if (failed == FailedTest::Drop && thread()) drop_failed_test(*thread());
   }
 };
@@ -105,22 +106,18 @@ inline ParallelRecord* parallel_of(ompt_data_t* d) {
 }
 
 // The parallel region the thread currently works in (innermost), or nullptr.
-ParallelRecord* enclosing_parallel(const ThreadState& t, bool* is_worker = nullptr) {
+ParallelRecord* enclosing_parallel(const ThreadState& t) {
   for (long i = long(t.stack.size()) - 1; i >= 0; --i) {
     const Frame& f = t.stack[size_t(i)];
-    if (f.type == FrameType::ImplicitTask || f.type == FrameType::Parallel) {
-      if (is_worker) *is_worker = f.type == FrameType::ImplicitTask;
-      return static_cast<ParallelRecord*>(f.rec);
-    }
+    if (is_team_frame(f.type)) return static_cast<ParallelRecord*>(f.rec);
   }
   return nullptr;
 }
 
 // A worker's late-reported ends are clipped to the master's release of the region.
 Ticks clip_to_release(const ThreadState& t, Ticks when) {
-  bool worker = false;
-  ParallelRecord* p = enclosing_parallel(t, &worker);
-  if (!worker || !p) return when;
+  const ParallelRecord* p = t.worker_team;
+  if (!p) return when;
   Ticks rel = p->release.load(std::memory_order_acquire);
   return rel && rel < when ? rel : when;
 }
@@ -201,7 +198,9 @@ void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void*) {
   }
   Frame& f = t->stack[size_t(i)];
   auto* p = static_cast<ParallelRecord*>(f.rec);
-  if (f.node && f.aux) f.node->s.join += when > f.aux ? when - f.aux : 0;
+  // The master's implicit task ended (release set, by this thread) when the join began.
+  Ticks join_begin = p->release.load(std::memory_order_relaxed);
+  if (f.node && join_begin) f.node->s.join += when > join_begin ? when - join_begin : 0;
   unwind_to(*t, size_t(i), when);
   release_parallel(*t, p);
 }
@@ -243,7 +242,6 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
   for (long i = long(t->stack.size()) - 1; i >= 0; --i) {
     Frame& f = t->stack[size_t(i)];
     if (f.type == FrameType::Parallel) {  // master: the join starts now
-      f.aux = when;
       static_cast<ParallelRecord*>(f.rec)->release.store(when, std::memory_order_release);
       return;
     }
@@ -261,7 +259,8 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
 // ---- synchronization ----------------------------------------------------------------------------
 
 namespace {
-struct SyncRegion {
+// A region's identity as the region table keys it.
+struct CodeRegion {
   RegionKind kind;
   uint16_t subkind;
   const void* code;
@@ -279,7 +278,7 @@ bool is_implicit_barrier(ompt_sync_region_t kind) {
   }
 }
 
-SyncRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const void* codeptr) {
+CodeRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const void* codeptr) {
   switch (kind) {
     case ompt_sync_region_barrier_explicit: return {RegionKind::BarrierExplicit, 0, codeptr};
     case ompt_sync_region_barrier_implementation:
@@ -314,12 +313,15 @@ void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, omp
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  Recorder& rec = Recorder::get();
   Ticks when = now();
   uint64_t key = frame_key(FrameTag::Sync, uint64_t(kind));
   if (endpoint == ompt_scope_begin) {
-    SyncRegion s = classify_sync(*t, kind, codeptr);
-    enter(*t, rec.region(*t, s.kind, s.subkind, s.code), FrameType::Region, when, key);
+    // The region follows from the kind, the address and the current node (construct_child): an
+    // implicit barrier's parallel region is the nearest parallel region on the node's call path.
+    enter_construct(*t, key, codeptr, when, [t, kind, codeptr] {
+      CodeRegion s = classify_sync(*t, kind, codeptr);
+      return Recorder::get().region(*t, s.kind, s.subkind, s.code);
+    });
     return;
   }
   leave(*t, FrameType::Region, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when, key);
@@ -327,17 +329,16 @@ void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, omp
 
 void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
                          ompt_data_t*, const void*) {
-  CallbackScope scope;
+  CallbackScope scope(FailedTest::Keep);
   ThreadState* t = scope.thread();
   if (!t) return;
   Ticks when = now();
-  long i = find_frame(*t, FrameType::Region, frame_key(FrameTag::Sync, uint64_t(kind)));
-  if (i < 0) return;
-  Frame& f = t->stack[size_t(i)];
+  Frame* f = innermost_frame(*t, FrameType::Region, frame_key(FrameTag::Sync, uint64_t(kind)));
+  if (!f) return;
   if (endpoint == ompt_scope_begin) {
-    wait_begin(*t, f, when);
+    wait_begin(*t, *f, when);
   } else {
-    wait_end(*t, f, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when);
+    wait_end(*t, *f, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when);
   }
 }
 
@@ -356,6 +357,25 @@ enum : int {
   kWorkLoopGuided = 12,
   kWorkLoopOther = 13,
 };
+
+// The region kind and subkind of a work type.
+CodeRegion classify_work(ompt_work_t wstype, const void* codeptr) {
+  switch (int(wstype)) {
+    case ompt_work_sections: return {RegionKind::Sections, 0, codeptr};
+    case ompt_work_single_executor:
+    case ompt_work_single_other: return {RegionKind::Single, 0, codeptr};
+    case ompt_work_workshare: return {RegionKind::Workshare, 0, codeptr};
+    case ompt_work_distribute: return {RegionKind::Distribute, 0, codeptr};
+    case ompt_work_taskloop: return {RegionKind::Taskloop, 0, codeptr};
+    case ompt_work_scope: return {RegionKind::Scope, 0, codeptr};
+    // OpenMP 5.2 loop work types (newer runtimes): the schedule becomes the subkind.
+    case kWorkLoopStatic: return {RegionKind::Loop, uint16_t(LoopSchedule::Static), codeptr};
+    case kWorkLoopDynamic: return {RegionKind::Loop, uint16_t(LoopSchedule::Dynamic), codeptr};
+    case kWorkLoopGuided: return {RegionKind::Loop, uint16_t(LoopSchedule::Guided), codeptr};
+    case kWorkLoopOther: return {RegionKind::Loop, uint16_t(LoopSchedule::Other), codeptr};
+    default: return {RegionKind::Loop, 0, codeptr};  // ompt_work_loop
+  }
+}
 }  // namespace
 
 void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
@@ -363,7 +383,6 @@ void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, o
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  Recorder& rec = Recorder::get();
   Ticks when = now();
   // Begin and end of one construct report different addresses: frames match on the work type.
   int type = int(wstype);
@@ -373,28 +392,13 @@ void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, o
     leave(*t, FrameType::Region, when, key);
     return;
   }
-  RegionKind kind = RegionKind::Loop;
-  uint16_t sub = 0;
-  switch (int(wstype)) {
-    case ompt_work_loop: break;
-    case ompt_work_sections: kind = RegionKind::Sections; break;
-    case ompt_work_single_executor:
-    case ompt_work_single_other: kind = RegionKind::Single; break;
-    case ompt_work_workshare: kind = RegionKind::Workshare; break;
-    case ompt_work_distribute: kind = RegionKind::Distribute; break;
-    case ompt_work_taskloop: kind = RegionKind::Taskloop; break;
-    case ompt_work_scope: kind = RegionKind::Scope; break;
-    // OpenMP 5.2 loop work types (newer runtimes): the schedule becomes the subkind.
-    case kWorkLoopStatic: sub = uint16_t(LoopSchedule::Static); break;
-    case kWorkLoopDynamic: sub = uint16_t(LoopSchedule::Dynamic); break;
-    case kWorkLoopGuided: sub = uint16_t(LoopSchedule::Guided); break;
-    case kWorkLoopOther: sub = uint16_t(LoopSchedule::Other); break;
-    default: break;
-  }
-  Frame& f = enter(*t, rec.region(*t, kind, sub, codeptr), FrameType::Region, when, key);
+  Frame& f = enter_construct(*t, key, codeptr, when, [t, wstype, codeptr] {
+    CodeRegion w = classify_work(wstype, codeptr);
+    return Recorder::get().region(*t, w.kind, w.subkind, w.code);
+  });
   if (!f.node) return;
   if (wstype == ompt_work_single_executor) ++f.node->s.executed;
-  else if (kind != RegionKind::Single) f.node->s.iterations += count;
+  else if (wstype != ompt_work_single_other) f.node->s.iterations += count;
 }
 
 void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*, const void* codeptr) {
@@ -462,8 +466,7 @@ void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void* co
     enter(*t, rec.region(*t, mutex_kind(kind), 0, code), FrameType::Mutex, when, wait_id);
     return;
   }
-  long i = find_frame(*t, FrameType::Mutex, wait_id);
-  if (i >= 0) wait_end(*t, t->stack[size_t(i)], when);
+  if (Frame* f = innermost_frame(*t, FrameType::Mutex, wait_id)) wait_end(*t, *f, when);
 }
 
 void on_mutex_released(ompt_mutex_t, ompt_wait_id_t wait_id, const void*) {

@@ -328,6 +328,33 @@ TEST_F(OmptEvents, RecordingSwitchedOffLeavesGhosts) {
   EXPECT_TRUE(me()->stack.empty());
 }
 
+// Constructs met again are answered from the thread's construct cache: the same address below
+// another node is another call path, and a construct met while recording is off stays a ghost.
+TEST_F(OmptEvents, ConstructMetAgainKeepsItsCallPath) {
+  at(60000);
+  for (int i = 0; i < 3; ++i) {
+    on_masked(ompt_scope_begin, nullptr, nullptr, CODE(81));
+    on_sync_region(ompt_sync_region_barrier_explicit, ompt_scope_begin, nullptr, nullptr, CODE(83));
+    on_sync_region(ompt_sync_region_barrier_explicit, ompt_scope_end, nullptr, nullptr, CODE(83));
+    on_masked(ompt_scope_end, nullptr, nullptr, CODE(81));
+    on_work(ompt_work_loop, ompt_scope_begin, nullptr, nullptr, 4, CODE(82));
+    on_sync_region(ompt_sync_region_barrier_explicit, ompt_scope_begin, nullptr, nullptr, CODE(83));
+    on_sync_region(ompt_sync_region_barrier_explicit, ompt_scope_end, nullptr, nullptr, CODE(83));
+    on_work(ompt_work_loop, ompt_scope_end, nullptr, nullptr, 4, CODE(82));
+  }
+  uint32_t masked = rid(RegionKind::Masked, CODE(81)), loop = rid(RegionKind::Loop, CODE(82));
+  uint32_t barrier = rid(RegionKind::BarrierExplicit, CODE(83));
+  EXPECT_EQ(node(me(), {masked, barrier})->s.visits, 3u);
+  EXPECT_EQ(node(me(), {loop, barrier})->s.visits, 3u);
+  EXPECT_EQ(node(me(), {loop})->s.iterations, 12u);
+  g_measure_on.store(false);
+  on_work(ompt_work_loop, ompt_scope_begin, nullptr, nullptr, 4, CODE(82));
+  on_work(ompt_work_loop, ompt_scope_end, nullptr, nullptr, 4, CODE(82));
+  g_measure_on.store(true);
+  EXPECT_EQ(node(me(), {loop})->s.visits, 3u);
+  EXPECT_TRUE(me()->stack.empty());
+}
+
 TEST_F(OmptEvents, SteadyStateAllocatesNoNodes) {
   ompt_data_t task{};
   on_masked(ompt_scope_begin, nullptr, &task, CODE(71));
