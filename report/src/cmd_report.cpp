@@ -321,20 +321,18 @@ void print_json(const drg::Experiment& e, const MergedTree& t, const Analysis& a
   std::cout << "\n";
 }
 
-// Under mpirun (`share`), every output made from one classification of the run and its
-// reference; not a study's report or the report over time, which classify many.
-void refuse_in_parallel(const ReportOptions& o) {
+// Under mpirun (`share`), every output but the report over time.
+void refuse_in_parallel() {
   auto refuse = [](const std::string& what) {
     throw UserError(what + " does not run as an MPI program yet: run it without mpirun");
   };
-  if (is_study(o.dir)) refuse("the report of a study");
   if (over_time_requested()) refuse("--over-time");
 }
 
 void report(ReportOptions* o, overheads::Share* share) {
-  if (share) refuse_in_parallel(*o);
+  if (share) refuse_in_parallel();
   if (is_study(o->dir)) {
-    study_report(o->dir);
+    study_report(o->dir, share);
     return;
   }
   if (over_time_requested()) {

@@ -163,6 +163,7 @@ void add_run(Data& d, const drg::MergedTree& t, const Run& r, const drg::MergedT
   opts.p = r.config.p();
   opts.keys = d.keys;
   opts.paths = false;  // node_path builds the ones printed
+  opts.share = d.share;
   overheads::Analysis a = overheads::classify(t, &ref, opts);
   std::string root_component = drg::path_component(t.region_of(0));
   size_t root = size_t(std::find(d.roots.begin(), d.roots.end(), root_component) - d.roots.begin());
@@ -248,9 +249,10 @@ void cell_statistics(Data& d) {
 
 }  // namespace
 
-Data gather(const std::string& dir) {
+Data gather(const std::string& dir, overheads::Share* share) {
   Data d;
   d.dir = dir;
+  d.share = share;
   d.study = load_study(dir);
   for (const Run& r : d.study.runs) {
     if (r.status == Status::Ok) ++d.runs_ok;
@@ -366,6 +368,7 @@ std::optional<StudyFindings> study_findings(const Data& d) {
   opts.p = out.p;
   opts.keys = d.keys;
   opts.paths = false;
+  opts.share = d.share;
   out.analysis = overheads::classify(t, &rt, opts);
   FindingContext context;
   context.reference = &rt;

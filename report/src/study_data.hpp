@@ -72,6 +72,9 @@ struct ConfigData {
 
 struct Data {
   std::string dir;
+  // The processes of an MPI job that classify every run together (each in the same order), or
+  // null: alone.
+  overheads::Share* share = nullptr;
   Study study;
   std::vector<ConfigData> configs;  // reference first, then by p
   std::vector<Node> nodes;          // preorder not guaranteed: use children
@@ -102,8 +105,9 @@ ReferenceRun reference_run(const std::string& dir, const Study& s,
                            std::vector<std::string>& warnings,
                            const std::function<void(const drg::MergedTree&)>& each = nullptr);
 // Loads every completed run of the study in `dir`, classifies it against the study's reference
-// and gathers the statistics per region and configuration. Throws UserError.
-Data gather(const std::string& dir);
+// (with the processes of `share`, when given) and gathers the statistics per region and
+// configuration. Throws UserError.
+Data gather(const std::string& dir, overheads::Share* share = nullptr);
 // The call path of a node as the run that added it printed it (drg::call_path).
 std::string node_path(const Data& d, int n);
 std::vector<int> preorder(const Data& d);

@@ -5,6 +5,7 @@
 
 #include "study_report.hpp"
 
+#include <cstdio>
 #include <string>
 
 #include "commands.hpp"
@@ -57,7 +58,7 @@ void add_study_report_options(CLI::App& app) {
       "  scalea report md.study --plots plots/    gnuplot SVG and PNG plots");
 }
 
-void study_report(const std::string& dir) {
+void study_report(const std::string& dir, overheads::Share* share) {
   for (const char* name : {"--reference", "-r"}) {
     CLI::Option* o = g_report ? g_report->get_option_no_throw(name) : nullptr;
     if (o && o->count() > 0)
@@ -81,7 +82,13 @@ void study_report(const std::string& dir) {
       throw UserError("--top needs a number, not '" + top + "'");
     }
   }
-  studyrep::Data d = studyrep::gather(dir);
+  if (share && !g_opts->plots.empty())
+    throw UserError("--plots does not run as an MPI program yet: run it without mpirun");
+  // The other processes make the same report, so that they take part in the same classifications
+  // in the same order (the findings classify the largest configuration again), and discard it.
+  if (share && share->rank() != 0 && !std::freopen("/dev/null", "w", stdout))
+    throw UserError("cannot discard the output of process " + std::to_string(share->rank()));
+  studyrep::Data d = studyrep::gather(dir, share);
   if (!g_opts->html.empty()) {
     write_output(g_opts->html, render_study_html(d, {findings_limit(), true, g_opts->html_source}));
     std::fprintf(stderr, "scalea report: wrote %s\n", g_opts->html.c_str());

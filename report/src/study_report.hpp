@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 
+#include "scalea/overheads/share.hpp"
 #include "study.hpp"
 
 namespace CLI {
@@ -20,7 +21,9 @@ using study::is_study;
 void add_study_report_options(CLI::App& app);
 
 // Prints the study report of `dir`, reading the `report` subcommand's options (--format,
-// --region, --top, --plots). Throws UserError with a one-line message.
-void study_report(const std::string& dir);
+// --region, --top, --plots). Under mpirun (`share`) every process makes the report, classifying
+// each run together with the others, and only rank 0's output is kept. Throws UserError with a
+// one-line message.
+void study_report(const std::string& dir, overheads::Share* share = nullptr);
 
 }  // namespace scalea::cli

@@ -129,7 +129,10 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   if (c.waits <= 0) return c;
   // The larger of the two explanations, when it holds at least half the waits; otherwise the work
   // before the barrier was even and the threads were late for other reasons.
-  if (c.by_work >= 0.5 * c.waits && c.by_work >= c.by_queue) c.kind = BarrierCause::Kind::Imbalance;
+  const bool uneven = c.work_max - c.work_min > kBalancedWorkSpread * c.work_max;
+  c.small_difference = c.work_max - c.work_min <= kSmallWorkSpread * c.work_max;
+  if (uneven && c.by_work >= 0.5 * c.waits && c.by_work >= c.by_queue)
+    c.kind = BarrierCause::Kind::Imbalance;
   else if (c.by_queue >= 0.5 * c.waits && most_queued != format::kNoIndex)
     c.kind = BarrierCause::Kind::Queueing;
   else if (c.cpus_shared) c.kind = BarrierCause::Kind::CpuSharing;
@@ -162,6 +165,12 @@ std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
             "machine with pinned threads (OMP_PROC_BIND=close) and look again; if the "
             "difference stays: {}",
             range, ms(c.cpu_wait_max), imbalance_hint);
+      if (c.small_difference)
+        return fmt::format(
+            "the work before it took {}, a difference of {:.0f} % that the threads' CPUs can "
+            "make of equal work (clock frequency, timer slack, a virtual machine's scheduling): "
+            "check that the same threads are slower in a second run; if they are: {}",
+            range, 100 * (c.work_max - c.work_min) / c.work_max, imbalance_hint);
       return fmt::format("{} (the work before it: {})", imbalance_hint, range);
     case BarrierCause::Kind::Queueing: {
       const drg::Region& r = t.region_of(c.queue_node);

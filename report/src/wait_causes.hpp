@@ -10,6 +10,15 @@
 
 namespace scalea::cli {
 
+// Work before a barrier that differs between threads by less than this share of the largest is
+// balanced: sleeps, timer slack, clock frequency and the OS move equal work by a few per cent
+// (equal sleeps on two threads of a quiet 2-CPU machine measured 239 and 246 ms), which no
+// schedule clause changes.
+inline constexpr double kBalancedWorkSpread = 0.05;
+// Up to this share, a difference in work is imbalance, but the hint says first that the threads'
+// CPUs can make that much of equal work (239 to 260 ms of equal sleeps on a busy 2-CPU machine).
+inline constexpr double kSmallWorkSpread = 0.15;
+
 struct BarrierCause {
   enum class Kind {
     Unknown,       // nothing measured to judge by (no waits, no threads)
@@ -34,6 +43,7 @@ struct BarrierCause {
   // at least half the difference in work: it may not be the code's.
   bool cpu_waits_may_explain = false;
   double cpu_wait_max = 0;  // the longest of those waits (seconds)
+  bool small_difference = false;  // the work differs by at most kSmallWorkSpread of the largest
 };
 
 // The cause of the waits at barrier `node` (a merged node of a barrier region), from its siblings

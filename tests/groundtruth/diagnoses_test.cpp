@@ -270,15 +270,18 @@ TEST_P(Shapes, ForkJoinOfBalancedRegions) {
   EXPECT_LT(subclass(root, "loss_of_parallelism.unparallelized"), serial + 0.002) << describe(root);
   auto f = findings_of(c);
   expect_no_finding(f, "loss_of_parallelism.unparallelized");
-  // With more threads than CPUs (p = 4 here), or threads that waited for a CPU as long as their
-  // work differs (sleeps on a busy machine), threads' equal work may take unequal time: the hint
-  // must say so before any advice on the schedule.
+  // With more threads than CPUs (p = 4 here), threads that waited for a CPU as long as their
+  // work differs (sleeps on a busy machine), or a difference of a few per cent (equal sleeps took
+  // 250 and 267 ms on the two CPUs of a quiet VM), threads' equal work may take unequal time: the
+  // hint must say so before any advice on the schedule.
   for (const auto& x : f) {
     std::string hint = x.value("hint", "");
     if (x.value("subclass", "") != "barrier" && x.value("subclass", "") != "load_imbalance") continue;
     size_t dynamic = hint.find("schedule(dynamic)");
     if (dynamic != std::string::npos)
-      EXPECT_LT(std::min(hint.find("shared CPUs"), hint.find("for a CPU")), dynamic)
+      EXPECT_LT(std::min({hint.find("shared CPUs"), hint.find("for a CPU"),
+                          hint.find("CPUs can make")}),
+                dynamic)
           << x.value("text", "") << ": " << hint;
   }
 }

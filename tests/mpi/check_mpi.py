@@ -323,6 +323,24 @@ def analysis(a):
             check(p.returncode == 0 and p.stdout == serial.stdout,
                   f"mpirun -np {np_} scalea {' '.join(cmd)}: exit {p.returncode}, "
                   f"{len(p.stdout)} bytes vs {len(serial.stdout)}")
+    # A study's report: the processes classify each run together, rank 0 prints.
+    study = os.path.join(os.path.dirname(experiments[0]), "analysis.study")
+    shutil.rmtree(study, ignore_errors=True)
+    p = subprocess.run([os.path.join(a.bin, "scalea"), "study", "-o", study, "--threads",
+                        "1,2", "--", os.path.join(a.bin, "study/study_app"), "3"],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"scalea study: exit {p.returncode}: {p.stderr[-300:]}")
+    for view in ([], ["-f", "json"], ["-f", "csv"]):
+        cmd = [os.path.join(a.bin, "scalea"), "report", study] + view
+        serial = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        check(serial.returncode == 0 and "speedup" in serial.stdout.lower(),
+              f"study report {view}: exit {serial.returncode}")
+        for np_ in (2, 3):
+            p = subprocess.run([a.mpirun, "--allow-run-as-root", "--oversubscribe", "-np",
+                                str(np_)] + cmd, capture_output=True, text=True, timeout=120)
+            check(p.returncode == 0 and p.stdout == serial.stdout,
+                  f"mpirun -np {np_} scalea report STUDY {view}: exit {p.returncode}, "
+                  f"{len(p.stdout)} bytes vs {len(serial.stdout)}")
     # What does not run as an MPI program yet says so once, never prints N outputs.
     page = os.path.join(os.path.dirname(experiments[0]), "analysis.html")
     p = subprocess.run([a.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
