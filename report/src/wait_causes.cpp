@@ -49,6 +49,28 @@ std::map<uint32_t, double> runqueue_by_thread(const drg::Experiment& e) {
   return out;
 }
 
+// The experiment's page-fault counter column (a software event: perf::PAGE-FAULTS, ...), or -1.
+int page_fault_metric(const drg::Experiment& e) {
+  for (size_t m = 0; m < e.metrics.size(); ++m) {
+    std::string name = e.metrics[m];
+    std::transform(name.begin(), name.end(), name.begin(), ::toupper);
+    if (name.find("PAGE-FAULTS") != std::string::npos ||
+        name.find("PAGE_FAULTS") != std::string::npos)
+      return int(m);
+  }
+  return -1;
+}
+
+// Each thread's page faults in the merged nodes [from, to) (siblings before a barrier).
+std::map<uint32_t, double> faults_by_thread(const drg::MergedTree& t, int metric,
+                                            std::vector<uint32_t>::const_iterator from,
+                                            std::vector<uint32_t>::const_iterator to) {
+  std::map<uint32_t, double> out;
+  for (auto it = from; it != to; ++it)
+    for (const auto& [th, v] : by_thread(t, *it, metric)) out[th] += v;
+  return out;
+}
+
 }  // namespace
 
 BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_shared) {
@@ -105,6 +127,15 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   for (const auto& [th, w] : work)
     c.work_min = std::min(c.work_min, w), c.work_max = std::max(c.work_max, w);
   c.by_work = spread(work);
+  if (int faults = page_fault_metric(e); faults >= 0) {
+    std::map<uint32_t, double> pf = faults_by_thread(t, faults, from, me);
+    auto most = std::max_element(work.begin(), work.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+    auto least = std::min_element(work.begin(), work.end(),
+                                  [](const auto& a, const auto& b) { return a.second < b.second; });
+    c.faults_most_work = pf.count(most->first) ? pf[most->first] : 0;
+    c.faults_least_work = pf.count(least->first) ? pf[least->first] : 0;
+  }
   // Threads that waited longer for a CPU (the scheduler's account over the run) take longer for
   // the same work: when that difference could explain the uneven work, it may be CPU time.
   std::map<uint32_t, double> rq = runqueue_by_thread(e), rq_here;
@@ -142,6 +173,18 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   return c;
 }
 
+namespace {
+
+// The extra page faults of the thread with the most work, at kPageFaultSeconds each, explain at
+// least a quarter of the difference in work.
+bool faults_explain(const BarrierCause& c) {
+  if (c.faults_most_work < 0 || c.work_max <= c.work_min) return false;
+  return (c.faults_most_work - c.faults_least_work) * kPageFaultSeconds >=
+         0.25 * (c.work_max - c.work_min);
+}
+
+}  // namespace
+
 std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
                          std::string_view imbalance_hint) {
   auto ms = [](double s) {
@@ -151,6 +194,14 @@ std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
   switch (c.kind) {
     case BarrierCause::Kind::Unknown: return std::string(imbalance_hint);
     case BarrierCause::Kind::Imbalance:
+      if (faults_explain(c))
+        return fmt::format(
+            "the work before it took {}, and the thread with the most also took the most page "
+            "faults there ({:.0f} against {:.0f}): memory touched for the first time (allocated "
+            "anew each time, or given back to the system and faulted in again) makes the same "
+            "work slower; allocate it once, outside the loop that repeats, or touch it first in "
+            "parallel with this loop's schedule; if the difference stays: {}",
+            range, c.faults_most_work, c.faults_least_work, imbalance_hint);
       if (c.more_threads_than_cpus)
         return fmt::format(
             "the work before it took {}, but the threads shared CPUs, which makes "

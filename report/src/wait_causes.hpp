@@ -19,6 +19,10 @@ inline constexpr double kBalancedWorkSpread = 0.05;
 // CPUs can make that much of equal work (239 to 260 ms of equal sleeps on a busy 2-CPU machine).
 inline constexpr double kSmallWorkSpread = 0.15;
 
+// What one page fault costs, for judging whether extra faults explain slower work: a minor fault
+// (a fresh page zeroed and mapped) takes about a microsecond.
+inline constexpr double kPageFaultSeconds = 1e-6;
+
 struct BarrierCause {
   enum class Kind {
     Unknown,       // nothing measured to judge by (no waits, no threads)
@@ -44,6 +48,9 @@ struct BarrierCause {
   bool cpu_waits_may_explain = false;
   double cpu_wait_max = 0;  // the longest of those waits (seconds)
   bool small_difference = false;  // the work differs by at most kSmallWorkSpread of the largest
+  // Page faults before the barrier (a page-fault counter read in the constructs there) of the
+  // thread with the most work and of the one with the least; negative without the counter.
+  double faults_most_work = -1, faults_least_work = -1;
 };
 
 // The cause of the waits at barrier `node` (a merged node of a barrier region), from its siblings
