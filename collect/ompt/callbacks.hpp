@@ -2,6 +2,7 @@
 // OpenMP runtime (the omptest approach). Only ompt_tool.cpp registers them with a runtime.
 #pragma once
 #include <omp-tools.h>
+#include <stdint.h>
 
 namespace scalea::collect::ompt {
 
@@ -37,5 +38,13 @@ void on_cancel(ompt_data_t* task_data, int flags, const void* codeptr);
 void on_task_create(ompt_data_t* encountering_task, const ompt_frame_t* frame,
                     ompt_data_t* new_task, int flags, int has_dependences, const void* codeptr);
 void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t* next);
+
+// The caller of an OpenMP routine from a backtrace taken inside one of its callbacks (innermost
+// first): the first frame after the runtime's frames ([runtime_lo, runtime_hi)). Frames before
+// them are the tool's and whatever wraps backtrace() (a sanitizer's interceptor). Without a
+// runtime frame, the first frame outside the tool ([tool_lo, tool_hi)); `fallback` when none.
+const void* caller_after_runtime(void* const* frames, int n, uintptr_t runtime_lo,
+                                 uintptr_t runtime_hi, uintptr_t tool_lo, uintptr_t tool_hi,
+                                 const void* fallback);
 
 }  // namespace scalea::collect::ompt

@@ -21,6 +21,25 @@
 #include "../core/recorder.hpp"
 
 namespace scalea::collect::ompt {
+
+const void* caller_after_runtime(void* const* frames, int n, uintptr_t runtime_lo,
+                                 uintptr_t runtime_hi, uintptr_t tool_lo, uintptr_t tool_hi,
+                                 const void* fallback) {
+  auto inside = [](const void* p, uintptr_t lo, uintptr_t hi) {
+    auto a = reinterpret_cast<uintptr_t>(p);
+    return a >= lo && a < hi;
+  };
+  int i = 0;
+  while (i < n && !inside(frames[i], runtime_lo, runtime_hi)) ++i;
+  if (i < n) {
+    while (i < n && inside(frames[i], runtime_lo, runtime_hi)) ++i;
+    return i < n ? frames[i] : fallback;
+  }
+  for (i = 0; i < n; ++i)
+    if (!inside(frames[i], tool_lo, tool_hi)) return frames[i];
+  return fallback;
+}
+
 namespace {
 
 using format::BarrierFlavour;
@@ -36,18 +55,14 @@ inline bool in_runtime(const void* p) {
 }
 
 // The caller of a lock routine when libomp reports an address inside itself (it does on a lock's
-// first, initializing use): the first return address on the stack outside the runtime and this
-// tool. backtrace() costs microseconds, but this happens about once per lock and thread.
+// first, initializing use): caller_after_runtime() of a backtrace. backtrace() costs
+// microseconds, but this happens about once per lock and thread.
 uintptr_t g_tool_lo = 0, g_tool_hi = 0;
 const void* caller_outside_runtime(const void* fallback) {
   void* frames[48];
   int n = backtrace(frames, 48);
-  for (int i = 0; i < n; ++i) {
-    auto a = reinterpret_cast<uintptr_t>(frames[i]);
-    if (in_runtime(frames[i]) || (a >= g_tool_lo && a < g_tool_hi)) continue;
-    return frames[i];
-  }
-  return fallback;
+  return caller_after_runtime(frames, n, g_runtime_lo, g_runtime_hi, g_tool_lo, g_tool_hi,
+                              fallback);
 }
 inline const void* user_code(const void* codeptr) {
   return in_runtime(codeptr) ? caller_outside_runtime(codeptr) : codeptr;

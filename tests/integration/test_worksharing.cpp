@@ -121,7 +121,7 @@ TEST_F(Constructs, Synchronization) {
   double lock_visits = 0;
   for (uint32_t n : m.find_all(RegionKind::Lock, at("constructs.c", "TEST_LOCK")))
     lock_visits += m.sum(n, "visits");
-  EXPECT_EQ(lock_visits, tested);
+  EXPECT_EQ(lock_visits, tested) << m.dump();
   // Cancel: thread 0 cancels the loop.
   std::vector<uint32_t> cancels = m.find_all(RegionKind::Cancel, at("constructs.c", "CANCEL"));
   ASSERT_EQ(cancels.size(), 1u) << m.dump();

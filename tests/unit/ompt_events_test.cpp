@@ -18,7 +18,6 @@ using namespace scalea::collect::ompt;
 
 void at(uint64_t t) { g_fake_now.store(t); }
 
-
 class OmptEvents : public ::testing::Test {
  protected:
   // A failed assertion in SetUpTestSuite would make GoogleTest skip the tests (ctest counts them
@@ -108,13 +107,14 @@ TEST_F(OmptEvents, ForkJoinWithLateWorkerJoinEnd) {
   uint32_t par_r = rid(RegionKind::Parallel, CODE(1));
   uint32_t loop_r = rid(RegionKind::Loop, CODE(2));
   uint32_t bar_r = rid(RegionKind::BarrierImplicit, CODE(4));
-  uint32_t join_r = rid(RegionKind::BarrierImplicit, CODE(1), uint16_t(format::BarrierFlavour::Parallel));
+  uint32_t join_r =
+      rid(RegionKind::BarrierImplicit, CODE(1), uint16_t(format::BarrierFlavour::Parallel));
   const Node* mp = node(me(), {par_r});
   ASSERT_NE(mp, nullptr);
   EXPECT_EQ(mp->s.visits, 1u);
   EXPECT_EQ(mp->s.time, 360u);  // 100 -> 460
   EXPECT_EQ(mp->s.fork, 10u);
-  EXPECT_EQ(mp->s.join, 10u);   // implicit task end 450 -> parallel end 460
+  EXPECT_EQ(mp->s.join, 10u);  // implicit task end 450 -> parallel end 460
   EXPECT_EQ(mp->s.team_size, 2u);
   const Node* wp = node(w.state(), {par_r});
   ASSERT_NE(wp, nullptr);
@@ -127,7 +127,8 @@ TEST_F(OmptEvents, ForkJoinWithLateWorkerJoinEnd) {
   EXPECT_EQ(node(w.state(), {par_r, bar_r})->s.wait, 10u);
   ASSERT_NE(node(me(), {par_r, join_r}), nullptr);
   EXPECT_EQ(node(me(), {par_r, join_r})->s.wait, 50u);
-  ASSERT_NE(node(w.state(), {par_r, join_r}), nullptr) << "worker's join barrier must merge with the master's";
+  ASSERT_NE(node(w.state(), {par_r, join_r}), nullptr)
+      << "worker's join barrier must merge with the master's";
   EXPECT_EQ(node(w.state(), {par_r, join_r})->s.wait, 10u);  // 440 -> release 450
   EXPECT_TRUE(w.state()->stack.empty());
 }
@@ -196,7 +197,8 @@ TEST_F(OmptEvents, NestedTaskCountedOnceInEnclosingWait) {
   ompt_data_t outer{}, inner{}, implicit_task{};
   at(20000);
   on_sync_region(ompt_sync_region_taskgroup, ompt_scope_begin, nullptr, &implicit_task, CODE(21));
-  on_sync_region_wait(ompt_sync_region_taskgroup, ompt_scope_begin, nullptr, &implicit_task, CODE(21));
+  on_sync_region_wait(ompt_sync_region_taskgroup, ompt_scope_begin, nullptr, &implicit_task,
+                      CODE(21));
   on_task_create(&implicit_task, nullptr, &outer, ompt_task_explicit, 0, CODE(22));
   at(20100);
   on_task_schedule(&implicit_task, ompt_task_switch, &outer);
@@ -213,15 +215,16 @@ TEST_F(OmptEvents, NestedTaskCountedOnceInEnclosingWait) {
   at(20600);
   on_task_schedule(&outer, ompt_task_complete, &implicit_task);
   at(20700);
-  on_sync_region_wait(ompt_sync_region_taskgroup, ompt_scope_end, nullptr, &implicit_task, CODE(21));
+  on_sync_region_wait(ompt_sync_region_taskgroup, ompt_scope_end, nullptr, &implicit_task,
+                      CODE(21));
   on_sync_region(ompt_sync_region_taskgroup, ompt_scope_end, nullptr, &implicit_task, CODE(21));
   uint32_t tg = rid(RegionKind::Taskgroup, CODE(21)), to = rid(RegionKind::Task, CODE(22)),
            ti = rid(RegionKind::Task, CODE(23)), tw = rid(RegionKind::Taskwait, CODE(24));
   EXPECT_EQ(node(me(), {tg, to})->s.time, 500u);
   EXPECT_EQ(node(me(), {tg, to, ti})->s.time, 300u);
-  EXPECT_EQ(node(me(), {tg, to, tw})->s.wait, 50u);       // 350 in taskwait - 300 inner task
-  EXPECT_EQ(node(me(), {tg})->s.task_exec, 500u);         // the outer task, inner counted once
-  EXPECT_EQ(node(me(), {tg})->s.wait, 200u);              // 700 - 500
+  EXPECT_EQ(node(me(), {tg, to, tw})->s.wait, 50u);  // 350 in taskwait - 300 inner task
+  EXPECT_EQ(node(me(), {tg})->s.task_exec, 500u);    // the outer task, inner counted once
+  EXPECT_EQ(node(me(), {tg})->s.wait, 200u);         // 700 - 500
 }
 
 TEST_F(OmptEvents, LocksReleasedOutOfOrder) {
@@ -272,7 +275,8 @@ TEST_F(OmptEvents, NestLockReacquisitionClosesItsOwnFrame) {
 TEST_F(OmptEvents, WaitStillOpenWhenFrameIsUnwoundIsKept) {
   at(46000);
   on_sync_region(ompt_sync_region_barrier_explicit, ompt_scope_begin, nullptr, nullptr, CODE(91));
-  on_sync_region_wait(ompt_sync_region_barrier_explicit, ompt_scope_begin, nullptr, nullptr, CODE(91));
+  on_sync_region_wait(ompt_sync_region_barrier_explicit, ompt_scope_begin, nullptr, nullptr,
+                      CODE(91));
   at(46070);
   unwind_to(*me(), 0, now());  // as at the end of a run, or when an enclosing task ends
   EXPECT_EQ(node(me(), {rid(RegionKind::BarrierExplicit, CODE(91))})->s.wait, 70u);
@@ -302,6 +306,31 @@ TEST_F(OmptEvents, FailedTestReportedAsPlainLockIsDroppedAtTheNextEvent) {
   EXPECT_EQ(node(me(), {rid(RegionKind::BarrierExplicit, CODE(96))})->s.time, 10u)
       << "the barrier is not nested under the failed lock";
   EXPECT_EQ(node(me(), {rid(RegionKind::Lock, CODE(95))})->s.visits, 0u);
+}
+
+// A lock routine's caller when libomp reports an address inside itself: the frame after the
+// runtime's, whatever stands before them. Under AddressSanitizer the innermost frame is its
+// interceptor of backtrace(), outside both the tool and the runtime: it once named the lock's
+// region "nest_lock @__interceptor_backtrace+0x5b" (the constructs test, 1 run in 200).
+TEST(CallerAfterRuntime, SkipsWhatStandsBeforeTheRuntime) {
+  auto p = [](uintptr_t a) { return reinterpret_cast<void*>(a); };
+  constexpr uintptr_t kRtLo = 0x1000, kRtHi = 0x2000, kToolLo = 0x5000, kToolHi = 0x6000;
+  const void* fallback = p(0x1500);
+  void* intercepted[] = {p(0x9000), p(0x5100), p(0x5200), p(0x1100),
+                         p(0x1200), p(0x7000), p(0x7100)};
+  EXPECT_EQ(caller_after_runtime(intercepted, 7, kRtLo, kRtHi, kToolLo, kToolHi, fallback),
+            p(0x7000));
+  void* plain[] = {p(0x5100), p(0x1100), p(0x7000)};
+  EXPECT_EQ(caller_after_runtime(plain, 3, kRtLo, kRtHi, kToolLo, kToolHi, fallback), p(0x7000));
+  // No runtime frame (a routine inlined into the caller): the first frame outside the tool.
+  void* no_runtime[] = {p(0x5100), p(0x7000)};
+  EXPECT_EQ(caller_after_runtime(no_runtime, 2, kRtLo, kRtHi, kToolLo, kToolHi, fallback),
+            p(0x7000));
+  // Nothing after the runtime, or nothing at all: the address libomp gave.
+  void* ends_in_runtime[] = {p(0x5100), p(0x1100)};
+  EXPECT_EQ(caller_after_runtime(ends_in_runtime, 2, kRtLo, kRtHi, kToolLo, kToolHi, fallback),
+            fallback);
+  EXPECT_EQ(caller_after_runtime(nullptr, 0, kRtLo, kRtHi, kToolLo, kToolHi, fallback), fallback);
 }
 
 TEST_F(OmptEvents, UnmatchedEndIsCountedNotFatal) {
@@ -402,7 +431,8 @@ TEST_F(OmptEvents, ParallelEndWithReusedParallelData) {
   EXPECT_EQ(me()->anomalies.unmatched_end, before.unmatched_end);
   EXPECT_EQ(me()->anomalies.unclosed, before.unclosed);
   EXPECT_TRUE(me()->stack.empty());
-  uint32_t outer_r = rid(RegionKind::Parallel, CODE(91)), inner_r = rid(RegionKind::Parallel, CODE(92));
+  uint32_t outer_r = rid(RegionKind::Parallel, CODE(91)),
+           inner_r = rid(RegionKind::Parallel, CODE(92));
   ASSERT_NE(node(me(), {outer_r, inner_r}), nullptr);
   EXPECT_EQ(node(me(), {outer_r, inner_r})->s.time, 60u);  // 1010 -> 1070
   EXPECT_EQ(node(me(), {outer_r})->s.time, 100u);
