@@ -8,21 +8,52 @@
 #include <map>
 
 #include "scalea/drg/meta.hpp"
+#include "thread_values.hpp"
 
 namespace scalea::cli {
 namespace {
 
 using format::RegionKind;
 
-// Each thread's value of metric m in merged node n, times in seconds (none when the metric is
-// not recorded).
-std::map<uint32_t, double> by_thread(const drg::MergedTree& t, uint32_t n, int m) {
-  std::map<uint32_t, double> out;
-  if (m < 0) return out;
-  double unit = format::is_time_metric(t.experiment().metrics[size_t(m)]) ? 1e-9 : 1;
-  for (const auto& [thread, v] : t.per_thread(n, m)) out[thread] += v * unit;
-  return out;
-}
+// Each thread's values, in the nodes a barrier's cause looks at, of the metrics it reads: gathered
+// in one pass over the run's threads (for_each_node_threads), so that a tree read by file is read
+// once per barrier, not once per node and metric. Sums per thread in the order of the node's
+// holders, as MergedTree::per_thread lists them.
+class PerThread {
+ public:
+  enum Metric : size_t { kTime, kWait, kVisits, kFork, kJoin, kFaults, kMetrics };
+
+  PerThread(const drg::MergedTree& t, std::vector<uint32_t> nodes, int page_faults) {
+    const drg::Experiment& e = t.experiment();
+    metrics_ = {e.metric("time"), e.metric("wait"), e.metric("visits"),
+                e.metric("fork"), e.metric("join"), page_faults};
+    std::vector<double> unit(kMetrics, 1.0);
+    for (size_t k = 0; k < kMetrics; ++k)
+      if (metrics_[k] >= 0 && format::is_time_metric(e.metrics[size_t(metrics_[k])]))
+        unit[k] = 1e-9;
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    for_each_node_threads(t, nodes, metrics_, [&](const NodeThreads& nt) {
+      std::vector<std::map<uint32_t, double>>& by_metric = values_[nt.node];
+      by_metric.resize(kMetrics);
+      for (size_t h = 0; h < nt.count; ++h)
+        for (size_t k = 0; k < kMetrics; ++k)
+          if (metrics_[k] >= 0) by_metric[k][nt.thread[h]] += nt.value(h, k) * unit[k];
+    });
+  }
+
+  bool has(Metric m) const { return metrics_[m] >= 0; }
+  // Each thread's value of `m` in node n (times in seconds); empty when `m` is not recorded.
+  const std::map<uint32_t, double>& of(uint32_t n, Metric m) const {
+    static const std::map<uint32_t, double> kNone;
+    auto it = values_.find(n);
+    return it == values_.end() || it->second.empty() ? kNone : it->second[m];
+  }
+
+ private:
+  std::vector<int> metrics_;
+  std::map<uint32_t, std::vector<std::map<uint32_t, double>>> values_;
+};
 
 // Σ over threads of (the largest value − theirs): the PE-time the spread of `v` makes the others
 // wait, if every thread's value delays its arrival by that much.
@@ -62,12 +93,12 @@ int page_fault_metric(const drg::Experiment& e) {
 }
 
 // Each thread's page faults in the merged nodes [from, to) (siblings before a barrier).
-std::map<uint32_t, double> faults_by_thread(const drg::MergedTree& t, int metric,
+std::map<uint32_t, double> faults_by_thread(const PerThread& pt,
                                             std::vector<uint32_t>::const_iterator from,
                                             std::vector<uint32_t>::const_iterator to) {
   std::map<uint32_t, double> out;
   for (auto it = from; it != to; ++it)
-    for (const auto& [th, v] : by_thread(t, *it, metric)) out[th] += v;
+    for (const auto& [th, v] : pt.of(*it, PerThread::kFaults)) out[th] += v;
   return out;
 }
 
@@ -77,58 +108,62 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   BarrierCause c;
   c.cpus_shared = c.more_threads_than_cpus = cpus_shared;
   const drg::Experiment& e = t.experiment();
-  const int time = e.metric("time"), wait = e.metric("wait"), visits = e.metric("visits");
   const uint32_t parent = t.node(node).parent;
-  if (time < 0 || parent == format::kNoIndex) return c;
-  // The threads at the barrier, and how long each waited there.
-  std::map<uint32_t, double> waited = by_thread(t, node, wait >= 0 ? wait : time);
-  if (waited.empty()) return c;
-  for (const auto& [th, w] : waited) c.waits += w;
-  double passes = 0;
-  for (const auto& [th, v] : by_thread(t, node, visits)) passes += v;
-  c.visits_per_pe = passes / double(waited.size());
-  c.wait_per_visit = passes > 0 ? c.waits / passes : 0;
+  if (e.metric("time") < 0 || parent == format::kNoIndex) return c;
   // What each thread did between the previous barrier of the enclosing region and this one: the
-  // work of the siblings in between (a synchronization's time less its waiting), and their waits.
+  // work of the siblings in between (a synchronization's time less its waiting), and their waits;
+  // and the enclosing region's own code (its time less its children's, fork and join).
   const auto& sib = t.node(parent).children;
   auto me = std::find(sib.begin(), sib.end(), node);
   auto from = me;
   while (from != sib.begin() &&
          !format::region_kind_has(t.region_of(*(from - 1)).kind, format::kBarrier))
     --from;
+  const int faults = page_fault_metric(e);
+  std::vector<uint32_t> read(sib.begin(), sib.end());
+  read.push_back(parent);
+  const PerThread pt(t, std::move(read), faults);
+  // The threads at the barrier, and how long each waited there.
+  std::map<uint32_t, double> waited =
+      pt.of(node, pt.has(PerThread::kWait) ? PerThread::kWait : PerThread::kTime);
+  if (waited.empty()) return c;
+  for (const auto& [th, w] : waited) c.waits += w;
+  double passes = 0;
+  for (const auto& [th, v] : pt.of(node, PerThread::kVisits)) passes += v;
+  c.visits_per_pe = passes / double(waited.size());
+  c.wait_per_visit = passes > 0 ? c.waits / passes : 0;
   std::map<uint32_t, double> work, queued;
   for (const auto& [th, w] : waited) work[th] = 0, queued[th] = 0;
   uint32_t most_queued = format::kNoIndex;
   double most_queue = 0;
   for (auto it = from; it != me; ++it) {
-    auto times = by_thread(t, *it, time);
-    auto waits = format::region_kind_has(t.region_of(*it).kind, format::kWaits)
-                     ? by_thread(t, *it, wait)
-                     : std::map<uint32_t, double>{};
+    const auto& times = pt.of(*it, PerThread::kTime);
+    const auto& waits = pt.of(*it, PerThread::kWait);
+    const bool waits_count = format::region_kind_has(t.region_of(*it).kind, format::kWaits);
     std::map<uint32_t, double> q;
     for (auto& [th, w] : work) {
-      double wt = waits.count(th) ? waits[th] : 0;
-      w += (times.count(th) ? times[th] : 0) - wt;
+      auto wi = waits.find(th);
+      auto ti = times.find(th);
+      double wt = waits_count && wi != waits.end() ? wi->second : 0;
+      w += (ti != times.end() ? ti->second : 0) - wt;
       queued[th] += wt;
       q[th] = wt;
     }
     double s = spread(q);
     if (s > most_queue) most_queue = s, most_queued = *it;
   }
-  // The enclosing region's own code (not in any child, not its fork and join) is between its
-  // barriers too.
-  auto own = by_thread(t, parent, time);
+  std::map<uint32_t, double> own = pt.of(parent, PerThread::kTime);
   for (uint32_t ch : t.node(parent).children)
-    for (const auto& [th, v] : by_thread(t, ch, time)) own[th] -= v;
-  for (const char* m : {"fork", "join"})
-    for (const auto& [th, v] : by_thread(t, parent, e.metric(m))) own[th] -= v;
+    for (const auto& [th, v] : pt.of(ch, PerThread::kTime)) own[th] -= v;
+  for (PerThread::Metric m : {PerThread::kFork, PerThread::kJoin})
+    for (const auto& [th, v] : pt.of(parent, m)) own[th] -= v;
   for (auto& [th, w] : work) w += std::max(0.0, own.count(th) ? own[th] : 0.0);
   c.work_min = work.begin()->second, c.work_max = c.work_min;
   for (const auto& [th, w] : work)
     c.work_min = std::min(c.work_min, w), c.work_max = std::max(c.work_max, w);
   c.by_work = spread(work);
-  if (int faults = page_fault_metric(e); faults >= 0) {
-    std::map<uint32_t, double> pf = faults_by_thread(t, faults, from, me);
+  if (faults >= 0) {
+    std::map<uint32_t, double> pf = faults_by_thread(pt, from, me);
     auto most = std::max_element(work.begin(), work.end(),
                                  [](const auto& a, const auto& b) { return a.second < b.second; });
     auto least = std::min_element(work.begin(), work.end(),
@@ -183,6 +218,14 @@ bool faults_explain(const BarrierCause& c) {
          0.25 * (c.work_max - c.work_min);
 }
 
+// The thread with the least work spent at least a quarter of it on page faults there (at
+// kPageFaultSeconds each): first-touch memory is a large part of the work itself, and what a
+// fault costs varies from thread to thread (they compete in the kernel for the pages).
+bool faults_dominate(const BarrierCause& c) {
+  if (c.faults_least_work < 0 || c.work_min <= 0) return false;
+  return c.faults_least_work * kPageFaultSeconds >= 0.25 * c.work_min;
+}
+
 }  // namespace
 
 std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
@@ -202,6 +245,16 @@ std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
             "work slower; allocate it once, outside the loop that repeats, or touch it first in "
             "parallel with this loop's schedule; if the difference stays: {}",
             range, c.faults_most_work, c.faults_least_work, imbalance_hint);
+      if (faults_dominate(c))
+        return fmt::format(
+            "the work before it took {}, and the threads took {:.0f} to {:.0f} page faults there "
+            "(at least {} of it at 1 us each): memory touched for the first time (allocated anew "
+            "each time, or given back to the system and faulted in again) is a large part of "
+            "this work, and its cost differs from thread to thread; allocate it once, outside "
+            "the loop that repeats, and look again; if the difference stays: {}",
+            range, std::min(c.faults_least_work, c.faults_most_work),
+            std::max(c.faults_least_work, c.faults_most_work),
+            ms(c.faults_least_work * kPageFaultSeconds), imbalance_hint);
       if (c.more_threads_than_cpus)
         return fmt::format(
             "the work before it took {}, but the threads shared CPUs, which makes "
