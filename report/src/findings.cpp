@@ -519,7 +519,8 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
 // The finding of candidate `c` (`same` names the region of the same time, or kNoIndex): its
 // context, hint, evidence and sentence.
 Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Candidate& c,
-                     uint32_t same, const FindingContext& context, bool counters) {
+                     uint32_t same, const FindingContext& context, bool counters,
+                     const SlowThread& slow) {
   uint32_t n = c.node;
   const std::string& key = c.key;
   const drg::Region& reg = t.region_of(n);
@@ -575,7 +576,7 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   if (same != format::kNoIndex) f.same_time = with_location(t.region_of(same));
   if (key == "synchronization.barrier" && format::region_kind_has(reg.kind, format::kBarrier)) {
     // Why the threads waited, from what they did before it: not always uneven work.
-    BarrierCause cause = barrier_cause(t, n, !cpu_sharing(t.experiment()).empty());
+    BarrierCause cause = barrier_cause(t, n, !cpu_sharing(t.experiment()).empty(), slow);
     f.hint = barrier_hint(t, cause, f.hint);
     if (cause.kind != BarrierCause::Kind::Imbalance && cause.kind != BarrierCause::Kind::Unknown)
       f.same_time.clear();
@@ -637,8 +638,14 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
                                    const FindingContext& context) {
   bool counters = has_counters(t.experiment());
   std::vector<Finding> out;
-  for (const auto& [c, same] : choose(t, candidates(t, a, context), limit))
-    out.push_back(make_finding(t, a, c, same, context, counters));
+  auto chosen = choose(t, candidates(t, a, context), limit);
+  // Barrier findings judge their threads against the run's loops (one pass, only when needed).
+  SlowThread slow;
+  if (std::any_of(chosen.begin(), chosen.end(),
+                  [](const auto& cs) { return cs.first.key == "synchronization.barrier"; }))
+    slow = slowest_thread(t);
+  for (const auto& [c, same] : chosen)
+    out.push_back(make_finding(t, a, c, same, context, counters, slow));
   return out;
 }
 

@@ -104,7 +104,38 @@ std::map<uint32_t, double> faults_by_thread(const PerThread& pt,
 
 }  // namespace
 
-BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_shared) {
+SlowThread slowest_thread(const drg::MergedTree& t) {
+  const int time = t.experiment().metric("time");
+  std::vector<uint32_t> loops;
+  for (uint32_t n = 0; n < t.nodes().size(); ++n)
+    if (t.region_of(n).kind == RegionKind::Loop && t.holders(n) > 1) loops.push_back(n);
+  std::map<uint32_t, size_t> slowest_in;  // thread -> uneven loops where it was the slowest
+  std::map<uint32_t, std::pair<double, double>> lead;  // thread -> its least and largest lead
+  size_t uneven = 0;
+  for_each_node_threads(t, loops, {time}, [&](const NodeThreads& nt) {
+    std::map<uint32_t, double> by_thread;
+    for (size_t h = 0; h < nt.count; ++h) by_thread[nt.thread[h]] += nt.value(h, 0);
+    if (by_thread.size() < 2) return;
+    auto [least, most] =
+        std::minmax_element(by_thread.begin(), by_thread.end(),
+                            [](const auto& a, const auto& b) { return a.second < b.second; });
+    double share = most->second > 0 ? (most->second - least->second) / most->second : 0;
+    if (share <= kBalancedWorkSpread) return;
+    ++uneven;
+    auto [it, first] = lead.try_emplace(most->first, share, share);
+    it->second = {std::min(it->second.first, share), std::max(it->second.second, share)};
+    ++slowest_in[most->first];
+  });
+  SlowThread s;
+  s.uneven_loops = uneven;
+  for (const auto& [th, count] : slowest_in)
+    if (count > s.slowest_in) s.thread = th, s.slowest_in = count;
+  if (s.thread != format::kNoIndex) std::tie(s.lead_min, s.lead_max) = lead[s.thread];
+  return s;
+}
+
+BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_shared,
+                           const SlowThread& slow) {
   BarrierCause c;
   c.cpus_shared = c.more_threads_than_cpus = cpus_shared;
   const drg::Experiment& e = t.experiment();
@@ -162,15 +193,15 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   for (const auto& [th, w] : work)
     c.work_min = std::min(c.work_min, w), c.work_max = std::max(c.work_max, w);
   c.by_work = spread(work);
+  auto by_value = [](const auto& a, const auto& b) { return a.second < b.second; };
+  auto most = std::max_element(work.begin(), work.end(), by_value);
+  auto least = std::min_element(work.begin(), work.end(), by_value);
   if (faults >= 0) {
     std::map<uint32_t, double> pf = faults_by_thread(pt, from, me);
-    auto most = std::max_element(work.begin(), work.end(),
-                                 [](const auto& a, const auto& b) { return a.second < b.second; });
-    auto least = std::min_element(work.begin(), work.end(),
-                                  [](const auto& a, const auto& b) { return a.second < b.second; });
     c.faults_most_work = pf.count(most->first) ? pf[most->first] : 0;
     c.faults_least_work = pf.count(least->first) ? pf[least->first] : 0;
   }
+  if (slow.consistent() && most->first == slow.thread) c.slow_everywhere = true, c.slow = slow;
   // Threads that waited longer for a CPU (the scheduler's account over the run) take longer for
   // the same work: when that difference could explain the uneven work, it may be CPU time.
   std::map<uint32_t, double> rq = runqueue_by_thread(e), rq_here;
@@ -195,9 +226,9 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   if (c.waits <= 0) return c;
   // The larger of the two explanations, when it holds at least half the waits; otherwise the work
   // before the barrier was even and the threads were late for other reasons.
-  const bool uneven = c.work_max - c.work_min > kBalancedWorkSpread * c.work_max;
+  c.uneven = c.work_max - c.work_min > kBalancedWorkSpread * c.work_max;
   c.small_difference = c.work_max - c.work_min <= kSmallWorkSpread * c.work_max;
-  if (uneven && c.by_work >= 0.5 * c.waits && c.by_work >= c.by_queue)
+  if (c.uneven && c.by_work >= 0.5 * c.waits && c.by_work >= c.by_queue)
     c.kind = BarrierCause::Kind::Imbalance;
   else if (c.by_queue >= 0.5 * c.waits && most_queued != format::kNoIndex)
     c.kind = BarrierCause::Kind::Queueing;
@@ -224,6 +255,16 @@ bool faults_explain(const BarrierCause& c) {
 bool faults_dominate(const BarrierCause& c) {
   if (c.faults_least_work < 0 || c.work_min <= 0) return false;
   return c.faults_least_work * kPageFaultSeconds >= 0.25 * c.work_min;
+}
+
+// The work before a barrier whose waits it does not explain: balanced, or uneven by less than
+// half the waits (then a dynamic schedule can remove at most that part).
+std::string other_cause_work(const BarrierCause& c, const std::string& range) {
+  if (!c.uneven) return fmt::format("the work before it is balanced ({})", range);
+  return fmt::format(
+      "the work before it ({}) explains only {:.0f} % of the waits (a dynamic schedule "
+      "would remove at most that part)",
+      range, c.waits > 0 ? 100 * c.by_work / c.waits : 0.0);
 }
 
 }  // namespace
@@ -269,6 +310,23 @@ std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
             "machine with pinned threads (OMP_PROC_BIND=close) and look again; if the "
             "difference stays: {}",
             range, ms(c.cpu_wait_max), imbalance_hint);
+      if (c.slow_everywhere) {
+        const drg::ThreadTree& th = t.experiment().threads[c.slow.thread];
+        return fmt::format(
+            "the work before it took {}, and {} was the slowest in {} of the run's {} uneven "
+            "loops, by {:.0f} to {:.0f} %: what slows one thread in every loop is its CPU (a "
+            "busier or slower one: another process on it, a slower core, a virtual machine's "
+            "vCPU) or its memory (on a machine with several memory nodes, data first touched "
+            "by another thread's loop or by serial code lies far from it), not the iterations; "
+            "run with pinned threads on idle CPUs (OMP_PLACES=cores OMP_PROC_BIND=close), "
+            "initialize the data in parallel with the loops' schedule, and look again; if the "
+            "difference stays, or the CPUs are unequal by design: {}",
+            range,
+            th.rank >= 0 ? fmt::format("rank {} thread {}", th.rank, th.thread)
+                         : fmt::format("thread {}", th.thread),
+            c.slow.slowest_in, c.slow.uneven_loops, 100 * c.slow.lead_min, 100 * c.slow.lead_max,
+            imbalance_hint);
+      }
       if (c.small_difference)
         return fmt::format(
             "the work before it took {}, a difference of {:.0f} % that the threads' CPUs can "
@@ -287,25 +345,23 @@ std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
     }
     case BarrierCause::Kind::CpuSharing:
       return fmt::format(
-          "the work before it is balanced ({}), and the threads shared CPUs: a "
-          "thread waited for its turn on a CPU, not for the others' work; run with "
-          "at most one thread per CPU",
-          range);
+          "{}, and the threads shared CPUs: a thread waited for its turn on a CPU, not for the "
+          "others' work; run with at most one thread per CPU",
+          other_cause_work(c, range));
     case BarrierCause::Kind::ManyBarriers:
       return fmt::format(
-          "the work before it is balanced ({}); the waiting is spread over {:.0f} "
-          "passes per thread, {:.1f} us each: the cost of synchronizing that often "
-          "(threads waking up and arriving a little late each time), not of "
-          "uneven work; synchronize less often: nowait where it is safe, fuse "
-          "loops, or parallelize an outer loop; a dynamic schedule would not help",
-          range, c.visits_per_pe, c.wait_per_visit * 1e6);
+          "{}; the waiting is spread over {:.0f} passes per thread, {:.1f} us each: the cost "
+          "of synchronizing that often (threads waking up and arriving a little late each "
+          "time), not of uneven work; synchronize less often: nowait where it is safe, fuse "
+          "loops, or parallelize an outer loop{}",
+          other_cause_work(c, range), c.visits_per_pe, c.wait_per_visit * 1e6,
+          c.uneven ? "" : "; a dynamic schedule would not help");
     case BarrierCause::Kind::LateArrival:
       return fmt::format(
-          "the work before it is balanced ({}): threads arrived late for reasons "
-          "outside the code (other processes on the CPUs, the OS, threads moving "
-          "between CPUs); run on a quiet machine with pinned threads "
-          "(OMP_PROC_BIND=close) and compare; a dynamic schedule would not help",
-          range);
+          "{}: threads arrived late for reasons outside the code (other processes on the "
+          "CPUs, the OS, threads moving between CPUs); run on a quiet machine with pinned "
+          "threads (OMP_PROC_BIND=close) and compare{}",
+          other_cause_work(c, range), c.uneven ? "" : "; a dynamic schedule would not help");
   }
   return std::string(imbalance_hint);
 }

@@ -23,6 +23,28 @@ inline constexpr double kSmallWorkSpread = 0.15;
 // (a fresh page zeroed and mapped) takes about a microsecond.
 inline constexpr double kPageFaultSeconds = 1e-6;
 
+// A thread on a slower or busier CPU (another process on it, a slower core, a virtual machine's
+// vCPU) makes every worksharing loop uneven the same way, whatever the loops' iterations. The
+// run's loops name such a thread when at least kSlowThreadLoops of them are uneven (by more than
+// kBalancedWorkSpread) and one thread was the slowest in at least kSlowThreadShare of those.
+inline constexpr size_t kSlowThreadLoops = 3;
+inline constexpr double kSlowThreadShare = 0.8;
+
+struct SlowThread {
+  uint32_t thread =
+      format::kNoIndex;               // Experiment::threads index, of the thread slowest most often
+  size_t slowest_in = 0;              // uneven loops where it was the slowest
+  size_t uneven_loops = 0;            // loops of the run uneven by more than kBalancedWorkSpread
+  double lead_min = 0, lead_max = 0;  // its lead over the fastest thread there (share of its time)
+  bool consistent() const {
+    return uneven_loops >= kSlowThreadLoops &&
+           double(slowest_in) >= kSlowThreadShare * double(uneven_loops);
+  }
+};
+
+// Over the run's worksharing loops that more than one thread ran (each thread's time in them).
+SlowThread slowest_thread(const drg::MergedTree& t);
+
 struct BarrierCause {
   enum class Kind {
     Unknown,       // nothing measured to judge by (no waits, no threads)
@@ -47,16 +69,22 @@ struct BarrierCause {
   // at least half the difference in work: it may not be the code's.
   bool cpu_waits_may_explain = false;
   double cpu_wait_max = 0;  // the longest of those waits (seconds)
+  bool uneven = false;      // the work differs by more than kBalancedWorkSpread of the largest
   bool small_difference = false;  // the work differs by at most kSmallWorkSpread of the largest
   // Page faults before the barrier (a page-fault counter read in the constructs there) of the
   // thread with the most work and of the one with the least; negative without the counter.
   double faults_most_work = -1, faults_least_work = -1;
+  // The thread with the most work here is the one slowest in most loops of the run (SlowThread).
+  bool slow_everywhere = false;
+  SlowThread slow;
 };
 
 // The cause of the waits at barrier `node` (a merged node of a barrier region), from its siblings
 // since the previous barrier in the same enclosing region and the enclosing region's own code, per
 // thread. `cpus_shared`: the run had more threads than CPUs on a host (cpu_sharing()).
-BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_shared);
+// `slow`: slowest_thread() of the run (none: not judged).
+BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_shared,
+                           const SlowThread& slow = {});
 
 // The hint for a barrier finding with this cause; `imbalance_hint` is the table's hint for the
 // construct before the barrier, used when the cause is imbalance.
