@@ -159,6 +159,9 @@ const Setting kSettings[] = {
      "`ranks`: one data file per rank; `nodes`: one container file per node (the ranks that "
      "share memory, `MPI_COMM_TYPE_SHARED`); `auto`: containers when a node runs more than one "
      "rank (docs/experiment-format.md, \"Containers\")"},
+    {"SCALEA_MPI_NODE_RANKS", T::Text, "the node's", nullptr, R::MpiLayer,
+     "containers of at most this many ranks of a node each (consecutive by rank): more, smaller "
+     "containers per node; on one machine, containers as several nodes would have them"},
     {"SCALEA_RUN_BY_CLI", T::Switch, "", nullptr, R::Internal, "set by `scalea run`"},
     {"SCALEA_RUN_PRELOAD", T::Text, "",
      [](const std::string& v, Config& c) { return c.run_preload = v, true; }, R::Internal,

@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -190,14 +191,35 @@ void read_layout(LayerState& L) {
   else if (L.rank == 0) log_message("invalid SCALEA_MPI_LAYOUT '%s', auto kept", v);
 }
 
+// SCALEA_MPI_NODE_RANKS: the most ranks of a node in one container (0: the whole node).
+int node_ranks_setting(const LayerState& L) {
+  const char* v = getenv("SCALEA_MPI_NODE_RANKS");
+  if (!v) return 0;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  if (end != v && *end == '\0' && n > 0 && n <= INT_MAX) return int(n);
+  if (L.rank == 0) log_message("invalid SCALEA_MPI_NODE_RANKS '%s', whole nodes kept", v);
+  return 0;
+}
+
 // The lowest rank of the ranks that share this rank's node (its memory), which names the node
-// for the few-files layout; this rank itself when MPI cannot tell.
+// for the few-files layout; with SCALEA_MPI_NODE_RANKS = k, of this rank's group of k
+// consecutive ranks of the node. This rank itself when MPI cannot tell.
 int node_first_rank(const LayerState& L) {
   MPI_Comm node = MPI_COMM_NULL;
   int first = L.rank;
   if (PMPI_Comm_split_type(L.comm, MPI_COMM_TYPE_SHARED, L.rank, MPI_INFO_NULL, &node) !=
       MPI_SUCCESS)
     return first;
+  if (int k = node_ranks_setting(L); k > 0) {
+    int local = 0;
+    MPI_Comm group = MPI_COMM_NULL;
+    if (PMPI_Comm_rank(node, &local) == MPI_SUCCESS &&
+        PMPI_Comm_split(node, local / k, L.rank, &group) == MPI_SUCCESS) {
+      PMPI_Comm_free(&node);
+      node = group;
+    }
+  }
   if (PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, node) != MPI_SUCCESS)
     first = L.rank;
   PMPI_Comm_free(&node);

@@ -278,10 +278,18 @@ def analysis(a):
     ref.run("mpi_hybrid", ["1"], env={"OMP_NUM_THREADS": "1"})
     check(ref.rc == 0, f"reference exit status {ref.rc}")
     experiments = []
+    # The containers as nodes of 3 ranks would write them: several containers, the last one
+    # smaller, on one machine.
+    node_ranks = 3
     for layout in ("ranks", "nodes"):
         run = Run(a, f"analysis-{layout}")
-        run.run("mpi_hybrid", ["1"], env={"OMP_NUM_THREADS": "2", "SCALEA_MPI_LAYOUT": layout})
+        run.run("mpi_hybrid", ["1"], env={"OMP_NUM_THREADS": "2", "SCALEA_MPI_LAYOUT": layout,
+                                          "SCALEA_MPI_NODE_RANKS": str(node_ranks)})
         check(run.rc == 0, f"mpi_hybrid ({layout}) exit status {run.rc}")
+        data = [n for n in os.listdir(run.dir) if n.endswith((".sdrc", ".sdrg"))
+                and n != "definitions.sdrg"]
+        want = a.np if layout == "ranks" else -(-a.np // node_ranks)
+        check(len(data) == want, f"{layout}: {len(data)} data files, {want} expected: {data}")
         experiments.append(run.dir)
     for d in experiments:
         serial = report_outputs(a, d, None, ref.dir)
