@@ -496,7 +496,9 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
         if (chosen[i].second == format::kNoIndex) chosen[i].second = c.node;
         dup = true;
       }
-      dup = dup || nested(c, chosen[i].first);
+      // Already chosen as the waits of an idle region before it (waits_of).
+      dup = dup || nested(c, chosen[i].first) ||
+            (c.node == chosen[i].first.node && c.key == chosen[i].first.key);
     }
     if (dup) continue;
     if (const Candidate* w = waits_of(c)) {
