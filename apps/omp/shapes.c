@@ -27,6 +27,11 @@
  *                  its children (untied tasks in the top L levels, calls below), sleeps T ms, then
  *                  waits for them; the creating thread goes on to the join barrier and runs tasks
  *                  there. Truth: work (sum of the nodes' sleeps).
+ * scratch M R     R rounds of an `omp for` over the pages of an M MiB scratch buffer that only
+ *                  the parallel version uses, mapped anew each round and given back after it (as
+ *                  LULESH's force arrays with more than one thread): every page faults in every
+ *                  round, at p > 1 only. Truth: faults (the pages touched), work (the loop's time
+ *                  summed over threads).
  * forkjoin R N T   R parallel regions back to back, each an `omp for` over N iterations of T ms,
  *                  with no code between them (as NPB SP's time steps): the team forks and joins R
  *                  times. Truth: serial (the initial thread's time between the regions), work.
@@ -36,6 +41,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "planted.h"
 
@@ -288,6 +295,31 @@ static int forkjoin(int argc, char** argv) {
   return 0;
 }
 
+static int scratch(int argc, char** argv) {
+  size_t bytes = (size_t)arg_num(argc, argv, 2, 64) << 20;
+  int rounds = (int)arg_num(argc, argv, 3, 4);
+  long page = sysconf(_SC_PAGESIZE), pages = (long)(bytes / (size_t)page);
+  double work = 0, faults = 0;
+  for (int r = 0; r < rounds; ++r) {
+    char* buf = NULL;
+    if (omp_get_max_threads() > 1) {
+      buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (buf == MAP_FAILED) return perror("mmap"), 1;
+      faults += (double)pages;
+    }
+#pragma omp parallel for schedule(static) reduction(+ : work) /* LOOP_SCRATCH */
+    for (long i = 0; i < pages; ++i) {
+      double t0 = now_s();
+      if (buf) buf[i * page] = (char)i;
+      work += now_s() - t0;
+    }
+    if (buf) munmap(buf, bytes);
+  }
+  print_truth("faults", faults);
+  print_truth("work", work);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "slowloop")) return slowloop(argc, argv);
@@ -299,6 +331,10 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "jitter")) return jitter(argc, argv);
   if (!strcmp(mode, "untied")) return untied(argc, argv);
   if (!strcmp(mode, "forkjoin")) return forkjoin(argc, argv);
-  fprintf(stderr, "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied [ARGS...]\n", argv[0]);
+  if (!strcmp(mode, "scratch")) return scratch(argc, argv);
+  fprintf(stderr,
+          "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied|forkjoin|"
+          "scratch [ARGS...]\n",
+          argv[0]);
   return 2;
 }

@@ -231,12 +231,18 @@ struct Candidate {
   double seconds;
 };
 
-// The counters of the run (columns "papi:...") that grew over the reference's in merged node n,
-// as "perf::PAGE-FAULTS 126,266 (reference 0)"; "" when none did or there is no reference.
-std::string counter_evidence(const MergedTree& t, const overheads::RegionOverheads& r,
-                             const MergedTree* ref) {
+// One counter's count in a region, exclusive of its children, in the run and in the reference.
+struct CounterDelta {
+  std::string name;  // without "papi:"
+  double run = 0, before = 0;
+};
+
+// The counters whose exclusive count in the region at least doubled over the reference's (and
+// grew by 100 or more); none without a reference.
+std::vector<CounterDelta> counter_deltas(const MergedTree& t, const overheads::RegionOverheads& r,
+                                         const MergedTree* ref) {
   const drg::Experiment& e = t.experiment();
-  std::string out;
+  std::vector<CounterDelta> out;
   for (size_t m = 0; m < e.metrics.size(); ++m) {
     const std::string& name = e.metrics[m];
     if (name.rfind("papi:", 0) != 0) continue;
@@ -253,10 +259,26 @@ std::string counter_evidence(const MergedTree& t, const overheads::RegionOverhea
       for (uint32_t c : ref->node(r.ref_node).children)
         before -= ref->sum(c, ref->experiment().metric(name));
     if (!known || run < 2 * before + 100) continue;
-    out += fmt::format("{}{} {:.0f} (reference {:.0f})", out.empty() ? "" : ", ", name.substr(5),
-                       run, std::max(0.0, before));
+    out.push_back({name.substr(5), run, std::max(0.0, before)});
   }
   return out;
+}
+
+// The counters that grew, as "perf::PAGE-FAULTS 126250 (reference 0)"; "" when none did.
+std::string counter_evidence(const std::vector<CounterDelta>& deltas) {
+  std::string out;
+  for (const CounterDelta& d : deltas)
+    out += fmt::format("{}{} {:.0f} (reference {:.0f})", out.empty() ? "" : ", ", d.name, d.run,
+                       d.before);
+  return out;
+}
+
+// The extra page faults over the reference in a region (0 without a page-fault counter among
+// the deltas).
+double extra_page_faults(const std::vector<CounterDelta>& deltas) {
+  for (const CounterDelta& d : deltas)
+    if (is_page_fault_counter(d.name)) return d.run - d.before;
+  return 0;
 }
 
 // PE-seconds the tool spent reading counters in merged node n and below: two reads per visit of
@@ -584,7 +606,23 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
       f.same_time.clear();
   }
   if (f.cls == "unidentified" || f.cls == "data_movement") {
-    f.evidence = counter_evidence(t, a.regions[n], context.reference);
+    std::vector<CounterDelta> deltas = counter_deltas(t, a.regions[n], context.reference);
+    f.evidence = counter_evidence(deltas);
+    // Extra page faults that take a good share of it at their least cost, and all of it at a
+    // cost they may have, name its likely cause, though the model has no class for them
+    // (docs/overhead-model.md, "Findings").
+    double faults = extra_page_faults(deltas), p = std::max(1, a.p);
+    double least = faults * kPageFaultSeconds / p;
+    if (f.cls == "unidentified" && faults > 0 && least >= kPageFaultShare * c.seconds &&
+        c.seconds * p / faults <= kPageFaultMaxSeconds)
+      f.hint = fmt::format(
+          "page faults take at least {:.3f} s of it ({:.0f} more than the reference, at 1 us "
+          "each over the {:.0f} PEs), and all of it if each took {:.1f} us (a fault takes 1 to "
+          "20 us, the more when threads fault memory in together): memory touched for the "
+          "first time here (allocated "
+          "anew at each call, or given back to the system and faulted in again) costs a fault "
+          "per page; allocate it once, outside the loop that repeats, and reuse it",
+          std::min(least, c.seconds), faults, p, c.seconds * p / faults * 1e6);
     if (f.cls == "unidentified" && f.evidence.empty() && !counters)
       f.hint +=
           "; measure counters to see why (scalea run --counters "

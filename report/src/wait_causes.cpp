@@ -82,13 +82,8 @@ std::map<uint32_t, double> runqueue_by_thread(const drg::Experiment& e) {
 
 // The experiment's page-fault counter column (a software event: perf::PAGE-FAULTS, ...), or -1.
 int page_fault_metric(const drg::Experiment& e) {
-  for (size_t m = 0; m < e.metrics.size(); ++m) {
-    std::string name = e.metrics[m];
-    std::transform(name.begin(), name.end(), name.begin(), ::toupper);
-    if (name.find("PAGE-FAULTS") != std::string::npos ||
-        name.find("PAGE_FAULTS") != std::string::npos)
-      return int(m);
-  }
+  for (size_t m = 0; m < e.metrics.size(); ++m)
+    if (is_page_fault_counter(e.metrics[m])) return int(m);
   return -1;
 }
 
@@ -132,6 +127,13 @@ SlowThread slowest_thread(const drg::MergedTree& t) {
     if (count > s.slowest_in) s.thread = th, s.slowest_in = count;
   if (s.thread != format::kNoIndex) std::tie(s.lead_min, s.lead_max) = lead[s.thread];
   return s;
+}
+
+bool is_page_fault_counter(std::string_view name) {
+  std::string upper(name);
+  std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+  return upper.find("PAGE-FAULTS") != std::string::npos ||
+         upper.find("PAGE_FAULTS") != std::string::npos;
 }
 
 BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_shared,

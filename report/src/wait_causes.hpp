@@ -22,6 +22,15 @@ inline constexpr double kSmallWorkSpread = 0.15;
 // What one page fault costs, for judging whether extra faults explain slower work: a minor fault
 // (a fresh page zeroed and mapped) takes about a microsecond.
 inline constexpr double kPageFaultSeconds = 1e-6;
+// ... and what one may cost at most when threads fault memory in together (they queue in the
+// kernel: 65,536 faults of two threads together took 5.7 us each on this project's VM, 2.6 us
+// alone): extra faults that, at no more than this each, would be all of an overhead may be it.
+inline constexpr double kPageFaultMaxSeconds = 20e-6;
+// A region's extra faults are named as the cause of its unidentified overhead when at
+// kPageFaultSeconds each they take at least this share of it (and at kPageFaultMaxSeconds, all).
+inline constexpr double kPageFaultShare = 0.10;
+// A page-fault counter (perf::PAGE-FAULTS, perf::MINOR-FAULTS, ...), by its name.
+bool is_page_fault_counter(std::string_view name);
 
 // A thread on a slower or busier CPU (another process on it, a slower core, a virtual machine's
 // vCPU) makes every worksharing loop uneven the same way, whatever the loops' iterations. The
