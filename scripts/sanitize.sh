@@ -94,6 +94,8 @@ if [ "$kind" = address ]; then
   #   Compensation|Calibrate  time the tool's own cost per event: ASan's 2-3x slowdown breaks them
   #   faults.segv ASan's SIGSEGV handler reports the planted crash first (exit 134, not 139)
   #   PlantedPageFaults  ASan's shadow memory adds page faults to the planted count
+  #   ScratchPageFaults  weighs page faults against the loop's time (ASan's slowdown of the loop
+  #               and its shadow memory's faults change both)
   #   SerialWithReference  fails in the normal build too (groundtruth work in progress)
   #   TasksRunInsideBarrier  asserts a barrier wait near 0 while tasks run in it; under ASan's
   #               slowdown the wait is 60 ms (timing, not memory)
@@ -102,7 +104,7 @@ if [ "$kind" = address ]; then
   #               the sanitizer's slowdown of the code around them makes them uneven (timing)
   #   run.heap    the tool's own heap is not built under sanitizers (their allocators must see
   #               every block), and the program's heap is the sanitizer's, not glibc's
-  exclude='Gcc\.|Compensation|Calibrate|faults\.segv|PlantedPageFaults|SerialWithReference|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|preload\.setuid|run\.heap'
+  exclude='Gcc\.|Compensation|Calibrate|faults\.segv|PlantedPageFaults|ScratchPageFaults|SerialWithReference|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|preload\.setuid|run\.heap'
   if [ "$subset" = ci ]; then
     # CI: unit tests, the loader corpus, bad input, faults, loads and one of each integration area.
     # cli.deep_tree.100000 takes 2.5 min under ASan; cli.deep_tree.1000 runs the same code.
@@ -173,6 +175,7 @@ else
   #               which TSan's slowdown of the instrumented code around them makes uneven (timing)
   #   Compensation|Calibrate  time the tool's own cost per event (TSan's slowdown)
   #   PlantedPageFaults  TSan's shadow memory adds page faults to the planted count
+  #   ScratchPageFaults  weighs page faults against the loop's time (as for ASan)
   #   SerialWithReference  fails in the normal build too (groundtruth work in progress)
   #   faults.*    run below with handle_segv=0 (TSan's SIGSEGV handler would report the planted
   #               crash first) and die_after_fork=0 (the program's fork mode starts threads in the
@@ -188,7 +191,7 @@ else
   #               multiplexer out of the program: TSan then sees OpenMP without its annotations
   #   run.heap    the tool's own heap is not built under sanitizers (as for ASan)
   exclude='Gcc\.|mpi\.planted\.np2\.preload|consumer\.|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|run\.(preload|affinity)\.|run\.heap|Compensation|Calibrate'
-  exclude="$exclude|PlantedPageFaults|SerialWithReference|faults\.|load\.(tasks1m|nested3)|study\.Study\."
+  exclude="$exclude|PlantedPageFaults|ScratchPageFaults|SerialWithReference|faults\.|load\.(tasks1m|nested3)|study\.Study\."
   if [ "$subset" = ci ]; then
     # CI: as for ASan, without libomp 19 and the long or browser-driven tests; no MPI (mpi.*, and
     # the groundtruth's MpiNp.* ranks: 60 s under TSan; the full run has them). Also
