@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "counter_causes.hpp"
 #include "export_formats.hpp"
 #include "report_json.hpp"
 #include "scalea/drg/meta.hpp"
@@ -264,22 +265,34 @@ std::vector<CounterDelta> counter_deltas(const MergedTree& t, const overheads::R
   return out;
 }
 
-// The counters that grew, as "perf::PAGE-FAULTS 126250 (reference 0)"; "" when none did.
+// A software event that counts the nanoseconds a thread ran (perf::TASK-CLOCK, CPU-CLOCK).
+bool is_cpu_time_counter(const std::string& name) {
+  return name.size() >= 9 && (name.compare(name.size() - 10, 10, "TASK-CLOCK") == 0 ||
+                              name.compare(name.size() - 9, 9, "CPU-CLOCK") == 0);
+}
+
+// A count with thousands separators ("126,250"); a CPU-time counter in seconds ("0.289 s").
+std::string counter_value(const std::string& name, double v) {
+  return is_cpu_time_counter(name) ? fmt::format("{:.3f} s", v * 1e-9) : grouped(v);
+}
+
+// The counters that grew, as "perf::PAGE-FAULTS 126,250 (reference 0)"; "" when none did.
 std::string counter_evidence(const std::vector<CounterDelta>& deltas) {
   std::string out;
   for (const CounterDelta& d : deltas)
-    out += fmt::format("{}{} {:.0f} (reference {:.0f})", out.empty() ? "" : ", ", d.name, d.run,
-                       d.before);
+    out += fmt::format("{}{} {} (reference {})", out.empty() ? "" : ", ", d.name,
+                       counter_value(d.name, d.run), counter_value(d.name, d.before));
   return out;
 }
 
-// The extra page faults over the reference in a region (0 without a page-fault counter among
-// the deltas).
-double extra_page_faults(const std::vector<CounterDelta>& deltas) {
+// The growth over the reference of the first counter of the deltas that `is`, or 0 (page faults;
+// CPU time in ns).
+double extra(const std::vector<CounterDelta>& deltas, bool (*is)(const std::string&)) {
   for (const CounterDelta& d : deltas)
-    if (is_page_fault_counter(d.name)) return d.run - d.before;
+    if (is(d.name)) return d.run - d.before;
   return 0;
 }
+bool page_faults(const std::string& name) { return is_page_fault_counter(name); }
 
 // PE-seconds the tool spent reading counters in merged node n and below: two reads per visit of
 // a region of a counted kind (meta.json counters.regions), at the cost measured when it started
@@ -608,21 +621,22 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   if (f.cls == "unidentified" || f.cls == "data_movement") {
     std::vector<CounterDelta> deltas = counter_deltas(t, a.regions[n], context.reference);
     f.evidence = counter_evidence(deltas);
-    // Extra page faults that take a good share of it at their least cost, and all of it at a
-    // cost they may have, name its likely cause, though the model has no class for them
-    // (docs/overhead-model.md, "Findings").
-    double faults = extra_page_faults(deltas), p = std::max(1, a.p);
-    double least = faults * kPageFaultSeconds / p;
-    if (f.cls == "unidentified" && faults > 0 && least >= kPageFaultShare * c.seconds &&
-        c.seconds * p / faults <= kPageFaultMaxSeconds)
-      f.hint = fmt::format(
-          "page faults take at least {:.3f} s of it ({:.0f} more than the reference, at 1 us "
-          "each over the {:.0f} PEs), and all of it if each took {:.1f} us (a fault takes 1 to "
-          "20 us, the more when threads fault memory in together): memory touched for the "
-          "first time here (allocated "
-          "anew at each call, or given back to the system and faulted in again) costs a fault "
-          "per page; allocate it once, outside the loop that repeats, and reuse it",
-          std::min(least, c.seconds), faults, p, c.seconds * p / faults * 1e6);
+    // What the counters say it was (the tool's own reads, page faults, CPU time).
+    auto own_reads = [](const MergedTree& tree, uint32_t node) {
+      double s = counter_read_cost(tree, node);
+      for (uint32_t ch : tree.node(node).children) s -= counter_read_cost(tree, ch);
+      return s;
+    };
+    UnidentifiedEvidence ev;
+    ev.seconds = c.seconds;
+    ev.p = a.p;
+    ev.reference = context.reference && a.regions[n].ref_node != format::kNoIndex;
+    ev.extra_faults = extra(deltas, page_faults);
+    ev.extra_cpu = extra(deltas, is_cpu_time_counter) * 1e-9;
+    ev.extra_reads = own_reads(t, n);
+    if (ev.reference) ev.extra_reads -= own_reads(*context.reference, a.regions[n].ref_node);
+    if (f.cls == "unidentified")
+      if (std::string cause = unidentified_cause(ev); !cause.empty()) f.hint = cause;
     if (f.cls == "unidentified" && f.evidence.empty() && !counters)
       f.hint +=
           "; measure counters to see why (scalea run --counters "

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "counter_causes.hpp"
 #include "scalea/drg/meta.hpp"
 #include "thread_values.hpp"
 
@@ -283,20 +284,20 @@ std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
       if (faults_explain(c))
         return fmt::format(
             "the work before it took {}, and the thread with the most also took the most page "
-            "faults there ({:.0f} against {:.0f}): memory touched for the first time (allocated "
+            "faults there ({} against {}): memory touched for the first time (allocated "
             "anew each time, or given back to the system and faulted in again) makes the same "
             "work slower; allocate it once, outside the loop that repeats, or touch it first in "
             "parallel with this loop's schedule; if the difference stays: {}",
-            range, c.faults_most_work, c.faults_least_work, imbalance_hint);
+            range, grouped(c.faults_most_work), grouped(c.faults_least_work), imbalance_hint);
       if (faults_dominate(c))
         return fmt::format(
-            "the work before it took {}, and the threads took {:.0f} to {:.0f} page faults there "
+            "the work before it took {}, and the threads took {} to {} page faults there "
             "(at least {} of it at 1 us each): memory touched for the first time (allocated anew "
             "each time, or given back to the system and faulted in again) is a large part of "
             "this work, and its cost differs from thread to thread; allocate it once, outside "
             "the loop that repeats, and look again; if the difference stays: {}",
-            range, std::min(c.faults_least_work, c.faults_most_work),
-            std::max(c.faults_least_work, c.faults_most_work),
+            range, grouped(std::min(c.faults_least_work, c.faults_most_work)),
+            grouped(std::max(c.faults_least_work, c.faults_most_work)),
             ms(c.faults_least_work * kPageFaultSeconds), imbalance_hint);
       if (c.more_threads_than_cpus)
         return fmt::format(

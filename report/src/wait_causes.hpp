@@ -29,7 +29,7 @@ inline constexpr double kPageFaultMaxSeconds = 20e-6;
 // A region's extra faults are named as the cause of its unidentified overhead when at
 // kPageFaultSeconds each they take at least this share of it (and at kPageFaultMaxSeconds, all).
 inline constexpr double kPageFaultShare = 0.10;
-// A page-fault counter (perf::PAGE-FAULTS, perf::MINOR-FAULTS, ...), by its name.
+// A page-fault counter (perf::PAGE-FAULTS, a PAGE_FAULTS event), by its name.
 bool is_page_fault_counter(std::string_view name);
 
 // A thread on a slower or busier CPU (another process on it, a slower core, a virtual machine's

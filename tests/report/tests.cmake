@@ -2,6 +2,7 @@
 find_package(fmt REQUIRED)
 add_executable(scalea_report_test ${CMAKE_CURRENT_LIST_DIR}/wait_causes_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/thread_values_test.cpp ${CMAKE_CURRENT_LIST_DIR}/dump_streamed_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/counter_causes_test.cpp ${PROJECT_SOURCE_DIR}/report/src/counter_causes.cpp
   ${PROJECT_SOURCE_DIR}/report/src/wait_causes.cpp
   ${PROJECT_SOURCE_DIR}/report/src/thread_values.cpp)
 target_include_directories(scalea_report_test PRIVATE ${PROJECT_SOURCE_DIR}/report/src

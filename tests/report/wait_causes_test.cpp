@@ -173,7 +173,7 @@ TEST(BarrierCause, TheSlowerThreadsExtraPageFaultsComeFirst) {
   EXPECT_EQ(c.faults_least_work, 2000);
   drg::MergedTree t(x.b.experiment());
   std::string h = barrier_hint(t, c, "try schedule(dynamic)");
-  EXPECT_LT(h.find("page faults there (32000 against 2000)"), h.find("try schedule(dynamic)")) << h;
+  EXPECT_LT(h.find("page faults there (32,000 against 2,000)"), h.find("try schedule(dynamic)")) << h;
   // A few faults on both threads: nothing to say about them.
   LoopBarrier y({100, 140}, {40, 0}, 1, {3000, 3100});
   drg::MergedTree u(y.b.experiment());
@@ -191,7 +191,7 @@ TEST(BarrierCause, PageFaultsThatAreMuchOfTheWorkComeFirst) {
   EXPECT_EQ(c.kind, Kind::Imbalance);
   drg::MergedTree t(x.b.experiment());
   std::string h = barrier_hint(t, c, "try schedule(dynamic)");
-  EXPECT_NE(h.find("30000 to 31000 page faults there (at least 30 ms of it"), std::string::npos)
+  EXPECT_NE(h.find("30,000 to 31,000 page faults there (at least 30 ms of it"), std::string::npos)
       << h;
   EXPECT_LT(h.find("allocate it once"), h.find("try schedule(dynamic)")) << h;
   // Below a quarter of the least work (20,000 faults: 20 ms of 100 ms): not named.
