@@ -232,6 +232,19 @@ struct Candidate {
   double seconds;
 };
 
+// A software event that counts the nanoseconds a thread ran (perf::TASK-CLOCK, CPU-CLOCK).
+bool is_cpu_time_counter(const std::string& name) {
+  return name.size() >= 10 && (name.compare(name.size() - 10, 10, "TASK-CLOCK") == 0 ||
+                              name.compare(name.size() - 9, 9, "CPU-CLOCK") == 0);
+}
+
+// A CPU-time counter that read 0 in a region that took at least a millisecond did not count
+// there (seen on the initial thread of some short runs): its figures say nothing.
+bool cpu_time_missing(const MergedTree& t, uint32_t node, int metric) {
+  int time = t.experiment().metric("time");
+  return time >= 0 && t.sum(node, metric) <= 0 && t.sum(node, time) >= 1e6;
+}
+
 // One counter's count in a region, exclusive of its children, in the run and in the reference.
 struct CounterDelta {
   std::string name;  // without "papi:"
@@ -260,15 +273,13 @@ std::vector<CounterDelta> counter_deltas(const MergedTree& t, const overheads::R
       for (uint32_t c : ref->node(r.ref_node).children)
         before -= ref->sum(c, ref->experiment().metric(name));
     if (!known || run < 2 * before + 100) continue;
+    if (is_cpu_time_counter(name) &&
+        (cpu_time_missing(t, r.node, int(m)) ||
+         cpu_time_missing(*ref, r.ref_node, ref->experiment().metric(name))))
+      continue;
     out.push_back({name.substr(5), run, std::max(0.0, before)});
   }
   return out;
-}
-
-// A software event that counts the nanoseconds a thread ran (perf::TASK-CLOCK, CPU-CLOCK).
-bool is_cpu_time_counter(const std::string& name) {
-  return name.size() >= 9 && (name.compare(name.size() - 10, 10, "TASK-CLOCK") == 0 ||
-                              name.compare(name.size() - 9, 9, "CPU-CLOCK") == 0);
 }
 
 // A count with thousands separators ("126,250"); a CPU-time counter in seconds ("0.289 s").
