@@ -564,6 +564,41 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
   return chosen;
 }
 
+// The counters that grew in an unidentified or data-movement finding's region, and for
+// unidentified time what they say it was (the tool's own reads, page faults, CPU time), or which
+// counters to measure, and that one run cannot tell it from noise.
+void add_counter_evidence(Finding& f, const MergedTree& t, const overheads::Analysis& a,
+                          uint32_t n, double seconds, const FindingContext& context,
+                          bool counters) {
+  std::vector<CounterDelta> deltas = counter_deltas(t, a.regions[n], context.reference);
+  f.evidence = counter_evidence(deltas);
+  auto own_reads = [](const MergedTree& tree, uint32_t node) {
+    double s = counter_read_cost(tree, node);
+    for (uint32_t ch : tree.node(node).children) s -= counter_read_cost(tree, ch);
+    return s;
+  };
+  UnidentifiedEvidence ev;
+  ev.seconds = seconds;
+  ev.p = a.p;
+  ev.reference = context.reference && a.regions[n].ref_node != format::kNoIndex;
+  ev.extra_faults = extra(deltas, page_faults);
+  ev.extra_cpu = extra(deltas, is_cpu_time_counter) * 1e-9;
+  ev.extra_reads = own_reads(t, n);
+  if (ev.reference) ev.extra_reads -= own_reads(*context.reference, a.regions[n].ref_node);
+  if (f.cls != "unidentified") return;
+  if (std::string cause = unidentified_cause(ev); !cause.empty()) f.hint = cause;
+  if (f.evidence.empty() && !counters)
+    f.hint +=
+        "; measure counters to see why (scalea run --counters "
+        "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES, or cache misses where the machine "
+        "has them, docs/counters.md)";
+  // Slower work in one run against one reference may be nothing but run-to-run variation.
+  if (context.noise.empty())
+    f.hint +=
+        "; with one run this cannot be told from run-to-run variation: repeat it "
+        "(scalea study --repeat 3) before acting on it";
+}
+
 // The finding of candidate `c` (`same` names the region of the same time, or kNoIndex): its
 // context, hint, evidence and sentence.
 Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Candidate& c,
@@ -629,36 +664,8 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
     if (cause.kind != BarrierCause::Kind::Imbalance && cause.kind != BarrierCause::Kind::Unknown)
       f.same_time.clear();
   }
-  if (f.cls == "unidentified" || f.cls == "data_movement") {
-    std::vector<CounterDelta> deltas = counter_deltas(t, a.regions[n], context.reference);
-    f.evidence = counter_evidence(deltas);
-    // What the counters say it was (the tool's own reads, page faults, CPU time).
-    auto own_reads = [](const MergedTree& tree, uint32_t node) {
-      double s = counter_read_cost(tree, node);
-      for (uint32_t ch : tree.node(node).children) s -= counter_read_cost(tree, ch);
-      return s;
-    };
-    UnidentifiedEvidence ev;
-    ev.seconds = c.seconds;
-    ev.p = a.p;
-    ev.reference = context.reference && a.regions[n].ref_node != format::kNoIndex;
-    ev.extra_faults = extra(deltas, page_faults);
-    ev.extra_cpu = extra(deltas, is_cpu_time_counter) * 1e-9;
-    ev.extra_reads = own_reads(t, n);
-    if (ev.reference) ev.extra_reads -= own_reads(*context.reference, a.regions[n].ref_node);
-    if (f.cls == "unidentified")
-      if (std::string cause = unidentified_cause(ev); !cause.empty()) f.hint = cause;
-    if (f.cls == "unidentified" && f.evidence.empty() && !counters)
-      f.hint +=
-          "; measure counters to see why (scalea run --counters "
-          "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES, or cache misses where the machine "
-          "has them, docs/counters.md)";
-    // Slower work in one run against one reference may be nothing but run-to-run variation.
-    if (f.cls == "unidentified" && context.noise.empty())
-      f.hint +=
-          "; with one run this cannot be told from run-to-run variation: repeat it "
-          "(scalea study --repeat 3) before acting on it";
-  }
+  if (f.cls == "unidentified" || f.cls == "data_movement")
+    add_counter_evidence(f, t, a, n, c.seconds, context, counters);
   if (f.cls == "synchronization" && key != "synchronization.barrier" &&
       !cpu_sharing(t.experiment()).empty())
     // A thread waits longer for another that is off its CPU: the header's note may explain part.
