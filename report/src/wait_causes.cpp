@@ -109,18 +109,23 @@ SlowThread slowest_thread(const drg::MergedTree& t) {
   std::map<uint32_t, std::pair<double, double>> lead;  // thread -> its least and largest lead
   size_t uneven = 0;
   for_each_node_threads(t, loops, {time}, [&](const NodeThreads& nt) {
-    std::map<uint32_t, double> by_thread;
-    for (size_t h = 0; h < nt.count; ++h) by_thread[nt.thread[h]] += nt.value(h, 0);
-    if (by_thread.size() < 2) return;
-    auto [least, most] =
-        std::minmax_element(by_thread.begin(), by_thread.end(),
-                            [](const auto& a, const auto& b) { return a.second < b.second; });
-    double share = most->second > 0 ? (most->second - least->second) / most->second : 0;
+    // Each thread's time (a thread's holders come together), the least and the most.
+    uint32_t threads = 0, most_thread = 0;
+    double least = 0, most = 0;
+    for (size_t h = 0; h < nt.count;) {
+      uint32_t th = nt.thread[h];
+      double v = 0;
+      for (; h < nt.count && nt.thread[h] == th; ++h) v += nt.value(h, 0);
+      if (threads++ == 0 || v < least) least = v;
+      if (threads == 1 || v > most) most = v, most_thread = th;
+    }
+    if (threads < 2) return;
+    double share = most > 0 ? (most - least) / most : 0;
     if (share <= kBalancedWorkSpread) return;
     ++uneven;
-    auto [it, first] = lead.try_emplace(most->first, share, share);
+    auto [it, first] = lead.try_emplace(most_thread, share, share);
     it->second = {std::min(it->second.first, share), std::max(it->second.second, share)};
-    ++slowest_in[most->first];
+    ++slowest_in[most_thread];
   });
   SlowThread s;
   s.uneven_loops = uneven;
