@@ -99,6 +99,7 @@ void module_range(const void* inside, uintptr_t& lo_out, uintptr_t& hi_out) {
 // its innermost frame still waits for an acquisition, that acquisition was a test that failed
 // (libomp 14 reports omp_test_lock's acquire as a plain lock). The frame goes, unrecorded.
 inline void drop_failed_test(ThreadState& t) {
+  if (!t.waited_for_lock) return;
   if (!t.stack.empty() && t.stack.back().type == FrameType::Mutex && t.stack.back().wait_begin)
     t.stack.pop_back();
 }
@@ -468,6 +469,7 @@ void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t wait
   Frame& f = enter(*t, rec.region(*t, mutex_kind(kind), 0, user_code(codeptr)), FrameType::Mutex,
                    when, wait_id);
   wait_begin(*t, f, when);
+  t->waited_for_lock = true;
 }
 
 void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void* codeptr) {
