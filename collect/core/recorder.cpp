@@ -430,6 +430,8 @@ bool Recorder::start(const char* origin) {
   return on;
 }
 
+ThreadState* event_thread_first() { return active() ? Recorder::get().thread() : nullptr; }
+
 ThreadState* Recorder::register_thread() {
   auto* t = new ThreadState();
   t->os_tid = uint64_t(syscall(SYS_gettid));

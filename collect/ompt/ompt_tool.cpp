@@ -324,23 +324,36 @@ CodeRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const vo
 }
 }  // namespace
 
-void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
-                    ompt_data_t*, const void* codeptr) {
+namespace {
+// A sync region's begin and end, each in its own function: the end keeps fewer values alive
+// across its rare calls, so it saves fewer registers than one function for both would.
+__attribute__((noinline)) void sync_region_begin(ompt_sync_region_t kind, const void* codeptr) {
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  // The region follows from the kind, the address and the current node (construct_child): an
+  // implicit barrier's parallel region is the nearest parallel region on the node's call path.
+  enter_construct(*t, frame_key(FrameTag::Sync, uint64_t(kind)), codeptr, now(),
+                  [t, kind, codeptr] {
+                    CodeRegion s = classify_sync(*t, kind, codeptr);
+                    return Recorder::get().region(*t, s.kind, s.subkind, s.code);
+                  });
+}
+
+__attribute__((noinline)) void sync_region_end(ompt_sync_region_t kind) {
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
   Ticks when = now();
-  uint64_t key = frame_key(FrameTag::Sync, uint64_t(kind));
-  if (endpoint == ompt_scope_begin) {
-    // The region follows from the kind, the address and the current node (construct_child): an
-    // implicit barrier's parallel region is the nearest parallel region on the node's call path.
-    enter_construct(*t, key, codeptr, when, [t, kind, codeptr] {
-      CodeRegion s = classify_sync(*t, kind, codeptr);
-      return Recorder::get().region(*t, s.kind, s.subkind, s.code);
-    });
-    return;
-  }
-  leave(*t, FrameType::Region, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when, key);
+  leave(*t, FrameType::Region, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when,
+        frame_key(FrameTag::Sync, uint64_t(kind)));
+}
+}  // namespace
+
+void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
+                    ompt_data_t*, const void* codeptr) {
+  if (endpoint == ompt_scope_begin) sync_region_begin(kind, codeptr);
+  else sync_region_end(kind);
 }
 
 void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
@@ -394,27 +407,41 @@ CodeRegion classify_work(ompt_work_t wstype, const void* codeptr) {
 }
 }  // namespace
 
-void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
-             uint64_t count, const void* codeptr) {
+namespace {
+// Begin and end of one construct report different addresses: frames match on the work type.
+uint64_t work_key(ompt_work_t wstype) {
+  int type = int(wstype);
+  if (type == ompt_work_single_other) type = ompt_work_single_executor;
+  return frame_key(FrameTag::Work, uint64_t(type));
+}
+
+// A worksharing construct's begin and end in functions of their own, as sync_region_begin/end.
+__attribute__((noinline)) void work_begin(ompt_work_t wstype, uint64_t count,
+                                          const void* codeptr) {
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  Ticks when = now();
-  // Begin and end of one construct report different addresses: frames match on the work type.
-  int type = int(wstype);
-  if (type == ompt_work_single_other) type = ompt_work_single_executor;
-  uint64_t key = frame_key(FrameTag::Work, uint64_t(type));
-  if (endpoint == ompt_scope_end) {
-    leave(*t, FrameType::Region, when, key);
-    return;
-  }
-  Frame& f = enter_construct(*t, key, codeptr, when, [t, wstype, codeptr] {
+  Frame& f = enter_construct(*t, work_key(wstype), codeptr, now(), [t, wstype, codeptr] {
     CodeRegion w = classify_work(wstype, codeptr);
     return Recorder::get().region(*t, w.kind, w.subkind, w.code);
   });
   if (!f.node) return;
   if (wstype == ompt_work_single_executor) ++f.node->s.executed;
   else if (wstype != ompt_work_single_other) f.node->s.iterations += count;
+}
+
+__attribute__((noinline)) void work_end(ompt_work_t wstype) {
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  leave(*t, FrameType::Region, now(), work_key(wstype));
+}
+}  // namespace
+
+void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
+             uint64_t count, const void* codeptr) {
+  if (endpoint == ompt_scope_end) work_end(wstype);
+  else work_begin(wstype, count, codeptr);
 }
 
 void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*, const void* codeptr) {
