@@ -347,6 +347,8 @@ enum class FrameTag : uint64_t { Sync = 1, Work = 2, Masked = 3, User = 4, Funct
 inline constexpr uint64_t frame_key(FrameTag tag, uint64_t id = 0) {
   return uint64_t(tag) << 40 | id;
 }
+// The adapter's own id in a frame key.
+inline constexpr uint64_t frame_id(uint64_t key) { return key & ((uint64_t(1) << 40) - 1); }
 
 // ---- hot-path operations on one thread ---------------------------------------------------------
 
@@ -402,9 +404,10 @@ inline Frame& enter(ThreadState& t, uint32_t region, FrameType type, Ticks when,
 // current node: a worksharing construct, a barrier, a taskwait. The direct-mapped site cache
 // answers constructs met again without a region lookup and a child lookup: a sweep of `omp for`
 // loops alternates each loop with its barrier below one node, where last_child always misses.
-// `region_of()` gives the region id (interning it) whenever the cache does not answer, and also
-// when nothing is recorded (nullptr: a ghost frame), so the region table is the same either way;
-// it captures by value, so that a hit spills nothing for it.
+// `region_of(t, key, code)` gives the region id (interning it) whenever the cache does not
+// answer, and also when nothing is recorded (nullptr: a ghost frame), so the region table is the
+// same either way. It captures nothing (what it needs comes as arguments): a closure with
+// captures is built on the stack before the cache is looked at, on every event.
 inline size_t site_slot(const Node* parent, uint64_t key, const void* code) {
   uint64_t h = (reinterpret_cast<uintptr_t>(code) ^ key ^ reinterpret_cast<uintptr_t>(parent) >> 4) *
                0x9e3779b97f4a7c15ULL;
@@ -416,10 +419,10 @@ __attribute__((noinline)) Node* construct_child_slow(ThreadState& t, Node* paren
                                                      ThreadState::Site& site, uint64_t key,
                                                      const void* code, RegionOf region_of) {
   if (!parent || !g_measure_on.load(std::memory_order_relaxed)) {
-    region_of();
+    region_of(t, key, code);
     return nullptr;
   }
-  Node* n = child_of(t, parent, region_of());
+  Node* n = child_of(t, parent, region_of(t, key, code));
   site = ThreadState::Site{parent, code, key, n};
   return n;
 }

@@ -294,6 +294,13 @@ bool is_implicit_barrier(ompt_sync_region_t kind) {
   }
 }
 
+// The end of a sync region or its wait, clipped as a late end when it is an implicit barrier's.
+// Only a worker has a team to clip to: the team is tested first, which spares a master (and a
+// thread at one thread) the test of the kind.
+Ticks sync_end_time(const ThreadState& t, ompt_sync_region_t kind, Ticks when) {
+  return t.worker_team && is_implicit_barrier(kind) ? clip_to_release(t, when) : when;
+}
+
 CodeRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const void* codeptr) {
   switch (kind) {
     case ompt_sync_region_barrier_explicit: return {RegionKind::BarrierExplicit, 0, codeptr};
@@ -334,9 +341,10 @@ __attribute__((noinline)) void sync_region_begin(ompt_sync_region_t kind, const 
   // The region follows from the kind, the address and the current node (construct_child): an
   // implicit barrier's parallel region is the nearest parallel region on the node's call path.
   enter_construct(*t, frame_key(FrameTag::Sync, uint64_t(kind)), codeptr, now(),
-                  [t, kind, codeptr] {
-                    CodeRegion s = classify_sync(*t, kind, codeptr);
-                    return Recorder::get().region(*t, s.kind, s.subkind, s.code);
+                  [](ThreadState& t, uint64_t key, const void* code) {
+                    auto kind = ompt_sync_region_t(frame_id(key));
+                    CodeRegion s = classify_sync(t, kind, code);
+                    return Recorder::get().region(t, s.kind, s.subkind, s.code);
                   });
 }
 
@@ -344,8 +352,7 @@ __attribute__((noinline)) void sync_region_end(ompt_sync_region_t kind) {
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  Ticks when = now();
-  leave(*t, FrameType::Region, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when,
+  leave(*t, FrameType::Region, sync_end_time(*t, kind, now()),
         frame_key(FrameTag::Sync, uint64_t(kind)));
 }
 }  // namespace
@@ -367,7 +374,7 @@ void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint
   if (endpoint == ompt_scope_begin) {
     wait_begin(*t, *f, when);
   } else {
-    wait_end(*t, *f, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when);
+    wait_end(*t, *f, sync_end_time(*t, kind, when));
   }
 }
 
@@ -421,10 +428,12 @@ __attribute__((noinline)) void work_begin(ompt_work_t wstype, uint64_t count,
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  Frame& f = enter_construct(*t, work_key(wstype), codeptr, now(), [t, wstype, codeptr] {
-    CodeRegion w = classify_work(wstype, codeptr);
-    return Recorder::get().region(*t, w.kind, w.subkind, w.code);
-  });
+  // The key's work type names the region: a single's two work types share one (classify_work).
+  Frame& f = enter_construct(*t, work_key(wstype), codeptr, now(),
+                             [](ThreadState& t, uint64_t key, const void* code) {
+                               CodeRegion w = classify_work(ompt_work_t(frame_id(key)), code);
+                               return Recorder::get().region(t, w.kind, w.subkind, w.code);
+                             });
   if (!f.node) return;
   if (wstype == ompt_work_single_executor) ++f.node->s.executed;
   else if (wstype != ompt_work_single_other) f.node->s.iterations += count;
