@@ -8,6 +8,8 @@ namespace scalea::collect {
 ClockState g_clock;
 #ifdef SCALEA_FAKE_CLOCK
 std::atomic<uint64_t> g_fake_now{1};
+#else
+Ticks monotonic_ticks() { return monotonic_ns(); }
 #endif
 
 namespace {

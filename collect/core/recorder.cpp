@@ -46,10 +46,13 @@ std::atomic<uint64_t> g_claim_waits{0}, g_claim_wait_ns{0};
 
 // ---- entering the tool while the snapshot publisher holds a tree --------------------------------
 
-bool tool_enter_slow(ThreadState* t, int state) {
-  if (state == 3) {
-    // The flag was set before g_state became 3 (claims_begin, claim_thread): seen here.
-    std::atomic_thread_fence(std::memory_order_acquire);
+bool tool_enter_slow(ThreadState* t) {
+  // The fast path made only a compiler fence: without membarrier (state 5) that is not enough, so
+  // the state is read again after a real one. This fence also orders the read of snap_claim below
+  // after the read of 3: the flag was set before g_state became 3 (claims_begin, claim_thread).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  int state = g_state.load(std::memory_order_acquire);
+  if (state == kStateClaims) {
     if (t->snap_claim.load(std::memory_order_acquire)) {
       uint64_t t0 = monotonic_ns();
       for (int spin = 0; t->snap_claim.load(std::memory_order_acquire); ++spin) {
@@ -60,14 +63,16 @@ bool tool_enter_slow(ThreadState* t, int state) {
       g_claim_wait_ns.fetch_add(monotonic_ns() - t0, std::memory_order_relaxed);
     }
     if (recording(g_state.load(std::memory_order_relaxed))) return true;
+  } else if (recording(state)) {
+    return true;
   }
   t->in_callback.store(0, std::memory_order_release);
   return false;
 }
 
 bool claims_begin() {
-  int expected = 1;
-  return g_state.compare_exchange_strong(expected, 3) || expected == 3;
+  int expected = recording_state();
+  return g_state.compare_exchange_strong(expected, kStateClaims) || expected == kStateClaims;
 }
 
 bool claim_thread(ThreadState& t, uint64_t timeout_ns) {
@@ -90,8 +95,8 @@ bool claim_thread(ThreadState& t, uint64_t timeout_ns) {
 void release_thread(ThreadState& t) { t.snap_claim.store(0, std::memory_order_release); }
 
 void claims_end() {
-  int expected = 3;
-  g_state.compare_exchange_strong(expected, 1);
+  int expected = kStateClaims;
+  g_state.compare_exchange_strong(expected, recording_state());
 }
 
 ClaimWaits claim_waits() {
@@ -416,7 +421,7 @@ bool Recorder::start(const char* origin) {
       start_estimated = true;
     }
     start_ok_ = true;
-    g_state.store(1);
+    g_state.store(recording_state());
     thread();                // the thread that starts the tool is the initial one
     snapshot::start(*this);  // SCALEA_SNAPSHOT: the publisher thread
   });
@@ -424,6 +429,8 @@ bool Recorder::start(const char* origin) {
   if (on && !at_load) install_signal_handlers();  // once; see above
   return on;
 }
+
+ThreadState* event_thread_first() { return active() ? Recorder::get().thread() : nullptr; }
 
 ThreadState* Recorder::register_thread() {
   auto* t = new ThreadState();

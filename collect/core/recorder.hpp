@@ -220,6 +220,9 @@ struct ThreadState {
   // innermost team, or in none). Kept by push_frame and by closing frames (team_frame_changed).
   ParallelRecord* worker_team = nullptr;
   Ticks task_exec_total = 0;  // exclusive time of explicit tasks this thread has run
+  // Set when the thread first waits to acquire a lock: until then no frame of a failed test-lock
+  // can be on its stack, and its events skip looking for one (collect/ompt, drop_failed_test).
+  bool waited_for_lock = false;
   std::atomic<int> in_callback{0};
   // Set by the snapshot publisher (collect/core/snapshot.cpp) while it copies this thread's tree:
   // the thread then waits at its next entry into the tool until the copy is done (claim_thread).
@@ -274,8 +277,10 @@ void check_function_hooks(const Config& config);
 // The recorder's flags that every event reads, in one object: an event loads its address once
 // (through the shared library's GOT) instead of once per flag. The code uses the names below.
 struct EventFlags {
-  // 0 not started, 1 recording, 2 finished or disabled, 3 recording while the snapshot publisher
-  // holds a thread's tree (claim_thread): the recording states are the odd ones.
+  // 0 not started, 2 finished or disabled; the recording states are the odd ones: 1 recording
+  // where an event's entry needs no fence of its own (asymmetric_fence), 5 recording where it
+  // does, 3 recording while the snapshot publisher holds a thread's tree (claim_thread). Only 1
+  // is the fast path of tool_enter(): the fence choice and the state are one load and one compare.
   std::atomic<int> state{0};
   std::atomic<bool> measure_on{true};         // the user's enable/disable switch
   std::atomic<bool> asymmetric_fence{false};  // see tool_enter()
@@ -285,30 +290,34 @@ inline std::atomic<int>& g_state = g_flags.state;
 inline std::atomic<bool>& g_measure_on = g_flags.measure_on;
 inline bool recording(int state) { return state & 1; }
 inline bool active() { return recording(g_state.load(std::memory_order_relaxed)); }
+inline constexpr int kStateRecording = 1, kStateClaims = 3, kStateRecordingFenced = 5;
 
 // Entering the tool from an event (OMPT callback, user API, MPI wrapper) and leaving it.
 // Recorder::finish() sets g_state to 2 and then waits until no thread is inside: a Dekker
 // handshake, whose event side (store in_callback, then load g_state) needs a full fence. Where the
 // kernel has membarrier(2) the fence is asymmetric: an event only keeps the compiler from
 // reordering, and finish() makes every thread of the process execute a full barrier once (the
-// rare side pays). Otherwise each event pays a real fence.
+// rare side pays); the recording state is then 1. Otherwise it is 5: every entry finds it other
+// than 1 and takes the slow path, which makes the real fence and reads the state again.
 //
 // The snapshot publisher uses the same handshake to hold one thread's tree while it copies it
 // (claim_thread): it sets the thread's snap_claim and g_state to 3, so that an entry finds the
 // state other than 1 and takes the slow path, which waits while its own thread is claimed. The
 // fast path (state 1) is the same compare as without snapshots.
 inline std::atomic<bool>& g_asymmetric_fence = g_flags.asymmetric_fence;
-bool tool_enter_slow(ThreadState* t, int state);
+// The state while recording without claims: 1 or 5, by the fence events need (set at start).
+inline int recording_state() {
+  return g_asymmetric_fence.load(std::memory_order_relaxed) ? kStateRecording
+                                                             : kStateRecordingFenced;
+}
+bool tool_enter_slow(ThreadState* t);
 inline bool tool_enter(ThreadState* t) {
   t->in_callback.store(1, std::memory_order_relaxed);
-  if (__builtin_expect(g_asymmetric_fence.load(std::memory_order_relaxed), 1))
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-  else std::atomic_thread_fence(std::memory_order_seq_cst);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   // Acquire (a plain load on x86): an entry that finds 1 again after a snapshot's claims
   // (claims_end's store) is ordered after the publisher's copy of this thread's tree.
-  int state = g_state.load(std::memory_order_acquire);
-  if (__builtin_expect(state == 1, 1)) return true;
-  return tool_enter_slow(t, state);
+  if (__builtin_expect(g_state.load(std::memory_order_acquire) == kStateRecording, 1)) return true;
+  return tool_enter_slow(t);
 }
 inline void tool_leave(ThreadState* t) { t->in_callback.store(0, std::memory_order_release); }
 
@@ -338,6 +347,8 @@ enum class FrameTag : uint64_t { Sync = 1, Work = 2, Masked = 3, User = 4, Funct
 inline constexpr uint64_t frame_key(FrameTag tag, uint64_t id = 0) {
   return uint64_t(tag) << 40 | id;
 }
+// The adapter's own id in a frame key.
+inline constexpr uint64_t frame_id(uint64_t key) { return key & ((uint64_t(1) << 40) - 1); }
 
 // ---- hot-path operations on one thread ---------------------------------------------------------
 
@@ -393,9 +404,10 @@ inline Frame& enter(ThreadState& t, uint32_t region, FrameType type, Ticks when,
 // current node: a worksharing construct, a barrier, a taskwait. The direct-mapped site cache
 // answers constructs met again without a region lookup and a child lookup: a sweep of `omp for`
 // loops alternates each loop with its barrier below one node, where last_child always misses.
-// `region_of()` gives the region id (interning it) whenever the cache does not answer, and also
-// when nothing is recorded (nullptr: a ghost frame), so the region table is the same either way;
-// it captures by value, so that a hit spills nothing for it.
+// `region_of(t, key, code)` gives the region id (interning it) whenever the cache does not
+// answer, and also when nothing is recorded (nullptr: a ghost frame), so the region table is the
+// same either way. It captures nothing (what it needs comes as arguments): a closure with
+// captures is built on the stack before the cache is looked at, on every event.
 inline size_t site_slot(const Node* parent, uint64_t key, const void* code) {
   uint64_t h = (reinterpret_cast<uintptr_t>(code) ^ key ^ reinterpret_cast<uintptr_t>(parent) >> 4) *
                0x9e3779b97f4a7c15ULL;
@@ -407,10 +419,10 @@ __attribute__((noinline)) Node* construct_child_slow(ThreadState& t, Node* paren
                                                      ThreadState::Site& site, uint64_t key,
                                                      const void* code, RegionOf region_of) {
   if (!parent || !g_measure_on.load(std::memory_order_relaxed)) {
-    region_of();
+    region_of(t, key, code);
     return nullptr;
   }
-  Node* n = child_of(t, parent, region_of());
+  Node* n = child_of(t, parent, region_of(t, key, code));
   site = ThreadState::Site{parent, code, key, n};
   return n;
 }
@@ -598,11 +610,11 @@ void unwind_to(ThreadState& t, size_t i, Ticks when);
 void close_thread(ThreadState& t, Ticks end);
 
 // Exclusive access to another thread's tree, for the snapshot publisher (collect/core/
-// snapshot.cpp), by tool_enter()'s handshake: claims_begin() turns g_state from 1 to 3 (false when
-// not recording); claim_thread() marks `t` claimed, then waits (at most timeout_ns) until `t` is
-// outside the tool: from then on `t` cannot enter it (it waits in tool_enter_slow) until
-// release_thread(). False when `t` stayed inside (it is not claimed then). claims_end() turns
-// g_state back to 1 unless the run finished meanwhile.
+// snapshot.cpp), by tool_enter()'s handshake: claims_begin() turns g_state from the recording
+// state (1 or 5) to 3 (false when not recording); claim_thread() marks `t` claimed, then waits
+// (at most timeout_ns) until `t` is outside the tool: from then on `t` cannot enter it (it waits
+// in tool_enter_slow) until release_thread(). False when `t` stayed inside (it is not claimed
+// then). claims_end() turns g_state back to the recording state unless the run finished meanwhile.
 bool claims_begin();
 bool claim_thread(ThreadState& t, uint64_t timeout_ns);
 void release_thread(ThreadState& t);
@@ -773,10 +785,13 @@ class Recorder {
 };
 
 // The calling thread for an event, registered if need be; nullptr when recording is off. A thread
-// already registered skips the state check here: tool_enter (ToolScope) makes it anyway.
+// already registered skips the state check here: tool_enter (ToolScope) makes it anyway. The
+// first event of a thread registers it out of line: the callbacks' common path then keeps no
+// value alive across that call, and saves fewer registers.
+__attribute__((noinline)) ThreadState* event_thread_first();
 inline ThreadState* event_thread() {
   if (ThreadState* t = Recorder::registered_thread()) return t;
-  return active() ? Recorder::get().thread() : nullptr;
+  return event_thread_first();
 }
 
 }  // namespace scalea::collect

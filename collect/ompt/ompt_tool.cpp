@@ -99,6 +99,7 @@ void module_range(const void* inside, uintptr_t& lo_out, uintptr_t& hi_out) {
 // its innermost frame still waits for an acquisition, that acquisition was a test that failed
 // (libomp 14 reports omp_test_lock's acquire as a plain lock). The frame goes, unrecorded.
 inline void drop_failed_test(ThreadState& t) {
+  if (!t.waited_for_lock) return;
   if (!t.stack.empty() && t.stack.back().type == FrameType::Mutex && t.stack.back().wait_begin)
     t.stack.pop_back();
 }
@@ -293,6 +294,13 @@ bool is_implicit_barrier(ompt_sync_region_t kind) {
   }
 }
 
+// The end of a sync region or its wait, clipped as a late end when it is an implicit barrier's.
+// Only a worker has a team to clip to: the team is tested first, which spares a master (and a
+// thread at one thread) the test of the kind.
+Ticks sync_end_time(const ThreadState& t, ompt_sync_region_t kind, Ticks when) {
+  return t.worker_team && is_implicit_barrier(kind) ? clip_to_release(t, when) : when;
+}
+
 CodeRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const void* codeptr) {
   switch (kind) {
     case ompt_sync_region_barrier_explicit: return {RegionKind::BarrierExplicit, 0, codeptr};
@@ -323,23 +331,36 @@ CodeRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const vo
 }
 }  // namespace
 
-void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
-                    ompt_data_t*, const void* codeptr) {
+namespace {
+// A sync region's begin and end, each in its own function: the end keeps fewer values alive
+// across its rare calls, so it saves fewer registers than one function for both would.
+__attribute__((noinline)) void sync_region_begin(ompt_sync_region_t kind, const void* codeptr) {
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  Ticks when = now();
-  uint64_t key = frame_key(FrameTag::Sync, uint64_t(kind));
-  if (endpoint == ompt_scope_begin) {
-    // The region follows from the kind, the address and the current node (construct_child): an
-    // implicit barrier's parallel region is the nearest parallel region on the node's call path.
-    enter_construct(*t, key, codeptr, when, [t, kind, codeptr] {
-      CodeRegion s = classify_sync(*t, kind, codeptr);
-      return Recorder::get().region(*t, s.kind, s.subkind, s.code);
-    });
-    return;
-  }
-  leave(*t, FrameType::Region, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when, key);
+  // The region follows from the kind, the address and the current node (construct_child): an
+  // implicit barrier's parallel region is the nearest parallel region on the node's call path.
+  enter_construct(*t, frame_key(FrameTag::Sync, uint64_t(kind)), codeptr, now(),
+                  [](ThreadState& t, uint64_t key, const void* code) {
+                    auto kind = ompt_sync_region_t(frame_id(key));
+                    CodeRegion s = classify_sync(t, kind, code);
+                    return Recorder::get().region(t, s.kind, s.subkind, s.code);
+                  });
+}
+
+__attribute__((noinline)) void sync_region_end(ompt_sync_region_t kind) {
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  leave(*t, FrameType::Region, sync_end_time(*t, kind, now()),
+        frame_key(FrameTag::Sync, uint64_t(kind)));
+}
+}  // namespace
+
+void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
+                    ompt_data_t*, const void* codeptr) {
+  if (endpoint == ompt_scope_begin) sync_region_begin(kind, codeptr);
+  else sync_region_end(kind);
 }
 
 void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
@@ -353,7 +374,7 @@ void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint
   if (endpoint == ompt_scope_begin) {
     wait_begin(*t, *f, when);
   } else {
-    wait_end(*t, *f, is_implicit_barrier(kind) ? clip_to_release(*t, when) : when);
+    wait_end(*t, *f, sync_end_time(*t, kind, when));
   }
 }
 
@@ -393,27 +414,43 @@ CodeRegion classify_work(ompt_work_t wstype, const void* codeptr) {
 }
 }  // namespace
 
-void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
-             uint64_t count, const void* codeptr) {
+namespace {
+// Begin and end of one construct report different addresses: frames match on the work type.
+uint64_t work_key(ompt_work_t wstype) {
+  int type = int(wstype);
+  if (type == ompt_work_single_other) type = ompt_work_single_executor;
+  return frame_key(FrameTag::Work, uint64_t(type));
+}
+
+// A worksharing construct's begin and end in functions of their own, as sync_region_begin/end.
+__attribute__((noinline)) void work_begin(ompt_work_t wstype, uint64_t count,
+                                          const void* codeptr) {
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  Ticks when = now();
-  // Begin and end of one construct report different addresses: frames match on the work type.
-  int type = int(wstype);
-  if (type == ompt_work_single_other) type = ompt_work_single_executor;
-  uint64_t key = frame_key(FrameTag::Work, uint64_t(type));
-  if (endpoint == ompt_scope_end) {
-    leave(*t, FrameType::Region, when, key);
-    return;
-  }
-  Frame& f = enter_construct(*t, key, codeptr, when, [t, wstype, codeptr] {
-    CodeRegion w = classify_work(wstype, codeptr);
-    return Recorder::get().region(*t, w.kind, w.subkind, w.code);
-  });
+  // The key's work type names the region: a single's two work types share one (classify_work).
+  Frame& f = enter_construct(*t, work_key(wstype), codeptr, now(),
+                             [](ThreadState& t, uint64_t key, const void* code) {
+                               CodeRegion w = classify_work(ompt_work_t(frame_id(key)), code);
+                               return Recorder::get().region(t, w.kind, w.subkind, w.code);
+                             });
   if (!f.node) return;
   if (wstype == ompt_work_single_executor) ++f.node->s.executed;
   else if (wstype != ompt_work_single_other) f.node->s.iterations += count;
+}
+
+__attribute__((noinline)) void work_end(ompt_work_t wstype) {
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  leave(*t, FrameType::Region, now(), work_key(wstype));
+}
+}  // namespace
+
+void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
+             uint64_t count, const void* codeptr) {
+  if (endpoint == ompt_scope_end) work_end(wstype);
+  else work_begin(wstype, count, codeptr);
 }
 
 void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*, const void* codeptr) {
@@ -468,6 +505,7 @@ void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t wait
   Frame& f = enter(*t, rec.region(*t, mutex_kind(kind), 0, user_code(codeptr)), FrameType::Mutex,
                    when, wait_id);
   wait_begin(*t, f, when);
+  t->waited_for_lock = true;
 }
 
 void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void* codeptr) {

@@ -102,6 +102,23 @@ TEST_F(Snapshots, AnIntervalIsTheDifferenceOfTwoSnapshots) {
   EXPECT_EQ(region(drg::subtract(c, b), "snap_inner").visits, 0);
 }
 
+// Without membarrier(2) the recording state is 5 (recorder.hpp, tool_enter): every event takes
+// the slow path, which fences and records; a snapshot's claims go from 5 to 3 and back to 5.
+TEST_F(Snapshots, WithoutMembarrierEventsFenceAndRecord) {
+  bool asymmetric = g_asymmetric_fence.load();
+  g_asymmetric_fence.store(false);
+  g_state.store(recording_state());
+  ASSERT_EQ(g_state.load(), kStateRecordingFenced);
+  visit("snap_fenced", 60000000, 60000250);
+  g_fake_now.store(60000300);
+  drg::SnapshotPart a = take("fenced.sdrg");
+  EXPECT_EQ(g_state.load(), kStateRecordingFenced);
+  g_asymmetric_fence.store(asymmetric);
+  g_state.store(recording_state());
+  EXPECT_EQ(region(a, "snap_fenced").visits, 1);
+  EXPECT_EQ(region(a, "snap_fenced").time, 250);
+}
+
 TEST_F(Snapshots, SubtractRefusesWhatDoesNotContinue) {
   visit("snap_other", 60000000, 60000100);
   drg::SnapshotPart a = take("a.sdrg");
