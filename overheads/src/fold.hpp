@@ -9,8 +9,6 @@
 // additions in the serial order.
 #pragma once
 #include <cmath>
-#include <cstring>
-#include <type_traits>
 #include <vector>
 
 #include "facts.hpp"
@@ -18,49 +16,6 @@
 #include "scalea/overheads/share.hpp"
 
 namespace scalea::overheads::detail {
-
-// Accumulators as bytes, to travel between processes. Doubles travel as their bits.
-class Writer {
- public:
-  template <class T>
-  void put(T v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    const char* p = reinterpret_cast<const char*>(&v);
-    out_.insert(out_.end(), p, p + sizeof v);
-  }
-  std::vector<char>& bytes() { return out_; }
-
- private:
-  std::vector<char> out_;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::vector<char>& in) : in_(in) {}
-  template <class T>
-  T get() {
-    T v;
-    if (at_ + sizeof v > in_.size()) throw std::runtime_error("a partial accumulator is cut short");
-    std::memcpy(&v, in_.data() + at_, sizeof v);
-    at_ += sizeof v;
-    return v;
-  }
-  // The next `count` values; checked before anything is allocated for them.
-  template <class T>
-  std::vector<T> get_many(uint64_t count) {
-    if (count > (in_.size() - at_) / sizeof(T))
-      throw std::runtime_error("a partial accumulator is cut short");
-    std::vector<T> out(count);
-    std::memcpy(out.data(), in_.data() + at_, count * sizeof(T));
-    at_ += count * sizeof(T);
-    return out;
-  }
-  bool done() const { return at_ == in_.size(); }
-
- private:
-  const std::vector<char>& in_;
-  size_t at_ = 0;
-};
 
 // +0.0, the value every accumulator starts from: nodes holding nothing else are not written.
 inline bool is_zero(double v) { return v == 0 && !std::signbit(v); }

@@ -2,6 +2,8 @@
 // failure on any process reaches every process.
 #include "scalea/overheads/share.hpp"
 
+#include "scalea/drg/team.hpp"
+
 #include <cstdint>
 #include <cstring>
 
@@ -59,13 +61,6 @@ std::vector<char> exchange(Share& share, const std::vector<char>& mine, const Co
 
 }  // namespace
 
-std::pair<size_t, size_t> file_block(size_t files, int rank, int size) {
-  const size_t n = size_t(size), r = size_t(rank);
-  const size_t base = files / n, extra = files % n;
-  const size_t first = r * base + std::min(r, extra);
-  return {first, first + base + (r < extra ? 1 : 0)};
-}
-
 std::vector<char> step(Share& share, const std::vector<char>& mine, const Combine& combine) {
   return exchange(share, with_status(0, mine.data(), mine.size()), combine);
 }
@@ -77,6 +72,20 @@ void fail(Share& share, int status, const std::string& message) {
 
 void finish(Share& share) {
   step(share, {}, [](std::vector<std::vector<char>>&) { return std::vector<char>(); });
+}
+
+std::pair<size_t, size_t> file_block(size_t files, int rank, int size) {
+  return drg::file_block(files, rank, size);
+}
+
+drg::Team team_of(Share& share) {
+  drg::Team team;
+  team.rank = share.rank();
+  team.size = share.size();
+  team.step = [&share](const std::vector<char>& mine, const drg::Team::Combine& combine) {
+    return step(share, mine, combine);
+  };
+  return team;
 }
 
 }  // namespace scalea::overheads

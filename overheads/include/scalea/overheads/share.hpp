@@ -14,6 +14,10 @@
 #include <utility>
 #include <vector>
 
+namespace scalea::drg {
+struct Team;  // scalea/drg/team.hpp
+}
+
 namespace scalea::overheads {
 
 class Share {
@@ -35,8 +39,8 @@ struct SharedFailure : std::runtime_error {
   int status;
 };
 
-// The files [first, last) of `files` that process `rank` of `size` analyses: contiguous blocks in
-// file order, the first ones one file larger. Processes beyond the number of files get none.
+// The files [first, last) of `files` that process `rank` of `size` analyses: the blocks the
+// processes opened the experiment by (drg::file_block).
 std::pair<size_t, size_t> file_block(size_t files, int rank, int size);
 
 // One step of the shared analysis, the only way the processes talk: every process gives its part
@@ -52,5 +56,9 @@ std::vector<char> step(Share& share, const std::vector<char>& mine, const Combin
 
 // The last step: every process got here without failing (else SharedFailure).
 void finish(Share& share);
+
+// The processes of `share` as drg opens an experiment with them: its steps are step() above.
+// `share` must outlive the team.
+drg::Team team_of(Share& share);
 
 }  // namespace scalea::overheads
