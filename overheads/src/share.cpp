@@ -26,9 +26,11 @@ int32_t status_of(const std::vector<char>& message) {
   return status;
 }
 
+// The message without its status, in place: a pass's parts are hundreds of MB.
 std::vector<char> body_of(std::vector<char>& message) {
   if (message.size() <= sizeof(int32_t)) return {};
-  return std::vector<char>(message.begin() + sizeof(int32_t), message.end());
+  message.erase(message.begin(), message.begin() + sizeof(int32_t));
+  return std::move(message);
 }
 
 // Rank 0: the result of a step, or the failure of the lowest rank that failed.

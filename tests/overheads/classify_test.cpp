@@ -827,6 +827,27 @@ TEST(Share, EachProcessOpensItsBlockOfFilesOnly) {
   }
 }
 
+// Rank files with definitions of their own (regions unified in file order) are opened whole by
+// every process, and the tree is the serial one.
+TEST(Share, FilesWithTheirOwnDefinitionsAreOpenedWholeByEveryProcess) {
+  Builder b = random_ranks();
+  RankFilesOnDisk disk(b.experiment());
+  std::filesystem::remove_all(disk.dir);
+  drg::write_experiment(b.experiment(), disk.dir, false);
+  drg::RankFiles files(disk.dir);
+  drg::MergedTree tree(files);
+  ThreadJob job(3);
+  std::vector<size_t> opened = job.run<size_t>([&](Share& share) {
+    drg::Team team = team_of(share);
+    drg::RankFiles own_files(disk.dir, {}, &team);
+    drg::MergedTree own_tree(own_files);
+    expect_same_tree(own_tree, tree);
+    finish(share);
+    return own_files.block().second - own_files.block().first;
+  });
+  for (size_t n : opened) EXPECT_EQ(n, files.files());
+}
+
 // Opened together, the error is the one of the first bad file in file order, on every process,
 // as when one process opens every file.
 TEST(Share, OpeningTogetherFailsAtTheFirstBadFile) {
