@@ -827,6 +827,32 @@ TEST(Share, EachProcessOpensItsBlockOfFilesOnly) {
   }
 }
 
+// Sums of whole numbers beyond 2^53 round at each addition, so adding them by blocks would differ
+// from adding them one after the other: the tree is then made from every file, as serially.
+TEST(Share, WholeNumberSumsBeyondExactnessAreAddedInFileOrder) {
+  Builder b;
+  const uint32_t work = b.region(RegionKind::User, "work");
+  for (int rank = 0; rank < 6; ++rank) {
+    uint32_t t = b.thread(true, 10, rank);
+    // 2^53 + 1 rounds to 2^53 serially, each time; the 1s of a block add up to 3 first.
+    b.node(t, 0, work, {{"time", 5}, {"visits", rank == 0 ? 9007199254740992.0 : 1.0}});
+  }
+  RankFilesOnDisk disk(b.experiment());
+  drg::RankFiles files(disk.dir);
+  drg::MergedTree tree(files);
+  const int visits = files.definitions().metric("visits");
+  ASSERT_EQ(tree.sum(1, visits), 9007199254740992.0);
+  ThreadJob job(2);
+  job.run<int>([&](Share& share) {
+    drg::Team team = team_of(share);
+    drg::RankFiles own_files(disk.dir, {}, &team);
+    drg::MergedTree own_tree(own_files);
+    expect_same_tree(own_tree, tree);
+    finish(share);
+    return 0;
+  });
+}
+
 // Rank files with definitions of their own (regions unified in file order) are opened whole by
 // every process, and the tree is the serial one.
 TEST(Share, FilesWithTheirOwnDefinitionsAreOpenedWholeByEveryProcess) {
