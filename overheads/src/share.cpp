@@ -2,10 +2,10 @@
 // failure on any process reaches every process.
 #include "scalea/overheads/share.hpp"
 
-#include "scalea/drg/team.hpp"
-
 #include <cstdint>
 #include <cstring>
+
+#include "scalea/drg/team.hpp"
 
 namespace scalea::overheads {
 
