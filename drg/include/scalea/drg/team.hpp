@@ -34,19 +34,24 @@ class ByteWriter {
   template <class T>
   void put(T v) {
     static_assert(std::is_trivially_copyable_v<T>);
-    const char* p = reinterpret_cast<const char*>(&v);
-    out_.insert(out_.end(), p, p + sizeof v);
+    std::memcpy(grow(sizeof v), &v, sizeof v);
   }
   template <class T>
   void put_many(const std::vector<T>& v) {
     static_assert(std::is_trivially_copyable_v<T>);
     put(uint64_t(v.size()));
-    const char* p = reinterpret_cast<const char*>(v.data());
-    out_.insert(out_.end(), p, p + v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(grow(v.size() * sizeof(T)), v.data(), v.size() * sizeof(T));
   }
   std::vector<char>& bytes() { return out_; }
 
  private:
+  // `size` more bytes at the end: where to write them. (vector::insert of a few bytes, the
+  // general path, was 7 % of a process recording a pass.)
+  char* grow(size_t size) {
+    const size_t at = out_.size();
+    out_.resize(at + size);
+    return out_.data() + at;
+  }
   std::vector<char> out_;
 };
 
