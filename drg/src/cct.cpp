@@ -208,25 +208,26 @@ bool MergedTree::merge_blocks(const Team& team, ByteWriter& replayed) {
     mine.put_many(replayed.bytes());
   }
   replayed = ByteWriter();
-  std::vector<char> all = team.step(mine.bytes(), [this](std::vector<std::vector<char>>& parts) {
-    for (size_t r = 1; r < parts.size(); ++r) {
-      ByteReader in(parts[r]);
-      merge_block(in);
-      parts[r] = {};
-    }
-    ByteWriter out;
-    const bool exact = whole_sums_exact();
-    out.put(uint8_t(exact));
-    if (exact) {
-      TreeData merged{{}, {}, holders_, sum_, min_, max_};
-      for (const MergedNode& n : nodes_) {
-        merged.parent.push_back(n.parent);
-        merged.region.push_back(n.region);
-      }
-      merged.write(out);
-    }
-    return std::move(out.bytes());
-  });
+  std::vector<char> all =
+      team.step(std::move(mine.bytes()), [this](std::vector<std::vector<char>>& parts) {
+        for (size_t r = 1; r < parts.size(); ++r) {
+          ByteReader in(parts[r]);
+          merge_block(in);
+          parts[r] = {};
+        }
+        ByteWriter out;
+        const bool exact = whole_sums_exact();
+        out.put(uint8_t(exact));
+        if (exact) {
+          TreeData merged{{}, {}, holders_, sum_, min_, max_};
+          for (const MergedNode& n : nodes_) {
+            merged.parent.push_back(n.parent);
+            merged.region.push_back(n.region);
+          }
+          merged.write(out);
+        }
+        return std::move(out.bytes());
+      });
   ByteReader in(all);
   if (!in.get<uint8_t>()) return false;
   TreeData merged = TreeData::read(in);

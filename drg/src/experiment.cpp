@@ -1223,8 +1223,7 @@ void settle_regions(Experiment& e, const LoadOptions& options, Settlement& s,
   if (options.fold_outlined_functions) fold_outlined_functions(e, s, rewrite);
   Bodies bodies = outlined_bodies(e, observe);
   std::vector<char> drop(e.regions.size(), 0);
-  bool moved =
-      options.resolve_symbols && place_runtime_returns(e, bodies, drop, s, observe.every);
+  bool moved = options.resolve_symbols && place_runtime_returns(e, bodies, drop, s, observe.every);
   drop.resize(e.regions.size(), 0);
   std::vector<uint32_t> remap(e.regions.size());
   for (uint32_t i = 0; i < remap.size(); ++i) remap[i] = i;
@@ -1526,7 +1525,7 @@ namespace {
 enum Opened : uint8_t {
   kParsedFile,      // its threads' identities follow
   kFailedFile,      // its one-line error follows; the process read no further
-  kOwnDefinitions,  // the file defines regions or metrics of its own: every process opens every file
+  kOwnDefinitions,  // it defines regions or metrics of its own: every process opens every file
 };
 
 ThreadTree header_of(const ThreadTree& t) {
@@ -1632,7 +1631,7 @@ struct RankFiles::Impl {
   FileAccess access;
   const Team* team = nullptr;  // set when the team's processes opened the files together
   std::vector<Piece> pieces;
-  std::pair<size_t, size_t> block;  // the files this process opened
+  std::pair<size_t, size_t> block;    // the files this process opened
   std::vector<size_t> thread_counts;  // per file
   FileDefinitions shared;
   Experiment parsed;   // the definitions every file is parsed against: the regions before settling
@@ -1698,10 +1697,9 @@ struct RankFiles::Impl {
   // the first failure in file order on every process.
   bool open_together(int64_t declared_ranks, std::vector<ThreadTree>& headers) {
     block = file_block(pieces.size(), team->rank, team->size);
-    std::vector<char> all =
-        team->step(open_block(), [&](std::vector<std::vector<char>>& parts) {
-          return combine_openings(parts, pieces, declared_ranks);
-        });
+    std::vector<char> all = team->step(open_block(), [&](std::vector<std::vector<char>>& parts) {
+      return combine_openings(parts, pieces, declared_ranks);
+    });
     ByteReader in(all);
     const auto opened = in.get<Opened>();
     if (opened == kFailedFile) throw LoadError(get_string(in));

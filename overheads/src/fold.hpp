@@ -41,7 +41,8 @@ inline void write(Writer& out, const std::vector<Addend>& log) {
     if (a.slot >= (1u << (16 - kFlagBits)))
       throw std::logic_error("a sum's slot beyond what an addition's 16 bits hold");
     const bool new_node = a.node != last.node, new_value = bits_of(a.value) != bits_of(last.value);
-    out.put(uint16_t(a.slot << kFlagBits | (new_node ? kNewNode : 0) | (new_value ? kNewValue : 0)));
+    out.put(
+        uint16_t(a.slot << kFlagBits | (new_node ? kNewNode : 0) | (new_value ? kNewValue : 0)));
     if (new_node) out.put(a.node);
     if (new_value) out.put(a.value);
     last = a;
@@ -87,7 +88,7 @@ void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fres
     part.write(mine);
     write(mine, log);
   });
-  std::vector<char> all = step(*share, mine.bytes(), [&](std::vector<std::vector<char>>& parts) {
+  auto combine_parts = [&](std::vector<std::vector<char>>& parts) {
     for (const std::vector<char>& bytes : parts) {  // rank 0's own part is empty
       Reader in(bytes);
       while (!in.done()) {
@@ -100,7 +101,8 @@ void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fres
     Writer out;
     acc.write(out);
     return std::move(out.bytes());
-  });
+  };
+  std::vector<char> all = step(*share, std::move(mine.bytes()), combine_parts);
   if (root) return;
   acc = fresh();
   Reader in(all);

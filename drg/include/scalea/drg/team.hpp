@@ -21,7 +21,7 @@ struct Team {
   using Combine = std::function<std::vector<char>(std::vector<std::vector<char>>& parts)>;
   // One collective step: every process gives `mine`, every process returns rank 0's result. A
   // failure on any process throws on every process.
-  std::function<std::vector<char>(const std::vector<char>& mine, const Combine& combine)> step;
+  std::function<std::vector<char>(std::vector<char> mine, const Combine& combine)> step;
 };
 
 // The files [first, last) of `files` that process `rank` of `size` takes: contiguous blocks in

@@ -46,9 +46,10 @@ std::pair<size_t, size_t> file_block(size_t files, int rank, int size);
 // One step of the shared analysis, the only way the processes talk: every process gives its part
 // (or its failure), rank 0 makes the result from all parts (`combine`, called with them in rank
 // order), and every process gets it. When a process failed, every process throws SharedFailure
-// with the failure of the lowest rank instead. `mine` is this process's part.
+// with the failure of the lowest rank instead. `mine` is this process's part (moved in, where
+// it is large, to save a copy).
 using Combine = std::function<std::vector<char>(std::vector<std::vector<char>>& parts)>;
-std::vector<char> step(Share& share, const std::vector<char>& mine, const Combine& combine);
+std::vector<char> step(Share& share, std::vector<char> mine, const Combine& combine);
 
 // This process failed (`status`, `message`): it takes part in the step the others are at, so every
 // process learns it, and throws SharedFailure.
