@@ -6,31 +6,24 @@
 
 namespace scalea::drg {
 
+uint32_t MergedTree::child(uint32_t parent, uint32_t region) {
+  const uint64_t key = uint64_t(parent) << 32 | region;
+  if (const uint32_t* found = child_.find(key)) return *found;
+  const uint32_t m = uint32_t(nodes_.size());
+  MergedNode mn;
+  mn.parent = parent;
+  mn.region = region;
+  mn.depth = nodes_[parent].depth + 1;
+  nodes_.push_back(std::move(mn));
+  nodes_[parent].children.push_back(m);
+  child_.emplace(key, m);
+  return m;
+}
+
 void MergedTree::add(const ThreadTree& t, std::vector<uint32_t>& map) {
   map.assign(t.size(), 0);
-  for (uint32_t n = 0; n < t.size(); ++n) {
-    uint32_t m = 0;
-    if (n > 0) {
-      uint32_t mp = map[t.parent[n]];
-      uint64_t key = uint64_t(mp) << 32 | t.region[n];
-      const uint32_t* found = child_.find(key);
-      if (!found) {
-        m = uint32_t(nodes_.size());
-        MergedNode mn;
-        mn.parent = mp;
-        mn.region = t.region[n];
-        mn.depth = nodes_[mp].depth + 1;
-        nodes_.push_back(std::move(mn));
-        nodes_[mp].children.push_back(m);
-        child_.emplace(key, m);
-      } else {
-        m = *found;
-      }
-    } else {
-      nodes_[0].region = t.region[0];
-    }
-    map[n] = m;
-  }
+  if (t.size() > 0) nodes_[0].region = t.region[0];
+  for (uint32_t n = 1; n < t.size(); ++n) map[n] = child(map[t.parent[n]], t.region[n]);
 }
 
 void MergedTree::map_thread(const ThreadTree& t, std::vector<uint32_t>& map) const {
@@ -73,6 +66,33 @@ bool take_budget(size_t bytes, size_t limit) {
   return true;
 }
 
+// A tree read by file as it travels between processes: its shape and its per-node sums, largest
+// and smallest values (node-major), in node order.
+struct TreeData {
+  std::vector<uint32_t> parent, region;
+  std::vector<size_t> holders;
+  std::vector<double> sum, min, max;
+
+  void write(ByteWriter& out) const {
+    out.put_many(parent);
+    out.put_many(region);
+    out.put_many(holders);
+    out.put_many(sum);
+    out.put_many(min);
+    out.put_many(max);
+  }
+  static TreeData read(ByteReader& in) {
+    TreeData d;
+    d.parent = in.get_many<uint32_t>();
+    d.region = in.get_many<uint32_t>();
+    d.holders = in.get_many<size_t>();
+    d.sum = in.get_many<double>();
+    d.min = in.get_many<double>();
+    d.max = in.get_many<double>();
+    return d;
+  }
+};
+
 }  // namespace
 
 MergedTree::~MergedTree() { kept_in_process -= kept_bytes_; }
@@ -88,23 +108,51 @@ MergedTree::MergedTree(MergedTree&& o) noexcept
       min_(std::move(o.min_)),
       max_(std::move(o.max_)),
       file_first_(std::move(o.file_first_)),
+      replayed_columns_(std::move(o.replayed_columns_)),
       kept_(std::move(o.kept_)),
       kept_maps_(std::move(o.kept_maps_)),
       kept_bytes_(std::exchange(o.kept_bytes_, 0)) {}
 
 MergedTree::MergedTree(const RankFiles& files, size_t keep_bytes)
     : e_(&files.definitions()), files_(&files) {
-  nodes_.emplace_back();
-  nodes_[0].region = 0;
+  file_first_.push_back(0);
+  for (size_t f = 0; f < files.files(); ++f)
+    file_first_.push_back(file_first_.back() + uint32_t(files.threads_in(f)));
+  for (size_t k = 0; k < e_->metric_count(); ++k)
+    if (k >= e_->metric_type.size() || e_->metric_type[k] != format::MetricType::U64)
+      replayed_columns_.push_back(k);
+  clear();
+  const Team* team = files.team();
+  if (team) {
+    auto [first, last] = files.block();
+    ByteWriter replayed;  // rank 0's block comes first: its sums are the serial ones already
+    read_files(first, last, keep_bytes, team->rank == 0 ? nullptr : &replayed);
+    if (merge_blocks(*team, replayed)) return;
+    clear();
+  }
+  read_files(0, files.files(), keep_bytes, nullptr);
+}
+
+void MergedTree::clear() {
+  kept_in_process -= kept_bytes_;
+  kept_bytes_ = 0;
+  nodes_.assign(1, MergedNode{});
+  nodes_[0].region = 0;  // every thread's root (the program region) folds into it
+  child_.clear();
+  holders_.clear();
+  sum_.clear();
+  min_.clear();
+  max_.clear();
+  kept_.assign(files_->files(), {});
+  kept_maps_.assign(files_->files(), {});
+}
+
+void MergedTree::read_files(size_t first, size_t last, size_t keep_bytes, ByteWriter* replayed) {
   const size_t nm = e_->metric_count();
   std::vector<uint32_t> map;
   std::vector<std::vector<uint32_t>> maps;
-  file_first_.push_back(0);
-  kept_.resize(files.files());
-  kept_maps_.resize(files.files());
-  for (size_t f = 0; f < files.files(); ++f) {
-    std::vector<ThreadTree> threads = files.threads(f);
-    file_first_.push_back(file_first_.back() + uint32_t(threads.size()));
+  for (size_t f = first; f < last; ++f) {
+    std::vector<ThreadTree> threads = files_->threads(f);
     size_t bytes = 0;
     for (const ThreadTree& t : threads) bytes += bytes_held(t, nm);
     const bool keep = take_budget(bytes, keep_bytes);
@@ -118,12 +166,16 @@ MergedTree::MergedTree(const RankFiles& files, size_t keep_bytes)
       max_.resize(nodes_.size() * nm, 0.0);
       for (uint32_t n = 0; n < t.size(); ++n) {
         const size_t at = size_t(map[n]) * nm;
-        const bool first = holders_[map[n]]++ == 0;
+        const bool first_holder = holders_[map[n]]++ == 0;
         for (size_t k = 0; k < nm; ++k) {
           double x = t.values[size_t(n) * nm + k];
           sum_[at + k] += x;
-          if (first || x > max_[at + k]) max_[at + k] = x;
-          if (first || x < min_[at + k]) min_[at + k] = x;
+          if (first_holder || x > max_[at + k]) max_[at + k] = x;
+          if (first_holder || x < min_[at + k]) min_[at + k] = x;
+        }
+        if (replayed) {
+          replayed->put(map[n]);
+          for (size_t k : replayed_columns_) replayed->put(t.values[size_t(n) * nm + k]);
         }
       }
     }
@@ -134,6 +186,111 @@ MergedTree::MergedTree(const RankFiles& files, size_t keep_bytes)
       maps = {};
     }
   }
+  holders_.resize(nodes_.size(), 0);  // a block without threads holds the root alone
+  sum_.resize(nodes_.size() * nm, 0.0);
+  min_.resize(nodes_.size() * nm, 0.0);
+  max_.resize(nodes_.size() * nm, 0.0);
+}
+
+bool MergedTree::merge_blocks(const Team& team, ByteWriter& replayed) {
+  TreeData local;  // this block's tree: rank 0's is the start of the merged one
+  for (const MergedNode& n : nodes_) {
+    local.parent.push_back(n.parent);
+    local.region.push_back(n.region);
+  }
+  ByteWriter mine;
+  if (team.rank != 0) {
+    local.holders = holders_;
+    local.sum = sum_;
+    local.min = min_;
+    local.max = max_;
+    local.write(mine);
+    mine.put_many(replayed.bytes());
+  }
+  replayed = ByteWriter();
+  std::vector<char> all =
+      team.step(std::move(mine.bytes()), [this](std::vector<std::vector<char>>& parts) {
+        for (size_t r = 1; r < parts.size(); ++r) {
+          ByteReader in(parts[r]);
+          merge_block(in);
+          parts[r] = {};
+        }
+        ByteWriter out;
+        const bool exact = whole_sums_exact();
+        out.put(uint8_t(exact));
+        if (exact) {
+          TreeData merged{{}, {}, holders_, sum_, min_, max_};
+          for (const MergedNode& n : nodes_) {
+            merged.parent.push_back(n.parent);
+            merged.region.push_back(n.region);
+          }
+          merged.write(out);
+        }
+        return std::move(out.bytes());
+      });
+  ByteReader in(all);
+  if (!in.get<uint8_t>()) return false;
+  TreeData merged = TreeData::read(in);
+  nodes_.assign(1, MergedNode{});
+  nodes_[0].region = merged.region.at(0);
+  child_.clear();
+  for (size_t i = 1; i < merged.parent.size(); ++i) child(merged.parent[i], merged.region[i]);
+  holders_ = std::move(merged.holders);
+  sum_ = std::move(merged.sum);
+  min_ = std::move(merged.min);
+  max_ = std::move(merged.max);
+  // The kept files' maps: from this block's tree onto the merged one.
+  std::vector<uint32_t> to(local.parent.size(), 0);
+  for (size_t i = 1; i < to.size(); ++i)
+    to[i] = *child_.find(uint64_t(to[local.parent[i]]) << 32 | local.region[i]);
+  for (std::vector<std::vector<uint32_t>>& maps : kept_maps_)
+    for (std::vector<uint32_t>& map : maps)
+      for (uint32_t& m : map) m = to[m];
+  return true;
+}
+
+void MergedTree::merge_block(ByteReader& in) {
+  const TreeData b = TreeData::read(in);
+  const std::vector<char> replayed = in.get_many<char>();
+  const size_t nm = e_->metric_count();
+  std::vector<char> is_replayed(nm, 0);
+  for (size_t k : replayed_columns_) is_replayed[k] = 1;
+  std::vector<uint32_t> to(b.parent.size(), 0);
+  if (!b.holders.empty() && b.holders[0] > 0) nodes_[0].region = b.region[0];
+  for (size_t i = 1; i < to.size(); ++i) to[i] = child(to[b.parent[i]], b.region[i]);
+  holders_.resize(nodes_.size(), 0);
+  sum_.resize(nodes_.size() * nm, 0.0);
+  min_.resize(nodes_.size() * nm, 0.0);
+  max_.resize(nodes_.size() * nm, 0.0);
+  for (size_t i = 0; i < to.size(); ++i) {
+    if (b.holders[i] == 0) continue;
+    const bool first_holder = holders_[to[i]] == 0;
+    holders_[to[i]] += b.holders[i];
+    const size_t at = size_t(to[i]) * nm, from = i * nm;
+    for (size_t k = 0; k < nm; ++k) {
+      if (!is_replayed[k]) sum_[at + k] += b.sum[from + k];
+      if (first_holder || b.max[from + k] > max_[at + k]) max_[at + k] = b.max[from + k];
+      if (first_holder || b.min[from + k] < min_[at + k]) min_[at + k] = b.min[from + k];
+    }
+  }
+  // The block's additions to the other sums, in the order its threads made them.
+  ByteReader additions(replayed);
+  while (!additions.done()) {
+    const size_t at = size_t(to.at(additions.get<uint32_t>())) * nm;
+    for (size_t k : replayed_columns_) sum_[at + k] += additions.get<double>();
+  }
+}
+
+bool MergedTree::whole_sums_exact() const {
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  const size_t nm = e_->metric_count();
+  std::vector<char> whole(nm, 1);
+  for (size_t k : replayed_columns_) whole[k] = 0;
+  for (size_t i = 0; i < holders_.size(); ++i)
+    for (size_t k = 0; k < nm; ++k)
+      if (whole[k] && holders_[i] > 0 && (sum_[i * nm + k] >= kExact || min_[i * nm + k] < 0))
+        return false;
+  return true;
 }
 
 void MergedTree::for_each_batch(const std::function<void(const ThreadBatch&)>& visit) const {

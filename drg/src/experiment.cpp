@@ -42,6 +42,20 @@ namespace fmt = scalea::format;
 // so far left it.
 using ThreadVisitor = std::function<void(const std::function<void(ThreadTree&)>&)>;
 
+// How the settling observes the threads: `every` visits every thread; `mine` this process's
+// share of them, after which `combine` turns the notes it took per region (note() below) into
+// those of every thread. Alone, `mine` is `every` and `combine` is empty.
+struct Observers {
+  ThreadVisitor every;
+  ThreadVisitor mine;
+  std::function<void(std::vector<uint32_t>& notes)> combine;
+
+  void observe(const std::function<void(ThreadTree&)>& f, std::vector<uint32_t>& notes) const {
+    mine(f);
+    if (combine) combine(notes);
+  }
+};
+
 // How the loader rewrote every thread once all were in (settle_regions): the outlined function
 // regions dropped, the runtime's return addresses placed, the regions renumbered, the root's
 // counters filled. apply() repeats all of it on a thread as parsed, for readers that parse a file
@@ -972,7 +986,7 @@ struct Bodies {
   std::vector<uint64_t> start;      // module offset of the body's first instruction
   std::vector<std::string> symbol;  // its name
 };
-Bodies outlined_bodies(const Experiment& e, const ThreadVisitor& visit) {
+Bodies outlined_bodies(const Experiment& e, const Observers& observers) {
   const size_t nr = e.regions.size();
   Bodies b;
   b.of.assign(nr, kUnset);
@@ -999,12 +1013,15 @@ Bodies outlined_bodies(const Experiment& e, const ThreadVisitor& visit) {
     }
     in_body[i] = it->second;
   }
-  visit([&](ThreadTree& t) {
-    for (uint32_t n = 1; n < t.size(); ++n) {
-      const uint32_t p = t.region[t.parent[n]], c = t.region[n];
-      if (candidate[p] && in_body[c] != kUnset && module[c] == module[p]) note(b.of[p], in_body[c]);
-    }
-  });
+  observers.observe(
+      [&](ThreadTree& t) {
+        for (uint32_t n = 1; n < t.size(); ++n) {
+          const uint32_t p = t.region[t.parent[n]], c = t.region[n];
+          if (candidate[p] && in_body[c] != kUnset && module[c] == module[p])
+            note(b.of[p], in_body[c]);
+        }
+      },
+      b.of);
   return b;
 }
 
@@ -1152,7 +1169,7 @@ void renumber_regions(Experiment& e, std::vector<uint32_t>& remap, const std::ve
 // calling context whose code is not outlined (a parallel region's fork, a task's creation). When
 // the contexts disagree (copies inlined into different functions, no line information), the
 // name the compiler gave the body says it (gcc, LLVM 17+), else it stays the body's name.
-void name_outlined_code(Experiment& e, const ThreadVisitor& visit) {
+void name_outlined_code(Experiment& e, const Observers& observers) {
   const size_t nr = e.regions.size();
   std::vector<char> inside(nr, 0);
   bool any = false;
@@ -1169,14 +1186,16 @@ void name_outlined_code(Experiment& e, const ThreadVisitor& visit) {
   for (size_t i = 0; i < nr; ++i)
     own[i] = inside[i] || e.regions[i].function.empty() ? kUnset : names.id(e.regions[i].function);
   std::vector<uint32_t> origin(nr, kUnset), context;
-  visit([&](ThreadTree& t) {
-    context.resize(t.size());
-    for (uint32_t n = 0; n < t.size(); ++n) {
-      uint32_t r = t.region[n];
-      context[n] = own[r] != kUnset ? own[r] : n ? context[t.parent[n]] : kUnset;
-      if (inside[r] && context[n] != kUnset) note(origin[r], context[n]);
-    }
-  });
+  observers.observe(
+      [&](ThreadTree& t) {
+        context.resize(t.size());
+        for (uint32_t n = 0; n < t.size(); ++n) {
+          uint32_t r = t.region[n];
+          context[n] = own[r] != kUnset ? own[r] : n ? context[t.parent[n]] : kUnset;
+          if (inside[r] && context[n] != kUnset) note(origin[r], context[n]);
+        }
+      },
+      origin);
   for (size_t i = 0; i < nr; ++i) {
     if (!inside[i]) continue;
     Region& r = e.regions[i];
@@ -1191,9 +1210,11 @@ void name_outlined_code(Experiment& e, const ThreadVisitor& visit) {
 // What the loader settles once every thread is in (docs/drg.md, docs/symbols.md). Each step
 // decides from every thread as the steps before it left them (`observe` passes over them), and
 // rewrites them (`rewrite`); `s` keeps what each rewrite was, so that a reader that parses the
-// files again (RankFiles) can rewrite the threads when it reads them instead.
+// files again (RankFiles) can rewrite the threads when it reads them instead. Placing the
+// runtime's return addresses depends on the order the threads meet each construct: it observes
+// every thread on every process.
 void settle_regions(Experiment& e, const LoadOptions& options, Settlement& s,
-                    const ThreadVisitor& observe, const ThreadVisitor& rewrite) {
+                    const Observers& observe, const ThreadVisitor& rewrite) {
   s.merge = e.metric_merge;
   s.metric_count = e.metrics.size();
   s.counter_columns.clear();
@@ -1202,7 +1223,7 @@ void settle_regions(Experiment& e, const LoadOptions& options, Settlement& s,
   if (options.fold_outlined_functions) fold_outlined_functions(e, s, rewrite);
   Bodies bodies = outlined_bodies(e, observe);
   std::vector<char> drop(e.regions.size(), 0);
-  bool moved = options.resolve_symbols && place_runtime_returns(e, bodies, drop, s, observe);
+  bool moved = options.resolve_symbols && place_runtime_returns(e, bodies, drop, s, observe.every);
   drop.resize(e.regions.size(), 0);
   std::vector<uint32_t> remap(e.regions.size());
   for (uint32_t i = 0; i < remap.size(); ++i) remap[i] = i;
@@ -1485,8 +1506,122 @@ Experiment load(const std::string& dir, const LoadOptions& options, const FileAc
   auto in_place = [&](const std::function<void(ThreadTree&)>& f) {
     for (ThreadTree& t : e.threads) f(t);
   };
-  settle_regions(e, options, settled, in_place, in_place);
+  settle_regions(e, options, settled, Observers{in_place, in_place, nullptr}, in_place);
   return e;
+}
+
+}  // namespace
+
+std::pair<size_t, size_t> file_block(size_t files, int rank, int size) {
+  const size_t n = size_t(size), r = size_t(rank);
+  const size_t base = files / n, extra = files % n;
+  const size_t first = r * base + std::min(r, extra);
+  return {first, first + base + (r < extra ? 1 : 0)};
+}
+
+namespace {
+
+// What a process found in each file of its block when the files are opened together.
+enum Opened : uint8_t {
+  kParsedFile,      // its threads' identities follow
+  kFailedFile,      // its one-line error follows; the process read no further
+  kOwnDefinitions,  // it defines regions or metrics of its own: every process opens every file
+};
+
+ThreadTree header_of(const ThreadTree& t) {
+  ThreadTree h;
+  h.rank = t.rank;
+  h.thread = t.thread;
+  h.flags = t.flags;
+  h.os_tid = t.os_tid;
+  return h;
+}
+
+void put_string(ByteWriter& out, const std::string& text) {
+  out.put_many(std::vector<char>(text.begin(), text.end()));
+}
+
+std::string get_string(ByteReader& in) {
+  std::vector<char> text = in.get_many<char>();
+  return std::string(text.begin(), text.end());
+}
+
+void put_headers(ByteWriter& out, const std::vector<ThreadTree>& threads) {
+  out.put(uint64_t(threads.size()));
+  for (const ThreadTree& t : threads) {
+    out.put(t.rank);
+    out.put(t.thread);
+    out.put(t.flags);
+    out.put(t.os_tid);
+  }
+}
+
+std::vector<ThreadTree> get_headers(ByteReader& in) {
+  std::vector<ThreadTree> out(in.get<uint64_t>());
+  for (ThreadTree& t : out) {
+    t.rank = in.get<int32_t>();
+    t.thread = in.get<uint32_t>();
+    t.flags = in.get<uint32_t>();
+    t.os_tid = in.get<uint64_t>();
+  }
+  return out;
+}
+
+// Rank 0: the blocks' openings (parts in rank order, so files in file order) as one process
+// opening every file would end: the first failure, or else every file's threads.
+std::vector<char> combine_openings(std::vector<std::vector<char>>& parts,
+                                   const std::vector<Piece>& pieces, int64_t declared_ranks) {
+  RankCheck check(declared_ranks);
+  ByteWriter all;  // every file's threads
+  size_t file = 0;
+  for (const std::vector<char>& part : parts) {
+    ByteReader in(part);
+    while (!in.done()) {
+      ByteWriter out;
+      const auto opened = in.get<Opened>();
+      if (opened == kOwnDefinitions) {
+        out.put(kOwnDefinitions);
+        return std::move(out.bytes());
+      }
+      std::string failure = opened == kFailedFile ? get_string(in) : "";
+      if (failure.empty()) {
+        std::vector<ThreadTree> threads = get_headers(in);
+        try {
+          check(pieces[file].name, threads, 0);
+        } catch (const LoadError& e) {
+          failure = e.what();
+        }
+        put_headers(all, threads);
+      }
+      if (!failure.empty()) {
+        out.put(kFailedFile);
+        put_string(out, failure);
+        return std::move(out.bytes());
+      }
+      ++file;
+    }
+  }
+  ByteWriter out;
+  out.put(kParsedFile);
+  std::vector<char>& bytes = out.bytes();
+  bytes.insert(bytes.end(), all.bytes().begin(), all.bytes().end());
+  return std::move(bytes);
+}
+
+// Rank 0: the notes of every process (in rank order, so file order) as one process taking them
+// over every file would have them.
+std::vector<char> combine_notes(std::vector<std::vector<char>>& parts) {
+  std::vector<uint32_t> all;
+  for (const std::vector<char>& part : parts) {
+    ByteReader in(part);
+    std::vector<uint32_t> notes = in.get_many<uint32_t>();
+    all.resize(notes.size(), kUnset);
+    for (size_t i = 0; i < notes.size(); ++i)
+      if (notes[i] != kUnset) note(all[i], notes[i]);
+  }
+  ByteWriter out;
+  out.put_many(all);
+  return std::move(out.bytes());
 }
 
 }  // namespace
@@ -1494,7 +1629,10 @@ Experiment load(const std::string& dir, const LoadOptions& options, const FileAc
 struct RankFiles::Impl {
   LoadOptions options;
   FileAccess access;
+  const Team* team = nullptr;  // set when the team's processes opened the files together
   std::vector<Piece> pieces;
+  std::pair<size_t, size_t> block;    // the files this process opened
+  std::vector<size_t> thread_counts;  // per file
   FileDefinitions shared;
   Experiment parsed;   // the definitions every file is parsed against: the regions before settling
   Experiment settled;  // the definitions after settling, no threads
@@ -1513,6 +1651,67 @@ struct RankFiles::Impl {
     return std::move(p.threads);
   }
 
+  // Every file once, in order, as load_experiment reads them serially: the regions of files
+  // with definitions of their own are unified in that order. Returns every thread's identity.
+  std::vector<ThreadTree> open_every_file(int64_t declared_ranks) {
+    block = {0, pieces.size()};
+    RankCheck check(declared_ranks);
+    std::vector<ThreadTree> headers;  // every thread without its nodes
+    for (const Piece& piece : pieces) {
+      std::string_view b = piece_bytes(access, piece, true, buffer, map);
+      RankFileParser(piece.name, b, parsed, options, shared.present ? &shared : nullptr).parse();
+      check(piece.name, parsed.threads, 0);
+      thread_counts.push_back(parsed.threads.size());
+      for (const ThreadTree& t : parsed.threads) headers.push_back(header_of(t));
+      parsed.threads.clear();
+    }
+    return headers;
+  }
+
+  // This process's block of files: each file's threads' identities, or the first failure, or
+  // that a file has definitions of its own.
+  std::vector<char> open_block() {
+    ByteWriter out;
+    for (size_t i = block.first; i < block.second; ++i) {
+      Experiment p = definitions_of(parsed);
+      try {
+        std::string_view b = piece_bytes(access, pieces[i], true, buffer, map);
+        RankFileParser(pieces[i].name, b, p, options, &shared).parse();
+      } catch (const LoadError& e) {
+        out.put(kFailedFile);
+        put_string(out, e.what());
+        break;
+      }
+      if (p.regions.size() != parsed.regions.size() || p.metrics != parsed.metrics) {
+        out.put(kOwnDefinitions);
+        break;
+      }
+      out.put(kParsedFile);
+      put_headers(out, p.threads);
+    }
+    return std::move(out.bytes());
+  }
+
+  // The files opened together, each process its block (file_block), when every file holds
+  // threads only; returns false on every process when one has definitions of its own. Throws
+  // the first failure in file order on every process.
+  bool open_together(int64_t declared_ranks, std::vector<ThreadTree>& headers) {
+    block = file_block(pieces.size(), team->rank, team->size);
+    std::vector<char> all = team->step(open_block(), [&](std::vector<std::vector<char>>& parts) {
+      return combine_openings(parts, pieces, declared_ranks);
+    });
+    ByteReader in(all);
+    const auto opened = in.get<Opened>();
+    if (opened == kFailedFile) throw LoadError(get_string(in));
+    if (opened == kOwnDefinitions) return false;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      std::vector<ThreadTree> threads = get_headers(in);
+      thread_counts.push_back(threads.size());
+      for (ThreadTree& t : threads) headers.push_back(std::move(t));
+    }
+    return true;
+  }
+
   void open(const std::string& dir) {
     std::vector<char>& bytes = buffer;
     Listing listing =
@@ -1522,41 +1721,39 @@ struct RankFiles::Impl {
         });
     pieces = data_pieces(access, dir, dir + "/" + fmt::kMetaFile, parsed.meta, listing.names);
     shared = std::move(listing.shared);
-    // Every file once, in order, as load_experiment reads them serially: the regions of files
-    // with definitions of their own are unified in that order.
-    RankCheck check(listing.declared_ranks);
-    std::vector<ThreadTree> headers;  // every thread without its nodes
-    for (const Piece& piece : pieces) {
-      std::string_view b = piece_bytes(access, piece, true, bytes, map);
-      RankFileParser(piece.name, b, parsed, options, shared.present ? &shared : nullptr).parse();
-      check(piece.name, parsed.threads, 0);
-      for (const ThreadTree& t : parsed.threads) {
-        headers.emplace_back();
-        headers.back().rank = t.rank;
-        headers.back().thread = t.thread;
-        headers.back().flags = t.flags;
-        headers.back().os_tid = t.os_tid;
-      }
-      parsed.threads.clear();
-    }
+    if (team && (team->size <= 1 || !shared.present)) team = nullptr;
+    std::vector<ThreadTree> headers;
+    if (team && !open_together(listing.declared_ranks, headers)) team = nullptr;
+    if (!team) headers = open_every_file(listing.declared_ranks);
     if (headers.empty()) throw LoadError(dir + ": the experiment holds no threads");
     reread = options;
     reread.verify_checksums = false;
     settled = parsed;
-    // A step that observes the threads reads every file again, rewritten by the steps before it;
+    // A step that observes the threads reads the files again, rewritten by the steps before it;
     // a step that rewrites them is recorded in the settlement and done when a file is read.
-    auto observe = [&](const std::function<void(ThreadTree&)>& f) {
-      const Settlement before = settlement;
-      for (size_t i = 0; i < pieces.size(); ++i)
-        for (ThreadTree& t : read(i, before)) f(t);
+    auto files = [&](size_t first, size_t last) -> ThreadVisitor {
+      return [this, first, last](const std::function<void(ThreadTree&)>& f) {
+        const Settlement before = settlement;
+        for (size_t i = first; i < last; ++i)
+          for (ThreadTree& t : read(i, before)) f(t);
+      };
     };
+    Observers observers{files(0, pieces.size()), files(block.first, block.second), nullptr};
+    if (team)
+      observers.combine = [this](std::vector<uint32_t>& notes) {
+        ByteWriter out;
+        out.put_many(notes);
+        std::vector<char> all = team->step(out.bytes(), combine_notes);
+        ByteReader in(all);
+        notes = in.get_many<uint32_t>();
+      };
     auto recorded = [](const std::function<void(ThreadTree&)>&) {};
-    settle_regions(settled, options, settlement, observe, recorded);
+    settle_regions(settled, options, settlement, observers, recorded);
     settled.threads = std::move(headers);
   }
 };
 
-RankFiles::RankFiles(const std::string& dir, const LoadOptions& options)
+RankFiles::RankFiles(const std::string& dir, const LoadOptions& options, const Team* team)
     : impl_(std::make_unique<Impl>()) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0)
@@ -1564,13 +1761,16 @@ RankFiles::RankFiles(const std::string& dir, const LoadOptions& options)
   if (!S_ISDIR(st.st_mode)) throw LoadError(dir + ": not an experiment directory");
   impl_->options = options;
   impl_->access = FileAccess{read_file_into, read_part_into, file_size, directory_names, true};
+  impl_->team = team;
   impl_->open(dir);
 }
 
-RankFiles::RankFiles(const std::string& dir, const LoadOptions& options, const FileReader& read)
+RankFiles::RankFiles(const std::string& dir, const LoadOptions& options, const FileReader& read,
+                     const Team* team)
     : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
   impl_->access = reader_access(read);
+  impl_->team = team;
   impl_->open(dir);
 }
 
@@ -1582,5 +1782,8 @@ size_t RankFiles::files() const { return impl_->pieces.size(); }
 std::vector<ThreadTree> RankFiles::threads(size_t i) const {
   return impl_->read(i, impl_->settlement);
 }
+size_t RankFiles::threads_in(size_t i) const { return impl_->thread_counts[i]; }
+const Team* RankFiles::team() const { return impl_->team; }
+std::pair<size_t, size_t> RankFiles::block() const { return impl_->block; }
 
 }  // namespace scalea::drg

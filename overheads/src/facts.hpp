@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "scalea/drg/meta.hpp"
+#include "scalea/drg/team.hpp"
 #include "scalea/overheads/classify.hpp"
 #include "scalea/overheads/rules.hpp"
 #include "scalea/overheads/share.hpp"
@@ -172,8 +173,9 @@ struct MemberStats {
   std::array<double, 3> misses{};  // inclusive cache misses per level, summed
 };
 
-class Writer;
-class Reader;
+// Accumulators as bytes, to travel between processes (fold.hpp).
+using Writer = drg::ByteWriter;
+using Reader = drg::ByteReader;
 
 // Pass 1's accumulators (fold.hpp): the statistics of every merged node.
 struct StatsFold {

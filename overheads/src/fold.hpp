@@ -10,7 +10,7 @@
 #pragma once
 #include <cmath>
 #include <cstring>
-#include <type_traits>
+#include <stdexcept>
 #include <vector>
 
 #include "facts.hpp"
@@ -19,61 +19,47 @@
 
 namespace scalea::overheads::detail {
 
-// Accumulators as bytes, to travel between processes. Doubles travel as their bits.
-class Writer {
- public:
-  template <class T>
-  void put(T v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    const char* p = reinterpret_cast<const char*>(&v);
-    out_.insert(out_.end(), p, p + sizeof v);
-  }
-  std::vector<char>& bytes() { return out_; }
-
- private:
-  std::vector<char> out_;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::vector<char>& in) : in_(in) {}
-  template <class T>
-  T get() {
-    T v;
-    if (at_ + sizeof v > in_.size()) throw std::runtime_error("a partial accumulator is cut short");
-    std::memcpy(&v, in_.data() + at_, sizeof v);
-    at_ += sizeof v;
-    return v;
-  }
-  // The next `count` values; checked before anything is allocated for them.
-  template <class T>
-  std::vector<T> get_many(uint64_t count) {
-    if (count > (in_.size() - at_) / sizeof(T))
-      throw std::runtime_error("a partial accumulator is cut short");
-    std::vector<T> out(count);
-    std::memcpy(out.data(), in_.data() + at_, count * sizeof(T));
-    at_ += count * sizeof(T);
-    return out;
-  }
-  bool done() const { return at_ == in_.size(); }
-
- private:
-  const std::vector<char>& in_;
-  size_t at_ = 0;
-};
-
 // +0.0, the value every accumulator starts from: nodes holding nothing else are not written.
 inline bool is_zero(double v) { return v == 0 && !std::signbit(v); }
 
+// The recorded additions travel compactly: they come in runs on one node, and a rule's addition
+// comes twice in a row with one value (to its class's sum and to its own). Each addition is its
+// slot and two flags in 16 bits, then its node and its value only when they differ from the
+// previous addition's (the value compared bit for bit: -0.0 is not 0.0).
+constexpr uint16_t kNewNode = 1, kNewValue = 2, kFlagBits = 2;
+
+inline uint64_t bits_of(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
 inline void write(Writer& out, const std::vector<Addend>& log) {
   out.put(uint64_t(log.size()));
-  for (const Addend& a : log) out.put(a);
+  Addend last{format::kNoIndex, 0, 0.0};
+  for (const Addend& a : log) {
+    if (a.slot >= (1u << (16 - kFlagBits)))
+      throw std::logic_error("a sum's slot beyond what an addition's 16 bits hold");
+    const bool new_node = a.node != last.node, new_value = bits_of(a.value) != bits_of(last.value);
+    out.put(
+        uint16_t(a.slot << kFlagBits | (new_node ? kNewNode : 0) | (new_value ? kNewValue : 0)));
+    if (new_node) out.put(a.node);
+    if (new_value) out.put(a.value);
+    last = a;
+  }
 }
 
 // Does the additions `in` recorded (write above), in their order.
 template <class Acc>
 void replay(Reader& in, Acc& acc) {
-  for (const Addend& a : in.get_many<Addend>(in.get<uint64_t>())) acc.replay(a);
+  Addend a{format::kNoIndex, 0, 0.0};
+  for (uint64_t n = in.get<uint64_t>(); n > 0; --n) {
+    const uint16_t head = in.get<uint16_t>();
+    a.slot = head >> kFlagBits;
+    if (head & kNewNode) a.node = in.get<uint32_t>();
+    if (head & kNewValue) a.value = in.get<double>();
+    acc.replay(a);
+  }
 }
 
 // Folds every batch of `t` into `acc` (see above): `fold(batch, into)` folds one batch. Acc has
@@ -102,7 +88,7 @@ void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fres
     part.write(mine);
     write(mine, log);
   });
-  std::vector<char> all = step(*share, mine.bytes(), [&](std::vector<std::vector<char>>& parts) {
+  auto combine_parts = [&](std::vector<std::vector<char>>& parts) {
     for (const std::vector<char>& bytes : parts) {  // rank 0's own part is empty
       Reader in(bytes);
       while (!in.done()) {
@@ -115,7 +101,8 @@ void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fres
     Writer out;
     acc.write(out);
     return std::move(out.bytes());
-  });
+  };
+  std::vector<char> all = step(*share, std::move(mine.bytes()), combine_parts);
   if (root) return;
   acc = fresh();
   Reader in(all);

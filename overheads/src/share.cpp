@@ -5,17 +5,23 @@
 #include <cstdint>
 #include <cstring>
 
+#include "scalea/drg/team.hpp"
+
 namespace scalea::overheads {
 
 namespace {
 
 // Every message starts with a status: 0 for a part or a result, else the exit status of a
 // failure, followed by its message.
-std::vector<char> with_status(int32_t status, const char* data, size_t size) {
-  std::vector<char> out(sizeof status + size);
-  std::memcpy(out.data(), &status, sizeof status);
-  if (size) std::memcpy(out.data() + sizeof status, data, size);
-  return out;
+// `body` is taken and grown in place: a pass's part is hundreds of MB.
+std::vector<char> with_status(int32_t status, std::vector<char> body) {
+  body.insert(body.begin(), sizeof status, 0);
+  std::memcpy(body.data(), &status, sizeof status);
+  return body;
+}
+
+std::vector<char> text_of(const std::string& text) {
+  return std::vector<char>(text.begin(), text.end());
 }
 
 int32_t status_of(const std::vector<char>& message) {
@@ -24,9 +30,11 @@ int32_t status_of(const std::vector<char>& message) {
   return status;
 }
 
+// The message without its status, in place: a pass's parts are hundreds of MB.
 std::vector<char> body_of(std::vector<char>& message) {
   if (message.size() <= sizeof(int32_t)) return {};
-  return std::vector<char>(message.begin() + sizeof(int32_t), message.end());
+  message.erase(message.begin(), message.begin() + sizeof(int32_t));
+  return std::move(message);
 }
 
 // Rank 0: the result of a step, or the failure of the lowest rank that failed.
@@ -39,9 +47,9 @@ std::vector<char> root_result(std::vector<std::vector<char>>& gathered, const Co
   gathered.clear();
   try {
     std::vector<char> result = combine(parts);
-    return with_status(0, result.data(), result.size());
+    return with_status(0, std::move(result));
   } catch (const std::exception& e) {
-    return with_status(3, e.what(), std::strlen(e.what()));
+    return with_status(3, text_of(e.what()));
   }
 }
 
@@ -59,24 +67,31 @@ std::vector<char> exchange(Share& share, const std::vector<char>& mine, const Co
 
 }  // namespace
 
-std::pair<size_t, size_t> file_block(size_t files, int rank, int size) {
-  const size_t n = size_t(size), r = size_t(rank);
-  const size_t base = files / n, extra = files % n;
-  const size_t first = r * base + std::min(r, extra);
-  return {first, first + base + (r < extra ? 1 : 0)};
-}
-
-std::vector<char> step(Share& share, const std::vector<char>& mine, const Combine& combine) {
-  return exchange(share, with_status(0, mine.data(), mine.size()), combine);
+std::vector<char> step(Share& share, std::vector<char> mine, const Combine& combine) {
+  return exchange(share, with_status(0, std::move(mine)), combine);
 }
 
 void fail(Share& share, int status, const std::string& message) {
-  exchange(share, with_status(status == 0 ? 1 : status, message.data(), message.size()), nullptr);
+  exchange(share, with_status(status == 0 ? 1 : status, text_of(message)), nullptr);
   throw SharedFailure(status, message);  // not reached: the step throws every failure
 }
 
 void finish(Share& share) {
   step(share, {}, [](std::vector<std::vector<char>>&) { return std::vector<char>(); });
+}
+
+std::pair<size_t, size_t> file_block(size_t files, int rank, int size) {
+  return drg::file_block(files, rank, size);
+}
+
+drg::Team team_of(Share& share) {
+  drg::Team team;
+  team.rank = share.rank();
+  team.size = share.size();
+  team.step = [&share](std::vector<char> mine, const drg::Team::Combine& combine) {
+    return step(share, std::move(mine), combine);
+  };
+  return team;
 }
 
 }  // namespace scalea::overheads

@@ -9,7 +9,7 @@
 #include <mpi.h>
 
 #include <climits>
-#include <numeric>
+#include <ctime>
 #include <stdexcept>
 #include <string>
 
@@ -21,12 +21,28 @@ void check(int rc, const char* what) {
   if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
 }
 
+// Waits for requests to complete, sleeping between tests: a process that waits for the others
+// (rank 0 for the slowest block, the others for rank 0's combining) then leaves its core to the
+// processes that work, where Open MPI's blocking calls poll at full speed (docs/performance.md,
+// "The analysis as an MPI program", measures both).
+void wait_all(std::vector<MPI_Request>& requests, const char* what) {
+  constexpr timespec kPause{0, 200 * 1000};  // 0.2 ms: short against a step's milliseconds
+  for (int done = 0;;) {
+    check(MPI_Testall(int(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE), what);
+    if (done) return;
+    nanosleep(&kPause, nullptr);
+  }
+}
+
 int count_of(size_t bytes) {
   if (bytes > size_t(INT_MAX))
     throw std::runtime_error("MPI: a message of " + std::to_string(bytes) +
                              " bytes is beyond what one collective moves (2 GiB)");
   return int(bytes);
 }
+
+// The tag of a gather's messages: on the share's own communicator, nothing else is sent.
+constexpr int kGatherTag = 1;
 
 class MpiShare final : public scalea::overheads::Share {
  public:
@@ -49,32 +65,41 @@ class MpiShare final : public scalea::overheads::Share {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
+  // The sizes by a gather, then each process's bytes straight into rank 0's part for it.
   std::vector<std::vector<char>> gather(const std::vector<char>& mine) override {
     int count = count_of(mine.size());
-    std::vector<int> counts(rank_ == 0 ? size_ : 0), offsets(counts.size(), 0);
-    check(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_), "MPI_Gather");
-    std::vector<char> all;
-    if (rank_ == 0) {
-      size_t total = std::accumulate(counts.begin(), counts.end(), size_t(0));
-      count_of(total);
-      for (int r = 1; r < size_; ++r)
-        offsets[size_t(r)] = offsets[size_t(r) - 1] + counts[size_t(r) - 1];
-      all.resize(total);
+    std::vector<int> counts(rank_ == 0 ? size_ : 0);
+    std::vector<MPI_Request> requests(1);
+    check(MPI_Igather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_, &requests[0]),
+          "MPI_Igather");
+    wait_all(requests, "MPI_Igather");
+    if (rank_ != 0) {
+      check(MPI_Isend(mine.data(), count, MPI_BYTE, 0, kGatherTag, comm_, &requests[0]),
+            "MPI_Isend");
+      wait_all(requests, "MPI_Isend");
+      return {};
     }
-    check(MPI_Gatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), offsets.data(),
-                      MPI_BYTE, 0, comm_),
-          "MPI_Gatherv");
-    std::vector<std::vector<char>> out(counts.size());
-    for (size_t r = 0; r < counts.size(); ++r)
-      out[r].assign(all.begin() + offsets[r], all.begin() + offsets[r] + counts[r]);
+    std::vector<std::vector<char>> out(static_cast<size_t>(size_));
+    out[0] = mine;
+    requests.assign(size_t(size_) - 1, MPI_REQUEST_NULL);
+    for (int r = 1; r < size_; ++r) {
+      out[size_t(r)].resize(size_t(counts[size_t(r)]));
+      check(MPI_Irecv(out[size_t(r)].data(), counts[size_t(r)], MPI_BYTE, r, kGatherTag, comm_,
+                      &requests[size_t(r) - 1]),
+            "MPI_Irecv");
+    }
+    wait_all(requests, "MPI_Irecv");
     return out;
   }
 
   std::vector<char> broadcast(const std::vector<char>& bytes) override {
     int count = rank_ == 0 ? count_of(bytes.size()) : 0;
-    check(MPI_Bcast(&count, 1, MPI_INT, 0, comm_), "MPI_Bcast");
+    std::vector<MPI_Request> requests(1);
+    check(MPI_Ibcast(&count, 1, MPI_INT, 0, comm_, &requests[0]), "MPI_Ibcast");
+    wait_all(requests, "MPI_Ibcast");
     std::vector<char> out = rank_ == 0 ? bytes : std::vector<char>(size_t(count));
-    check(MPI_Bcast(out.data(), count, MPI_BYTE, 0, comm_), "MPI_Bcast");
+    check(MPI_Ibcast(out.data(), count, MPI_BYTE, 0, comm_, &requests[0]), "MPI_Ibcast");
+    wait_all(requests, "MPI_Ibcast");
     return out;
   }
 

@@ -55,6 +55,23 @@ std::pair<int, std::string> describe_error(std::exception_ptr error, const std::
   }
 }
 
+namespace {
+
+overheads::Share* running = nullptr;
+
+// `share` is running_share() for the scope's life.
+class Running {
+ public:
+  explicit Running(overheads::Share* share) { running = share; }
+  ~Running() { running = nullptr; }
+  Running(const Running&) = delete;
+  Running& operator=(const Running&) = delete;
+};
+
+}  // namespace
+
+overheads::Share* running_share() { return running; }
+
 void run_shared(overheads::Share* share, const std::string& command,
                 const std::function<void()>& body) {
   if (!share) {
@@ -63,6 +80,7 @@ void run_shared(overheads::Share* share, const std::string& command,
   }
   try {
     try {
+      Running scope(share);
       body();
     } catch (const overheads::SharedFailure&) {
       throw;

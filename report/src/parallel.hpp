@@ -31,4 +31,7 @@ std::pair<int, std::string> describe_error(std::exception_ptr error, const std::
 void run_shared(overheads::Share* share, const std::string& command,
                 const std::function<void()>& body);
 
+// The processes run_shared is running `body` on now, or null (no share, or outside run_shared).
+overheads::Share* running_share();
+
 }  // namespace scalea::cli

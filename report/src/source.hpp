@@ -7,14 +7,21 @@
 
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/experiment.hpp"
+#include "scalea/overheads/share.hpp"
+
+#include "parallel.hpp"
 
 namespace scalea::cli {
 
 class Source {
  public:
   Source() = default;  // no experiment: empty()
+  // Under mpirun (run_shared), the processes open the experiment together: each its block of
+  // files (docs/drg.md, "The analysis as an MPI program"). Every process must then make the
+  // same Sources in the same order.
   explicit Source(const std::string& dir, const drg::LoadOptions& options = {})
-      : files_(std::make_unique<drg::RankFiles>(dir, options)),
+      : team_(team_of_running_share()),
+        files_(std::make_unique<drg::RankFiles>(dir, options, team_.get())),
         tree_(std::make_unique<drg::MergedTree>(*files_)) {}
 
   bool empty() const { return !tree_; }
@@ -23,7 +30,14 @@ class Source {
   const drg::Experiment& experiment() const { return tree_->experiment(); }
 
  private:
-  std::unique_ptr<drg::RankFiles> files_;  // the tree reads it: both stay where they are
+  static std::unique_ptr<drg::Team> team_of_running_share() {
+    overheads::Share* share = running_share();
+    return share ? std::make_unique<drg::Team>(overheads::team_of(*share)) : nullptr;
+  }
+
+  // Each stays where it is: the files keep the team, the tree keeps the files.
+  std::unique_ptr<drg::Team> team_;
+  std::unique_ptr<drg::RankFiles> files_;
   std::unique_ptr<drg::MergedTree> tree_;
 };
 

@@ -570,8 +570,10 @@ Builder random_ranks() {
         uint32_t parent = nodes[rnd(nodes.size())];
         uint32_t region = regions[rnd(regions.size())];
         double visits = rnd(5) == 0 ? 0 : double(1 + rnd(9));
+        double time = double(rnd(400)) + 0.5;
+        // time_sumsq: a column of floating-point numbers, whose sums depend on their order.
         nodes.push_back(b.node(t, parent, region,
-                               {{"time", double(rnd(400)) + 0.5}, {"visits", visits},
+                               {{"time", time}, {"time_sumsq", time * time * 0.1}, {"visits", visits},
                                 {"wait", double(rnd(50))}, {"fork", double(rnd(5))},
                                 {"join", double(rnd(5))}, {"team_size", double(rnd(2) * 3)},
                                 {"task_exec", double(rnd(3))}, {"iterations", double(rnd(100))}}));
@@ -579,6 +581,31 @@ Builder random_ranks() {
     }
   }
   return b;
+}
+
+// The file name of rank file i of an experiment RankFilesOnDisk wrote.
+std::string rank_file_name(size_t i) {
+  char name[32];
+  std::snprintf(name, sizeof name, "rank-%06zu.sdrg", i);
+  return name;
+}
+
+// The two trees are the same node for node, with the same values bit for bit.
+void expect_same_tree(const drg::MergedTree& a, const drg::MergedTree& b) {
+  ASSERT_EQ(a.nodes().size(), b.nodes().size());
+  for (uint32_t n = 0; n < a.nodes().size(); ++n) {
+    EXPECT_EQ(a.node(n).parent, b.node(n).parent);
+    EXPECT_EQ(a.node(n).region, b.node(n).region);
+    EXPECT_EQ(a.node(n).children, b.node(n).children);
+    EXPECT_EQ(a.holders(n), b.holders(n));
+    for (int m = 0; m < int(a.experiment().metric_count()); ++m) {
+      EXPECT_EQ(a.sum(n, m), b.sum(n, m)) << a.experiment().metrics[size_t(m)];
+      EXPECT_EQ(a.max(n, m), b.max(n, m));
+      EXPECT_EQ(a.min(n, m), b.min(n, m));
+    }
+  }
+  EXPECT_EQ(a.experiment().threads.size(), b.experiment().threads.size());
+  EXPECT_EQ(a.experiment().regions.size(), b.experiment().regions.size());
 }
 
 // Every number of the two analyses is the same, bit for bit.
@@ -758,8 +785,11 @@ TEST(Classify, SharedAmongProcessesGivesTheSerialNumbers) {
     SCOPED_TRACE(std::to_string(size) + " processes");
     ThreadJob job(size);
     std::vector<Analysis> shared = job.run<Analysis>([&](Share& share) {
-      drg::RankFiles own_files(disk.dir);  // a process of its own reads the files itself
+      // A process of its own opens its block of the files itself, the others theirs.
+      drg::Team team = team_of(share);
+      drg::RankFiles own_files(disk.dir, {}, &team);
       drg::MergedTree own_tree(own_files);
+      expect_same_tree(own_tree, tree);
       Options mine = options;
       mine.share = &share;
       Analysis a = classify(own_tree, &own_tree, mine);
@@ -768,6 +798,107 @@ TEST(Classify, SharedAmongProcessesGivesTheSerialNumbers) {
     });
     for (const Analysis& a : shared) expect_same_numbers(a, serial);
   }
+}
+
+// Opened together, each process reads its block of the rank files only (and the definitions).
+TEST(Share, EachProcessOpensItsBlockOfFilesOnly) {
+  Builder b = random_ranks();
+  RankFilesOnDisk disk(b.experiment());
+  const size_t files = drg::RankFiles(disk.dir).files();
+  ThreadJob job(4);
+  std::vector<std::set<std::string>> read = job.run<std::set<std::string>>([&](Share& share) {
+    std::set<std::string> names;
+    auto reader = [&](const std::string& path) {
+      names.insert(std::filesystem::path(path).filename().string());
+      std::ifstream in(path, std::ios::binary);
+      return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+    };
+    drg::Team team = team_of(share);
+    drg::RankFiles own_files(disk.dir, {}, reader, &team);
+    drg::MergedTree own_tree(own_files);
+    finish(share);
+    return names;
+  });
+  for (int rank = 0; rank < 4; ++rank) {
+    std::set<std::string> expected = {"meta.json", "definitions.sdrg"};
+    auto [first, last] = file_block(files, rank, 4);
+    for (size_t f = first; f < last; ++f) expected.insert(rank_file_name(f));
+    EXPECT_EQ(read[size_t(rank)], expected) << "rank " << rank;
+  }
+}
+
+// Sums of whole numbers beyond 2^53 round at each addition, so adding them by blocks would differ
+// from adding them one after the other: the tree is then made from every file, as serially.
+TEST(Share, WholeNumberSumsBeyondExactnessAreAddedInFileOrder) {
+  Builder b;
+  const uint32_t work = b.region(RegionKind::User, "work");
+  for (int rank = 0; rank < 6; ++rank) {
+    uint32_t t = b.thread(true, 10, rank);
+    // 2^53 + 1 rounds to 2^53 serially, each time; the 1s of a block add up to 3 first.
+    b.node(t, 0, work, {{"time", 5}, {"visits", rank == 0 ? 9007199254740992.0 : 1.0}});
+  }
+  RankFilesOnDisk disk(b.experiment());
+  drg::RankFiles files(disk.dir);
+  drg::MergedTree tree(files);
+  const int visits = files.definitions().metric("visits");
+  ASSERT_EQ(tree.sum(1, visits), 9007199254740992.0);
+  ThreadJob job(2);
+  job.run<int>([&](Share& share) {
+    drg::Team team = team_of(share);
+    drg::RankFiles own_files(disk.dir, {}, &team);
+    drg::MergedTree own_tree(own_files);
+    expect_same_tree(own_tree, tree);
+    finish(share);
+    return 0;
+  });
+}
+
+// Rank files with definitions of their own (regions unified in file order) are opened whole by
+// every process, and the tree is the serial one.
+TEST(Share, FilesWithTheirOwnDefinitionsAreOpenedWholeByEveryProcess) {
+  Builder b = random_ranks();
+  RankFilesOnDisk disk(b.experiment());
+  std::filesystem::remove_all(disk.dir);
+  drg::write_experiment(b.experiment(), disk.dir, false);
+  drg::RankFiles files(disk.dir);
+  drg::MergedTree tree(files);
+  ThreadJob job(3);
+  std::vector<size_t> opened = job.run<size_t>([&](Share& share) {
+    drg::Team team = team_of(share);
+    drg::RankFiles own_files(disk.dir, {}, &team);
+    drg::MergedTree own_tree(own_files);
+    expect_same_tree(own_tree, tree);
+    finish(share);
+    return own_files.block().second - own_files.block().first;
+  });
+  for (size_t n : opened) EXPECT_EQ(n, files.files());
+}
+
+// Opened together, the error is the one of the first bad file in file order, on every process,
+// as when one process opens every file.
+TEST(Share, OpeningTogetherFailsAtTheFirstBadFile) {
+  Builder b = random_ranks();
+  RankFilesOnDisk disk(b.experiment());
+  for (size_t bad : {size_t(1), size_t(4)})  // in the blocks of rank 0 and rank 2 of 3
+    std::filesystem::resize_file(disk.dir + "/" + rank_file_name(bad), 10);
+  std::string serial;
+  try {
+    drg::RankFiles files(disk.dir);
+  } catch (const drg::LoadError& e) {
+    serial = e.what();
+  }
+  ASSERT_NE(serial.find(rank_file_name(1)), std::string::npos) << serial;
+  ThreadJob job(3);
+  std::vector<std::string> seen = job.run<std::string>([&](Share& share) -> std::string {
+    drg::Team team = team_of(share);
+    try {
+      drg::RankFiles files(disk.dir, {}, &team);
+    } catch (const drg::LoadError& e) {
+      return e.what();
+    }
+    return "opened";
+  });
+  for (const std::string& s : seen) EXPECT_EQ(s, serial);
 }
 
 // A process that fails takes part in the step the others are at: every process learns its status

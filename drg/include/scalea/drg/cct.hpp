@@ -90,6 +90,9 @@ class MergedTree {
   // maps: the analysis's later passes read only the others again (at 1,024 ranks x 16 threads x
   // 500 paths, each reading of every file is a sixth of the report's time). The budget is the
   // process's, shared by every tree alive (a run and its reference, the two runs of a diff).
+  // Files opened by a team (RankFiles::team()): each process reads its block and rank 0 merges
+  // the blocks' trees in file order (merge_blocks), so that every process has the tree of one
+  // process reading every file, node for node and bit for bit; only its block's files are kept.
   explicit MergedTree(const RankFiles& files, size_t keep_bytes = kKeepBytes);
   static constexpr size_t kKeepBytes = size_t(768) << 20;
   ~MergedTree();
@@ -140,6 +143,22 @@ class MergedTree {
   void add(const ThreadTree& t, std::vector<uint32_t>& map);
   // The same for a thread whose call paths are all in the tree already.
   void map_thread(const ThreadTree& t, std::vector<uint32_t>& map) const;
+  // The node for call path (parent, region), made when it is new.
+  uint32_t child(uint32_t parent, uint32_t region);
+  // Folds files [first, last) into the tree, keeping those that fit in `keep_bytes`. `replayed`,
+  // when given, records the additions to the sums of the columns that are not whole numbers
+  // (merge_blocks).
+  void read_files(size_t first, size_t last, size_t keep_bytes, ByteWriter* replayed);
+  // The team's blocks' trees merged in file order (see the constructor); false when the sums of
+  // whole numbers could not be added exactly in blocks (every process reads every file then).
+  bool merge_blocks(const Team& team, ByteWriter& replayed);
+  // Rank 0: merges the tree of a later block (its part of merge_blocks' step).
+  void merge_block(ByteReader& in);
+  // Whether every sum of a column of whole numbers is below 2^53 and none is of a negative
+  // number: then every partial sum was exact, and adding them in blocks gave the serial sums.
+  bool whole_sums_exact() const;
+  // Starts over empty, giving back what the tree kept.
+  void clear();
   // Every thread of the run with its map, in order: per_thread and per_rank over the files.
   void for_each_thread(const std::function<void(uint32_t, const ThreadTree&,
                                                 const std::vector<uint32_t>&)>& f) const;
@@ -153,6 +172,8 @@ class MergedTree {
   std::vector<size_t> holders_;
   std::vector<double> sum_, min_, max_;
   std::vector<uint32_t> file_first_;  // read by file: each file's first thread, then the count
+  // Read by file: the metric columns whose sums merge_blocks replays (not unsigned integers).
+  std::vector<size_t> replayed_columns_;
   // Read by file: the threads and maps of the files kept in memory (empty for the others).
   std::vector<std::vector<ThreadTree>> kept_;
   std::vector<std::vector<std::vector<uint32_t>>> kept_maps_;

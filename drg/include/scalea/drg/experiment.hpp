@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scalea/drg/team.hpp"
 #include "scalea/format.hpp"
 
 namespace scalea::drg {
@@ -126,10 +127,19 @@ Experiment load_experiment(const std::string& dir, const LoadOptions& options,
 // those load_experiment gives, file by file: settling the regions needs every thread's calling
 // contexts, so opening reads every file once, and once more for each step of the settling that
 // observes them (docs/drg.md). Throws LoadError as load_experiment does.
+//
+// Opened by a team of processes (`team` not null, with more than one process), each process checks
+// and parses its block of the files only (file_block) and observes its block for the settling;
+// rank 0 combines the blocks in file order, so every process ends with the definitions of one
+// process that opened every file, and the first error in file order. An experiment whose rank
+// files bring definitions of their own (regions unified in file order) is opened whole by every
+// process. `team` must outlive the RankFiles.
 class RankFiles {
  public:
-  explicit RankFiles(const std::string& dir, const LoadOptions& options = {});
-  RankFiles(const std::string& dir, const LoadOptions& options, const FileReader& read);
+  explicit RankFiles(const std::string& dir, const LoadOptions& options = {},
+                     const Team* team = nullptr);
+  RankFiles(const std::string& dir, const LoadOptions& options, const FileReader& read,
+            const Team* team = nullptr);
   ~RankFiles();
   RankFiles(RankFiles&&) noexcept;
 
@@ -140,6 +150,12 @@ class RankFiles {
   size_t files() const;
   // The threads of rank file i (in meta.json's order), as load_experiment holds them.
   std::vector<ThreadTree> threads(size_t i) const;
+  // How many threads rank file i holds, without reading it.
+  size_t threads_in(size_t i) const;
+  // The team that opened the files, or null when one process did.
+  const Team* team() const;
+  // The files [first, last) this process opened: all of them without a team.
+  std::pair<size_t, size_t> block() const;
 
  private:
   struct Impl;

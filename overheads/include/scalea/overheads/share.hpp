@@ -14,6 +14,10 @@
 #include <utility>
 #include <vector>
 
+namespace scalea::drg {
+struct Team;  // scalea/drg/team.hpp
+}
+
 namespace scalea::overheads {
 
 class Share {
@@ -35,16 +39,17 @@ struct SharedFailure : std::runtime_error {
   int status;
 };
 
-// The files [first, last) of `files` that process `rank` of `size` analyses: contiguous blocks in
-// file order, the first ones one file larger. Processes beyond the number of files get none.
+// The files [first, last) of `files` that process `rank` of `size` analyses: the blocks the
+// processes opened the experiment by (drg::file_block).
 std::pair<size_t, size_t> file_block(size_t files, int rank, int size);
 
 // One step of the shared analysis, the only way the processes talk: every process gives its part
 // (or its failure), rank 0 makes the result from all parts (`combine`, called with them in rank
 // order), and every process gets it. When a process failed, every process throws SharedFailure
-// with the failure of the lowest rank instead. `mine` is this process's part.
+// with the failure of the lowest rank instead. `mine` is this process's part (moved in, where
+// it is large, to save a copy).
 using Combine = std::function<std::vector<char>(std::vector<std::vector<char>>& parts)>;
-std::vector<char> step(Share& share, const std::vector<char>& mine, const Combine& combine);
+std::vector<char> step(Share& share, std::vector<char> mine, const Combine& combine);
 
 // This process failed (`status`, `message`): it takes part in the step the others are at, so every
 // process learns it, and throws SharedFailure.
@@ -52,5 +57,9 @@ std::vector<char> step(Share& share, const std::vector<char>& mine, const Combin
 
 // The last step: every process got here without failing (else SharedFailure).
 void finish(Share& share);
+
+// The processes of `share` as drg opens an experiment with them: its steps are step() above.
+// `share` must outlive the team.
+drg::Team team_of(Share& share);
 
 }  // namespace scalea::overheads
