@@ -107,7 +107,7 @@ if [ "$kind" = address ]; then
   exclude='Gcc\.|Compensation|Calibrate|faults\.segv|PlantedPageFaults|ScratchPageFaults|SerialWithReference|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|preload\.setuid|run\.heap'
   if [ "$subset" = ci ]; then
     # CI: unit tests, the loader corpus, bad input, faults, loads and one of each integration area.
-    # cli.deep_tree.100000 takes 2.5 min under ASan; cli.deep_tree.1000 runs the same code.
+    # cli.deep_tree.100000 takes 2.5 min under ASan; cli.deep_tree.300 runs the same code.
     exclude="$exclude|omp19\.|study\.Study\.|export\.html|apps_|load\.(tasks1m|threads64)|consumer\."
     exclude="$exclude|cli\.deep_tree\.100000"
   fi
