@@ -234,7 +234,7 @@ struct NodePlan {
   // The region's rules for each part of a PE's time, looked up once.
   const Rule *wait = nullptr, *fork_join = nullptr, *partial_wait = nullptr, *serial_wait = nullptr,
              *exclusive = nullptr, *idle_root = nullptr, *root_late = nullptr,
-             *root_not_in_team = nullptr;
+             *root_not_in_team = nullptr, *root_startup = nullptr;
   // PEs that ran the region for less than its wall time, and PEs that did not run it.
   const Rule *shorter = nullptr, *not_ran_one = nullptr, *not_ran_some = nullptr;
 };
@@ -254,6 +254,7 @@ struct RunFacts : PeSplit {
     double not_in_team = 0;  // s, the initial thread's outermost parallel regions it did not run
     double late = 0;         // s, those it ran, less its own time in them
     double serial = 0;  // s, the initial thread's time outside parallel regions, once it existed
+    double startup = 0;  // s, the part of that time the initial thread was in MPI start-up calls
   };
   // Exclusive cache misses per level (L1, L2, L3) per node, when the run has the counters.
   std::array<bool, 3> has_misses{};
@@ -338,6 +339,15 @@ struct BatchTimes {
   std::vector<double> rest, incl;
   BatchTimes(const drg::Experiment& e, const drg::ThreadBatch& b, const Workers& workers);
 };
+
+// A rank's time in MPI start-up calls (MPI_Init, MPI_Init_thread; MPI_Finalize) on its initial
+// thread, outside parallel regions: its other threads cannot work meanwhile.
+struct MpiStartupTimes {
+  double init = 0, finalize = 0;  // s
+};
+// Per rank of the batch (measure.cpp); ranks without such calls are not listed.
+std::map<int, MpiStartupTimes> mpi_startup_times(const drg::Experiment& e, const Columns& c,
+                                                 const drg::ThreadBatch& b, const BatchTimes& bt);
 
 // The part of a thread's member order (member_order) that falls in merged nodes [lo, hi).
 inline std::pair<const uint32_t*, const uint32_t*> in_range(const std::vector<uint32_t>& order,

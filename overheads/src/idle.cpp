@@ -18,7 +18,7 @@ struct IdleInfo {
   const Rule* not_ran = nullptr;
   // For PEs that ran it for less than its wall time.
   const Rule *before_start = nullptr, *launch_skew = nullptr, *runtime_start = nullptr,
-             *smaller_team = nullptr, *fork = nullptr, *shorter = nullptr;
+             *smaller_team = nullptr, *fork = nullptr, *shorter = nullptr, *mpi_startup = nullptr;
 };
 
 std::vector<IdleInfo> idle_info(const MergedTree& t, const RunFacts& f) {
@@ -37,6 +37,7 @@ std::vector<IdleInfo> idle_info(const MergedTree& t, const RunFacts& f) {
     in.runtime_start = find_rule(r.kind, sub, Part::IdleRuntimeStart);
     in.smaller_team = find_rule(r.kind, sub, Part::IdleSomeRan);
     in.fork = find_rule(r.kind, sub, Part::IdleFork);
+    in.mpi_startup = find_rule(r.kind, sub, Part::IdleMpiStartup);
     in.shorter = pl.shorter;
   }
   return info;
@@ -66,6 +67,9 @@ class IdleWalk {
         starts_(starts),
         reached_(run.nodes().size(), 0),
         mpi_ranks_(mpi_ranks) {}
+
+  // The MPI start-up times of the ranks of the threads to follow (mpi_startup_times).
+  void set_startup(const std::map<int, MpiStartupTimes>& startup) { startup_ = &startup; }
 
   // Follows thread `th` (its merged map, its nodes' inclusive times) from now on: its children
   // lists, to walk the paths it only holds.
@@ -148,6 +152,13 @@ class IdleWalk {
  private:
   bool entered(uint32_t tn) const { return e_.value(*th_, tn, c_.visits) > 0; }
 
+  // The current thread's rank's time in MPI_Init, when the thread is not the initial one.
+  double init_time() const {
+    if (!startup_ || (th_->flags & format::kThreadInitial)) return 0;
+    auto it = startup_->find(th_->rank);
+    return it == startup_->end() ? 0 : it->second.init;
+  }
+
   // A PE that entered the region and left early.
   void add_entered(uint32_t tn, uint32_t n, Buckets& b) const {
     const drg::Region& r = run_.region_of(n);
@@ -160,9 +171,11 @@ class IdleWalk {
         return;
       }
       // A thread that did not exist yet: serial code ran, or a smaller team, or the runtime was
-      // starting.
+      // starting. Its rank's MPI_Init is counted in the serial part (it comes first in a program).
       std::array<double, 3> part = starts_.split(th_->rank, th_->thread, idle);
-      b.add(in.before_start, part[0]);
+      double startup = std::min(part[0], init_time());
+      b.add(in.mpi_startup, startup);
+      b.add(in.before_start, part[0] - startup);
       b.add(in.smaller_team, part[1]);
       b.add(in.runtime_start, part[2]);
       return;
@@ -192,6 +205,7 @@ class IdleWalk {
   const Columns& c_;
   const std::vector<IdleInfo>& info_;
   const ThreadStarts& starts_;
+  const std::map<int, MpiStartupTimes>* startup_ = nullptr;
   std::vector<uint64_t> reached_;  // per merged node: the last call that reached it
   uint64_t calls_ = 0;
   bool mpi_ranks_ = false, skewed_rank_ = false;
@@ -257,8 +271,10 @@ Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p
   };
   fold_batches(t, share, out, no_idle, [&](const drg::ThreadBatch& batch, Totals& into) {
     BatchTimes bt(e, batch, workers);
+    const std::map<int, MpiStartupTimes> startup = mpi_startup_times(e, c, batch, bt);
     workers.run([&](unsigned w) {
       IdleWalk idle(t, c, info, starts, mpi_ranks);
+      idle.set_startup(startup);
       std::vector<double> noise_below_node, events_below_node;
       std::vector<uint32_t> member;
       for (uint32_t i = 0; i < batch.count; ++i) {

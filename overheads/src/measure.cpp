@@ -89,6 +89,7 @@ NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
   pl.idle_root = find_rule(r.kind, sub, Part::IdleRoot);
   pl.root_late = find_rule(r.kind, sub, Part::RootLate);
   pl.root_not_in_team = find_rule(r.kind, sub, Part::RootNotInTeam);
+  pl.root_startup = find_rule(r.kind, sub, Part::IdleMpiStartup);
   pl.collective = r.kind == RegionKind::Mpi && r.subkind == uint16_t(format::MpiClass::Collective);
   // One rank: no partner to wait for, whatever the message model made of the call's time.
   if (one_rank && r.kind == RegionKind::Mpi) {
@@ -158,11 +159,38 @@ const Rule* exclusive_rule(const NodePlan& pl, const drg::ThreadTree& th) {
   return pl.exclusive;
 }
 
+}  // namespace
+
+std::map<int, MpiStartupTimes> mpi_startup_times(const drg::Experiment& e, const Columns& c,
+                                                 const drg::ThreadBatch& b, const BatchTimes& bt) {
+  std::map<int, MpiStartupTimes> out;
+  std::vector<char> inside;  // per node: in a parallel region or a start-up call
+  for (uint32_t i = 0; i < b.count; ++i) {
+    const drg::ThreadTree& th = b.threads[i];
+    if (!(th.flags & format::kThreadInitial)) continue;
+    const double* incl = bt.incl.data() + bt.first[i];
+    inside.assign(th.size(), 0);
+    MpiStartupTimes times;
+    for (uint32_t tn = 1; tn < th.size(); ++tn) {
+      const drg::Region& r = e.regions[th.region[tn]];
+      bool startup = rule_subkind(r) == kMpiStartup;
+      inside[tn] = inside[th.parent[tn]] || startup || r.kind == RegionKind::Parallel;
+      if (!startup || inside[th.parent[tn]] || e.value(th, tn, c.visits) <= 0) continue;
+      (r.name == "MPI_Finalize" ? times.finalize : times.init) += incl[tn];
+    }
+    if (times.init > 0 || times.finalize > 0) out[th.rank] = times;
+  }
+  return out;
+}
+
+
+namespace {
 // Where a thread that is not its rank's initial one was while outside every region (its time at
 // the program root): during the initial thread's outermost parallel regions, those it did not run
 // (a smaller team) and those it ran, the time it was not in them (late after the fork, early
-// before the join); the rest of the initial thread's time is serial code. Per thread of the batch
-// (every thread of a rank is in the same batch).
+// before the join); while the initial thread was in MPI start-up calls; the rest of the initial
+// thread's time is serial code. Per thread of the batch (every thread of a rank is in the same
+// batch).
 void root_parts(const MergedTree& t, const Columns& c, const drg::ThreadBatch& b,
                 const BatchTimes& bt, const ThreadStarts& starts, const RunFacts& f,
                 std::vector<RunFacts::RootIdle>& root_idle) {
@@ -173,6 +201,7 @@ void root_parts(const MergedTree& t, const Columns& c, const drg::ThreadBatch& b
     if (b.threads[i].flags & format::kThreadInitial) initial.emplace(b.threads[i].rank, i);
   std::vector<double> worker_time(t.nodes().size(), -1);  // per merged node, scratch
   std::vector<char> in_parallel;
+  const std::map<int, MpiStartupTimes> startup = mpi_startup_times(e, c, b, bt);
   for (const auto& [rank, mi] : initial) {
     const drg::ThreadTree& m = b.threads[mi];
     const std::vector<uint32_t>& m_merged = b.merged[mi];
@@ -204,9 +233,17 @@ void root_parts(const MergedTree& t, const Columns& c, const drg::ThreadBatch& b
         else ri.not_in_team += time;
       }
       for (uint32_t tn = 1; tn < w.size(); ++tn) worker_time[merged[tn]] = -1;
-      // The serial code before the thread existed is counted at the root's idle PEs.
+      // The serial code before the thread existed is counted at the root's idle PEs (idle.cpp),
+      // and so is the part of MPI_Init that fits in it; the rest of the start-up calls' time
+      // is here.
       double before = std::max(0.0, f.stats[0].time_max - incl[0]);
-      ri.serial = std::max(0.0, serial - starts.split(w.rank, w.thread, before)[0]);
+      double before_serial = starts.split(w.rank, w.thread, before)[0];
+      ri.serial = std::max(0.0, serial - before_serial);
+      if (auto su = startup.find(rank); su != startup.end()) {
+        double init_before = std::min(su->second.init, before_serial);
+        ri.startup = std::min(ri.serial, su->second.init - init_before + su->second.finalize);
+        ri.serial -= ri.startup;
+      }
     }
   }
 }
@@ -340,6 +377,9 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
           left -= part;
           part = std::min(left, ri.late);
           bk.add(pl.root_late, part);
+          left -= part;
+          part = std::min(left, ri.startup);
+          bk.add(pl.root_startup, part);
           left -= part;
           bk.add(rule, std::min(left, ri.serial));
           continue;

@@ -113,6 +113,13 @@ const std::vector<Rule> kRules = {
     {"program.launch_skew", k(K::Program), -1, Part::IdleLaunchSkew, false, CP, "startup",
      "C += T_p - t_i for the initial thread of an MPI rank",
      "ranks started later than the first one (launch skew)"},
+    {"program.mpi_startup", k(K::Program), -1, Part::IdleMpiStartup, false, CP, "startup",
+     "C += the part of a non-initial thread's idle time at the root (before it existed, or "
+     "outside every region) in which its rank's initial thread was in MPI_Init, MPI_Init_thread "
+     "or MPI_Finalize outside parallel regions: MPI_Init's time first from before the thread "
+     "existed, MPI_Finalize's from after",
+     "the other threads of a rank wait while it starts or ends MPI; those calls' own rows count "
+     "the same PE-time as start-up (mpi.startup.skew), not as serial code"},
 
     // ---- loss of parallelism ----
     {"any.unparallelized", kAnyKind, -1, Part::IdleOneRan, false, LP, "unparallelized",
@@ -235,8 +242,9 @@ std::string rule_table_markdown() {
                                      "idle (in a task)",
                                      "idle (runtime starting)",
                                      "idle thread root (late in its regions)",
-                                     "idle thread root (not in the team)"};
-  static_assert(sizeof part_names / sizeof *part_names == size_t(Part::RootNotInTeam) + 1,
+                                     "idle thread root (not in the team)",
+                                     "idle (rank in MPI start-up)"};
+  static_assert(sizeof part_names / sizeof *part_names == size_t(Part::IdleMpiStartup) + 1,
                 "a name for every Part");
   std::string out =
       "| rule | region | part | class | formula (PE-time) | reason |\n"
@@ -272,7 +280,7 @@ const Rule* find_rule_slow(format::RegionKind kind, uint16_t subkind, Part part)
   return any;
 }
 // Subkinds: the MPI classes and kMpiStartup (the largest); parts: the Part enum.
-constexpr int kSubkinds = kMpiStartup + 1, kParts = int(Part::RootNotInTeam) + 1;
+constexpr int kSubkinds = kMpiStartup + 1, kParts = int(Part::IdleMpiStartup) + 1;
 }  // namespace
 
 const Rule* find_rule(format::RegionKind kind, uint16_t subkind, Part part) {

@@ -40,6 +40,8 @@ enum class Part {
                   // initial thread was in them (it started after the fork, ended before the join)
   RootNotInTeam,  // program on a non-initial thread: while the initial thread ran parallel
                   // regions this thread was not part of (a smaller team)
+  IdleMpiStartup,  // program on a non-initial thread: idle (before it existed, or outside every
+                   // region) while its rank's initial thread was in MPI_Init or MPI_Finalize
 };
 
 // MPI_Init, MPI_Init_thread and MPI_Finalize are management calls in the files (format::MpiClass);
