@@ -474,6 +474,33 @@ TEST(Classify, TheFirstForkStartingTheRuntimeIsAllStartup) {
   EXPECT_NEAR(sub(a.regions[0], "loss_of_parallelism.unparallelized"), (10 + 36) / 2.0, 1e-9);
 }
 
+TEST(Classify, ThreadsIdleInTheirRanksMpiStartupAreStartupNotSerialCode) {
+  // 100 ms: MPI_Init_thread 30 ms, 5 ms of serial code, a parallel region of 40 ms whose fork
+  // created the worker at 35 ms, 5 ms of serial code, MPI_Finalize 20 ms. The worker did not exist
+  // during MPI_Init_thread and idled at its root during MPI_Finalize: start-up, as those calls'
+  // own rows count it, not serial code; only the 5 + 5 ms of real serial code are loss.
+  Builder b;
+  b.experiment().meta = {
+      {"openmp", {{"runtime_init_s", 0.035}, {"init_by_fork", true}}},
+      {"affinity", {{"threads", {{{"index", 0}, {"created_s", nullptr}}, {{"index", 1}, {"created_s", 0.035}}}}}}};
+  uint32_t init = b.region(RegionKind::Mpi, "MPI_Init_thread");
+  uint32_t par = b.region(RegionKind::Parallel, "par");
+  uint32_t fin = b.region(RegionKind::Mpi, "MPI_Finalize");
+  uint32_t t0 = b.thread(true, 100), t1 = b.thread(false, 65);
+  b.node(t0, 0, init, {{"time", 30}, {"visits", 1}});
+  b.node(t0, 0, par, {{"time", 40}, {"team_size", 2}, {"visits", 1}});
+  b.node(t0, 0, fin, {{"time", 20}, {"visits", 1}});
+  b.node(t1, 0, par, {{"time", 40}, {"visits", 1}});
+  drg::MergedTree t(b.experiment());
+  Analysis a = classify(t, nullptr);
+  expect_identity(a);
+  const auto& root = a.regions[0];
+  // The calls' own 30 + 20 ms on the initial thread and the worker's 30 + 20 ms beside them.
+  EXPECT_NEAR(sub(root, "control_of_parallelism.startup"), (50 + 50) / 2.0, 1e-9);
+  EXPECT_NEAR(sub(root, "loss_of_parallelism.unparallelized"), (5 + 5) / 2.0, 1e-9);
+  EXPECT_NEAR(sub(find(t, a, "MPI_Finalize"), "control_of_parallelism.startup"), (20 + 20) / 2.0, 1e-9);
+}
+
 TEST(Classify, WorkerHoldingOnlyThePathIsIdleInTheSerialPart) {
   // A user region on the master (100 ms): 40 ms serial, then a parallel region of 60 ms in which
   // both threads work 50 ms (fork 5, join 5 on the master; the worker starts 5 ms late and ends
