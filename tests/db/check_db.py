@@ -683,19 +683,35 @@ def do_faults(c):
                     check(PASSWORD.encode() not in data, f"the password is written in {os.path.join(d, f)}")
         n_exp, n_stats = count(c, "experiments"), count(c, "region_stats")
     else:
-        # A read-only file: as root, file permissions do not stop us, so the commands run as nobody.
-        ro = c.path("ro.db")
-        shutil.copy(c.db, ro)
-        os.chmod(ro, 0o444)
+        # A read-only file: as root, file permissions do not stop us, so the commands run as nobody,
+        # on copies in a directory of their own under the temporary directory: nobody may not reach
+        # the build tree (a checkout under /root, mode 700). The command and its SQLite module are
+        # copied too, laid out as in the build (bin/, lib/).
         as_nobody = ["runuser", "-u", "nobody", "--"] if os.getuid() == 0 else []
-        for d in (c.work, os.path.dirname(c.work)):
-            os.chmod(d, 0o755)
-        env = dict(c.env, HOME="/nonexistent")
-        p = run(as_nobody + [c.scalea, "db", "--db", ro, "add", p2], ok=None, env=env)
-        check(p.returncode == 2 and "read-only" in p.stderr and len(p.stderr.strip().split("\n")) == 1,
-              f"a read-only file: {p.returncode}: {p.stderr}")
-        p = run(as_nobody + [c.scalea, "db", "--db", ro, "list"], ok=None, env=env)
-        check(p.returncode == 0 and "imbalance" in p.stdout, f"reading a read-only file: {p.returncode}: {p.stderr}")
+        shared = tempfile.mkdtemp(prefix="scalea-db-ro.")
+        try:
+            os.chmod(shared, 0o755)
+            ro = os.path.join(shared, "ro.db")
+            shutil.copy(c.db, ro)
+            os.chmod(ro, 0o444)
+            exp = shutil.copytree(p2, os.path.join(shared, "exp"))
+            scalea = os.path.join(shared, "bin", "scalea")
+            os.makedirs(os.path.dirname(scalea))
+            os.makedirs(os.path.join(shared, "lib"))
+            shutil.copy2(c.scalea, scalea)
+            shutil.copy2(os.path.join(os.path.dirname(c.scalea), "..", "lib", "libscalea-db-sqlite.so"),
+                         os.path.join(shared, "lib"))
+            for d, dirs, files in os.walk(shared):
+                for name in dirs:
+                    os.chmod(os.path.join(d, name), 0o755)
+            env = dict(c.env, HOME="/nonexistent")
+            p = run(as_nobody + [scalea, "db", "--db", ro, "add", exp], ok=None, env=env)
+            check(p.returncode == 2 and "read-only" in p.stderr and len(p.stderr.strip().split("\n")) == 1,
+                  f"a read-only file: {p.returncode}: {p.stderr}")
+            p = run(as_nobody + [scalea, "db", "--db", ro, "list"], ok=None, env=env)
+            check(p.returncode == 0 and "imbalance" in p.stdout, f"reading a read-only file: {p.returncode}: {p.stderr}")
+        finally:
+            shutil.rmtree(shared, ignore_errors=True)
         # Corrupt files: not a database; a damaged schema page; another application's database; a
         # directory.
         junk = c.path("junk.db")
