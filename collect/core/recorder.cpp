@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <new>
 #include <thread>
 
 #include "log.hpp"
@@ -131,9 +132,13 @@ void PtrMap::grow() {
 
 // ---- per-thread tree ----------------------------------------------------------------------------
 
+Node* ThreadState::new_chunk() {
+  return static_cast<Node*>(::operator new(sizeof(Node) * kChunk));
+}
+
 Node* ThreadState::new_node(Node* parent, uint32_t region) {
-  if (node_count % kChunk == 0) chunks.push_back(new Node[kChunk]);
-  Node* n = node_at(node_count);
+  if (node_count % kChunk == 0) chunks.push_back(new_chunk());
+  Node* n = new (node_at(node_count)) Node();
   n->parent = parent;
   n->region = region;
   n->index = node_count++;
