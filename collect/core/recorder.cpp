@@ -640,7 +640,11 @@ void Recorder::finish(const char* why) {
   snapshot::write_final(*this, why);
   // An event source that writes the experiment itself (the MPI layer, collect/mpi) takes over,
   // and says what was throttled: over all ranks, from rank 0.
-  if (finish_hook_ && finish_hook_(*this, why)) return;
+  if (!finish_hook_ || !finish_hook_(*this, why)) write_and_say(why);
+  release_signal_watcher();
+}
+
+void Recorder::write_and_say(const char* why) {
   say_throttled(throttled_count());
   std::string written, error;
   WriteSummary summary;

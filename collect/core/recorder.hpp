@@ -764,6 +764,8 @@ class Recorder {
                        const char* name, const char* file, int line, const char* function);
   // The id of the region with this identity key, added with `info` when new (mu_ held).
   uint32_t intern_region(std::string key, RegionInfo info);
+  // Writes this process's experiment and says where (finish(), without an event source's hook).
+  void write_and_say(const char* why);
 
   static Recorder& create();
   static std::atomic<Recorder*> instance_;
