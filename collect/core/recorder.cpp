@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <new>
 #include <thread>
 
 #include "log.hpp"
@@ -131,9 +132,13 @@ void PtrMap::grow() {
 
 // ---- per-thread tree ----------------------------------------------------------------------------
 
+Node* ThreadState::new_chunk() {
+  return static_cast<Node*>(::operator new(sizeof(Node) * kChunk));
+}
+
 Node* ThreadState::new_node(Node* parent, uint32_t region) {
-  if (node_count % kChunk == 0) chunks.push_back(new Node[kChunk]);
-  Node* n = node_at(node_count);
+  if (node_count % kChunk == 0) chunks.push_back(new_chunk());
+  Node* n = new (node_at(node_count)) Node();
   n->parent = parent;
   n->region = region;
   n->index = node_count++;
@@ -635,7 +640,11 @@ void Recorder::finish(const char* why) {
   snapshot::write_final(*this, why);
   // An event source that writes the experiment itself (the MPI layer, collect/mpi) takes over,
   // and says what was throttled: over all ranks, from rank 0.
-  if (finish_hook_ && finish_hook_(*this, why)) return;
+  if (!finish_hook_ || !finish_hook_(*this, why)) write_and_say(why);
+  release_signal_watcher();
+}
+
+void Recorder::write_and_say(const char* why) {
   say_throttled(throttled_count());
   std::string written, error;
   WriteSummary summary;

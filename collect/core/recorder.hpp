@@ -235,7 +235,10 @@ struct ThreadState {
   // The scheduler's account when the thread registered and when the run ended (or the thread did).
   SchedStat sched_begin, sched_end;
 
-  // Node storage: chunks never move, so nodes can be shared by pointer with other threads.
+  // Node storage: chunks never move, so nodes can be shared by pointer with other threads. A
+  // chunk's nodes are constructed one by one as they are created (new_node): a chunk is 60 KB,
+  // and constructing it whole wrote its 15 pages at once, page faults every thread paid when it
+  // registered (its root is its first node) for nodes most threads never have.
   std::vector<Node*> chunks;
   uint32_t node_count = 0;
   PtrMap children;  // (parent index, region) -> Node*
@@ -265,6 +268,8 @@ struct ThreadState {
   counters::ThreadCounters* ctr = nullptr;  // this thread's event sets (collect/papi), lazily
 
   Node* new_node(Node* parent, uint32_t region);
+  // Storage for kChunk nodes, none constructed.
+  static Node* new_chunk();
   Node* node_at(uint32_t i) const { return &chunks[i / kChunk][i % kChunk]; }
   static constexpr uint32_t kChunk = 256;
 };
@@ -759,6 +764,8 @@ class Recorder {
                        const char* name, const char* file, int line, const char* function);
   // The id of the region with this identity key, added with `info` when new (mu_ held).
   uint32_t intern_region(std::string key, RegionInfo info);
+  // Writes this process's experiment and says where (finish(), without an event source's hook).
+  void write_and_say(const char* why);
 
   static Recorder& create();
   static std::atomic<Recorder*> instance_;

@@ -71,9 +71,18 @@ void on_signal(int sig) {
   die_by(sig);
 }
 
+// What release_signal_watcher() sends the watcher: no signal has the number 0.
+constexpr unsigned char kWatcherDone = 0;
+
 void* watch(void*) {
   unsigned char byte;
   while (read(g_pipe[0], &byte, 1) != 1) {}
+  if (byte == kWatcherDone) {
+    // A handler that passed its recording check before the experiment was written, and wrote its
+    // signal after this, must not wait for a watcher that is gone.
+    g_written.store(true);
+    return nullptr;
+  }
   int sig = byte;
   Recorder& rec = Recorder::get();
   std::string note = std::string("the program was ended by signal ") + strsignal(sig);
@@ -113,6 +122,14 @@ void install_signal_handlers() {
   };
   for (int s : kTerminating) install(s);
   for (int s : kCrashes) install(s);
+}
+
+void release_signal_watcher() {
+  static std::atomic<bool> released{false};
+  if (g_pipe[1] < 0 || released.exchange(true)) return;
+  unsigned char byte = kWatcherDone;
+  // Nothing to do if it fails: the watcher then ends with the process, as before.
+  (void)!write(g_pipe[1], &byte, 1);
 }
 
 }  // namespace scalea::collect

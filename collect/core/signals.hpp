@@ -7,4 +7,8 @@
 namespace scalea::collect {
 // Starts the watcher thread and installs the handlers (once; later calls do nothing).
 void install_signal_handlers();
+// Ends the watcher once the experiment is written: a signal then takes its default action at once
+// (the handler sees that recording is over). The watcher ends in parallel with the rest of the
+// program's exit, instead of being ended by the exit, which waits for the process's last thread.
+void release_signal_watcher();
 }  // namespace scalea::collect

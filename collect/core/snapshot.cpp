@@ -52,7 +52,7 @@ void copy_claimed(ThreadState& src, Copy& c) {
   constexpr uint32_t kChunk = ThreadState::kChunk;
   uint32_t n = src.node_count;
   size_t chunks = (n + kChunk - 1) / kChunk;
-  while (c.st.chunks.size() < chunks) c.st.chunks.push_back(new Node[kChunk]);
+  while (c.st.chunks.size() < chunks) c.st.chunks.push_back(ThreadState::new_chunk());
   c.bases.clear();
   for (size_t k = 0; k < chunks; ++k) {
     uint32_t first = uint32_t(k) * kChunk;
