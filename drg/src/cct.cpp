@@ -251,7 +251,7 @@ bool MergedTree::merge_blocks(const Team& team, ByteWriter& replayed) {
 
 void MergedTree::merge_block(ByteReader& in) {
   const TreeData b = TreeData::read(in);
-  const std::vector<char> replayed = in.get_many<char>();
+  ByteReader additions = in.bytes_in_place();
   const size_t nm = e_->metric_count();
   std::vector<char> is_replayed(nm, 0);
   for (size_t k : replayed_columns_) is_replayed[k] = 1;
@@ -274,7 +274,6 @@ void MergedTree::merge_block(ByteReader& in) {
     }
   }
   // The block's additions to the other sums, in the order its threads made them.
-  ByteReader additions(replayed);
   while (!additions.done()) {
     const size_t at = size_t(to.at(additions.get<uint32_t>())) * nm;
     for (size_t k : replayed_columns_) sum_[at + k] += additions.get<double>();
