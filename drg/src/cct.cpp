@@ -49,11 +49,6 @@ MergedTree::MergedTree(const Experiment& e) : e_(&e) {
 
 namespace {
 
-// What a thread and its map take in memory (their arrays).
-size_t bytes_held(const ThreadTree& t, size_t metrics) {
-  return t.size() * (sizeof(double) * metrics + sizeof(uint32_t) * 3);
-}
-
 // The bytes of threads the trees alive keep, against MergedTree::kKeepBytes.
 std::atomic<size_t> kept_in_process{0};
 
@@ -94,6 +89,12 @@ struct TreeData {
 };
 
 }  // namespace
+
+size_t MergedTree::bytes_held(const ThreadTree& t, size_t metrics) {
+  return t.size() * (sizeof(double) * metrics + sizeof(uint32_t) * 3);
+}
+
+size_t MergedTree::kept() { return kept_in_process.load(); }
 
 MergedTree::~MergedTree() { kept_in_process -= kept_bytes_; }
 
