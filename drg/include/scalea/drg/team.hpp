@@ -47,6 +47,10 @@ class ByteWriter {
   void append(const void* data, size_t size) {
     if (size) std::memcpy(grow(size), data, size);
   }
+  // Room for `size` bytes in all, so that writing up to them does not move what was written.
+  void reserve(size_t size) {
+    if (size > out_.size()) out_.resize(size);
+  }
   // What was written.
   std::vector<char>& bytes() {
     out_.resize(used_);
