@@ -48,9 +48,7 @@ class ByteWriter {
     if (size) std::memcpy(grow(size), data, size);
   }
   // Room for `size` bytes in all, so that writing up to them does not move what was written.
-  void reserve(size_t size) {
-    if (size > out_.size()) out_.resize(size);
-  }
+  void reserve(size_t size) { out_.reserve(size); }
   // What was written.
   std::vector<char>& bytes() {
     out_.resize(used_);
@@ -62,7 +60,12 @@ class ByteWriter {
   // to what was written by bytes(): growing the vector by each value's size (resize, or insert's
   // general path) was 10-20 % of a process writing a pass's messages.
   char* grow(size_t size) {
-    if (out_.size() < used_ + size) out_.resize(std::max(out_.size() * 2, used_ + size + 4096));
+    if (out_.size() < used_ + size) {
+      size_t grown = std::max(out_.size() * 2, used_ + size + 4096);
+      // Within the room reserved first: its pages are touched as they are written.
+      if (used_ + size <= out_.capacity()) grown = std::min(grown, out_.capacity());
+      out_.resize(grown);
+    }
     char* at = out_.data() + used_;
     used_ += size;
     return at;
