@@ -827,6 +827,31 @@ TEST(Share, EachProcessOpensItsBlockOfFilesOnly) {
   }
 }
 
+// The threads a process parsed opening its block serve the settling and the tree: each of its
+// files is read once (before, again for the tree, and for the outlined bodies where there are any).
+TEST(Share, EachProcessReadsItsBlockOnce) {
+  Builder b = random_ranks();
+  RankFilesOnDisk disk(b.experiment());
+  ThreadJob job(2);
+  std::vector<std::map<std::string, int>> reads =
+      job.run<std::map<std::string, int>>([&](Share& share) {
+        std::map<std::string, int> count;
+        auto reader = [&](const std::string& path) {
+          ++count[std::filesystem::path(path).filename().string()];
+          std::ifstream in(path, std::ios::binary);
+          return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+        };
+        drg::Team team = team_of(share);
+        drg::RankFiles own_files(disk.dir, {}, reader, &team);
+        drg::MergedTree own_tree(own_files);
+        finish(share);
+        return count;
+      });
+  for (const auto& count : reads)
+    for (const auto& [name, times] : count)
+      if (name.rfind("rank-", 0) == 0) EXPECT_EQ(times, 1) << name;
+}
+
 // Sums of whole numbers beyond 2^53 round at each addition, so adding them by blocks would differ
 // from adding them one after the other: the tree is then made from every file, as serially.
 TEST(Share, WholeNumberSumsBeyondExactnessAreAddedInFileOrder) {
