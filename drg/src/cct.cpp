@@ -49,11 +49,6 @@ MergedTree::MergedTree(const Experiment& e) : e_(&e) {
 
 namespace {
 
-// What a thread and its map take in memory (their arrays).
-size_t bytes_held(const ThreadTree& t, size_t metrics) {
-  return t.size() * (sizeof(double) * metrics + sizeof(uint32_t) * 3);
-}
-
 // The bytes of threads the trees alive keep, against MergedTree::kKeepBytes.
 std::atomic<size_t> kept_in_process{0};
 
@@ -94,6 +89,12 @@ struct TreeData {
 };
 
 }  // namespace
+
+size_t MergedTree::bytes_held(const ThreadTree& t, size_t metrics) {
+  return t.size() * (sizeof(double) * metrics + sizeof(uint32_t) * 3);
+}
+
+size_t MergedTree::kept() { return kept_in_process.load(); }
 
 MergedTree::~MergedTree() { kept_in_process -= kept_bytes_; }
 
@@ -251,7 +252,7 @@ bool MergedTree::merge_blocks(const Team& team, ByteWriter& replayed) {
 
 void MergedTree::merge_block(ByteReader& in) {
   const TreeData b = TreeData::read(in);
-  const std::vector<char> replayed = in.get_many<char>();
+  ByteReader additions = in.bytes_in_place();
   const size_t nm = e_->metric_count();
   std::vector<char> is_replayed(nm, 0);
   for (size_t k : replayed_columns_) is_replayed[k] = 1;
@@ -274,7 +275,6 @@ void MergedTree::merge_block(ByteReader& in) {
     }
   }
   // The block's additions to the other sums, in the order its threads made them.
-  ByteReader additions(replayed);
   while (!additions.done()) {
     const size_t at = size_t(to.at(additions.get<uint32_t>())) * nm;
     for (size_t k : replayed_columns_) sum_[at + k] += additions.get<double>();

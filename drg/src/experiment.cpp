@@ -23,6 +23,7 @@
 #include <algorithm>
 
 #include "container.hpp"
+#include "scalea/drg/cct.hpp"
 #include "scalea/drg/flat_map.hpp"
 #include "scalea/drg/region_key.hpp"
 #include "scalea/drg/symbols.hpp"
@@ -1641,14 +1642,26 @@ struct RankFiles::Impl {
   mutable std::vector<char> buffer;  // reused: a file's bytes are not cleared for each read
   mutable Mapping map;               // or the file's pages, mapped
 
-  // File i's threads as parsed, then rewritten by `s`.
-  std::vector<ThreadTree> read(size_t i, const Settlement& s) const {
-    Experiment p = definitions_of(parsed);
-    std::string_view bytes = piece_bytes(access, pieces[i], false, buffer, map);
-    RankFileParser(pieces[i].name, bytes, p, reread, shared.present ? &shared : nullptr).parse();
+  // Under a team, this process's files as its opening parsed them, as far as the trees may still
+  // keep them (MergedTree::kKeepBytes): the settling's observing steps copy them, and the first
+  // read of each (the tree's) takes them, instead of parsing the file again.
+  mutable std::vector<std::vector<ThreadTree>> opened;
+
+  // File i's threads as parsed, then rewritten by `s`; `take`: the opening's copy is handed over
+  // rather than copied.
+  std::vector<ThreadTree> read(size_t i, const Settlement& s, bool take) const {
+    std::vector<ThreadTree> threads;
+    if (i < opened.size() && !opened[i].empty()) {
+      threads = take ? std::exchange(opened[i], {}) : opened[i];
+    } else {
+      Experiment p = definitions_of(parsed);
+      std::string_view bytes = piece_bytes(access, pieces[i], false, buffer, map);
+      RankFileParser(pieces[i].name, bytes, p, reread, shared.present ? &shared : nullptr).parse();
+      threads = std::move(p.threads);
+    }
     FlatMap64 scratch;
-    for (ThreadTree& t : p.threads) s.apply(t, scratch);
-    return std::move(p.threads);
+    for (ThreadTree& t : threads) s.apply(t, scratch);
+    return threads;
   }
 
   // Every file once, in order, as load_experiment reads them serially: the regions of files
@@ -1672,6 +1685,8 @@ struct RankFiles::Impl {
   // that a file has definitions of its own.
   std::vector<char> open_block() {
     ByteWriter out;
+    opened.assign(pieces.size(), {});
+    size_t room = MergedTree::kKeepBytes - std::min(MergedTree::kKeepBytes, MergedTree::kept());
     for (size_t i = block.first; i < block.second; ++i) {
       Experiment p = definitions_of(parsed);
       try {
@@ -1688,6 +1703,9 @@ struct RankFiles::Impl {
       }
       out.put(kParsedFile);
       put_headers(out, p.threads);
+      size_t bytes = 0;
+      for (const ThreadTree& t : p.threads) bytes += MergedTree::bytes_held(t, p.metric_count());
+      if (bytes <= room) room -= bytes, opened[i] = std::move(p.threads);
     }
     return std::move(out.bytes());
   }
@@ -1723,7 +1741,7 @@ struct RankFiles::Impl {
     shared = std::move(listing.shared);
     if (team && (team->size <= 1 || !shared.present)) team = nullptr;
     std::vector<ThreadTree> headers;
-    if (team && !open_together(listing.declared_ranks, headers)) team = nullptr;
+    if (team && !open_together(listing.declared_ranks, headers)) team = nullptr, opened = {};
     if (!team) headers = open_every_file(listing.declared_ranks);
     if (headers.empty()) throw LoadError(dir + ": the experiment holds no threads");
     reread = options;
@@ -1735,7 +1753,7 @@ struct RankFiles::Impl {
       return [this, first, last](const std::function<void(ThreadTree&)>& f) {
         const Settlement before = settlement;
         for (size_t i = first; i < last; ++i)
-          for (ThreadTree& t : read(i, before)) f(t);
+          for (ThreadTree& t : read(i, before, false)) f(t);
       };
     };
     Observers observers{files(0, pieces.size()), files(block.first, block.second), nullptr};
@@ -1780,7 +1798,7 @@ RankFiles::RankFiles(RankFiles&&) noexcept = default;
 const Experiment& RankFiles::definitions() const { return impl_->settled; }
 size_t RankFiles::files() const { return impl_->pieces.size(); }
 std::vector<ThreadTree> RankFiles::threads(size_t i) const {
-  return impl_->read(i, impl_->settlement);
+  return impl_->read(i, impl_->settlement, true);
 }
 size_t RankFiles::threads_in(size_t i) const { return impl_->thread_counts[i]; }
 const Team* RankFiles::team() const { return impl_->team; }

@@ -117,7 +117,7 @@ PeSplit::PeSplit(size_t nodes, bool capped)
       useful_pes(nodes, 0),
       capped_useful(capped ? nodes : 0, 0) {}
 
-void PeSplit::record(std::vector<Addend>* log) {
+void PeSplit::record(AdditionLog* log) {
   sums.log = log;
   for (uint32_t n = 0; n < own.size(); ++n) own[n].sums.log = log, own[n].node = n;
 }
@@ -172,7 +172,7 @@ void PeSplit::read(Reader& in) {
   useful_pe_max = in.get<double>();
 }
 
-void Totals::record(std::vector<Addend>* log) {
+void Totals::record(AdditionLog* log) {
   for (uint32_t n = 0; n < total.size(); ++n) total[n].sums.log = log, total[n].node = n;
 }
 

@@ -22,42 +22,15 @@ namespace scalea::overheads::detail {
 // +0.0, the value every accumulator starts from: nodes holding nothing else are not written.
 inline bool is_zero(double v) { return v == 0 && !std::signbit(v); }
 
-// The recorded additions travel compactly: they come in runs on one node, and a rule's addition
-// comes twice in a row with one value (to its class's sum and to its own). Each addition is its
-// slot and two flags in 16 bits, then its node and its value only when they differ from the
-// previous addition's (the value compared bit for bit: -0.0 is not 0.0).
-constexpr uint16_t kNewNode = 1, kNewValue = 2, kFlagBits = 2;
-
-inline uint64_t bits_of(double v) {
-  uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-
-inline void write(Writer& out, const std::vector<Addend>& log) {
-  out.put(uint64_t(log.size()));
-  Addend last{format::kNoIndex, 0, 0.0};
-  for (const Addend& a : log) {
-    if (a.slot >= (1u << (16 - kFlagBits)))
-      throw std::logic_error("a sum's slot beyond what an addition's 16 bits hold");
-    const bool new_node = a.node != last.node, new_value = bits_of(a.value) != bits_of(last.value);
-    out.put(
-        uint16_t(a.slot << kFlagBits | (new_node ? kNewNode : 0) | (new_value ? kNewValue : 0)));
-    if (new_node) out.put(a.node);
-    if (new_value) out.put(a.value);
-    last = a;
-  }
-}
-
-// Does the additions `in` recorded (write above), in their order.
+// Does the additions `in` recorded (AdditionLog::move_to), in their order.
 template <class Acc>
 void replay(Reader& in, Acc& acc) {
   Addend a{format::kNoIndex, 0, 0.0};
   for (uint64_t n = in.get<uint64_t>(); n > 0; --n) {
     const uint16_t head = in.get<uint16_t>();
-    a.slot = head >> kFlagBits;
-    if (head & kNewNode) a.node = in.get<uint32_t>();
-    if (head & kNewValue) a.value = in.get<double>();
+    a.slot = head >> AdditionLog::kFlagBits;
+    if (head & AdditionLog::kNewNode) a.node = in.get<uint32_t>();
+    if (head & AdditionLog::kNewValue) a.value = in.get<double>();
     acc.replay(a);
   }
 }
@@ -75,18 +48,22 @@ void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fres
   auto [first, last] = file_block(t.batches(), share->rank(), share->size());
   const bool root = share->rank() == 0;
   Writer mine;  // a process other than rank 0: each file's partial and recorded additions
-  std::vector<Addend> log;
+  AdditionLog log;
+  const size_t files = last - first;
+  size_t done = 0;
   t.for_each_batch(first, last, [&](const drg::ThreadBatch& b) {
     if (root) {
       fold(b, acc);
       return;
     }
     Acc part = fresh();
-    log.clear();
     part.record(&log);
     fold(b, part);
     part.write(mine);
-    write(mine, log);
+    log.move_to(mine);
+    // Room for the block's message as the first file's times the files, and an eighth more:
+    // grown by doubling instead, hundreds of MB were copied and their pages faulted in twice.
+    if (++done == 1) mine.reserve(mine.bytes().size() * files / 8 * 9);
   });
   auto combine_parts = [&](std::vector<std::vector<char>>& parts) {
     for (const std::vector<char>& bytes : parts) {  // rank 0's own part is empty

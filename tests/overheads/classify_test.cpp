@@ -827,31 +827,49 @@ TEST(Classify, SharedAmongProcessesGivesTheSerialNumbers) {
   }
 }
 
+// Opens the experiment in `dir` with `processes` processes and builds its tree: how many times
+// each process read each file (by name).
+std::vector<std::map<std::string, int>> reads_opening_together(const std::string& dir,
+                                                               int processes) {
+  ThreadJob job(processes);
+  return job.run<std::map<std::string, int>>([&](Share& share) {
+    std::map<std::string, int> count;
+    auto reader = [&](const std::string& path) {
+      ++count[std::filesystem::path(path).filename().string()];
+      std::ifstream in(path, std::ios::binary);
+      return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+    };
+    drg::Team team = team_of(share);
+    drg::RankFiles own_files(dir, {}, reader, &team);
+    drg::MergedTree own_tree(own_files);
+    finish(share);
+    return count;
+  });
+}
+
 // Opened together, each process reads its block of the rank files only (and the definitions).
 TEST(Share, EachProcessOpensItsBlockOfFilesOnly) {
   Builder b = random_ranks();
   RankFilesOnDisk disk(b.experiment());
   const size_t files = drg::RankFiles(disk.dir).files();
-  ThreadJob job(4);
-  std::vector<std::set<std::string>> read = job.run<std::set<std::string>>([&](Share& share) {
-    std::set<std::string> names;
-    auto reader = [&](const std::string& path) {
-      names.insert(std::filesystem::path(path).filename().string());
-      std::ifstream in(path, std::ios::binary);
-      return std::vector<char>(std::istreambuf_iterator<char>(in), {});
-    };
-    drg::Team team = team_of(share);
-    drg::RankFiles own_files(disk.dir, {}, reader, &team);
-    drg::MergedTree own_tree(own_files);
-    finish(share);
-    return names;
-  });
+  std::vector<std::map<std::string, int>> reads = reads_opening_together(disk.dir, 4);
   for (int rank = 0; rank < 4; ++rank) {
-    std::set<std::string> expected = {"meta.json", "definitions.sdrg"};
+    std::set<std::string> expected = {"meta.json", "definitions.sdrg"}, read;
     auto [first, last] = file_block(files, rank, 4);
     for (size_t f = first; f < last; ++f) expected.insert(rank_file_name(f));
-    EXPECT_EQ(read[size_t(rank)], expected) << "rank " << rank;
+    for (const auto& [name, times] : reads[size_t(rank)]) read.insert(name);
+    EXPECT_EQ(read, expected) << "rank " << rank;
   }
+}
+
+// The threads a process parsed opening its block serve the settling and the tree: each of its
+// files is read once (before, again for the tree, and for the outlined bodies where there are any).
+TEST(Share, EachProcessReadsItsBlockOnce) {
+  Builder b = random_ranks();
+  RankFilesOnDisk disk(b.experiment());
+  for (const auto& count : reads_opening_together(disk.dir, 2))
+    for (const auto& [name, times] : count)
+      if (name.rfind("rank-", 0) == 0) EXPECT_EQ(times, 1) << name;
 }
 
 // Sums of whole numbers beyond 2^53 round at each addition, so adding them by blocks would differ

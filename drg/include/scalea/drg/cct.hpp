@@ -95,6 +95,9 @@ class MergedTree {
   // process reading every file, node for node and bit for bit; only its block's files are kept.
   explicit MergedTree(const RankFiles& files, size_t keep_bytes = kKeepBytes);
   static constexpr size_t kKeepBytes = size_t(768) << 20;
+  // What a thread and its map take in memory (their arrays), and what the trees alive keep.
+  static size_t bytes_held(const ThreadTree& t, size_t metrics);
+  static size_t kept();
   ~MergedTree();
   MergedTree(MergedTree&& other) noexcept;
   MergedTree(const MergedTree&) = delete;

@@ -4,6 +4,7 @@
 // ends with what one process reading every file would have. drg does not talk MPI: the step is
 // given (overheads::team_of makes one from the analysis's processes).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -40,38 +41,57 @@ class ByteWriter {
   void put_many(const std::vector<T>& v) {
     static_assert(std::is_trivially_copyable_v<T>);
     put(uint64_t(v.size()));
-    if (!v.empty()) std::memcpy(grow(v.size() * sizeof(T)), v.data(), v.size() * sizeof(T));
+    append(v.data(), v.size() * sizeof(T));
   }
-  std::vector<char>& bytes() { return out_; }
+  // `size` bytes as they are, with no count before them.
+  void append(const void* data, size_t size) {
+    if (size) std::memcpy(grow(size), data, size);
+  }
+  // Room for `size` bytes in all, so that writing up to them does not move what was written.
+  void reserve(size_t size) { out_.reserve(size); }
+  // What was written.
+  std::vector<char>& bytes() {
+    out_.resize(used_);
+    return out_;
+  }
 
  private:
-  // `size` more bytes at the end: where to write them. (vector::insert of a few bytes, the
-  // general path, was 7 % of a process recording a pass.)
+  // `size` more bytes at the end: where to write them. The buffer grows by doubling and is cut
+  // to what was written by bytes(): growing the vector by each value's size (resize, or insert's
+  // general path) was 10-20 % of a process writing a pass's messages.
   char* grow(size_t size) {
-    const size_t at = out_.size();
-    out_.resize(at + size);
-    return out_.data() + at;
+    if (out_.size() < used_ + size) {
+      size_t grown = std::max(out_.size() * 2, used_ + size + 4096);
+      // Within the room reserved first: its pages are touched as they are written.
+      if (used_ + size <= out_.capacity()) grown = std::min(grown, out_.capacity());
+      out_.resize(grown);
+    }
+    char* at = out_.data() + used_;
+    used_ += size;
+    return at;
   }
   std::vector<char> out_;
+  size_t used_ = 0;
 };
 
 class ByteReader {
  public:
-  explicit ByteReader(const std::vector<char>& in) : in_(in) {}
+  explicit ByteReader(const std::vector<char>& in) : ByteReader(in.data(), in.size()) {}
+  ByteReader(const char* data, size_t size) : data_(data), size_(size) {}
   template <class T>
   T get() {
     T v;
-    if (at_ + sizeof v > in_.size()) cut_short();
-    std::memcpy(&v, in_.data() + at_, sizeof v);
+    if (sizeof v > size_ - at_) cut_short();
+    std::memcpy(&v, data_ + at_, sizeof v);
     at_ += sizeof v;
     return v;
   }
   // The next `count` values; checked before anything is allocated for them.
   template <class T>
   std::vector<T> get_many(uint64_t count) {
-    if (count > (in_.size() - at_) / sizeof(T)) cut_short();
+    if (count > (size_ - at_) / sizeof(T)) cut_short();
     std::vector<T> out(count);
-    if (count) std::memcpy(out.data(), in_.data() + at_, count * sizeof(T));
+    if (count) std::memcpy(out.data(), data_ + at_, count * sizeof(T));
     at_ += count * sizeof(T);
     return out;
   }
@@ -80,13 +100,22 @@ class ByteReader {
   std::vector<T> get_many() {
     return get_many<T>(get<uint64_t>());
   }
-  bool done() const { return at_ == in_.size(); }
+  // The bytes put_many wrote, read where they are (no copy) by a reader of their own.
+  ByteReader bytes_in_place() {
+    const uint64_t count = get<uint64_t>();
+    if (count > size_ - at_) cut_short();
+    ByteReader part(data_ + at_, size_t(count));
+    at_ += size_t(count);
+    return part;
+  }
+  bool done() const { return at_ == size_; }
 
  private:
   [[noreturn]] static void cut_short() {
     throw std::runtime_error("a message between the processes is cut short");
   }
-  const std::vector<char>& in_;
+  const char* data_;
+  size_t size_;
   size_t at_ = 0;
 };
 
