@@ -61,7 +61,7 @@
 #          against repetition 1 -- identical configurations, so every finding there is
 #          run-to-run noise.
 #   timing per case, --reps rounds of bare / no-op tool / the tool through OMP_TOOL_LIBRARIES /
-#          scalea run --light / scalea run (order rotated per round),
+#          the same in light mode (SCALEA_OPENMP=light) / scalea run (order rotated per round),
 #          wall time of the whole command (mpirun included), the load average before each;
 #          timing.tsv has every run, summary.md the minima and the dilations.
 #   evidence evidence.md: per case, each thread's time at the program root outside every region
@@ -351,7 +351,8 @@ log "${#CASES[@]} cases: $(for c in "${CASES[@]}"; do printf '%s ' "${c%%|*}"; d
 # run_case CASE VARIANT OUTFILE [EXPDIR] -> runs one case; prints wall seconds; returns the exit status
 #   VARIANT: bare | noop | tool | light | scalea | analysis
 #   (tool: libscalea-omp.so loaded through OMP_TOOL_LIBRARIES as the no-op tool is, without
-#   `scalea run`: the tool's cost in the process alone, beside the no-op floor)
+#   `scalea run`: the tool's cost in the process alone, beside the no-op floor; light: the same
+#   in light mode, SCALEA_OPENMP=light)
 run_case() {
   local c=$1 variant=$2 out=$3 exp=${4:-}
   local name code bin args threads ranks mpiopts verify ref force
@@ -364,7 +365,8 @@ run_case() {
           envs+=(OMP_TOOL_LIBRARIES="$NOOP" NOOP_TOOL_COUNT_FILE="$out.count") ;;
     tool) envs+=(OMP_TOOL_LIBRARIES="$BUILD/lib/libscalea-omp.so" SCALEA_OUTPUT="$exp" SCALEA_QUIET=1) ;;
     scalea) tool=("$SCALEA" run -q -o "$exp" --) ;;
-    light) tool=("$SCALEA" run -q --light -o "$exp" --) ;;
+    light) envs+=(OMP_TOOL_LIBRARIES="$BUILD/lib/libscalea-omp.so" SCALEA_OPENMP=light SCALEA_OUTPUT="$exp"
+                  SCALEA_QUIET=1) ;;
     analysis)
       if [[ $COUNTERS == none ]]; then tool=("$SCALEA" run -o "$exp" --)
       else tool=("$SCALEA" run -o "$exp" --counters "$COUNTERS" --)
@@ -376,6 +378,7 @@ run_case() {
     cmd=(mpirun --oversubscribe "${mo[@]}" -np "$ranks" -x OMP_NUM_THREADS)
     [[ $variant == noop ]] && cmd+=(-x OMP_TOOL_LIBRARIES -x NOOP_TOOL_COUNT_FILE)
     [[ $variant == tool ]] && cmd+=(-x OMP_TOOL_LIBRARIES -x SCALEA_OUTPUT -x SCALEA_QUIET)
+    [[ $variant == light ]] && cmd+=(-x OMP_TOOL_LIBRARIES -x SCALEA_OPENMP -x SCALEA_OUTPUT -x SCALEA_QUIET)
   fi
   cmd+=("${tool[@]}" "$WORK/bin/$bin" "${argv[@]}")
   local t0 t1 rc=0
