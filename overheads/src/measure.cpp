@@ -176,13 +176,12 @@ std::map<int, MpiStartupTimes> mpi_startup_times(const drg::Experiment& e, const
       bool startup = rule_subkind(r) == kMpiStartup;
       inside[tn] = inside[th.parent[tn]] || startup || r.kind == RegionKind::Parallel;
       if (!startup || inside[th.parent[tn]] || e.value(th, tn, c.visits) <= 0) continue;
-      (r.name == "MPI_Finalize" ? times.finalize : times.init) += incl[tn];
+      (is_mpi_shutdown(r.name) ? times.finalize : times.init) += incl[tn];
     }
     if (times.init > 0 || times.finalize > 0) out[th.rank] = times;
   }
   return out;
 }
-
 
 namespace {
 // Where a thread that is not its rank's initial one was while outside every region (its time at

@@ -49,6 +49,8 @@ enum class Part {
 // Not stored in files.
 inline constexpr uint16_t kMpiStartup = format::kMpiClassCount;
 bool is_mpi_startup(std::string_view name);
+// The start-up call that ends MPI (the others start it).
+inline bool is_mpi_shutdown(std::string_view name) { return name == "MPI_Finalize"; }
 
 // Any region kind (used by the idle and derived parts).
 inline constexpr int kAnyKind = -1;
