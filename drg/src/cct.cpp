@@ -1,5 +1,7 @@
 #include "scalea/drg/cct.hpp"
 
+#include "read_ahead.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <utility>
@@ -152,41 +154,43 @@ void MergedTree::read_files(size_t first, size_t last, size_t keep_bytes, ByteWr
   const size_t nm = e_->metric_count();
   std::vector<uint32_t> map;
   std::vector<std::vector<uint32_t>> maps;
-  for (size_t f = first; f < last; ++f) {
-    std::vector<ThreadTree> threads = files_->threads(f);
-    size_t bytes = 0;
-    for (const ThreadTree& t : threads) bytes += bytes_held(t, nm);
-    const bool keep = take_budget(bytes, keep_bytes);
-    maps.clear();
-    for (const ThreadTree& t : threads) {
-      add(t, map);
-      if (keep) maps.push_back(map);
-      holders_.resize(nodes_.size(), 0);
-      sum_.resize(nodes_.size() * nm, 0.0);
-      min_.resize(nodes_.size() * nm, 0.0);
-      max_.resize(nodes_.size() * nm, 0.0);
-      for (uint32_t n = 0; n < t.size(); ++n) {
-        const size_t at = size_t(map[n]) * nm;
-        const bool first_holder = holders_[map[n]]++ == 0;
-        for (size_t k = 0; k < nm; ++k) {
-          double x = t.values[size_t(n) * nm + k];
-          sum_[at + k] += x;
-          if (first_holder || x > max_[at + k]) max_[at + k] = x;
-          if (first_holder || x < min_[at + k]) min_[at + k] = x;
+  // Files are parsed ahead on other threads while this one adds them, in file order.
+  detail::read_ahead<std::vector<ThreadTree>>(
+      first, last, files_->readers(), [&](size_t f) { return files_->threads(f); },
+      [&](size_t f, std::vector<ThreadTree>& threads) {
+        size_t bytes = 0;
+        for (const ThreadTree& t : threads) bytes += bytes_held(t, nm);
+        const bool keep = take_budget(bytes, keep_bytes);
+        maps.clear();
+        for (const ThreadTree& t : threads) {
+          add(t, map);
+          if (keep) maps.push_back(map);
+          holders_.resize(nodes_.size(), 0);
+          sum_.resize(nodes_.size() * nm, 0.0);
+          min_.resize(nodes_.size() * nm, 0.0);
+          max_.resize(nodes_.size() * nm, 0.0);
+          for (uint32_t n = 0; n < t.size(); ++n) {
+            const size_t at = size_t(map[n]) * nm;
+            const bool first_holder = holders_[map[n]]++ == 0;
+            for (size_t k = 0; k < nm; ++k) {
+              double x = t.values[size_t(n) * nm + k];
+              sum_[at + k] += x;
+              if (first_holder || x > max_[at + k]) max_[at + k] = x;
+              if (first_holder || x < min_[at + k]) min_[at + k] = x;
+            }
+            if (replayed) {
+              replayed->put(map[n]);
+              for (size_t k : replayed_columns_) replayed->put(t.values[size_t(n) * nm + k]);
+            }
+          }
         }
-        if (replayed) {
-          replayed->put(map[n]);
-          for (size_t k : replayed_columns_) replayed->put(t.values[size_t(n) * nm + k]);
+        if (keep) {
+          kept_bytes_ += bytes;
+          kept_[f] = std::move(threads);
+          kept_maps_[f] = std::move(maps);
+          maps = {};
         }
-      }
-    }
-    if (keep) {
-      kept_bytes_ += bytes;
-      kept_[f] = std::move(threads);
-      kept_maps_[f] = std::move(maps);
-      maps = {};
-    }
-  }
+      });
   holders_.resize(nodes_.size(), 0);  // a block without threads holds the root alone
   sum_.resize(nodes_.size() * nm, 0.0);
   min_.resize(nodes_.size() * nm, 0.0);
@@ -299,23 +303,45 @@ void MergedTree::for_each_batch(const std::function<void(const ThreadBatch&)>& v
 
 void MergedTree::for_each_batch(size_t first, size_t last,
                                 const std::function<void(const ThreadBatch&)>& visit) const {
+  for_each_batch_ahead(first, last,
+                       [&](const ThreadBatch& b) -> Rest { return [&visit, b] { visit(b); }; });
+}
+
+void MergedTree::for_each_batch_ahead(size_t first, size_t last,
+                                      const std::function<Rest(const ThreadBatch&)>& work) const {
   if (!files_) {  // in memory, the whole run is one batch
     if (first == 0 && last > 0 && !map_.empty())
-      visit({0, e_->threads.data(), map_.data(), uint32_t(map_.size()), 0});
+      if (Rest rest = work({0, e_->threads.data(), map_.data(), uint32_t(map_.size()), 0})) rest();
     return;
   }
-  std::vector<std::vector<uint32_t>> maps;
-  for (size_t f = first; f < last; ++f) {
-    if (!kept_[f].empty()) {
-      visit({file_first_[f], kept_[f].data(), kept_maps_[f].data(), uint32_t(kept_[f].size()), f});
-      continue;
-    }
-    std::vector<ThreadTree> threads = files_->threads(f);
-    maps.resize(threads.size());
-    for (size_t i = 0; i < threads.size(); ++i) map_thread(threads[i], maps[i]);
-    if (!threads.empty())
-      visit({file_first_[f], threads.data(), maps.data(), uint32_t(threads.size()), f});
-  }
+  // A file the tree does not keep is read and mapped onto the tree on another thread, and its
+  // work done there, while the files before it are finished here (read_ahead.hpp).
+  struct Read {
+    std::vector<ThreadTree> threads;
+    std::vector<std::vector<uint32_t>> maps;
+    Rest rest;
+  };
+  detail::read_ahead<Read>(
+      first, last, files_->readers(),
+      [&](size_t f) {
+        Read r;
+        if (!kept_[f].empty()) {
+          r.rest = work({file_first_[f], kept_[f].data(), kept_maps_[f].data(),
+                         uint32_t(kept_[f].size()), f});
+          return r;
+        }
+        r.threads = files_->threads(f);
+        r.maps.resize(r.threads.size());
+        for (size_t i = 0; i < r.threads.size(); ++i) map_thread(r.threads[i], r.maps[i]);
+        // The batch points into r's arrays, which stay where they are when r moves.
+        if (!r.threads.empty())
+          r.rest = work(
+              {file_first_[f], r.threads.data(), r.maps.data(), uint32_t(r.threads.size()), f});
+        return r;
+      },
+      [&](size_t, Read& r) {
+        if (r.rest) r.rest();
+      });
 }
 
 void MergedTree::for_each_thread(

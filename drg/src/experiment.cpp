@@ -23,6 +23,7 @@
 #include <algorithm>
 
 #include "container.hpp"
+#include "read_ahead.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/flat_map.hpp"
 #include "scalea/drg/region_key.hpp"
@@ -1639,8 +1640,8 @@ struct RankFiles::Impl {
   Experiment settled;  // the definitions after settling, no threads
   Settlement settlement;
   LoadOptions reread;                // `options` for the files once checked
-  mutable std::vector<char> buffer;  // reused: a file's bytes are not cleared for each read
-  mutable Mapping map;               // or the file's pages, mapped
+  std::vector<char> buffer;  // opening's: a file's bytes are not cleared for each read
+  Mapping map;               // or the file's pages, mapped
 
   // Under a team, this process's files as its opening parsed them, as far as the trees may still
   // keep them (MergedTree::kKeepBytes): the settling's observing steps copy them, and the first
@@ -1653,9 +1654,11 @@ struct RankFiles::Impl {
     std::vector<ThreadTree> threads;
     if (i < opened.size() && !opened[i].empty()) {
       threads = take ? std::exchange(opened[i], {}) : opened[i];
-    } else {
+    } else {  // this call's own buffer or mapping: readers call it at once (read_ahead)
+      std::vector<char> own_buffer;
+      Mapping own_map;
       Experiment p = definitions_of(parsed);
-      std::string_view bytes = piece_bytes(access, pieces[i], false, buffer, map);
+      std::string_view bytes = piece_bytes(access, pieces[i], false, own_buffer, own_map);
       RankFileParser(pieces[i].name, bytes, p, reread, shared.present ? &shared : nullptr).parse();
       threads = std::move(p.threads);
     }
@@ -1664,20 +1667,71 @@ struct RankFiles::Impl {
     return threads;
   }
 
+  unsigned readers() const { return detail::read_ahead_threads(options.threads); }
+
   // Every file once, in order, as load_experiment reads them serially: the regions of files
   // with definitions of their own are unified in that order. Returns every thread's identity.
+  // Files that hold threads only (shared definitions) are parsed ahead on other threads, each
+  // against a copy of the definitions; a file that brings definitions of its own is parsed again
+  // in its turn, and so is every file after it. Their threads stay opened while the trees' budget
+  // allows (MergedTree::kKeepBytes), for the tree's first read to take instead of parsing again.
   std::vector<ThreadTree> open_every_file(int64_t declared_ranks) {
     block = {0, pieces.size()};
     RankCheck check(declared_ranks);
     std::vector<ThreadTree> headers;  // every thread without its nodes
-    for (const Piece& piece : pieces) {
-      std::string_view b = piece_bytes(access, piece, true, buffer, map);
-      RankFileParser(piece.name, b, parsed, options, shared.present ? &shared : nullptr).parse();
-      check(piece.name, parsed.threads, 0);
-      thread_counts.push_back(parsed.threads.size());
-      for (const ThreadTree& t : parsed.threads) headers.push_back(header_of(t));
+    opened.assign(pieces.size(), {});
+    size_t room = MergedTree::kKeepBytes - std::min(MergedTree::kKeepBytes, MergedTree::kept());
+    auto add = [&](size_t i, std::vector<ThreadTree>& threads) {
+      check(pieces[i].name, threads, 0);
+      thread_counts.push_back(threads.size());
+      size_t bytes = 0;
+      for (const ThreadTree& t : threads) {
+        headers.push_back(header_of(t));
+        bytes += MergedTree::bytes_held(t, parsed.metric_count());
+      }
+      if (shared.present && bytes <= room) room -= bytes, opened[i] = std::move(threads);
+    };
+    auto parse_in_turn = [&](size_t i) {
+      std::string_view b = piece_bytes(access, pieces[i], true, buffer, map);
+      RankFileParser(pieces[i].name, b, parsed, options, shared.present ? &shared : nullptr)
+          .parse();
+      add(i, parsed.threads);
       parsed.threads.clear();
+    };
+    if (!shared.present) {
+      for (size_t i = 0; i < pieces.size(); ++i) parse_in_turn(i);
+      return headers;
     }
+    struct Parsed {
+      std::optional<Experiment> file;
+      std::exception_ptr error;
+    };
+    const Experiment before = definitions_of(parsed);
+    bool moved = false;  // a file brought definitions: the rest are parsed in their turn
+    detail::read_ahead<Parsed>(
+        0, pieces.size(), readers(),
+        [&](size_t i) {
+          Parsed out;
+          try {
+            Experiment p = definitions_of(before);
+            std::vector<char> own_buffer;
+            Mapping own_map;
+            std::string_view b = piece_bytes(access, pieces[i], true, own_buffer, own_map);
+            RankFileParser(pieces[i].name, b, p, options, &shared).parse();
+            out.file = std::move(p);
+          } catch (...) {
+            out.error = std::current_exception();
+          }
+          return out;
+        },
+        [&](size_t i, Parsed& ahead) {
+          if (!moved && ahead.error) std::rethrow_exception(ahead.error);
+          if (!moved && (ahead.file->regions.size() != parsed.regions.size() ||
+                         ahead.file->metrics != parsed.metrics))
+            moved = true;
+          if (moved) return parse_in_turn(i);
+          add(i, ahead.file->threads);
+        });
     return headers;
   }
 
@@ -1752,8 +1806,11 @@ struct RankFiles::Impl {
     auto files = [&](size_t first, size_t last) -> ThreadVisitor {
       return [this, first, last](const std::function<void(ThreadTree&)>& f) {
         const Settlement before = settlement;
-        for (size_t i = first; i < last; ++i)
-          for (ThreadTree& t : read(i, before, false)) f(t);
+        detail::read_ahead<std::vector<ThreadTree>>(
+            first, last, readers(), [&](size_t i) { return read(i, before, false); },
+            [&](size_t, std::vector<ThreadTree>& threads) {
+              for (ThreadTree& t : threads) f(t);
+            });
       };
     };
     Observers observers{files(0, pieces.size()), files(block.first, block.second), nullptr};
@@ -1801,6 +1858,7 @@ std::vector<ThreadTree> RankFiles::threads(size_t i) const {
   return impl_->read(i, impl_->settlement, true);
 }
 size_t RankFiles::threads_in(size_t i) const { return impl_->thread_counts[i]; }
+unsigned RankFiles::readers() const { return impl_->readers(); }
 const Team* RankFiles::team() const { return impl_->team; }
 std::pair<size_t, size_t> RankFiles::block() const { return impl_->block; }
 

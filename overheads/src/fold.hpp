@@ -10,7 +10,9 @@
 #pragma once
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "facts.hpp"
@@ -35,14 +37,24 @@ void replay(Reader& in, Acc& acc) {
   }
 }
 
-// Folds every batch of `t` into `acc` (see above): `fold(batch, into)` folds one batch. Acc has
-// record(log) (its sums of seconds recorded from now on), combine(const Acc& later) (the rest),
-// replay(addend), write(Writer&) and read(Reader&) (into `fresh()`, an empty one). With a share,
-// every process ends with rank 0's accumulator.
-template <class Acc, class Fresh, class Fold>
-void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fresh, Fold&& fold) {
+// Folds every batch of `t` into `acc` (see above): `prepare(batch)` makes what the batch gives
+// alone (its times), on the threads that read the files ahead (MergedTree::for_each_batch_ahead),
+// several batches at once; `fold(batch, prepared, into)` folds it, here, batch after batch in file
+// order. Acc has record(log) (its sums of seconds recorded from now on), combine(const Acc&
+// later) (the rest), replay(addend), write(Writer&) and read(Reader&) (into `fresh()`, an empty
+// one). With a share, every process ends with rank 0's accumulator.
+template <class Acc, class Fresh, class Prepare, class Fold>
+void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fresh,
+                  Prepare&& prepare, Fold&& fold) {
+  using Prepared = decltype(prepare(std::declval<const drg::ThreadBatch&>()));
+  auto each_batch = [&](size_t first, size_t last, auto&& fold_one) {
+    t.for_each_batch_ahead(first, last, [&](const drg::ThreadBatch& b) -> drg::MergedTree::Rest {
+      auto made = std::make_shared<Prepared>(prepare(b));
+      return [&fold_one, b, made] { fold_one(b, *made); };
+    });
+  };
   if (!share) {
-    t.for_each_batch([&](const drg::ThreadBatch& b) { fold(b, acc); });
+    each_batch(0, t.batches(), [&](const drg::ThreadBatch& b, Prepared& p) { fold(b, p, acc); });
     return;
   }
   auto [first, last] = file_block(t.batches(), share->rank(), share->size());
@@ -51,14 +63,14 @@ void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fres
   AdditionLog log;
   const size_t files = last - first;
   size_t done = 0;
-  t.for_each_batch(first, last, [&](const drg::ThreadBatch& b) {
+  each_batch(first, last, [&](const drg::ThreadBatch& b, Prepared& p) {
     if (root) {
-      fold(b, acc);
+      fold(b, p, acc);
       return;
     }
     Acc part = fresh();
     part.record(&log);
-    fold(b, part);
+    fold(b, p, part);
     part.write(mine);
     log.move_to(mine);
     // Room for the block's message as the first file's times the files, and an eighth more:

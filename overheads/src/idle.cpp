@@ -269,45 +269,57 @@ Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p
     return Totals{std::vector<Buckets>(n_nodes), std::vector<double>(n_nodes, 0),
                   std::vector<double>(n_nodes, 0)};
   };
-  fold_batches(t, share, out, no_idle, [&](const drg::ThreadBatch& batch, Totals& into) {
+  struct Prepared {
+    BatchTimes bt;
+    std::map<int, MpiStartupTimes> startup;
+  };
+  auto prepare = [&](const drg::ThreadBatch& batch) {
     BatchTimes bt(e, batch, workers);
-    const std::map<int, MpiStartupTimes> startup = mpi_startup_times(e, c, batch, bt);
-    workers.run([&](unsigned w) {
-      IdleWalk idle(t, c, info, starts, mpi_ranks);
-      idle.set_startup(startup);
-      std::vector<double> noise_below_node, events_below_node;
-      std::vector<uint32_t> member;
-      for (uint32_t i = 0; i < batch.count; ++i) {
-        const drg::ThreadTree& th = batch.threads[i];
-        const std::vector<uint32_t>& merged = batch.merged[i];
-        member_order(merged, member);
-        auto [begin, end] = in_range(member, merged, workers.nodes(w));
-        if (begin == end) continue;
-        const double* in_of = bt.incl.data() + bt.first[i];
-        if (visit_cost) {
-          noise_below_node.assign(th.size(), 0);
-          events_below_node.assign(th.size(), 0);
-          for (uint32_t tn = uint32_t(th.size()); tn-- > 1;) {
-            double v = e.value(th, tn, c.visits);
-            uint32_t parent = th.parent[tn];
-            noise_below_node[parent] +=
-                noise_below_node[tn] + v * (*visit_cost)[size_t(e.regions[th.region[tn]].kind)];
-            events_below_node[parent] += events_below_node[tn] + v;
-          }
-        }
-        idle.start_thread(th, merged, in_of);
-        for (const uint32_t* it = begin; it != end; ++it) {
-          uint32_t tn = *it;
-          uint32_t n = merged[tn];
-          if (visit_cost) {
-            into.compensated[n] = std::max(into.compensated[n], in_of[tn] - noise_below_node[tn]);
-            into.events_below[n] += events_below_node[tn];
-          }
-          idle.add(tn, n, into.total[n]);
-        }
-      }
-    });
-  });
+    std::map<int, MpiStartupTimes> startup = mpi_startup_times(e, c, batch, bt);
+    return Prepared{std::move(bt), std::move(startup)};
+  };
+  fold_batches(t, share, out, no_idle, prepare,
+               [&](const drg::ThreadBatch& batch, Prepared& made, Totals& into) {
+                 const BatchTimes& bt = made.bt;
+                 const std::map<int, MpiStartupTimes>& startup = made.startup;
+                 workers.run([&](unsigned w) {
+                   IdleWalk idle(t, c, info, starts, mpi_ranks);
+                   idle.set_startup(startup);
+                   std::vector<double> noise_below_node, events_below_node;
+                   std::vector<uint32_t> member;
+                   for (uint32_t i = 0; i < batch.count; ++i) {
+                     const drg::ThreadTree& th = batch.threads[i];
+                     const std::vector<uint32_t>& merged = batch.merged[i];
+                     member_order(merged, member);
+                     auto [begin, end] = in_range(member, merged, workers.nodes(w));
+                     if (begin == end) continue;
+                     const double* in_of = bt.incl.data() + bt.first[i];
+                     if (visit_cost) {
+                       noise_below_node.assign(th.size(), 0);
+                       events_below_node.assign(th.size(), 0);
+                       for (uint32_t tn = uint32_t(th.size()); tn-- > 1;) {
+                         double v = e.value(th, tn, c.visits);
+                         uint32_t parent = th.parent[tn];
+                         noise_below_node[parent] +=
+                             noise_below_node[tn] +
+                             v * (*visit_cost)[size_t(e.regions[th.region[tn]].kind)];
+                         events_below_node[parent] += events_below_node[tn] + v;
+                       }
+                     }
+                     idle.start_thread(th, merged, in_of);
+                     for (const uint32_t* it = begin; it != end; ++it) {
+                       uint32_t tn = *it;
+                       uint32_t n = merged[tn];
+                       if (visit_cost) {
+                         into.compensated[n] =
+                             std::max(into.compensated[n], in_of[tn] - noise_below_node[tn]);
+                         into.events_below[n] += events_below_node[tn];
+                       }
+                       idle.add(tn, n, into.total[n]);
+                     }
+                   }
+                 });
+               });
   // PEs that never held the region's path.
   for (uint32_t n = 0; n < n_nodes; ++n) {
     double absent = std::max(0.0, p - double(t.holders(n)));

@@ -455,9 +455,11 @@ RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32
 
   auto no_stats = [&] { return StatsFold{std::vector<MemberStats>(n_nodes), Sums{}}; };
   StatsFold stats = no_stats();
-  fold_batches(t, share, stats, no_stats, [&](const drg::ThreadBatch& b, StatsFold& into) {
-    member_stats(t, workers, c, miss_col, b, BatchTimes(e, b, workers), into);
-  });
+  auto times = [&](const drg::ThreadBatch& b) { return BatchTimes(e, b, workers); };
+  fold_batches(t, share, stats, no_stats, times,
+               [&](const drg::ThreadBatch& b, BatchTimes& bt, StatsFold& into) {
+                 member_stats(t, workers, c, miss_col, b, bt, into);
+               });
   f.stats = std::move(stats.stats);
   const std::vector<MemberStats>& st = f.stats;
 
@@ -501,12 +503,12 @@ RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32
   auto no_split = [&] { return PeSplit(n_nodes, caps != nullptr); };
   PeSplit& split = f;
   split = no_split();
-  fold_batches(t, share, split, no_split, [&](const drg::ThreadBatch& b, PeSplit& into) {
-    BatchTimes bt(e, b, workers);
-    root_parts(t, c, b, bt, starts, f, root_idle);
-    classify_parts(t, workers, c, b, bt, root_idle, caps, f, into);
-    useful_per_pe(workers, b, bt, f, into);
-  });
+  fold_batches(t, share, split, no_split, times,
+               [&](const drg::ThreadBatch& b, BatchTimes& bt, PeSplit& into) {
+                 root_parts(t, c, b, bt, starts, f, root_idle);
+                 classify_parts(t, workers, c, b, bt, root_idle, caps, f, into);
+                 useful_per_pe(workers, b, bt, f, into);
+               });
   return f;
 }
 

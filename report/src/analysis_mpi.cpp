@@ -6,7 +6,6 @@
 //
 // A process that dies ends the job: Open MPI's mpirun kills the others (docs/drg.md says what
 // was measured). Failures a process survives reach every process through the steps themselves.
-#include <malloc.h>
 #include <mpi.h>
 
 #include <climits>
@@ -45,21 +44,9 @@ int count_of(size_t bytes) {
 // The tag of a gather's messages: on the share's own communicator, nothing else is sent.
 constexpr int kGatherTag = 1;
 
-// Each step of the shared analysis allocates and frees messages and partials of up to hundreds
-// of MB. glibc maps every block above 32 MB afresh and gives it back when freed, so the next step
-// faults in and zeroes its pages again, and trims the heap's top likewise: half of each
-// process's CPU at 1,024 x 16 x 500 was then the kernel's (docs/performance.md, "The analysis as
-// an MPI program"). Here freed memory stays in the heap for the next step, at the price of some
-// peak RSS (what the heap cannot give back between blocks still in use).
-void keep_freed_memory() {
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, INT_MAX);
-}
-
 class MpiShare final : public scalea::overheads::Share {
  public:
   MpiShare() {
-    keep_freed_memory();
     int started = 0;
     check(MPI_Initialized(&started), "MPI_Initialized");
     int provided = 0;

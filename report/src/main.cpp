@@ -1,5 +1,7 @@
+#include <malloc.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -26,6 +28,18 @@ void add_other_commands(CLI::App& app) {
   scalea::cli::add_db(app);
 }
 
+// The analyses allocate and free blocks of up to hundreds of MB again and again: a rank file's
+// threads in each pass over an experiment read by file, the messages and partials of each step
+// of the analysis as an MPI program. glibc maps every block above 32 MB afresh and gives it back
+// when freed, and trims the heap's top likewise, so each pass faults in and zeroes its pages
+// again: half of each process's CPU at 1,024 x 16 x 500 was the kernel's (docs/performance.md,
+// "The analysis as an MPI program"). Here freed memory stays in the heap for the next pass, at
+// the price of some peak RSS (what the heap cannot give back between blocks still in use).
+void keep_freed_memory() {
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,7 +59,10 @@ int main(int argc, char** argv) {
   // `scalea run` starts before the program it measures and is part of every measured process's
   // fixed cost: it sets up its own options only (the others cost about 1.3 million instructions).
   // Its help and errors do not name the other commands, so they read the same.
-  if (argc < 2 || std::strcmp(argv[1], "run") != 0) add_other_commands(app);
+  if (argc < 2 || std::strcmp(argv[1], "run") != 0) {
+    add_other_commands(app);
+    keep_freed_memory();
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -20,10 +20,14 @@ inline bool same_thread(const ThreadTree& a, const ThreadTree& b) {
          a.parent == b.parent && a.region == b.region && a.values == b.values;  // bit for bit
 }
 
-// "" when both readers agree on `dir`, else the first difference.
-inline std::string by_file_difference(const std::string& dir, const LoadOptions& options = {}) {
+// "" when both readers agree on `dir` (by file: with the files read ahead on `threads` - 1
+// threads, LoadOptions::threads), else the first difference.
+inline std::string by_file_difference(const std::string& dir, const LoadOptions& options,
+                                      unsigned threads) {
   Experiment whole = load_experiment(dir, options);
-  RankFiles files(dir, options);
+  LoadOptions by_file = options;
+  by_file.threads = threads;
+  RankFiles files(dir, by_file);
   const Experiment& defs = files.definitions();
   if (defs.metrics != whole.metrics) return "metrics differ";
   if (defs.regions.size() != whole.regions.size())
@@ -43,6 +47,14 @@ inline std::string by_file_difference(const std::string& dir, const LoadOptions&
       ++next;
     }
   return next == whole.threads.size() ? "" : "fewer threads by file";
+}
+
+// The same, read without threads ahead, then ahead on 3 threads whatever the cores.
+inline std::string by_file_difference(const std::string& dir, const LoadOptions& options = {}) {
+  for (unsigned threads : {1u, 4u})
+    if (std::string d = by_file_difference(dir, options, threads); !d.empty())
+      return d + " (" + std::to_string(threads - 1) + " threads reading ahead)";
+  return "";
 }
 
 }  // namespace scalea::drg::test

@@ -9,8 +9,10 @@ add_executable(scalea_drg_test
   ${_drg_tests}/flat_map_test.cpp
   ${_drg_tests}/crc_test.cpp
   ${_drg_tests}/meta_test.cpp
-  ${_drg_tests}/region_key_test.cpp)
-target_include_directories(scalea_drg_test PRIVATE ${_drg_tests})
+  ${_drg_tests}/region_key_test.cpp
+  ${_drg_tests}/read_ahead_test.cpp)
+# read_ahead_test.cpp tests a header private to drg/src.
+target_include_directories(scalea_drg_test PRIVATE ${_drg_tests} ${PROJECT_SOURCE_DIR}/drg/src)
 target_link_libraries(scalea_drg_test PRIVATE scalea-drg GTest::gtest_main)
 target_compile_definitions(scalea_drg_test PRIVATE SCALEA_DRG_CORPUS="${_drg_tests}/corpus"
   SCALEA_GOLDEN_META="${PROJECT_SOURCE_DIR}/tests/unit/golden/meta.json")

@@ -117,6 +117,14 @@ class MergedTree {
   // the processes that analyse it together; ThreadBatch::first still counts from the run's start.
   void for_each_batch(size_t first, size_t last,
                       const std::function<void(const ThreadBatch&)>& visit) const;
+  // The batches [first, last) in two steps: work(b) runs on the threads that read the files
+  // ahead (several batches at once, in any order; read_ahead in drg/src) and returns the rest of
+  // the batch's work (or nothing), which runs on the calling thread in file order. What a pass
+  // computes from one batch alone goes in work; what depends on the batches before it (a sum of
+  // seconds, added in the serial order) goes in the rest. In memory, both run here.
+  using Rest = std::function<void()>;
+  void for_each_batch_ahead(size_t first, size_t last,
+                            const std::function<Rest(const ThreadBatch&)>& work) const;
   // How many batches for_each_batch gives: one per rank file read by file, one in memory.
   size_t batches() const { return files_ ? file_first_.size() - 1 : 1; }
   // The threads of the run (its PEs), and how many of them hold each node.

@@ -105,7 +105,9 @@ struct LoadOptions {
   // .omp_outlined., main._omp_fn.0, ...): their children attach to their parent (docs/drg.md).
   bool fold_outlined_functions = true;
   // Worker threads for the rank files of an MPI experiment (shared definitions): 0 = one per
-  // core, at most 8; 1 = serial. The FileReader must be thread-safe unless this is 1.
+  // core, at most 8; 1 = serial. Read by file (RankFiles), the threads of a pass over the files,
+  // the caller's included: N reads the files ahead on N - 1 others; 0 = on one per core, at most
+  // 4 (none on one core). The FileReader must be thread-safe unless this is 1.
   unsigned threads = 0;
   // Check every file's payload checksum. RankFiles checks each file when it opens the experiment
   // and not again each time it reads the file later.
@@ -148,8 +150,11 @@ class RankFiles {
   // and ranks sees the experiment's (a few bytes per thread, not per node).
   const Experiment& definitions() const;
   size_t files() const;
-  // The threads of rank file i (in meta.json's order), as load_experiment holds them.
+  // The threads of rank file i (in meta.json's order), as load_experiment holds them. Safe to
+  // call from several threads at once (a pass reads files ahead: readers()).
   std::vector<ThreadTree> threads(size_t i) const;
+  // How many threads a pass over the files should read them ahead with (LoadOptions::threads).
+  unsigned readers() const;
   // How many threads rank file i holds, without reading it.
   size_t threads_in(size_t i) const;
   // The team that opened the files, or null when one process did.
