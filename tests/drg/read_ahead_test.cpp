@@ -58,8 +58,8 @@ TEST(ReadAhead, MakesNoMoreThanTheWindowAheadAndUsesTheReaders) {
       },
       [&](size_t, int&) {
         ++used;
-        // Made and not yet used, this one included: at most the window (readers + 1).
-        int ahead = made - used + 1;
+        // Made beyond the one in use: at most the window (readers + 1).
+        int ahead = made - used;
         for (int m = most_ahead; ahead > m && !most_ahead.compare_exchange_weak(m, ahead);) {}
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       });
