@@ -4,6 +4,8 @@
 // parsing (docs/drg.md, "Streaming"), and parsing one file does not depend on another; so the
 // pass runs on every core and holds at most `window` files besides the one in use.
 #pragma once
+#include <sched.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstddef>
@@ -19,9 +21,12 @@ namespace scalea::drg::detail {
 // How many threads read ahead by default: one per core, at most 4, none on one core. Not one
 // fewer for the caller's: while the experiment is opened the caller only waits for the parsed
 // files (docs/drg.md, "Streaming").
+// The cores are those the process may run on (taskset, a batch system's binding).
 inline unsigned read_ahead_threads(unsigned requested) {
   if (requested) return requested - 1;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t mine;
+  if (sched_getaffinity(0, sizeof mine, &mine) == 0) cores = std::max(1, CPU_COUNT(&mine));
   return cores == 1 ? 0 : std::min(4u, cores);
 }
 

@@ -19,9 +19,11 @@ class Source {
   // Under mpirun (run_shared), the processes open the experiment together: each its block of
   // files (docs/drg.md, "The analysis as an MPI program"). Every process must then make the
   // same Sources in the same order.
+  // Processes that share the analysis read their files on one thread each (no reading ahead,
+  // unless `options` asks for it): the processes are the parallelism, as in the classifier.
   explicit Source(const std::string& dir, const drg::LoadOptions& options = {})
       : team_(team_of_running_share()),
-        files_(std::make_unique<drg::RankFiles>(dir, options, team_.get())),
+        files_(std::make_unique<drg::RankFiles>(dir, with_team(options, team_.get()), team_.get())),
         tree_(std::make_unique<drg::MergedTree>(*files_)) {}
 
   bool empty() const { return !tree_; }
@@ -30,6 +32,10 @@ class Source {
   const drg::Experiment& experiment() const { return tree_->experiment(); }
 
  private:
+  static drg::LoadOptions with_team(drg::LoadOptions options, const drg::Team* team) {
+    if (team && team->size > 1 && options.threads == 0) options.threads = 1;
+    return options;
+  }
   static std::unique_ptr<drg::Team> team_of_running_share() {
     overheads::Share* share = running_share();
     return share ? std::make_unique<drg::Team>(overheads::team_of(*share)) : nullptr;

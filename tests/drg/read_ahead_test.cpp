@@ -113,8 +113,19 @@ TEST(ReadAhead, AFailureOfTheUserStopsTheReaders) {
 TEST(ReadAhead, DefaultReadersFollowTheRequestedThreads) {
   EXPECT_EQ(read_ahead_threads(1), 0u);  // LoadOptions::threads = 1: serial
   EXPECT_EQ(read_ahead_threads(4), 3u);
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  const unsigned cores = unsigned(CPU_COUNT(&mine));
   EXPECT_EQ(read_ahead_threads(0), cores == 1 ? 0u : std::min(4u, cores));
+  // Bound to one core (taskset -c 0, mpirun's binding): nothing reads ahead.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
+  std::thread bound([&] {
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    EXPECT_EQ(read_ahead_threads(0), 0u);
+  });
+  bound.join();
 }
 
 }  // namespace
