@@ -38,15 +38,34 @@ MergedTree::MergedTree(const Experiment& e) : e_(&e) {
   nodes_.emplace_back();  // the root: every thread's root (the program region) folds into it
   nodes_[0].region = 0;
   map_.resize(e.threads.size());
-  for (uint32_t ti = 0; ti < e.threads.size(); ++ti) add(e.threads[ti], map_[ti]);
-  // Member lists sized before they are filled: no regrowth (16,384 members per node at 1,024
-  // ranks x 16 threads). Filled thread by thread, node by node: that order is part of the API.
-  std::vector<size_t> count(nodes_.size(), 0);
-  for (const std::vector<uint32_t>& map : map_)
-    for (uint32_t m : map) ++count[m];
-  for (size_t m = 0; m < nodes_.size(); ++m) nodes_[m].members.reserve(count[m]);
-  for (uint32_t ti = 0; ti < map_.size(); ++ti)
-    for (uint32_t n = 0; n < map_[ti].size(); ++n) nodes_[map_[ti][n]].members.push_back({ti, n});
+  // Thread by thread, node by node, as read by file: every sum is added in the same order.
+  for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
+    add(e.threads[ti], map_[ti]);
+    add_values(e.threads[ti], map_[ti]);
+  }
+  const size_t nm = e.metric_count();
+  holders_.resize(nodes_.size(), 0);
+  sum_.resize(nodes_.size() * nm, 0.0);
+  min_.resize(nodes_.size() * nm, 0.0);
+  max_.resize(nodes_.size() * nm, 0.0);
+}
+
+void MergedTree::add_values(const ThreadTree& t, const std::vector<uint32_t>& map) {
+  const size_t nm = e_->metric_count();
+  holders_.resize(nodes_.size(), 0);
+  sum_.resize(nodes_.size() * nm, 0.0);
+  min_.resize(nodes_.size() * nm, 0.0);
+  max_.resize(nodes_.size() * nm, 0.0);
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    const size_t at = size_t(map[n]) * nm;
+    const bool first_holder = holders_[map[n]]++ == 0;
+    for (size_t k = 0; k < nm; ++k) {
+      double x = t.values[size_t(n) * nm + k];
+      sum_[at + k] += x;
+      if (first_holder || x > max_[at + k]) max_[at + k] = x;
+      if (first_holder || x < min_[at + k]) min_[at + k] = x;
+    }
+  }
 }
 
 namespace {
@@ -165,24 +184,12 @@ void MergedTree::read_files(size_t first, size_t last, size_t keep_bytes, ByteWr
         for (const ThreadTree& t : threads) {
           add(t, map);
           if (keep) maps.push_back(map);
-          holders_.resize(nodes_.size(), 0);
-          sum_.resize(nodes_.size() * nm, 0.0);
-          min_.resize(nodes_.size() * nm, 0.0);
-          max_.resize(nodes_.size() * nm, 0.0);
-          for (uint32_t n = 0; n < t.size(); ++n) {
-            const size_t at = size_t(map[n]) * nm;
-            const bool first_holder = holders_[map[n]]++ == 0;
-            for (size_t k = 0; k < nm; ++k) {
-              double x = t.values[size_t(n) * nm + k];
-              sum_[at + k] += x;
-              if (first_holder || x > max_[at + k]) max_[at + k] = x;
-              if (first_holder || x < min_[at + k]) min_[at + k] = x;
-            }
-            if (replayed) {
+          add_values(t, map);
+          if (replayed)
+            for (uint32_t n = 0; n < t.size(); ++n) {
               replayed->put(map[n]);
               for (size_t k : replayed_columns_) replayed->put(t.values[size_t(n) * nm + k]);
             }
-          }
         }
         if (keep) {
           kept_bytes_ += bytes;
@@ -352,64 +359,32 @@ void MergedTree::for_each_thread(
 }
 
 double MergedTree::sum(uint32_t node, int metric) const {
-  if (files_) return metric < 0 ? 0.0 : sum_[size_t(node) * e_->metric_count() + size_t(metric)];
-  double s = 0;
-  for (const Member& m : nodes_[node].members)
-    s += e_->value(e_->threads[m.thread], m.node, metric);
-  return s;
+  return metric < 0 ? 0.0 : sum_[size_t(node) * e_->metric_count() + size_t(metric)];
 }
 
 double MergedTree::max(uint32_t node, int metric) const {
-  if (files_) return metric < 0 ? 0.0 : max_[size_t(node) * e_->metric_count() + size_t(metric)];
-  double v = 0;
-  bool first = true;
-  for (const Member& m : nodes_[node].members) {
-    double x = e_->value(e_->threads[m.thread], m.node, metric);
-    if (first || x > v) v = x;
-    first = false;
-  }
-  return v;
+  return metric < 0 ? 0.0 : max_[size_t(node) * e_->metric_count() + size_t(metric)];
 }
 
 double MergedTree::min(uint32_t node, int metric) const {
-  if (files_) return metric < 0 ? 0.0 : min_[size_t(node) * e_->metric_count() + size_t(metric)];
-  double v = 0;
-  bool first = true;
-  for (const Member& m : nodes_[node].members) {
-    double x = e_->value(e_->threads[m.thread], m.node, metric);
-    if (first || x < v) v = x;
-    first = false;
-  }
-  return v;
+  return metric < 0 ? 0.0 : min_[size_t(node) * e_->metric_count() + size_t(metric)];
 }
 
 std::vector<std::pair<uint32_t, double>> MergedTree::per_thread(uint32_t node, int metric) const {
   std::vector<std::pair<uint32_t, double>> out;
-  if (files_) {
-    for_each_thread([&](uint32_t ti, const ThreadTree& t, const std::vector<uint32_t>& map) {
-      for (uint32_t n = 0; n < t.size(); ++n)
-        if (map[n] == node) out.emplace_back(ti, e_->value(t, n, metric));
-    });
-    return out;
-  }
-  for (const Member& m : nodes_[node].members)
-    out.emplace_back(m.thread, e_->value(e_->threads[m.thread], m.node, metric));
+  for_each_thread([&](uint32_t ti, const ThreadTree& t, const std::vector<uint32_t>& map) {
+    for (uint32_t n = 0; n < t.size(); ++n)
+      if (map[n] == node) out.emplace_back(ti, e_->value(t, n, metric));
+  });
   return out;
 }
 
 std::vector<double> MergedTree::per_rank(uint32_t node, int metric) const {
   std::vector<double> out(size_t(e_->ranks()), 0.0);
-  if (files_) {
-    for_each_thread([&](uint32_t, const ThreadTree& t, const std::vector<uint32_t>& map) {
-      for (uint32_t n = 0; n < t.size(); ++n)
-        if (map[n] == node) out[size_t(std::max(t.rank, 0))] += e_->value(t, n, metric);
-    });
-    return out;
-  }
-  for (const Member& m : nodes_[node].members) {
-    const ThreadTree& t = e_->threads[m.thread];
-    out[size_t(std::max(t.rank, 0))] += e_->value(t, m.node, metric);
-  }
+  for_each_thread([&](uint32_t, const ThreadTree& t, const std::vector<uint32_t>& map) {
+    for (uint32_t n = 0; n < t.size(); ++n)
+      if (map[n] == node) out[size_t(std::max(t.rank, 0))] += e_->value(t, n, metric);
+  });
   return out;
 }
 

@@ -376,7 +376,7 @@ std::string Measured::dump() const {
     o << std::string(2 * tree_->node(n).depth, ' ') << r.label();
     if (!r.location().empty()) o << " @" << r.location();
     o << "  [" << format::region_kind_name(r.kind) << "] visits " << tree_->sum(n, visits)
-      << " threads " << tree_->node(n).members.size() << " time " << tree_->sum(n, time) * 1e-9
+      << " threads " << tree_->holders(n) << " time " << tree_->sum(n, time) * 1e-9
       << " s wait " << tree_->sum(n, wait) * 1e-9 << " s\n";
   }
   return o.str();

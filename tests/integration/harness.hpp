@@ -102,7 +102,7 @@ class Measured {
   // Per experiment thread index: the metric summed over `nodes` (threads without any: absent).
   std::vector<double> per_thread_sum(const std::vector<uint32_t>& nodes,
                                      const std::string& metric) const;
-  size_t thread_count(uint32_t node) const { return tree_->node(node).members.size(); }
+  size_t thread_count(uint32_t node) const { return tree_->holders(node); }
 
   // The merged tree as indented text (path, visits, time, wait): for failure messages (once per
   // experiment; later calls say so).

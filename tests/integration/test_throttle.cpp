@@ -38,10 +38,12 @@ std::set<uint32_t> throttled_nodes(const Measured& m) {
   std::set<std::tuple<int, uint32_t, uint32_t>> keys;
   for (const auto& x : meta["throttle"]["throttled"])
     keys.emplace(x["rank"].get<int>(), x["thread"].get<uint32_t>(), x["node"].get<uint32_t>());
-  const auto& threads = m.exp().threads;
-  for (uint32_t n : m.tree().preorder())
-    for (const drg::Member& mem : m.tree().node(n).members)
-      if (keys.count({threads[mem.thread].rank, threads[mem.thread].thread, mem.node})) out.insert(n);
+  m.tree().for_each_batch([&](const drg::ThreadBatch& b) {
+    for (uint32_t i = 0; i < b.count; ++i)
+      for (uint32_t node = 0; node < b.threads[i].size(); ++node)
+        if (keys.count({b.threads[i].rank, b.threads[i].thread, node}))
+          out.insert(b.merged[i][node]);
+  });
   return out;
 }
 

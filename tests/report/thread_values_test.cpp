@@ -31,15 +31,20 @@ struct ThreeThreads {
   }
 };
 
-// What the member lists give: per node, (thread, values of `metrics`) in member order.
+// The holders of node n, thread by thread (each thread's nodes in order): (thread, values of
+// `metrics`), read straight from the experiment's threads.
 std::vector<std::pair<uint32_t, std::vector<double>>> members(const drg::MergedTree& t, uint32_t n,
                                                               const std::vector<int>& metrics) {
   const drg::Experiment& e = t.experiment();
   std::vector<std::pair<uint32_t, std::vector<double>>> out;
-  for (const drg::Member& m : t.node(n).members) {
-    std::vector<double> v;
-    for (int k : metrics) v.push_back(e.value(e.threads[m.thread], m.node, k));
-    out.emplace_back(m.thread, v);
+  for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
+    const std::vector<uint32_t>& merged = t.merged_of(ti);
+    for (uint32_t node = 0; node < merged.size(); ++node) {
+      if (merged[node] != n) continue;
+      std::vector<double> v;
+      for (int k : metrics) v.push_back(e.value(e.threads[ti], node, k));
+      out.emplace_back(ti, v);
+    }
   }
   return out;
 }

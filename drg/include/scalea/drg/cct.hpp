@@ -14,17 +14,11 @@
 
 namespace scalea::drg {
 
-struct Member {
-  uint32_t thread;  // index into Experiment::threads
-  uint32_t node;    // node within that thread's tree
-};
-
 struct MergedNode {
   uint32_t parent = format::kNoIndex;
   uint32_t region = 0;
   uint32_t depth = 0;
   std::vector<uint32_t> children;  // in order of first appearance
-  std::vector<Member> members;
 };
 
 // Call paths as printed. A path has one component per level, root first; a path of at most
@@ -130,9 +124,7 @@ class MergedTree {
   // The threads of the run (its PEs), and how many of them hold each node.
   size_t threads() const { return e_->threads.size(); }
   bool by_file() const { return files_ != nullptr; }  // read one rank file at a time
-  size_t holders(uint32_t node) const {
-    return files_ ? holders_[node] : nodes_[node].members.size();
-  }
+  size_t holders(uint32_t node) const { return holders_[node]; }
 
   double sum(uint32_t node, int metric) const;
   double max(uint32_t node, int metric) const;
@@ -152,6 +144,8 @@ class MergedTree {
   // Maps a thread's nodes onto the tree (`map`: node -> merged node), adding the call paths it
   // is the first to have.
   void add(const ThreadTree& t, std::vector<uint32_t>& map);
+  // Adds thread t (mapped by `map`) to its nodes' holders and their sums, maxima and minima.
+  void add_values(const ThreadTree& t, const std::vector<uint32_t>& map);
   // The same for a thread whose call paths are all in the tree already.
   void map_thread(const ThreadTree& t, std::vector<uint32_t>& map) const;
   // The node for call path (parent, region), made when it is new.
@@ -179,7 +173,7 @@ class MergedTree {
   std::vector<MergedNode> nodes_;
   FlatMap64 child_;                         // (merged parent, region) -> merged node
   std::vector<std::vector<uint32_t>> map_;  // in memory, per thread: node -> merged node
-  // Read by file: per node its holders; per node and metric (node-major) sum, min and max.
+  // Per node its holders; per node and metric (node-major) sum, min and max.
   std::vector<size_t> holders_;
   std::vector<double> sum_, min_, max_;
   std::vector<uint32_t> file_first_;  // read by file: each file's first thread, then the count
