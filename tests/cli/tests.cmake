@@ -47,3 +47,8 @@ if(MPI_C_FOUND AND TARGET mpi_shapes AND TARGET scalea-mpi)
 endif()
 add_test(NAME cli.report_context COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_report.sh ${CMAKE_BINARY_DIR}/bin ${_cli_mpirun})
 set_tests_properties(cli.report_context PROPERTIES LABELS "integration;cli" TIMEOUT 300 RUN_SERIAL TRUE)
+
+# The rank files read ahead on every core, or on one (taskset): the same outputs, byte for byte,
+# and the same first error in file order (docs/drg.md, "On every core"). Needs drg_gen (bench/drg).
+add_test(NAME cli.readers COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_readers.sh ${CMAKE_BINARY_DIR}/bin)
+set_tests_properties(cli.readers PROPERTIES LABELS "integration;cli" TIMEOUT 300)
