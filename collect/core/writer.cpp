@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "json_text.hpp"
+#include "scalea/crc32.hpp"
 #include "snapshot.hpp"
 
 extern char** environ;
@@ -100,7 +101,7 @@ struct FileBuffer : Buffer {
     const char* payload = bytes.data() + sizeof(fmt::FileHeader);
     header.payload_size = bytes.size() - sizeof(fmt::FileHeader);
     header.section_count = sections;
-    header.payload_crc32 = fmt::crc32_update(0, payload, header.payload_size);
+    header.payload_crc32 = fmt::crc32_fast(payload, header.payload_size);
     header.rank = rank;
     std::memcpy(bytes.data(), &header, sizeof header);
     return std::move(bytes);
@@ -415,19 +416,24 @@ std::string host_name() {
 // The process's command line, one string per argument.
 std::vector<std::string> command_line() {
   std::vector<std::string> args;
-  FILE* f = std::fopen("/proc/self/cmdline", "r");
-  if (!f) return args;
-  std::string arg;
-  int c;
-  while ((c = std::fgetc(f)) != EOF) {
-    if (c == 0) {
-      args.push_back(arg);
-      arg.clear();
-    } else {
-      arg += char(c);
-    }
+  // open/read rather than stdio: fopen's buffer would come from the program's heap.
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return args;
+  std::string all;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    all.append(buf, size_t(n));
   }
-  std::fclose(f);
+  close(fd);
+  // NUL-terminated arguments; a last one without its NUL (a rewritten command line) counts too.
+  for (size_t at = 0; at < all.size();) {
+    size_t end = all.find('\0', at);
+    if (end == std::string::npos) end = all.size();
+    args.emplace_back(all, at, end - at);
+    at = end + 1;
+  }
   return args;
 }
 

@@ -31,6 +31,7 @@
 #include "../core/writer.hpp"
 #include "mpi_layer.hpp"
 #include "mpi_state.hpp"
+#include "scalea/crc32.hpp"
 #include "scalea/drg/region_key.hpp"
 
 namespace scalea::mpi {
@@ -625,7 +626,7 @@ class Unification {
     mine.flags = L_.in_finalize ? 0 : kNoFinalize;
     WriteSummary summary;
     mine.bytes = encode_threads(rec_, remap_, L_.rank, summary);
-    mine.crc32 = format::crc32_update(0, mine.bytes.data(), mine.bytes.size());
+    mine.crc32 = format::crc32_fast(mine.bytes.data(), mine.bytes.size());
     mine.rss_growth_kb = uint64_t(std::max(0L, peak_rss_kb() - rss0_));
     size_t count = 0;
     mine.throttled = throttled_paths(rec_, kThrottledListed, count);

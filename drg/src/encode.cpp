@@ -1,4 +1,5 @@
 #include "scalea/drg/encode.hpp"
+#include "scalea/crc32.hpp"
 
 #include <sys/stat.h>
 
@@ -44,7 +45,7 @@ void seal_rank_file(std::vector<char>& bytes) {
   fmt::FileHeader h;
   std::memcpy(&h, bytes.data(), sizeof h);
   h.payload_size = bytes.size() - sizeof h;
-  h.payload_crc32 = fmt::crc32_update(0, bytes.data() + sizeof h, bytes.size() - sizeof h);
+  h.payload_crc32 = fmt::crc32_fast(bytes.data() + sizeof h, bytes.size() - sizeof h);
   std::memcpy(bytes.data(), &h, sizeof h);
 }
 

@@ -24,6 +24,7 @@
 
 #include "container.hpp"
 #include "read_ahead.hpp"
+#include "scalea/crc32.hpp"
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/flat_map.hpp"
 #include "scalea/drg/region_key.hpp"
@@ -31,9 +32,6 @@
 
 #ifdef SCALEA_HAVE_ZLIB
 #include <zlib.h>
-#endif
-#if defined(__x86_64__)
-#include <immintrin.h>
 #endif
 
 namespace scalea::drg {
@@ -288,62 +286,13 @@ bool plain_file_name(const std::string& name) {
   return true;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SCALEA_HAVE_PCLMUL_CRC 1
-// CRC-32 of `len` bytes (a multiple of 16, at least 64) by carry-less multiplication: four
-// 128-bit lanes fold 64 bytes per step, then one lane, then a Barrett reduction to 32 bits.
-// `state` is the bare register (not inverted). The algorithm and constants (powers of x modulo
-// the reflected polynomial 0xEDB88320) are those of Intel's "Fast CRC Computation for Generic
-// Polynomials Using PCLMULQDQ" as used by Linux (arch/x86/crypto/crc32-pclmul_asm.S).
-#define SCALEA_PCLMUL __attribute__((target("pclmul,sse4.1")))
-SCALEA_PCLMUL inline __m128i load(const char* at) {
-  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
-}
-// x (128 bits) times x^(128·k) modulo the polynomial, added to the next 128 bits.
-SCALEA_PCLMUL inline __m128i fold(__m128i x, __m128i k, __m128i next) {
-  return _mm_xor_si128(
-      _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)), next);
-}
-SCALEA_PCLMUL uint32_t crc32_fold_pclmul(uint32_t state, const char* p, size_t len) {
-  __m128i x1 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(int(state)));
-  __m128i x2 = load(p + 16), x3 = load(p + 32), x4 = load(p + 48);
-  p += 64;
-  len -= 64;
-  const __m128i k1k2 = _mm_set_epi64x(0x1c6e41596, 0x154442bd4);
-  for (; len >= 64; p += 64, len -= 64) {
-    x1 = fold(x1, k1k2, load(p));
-    x2 = fold(x2, k1k2, load(p + 16));
-    x3 = fold(x3, k1k2, load(p + 32));
-    x4 = fold(x4, k1k2, load(p + 48));
-  }
-  const __m128i k3k4 = _mm_set_epi64x(0x0ccaa009e, 0x1751997d0);
-  x1 = fold(x1, k3k4, x2);
-  x1 = fold(x1, k3k4, x3);
-  x1 = fold(x1, k3k4, x4);
-  for (; len >= 16; p += 16, len -= 16) x1 = fold(x1, k3k4, load(p));
-  // 128 -> 64 bits (appending 32 zero bits), then -> 32 bits.
-  x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), _mm_clmulepi64_si128(k3k4, x1, 0x01));
-  const __m128i mask32 = _mm_set_epi32(0, 0, 0, -1);
-  const __m128i k5 = _mm_set_epi64x(0, 0x163cd6124);
-  x1 = _mm_xor_si128(_mm_srli_si128(x1, 4),
-                     _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), k5, 0x00));
-  const __m128i poly = _mm_set_epi64x(0x1f7011641, 0x1db710641);  // mu, P
-  __m128i t = _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), poly, 0x10);
-  t = _mm_clmulepi64_si128(_mm_and_si128(t, mask32), poly, 0x00);
-  return uint32_t(_mm_extract_epi32(_mm_xor_si128(t, x1), 1));
-}
-#endif
 
 }  // namespace
 
 uint32_t payload_crc32(const char* data, size_t size) {
 #ifdef SCALEA_HAVE_PCLMUL_CRC
-  static const bool pclmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
-  if (pclmul && size >= 64) {
-    size_t bulk = size & ~size_t(15);
-    uint32_t crc = ~crc32_fold_pclmul(~0u, data, bulk);
-    return fmt::crc32_update(crc, data + bulk, size - bulk);
-  }
+  static const bool pclmul = fmt::crc32_pclmul_usable();
+  if (pclmul && size >= 64) return fmt::crc32_fast(data, size);
 #endif
 #ifdef SCALEA_HAVE_ZLIB
   uLong crc = crc32(0L, Z_NULL, 0);
