@@ -1,6 +1,7 @@
 #include "recorder.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -279,21 +280,22 @@ bool function_selected(const Config& c, const void* fn) {
 }
 
 uint64_t process_age_ns() {
-  FILE* f = std::fopen("/proc/self/stat", "r");
-  if (!f) return 0;
+  // open/read rather than stdio: fopen's buffer would come from the program's heap.
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
   char buf[1024];
-  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
   buf[n] = 0;
   const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
   if (!p) return 0;
-  unsigned long long start_ticks = 0;
   // Field 22 (starttime); p points at the end of field 2.
-  if (std::sscanf(p + 2,
-                  "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
-                  "%*d %llu",
-                  &start_ticks) != 1)
-    return 0;
+  for (int field = 2; field < 22 && *p; ++p)
+    if (*p == ' ') ++field;
+  char* end = nullptr;
+  unsigned long long start_ticks = std::strtoull(p, &end, 10);
+  if (end == p) return 0;
   timespec ts;
   clock_gettime(CLOCK_BOOTTIME, &ts);
   double now_s = double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
