@@ -539,9 +539,19 @@ if [[ $TIMING == 1 ]]; then
   log "timing: $REPS interleaved rounds of bare / noop / tool / light / scalea per case ..."
   printf 'case\tvariant\tround\tseconds\tstatus\tverified\tload1\tquiet\n' >"$TSV"
   VARIANTS=(bare noop tool light scalea)
+  # The previous pass's runs are moved aside now and deleted after this pass: files deleted just
+  # before the timed runs would slow the experiments they write. On ext4 without a journal (this
+  # project's CI machine) a new file's inode allocation skips the inodes freed in the last minute,
+  # one inode-table lookup each: ~300 us per file created after a few thousand deletions, against
+  # ~20 us otherwise, and the tool writes a directory and two files.
+  OLD_TIMING=""
+  if [[ -d $WORK/timing ]]; then
+    OLD_TIMING=$WORK/timing.old.$$
+    mv -- "$WORK/timing" "$OLD_TIMING"
+  fi
+  mkdir -p -- "$WORK/timing"
   for c in "${CASES[@]}"; do
     name=${c%%|*}
-    rm -rf -- "$WORK/timing/$name".*
     for ((r = 1; r <= REPS; ++r)); do
       line=""
       quiet=$(wait_quiet)
@@ -570,13 +580,14 @@ if [[ $TIMING == 1 ]]; then
         log "  $name: noise report failed: $(head -n1 "$WORK/reports/$name.noise.err")"
     fi
   done
+  [[ -n $OLD_TIMING ]] && rm -rf -- "$OLD_TIMING"
 fi
 fi  # SUMMARY_ONLY
 
 # ---- summary -------------------------------------------------------------------------------
 log "summary ..."
 python3 - "$WORK" "$REPS" "$TIMING" "$SCALEA" "${CASES[@]}" <<'PY'
-import json, os, subprocess, sys
+import json, os, random, statistics, subprocess, sys
 work, reps, timing, scalea = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4]
 cases = [c.split("|") for c in sys.argv[5:]]
 
@@ -609,6 +620,7 @@ for line in open(os.path.join(work, "status.tsv")):
                         f[6] if len(f) > 6 else "")
 
 times = {}      # (case, variant) -> [(secs, ok, load)]
+by_round = {}   # (case, variant) -> {round: secs}, verified runs only
 tsv = os.path.join(work, "timing.tsv")
 if timing and os.path.exists(tsv):
     for i, line in enumerate(open(tsv)):
@@ -616,6 +628,21 @@ if timing and os.path.exists(tsv):
             continue
         name, v, r, secs, rc, ver, load = line.rstrip("\n").split("\t")[:7]
         times.setdefault((name, v), []).append((float(secs), rc == "0" and ver == "yes", float(load)))
+        if rc == "0" and ver == "yes":
+            by_round.setdefault((name, v), {})[r] = float(secs)
+
+# The paired comparison of a variant with the no-op floor: each round's run against the same
+# round's no-op run (interleaved, so a slow phase of the machine hits both), the median of those
+# ratios and a bootstrap 95 % interval of it (2,000 resamples, fixed seed: the same data gives the
+# same interval). Minima alone do not settle a few per cent on a busy or virtual machine.
+def paired(name, v):
+    a, n = by_round.get((name, v), {}), by_round.get((name, "noop"), {})
+    d = [a[r] / n[r] - 1 for r in sorted(set(a) & set(n)) if n[r] > 0]
+    if len(d) < 3:
+        return None
+    rng = random.Random(20)
+    boots = sorted(statistics.median(rng.choices(d, k=len(d))) for _ in range(2000))
+    return (100 * statistics.median(d), 100 * boots[49], 100 * boots[1950], len(d))
 
 def findings(path, n=3):
     try:
@@ -653,6 +680,10 @@ for c in cases:
     row["tool_vs_noop_pct"] = (to / n - 1) * 100 if n and to else None
     li = row["light_min_s"]
     row["light_vs_noop_pct"] = (li / n - 1) * 100 if n and li else None
+    for v in ("tool", "light"):
+        pr = paired(name, v)
+        row[v + "_vs_noop_paired"] = ({"median_pct": pr[0], "ci95_pct": [pr[1], pr[2]], "rounds": pr[3]}
+                                      if pr else None)
     root, fs = findings(os.path.join(work, "reports", name + ".json"))
     row["T_p"], row["T_o"] = root if root else (None, None)
     row["findings"] = fs
@@ -688,6 +719,18 @@ with open(os.path.join(work, "summary.md"), "w") as o:
                                    if r["analysis_load"] is not None else ""),
             f(r["on_cpu"] and 100 * r["on_cpu"], "%.0f%%"),
             fs.replace("|", "\\|")))
+    if any(r.get("tool_vs_noop_paired") for r in rows):
+        o.write("\n## Above the no-op floor, paired by round\n\n")
+        o.write("Each round's run against the same round's no-op run: the median of those ratios and "
+                "a bootstrap 95 % interval of it.\n\n| case | rounds | tool vs noop | light vs noop |\n"
+                "|---|---|---|---|\n")
+        def pp(x):
+            return ("%+.1f%% [%+.1f, %+.1f]" % (x["median_pct"], x["ci95_pct"][0], x["ci95_pct"][1])
+                    if x else "-")
+        for r in rows:
+            t, li = r.get("tool_vs_noop_paired"), r.get("light_vs_noop_paired")
+            if t or li:
+                o.write("| %s | %d | %s | %s |\n" % (r["case"], (t or li)["rounds"], pp(t), pp(li)))
     noisy = [r for r in rows if r.get("noise_findings")]
     if noisy:
         o.write("\n## Findings on identical p = 1 configurations (timed scalea repetition 2 vs 1)\n\n")
