@@ -1,7 +1,9 @@
 #include "clock.hpp"
 
-#if __has_include(<sys/platform/x86.h>)
+// glibc's <sys/platform/x86.h> uses C's _Bool: C++ compilers take it outside strict ISO mode only.
+#if __has_include(<sys/platform/x86.h>) && !defined(__STRICT_ANSI__)
 #include <sys/platform/x86.h>
+#define SCALEA_HAVE_GLIBC_X86_FEATURES 1
 #else
 #include <cpuid.h>
 #endif
@@ -24,7 +26,7 @@ namespace {
 // costs 15 us in a virtual machine, where every CPUID instruction exits to the hypervisor. The C
 // library (2.33 and later) asked it once when the process started and keeps the answer.
 bool cpu_has_invariant_tsc() {
-#if __has_include(<sys/platform/x86.h>)
+#ifdef SCALEA_HAVE_GLIBC_X86_FEATURES
   return CPU_FEATURE_PRESENT(INVARIANT_TSC);
 #else
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;

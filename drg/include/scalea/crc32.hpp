@@ -9,8 +9,11 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-#if __has_include(<sys/platform/x86.h>)
+// glibc's <sys/platform/x86.h> uses C's _Bool, which C++ compilers accept as an extension only
+// outside strict ISO mode (clang++ -std=c++17 rejects it).
+#if __has_include(<sys/platform/x86.h>) && !defined(__STRICT_ANSI__)
 #include <sys/platform/x86.h>
+#define SCALEA_HAVE_GLIBC_X86_FEATURES 1
 #endif
 #define SCALEA_HAVE_PCLMUL_CRC 1
 #endif
@@ -71,7 +74,7 @@ SCALEA_PCLMUL inline uint32_t crc32_fold_pclmul(uint32_t state, const char* p, s
 // CPU's features once at the process's start): in a virtual machine each CPUID instruction exits
 // to the hypervisor, and the compiler's __builtin_cpu_supports runs several at load.
 inline bool crc32_pclmul_usable() {
-#if __has_include(<sys/platform/x86.h>)
+#ifdef SCALEA_HAVE_GLIBC_X86_FEATURES
   return CPU_FEATURE_ACTIVE(PCLMULQDQ) && CPU_FEATURE_ACTIVE(SSE4_1);
 #else
   return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
