@@ -580,7 +580,8 @@ if [[ $TIMING == 1 ]]; then
         log "  $name: noise report failed: $(head -n1 "$WORK/reports/$name.noise.err")"
     fi
   done
-  [[ -n $OLD_TIMING ]] && rm -rf -- "$OLD_TIMING"
+  # This pass's and any an interrupted pass left behind.
+  [[ -n $OLD_TIMING ]] && rm -rf -- "$WORK"/timing.old.*
 fi
 fi  # SUMMARY_ONLY
 

@@ -247,12 +247,9 @@ Recorder& Recorder::create() {
 namespace {
 
 std::string program_name() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "program";
-  buf[n] = 0;
-  const char* slash = std::strrchr(buf, '/');
-  return slash ? slash + 1 : buf;
+  std::string exe = executable_path();
+  if (exe.empty()) return "program";
+  return exe.substr(exe.rfind('/') + 1);  // npos + 1 = 0: the whole name
 }
 
 std::string iso_now() {

@@ -229,11 +229,7 @@ std::vector<Module> loaded_modules() {
         auto* out = static_cast<std::vector<Module>*>(data);
         Module m;
         m.path = info->dlpi_name ? info->dlpi_name : "";
-        if (m.path.empty()) {
-          char buf[4096];
-          ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-          if (n > 0) m.path.assign(buf, size_t(n));
-        }
+        if (m.path.empty()) m.path = executable_path();
         m.base = info->dlpi_addr;
         for (int i = 0; i < info->dlpi_phnum; ++i) {
           const ElfW(Phdr)& ph = info->dlpi_phdr[i];
@@ -412,6 +408,12 @@ std::string host_name() {
   return host;
 }
 }  // namespace
+
+std::string executable_path() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf);
+  return n > 0 ? std::string(buf, size_t(n)) : std::string();
+}
 
 // The process's command line, one string per argument.
 std::vector<std::string> command_line() {

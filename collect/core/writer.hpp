@@ -88,6 +88,8 @@ struct ProcessAffinity {
 ProcessAffinity process_affinity(Recorder& rec, int rank);
 // The process's command line, one string per argument (/proc/self/cmdline: what argv holds now).
 std::vector<std::string> command_line();
+// The program's executable (/proc/self/exe), or "" when the kernel does not say.
+std::string executable_path();
 
 // meta.json "mpi" (docs/mpi.md): the job, the transfer model, which ranks the experiment holds
 // and, at the root of the unification, what it cost.

@@ -7,7 +7,6 @@
 // when it is woken for the next parallel region, so those two ends are clipped to the moment the
 // master left the region.
 #include <dlfcn.h>
-#include <unistd.h>
 #include <link.h>
 #include <omp-tools.h>
 #include <unwind.h>
@@ -20,6 +19,7 @@
 
 #include "../core/log.hpp"
 #include "../core/recorder.hpp"
+#include "../core/writer.hpp"
 
 namespace scalea::collect::ompt {
 
@@ -123,14 +123,7 @@ void module_range(const void* inside, uintptr_t& lo_out, uintptr_t& hi_out,
       &q);
   lo_out = q.lo;
   hi_out = q.hi;
-  if (!path || !q.hi) return;
-  if (q.name && *q.name) {
-    *path = q.name;
-  } else {
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) path->assign(exe, size_t(n));
-  }
+  if (path && q.hi) *path = q.name && *q.name ? std::string(q.name) : executable_path();
 }
 
 // A thread blocked acquiring a lock reports nothing else: when it reports another event while

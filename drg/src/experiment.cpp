@@ -290,10 +290,7 @@ bool plain_file_name(const std::string& name) {
 }  // namespace
 
 uint32_t payload_crc32(const char* data, size_t size) {
-#ifdef SCALEA_HAVE_PCLMUL_CRC
-  static const bool pclmul = fmt::crc32_pclmul_usable();
-  if (pclmul && size >= 64) return fmt::crc32_fast(data, size);
-#endif
+  if (fmt::crc32_fast_available()) return fmt::crc32_fast(data, size);
 #ifdef SCALEA_HAVE_ZLIB
   uLong crc = crc32(0L, Z_NULL, 0);
   const auto* p = reinterpret_cast<const Bytef*>(data);

@@ -82,13 +82,22 @@ inline bool crc32_pclmul_usable() {
 }
 #endif
 
+// Whether crc32_fast multiplies without carry here (asked once per process).
+inline bool crc32_fast_available() {
+#ifdef SCALEA_HAVE_PCLMUL_CRC
+  static const bool pclmul = crc32_pclmul_usable();
+  return pclmul;
+#else
+  return false;
+#endif
+}
+
 // crc32_update(0, data, size), by carry-less multiplication where the CPU has it (16 bytes a
 // step instead of one).
 inline uint32_t crc32_fast(const void* data, size_t size) {
   const char* p = static_cast<const char*>(data);
 #ifdef SCALEA_HAVE_PCLMUL_CRC
-  static const bool pclmul = crc32_pclmul_usable();
-  if (pclmul && size >= 64) {
+  if (size >= 64 && crc32_fast_available()) {
     size_t bulk = size & ~size_t(15);
     uint32_t crc = ~crc32_fold_pclmul(~0u, p, bulk);
     return crc32_update(crc, p + bulk, size - bulk);
