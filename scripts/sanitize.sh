@@ -21,6 +21,7 @@ case $kind in
   *) echo "usage: scripts/sanitize.sh [address|thread] [build-dir] [ctest args...]" >&2; exit 2 ;;
 esac
 shift $(( $# >= 2 ? 2 : $# ))
+mkdir -p "$build" && build=$(cd "$build" && pwd)  # absolute: the stages run inside it
 jobs=${SCALEA_SANITIZE_JOBS:-$(nproc)}
 subset=${SCALEA_SANITIZE_SUBSET:-all}
 rtdir=$(clang -print-resource-dir)/lib/linux
