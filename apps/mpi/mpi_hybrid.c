@@ -9,12 +9,20 @@
  *   MT_REPS messages of MT_BYTES bytes with the same thread of the partner rank (rank ^ 1) with
  *   MPI_Sendrecv, concurrently (tag = thread number).
  *
- * usage: mpi_hybrid [scale] [multiple]
+ *   With "tail": afterwards, on rank 1 only (so that processes analysing blocks of the rank files
+ *   meet it in some blocks only), one parallel region whose body is a single construct and nothing
+ *   else. At -O2 with sibling calls the outlined body ends with a tail jump into the runtime (to
+ *   the single's implicit barrier), whose return address is then inside the runtime: the loader
+ *   places the barrier in the body (docs/symbols.md), and the MPI analysis must do it as the
+ *   serial one does.
+ *
+ * usage: mpi_hybrid [scale] [multiple] [tail]
  */
 #include <mpi.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "planted_common.h"
 
@@ -25,9 +33,23 @@
 #define MT_REPS 10
 #define MT_BYTES 1000
 
+static double g_tail[COUNT];
+
+__attribute__((noinline)) static void tail(double f) {
+#pragma omp parallel
+#pragma omp single
+  for (int i = 0; i < COUNT; ++i) g_tail[i] = g_tail[i] * f + 1;
+}
+
+static int has_arg(int argc, char** argv, const char* word) {
+  for (int i = 2; i < argc; ++i)
+    if (strcmp(argv[i], word) == 0) return 1;
+  return 0;
+}
+
 int main(int argc, char** argv) {
   double scale = argc > 1 ? atof(argv[1]) : 1.0;
-  int multiple = argc > 2 && argv[2][0] == 'm';
+  int multiple = has_arg(argc, argv, "multiple");
   int provided;
   MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED, &provided);
   int rank, size;
@@ -56,6 +78,7 @@ int main(int argc, char** argv) {
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
   }
+  if (rank == 1 && has_arg(argc, argv, "tail")) tail(0.5);
   if (rank == 0) printf("mpi_hybrid: provided %d, b[1] %g\n", provided, b[1]);
   MPI_Finalize();
   return 0;

@@ -42,13 +42,15 @@ namespace fmt = scalea::format;
 // so far left it.
 using ThreadVisitor = std::function<void(const std::function<void(ThreadTree&)>&)>;
 
-// How the settling observes the threads: `every` visits every thread; `mine` this process's
-// share of them, after which `combine` turns the notes it took per region (note() below) into
-// those of every thread. Alone, `mine` is `every` and `combine` is empty.
+// How the settling observes the threads: `mine` visits this process's share of them, after which
+// `combine` turns the notes it took per region (note() below) into those of every thread, and
+// `combine_firsts` the values its threads met, each once in the order first met, into those
+// every thread met in that order (file order). Alone, `mine` visits every thread and the
+// combines are empty.
 struct Observers {
-  ThreadVisitor every;
   ThreadVisitor mine;
   std::function<void(std::vector<uint32_t>& notes)> combine;
+  std::function<void(std::vector<uint64_t>& firsts)> combine_firsts;
 
   void observe(const std::function<void(ThreadTree&)>& f, std::vector<uint32_t>& notes) const {
     mine(f);
@@ -984,10 +986,12 @@ bool same_region(const Region& a, const Region& b) {
 // A construct that ends an outlined body and enters the runtime by a tail jump reports a return
 // address inside the runtime (the body returns straight to __kmp_invoke_microtask): such a
 // region is placed at that jump in the body of the region it ran in, one region per enclosing
-// region. Returns whether any node moved; marks in `moved_from` the runtime regions no node uses
-// any more.
+// region (as recorded: a placed region's children keep their pairs). The pairs are placed in the
+// order the threads first meet them, in file order; processes sharing the files each observe
+// their block and the orders are joined (combine_firsts). Returns whether any pair was placed;
+// marks in `moved_from` the runtime regions no node uses any more.
 bool place_runtime_returns(Experiment& e, const Bodies& bodies, std::vector<char>& moved_from,
-                           Settlement& s, const ThreadVisitor& visit) {
+                           Settlement& s, const Observers& observers) {
   std::string runtime_path;
   if (e.meta.is_object() && e.meta.contains("openmp") && e.meta["openmp"].is_object() &&
       e.meta["openmp"].contains("runtime_path") && e.meta["openmp"]["runtime_path"].is_string())
@@ -1003,43 +1007,49 @@ bool place_runtime_returns(Experiment& e, const Bodies& bodies, std::vector<char
     any = any || in_runtime[i];
   }
   if (!any || bodies.start.empty()) return false;
+  std::vector<uint64_t> firsts;  // (region << 32 | enclosing region), each once
+  std::unordered_set<uint64_t> met;
+  observers.mine([&](ThreadTree& t) {
+    for (uint32_t n = 1; n < t.size(); ++n) {
+      const uint32_t x = t.region[n], p = t.region[t.parent[n]];
+      if (x >= nr || !in_runtime[x]) continue;
+      const uint64_t pair = uint64_t(x) << 32 | p;
+      if (met.insert(pair).second) firsts.push_back(pair);
+    }
+  });
+  if (observers.combine_firsts) observers.combine_firsts(firsts);
   SymbolResolver resolver;
   std::vector<char> still_used(nr, 0);
   bool moved = false;
-  s.in_runtime = std::move(in_runtime);
-  // The first thread that meets (region, enclosing region) places it; the others follow.
-  visit([&](ThreadTree& t) {
-    for (uint32_t n = 1; n < t.size(); ++n) {
-      const uint32_t x = t.region[n], p = t.region[t.parent[n]];
-      if (x >= nr || !s.in_runtime[x]) continue;
-      auto [it, fresh] = s.placed.emplace(std::make_pair(x, p), fmt::kNoIndex);
-      if (fresh && p < nr && bodies.of[p] < kConflict) {
-        const uint32_t body = bodies.of[p];
-        SourceLocation loc;
-        if (resolver.resolve_tail_jump(e.regions[p].module, bodies.start[body],
-                                       runtime_entry(e.regions[x]), loc)) {
-          Region r = e.regions[x];
-          r.module = e.regions[p].module;
-          r.address = loc.address;  // the recorded address lay in the runtime
-          r.file = loc.file;
-          r.line = loc.line;
-          r.function = loc.function;
-          set_code(r, loc);
-          uint32_t id = uint32_t(e.regions.size());
-          for (uint32_t i = 0; i < e.regions.size(); ++i)
-            if (same_region(e.regions[i], r)) id = i;
-          if (id == e.regions.size()) e.regions.push_back(std::move(r));
-          it->second = id;
-        }
-      }
-      if (it->second == fmt::kNoIndex) {
-        still_used[x] = true;
-      } else {
-        t.region[n] = it->second;
-        moved = true;
+  for (const uint64_t pair : firsts) {
+    const uint32_t x = uint32_t(pair >> 32), p = uint32_t(pair);
+    uint32_t id = fmt::kNoIndex;
+    if (x < nr && p < nr && bodies.of[p] < kConflict) {
+      const uint32_t body = bodies.of[p];
+      SourceLocation loc;
+      if (resolver.resolve_tail_jump(e.regions[p].module, bodies.start[body],
+                                     runtime_entry(e.regions[x]), loc)) {
+        Region r = e.regions[x];
+        r.module = e.regions[p].module;
+        r.address = loc.address;  // the recorded address lay in the runtime
+        r.file = loc.file;
+        r.line = loc.line;
+        r.function = loc.function;
+        set_code(r, loc);
+        id = uint32_t(e.regions.size());
+        for (uint32_t i = 0; i < e.regions.size(); ++i)
+          if (same_region(e.regions[i], r)) id = i;
+        if (id == e.regions.size()) e.regions.push_back(std::move(r));
       }
     }
-  });
+    s.placed.emplace(std::make_pair(x, p), id);
+    if (id == fmt::kNoIndex) {
+      if (x < nr) still_used[x] = true;
+    } else {
+      moved = true;
+    }
+  }
+  s.in_runtime = std::move(in_runtime);
   for (const auto& [key, id] : s.placed)
     if (id != fmt::kNoIndex && !still_used[key.first]) moved_from[key.first] = true;
   return moved;
@@ -1160,7 +1170,7 @@ void name_outlined_code(Experiment& e, const Observers& observers) {
 // rewrites them (`rewrite`); `s` keeps what each rewrite was, so that a reader that parses the
 // files again (RankFiles) can rewrite the threads when it reads them instead. Placing the
 // runtime's return addresses depends on the order the threads meet each construct: it observes
-// every thread on every process.
+// the process's block of the threads.
 void settle_regions(Experiment& e, const LoadOptions& options, Settlement& s,
                     const Observers& observe, const ThreadVisitor& rewrite) {
   s.merge = e.metric_merge;
@@ -1171,7 +1181,8 @@ void settle_regions(Experiment& e, const LoadOptions& options, Settlement& s,
   if (options.fold_outlined_functions) fold_outlined_functions(e, s, rewrite);
   Bodies bodies = outlined_bodies(e, observe);
   std::vector<char> drop(e.regions.size(), 0);
-  bool moved = options.resolve_symbols && place_runtime_returns(e, bodies, drop, s, observe.every);
+  bool moved = options.resolve_symbols && place_runtime_returns(e, bodies, drop, s, observe);
+  if (moved) rewrite([&](ThreadTree& t) { s.place(t); });
   drop.resize(e.regions.size(), 0);
   std::vector<uint32_t> remap(e.regions.size());
   for (uint32_t i = 0; i < remap.size(); ++i) remap[i] = i;
@@ -1189,7 +1200,8 @@ void Settlement::fold_outlined(ThreadTree& t, FlatMap64& scratch) const {
 
 void Settlement::place(ThreadTree& t) const {
   if (placed.empty()) return;
-  for (uint32_t n = 1; n < t.size(); ++n) {
+  // Children first: each pair is looked up with its enclosing region as recorded.
+  for (uint32_t n = t.size(); n-- > 1;) {
     const uint32_t x = t.region[n], p = t.region[t.parent[n]];
     if (x >= in_runtime.size() || !in_runtime[x]) continue;
     auto it = placed.find(std::make_pair(x, p));
@@ -1454,7 +1466,7 @@ Experiment load(const std::string& dir, const LoadOptions& options, const FileAc
   auto in_place = [&](const std::function<void(ThreadTree&)>& f) {
     for (ThreadTree& t : e.threads) f(t);
   };
-  settle_regions(e, options, settled, Observers{in_place, in_place, nullptr}, in_place);
+  settle_regions(e, options, settled, Observers{in_place, nullptr, nullptr}, in_place);
   return e;
 }
 
@@ -1566,6 +1578,21 @@ std::vector<char> combine_notes(std::vector<std::vector<char>>& parts) {
     all.resize(notes.size(), kUnset);
     for (size_t i = 0; i < notes.size(); ++i)
       if (notes[i] != kUnset) note(all[i], notes[i]);
+  }
+  ByteWriter out;
+  out.put_many(all);
+  return std::move(out.bytes());
+}
+
+// Rank 0: the values every process met first (in rank order, so file order), each once, in the
+// order one process observing every file would meet them.
+std::vector<char> combine_firsts(std::vector<std::vector<char>>& parts) {
+  std::vector<uint64_t> all;
+  std::unordered_set<uint64_t> met;
+  for (const std::vector<char>& part : parts) {
+    ByteReader in(part);
+    for (const uint64_t v : in.get_many<uint64_t>())
+      if (met.insert(v).second) all.push_back(v);
   }
   ByteWriter out;
   out.put_many(all);
@@ -1759,8 +1786,8 @@ struct RankFiles::Impl {
             });
       };
     };
-    Observers observers{files(0, pieces.size()), files(block.first, block.second), nullptr};
-    if (team)
+    Observers observers{files(block.first, block.second), nullptr, nullptr};
+    if (team) {
       observers.combine = [this](std::vector<uint32_t>& notes) {
         ByteWriter out;
         out.put_many(notes);
@@ -1768,6 +1795,14 @@ struct RankFiles::Impl {
         ByteReader in(all);
         notes = in.get_many<uint32_t>();
       };
+      observers.combine_firsts = [this](std::vector<uint64_t>& firsts) {
+        ByteWriter out;
+        out.put_many(firsts);
+        std::vector<char> all = team->step(out.bytes(), combine_firsts);
+        ByteReader in(all);
+        firsts = in.get_many<uint64_t>();
+      };
+    }
     auto recorded = [](const std::function<void(ThreadTree&)>&) {};
     settle_regions(settled, options, settlement, observers, recorded);
     settled.threads = std::move(headers);

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -253,6 +254,14 @@ def containers(a):
     check(len(few.splitlines()) > 10, "a report")
 
 
+def source_line(app_file, text):
+    """The line number of the one line of apps/mpi/APP_FILE that holds `text`."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps", "mpi", app_file)
+    lines = [i for i, line in enumerate(open(path), 1) if text in line]
+    check(len(lines) == 1, f"{app_file}: {len(lines)} lines hold {text!r}")
+    return lines[0]
+
+
 def report_outputs(a, d, np_, reference):
     """What `scalea report D` prints in every view the MPI analysis runs (text, times, mpi, csv,
     markdown, and against a reference), as (stdout, exit status) pairs: serial with np_ None,
@@ -272,10 +281,12 @@ def report_outputs(a, d, np_, reference):
 def analysis(a):
     """`mpirun -np N scalea report DIR` prints what the serial command prints, byte for byte, in
     every view, from rank files and from containers, with more processes than files too; a file
-    that cannot be read is one line from rank 0 and a non-zero exit."""
+    that cannot be read is one line from rank 0 and a non-zero exit. The program ends a parallel
+    region with a tail jump into the runtime ("tail"): placing that barrier in its body is done
+    from each process's block of files, as serially."""
     ref_args = argparse.Namespace(**dict(vars(a), np=1))
     ref = Run(ref_args, "analysis-ref")
-    ref.run("mpi_hybrid", ["1"], env={"OMP_NUM_THREADS": "1"})
+    ref.run("mpi_hybrid", ["1", "tail"], env={"OMP_NUM_THREADS": "1"})
     check(ref.rc == 0, f"reference exit status {ref.rc}")
     experiments = []
     # The containers as nodes of 3 ranks would write them: several containers, the last one
@@ -283,7 +294,7 @@ def analysis(a):
     node_ranks = 3
     for layout in ("ranks", "nodes"):
         run = Run(a, f"analysis-{layout}")
-        run.run("mpi_hybrid", ["1"], env={"OMP_NUM_THREADS": "2", "SCALEA_MPI_LAYOUT": layout,
+        run.run("mpi_hybrid", ["1", "tail"], env={"OMP_NUM_THREADS": "2", "SCALEA_MPI_LAYOUT": layout,
                                           "SCALEA_MPI_NODE_RANKS": str(node_ranks)})
         check(run.rc == 0, f"mpi_hybrid ({layout}) exit status {run.rc}")
         data = [n for n in os.listdir(run.dir) if n.endswith((".sdrc", ".sdrg"))
@@ -295,6 +306,9 @@ def analysis(a):
         serial = report_outputs(a, d, None, ref.dir)
         check(all(rc == 0 and len(text.splitlines()) > 5 for _, rc, text in serial),
               f"{d}: serial reports {[(v, rc) for v, rc, _ in serial]}")
+        tail = re.search(r"^ +barrier \(implicit\) @mpi_hybrid\.c:(\d+)", serial[0][2], re.M)
+        check(tail and source_line("mpi_hybrid.c", "#pragma omp single") == int(tail.group(1)),
+              f"{d}: the single's barrier, reported in the runtime, is not placed at its pragma")
         for np_ in (1, 2, 3, a.np + 1):
             shared = report_outputs(a, d, np_, ref.dir)
             for (view, rc, text), (_, src, stext) in zip(serial, shared):
