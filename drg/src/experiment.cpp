@@ -1584,6 +1584,17 @@ std::vector<char> combine_notes(std::vector<std::vector<char>>& parts) {
   return std::move(out.bytes());
 }
 
+// One step of `team` over a list of plain values: this process's list in, rank 0's combination
+// of every process's list out.
+template <class T>
+void exchange(const Team& team, std::vector<T>& values, const Team::Combine& combine) {
+  ByteWriter out;
+  out.put_many(values);
+  std::vector<char> all = team.step(out.bytes(), combine);
+  ByteReader in(all);
+  values = in.get_many<T>();
+}
+
 // Rank 0: the values every process met first (in rank order, so file order), each once, in the
 // order one process observing every file would meet them.
 std::vector<char> combine_firsts(std::vector<std::vector<char>>& parts) {
@@ -1789,18 +1800,10 @@ struct RankFiles::Impl {
     Observers observers{files(block.first, block.second), nullptr, nullptr};
     if (team) {
       observers.combine = [this](std::vector<uint32_t>& notes) {
-        ByteWriter out;
-        out.put_many(notes);
-        std::vector<char> all = team->step(out.bytes(), combine_notes);
-        ByteReader in(all);
-        notes = in.get_many<uint32_t>();
+        exchange(*team, notes, combine_notes);
       };
       observers.combine_firsts = [this](std::vector<uint64_t>& firsts) {
-        ByteWriter out;
-        out.put_many(firsts);
-        std::vector<char> all = team->step(out.bytes(), combine_firsts);
-        ByteReader in(all);
-        firsts = in.get_many<uint64_t>();
+        exchange(*team, firsts, combine_firsts);
       };
     }
     auto recorded = [](const std::function<void(ThreadTree&)>&) {};
