@@ -1024,7 +1024,7 @@ bool place_runtime_returns(Experiment& e, const Bodies& bodies, std::vector<char
   for (const uint64_t pair : firsts) {
     const uint32_t x = uint32_t(pair >> 32), p = uint32_t(pair);
     uint32_t id = fmt::kNoIndex;
-    if (x < nr && p < nr && bodies.of[p] < kConflict) {
+    if (p < nr && bodies.of[p] < kConflict) {
       const uint32_t body = bodies.of[p];
       SourceLocation loc;
       if (resolver.resolve_tail_jump(e.regions[p].module, bodies.start[body],
@@ -1043,11 +1043,8 @@ bool place_runtime_returns(Experiment& e, const Bodies& bodies, std::vector<char
       }
     }
     s.placed.emplace(std::make_pair(x, p), id);
-    if (id == fmt::kNoIndex) {
-      if (x < nr) still_used[x] = true;
-    } else {
-      moved = true;
-    }
+    if (id == fmt::kNoIndex) still_used[x] = true;
+    else moved = true;
   }
   s.in_runtime = std::move(in_runtime);
   for (const auto& [key, id] : s.placed)

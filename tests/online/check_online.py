@@ -367,7 +367,7 @@ def scenario_unchanged(env):
     # The windows add up to the whole run: the last snapshot is the experiment's trees, so each
     # PE's time in the windows adds up to its time in the run, to the nanosecond.
     d = env.over_time("on.exp")
-    root = rep["on"]["regions"][0]
+    root = next(r for r in rep["on"]["regions"] if r["depth"] == 0)
     run_pe = {(t["rank"], t["thread"]): t["time"] for t in root["per_thread"]}
     win_pe = {}
     for w in d["windows"]:
