@@ -87,6 +87,11 @@ make_corpus() {
   "$s" study -o "$c/study" --threads 1,2 --repeat 2 -- "$omp/shapes" slowloop 8 5 0.5 > /dev/null 2>&1 || true
 }
 [ -d "$corpus" ] && [ -n "$(ls -A "$corpus" 2>/dev/null)" ] || make_corpus "$corpus"
+# A run with snapshots (report --over-time), added to a corpus made before it was part of it.
+if [ ! -d "$corpus/snapshots.p2" ]; then
+  OMP_NUM_THREADS=2 "$cand/bin/scalea" run -q --snapshot 100ms -o "$corpus/snapshots.p2" -- \
+    "$cand/bin/omp/shapes" slowloop 8 5 0.5 > /dev/null 2>&1 || true
+fi
 
 # ---- the commands: one per line, EXP and REF stand for experiment paths ----
 commands_for() {  # commands_for EXP [REF]
@@ -114,6 +119,9 @@ commands_for() {  # commands_for EXP [REF]
   echo "drg $e --metric visits --depth 3"
   echo "cache $e"
   echo "cache $e --format json"
+  echo "report $e --html /dev/stdout --findings 2"
+  echo "report $e --html /dev/stdout --no-source --format json"
+  echo "report $e --depth 1 --min-time 0.001 --findings 0"
 }
 
 list=$work/commands
@@ -133,7 +141,33 @@ done
 if [ -d "$corpus/study" ]; then
   for f in text json csv markdown; do echo "report $corpus/study --format $f" >> "$list"; done
   echo "export --format html --no-graphviz $corpus/study" >> "$list"
+  {
+    echo "export --format html --no-graphviz --findings 1 $corpus/study"
+    echo "report $corpus/study --top 1 --findings 2"
+    echo "report $corpus/study --region loop --format json"
+    echo "report $corpus/study --top 0 --format csv"
+    echo "report $corpus/study --html /dev/stdout --no-source"
+    echo "report $corpus/study -r $corpus/imbalance.p1"
+    echo "report $corpus/study --view times"
+    echo "report $corpus/study --region no-such-region"
+  } >> "$list"
 fi
+# Over time, and what each command says of itself and of bad input.
+for f in text csv json markdown; do
+  echo "report $corpus/snapshots.p2 --over-time --format $f" >> "$list"
+done
+{
+  echo "report $corpus/snapshots.p2 --over-time --interval 300ms --top 2"
+  echo "report $corpus/snapshots.p2 --over-time --interval 1ms"
+  echo "report $corpus/imbalance.p2 --over-time"
+  echo "report $corpus/imbalance.p2 --compensate --machine /nonexistent.json"
+  echo "report $corpus/no-such-experiment"
+  echo "export --format csv $corpus/study"
+  echo "export --format extrap $corpus/imbalance.p1 $corpus/imbalance.p2 $corpus/imbalance.p4"
+  echo "export --list-formats"
+  echo "--help"
+  for c in run report cache drg study export diff calibrate top db; do echo "$c --help"; done
+} >> "$list"
 
 # ---- run both builds ----
 n=0; differ=0

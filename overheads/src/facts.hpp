@@ -163,16 +163,16 @@ struct Buckets {
 struct Columns {
   int visits, time, wait, fork, join, task_exec, team_size, iterations, tasks_created, transfer;
   explicit Columns(const drg::Experiment& e)
-      : visits(e.metric("visits")),
-        time(e.metric("time")),
-        wait(e.metric("wait")),
-        fork(e.metric("fork")),
-        join(e.metric("join")),
-        task_exec(e.metric("task_exec")),
-        team_size(e.metric("team_size")),
-        iterations(e.metric("iterations")),
-        tasks_created(e.metric("tasks_created")),
-        transfer(e.metric("transfer")) {}
+      : visits(e.metric(format::CoreMetric::Visits)),
+        time(e.metric(format::CoreMetric::TimeSum)),
+        wait(e.metric(format::CoreMetric::Wait)),
+        fork(e.metric(format::CoreMetric::Fork)),
+        join(e.metric(format::CoreMetric::Join)),
+        task_exec(e.metric(format::CoreMetric::TaskExec)),
+        team_size(e.metric(format::CoreMetric::TeamSize)),
+        iterations(e.metric(format::CoreMetric::Iterations)),
+        tasks_created(e.metric(format::CoreMetric::TasksCreated)),
+        transfer(e.metric(format::CoreMetric::Transfer)) {}
 };
 
 // A thread's nodes in the order of the merged tree's member lists: by merged node, then by node.

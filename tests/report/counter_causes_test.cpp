@@ -1,6 +1,6 @@
-// What the counters say an unidentified overhead was (report/src/counter_causes.cpp), on the
+// What the counters say an unidentified overhead was (report/src/findings/counter_causes.cpp), on the
 // figures of real codes at 2 threads against 1 (docs/results-log.md).
-#include "counter_causes.hpp"
+#include "findings/counter_causes.hpp"
 
 #include <gtest/gtest.h>
 

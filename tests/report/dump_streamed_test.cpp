@@ -1,4 +1,4 @@
-// Documents written an element at a time (report_json.hpp, dump_streamed): the same text as
+// Documents written an element at a time (report/src/output/json_stream.hpp, dump_streamed): the same text as
 // nlohmann::json::dump(2) of the whole document, with arrays nested in the streamed elements
 // (a region's list of its threads) and empty ones.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "report_json.hpp"
+#include "output/json_stream.hpp"
 
 namespace scalea::cli {
 namespace {

@@ -1,7 +1,7 @@
 // Each thread's values of merged nodes, gathered a group of nodes at a time
-// (report/src/thread_values.cpp): the same holders, values and order as the member lists of the
+// (report/src/analysis/thread_values.cpp): the same holders, values and order as the member lists of the
 // tree in memory, whatever the budget that splits the nodes into groups.
-#include "thread_values.hpp"
+#include "analysis/thread_values.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// Why threads waited at a barrier (report/src/wait_causes.cpp), on literal experiments: the hint
+// Why threads waited at a barrier (report/src/findings/wait_causes.cpp), on literal experiments: the hint
 // must follow what was measured before the barrier, never "imbalanced" after balanced work.
-#include "wait_causes.hpp"
+#include "findings/wait_causes.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Scaling studies end to end: `scalea study` runs study_app (a sleep-based OpenMP program with a
 // planted serial part) at several thread counts, `scalea report STUDYDIR` reads the study back.
-// Plus unit tests of the plan, the launcher templates and study.json (report/src/study.cpp).
+// Plus unit tests of the plan, the launcher templates and study.json (report/src/study/study.cpp).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "commands.hpp"
-#include "study.hpp"
+#include "output/errors.hpp"
+#include "study/study.hpp"
 
 extern char** environ;
 
@@ -471,7 +471,7 @@ TEST(Study, BadInputExitsTwoWithOneLine) {
   }
 }
 
-// ---- unit tests of report/src/study.cpp ----
+// ---- unit tests of report/src/study/study.cpp ----
 
 TEST(StudyPlan, ParseList) {
   EXPECT_EQ(st::parse_list("8,1,2,4,2", "--threads"), (std::vector<int>{1, 2, 4, 8}));

@@ -1,6 +1,6 @@
 # tests/study/: `scalea study` and `scalea report STUDYDIR` end to end on a small sleep-based
 # OpenMP program (study_app.c) and, MPI-only, on apps/mpi/mpi_planted, plus unit tests of the
-# study plan, launcher templates and study.json (report/src/study.cpp). The whole area runs in
+# study plan, launcher templates and study.json (report/src/study/study.cpp). The whole area runs in
 # well under a minute.
 set(_st ${CMAKE_CURRENT_LIST_DIR})
 find_package(OpenMP REQUIRED)
@@ -17,9 +17,8 @@ if(SCALEA_GNUPLOT)
   set(_have_gnuplot 1)
 endif()
 
-add_executable(scalea_study_test ${_st}/study_test.cpp ${PROJECT_SOURCE_DIR}/report/src/study.cpp)
-target_include_directories(scalea_study_test PRIVATE ${PROJECT_SOURCE_DIR}/report/src)
-target_link_libraries(scalea_study_test PRIVATE GTest::gtest_main)
+add_executable(scalea_study_test ${_st}/study_test.cpp)
+target_link_libraries(scalea_study_test PRIVATE scalea-report-study GTest::gtest_main)
 target_compile_definitions(scalea_study_test PRIVATE
   SCALEA_CLI="$<TARGET_FILE:scalea>"
   STUDY_APP="$<TARGET_FILE:scalea_study_app>"

@@ -137,6 +137,9 @@ enum KindTrait : uint8_t {
   kCoarse = 8,      // reads counters by default (SCALEA_COUNTER_REGIONS=coarse, docs/counters.md)
   kUndivided = 16,  // code every PE that enters it runs whole (not divided among them)
   kNamed = 32,      // its regions are called by their name (a user region, a function, an MPI call)
+  kGathers = 64,    // the team waits there for all its threads: the idle time of the code before
+                    // it shows as its waits (barriers, taskwait, taskgroup, reduction)
+  kSpins = 128,     // its time is threads polling until others' work is done (flush)
 };
 
 // Every kind of code region, one row each. Values are stored in files: append only, never
@@ -160,18 +163,18 @@ enum KindTrait : uint8_t {
   X(Workshare,             8,    "workshare",              "workshare",          "workshare",  kCoarse)                       \
   X(Taskloop,              9,    "taskloop",               "taskloop",           "taskloop",   kCoarse)                       \
   X(Task,                  10,   "task",                   "task",               "task",       kNoTrait)                      \
-  X(BarrierImplicit,       11,   "barrier_implicit",       "barrier (implicit)", "barrier",    kWaits | kBarrier)             \
-  X(BarrierExplicit,       12,   "barrier_explicit",       "barrier",            "barrier",    kWaits | kBarrier)             \
-  X(BarrierImplementation, 13,   "barrier_implementation", "barrier (runtime)",  "barrier",    kWaits)                        \
-  X(Taskwait,              14,   "taskwait",               "taskwait",           "taskwait",   kWaits)                        \
-  X(Taskgroup,             15,   "taskgroup",              "taskgroup",          "taskgroup",  kWaits)                        \
+  X(BarrierImplicit,       11,   "barrier_implicit",       "barrier (implicit)", "barrier",    kWaits | kBarrier | kGathers)  \
+  X(BarrierExplicit,       12,   "barrier_explicit",       "barrier",            "barrier",    kWaits | kBarrier | kGathers)  \
+  X(BarrierImplementation, 13,   "barrier_implementation", "barrier (runtime)",  "barrier",    kWaits | kGathers)             \
+  X(Taskwait,              14,   "taskwait",               "taskwait",           "taskwait",   kWaits | kGathers)             \
+  X(Taskgroup,             15,   "taskgroup",              "taskgroup",          "taskgroup",  kWaits | kGathers)             \
   X(Critical,              16,   "critical",               "critical",           "lock",       kWaits)                        \
   X(Lock,                  17,   "lock",                   "lock",               "lock",       kWaits)                        \
   X(NestLock,              18,   "nest_lock",              "nest_lock",          "lock",       kWaits)                        \
   X(Atomic,                19,   "atomic",                 "atomic",             "atomic",     kWaits)                        \
   X(Ordered,               20,   "ordered",                "ordered",            "ordered",    kWaits)                        \
-  X(Reduction,             21,   "reduction",              "reduction",          "reduction",  kWaits)                        \
-  X(Flush,                 22,   "flush",                  "flush",              "flush",      kNoTrait)                      \
+  X(Reduction,             21,   "reduction",              "reduction",          "reduction",  kWaits | kGathers)             \
+  X(Flush,                 22,   "flush",                  "flush",              "flush",      kSpins)                        \
   X(Cancel,                23,   "cancel",                 "cancel",             "cancel",     kNoTrait)                      \
   X(Distribute,            24,   "distribute",             "distribute",         "distribute", kCoarse)                       \
   X(Scope,                 25,   "scope",                  "scope",              "scope",      kNoTrait)                      \

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include "output/process.hpp"
 
 namespace scalea::cli::db {
 

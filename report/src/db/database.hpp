@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "../commands.hpp"
+#include "output/errors.hpp"
 
 namespace scalea::cli::db {
 

@@ -22,15 +22,19 @@
 #include <set>
 #include <unordered_map>
 
-#include "../calibrate.hpp"
-#include "../export_formats.hpp"
-#include "../report_json.hpp"
-#include "../study.hpp"
-#include "../study_data.hpp"
-#include "../thread_values.hpp"
+#include "calibrate/calibrate.hpp"
+#include "analysis/analyze.hpp"
+#include "formats/exports.hpp"
+#include "analysis/meta.hpp"
+#include "formats/report_json.hpp"
+#include "study/study.hpp"
+#include "study/study_data.hpp"
+#include "analysis/thread_values.hpp"
 #include "scalea/drg/meta.hpp"
 #include "scalea/drg/region_key.hpp"
 #include "schema.hpp"
+#include "output/process.hpp"
+#include "output/text.hpp"
 
 extern char** environ;
 
@@ -293,8 +297,8 @@ struct PeSums {
   // One holder's values (time and wait in ns).
   void add(uint32_t thread, double v, double t, double w) {
     if (time[thread] == 0 && visits[thread] == 0 && wait[thread] == 0) touched.push_back(thread);
-    time[thread] += t * 1e-9;
-    wait[thread] += w * 1e-9;
+    time[thread] += ns_to_s(t);
+    wait[thread] += ns_to_s(w);
     visits[thread] += v;
     visit_sum += v;
     wait_sum += w;
@@ -405,8 +409,8 @@ struct RegionRows {
     const drg::MergedTree& t = x.tree();
     const drg::Experiment& e = x.experiment();
     const overheads::Analysis& a = x.a;
-    const int sent = e.metric("bytes_sent"), recv = e.metric("bytes_recv"),
-              transfer = e.metric("transfer");
+    const int sent = e.metric(format::CoreMetric::BytesSent), recv = e.metric(format::CoreMetric::BytesRecv),
+              transfer = e.metric(format::CoreMetric::Transfer);
     const uint32_t n0 = nodes[0];
     const drg::MergedNode& mn = t.node(n0);
     out.regions.push_back(region_row(t.region_of(n0), keys[n0],
@@ -457,10 +461,10 @@ struct RegionRows {
           real(one        ? r0.imbalance
                : mean > 0 ? hi / mean
                           : NAN),
-          real(pes.wait_sum * 1e-9), a.noise_priced ? real(noise) : Value(), real(events),
+          real(ns_to_s(pes.wait_sum)), a.noise_priced ? real(noise) : Value(), real(events),
           mpi ? Value(int64_t(sum_of(sent))) : Value(),
-          mpi ? Value(int64_t(sum_of(recv))) : Value(), mpi ? real(pes.wait_sum * 1e-9) : Value(),
-          mpi ? real(sum_of(transfer) * 1e-9) : Value()})
+          mpi ? Value(int64_t(sum_of(recv))) : Value(), mpi ? real(ns_to_s(pes.wait_sum)) : Value(),
+          mpi ? real(ns_to_s(sum_of(transfer))) : Value()})
       stats.push_back(v);
     out.stats.push_back(std::move(stats));
     out.stats_region.push_back(g);
@@ -487,7 +491,7 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
   out.experiment = experiment_columns(x, dir, machine, per_pe);
   const drg::MergedTree& t = x.tree();
   const drg::Experiment& e = x.experiment();
-  const int visits = e.metric("visits"), time = e.metric("time"), wait = e.metric("wait");
+  const int visits = e.metric(format::CoreMetric::Visits), time = e.metric(format::CoreMetric::TimeSum), wait = e.metric(format::CoreMetric::Wait);
   std::vector<int> counters;
   for (size_t m = 0; m < e.metrics.size(); ++m)
     if (!format::core_metric(e.metrics[m])) counters.push_back(int(m));
@@ -691,13 +695,25 @@ std::string machine_for(const AddOptions& o, std::optional<overheads::MachineMod
   return used;
 }
 
+// How the experiment in `dir` is analysed against `reference` with `p` PEs (0: its threads).
+std::unique_ptr<Analyzed> analyzed(const std::string& dir, const std::string& reference, int p,
+                                   const AddOptions& o,
+                                   const std::optional<overheads::MachineModel>& model) {
+  AnalysisOptions ao;
+  ao.reference = reference;
+  ao.force = o.force;
+  ao.p = p;
+  ao.machine = model ? &*model : nullptr;
+  return analyze(dir, ao);
+}
+
 // Stores the reference (classified against itself) unless it is stored; its id.
 int64_t store_reference(Database& db, const std::string& ref, const AddOptions& o,
                         std::vector<Added>& out) {
   if (int64_t id = stored_id(db, ref)) return id;
   std::optional<overheads::MachineModel> model;
   std::string machine = machine_for(o, model);
-  std::unique_ptr<Analyzed> x = analyze(ref, ref, 1, nullptr, model ? &*model : nullptr);
+  std::unique_ptr<Analyzed> x = analyzed(ref, ref, 1, o, model);
   out.push_back(store(db, *x, ref, kSelf, o, machine));
   return out.back().id;
 }
@@ -723,7 +739,7 @@ std::vector<Added> add_experiment(Database& db, const std::string& dir,
   std::optional<overheads::MachineModel> model;
   std::string machine = machine_for(o, model);
   // Analysed first: a bad experiment or reference is refused before anything is stored.
-  std::unique_ptr<Analyzed> x = analyze(dir, reference, 0, nullptr, model ? &*model : nullptr);
+  std::unique_ptr<Analyzed> x = analyzed(dir, reference, 0, o, model);
   int64_t ref_id = 0;
   if (!reference.empty()) ref_id = store_reference(db, reference, o, out);
   if (ref_id && stored_id(db, dir) == ref_id) return out;  // the run is its own reference
@@ -731,17 +747,11 @@ std::vector<Added> add_experiment(Database& db, const std::string& dir,
   return out;
 }
 
-std::vector<Added> add_study(Database& db, const std::string& dir, const AddOptions& o) {
-  using namespace study;
-  Study s = load_study(dir);
-  std::vector<std::string> warnings;
-  studyrep::ReferenceRun chosen = studyrep::reference_run(dir, s, warnings);
-  for (const std::string& w : warnings) std::fprintf(stderr, "scalea db: %s\n", w.c_str());
-  const std::string ref_dir = dir + "/" + chosen.run->experiment();
-  std::vector<Added> out;
-  const int64_t ref_id = store_reference(db, ref_dir, o, out);
+namespace {
 
-  // The study: one row, found again by what identifies it however often study.json changes.
+// The study's row, found again by what identifies it however often study.json changes: its id.
+int64_t store_study_row(Database& db, const std::string& dir, const study::Study& s,
+                        int64_t ref_id) {
   auto list = [](const std::vector<int>& v) {
     std::string t;
     for (int x : v) t += (t.empty() ? "" : ",") + std::to_string(x);
@@ -783,6 +793,22 @@ std::vector<Added> add_study(Database& db, const std::string& dir, const AddOpti
     db.rollback();
     throw;
   }
+  return study_id;
+}
+
+}  // namespace
+
+std::vector<Added> add_study(Database& db, const std::string& dir, const AddOptions& o) {
+  using namespace study;
+  Study s = load_study(dir);
+  std::vector<std::string> warnings;
+  studyrep::ReferenceRun chosen = studyrep::reference_run(dir, s, warnings);
+  for (const std::string& w : warnings) std::fprintf(stderr, "scalea db: %s\n", w.c_str());
+  const std::string ref_dir = dir + "/" + chosen.run->experiment();
+  std::vector<Added> out;
+  const int64_t ref_id = store_reference(db, ref_dir, o, out);
+
+  const int64_t study_id = store_study_row(db, dir, s, ref_id);
   std::optional<overheads::MachineModel> model;
   std::string machine = machine_for(o, model);
   for (const Run& r : s.runs) {
@@ -809,7 +835,7 @@ std::vector<Added> add_study(Database& db, const std::string& dir, const AddOpti
     }
     std::unique_ptr<Analyzed> x;
     try {
-      x = analyze(run_dir, ref_dir, r.config.p(), nullptr, model ? &*model : nullptr);
+      x = analyzed(run_dir, ref_dir, r.config.p(), o, model);
     } catch (const drg::LoadError& e) {
       std::fprintf(stderr, "scalea db: run %s left out: %s\n", r.id().c_str(), e.what());
       continue;

@@ -18,6 +18,7 @@ struct AddOptions {
   Tags tags;            // --tag k=v: labels of every experiment added
   bool per_pe = false;  // --per-pe: one pe_times row per region and PE
   std::string machine;  // --machine FILE (default: the default machine file when present)
+  bool force = false;   // --force: use a reference whose program, arguments or p differ
 };
 
 struct Added {

@@ -2,7 +2,7 @@
 // PRECISION, TEXT; 0/1 for booleans), and views that make the seed paper's queries one-liners.
 #include "schema.hpp"
 
-#include "../study.hpp"
+#include "study/study.hpp"
 #include "scalea/overheads/classes.hpp"
 
 namespace scalea::cli::db {

@@ -92,6 +92,9 @@ struct Experiment {
   size_t metric_count() const { return metrics.size(); }
   // Index of a metric column, or -1.
   int metric(const std::string& name) const;
+  // Index of a core metric's column (format::kCoreMetrics), or -1 when the file has none: typed,
+  // so that a misspelt name does not read as a column of zeros.
+  int metric(format::CoreMetric m) const { return metric(format::kCoreMetrics[uint32_t(m)].name); }
   double value(const ThreadTree& t, uint32_t node, int metric) const {
     return metric < 0 ? 0.0 : t.values[size_t(node) * metrics.size() + size_t(metric)];
   }

@@ -126,6 +126,7 @@ class Drg {
   uint32_t region_id(uint32_t v) const { return g_[v].region; }
   const std::vector<MetricInfo>& metrics() const { return metrics_; }
   int metric(const std::string& name) const;  // -1 when absent
+  int metric(format::CoreMetric m) const { return metric(format::kCoreMetrics[uint32_t(m)].name); }
   const std::vector<RunInfo>& runs() const { return runs_; }
   const std::vector<Stream>& streams() const { return streams_; }
 

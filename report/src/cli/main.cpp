@@ -1,0 +1,86 @@
+#include <malloc.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "analysis/share.hpp"
+
+namespace {
+
+void add_other_commands(CLI::App& app) {
+  scalea::cli::add_report(app);
+  scalea::cli::add_cache(app);
+  scalea::cli::add_export(app);
+  scalea::cli::add_diff(app);
+  scalea::cli::add_drg(app);
+  scalea::cli::add_study(app);
+  scalea::cli::add_top(app);
+  scalea::cli::add_calibrate(app);
+  scalea::cli::add_db(app);
+}
+
+// The analyses allocate and free blocks of up to hundreds of MB again and again: a rank file's
+// threads in each pass over an experiment read by file, the messages and partials of each step
+// of the analysis as an MPI program. glibc maps every block above 32 MB afresh and gives it back
+// when freed, and trims the heap's top likewise, so each pass faults in and zeroes its pages
+// again: half of each process's CPU at 1,024 x 16 x 500 was the kernel's (docs/performance.md,
+// "The analysis as an MPI program"). Here freed memory stays in the heap for the next pass, at
+// the price of some peak RSS (what the heap cannot give back between blocks still in use).
+void keep_freed_memory() {
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "scalea: per-region overhead analysis of OpenMP, MPI and hybrid programs.\n\n"
+      "  scalea run -o md.exp -- ./md 4096                 measure a run (OpenMP via OMPT)\n"
+      "  mpirun -np 4 scalea run -o halo.exp -- ./halo     MPI and hybrid programs\n"
+      "  scalea report md.exp                              overhead table per region\n"
+      "  scalea study -o md.study --threads 1,2,4 -- ./md  scaling study, one command\n"
+      "  scalea report md.study                            speedup and overheads vs p\n"
+      "  scalea cache md.exp                               cache misses per region and thread\n"
+      "  scalea <command> --help                           options and examples\n",
+      "scalea"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", SCALEA_VERSION);
+  scalea::cli::add_run(app);
+  // `scalea run` starts before the program it measures and is part of every measured process's
+  // fixed cost: it sets up its own options only (the others cost about 1.3 million instructions).
+  // Its help and errors do not name the other commands, so they read the same.
+  if (argc < 2 || std::strcmp(argv[1], "run") != 0) {
+    add_other_commands(app);
+    keep_freed_memory();
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string cmd =
+        app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
+    std::fprintf(stderr, "scalea%s: %s (see scalea%s --help)\n", cmd.c_str(), e.what(),
+                 cmd.c_str());
+    return 2;
+  } catch (const scalea::cli::ExitStatus& e) {
+    return e.status;  // printed already
+  } catch (const std::exception&) {
+    std::string cmd = app.get_subcommands().empty() ? "" : app.get_subcommands()[0]->get_name();
+    auto [status, line] = scalea::cli::describe_error(std::current_exception(), cmd);
+    std::fprintf(stderr, "%s\n", line.c_str());
+    return status;
+  }
+  return 0;
+}

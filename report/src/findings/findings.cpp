@@ -1,0 +1,725 @@
+// Findings: the largest overheads ranked, with a plain-language hint per subclass.
+#include "findings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "counter_causes.hpp"
+#include "analysis/analyze.hpp"
+#include "analysis/meta.hpp"
+#include "scalea/drg/meta.hpp"
+#include "scalea/format.hpp"
+#include "wait_causes.hpp"
+#include "output/text.hpp"
+
+namespace scalea::cli {
+namespace {
+
+using drg::MergedTree;
+using format::RegionKind;
+using overheads::kClassCount;
+using overheads::kClassKeys;
+
+// The hint table. Lookup: the first row whose key equals the finding's "class.subclass" (or its
+// class alone) and whose context kind is "" or the kind of the region the share refers to.
+// Keep docs/exports.md in step with this table.
+const std::vector<Hint> kHints = {
+    {"synchronization.barrier", "loop", "barrier wait after the loop",
+     "iterations are imbalanced; try schedule(dynamic) or schedule(guided), or balance the work "
+     "per iteration"},
+    {"synchronization.barrier", "parallel", "barrier wait at the end of the parallel region",
+     "threads reach the end of the region at different times: the work before it is imbalanced; "
+     "balance it (dynamic schedules, tasks) or add nowait where it is safe"},
+    {"synchronization.barrier", "", "barrier wait",
+     "threads arrive at the barrier at different times: balance the work before it, or remove the "
+     "barrier (nowait) where the algorithm allows"},
+    {"synchronization.load_imbalance", "task", "imbalance between the threads running tasks",
+     "threads ran different amounts of task work: make tasks smaller or more numerous so the team "
+     "shares them evenly"},
+    {"synchronization.load_imbalance", "", "load imbalance",
+     "some threads finish the region early and idle: distribute the work more evenly (dynamic "
+     "schedule, smaller chunks, tasks)"},
+    {"synchronization.spin_wait", "", "busy-waiting on flush (spin-wait)",
+     "threads poll shared flags until another thread's work is done (a pipeline or wavefront): "
+     "the wait is the pipeline's fill and drain and its imbalance; balance the stages, use larger "
+     "blocks per stage, or replace the polling by a barrier or task dependences"},
+    {"synchronization.critical", "", "waiting to enter a critical section",
+     "contention: shorten the critical section, use atomics or a reduction, or give each thread "
+     "its own copy and combine at the end"},
+    {"synchronization.lock", "", "waiting for a lock",
+     "contention: hold the lock for less time, use finer-grained locks, atomics or per-thread "
+     "data"},
+    {"synchronization.atomic", "", "waiting on atomic updates",
+     "contention on one memory location: accumulate per thread and combine once (reduction)"},
+    {"synchronization.ordered", "", "waiting in an ordered construct",
+     "ordered serializes the loop: keep the ordered part tiny or restructure to avoid it"},
+    {"synchronization.reduction", "", "waiting in a reduction",
+     "threads reach the reduction at different times: balance the work before it"},
+    {"synchronization.taskwait", "", "waiting for tasks",
+     "the waiting thread has no other work: create tasks earlier, make them finer, or wait less "
+     "often (taskgroup at a coarser level)"},
+    {"synchronization.mpi_waiting", "", "MPI waiting (late senders, waiting collectives)",
+     "ranks arrive at the communication at different times: balance the computation before it, or "
+     "overlap it with non-blocking communication"},
+    {"synchronization.mpi_barrier", "", "waiting in MPI_Barrier",
+     "the barrier absorbs imbalance between ranks: balance the work before it or drop the barrier "
+     "if it is not needed"},
+    {"synchronization", "", "synchronization",
+     "threads or ranks wait for each other: balance the work before the synchronization point"},
+    {"control_of_parallelism.fork_join", "", "fork/join of parallel regions",
+     "starting and ending teams costs time per region: merge small parallel regions into one "
+     "larger region, or make each one do more work"},
+    {"control_of_parallelism.scheduling", "parallel",
+     "runtime cost of entering and leaving many small constructs",
+     "the region's own code only reaches a great many tiny worksharing constructs: parallelize an "
+     "outer loop instead (one construct with more work each), or fuse the small loops"},
+    {"control_of_parallelism.scheduling", "", "loop scheduling",
+     "chunk dispatch costs more than it should: use larger chunks or a static schedule"},
+    {"control_of_parallelism.tasking", "", "task creation and scheduling",
+     "tasks are too small: make them coarser (cut-off depth, grainsize)"},
+    {"control_of_parallelism.startup", "mpi", "MPI start-up and shut-down",
+     "a fixed cost of the MPI library (launching the ranks, MPI_Init, MPI_Finalize), not of the "
+     "program's code: it weighs less in longer runs; nothing in the code to change"},
+    {"control_of_parallelism.startup", "", "start-up of the parallel runtime",
+     "a fixed cost of starting the OpenMP runtime and its threads, or the MPI ranks at different "
+     "times, not of the program's code: it weighs less in longer runs; nothing in the code to "
+     "change"},
+    {"control_of_parallelism.mpi_management", "", "MPI management",
+     "communicator, group or window management inside the program: create them once, outside "
+     "loops"},
+    {"control_of_parallelism", "", "control of parallelism",
+     "runtime bookkeeping: fewer, larger parallel constructs and tasks"},
+    {"loss_of_parallelism.unparallelized", "", "unparallelized code",
+     "serial code: one PE works while the others idle; parallelize it or overlap it with "
+     "parallel work"},
+    {"loss_of_parallelism.partially_parallelized", "single",
+     "team idle while one thread runs the body",
+     "the rest of the team idles while one thread runs the body: split the body's work among the "
+     "threads (worksharing, tasks), or add nowait and give the others other work"},
+    {"loss_of_parallelism.partially_parallelized", "masked",
+     "team idle while one thread runs the body",
+     "the rest of the team idles while the primary thread runs the body: split the work, or let "
+     "the others work meanwhile"},
+    {"loss_of_parallelism.partially_parallelized", "sections", "threads without a section to run",
+     "some threads have no section to run: add sections, or use a worksharing loop or tasks"},
+    {"loss_of_parallelism.partially_parallelized", "", "partially parallelized code",
+     "fewer threads than available do the work (single, masked, sections, small teams): give "
+     "every thread work"},
+    {"loss_of_parallelism.replicated", "parallel",
+     "replicated work in the parallel region's own code",
+     "every thread runs this code in full (outside the worksharing constructs): divide it among "
+     "the threads (omp for), or run it once (single) and share the result"},
+    {"loss_of_parallelism.replicated", "", "replicated work",
+     "every PE runs this code in full: divide it among them, or compute it once and share the "
+     "result"},
+    {"loss_of_parallelism", "", "loss of parallelism",
+     "PEs idle because the code does not use them all: parallelize more of it"},
+    {"data_movement.mpi_p2p", "", "MPI point-to-point transfer",
+     "message transfer time: send less or fewer, larger messages, overlap with computation"},
+    {"data_movement.mpi_collective", "", "MPI collective transfer",
+     "collective data volume: reduce it, or use non-blocking collectives to overlap"},
+    {"data_movement.mpi_one_sided", "", "MPI one-sided transfer",
+     "remote memory access: aggregate puts/gets and synchronize windows less often"},
+    {"data_movement.mpi_io", "", "MPI-IO",
+     "I/O time: use collective I/O, larger requests, or fewer files"},
+    {"data_movement", "", "data movement",
+     "memory or network traffic: improve locality, send less data"},
+    {"additional_computation", "", "additional computation",
+     "the parallel version does work the sequential one does not: check redundant computation "
+     "and algorithmic changes made for parallelism"},
+    {"unidentified", "", "unidentified overhead",
+     "time no measured event explains: the work itself ran slower than in the reference (memory "
+     "bandwidth, page faults on new memory, threads sharing a core, OS noise)"},
+};
+
+// Regions whose time is an overhead of the construct around them: the share of a finding in one
+// of these is measured against the enclosing region.
+bool is_leaf_construct(RegionKind k) {
+  return format::region_kind_has(k, format::kWaits) || format::region_kind_has(k, format::kSpins);
+}
+
+// Synchronization where PEs wait for the others to arrive: the idle time of the regions before
+// it shows up there as waits.
+bool is_synchronization(const drg::Region& r) {
+  if (r.kind == RegionKind::Mpi)
+    return r.subkind == uint16_t(format::MpiClass::Collective) ||
+           r.subkind == uint16_t(format::MpiClass::Sync) ||
+           r.subkind == uint16_t(format::MpiClass::Wait) ||
+           r.subkind == uint16_t(format::MpiClass::P2P);
+  return format::region_kind_has(r.kind, format::kGathers);
+}
+
+// Keys whose value in a region is the idle time of the PEs with respect to that region: the same
+// time appears as waits in the synchronization after it.
+bool is_idle_key(const std::string& key) {
+  return key == "synchronization.load_imbalance" ||
+         key == "loss_of_parallelism.partially_parallelized" ||
+         key == "loss_of_parallelism.unparallelized";
+}
+
+// Keys of waiting: what a synchronization's waits are classified as.
+bool is_wait_key(const std::string& key) {
+  return key.rfind("synchronization.", 0) == 0 || key.rfind("loss_of_parallelism.", 0) == 0;
+}
+
+// The hint of `key` for a region of kind `own` in a construct of kind `context`: a row for the
+// region's own kind first, then for the context's, then any.
+const Hint* lookup(const std::string& key, std::string_view own, std::string_view context) {
+  std::string cls = key.substr(0, key.find('.'));
+  for (const std::string& k : {key, cls}) {
+    for (std::string_view kind : {own, context})
+      for (const Hint& h : kHints)
+        if (h.key == k && h.context_kind == kind) return &h;
+    for (const Hint& h : kHints)
+      if (h.key == k && h.context_kind.empty()) return &h;
+  }
+  return nullptr;
+}
+
+std::string with_location(const drg::Region& r) {
+  std::string loc = r.location();
+  return loc.empty() ? r.label() : r.label() + " at " + loc;
+}
+
+// Per node and overhead key ("class.subclass", or "class" for the part of a class no subclass
+// holds): the region's inclusive value in seconds.
+std::map<std::string, double> inclusive_parts(const overheads::RegionOverheads& r) {
+  std::map<std::string, double> out;
+  std::array<double, kClassCount> in_sub{};
+  for (const auto& [k, v] : r.subclasses) {
+    out[k] = v;
+    std::string cls = k.substr(0, k.find('.'));
+    for (int c = 0; c < kClassCount; ++c)
+      if (kClassKeys[size_t(c)] == cls) in_sub[size_t(c)] += v;
+  }
+  for (int c = 0; c < kClassCount; ++c) {
+    double rest = r.classes[size_t(c)] - in_sub[size_t(c)];
+    if (rest > 1e-9) out[std::string(kClassKeys[size_t(c)])] = rest;
+  }
+  return out;
+}
+
+// A candidate finding: an overhead key's own share in a region.
+struct Candidate {
+  uint32_t node;
+  std::string key;
+  double seconds;
+};
+
+// A software event that counts the nanoseconds a thread ran (perf::TASK-CLOCK, CPU-CLOCK).
+bool is_cpu_time_counter(const std::string& name) {
+  return name.size() >= 10 && (name.compare(name.size() - 10, 10, "TASK-CLOCK") == 0 ||
+                              name.compare(name.size() - 9, 9, "CPU-CLOCK") == 0);
+}
+
+// A CPU-time counter that read 0 in a region that took at least a millisecond did not count
+// there (seen on the initial thread of some short runs): its figures say nothing.
+bool cpu_time_missing(const MergedTree& t, uint32_t node, int metric) {
+  int time = t.experiment().metric(format::CoreMetric::TimeSum);
+  return time >= 0 && t.sum(node, metric) <= 0 && t.sum(node, time) >= 1e6;
+}
+
+// One counter's count in a region, exclusive of its children, in the run and in the reference.
+struct CounterDelta {
+  std::string name;  // without "papi:"
+  double run = 0, before = 0;
+};
+
+// The counters whose exclusive count in the region at least doubled over the reference's (and
+// grew by 100 or more); none without a reference.
+std::vector<CounterDelta> counter_deltas(const MergedTree& t, const overheads::RegionOverheads& r,
+                                         const MergedTree* ref) {
+  const drg::Experiment& e = t.experiment();
+  std::vector<CounterDelta> out;
+  for (size_t m = 0; m < e.metrics.size(); ++m) {
+    const std::string& name = e.metrics[m];
+    if (name.rfind("papi:", 0) != 0) continue;
+    double run = t.sum(r.node, int(m));
+    double before = 0;
+    bool known = false;
+    if (ref && r.ref_node != format::kNoIndex) {
+      int rm = ref->experiment().metric(name);
+      if (rm >= 0) before = ref->sum(r.ref_node, rm), known = true;
+    }
+    // Exclusive to the region: its children's counts belong to them.
+    for (uint32_t c : t.node(r.node).children) run -= t.sum(c, int(m));
+    if (known && ref)
+      for (uint32_t c : ref->node(r.ref_node).children)
+        before -= ref->sum(c, ref->experiment().metric(name));
+    if (!known || run < 2 * before + 100) continue;
+    if (is_cpu_time_counter(name) &&
+        (cpu_time_missing(t, r.node, int(m)) ||
+         cpu_time_missing(*ref, r.ref_node, ref->experiment().metric(name))))
+      continue;
+    out.push_back({name.substr(5), run, std::max(0.0, before)});
+  }
+  return out;
+}
+
+// A count with thousands separators ("126,250"); a CPU-time counter in seconds ("0.289 s").
+std::string counter_value(const std::string& name, double v) {
+  return is_cpu_time_counter(name) ? fmt::format("{:.3f} s", ns_to_s(v)) : grouped(v);
+}
+
+// The counters that grew, as "perf::PAGE-FAULTS 126,250 (reference 0)"; "" when none did.
+std::string counter_evidence(const std::vector<CounterDelta>& deltas) {
+  std::string out;
+  for (const CounterDelta& d : deltas)
+    out += fmt::format("{}{} {} (reference {})", out.empty() ? "" : ", ", d.name,
+                       counter_value(d.name, d.run), counter_value(d.name, d.before));
+  return out;
+}
+
+// The growth over the reference of the first counter of the deltas that `is`, or 0 (page faults;
+// CPU time in ns).
+double extra(const std::vector<CounterDelta>& deltas, bool (*is)(const std::string&)) {
+  for (const CounterDelta& d : deltas)
+    if (is(d.name)) return d.run - d.before;
+  return 0;
+}
+bool page_faults(const std::string& name) { return is_page_fault_counter(name); }
+
+// PE-seconds the tool spent reading counters in merged node n and below: two reads per visit of
+// a region of a counted kind (meta.json counters.regions), at the cost measured when it started
+// (counters.cost_per_read_ns); 0 without counters.
+double counter_read_cost(const MergedTree& t, uint32_t n) {
+  const drg::Experiment& e = t.experiment();
+  const drg::CounterMeta c = drg::read_meta(e.meta).counters;
+  if (c.measured.empty()) return 0;
+  const int visits = e.metric(format::CoreMetric::Visits);
+  if (visits < 0) return 0;
+  double counted = 0;
+  std::vector<uint32_t> todo{n};
+  while (!todo.empty()) {
+    uint32_t m = todo.back();
+    todo.pop_back();
+    if (c.read_in(t.region_of(m).kind)) counted += t.sum(m, visits);
+    for (uint32_t ch : t.node(m).children) todo.push_back(ch);
+  }
+  return counted * 2 * c.cost_per_read_ns * 1e-9;
+}
+
+bool has_counters(const drg::Experiment& e) {
+  for (const std::string& m : e.metrics)
+    if (m.rfind("papi:", 0) == 0) return true;
+  return false;
+}
+
+// The CPUs of a Linux cpulist ("0-3,8"), as numbers; empty when it does not parse.
+std::set<int> parse_cpulist(const std::string& list) {
+  std::set<int> out;
+  size_t i = 0;
+  while (i < list.size()) {
+    size_t end = list.find(',', i);
+    if (end == std::string::npos) end = list.size();
+    std::string part = list.substr(i, end - i);
+    size_t dash = part.find('-');
+    try {
+      int lo = std::stoi(part.substr(0, dash));
+      int hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1));
+      for (int c = lo; c <= hi && c - lo < 65536; ++c) out.insert(c);
+    } catch (const std::exception&) {
+      return {};
+    }
+    i = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string light_mode_note(const drg::Meta& m) {
+  if (!m.openmp.light) return {};
+  return "light mode (SCALEA_OPENMP=light): loops, single, sections, masked, locks, critical, "
+         "atomic, ordered, flush and reductions were not recorded; their time is in the enclosing "
+         "parallel region, its imbalance shows at the barriers, and waiting in a lock or critical "
+         "section counts as work (additional computation with a reference): run without --light "
+         "to see them";
+}
+
+std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
+  // One entry per process: its host, online CPUs and threads' CPU sets.
+  struct Process {
+    int rank;
+    std::string host;
+    int online;
+    std::vector<std::set<int>> threads;
+  };
+  std::vector<Process> procs;
+  double ran = 0, queued = 0;  // the threads' time on a CPU and runnable without one (schedstat)
+  for (const drg::ProcessAffinity& p : drg::read_meta(e.meta).affinity) {
+    Process pr{p.rank, p.host, p.cpus_online, {}};
+    for (const drg::ThreadAffinity& t : p.threads) {
+      if (t.cpus) pr.threads.push_back(parse_cpulist(*t.cpus));
+      if (t.runqueue_s && t.cpu_s) ran += *t.cpu_s, queued += *t.runqueue_s;
+    }
+    procs.push_back(std::move(pr));
+  }
+  std::map<std::string, std::vector<const Process*>> by_host;
+  for (const Process& p : procs) by_host[p.host].push_back(&p);
+  std::vector<std::string> out;
+  for (const auto& [h, ps] : by_host) {
+    std::set<int> cpus;
+    size_t threads = 0;
+    int online = 0;
+    std::string narrow;  // processes whose team is bound to fewer CPUs than its threads
+    for (const Process* p : ps) {
+      std::set<int> mine;
+      for (const auto& t : p->threads) mine.insert(t.begin(), t.end());
+      cpus.insert(mine.begin(), mine.end());
+      threads += p->threads.size();
+      online = std::max(online, p->online);
+      if (p->threads.size() > mine.size() && !mine.empty())
+        narrow += fmt::format("{}{} {} threads on {} CPU(s)", narrow.empty() ? "" : "; ",
+                              p->rank >= 0 ? "rank " + std::to_string(p->rank) + ":" : "the team:",
+                              p->threads.size(), mine.size());
+    }
+    if (cpus.empty() || threads <= cpus.size()) continue;
+    std::string where = h.empty() ? "" : " of host " + h;
+    std::string text = fmt::format("{} threads ran on {} CPU(s){}, so threads shared CPUs", threads,
+                                   cpus.size(), where);
+    if (online > 0 && int(cpus.size()) < online)
+      text += fmt::format(
+          " although the host has {}: their affinity allowed fewer ({}); with "
+          "mpirun, which binds each rank to one core by default, give it "
+          "--bind-to none or --map-by slot:PE=<threads>, with OpenMP check "
+          "OMP_PLACES and OMP_PROC_BIND",
+          online, narrow.empty() ? "bound" : narrow);
+    else text += " (more threads than the host has CPUs): run with fewer threads or ranks per host";
+    text +=
+        "; the time lost shows as slower work (unidentified), waits and fork/join, whatever the "
+        "program does";
+    out.push_back(text);
+  }
+  // Runnable threads that waited for a CPU (other processes, or more threads than CPUs): the
+  // scheduler's own account, whatever the affinity said.
+  if (queued >= kCpuWaitMinSeconds && queued >= kCpuWaitMinShare * (ran + queued))
+    out.push_back(fmt::format(
+        "the threads waited {:.3f} s in all for a CPU while ready to run ({:.0f}% of their time on "
+        "or waiting for one): other processes or other threads had the CPUs; that time shows as "
+        "slower work (unidentified), waits and fork/join: measure on a quiet machine with at most "
+        "one thread per CPU",
+        queued, 100 * queued / (ran + queued)));
+  return out;
+}
+
+const std::vector<Hint>& hint_table() { return kHints; }
+
+double finding_floor(const overheads::Analysis& a) {
+  double program = a.regions.empty() ? 0 : a.regions[0].t_p;
+  return std::max(kFindingMinSeconds, kFindingMinProgramShare * program);
+}
+
+namespace {
+
+// Candidates: each key's own share in each region (what its shown children do not already hold:
+// a hidden row's overheads count in its shown ancestor's), above the floor and the noise, largest
+// first.
+std::vector<Candidate> candidates(const MergedTree& t, const overheads::Analysis& a,
+                                  const FindingContext& context) {
+  const size_t n_nodes = std::min(t.nodes().size(), a.regions.size());
+  std::vector<std::map<std::string, double>> inc(n_nodes);
+  for (uint32_t n = 0; n < n_nodes; ++n) inc[n] = inclusive_parts(a.regions[n]);
+  const double floor = finding_floor(a);
+  auto hidden = [&](uint32_t n) { return n < context.hidden.size() && context.hidden[n]; };
+  // Tasks, and regions inside them (parents come first in the merged tree).
+  std::vector<char> in_task(n_nodes, 0);
+  int created = t.experiment().metric(format::CoreMetric::TasksCreated);
+  for (uint32_t n = 0; n < n_nodes; ++n) {
+    uint32_t parent = t.node(n).parent;
+    in_task[n] =
+        t.region_of(n).kind == RegionKind::Task || (parent != format::kNoIndex && in_task[parent]);
+  }
+  std::vector<Candidate> all;
+  for (uint32_t n = 0; n < n_nodes; ++n) {
+    if (hidden(n)) continue;
+    const drg::Region& reg = t.region_of(n);
+    for (const auto& [key, v] : inc[n]) {
+      // Load imbalance is idle time relative to the region itself: never part of the parent's
+      // value, so nothing to subtract; in a barrier or lock it only restates the wait. In a task
+      // it is how unevenly the team shared that task's work, while it ran other tasks: the
+      // waiting, if any, is in the taskwait or barrier where it happened; the same in a region
+      // that created tasks.
+      bool local = key == "synchronization.load_imbalance";
+      if (local && (is_leaf_construct(reg.kind) || in_task[n] || t.sum(n, created) > 0)) continue;
+      double own = v;
+      if (!local)
+        for (uint32_t c : t.node(n).children) {
+          if (hidden(c)) continue;
+          auto it = inc[c].find(key);
+          if (it != inc[c].end()) own -= it->second;
+        }
+      double noise = n < context.noise.size() ? context.noise[n] : 0.0;
+      if (own < floor || own <= noise) continue;
+      all.push_back({n, key, own});
+    }
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Candidate& x, const Candidate& y) { return x.seconds > y.seconds; });
+  return all;
+}
+
+// The candidates that become findings, at most `limit`, each with the other region whose overhead
+// is the same time (kNoIndex when none).
+std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
+                                                   const std::vector<Candidate>& all,
+                                                   size_t limit) {
+  // Position of every node among its siblings, to tell which synchronization comes after which.
+  std::vector<uint32_t> pos(t.nodes().size(), 0);
+  for (const drg::MergedNode& mn : t.nodes())
+    for (uint32_t k = 0; k < mn.children.size(); ++k) pos[mn.children[k]] = k;
+  // The idle time of a region (its load imbalance, the idle team of a single) and the waits of a
+  // synchronization after it in the same enclosing region are the same time: one finding.
+  // The idle time ends at the first synchronization after the region (no other one between).
+  auto same_time = [&](const Candidate& x, const Candidate& y) {
+    if (x.node == y.node || t.node(x.node).parent != t.node(y.node).parent) return false;
+    const Candidate& before = pos[x.node] < pos[y.node] ? x : y;
+    const Candidate& after = pos[x.node] < pos[y.node] ? y : x;
+    if (!is_idle_key(before.key) || is_synchronization(t.region_of(before.node)) ||
+        !is_synchronization(t.region_of(after.node)) || !is_wait_key(after.key))
+      return false;
+    const auto& sib = t.node(t.node(before.node).parent).children;
+    for (uint32_t k = pos[before.node] + 1; k < pos[after.node]; ++k)
+      if (is_synchronization(t.region_of(sib[k]))) return false;
+    return true;
+  };
+  // Load imbalance is idle time within its region's span: the imbalance of a region inside
+  // another one's is part of the outer one's, never added to it.
+  auto nested = [&](const Candidate& x, const Candidate& y) {
+    if (x.key != "synchronization.load_imbalance" || y.key != x.key) return false;
+    auto below = [&](uint32_t d, uint32_t a) {
+      for (uint32_t n = t.node(d).parent; n != format::kNoIndex; n = t.node(n).parent)
+        if (n == a) return true;
+      return false;
+    };
+    return below(x.node, y.node) || below(y.node, x.node);
+  };
+  // Of an idle time and the waits it causes, the finding is the waits (where the time is spent,
+  // and whose cause the evidence names), naming the idle region; whichever of the two is larger.
+  auto waits_of = [&](const Candidate& c) -> const Candidate* {
+    if (!is_idle_key(c.key) || is_synchronization(t.region_of(c.node))) return nullptr;
+    for (const Candidate& d : all)
+      if (&d != &c && same_time(c, d)) return &d;
+    return nullptr;
+  };
+  std::vector<std::pair<Candidate, uint32_t>> chosen;
+  for (const Candidate& c : all) {
+    if (chosen.size() >= limit) break;
+    bool dup = false;
+    for (size_t i = 0; i < chosen.size() && !dup; ++i) {
+      if (same_time(c, chosen[i].first)) {
+        if (chosen[i].second == format::kNoIndex) chosen[i].second = c.node;
+        dup = true;
+      }
+      // Already chosen as the waits of an idle region before it (waits_of).
+      dup = dup || nested(c, chosen[i].first) ||
+            (c.node == chosen[i].first.node && c.key == chosen[i].first.key);
+    }
+    if (dup) continue;
+    if (const Candidate* w = waits_of(c)) {
+      chosen.emplace_back(*w, c.node);
+      continue;
+    }
+    chosen.emplace_back(c, format::kNoIndex);
+    // The same time may also come later in the list (smaller): find it now to name it.
+    for (const Candidate& d : all)
+      if (&d != &c && same_time(c, d)) {
+        chosen.back().second = d.node;
+        break;
+      }
+  }
+  std::stable_sort(chosen.begin(), chosen.end(),
+                   [](const auto& x, const auto& y) { return x.first.seconds > y.first.seconds; });
+  return chosen;
+}
+
+// The counters that grew in an unidentified or data-movement finding's region, and for
+// unidentified time what they say it was (the tool's own reads, page faults, CPU time), or which
+// counters to measure, and that one run cannot tell it from noise.
+void add_counter_evidence(Finding& f, const MergedTree& t, const overheads::Analysis& a,
+                          uint32_t n, double seconds, const FindingContext& context,
+                          bool counters) {
+  std::vector<CounterDelta> deltas = counter_deltas(t, a.regions[n], context.reference);
+  f.evidence = counter_evidence(deltas);
+  auto own_reads = [](const MergedTree& tree, uint32_t node) {
+    double s = counter_read_cost(tree, node);
+    for (uint32_t ch : tree.node(node).children) s -= counter_read_cost(tree, ch);
+    return s;
+  };
+  UnidentifiedEvidence ev;
+  ev.seconds = seconds;
+  ev.p = a.p;
+  ev.reference = context.reference && a.regions[n].ref_node != format::kNoIndex;
+  ev.extra_faults = extra(deltas, page_faults);
+  ev.extra_cpu = ns_to_s(extra(deltas, is_cpu_time_counter));
+  ev.extra_reads = own_reads(t, n);
+  if (ev.reference) ev.extra_reads -= own_reads(*context.reference, a.regions[n].ref_node);
+  if (f.cls != "unidentified") return;
+  if (std::string cause = unidentified_cause(ev); !cause.empty()) f.hint = cause;
+  if (f.evidence.empty() && !counters)
+    f.hint +=
+        "; measure counters to see why (scalea run --counters "
+        "perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES, or cache misses where the machine "
+        "has them, docs/counters.md)";
+  // Slower work in one run against one reference may be nothing but run-to-run variation.
+  if (context.noise.empty())
+    f.hint +=
+        "; with one run this cannot be told from run-to-run variation: repeat it "
+        "(scalea study --repeat 3) before acting on it";
+}
+
+// Where a finding's share is measured: the region itself, or the construct around a leaf
+// construct (a barrier, a lock, ...), and the kind its hint is looked up with.
+struct FindingPlace {
+  uint32_t ctx = 0;
+  std::string_view ctx_kind;
+  std::string after;  // "the loop at md.c:90" for a barrier ending a worksharing construct
+};
+
+FindingPlace place_of(const MergedTree& t, uint32_t n, const std::string& key, uint32_t same) {
+  const drg::Region& reg = t.region_of(n);
+  FindingPlace pl{n, format::region_kind_name(reg.kind), ""};
+  uint32_t parent = t.node(n).parent;
+  if (is_leaf_construct(reg.kind) && parent != format::kNoIndex) {
+    pl.ctx = parent;
+    pl.ctx_kind = format::region_kind_name(t.region_of(parent).kind);
+    // Only the implicit barrier that ends the region is "at the end of the parallel region"; an
+    // explicit barrier, or an implicit one of unknown origin, is a barrier of its own.
+    if (format::region_kind_has(reg.kind, format::kBarrier) &&
+        t.region_of(parent).kind == RegionKind::Parallel &&
+        !(reg.kind == RegionKind::BarrierImplicit &&
+          reg.subkind == uint16_t(format::BarrierFlavour::Parallel)))
+      pl.ctx_kind = format::region_kind_name(reg.kind);
+    const auto& sib = t.node(parent).children;
+    auto me = std::find(sib.begin(), sib.end(), n);
+    for (auto it = sib.begin(); it != me; ++it) {
+      const drg::Region& sr = t.region_of(*it);
+      bool ws = sr.kind == RegionKind::Loop || sr.kind == RegionKind::Sections ||
+                sr.kind == RegionKind::Single || sr.kind == RegionKind::Workshare ||
+                sr.kind == RegionKind::Taskloop || sr.kind == RegionKind::Distribute;
+      if (ws && !reg.file.empty() && sr.file == reg.file && sr.line == reg.line) {
+        pl.ctx_kind = format::region_kind_name(sr.kind);
+        pl.after = with_location(sr);
+      }
+    }
+  }
+  // A partial construct's own idle team, or its barrier: the construct names the hint.
+  if (key == "loss_of_parallelism.partially_parallelized" && same != format::kNoIndex &&
+      (t.region_of(same).kind == RegionKind::Single ||
+       t.region_of(same).kind == RegionKind::Masked ||
+       t.region_of(same).kind == RegionKind::Sections))
+    pl.ctx_kind = format::region_kind_name(t.region_of(same).kind);
+  return pl;
+}
+
+// What the run itself says beyond the hint table: why threads waited at a barrier, the CPUs
+// they shared, the tool's own counter reads, the counters' evidence.
+void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a,
+                   const Candidate& c, const FindingContext& context, bool counters,
+                   const SlowThread& slow) {
+  const uint32_t n = c.node;
+  const drg::Region& reg = t.region_of(n);
+  if (c.key == "synchronization.barrier" && format::region_kind_has(reg.kind, format::kBarrier)) {
+    // Why the threads waited, from what they did before it: not always uneven work.
+    BarrierCause cause = barrier_cause(t, n, !cpu_sharing(t.experiment()).empty(), slow);
+    f.hint = barrier_hint(t, cause, f.hint);
+    if (cause.kind != BarrierCause::Kind::Imbalance && cause.kind != BarrierCause::Kind::Unknown)
+      f.same_time.clear();
+  }
+  if (f.cls == "unidentified" || f.cls == "data_movement")
+    add_counter_evidence(f, t, a, n, c.seconds, context, counters);
+  if (f.cls == "synchronization" && c.key != "synchronization.barrier" &&
+      !cpu_sharing(t.experiment()).empty())
+    // A thread waits longer for another that is off its CPU: the header's note may explain part.
+    f.hint +=
+        "; the threads shared CPUs or waited for them in this run (see the note above): "
+        "part of this waiting may be that, so look again on free CPUs";
+  if (f.cls == "control_of_parallelism") {
+    // The tool's counter reads sit inside the constructs' time: say how much they may be.
+    double probes = counter_read_cost(t, n) / std::max(1, a.p);
+    if (probes >= 0.1 * c.seconds)
+      f.hint += fmt::format(
+          "; up to {:.3f} s of this may be the tool's own counter reads "
+          "(2 per visit of a counted region): compare a run without --counters "
+          "(SCALEA_COUNTERS=none)",
+          std::min(probes, c.seconds));
+  }
+}
+
+// The finding's sentence: what, where, how much, of what, and the hint.
+std::string finding_text(const MergedTree& t, const Finding& f, const FindingPlace& pl,
+                         const std::string& what, uint32_t n) {
+  const drg::Region& reg = t.region_of(n);
+  std::string where;
+  if (!pl.after.empty()) {
+    // "barrier wait after the loop" + " at md.c:90"; other constructs name themselves.
+    where = what.find("after the ") != std::string::npos ? " at " + f.location
+                                                          : " after the " + pl.after;
+  } else if (pl.ctx != n) {
+    where = " in the " + with_location(reg);
+  } else {
+    where = f.location.empty() ? " in " + reg.label() : " in " + with_location(reg);
+  }
+  std::string share = pl.ctx == n ? "of the region" : "of the " + f.context;
+  std::string also =
+      f.same_time.empty() ? "" : " (the same time as the idle threads of the " + f.same_time + ")";
+  if (!f.same_time.empty() && !is_synchronization(reg))
+    also = " (the same time as the waits in the " + f.same_time + ")";
+  return fmt::format("{}{} is {:.3f} s, {:.0f}% {}{}{}{}{}", what, where, f.seconds, f.percent,
+                     share, also, f.evidence.empty() ? "" : "; counters: " + f.evidence,
+                     f.hint.empty() ? "" : ": ", f.hint);
+}
+
+// The finding of candidate `c` (`same` names the region of the same time, or kNoIndex): its
+// context, hint, evidence and sentence.
+Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Candidate& c,
+                     uint32_t same, const FindingContext& context, bool counters,
+                     const SlowThread& slow) {
+  const uint32_t n = c.node;
+  const std::string& key = c.key;
+  const drg::Region& reg = t.region_of(n);
+  const FindingPlace pl = place_of(t, n, key, same);
+  Finding f;
+  f.node = n;
+  f.region = reg.label();
+  f.location = reg.location();
+  f.context = with_location(t.region_of(pl.ctx));
+  size_t dot = key.find('.');
+  f.cls = key.substr(0, dot);
+  f.subclass = dot == std::string::npos ? "" : key.substr(dot + 1);
+  f.seconds = c.seconds;
+  f.noise = n < context.noise.size() ? context.noise[n] : 0.0;
+  double tp = a.regions[pl.ctx].t_p;
+  f.percent = tp > 0 ? 100 * c.seconds / tp : 0;
+  const Hint* h = lookup(key, format::region_kind_name(reg.kind), pl.ctx_kind);
+  std::string what = h ? std::string(h->what) : key;
+  f.hint = h ? std::string(h->hint) : "";
+  if (same != format::kNoIndex) f.same_time = with_location(t.region_of(same));
+  add_run_hints(f, t, a, c, context, counters, slow);
+  f.text = finding_text(t, f, pl, what, n);
+  f.path = region_path(t, a.regions[n]);
+  return f;
+}
+
+}  // namespace
+
+std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysis& a, size_t limit,
+                                   const FindingContext& context) {
+  bool counters = has_counters(t.experiment());
+  std::vector<Finding> out;
+  auto chosen = choose(t, candidates(t, a, context), limit);
+  // Barrier findings judge their threads against the run's loops (one pass, only when needed).
+  SlowThread slow;
+  if (std::any_of(chosen.begin(), chosen.end(),
+                  [](const auto& cs) { return cs.first.key == "synchronization.barrier"; }))
+    slow = slowest_thread(t);
+  for (const auto& [c, same] : chosen)
+    out.push_back(make_finding(t, a, c, same, context, counters, slow));
+  return out;
+}
+
+}  // namespace scalea::cli

@@ -1,0 +1,86 @@
+// Findings: the largest overheads of a run, ranked, each with its region, class and subclass,
+// seconds and share of the region's time, source location and a plain-language hint. The hint
+// table is data (findings.cpp), documented in docs/exports.md.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scalea/drg/cct.hpp"
+#include "scalea/drg/meta.hpp"
+#include "scalea/overheads/classify.hpp"
+
+namespace scalea::cli {
+
+struct Finding {
+  uint32_t node = 0;     // merged node of the run
+  std::string path;      // call path of the region
+  std::string region;    // label of the region, e.g. "barrier (implicit, end of worksharing)"
+  std::string location;  // "md.c:88", or "" when unknown
+  std::string context;   // label and location of the enclosing construct the share refers to
+  std::string cls;       // "synchronization"
+  std::string subclass;  // "barrier" ("" when the class has no subclass breakdown)
+  double seconds = 0;    // wall-time seconds of this overhead in this region itself
+  double percent = 0;    // seconds / T_p of the context region, in %
+  std::string hint;      // plain-language hint from the table
+  std::string evidence;  // what the counters say about it ("" when nothing)
+  std::string
+      same_time;     // another region whose overhead is the same time, e.g. "the loop at md.c:90"
+  double noise = 0;  // the region's run-to-run noise (s) the finding is above (0: not measured)
+  std::string text;  // one sentence: what, where, how much, hint
+};
+
+// What findings are chosen against (docs/overhead-model.md, "How findings are chosen").
+struct FindingContext {
+  const drg::MergedTree* reference = nullptr;  // the reference run, for counter evidence
+  // Run-to-run noise of each region of the run (merged node -> seconds): an overhead within it
+  // is not a finding. Empty: not measured (one run).
+  std::vector<double> noise;
+  // Rows the report hides (recursion folded, fold_recursion): not findings themselves, their
+  // overheads count in their visible ancestor's. Empty: every row is shown.
+  std::vector<char> hidden;
+};
+
+// Findings below these are not made: an absolute floor, and a share of the program's wall time.
+inline constexpr double kFindingMinSeconds = 0.001;
+inline constexpr double kFindingMinProgramShare = 0.01;
+
+// One row of the hint table: a subclass key ("class.subclass" or "class" alone), optionally
+// narrowed to the kind of the enclosing region ("" matches any), and the hint.
+struct Hint {
+  std::string_view key;
+  std::string_view context_kind;
+  std::string_view what;  // what the overhead is, e.g. "barrier wait after the loop"
+  std::string_view hint;  // what to try
+};
+const std::vector<Hint>& hint_table();
+
+// The `limit` largest overheads of the run, largest first. Each overhead is attributed to the
+// deepest region that holds it (its own share, not its children's), so one wait is not listed
+// again for every enclosing region; an idle time that a later synchronization's waits already
+// hold (a loop's load imbalance and the barrier after it) is one finding, not two. Overheads
+// below kFindingMinSeconds, kFindingMinProgramShare of the program's time or the region's noise
+// are not findings.
+std::vector<Finding> find_findings(const drg::MergedTree& t, const overheads::Analysis& a,
+                                   size_t limit, const FindingContext& context = {});
+
+// The floor below which an overhead is not a finding in this analysis (without noise).
+double finding_floor(const overheads::Analysis& a);
+
+// Threads that share CPUs (meta.json "affinity"): per host, when more threads ran than the CPUs
+// they were allowed on, one sentence saying so and how; empty when no host was oversubscribed or
+// the experiment does not record affinity. Their time lost shows as unidentified time, waits and
+// slow code, whatever the program does.
+// A last sentence says how long the threads waited for a CPU while ready to run (meta.json
+// affinity threads' runqueue_s, from the kernel's schedstat), when at least kCpuWaitMinSeconds and
+// kCpuWaitMinShare of their time on or waiting for a CPU: other processes took CPU time.
+std::vector<std::string> cpu_sharing(const drg::Experiment& e);
+inline constexpr double kCpuWaitMinSeconds = 0.010;
+inline constexpr double kCpuWaitMinShare = 0.05;
+
+// What a light-mode experiment (SCALEA_OPENMP=light, meta.json openmp.events) does not show, in
+// one sentence; empty for a full recording.
+std::string light_mode_note(const drg::Meta& m);
+
+}  // namespace scalea::cli

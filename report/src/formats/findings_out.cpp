@@ -1,0 +1,67 @@
+#include "findings_out.hpp"
+
+#include <fmt/format.h>
+
+namespace scalea::cli {
+
+using drg::MergedTree;
+
+nlohmann::json findings_json(const std::vector<Finding>& fs) {
+  nlohmann::json out = nlohmann::json::array();
+  int rank = 0;
+  for (const Finding& f : fs)
+    out.push_back({{"rank", ++rank},
+                   {"node", f.node},
+                   {"path", f.path},
+                   {"region", f.region},
+                   {"location", f.location},
+                   {"context", f.context},
+                   {"class", f.cls},
+                   {"subclass", f.subclass},
+                   {"seconds", f.seconds},
+                   {"percent", f.percent},
+                   {"hint", f.hint},
+                   {"evidence", f.evidence},
+                   {"same_time_as", f.same_time},
+                   {"noise", f.noise},
+                   {"text", f.text}});
+  return out;
+}
+
+void print_findings(const std::vector<Finding>& fs, const overheads::Analysis& a,
+                    bool noise_measured) {
+  double floor = finding_floor(a);
+  std::string why = fmt::format("below {:.3f} s ({}% of the program's time, at least {:.0f} ms){}",
+                                floor, kFindingMinProgramShare * 100, kFindingMinSeconds * 1e3,
+                                noise_measured ? " or within the run-to-run noise" : "");
+  if (fs.empty()) {
+    fmt::print("\nfindings: no overhead above the floor: nothing {} is listed\n", why);
+    return;
+  }
+  fmt::print("\nfindings (largest overheads first):\n");
+  int rank = 0;
+  double sum = 0;
+  for (const Finding& f : fs) {
+    fmt::print("{:>3}. [{}{}{}] {}\n", ++rank, f.cls, f.subclass.empty() ? "" : ".", f.subclass,
+               f.text);
+    fmt::print("     region {}\n", f.path);
+    sum += f.seconds;
+  }
+  double t_o = a.regions.empty() ? 0 : a.regions[0].t_o;
+  fmt::print(
+      "these findings hold {:.3f} s; the program's T_o is {:.3f} s. Nothing {} is listed{}\n", sum,
+      t_o, why,
+      noise_measured
+          ? ""
+          : "; the run-to-run noise is not measured (one run: use scalea study --repeat)");
+}
+
+void print_report_findings(const MergedTree& t, const overheads::Analysis& a, size_t limit,
+                           const FindingContext& context) {
+  if (limit == 0) return;
+  for (const std::string& note : cpu_sharing(t.experiment()))
+    fmt::print("\nfirst, threads shared CPUs: {}\n", note);
+  print_findings(find_findings(t, a, limit, context), a, !context.noise.empty());
+}
+
+}  // namespace scalea::cli

@@ -1,0 +1,22 @@
+// Small text helpers every output of the CLI shares: CSV fields, medians, durations, units.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace scalea::cli {
+
+// The experiments' times (ns, format::MetricUnit::Ns) in the seconds every output shows.
+constexpr double ns_to_s(double ns) { return ns * 1e-9; }
+
+// A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or a line
+// break, or always when `always`.
+std::string csv_field(const std::string& s, bool always = false);
+
+// The median of `v` (the mean of the two middle values for an even count); 0 when empty.
+double median(std::vector<double> v);
+
+// A duration as the snapshot settings take it: "2s", "500ms", or a number of seconds. False when
+// it is not one (or not positive).
+bool parse_duration(const std::string& text, double& seconds);
+
+}  // namespace scalea::cli
