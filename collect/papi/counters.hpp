@@ -5,7 +5,8 @@
 // take the same path: validated one by one at start, one event set per thread, one read at the
 // enter and one at the leave of the selected region kinds, deltas summed per call-path node.
 //
-// Included by the recorder (collect/core/recorder.hpp): nothing here may include it back.
+// Included by the recorder (collect/core/recorder_types.hpp, hot_path.hpp): nothing here may
+// include them back.
 #pragma once
 #include <atomic>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The few-files layout (docs/experiment-format.md, "Containers"): reading a container's index
-// and checking the rank files it holds. Used by the loader (experiment.cpp) only.
+// and checking the rank files it holds. Used by the loader (file_access.cpp, layout.cpp) only.
 #pragma once
 #include <cstdint>
 #include <string>

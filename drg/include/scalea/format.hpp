@@ -294,7 +294,7 @@ enum class MetricScope : uint8_t {
 
 // The metric columns the OpenMP, user-region and MPI adapters fill, one row each: the column name,
 // its type and merge rule in the file (METR), its unit and scope, and the field of the collector's
-// per-node statistics (collect/core/recorder.hpp, Stats) it is written from. A file lists its
+// per-node statistics (collect/core/recorder_types.hpp, Stats) it is written from. A file lists its
 // columns in METR, so readers look metrics up by name, and files may carry more (PAPI counters).
 //   visits          completed entries of the region on this call path
 //   time            their wall time, subregions included
