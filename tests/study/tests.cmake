@@ -24,7 +24,7 @@ target_compile_definitions(scalea_study_test PRIVATE
   SCALEA_CLI="$<TARGET_FILE:scalea>"
   STUDY_APP="$<TARGET_FILE:scalea_study_app>"
   SHAPES_APP="$<TARGET_FILE:omp_shapes>"
-  STUDY_SCRATCH="${CMAKE_CURRENT_BINARY_DIR}/study-scratch"
+  STUDY_TMP_ROOT="${CMAKE_CURRENT_BINARY_DIR}"  # each test in STUDY_TMP_ROOT/<its ctest name>.tmp
   STUDY_HAVE_GNUPLOT=${_have_gnuplot})
 add_dependencies(scalea_study_test scalea scalea-omp scalea_study_app omp_shapes)
 # An MPI-only study runs apps/mpi/mpi_planted through mpirun.
