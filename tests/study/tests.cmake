@@ -35,4 +35,5 @@ else()
   target_compile_definitions(scalea_study_test PRIVATE STUDY_MPI_APP="")
 endif()
 gtest_discover_tests(scalea_study_test TEST_PREFIX "study." DISCOVERY_MODE PRE_TEST
-  PROPERTIES LABELS "integration;study" TIMEOUT 120 RUN_SERIAL TRUE)
+  TEST_LIST scalea_study_test_TESTS PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+scalea_discovered_labels(scalea_study_test_TESTS integration study)
