@@ -29,6 +29,10 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testdir  # noqa: E402  (tests/testdir.py)
+
 CLASSES = ["data_movement", "synchronization", "control_of_parallelism",
            "additional_computation", "loss_of_parallelism", "unidentified"]
 PASSWORD = "s3cret-Pw9"
@@ -769,9 +773,7 @@ def main():
     ap.add_argument("backend", choices=["sqlite", "postgresql", "both"])
     ap.add_argument("group", choices=["commands", "faults", "same_answers"])
     a = ap.parse_args()
-    work = os.path.join(os.path.abspath(a.work), f"{a.backend}-{a.group}")
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    work = testdir.fresh(os.path.abspath(a.work))  # this test's own directory (tests.cmake)
     ctxs = []
     t0 = time.time()
     try:

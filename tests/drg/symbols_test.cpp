@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -187,7 +190,9 @@ TEST_F(SymbolsTest, MissingFileFailsEveryTime) {
 }
 
 TEST_F(SymbolsTest, NonElfAndTruncatedFilesFail) {
-  const std::string dir = ::testing::TempDir();
+  // A directory of this process: not fixed names in /tmp, which another build's test may write.
+  std::string dir = ::testing::TempDir() + "symbols_test_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
   const std::string text_file = dir + "/symbols_test_not_elf.txt";
   const std::string empty_file = dir + "/symbols_test_empty";
   const std::string truncated_file = dir + "/symbols_test_truncated.so";
@@ -204,6 +209,7 @@ TEST_F(SymbolsTest, NonElfAndTruncatedFilesFail) {
   EXPECT_FALSE(resolver_.resolve(empty_file, 0x10, false, loc));
   EXPECT_FALSE(resolver_.resolve(truncated_file, pie_->at("lib_static").offset, false, loc));
   EXPECT_FALSE(resolver_.resolve(source_path("symfixture_main.c"), 0x10, false, loc));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(SymbolsTest, MovedResolverKeepsWorking) {

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Integration checks of scalea export / report --html / diff / findings (tests/export/).
 
-  check_exports.py --scalea BIN --tool LIB --app APP --workdir DIR CHECK
+  check_exports.py --scalea BIN --tool LIB --app APP [--runs RUNS] --workdir DIR CHECK
 
-CHECK `runs` produces the experiments (export_app at p = 1, 2, 4 under the real OMPT tool); every
-other check reads them back with the format's real consumer where one is installed (python csv and
+CHECK `runs` produces the experiments (export_app at p = 1, 2, 4 under the real OMPT tool) in
+RUNS (default: DIR); every other check writes into DIR, its own directory (emptied first unless
+it is RUNS), and reads them back with the format's real consumer where one is installed (python csv and
 json, jq, Graphviz dot, headless Chromium, Hatchet or Extra-P when importable) and else checks the
 documented structure. Exit 0 = pass, 1 = fail, 77 = skipped (consumer not installed).
 """
@@ -18,6 +19,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testdir  # noqa: E402  (tests/testdir.py)
 
 X_MS = "40"  # planted unit of export_app (ms)
 CLASSES = ["data_movement", "synchronization", "control_of_parallelism",
@@ -45,7 +50,11 @@ def run(args, ok=(0,), **kw):
 class Ctx:
     def __init__(self, a):
         self.scalea, self.tool, self.app, self.work = a.scalea, a.tool, a.app, a.workdir
-        self.exp = {p: os.path.join(self.work, f"p{p}") for p in (1, 2, 4)}
+        self.use_runs(a.runs or a.workdir)
+
+    def use_runs(self, runs):
+        self.runs = runs
+        self.exp = {p: os.path.join(runs, f"p{p}") for p in (1, 2, 4)}
 
     def scalea_run(self, *args, ok=(0,)):
         return run([self.scalea, *map(str, args)], ok=ok)
@@ -66,7 +75,7 @@ def app_line(pattern):
 # --- the experiments -------------------------------------------------------------------------
 
 def do_runs(c):
-    os.makedirs(c.work, exist_ok=True)
+    os.makedirs(c.runs, exist_ok=True)
     for p, d in c.exp.items():
         shutil.rmtree(d, ignore_errors=True)
         env = dict(os.environ, OMP_NUM_THREADS=str(p), OMP_TOOL_LIBRARIES=c.tool, SCALEA_OUTPUT=d)
@@ -423,7 +432,8 @@ def main():
     ap.add_argument("--scalea", required=True)
     ap.add_argument("--tool", required=True)
     ap.add_argument("--app", required=True)
-    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--runs", help="the experiments of the check `runs` (default: --workdir)")
+    ap.add_argument("--workdir", required=True, help="this check's own directory")
     ap.add_argument("check")
     a = ap.parse_args()
     c = Ctx(a)
@@ -431,7 +441,8 @@ def main():
     if not fn:
         print(f"unknown check {a.check}")
         return 1
-    if a.check != "runs" and not os.path.isdir(c.exp[4]):
+    if testdir.fresh_for_check(a.workdir, a.runs, a.check, "p4"):
+        c.use_runs(a.workdir)  # run without the fixture: the experiments made here, in its own directory
         do_runs(c)
     try:
         return fn(c) or 0

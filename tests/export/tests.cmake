@@ -15,16 +15,19 @@ target_compile_options(export_app PRIVATE -g -fno-optimize-sibling-calls)
 target_link_libraries(export_app PRIVATE OpenMP::OpenMP_C)
 set_target_properties(export_app PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin/export)
 
-set(_ex_work ${CMAKE_CURRENT_BINARY_DIR}/export-work)
+# export.runs writes the experiments into its directory; every other test reads them there
+# (--runs) and writes into its own (--workdir).
+scalea_test_tmpdir(_ex_runs export.runs)
 set(_ex_cmd ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_exports.py
     --scalea $<TARGET_FILE:scalea> --tool $<TARGET_FILE:scalea-omp>
-    --app $<TARGET_FILE:export_app> --workdir ${_ex_work})
+    --app $<TARGET_FILE:export_app> --runs ${_ex_runs})
 
-add_test(NAME export.runs COMMAND ${_ex_cmd} runs)
+add_test(NAME export.runs COMMAND ${_ex_cmd} --workdir ${_ex_runs} runs)
 set_tests_properties(export.runs PROPERTIES FIXTURES_SETUP export_runs
                      LABELS "integration;export" TIMEOUT 120)
 foreach(check formats csv json dot hatchet extrap html diff findings errors)
-  add_test(NAME export.${check} COMMAND ${_ex_cmd} ${check})
+  scalea_test_tmpdir(_ex_tmp export.${check})
+  add_test(NAME export.${check} COMMAND ${_ex_cmd} --workdir ${_ex_tmp} ${check})
   set_tests_properties(export.${check} PROPERTIES FIXTURES_REQUIRED export_runs
                        LABELS "integration;export" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endforeach()

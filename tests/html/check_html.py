@@ -2,7 +2,7 @@
 """The HTML report in a real headless Chromium (tests/html/).
 
   check_html.py --scalea BIN --app EXPORT_APP --omp-app CONSTRUCTS --shapes-app SHAPES --gen DRG_GEN
-                --workdir DIR [--shots DIR] [--page PAGE] CHECK
+                [--runs RUNS] --workdir DIR [--shots DIR] [--page PAGE] CHECK
 
 CHECK `runs` makes the experiments under `scalea run` (export_app at p = 1 and 4, apps/omp's
 constructs at p = 4, apps/omp's shapes pipeline at p = 1 and 2, a scaling study of export_app)
@@ -10,7 +10,9 @@ and a synthetic 1,024-rank experiment (bench/drg's drg_gen); `laptop` checks any
 1366 x 768 (scripts/report_screenshots.sh, for NPB LU's page); every other check writes a page with `scalea report --html` or
 `scalea export --format html` and drives it through the DevTools protocol (cdp.py): the page
 loads with no console error and no network request, the panes react to clicks and keys, and
-screenshots of each view are not blank. Screenshots go to --shots (default: the work directory;
+screenshots of each view are not blank. `runs` writes into RUNS (default: DIR); every other
+check reads there and writes into DIR, its own directory (emptied first unless it is RUNS).
+Screenshots go to --shots (default: the work directory;
 scripts/report_screenshots.sh puts them in docs/img/report/ for docs/report.md).
 Exit 0 = pass, 1 = fail, 77 = skipped (Chromium not installed).
 """
@@ -23,8 +25,9 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 _here = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [_here, os.path.join(_here, "..", "export")]
+sys.path[:0] = [_here, os.path.join(_here, "..", "export"), os.path.join(_here, "..")]
 import cdp  # noqa: E402
+import testdir  # noqa: E402  (tests/testdir.py)
 from check_exports import Fail, check, chromium, run  # noqa: E402
 
 SKIP = 77
@@ -46,11 +49,16 @@ class Ctx:
     def __init__(self, a):
         self.a = a
         self.work = a.workdir
+        self.runs = a.runs or a.workdir
         self.shots = a.shots or a.workdir
-        os.makedirs(self.shots, exist_ok=True)
 
     def path(self, name):
+        """A file this check writes, in its own directory."""
         return os.path.join(self.work, name)
+
+    def exp(self, name):
+        """What the check `runs` made (experiments, pages, truths)."""
+        return os.path.join(self.runs, name)
 
     def scalea(self, *args, ok=(0,), env=None):
         return run([self.a.scalea, *map(str, args)], ok=ok, env=env)
@@ -119,33 +127,33 @@ def no_errors(br):
 # --- the experiments -------------------------------------------------------------------------
 
 def do_runs(c):
-    os.makedirs(c.work, exist_ok=True)
+    os.makedirs(c.runs, exist_ok=True)
     for p in (1, 4):
-        d = c.path(f"p{p}")
+        d = c.exp(f"p{p}")
         shutil.rmtree(d, ignore_errors=True)
         run([c.a.scalea, "run", "-q", "-o", d, "--", c.a.app, X_MS],
             env=dict(os.environ, OMP_NUM_THREADS=str(p)))
-    d = c.path("constructs4")
+    d = c.exp("constructs4")
     shutil.rmtree(d, ignore_errors=True)
     run([c.a.scalea, "run", "-q", "-o", d, "--", c.a.omp_app],
         env=dict(os.environ, OMP_NUM_THREADS="4", OMP_CANCELLATION="true"))
     for p in (1, 2):
-        d = c.path(f"pipe{p}")
+        d = c.exp(f"pipe{p}")
         shutil.rmtree(d, ignore_errors=True)
         r = run([c.a.scalea, "run", "-q", "-o", d, "--", c.a.shapes_app, *PIPE_ARGS],
                 env=dict(os.environ, OMP_NUM_THREADS=str(p)))
-        open(c.path(f"pipe{p}.truth"), "w").write(r.stdout)
-    st = c.path("export.study")
+        open(c.exp(f"pipe{p}.truth"), "w").write(r.stdout)
+    st = c.exp("export.study")
     shutil.rmtree(st, ignore_errors=True)
     c.scalea("study", "-o", st, "--threads", "1,2,4", "--repeat", "2", "--", c.a.app, "20")
     # 1,024 ranks x 2 threads x 500 call paths (drg_gen: the drg benchmark's generator): the
     # page aggregates 2,048 PEs into 1,024 columns.
-    big = c.path("big")
+    big = c.exp("big")
     shutil.rmtree(big, ignore_errors=True)
     run([c.a.gen, big, "1024", "2", "500"])
-    c.scalea("export", "--format", "html", "-o", c.path("big.html"), big)
+    c.scalea("export", "--format", "html", "-o", c.exp("big.html"), big)
     shutil.rmtree(big)  # 140 MB: only the page is kept
-    print("experiments:", ", ".join(c.path(x) for x in ("p1", "p4", "constructs4", "pipe1", "pipe2", "export.study")),
+    print("experiments:", ", ".join(c.exp(x) for x in ("p1", "p4", "constructs4", "pipe1", "pipe2", "export.study")),
           "and big.html (1,024 ranks x 2 threads x 500 paths)")
 
 
@@ -169,11 +177,11 @@ def region_by(data, label, kind=None):
 
 def do_experiment(c):
     f = c.path("pair.html")
-    c.scalea("report", c.path("p4"), "-r", c.path("p1"), "--html", f)
+    c.scalea("report", c.exp("p4"), "-r", c.exp("p1"), "--html", f)
     text = open(f).read()
     static_checks(text)
     data = page_data(text)
-    rep = json.loads(c.scalea("export", "--format", "json", "-r", c.path("p1"), c.path("p4")).stdout)
+    rep = json.loads(c.scalea("export", "--format", "json", "-r", c.exp("p1"), c.exp("p4")).stdout)
     check(len(data["regions"]) == len(rep["regions"]), "page regions != JSON report regions")
     check([x["text"] for x in data["findings"]] == [x["text"] for x in rep["findings"]],
           "the page's findings are not the JSON report's (find_findings, same context)")
@@ -375,7 +383,7 @@ def do_pipeline(c):
     from the loop's flushes against the reference), so the threads' bars show it against each PE's
     share of the reference time, T_s/p: the thread that polled stands above that line."""
     f = c.path("pipeline.html")
-    c.scalea("report", c.path("pipe2"), "-r", c.path("pipe1"), "--html", f)
+    c.scalea("report", c.exp("pipe2"), "-r", c.exp("pipe1"), "--html", f)
     data = page_data(open(f).read())
     loop = region_by(data, "loop", "loop")
     spin = loop["sub"].get("synchronization.spin_wait", 0.0)
@@ -443,18 +451,18 @@ def do_laptop(c):
 
 def do_single(c):
     f, g = c.path("single.html"), c.path("single-nosource.html")
-    c.scalea("export", "--format", "html", "-o", f, c.path("p4"))
-    c.scalea("export", "--format", "html", "--no-source", "-o", g, c.path("p4"))
+    c.scalea("export", "--format", "html", "-o", f, c.exp("p4"))
+    c.scalea("export", "--format", "html", "--no-source", "-o", g, c.exp("p4"))
     with_src, without = open(f).read(), open(g).read()
     line = "sleep_ms((i + 1) * x / 2)"
     check(line in with_src, "the source snippet is not in the page")
     check(line not in without, "--no-source still embeds source text")
     check("--no-source" in page_data(without)["sources"]["note"], "the page does not say sources were left out")
     r = c.path("report-nosource.html")
-    c.scalea("report", c.path("p4"), "--no-source", "--html", r)
+    c.scalea("report", c.exp("p4"), "--no-source", "--html", r)
     check(line not in open(r).read(), "report --no-source --html still embeds source text")
     h = c.path("constructs.html")
-    c.scalea("report", c.path("constructs4"), "--html", h)
+    c.scalea("report", c.exp("constructs4"), "--html", h)
     data = page_data(open(h).read())
     with Page(f) as br:
         check("estimated" in br.js("document.getElementById('top').textContent"), "header does not say T_s is estimated")
@@ -484,7 +492,7 @@ def do_single(c):
 # --- a scaling study -------------------------------------------------------------------------
 
 def do_study(c):
-    st, f, g = c.path("export.study"), c.path("study.html"), c.path("study-export.html")
+    st, f, g = c.exp("export.study"), c.path("study.html"), c.path("study-export.html")
     plain = c.scalea("report", st)
     with_html = c.scalea("report", st, "--html", f)
     check(plain.stdout == with_html.stdout, "--html changed the study's text report")
@@ -525,7 +533,7 @@ def do_study(c):
 # --- 1,024 ranks ------------------------------------------------------------------------------
 
 def do_large(c):
-    f = c.path("big.html")
+    f = c.exp("big.html")
     check(os.path.isfile(f), "big.html missing (run the html.runs fixture)")
     size = os.path.getsize(f)
     text = open(f).read()
@@ -561,18 +569,18 @@ def do_errors(c):
     empty = c.path("empty.study")
     shutil.rmtree(empty, ignore_errors=True)
     os.makedirs(empty)
-    study = json.load(open(os.path.join(c.path("export.study"), "study.json")))
+    study = json.load(open(os.path.join(c.exp("export.study"), "study.json")))
     for r in study["runs"]:
         r["status"] = "pending"
     json.dump(study, open(os.path.join(empty, "study.json"), "w"))
     cases = [
-        (["report", c.path("p4"), "--html", "/nonexistent-dir/r.html"], "report --html unwritable"),
-        (["export", "--format", "html", "-o", "/proc/version", c.path("p4")], "export html unwritable"),
-        (["report", c.path("p4"), "--html", c.work], "report --html to a directory"),
-        (["report", c.path("export.study"), "--html", "/nonexistent-dir/s.html"], "study --html unwritable"),
+        (["report", c.exp("p4"), "--html", "/nonexistent-dir/r.html"], "report --html unwritable"),
+        (["export", "--format", "html", "-o", "/proc/version", c.exp("p4")], "export html unwritable"),
+        (["report", c.exp("p4"), "--html", c.work], "report --html to a directory"),
+        (["report", c.exp("export.study"), "--html", "/nonexistent-dir/s.html"], "study --html unwritable"),
         (["report", empty, "--html", c.path("never.html")], "study without runs"),
         (["export", "--format", "html", "-o", c.path("never.html"), empty], "export of a study without runs"),
-        (["export", "--format", "csv", c.path("export.study")], "csv of a study"),
+        (["export", "--format", "csv", c.exp("export.study")], "csv of a study"),
     ]
     for args, what in cases:
         p = c.scalea(*args, ok=(2,))
@@ -591,14 +599,17 @@ def main():
     ap = argparse.ArgumentParser()
     for opt in ("--scalea", "--app", "--omp-app", "--shapes-app", "--gen", "--workdir"):
         ap.add_argument(opt, required=True)
+    ap.add_argument("--runs", help="the experiments of the check `runs` (default: --workdir)")
     ap.add_argument("--shots", help="where the screenshots go (default: the work directory)")
     ap.add_argument("--page", help="laptop: the page to check")
     ap.add_argument("check", choices=sorted(CHECKS))
     a = ap.parse_args()
     c = Ctx(a)
     try:
-        if a.check not in ("runs", "laptop") and not os.path.isdir(c.path("pipe2")):
+        if testdir.fresh_for_check(a.workdir, a.runs, a.check, "pipe2") and a.check != "laptop":
+            c.runs = a.workdir  # run without the fixture: the experiments made here, in its own directory
             do_runs(c)
+        os.makedirs(c.shots, exist_ok=True)
         return CHECKS[a.check](c) or 0
     except Skip as e:
         print(f"SKIP: {e}")

@@ -14,17 +14,20 @@ if(NOT Python3_Interpreter_FOUND OR NOT TARGET export_app OR NOT TARGET omp_cons
   return()
 endif()
 
-set(_html_work ${CMAKE_CURRENT_BINARY_DIR}/html-work)
+# html.runs writes the experiments into its directory; every other test reads them there (--runs)
+# and writes into its own (--workdir).
+scalea_test_tmpdir(_html_runs html.runs)
 set(_html_cmd ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_html.py
     --scalea $<TARGET_FILE:scalea> --app $<TARGET_FILE:export_app>
     --omp-app $<TARGET_FILE:omp_constructs>
-    --shapes-app $<TARGET_FILE:omp_shapes> --gen $<TARGET_FILE:drg_gen> --workdir ${_html_work})
+    --shapes-app $<TARGET_FILE:omp_shapes> --gen $<TARGET_FILE:drg_gen> --runs ${_html_runs})
 
-add_test(NAME html.runs COMMAND ${_html_cmd} runs)
+add_test(NAME html.runs COMMAND ${_html_cmd} --workdir ${_html_runs} runs)
 set_tests_properties(html.runs PROPERTIES FIXTURES_SETUP html_runs
                      LABELS "integration;html" TIMEOUT 300)
 foreach(check experiment pipeline single study large errors)
-  add_test(NAME html.${check} COMMAND ${_html_cmd} ${check})
+  scalea_test_tmpdir(_html_tmp html.${check})
+  add_test(NAME html.${check} COMMAND ${_html_cmd} --workdir ${_html_tmp} ${check})
   set_tests_properties(html.${check} PROPERTIES FIXTURES_REQUIRED html_runs
                        LABELS "integration;html" TIMEOUT 180 SKIP_RETURN_CODE 77)
 endforeach()

@@ -18,6 +18,10 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testdir  # noqa: E402  (tests/testdir.py)
+
 FAILURES = []
 APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps", "mpi")
 
@@ -659,7 +663,7 @@ def main():
     p.add_argument("--preload", action="store_true")
     p.add_argument("scenario")
     a = p.parse_args()
-    os.makedirs(a.workdir, exist_ok=True)
+    testdir.fresh(a.workdir)  # this test's own directory (tests.cmake)
     fn = {"planted": planted, "unify": unify, "hybrid": hybrid, "fortran": fortran,
           "multiple": lambda a: hybrid(a, multiple=True),
           "fortran_f08": lambda a: fortran(a, "mpi_fortran_f08"),

@@ -17,10 +17,11 @@ set_target_properties(mpi_throttle PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_B
 set(_mpi_check ${CMAKE_CURRENT_LIST_DIR}/check_mpi.py)
 set(_mpi_env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1)
 function(scalea_mpi_test name)
+  scalea_test_tmpdir(_tmp mpi.${name})
   add_test(NAME mpi.${name}
     COMMAND ${Python3_EXECUTABLE} ${_mpi_check} --bin ${CMAKE_BINARY_DIR}/bin
             --lib ${CMAKE_BINARY_DIR}/lib --mpirun ${MPIEXEC_EXECUTABLE}
-            --workdir ${CMAKE_CURRENT_BINARY_DIR}/mpi-work ${ARGN})
+            --workdir ${_tmp} ${ARGN})
   set_tests_properties(mpi.${name} PROPERTIES ENVIRONMENT "${_mpi_env}" LABELS "integration;mpi"
                        TIMEOUT 90 RUN_SERIAL TRUE)
 endfunction()

@@ -30,6 +30,10 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testdir  # noqa: E402  (tests/testdir.py)
+
 FAILURES = []
 PHASE_ARGS = ["36", "24", "50"]  # steps, switch, X ms: 1.2 s balanced, then 1.2 s imbalanced
 # At 2 PEs the imbalanced steps wait (p-1)/(2p) = 25 % of the wall time; the balanced ones ~0
@@ -50,9 +54,7 @@ class Env:
     def __init__(self, a):
         self.a = a
         self.scalea = os.path.join(a.bin, "scalea")
-        self.work = os.path.join(a.workdir, a.scenario)
-        shutil.rmtree(self.work, ignore_errors=True)
-        os.makedirs(self.work)
+        self.work = testdir.fresh(os.path.abspath(a.workdir))  # this test's own directory (tests.cmake)
 
     def path(self, name):
         return os.path.join(self.work, name)

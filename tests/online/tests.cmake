@@ -10,9 +10,10 @@ endif()
 set(_online ${CMAKE_CURRENT_LIST_DIR})
 
 function(scalea_online_test name)
+  scalea_test_tmpdir(_tmp online.${name})
   add_test(NAME online.${name}
     COMMAND ${Python3_EXECUTABLE} ${_online}/check_online.py --bin ${CMAKE_BINARY_DIR}/bin
-            --lib ${CMAKE_BINARY_DIR}/lib --workdir ${CMAKE_CURRENT_BINARY_DIR}/online-work ${ARGN})
+            --lib ${CMAKE_BINARY_DIR}/lib --workdir ${_tmp} ${ARGN})
   set_tests_properties(online.${name} PROPERTIES LABELS "integration;online" TIMEOUT 90
                        SKIP_RETURN_CODE 77)
 endfunction()

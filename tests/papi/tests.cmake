@@ -16,7 +16,8 @@ target_compile_definitions(scalea_papi_test PRIVATE
   SCALEA_PAPI_APP="$<TARGET_FILE:papi_counters_app>")
 add_dependencies(scalea_papi_test papi_counters_app scalea scalea-omp scalea-calibrate-probe)
 gtest_discover_tests(scalea_papi_test TEST_PREFIX "papi." DISCOVERY_MODE PRE_TEST
-  PROPERTIES LABELS "integration;papi" TIMEOUT 300)
+  TEST_LIST scalea_papi_test_TESTS PROPERTIES TIMEOUT 300)
+scalea_discovered_labels(scalea_papi_test_TESTS integration papi)
 
 add_executable(scalea_papi_unit_test ${_pt}/machine_rule_test.cpp)
 target_include_directories(scalea_papi_unit_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/drg)

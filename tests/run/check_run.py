@@ -38,6 +38,10 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testdir  # noqa: E402  (tests/testdir.py)
+
 FAILURES = []
 SKIP = 77  # ctest SKIP_RETURN_CODE
 FORWARDED = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2]
@@ -50,10 +54,7 @@ def check(cond, what):
 
 
 def fresh(args, name):
-    path = os.path.join(args.workdir, name)
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
+    return testdir.fresh(os.path.join(args.workdir, name))
 
 
 def default_signals():
@@ -482,7 +483,7 @@ def main():
     ap.add_argument("rest", nargs="*")
     args = ap.parse_args()
     args.bin, args.lib, args.workdir = map(os.path.abspath, (args.bin, args.lib, args.workdir))
-    os.makedirs(args.workdir, exist_ok=True)
+    testdir.fresh(args.workdir)  # this test's own directory (tests.cmake)
     scenarios = {"signal": scenario_signal, "tty-int": scenario_tty_int, "start": scenario_start,
                  "plain": scenario_plain, "python": scenario_python, "static": scenario_static,
                  "setuid": scenario_setuid, "mpi-functions": scenario_mpi_functions,

@@ -44,9 +44,10 @@ foreach(t ${_start_apps})
 endforeach()
 
 function(scalea_run_test name)
+  scalea_test_tmpdir(_tmp run.${name})
   add_test(NAME run.${name}
     COMMAND ${Python3_EXECUTABLE} ${_run}/check_run.py --bin ${CMAKE_BINARY_DIR}/bin
-            --lib ${CMAKE_BINARY_DIR}/lib --workdir ${CMAKE_CURRENT_BINARY_DIR}/run-work ${ARGN})
+            --lib ${CMAKE_BINARY_DIR}/lib --workdir ${_tmp} ${ARGN})
   set_tests_properties(run.${name} PROPERTIES LABELS "integration;run" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endfunction()
 

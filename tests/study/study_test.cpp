@@ -45,9 +45,25 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// The running test's own directory, as its ctest name: <build>/tests/study.Suite.Name.tmp, emptied
+// when the test first asks for it, so that the tests can run side by side (ctest -j).
+std::string test_dir() {
+  static std::string made;
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = std::string("study.") + t->test_suite_name() + "." + t->name();
+  for (char& c : name)
+    if (c == '/') c = '_';
+  std::string dir = std::string(STUDY_TMP_ROOT) + "/" + name + ".tmp";
+  if (made != dir) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    made = dir;
+  }
+  return dir;
+}
+
 std::string scratch(const std::string& name) {
-  std::string dir = std::string(STUDY_SCRATCH) + "/" + name;
-  fs::create_directories(STUDY_SCRATCH);
+  std::string dir = test_dir() + "/" + name;
   fs::remove_all(dir);
   return dir;
 }
@@ -76,8 +92,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const 
 
 Result run(std::vector<std::string> args, const std::vector<std::string>& extra_env = {}) {
   args.insert(args.begin(), SCALEA_CLI);
-  std::string out = std::string(STUDY_SCRATCH) + "/.out", err = std::string(STUDY_SCRATCH) + "/.err";
-  fs::create_directories(STUDY_SCRATCH);
+  std::string out = test_dir() + "/.out", err = test_dir() + "/.err";
   Result r;
   pid_t pid = spawn(args, out, err, extra_env);
   if (pid < 0) return r;
@@ -359,7 +374,7 @@ TEST(Study, TimeoutAndInterrupt) {
   EXPECT_NE(r.err.find("timed out"), std::string::npos) << r.err;
   // ^C stops the current run, leaves it pending, and says how to resume.
   std::string dir2 = scratch("interrupt.study");
-  std::string out = std::string(STUDY_SCRATCH) + "/.int.out", err = std::string(STUDY_SCRATCH) + "/.int.err";
+  std::string out = test_dir() + "/.int.out", err = test_dir() + "/.int.err";
   pid_t pid = spawn({SCALEA_CLI, "study", "-o", dir2, "--threads", "1,2", "--", STUDY_APP, "200"}, out, err);
   ASSERT_GT(pid, 0);
   for (int i = 0; i < 100 && !fs::exists(dir2 + "/study.json"); ++i)

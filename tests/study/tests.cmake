@@ -23,7 +23,7 @@ target_compile_definitions(scalea_study_test PRIVATE
   SCALEA_CLI="$<TARGET_FILE:scalea>"
   STUDY_APP="$<TARGET_FILE:scalea_study_app>"
   SHAPES_APP="$<TARGET_FILE:omp_shapes>"
-  STUDY_SCRATCH="${CMAKE_CURRENT_BINARY_DIR}/study-scratch"
+  STUDY_TMP_ROOT="${CMAKE_CURRENT_BINARY_DIR}"  # each test in STUDY_TMP_ROOT/<its ctest name>.tmp
   STUDY_HAVE_GNUPLOT=${_have_gnuplot})
 add_dependencies(scalea_study_test scalea scalea-omp scalea_study_app omp_shapes)
 # An MPI-only study runs apps/mpi/mpi_planted through mpirun.
@@ -34,4 +34,5 @@ else()
   target_compile_definitions(scalea_study_test PRIVATE STUDY_MPI_APP="")
 endif()
 gtest_discover_tests(scalea_study_test TEST_PREFIX "study." DISCOVERY_MODE PRE_TEST
-  PROPERTIES LABELS "integration;study" TIMEOUT 120 RUN_SERIAL TRUE)
+  TEST_LIST scalea_study_test_TESTS PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+scalea_discovered_labels(scalea_study_test_TESTS integration study)
