@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Checks that the C and C++ sources (*.c *.cpp *.hpp *.h tracked by git in collect/ drg/
-# overheads/ report/ apps/ tests/ tools/) are formatted as .clang-format says, with Debian 12's
+# Checks that the product's C and C++ sources (*.c *.cpp *.hpp *.h tracked by git in collect/
+# drg/ overheads/ report/) are formatted as .clang-format says, with Debian 12's
 # clang-format 14 (package clang-format, which also ships git-clang-format). Generated sources
 # are left out: they live in the build tree, which git does not track. Changes nothing.
 # Usage:
@@ -13,7 +13,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
-dirs=(collect drg overheads report apps tests tools)
+dirs=(collect drg overheads report)
 extensions=c,cpp,hpp,h
 clang_format=${CLANG_FORMAT:-/usr/bin/clang-format}
 

@@ -11,6 +11,7 @@ mkdir -p "$build" && build=$(cd "$build" && pwd)
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   clang libomp-dev                # clang -fopenmp with LLVM libomp 14 (OMPT; Archer for TSan)
+  clang-format                    # the product's formatting, checked by the unit tests
   libclang-rt-14-dev              # sanitizer runtimes (ASan/UBSan/TSan stages): only a
                                   # Recommends of clang, and apt runs --no-install-recommends
   gfortran                        # Fortran user-region module and Fortran MPI test

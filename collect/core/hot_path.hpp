@@ -80,8 +80,9 @@ inline Frame& enter(ThreadState& t, uint32_t region, FrameType type, Ticks when,
 // same either way. It captures nothing (what it needs comes as arguments): a closure with
 // captures is built on the stack before the cache is looked at, on every event.
 inline size_t site_slot(const Node* parent, uint64_t key, const void* code) {
-  uint64_t h = (reinterpret_cast<uintptr_t>(code) ^ key ^ reinterpret_cast<uintptr_t>(parent) >> 4) *
-               0x9e3779b97f4a7c15ULL;
+  uint64_t h =
+      (reinterpret_cast<uintptr_t>(code) ^ key ^ reinterpret_cast<uintptr_t>(parent) >> 4) *
+      0x9e3779b97f4a7c15ULL;
   return size_t(h >> (64 - ThreadState::kSiteBits));
 }
 // The cache's miss, out of line: the callbacks' common path stays small.
@@ -207,7 +208,7 @@ void close_thread(ThreadState& t, Ticks end);
 // Closes the innermost frame of this type and key; counts an anomaly when there is none.
 void leave_below_top(ThreadState& t, FrameType type, Ticks when, uint64_t key);
 __attribute__((always_inline)) inline void leave(ThreadState& t, FrameType type, Ticks when,
-                                                uint64_t key) {
+                                                 uint64_t key) {
   if (!t.stack.empty() && t.stack.back().type == type && t.stack.back().key == key)
     leave_top(t, when);
   else leave_below_top(t, type, when, key);

@@ -133,9 +133,7 @@ void PtrMap::grow() {
 
 // ---- per-thread tree ----------------------------------------------------------------------------
 
-Node* ThreadState::new_chunk() {
-  return static_cast<Node*>(::operator new(sizeof(Node) * kChunk));
-}
+Node* ThreadState::new_chunk() { return static_cast<Node*>(::operator new(sizeof(Node) * kChunk)); }
 
 Node* ThreadState::new_node(Node* parent, uint32_t region) {
   if (node_count % kChunk == 0) chunks.push_back(new_chunk());

@@ -67,11 +67,11 @@ struct Frame {
   Frame() {}
   Node* node;  // nullptr: a "ghost" frame, opened while recording was off; records nothing
   Ticks enter;
-  Ticks wait_begin;  // 0 when not waiting
-  Ticks task_snap;   // thread's task_exec_total at enter
+  Ticks wait_begin;      // 0 when not waiting
+  Ticks task_snap;       // thread's task_exec_total at enter
   Ticks wait_task_snap;  // thread's task_exec_total at wait_begin (set with it)
-  uint64_t key;  // mutex wait id, or 0
-  void* rec;     // ParallelRecord* for Parallel/ImplicitTask, TaskRecord* for ExplicitTask
+  uint64_t key;          // mutex wait id, or 0
+  void* rec;             // ParallelRecord* for Parallel/ImplicitTask, TaskRecord* for ExplicitTask
   FrameType type;
   uint32_t ctr;  // counter snapshot slot taken at enter (collect/papi), 0 = none
 };

@@ -43,7 +43,7 @@ inline std::atomic<bool>& g_asymmetric_fence = g_flags.asymmetric_fence;
 // The state while recording without claims: 1 or 5, by the fence events need (set at start).
 inline int recording_state() {
   return g_asymmetric_fence.load(std::memory_order_relaxed) ? kStateRecording
-                                                             : kStateRecordingFenced;
+                                                            : kStateRecordingFenced;
 }
 bool tool_enter_slow(ThreadState* t);
 inline bool tool_enter(ThreadState* t) {

@@ -454,8 +454,7 @@ uint64_t work_key(ompt_work_t wstype) {
 }
 
 // A worksharing construct's begin and end in functions of their own, as sync_region_begin/end.
-__attribute__((noinline)) void work_begin(ompt_work_t wstype, uint64_t count,
-                                          const void* codeptr) {
+__attribute__((noinline)) void work_begin(ompt_work_t wstype, uint64_t count, const void* codeptr) {
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;

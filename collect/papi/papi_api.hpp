@@ -10,13 +10,27 @@
 namespace scalea::collect::counters {
 
 // Every PAPI function the collector calls.
-#define SCALEA_PAPI_FUNCTIONS(X)                                                                   \
-  X(PAPI_library_init)                                                                             \
-  X(PAPI_thread_init) X(PAPI_strerror) X(PAPI_num_components) X(PAPI_get_component_info)           \
-      X(PAPI_enum_event) X(PAPI_get_event_info) X(PAPI_event_name_to_code) X(PAPI_create_eventset) \
-          X(PAPI_assign_eventset_component) X(PAPI_set_multiplex) X(PAPI_multiplex_init)           \
-              X(PAPI_add_event) X(PAPI_start) X(PAPI_stop) X(PAPI_read) X(PAPI_cleanup_eventset)   \
-                  X(PAPI_destroy_eventset)
+// clang-format off
+#define SCALEA_PAPI_FUNCTIONS(X)    \
+  X(PAPI_library_init)              \
+  X(PAPI_thread_init)               \
+  X(PAPI_strerror)                  \
+  X(PAPI_num_components)            \
+  X(PAPI_get_component_info)        \
+  X(PAPI_enum_event)                \
+  X(PAPI_get_event_info)            \
+  X(PAPI_event_name_to_code)        \
+  X(PAPI_create_eventset)           \
+  X(PAPI_assign_eventset_component) \
+  X(PAPI_set_multiplex)             \
+  X(PAPI_multiplex_init)            \
+  X(PAPI_add_event)                 \
+  X(PAPI_start)                     \
+  X(PAPI_stop)                      \
+  X(PAPI_read)                      \
+  X(PAPI_cleanup_eventset)          \
+  X(PAPI_destroy_eventset)
+// clang-format on
 
 struct PapiApi {
 #define SCALEA_PAPI_POINTER(f) decltype(&::f) f = nullptr;

@@ -45,7 +45,7 @@ struct RankFiles::Impl {
   Experiment parsed;   // the definitions every file is parsed against: the regions before settling
   Experiment settled;  // the definitions after settling, no threads
   Settlement settlement;
-  LoadOptions reread;                // `options` for the files once checked
+  LoadOptions reread;        // `options` for the files once checked
   std::vector<char> buffer;  // opening's: a file's bytes are not cleared for each read
   Mapping map;               // or the file's pages, mapped
 

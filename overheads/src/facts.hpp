@@ -310,7 +310,7 @@ struct RunFacts : PeSplit {
   struct RootIdle {
     double not_in_team = 0;  // s, the initial thread's outermost parallel regions it did not run
     double late = 0;         // s, those it ran, less its own time in them
-    double serial = 0;  // s, the initial thread's time outside parallel regions, once it existed
+    double serial = 0;   // s, the initial thread's time outside parallel regions, once it existed
     double startup = 0;  // s, the part of that time the initial thread was in MPI start-up calls
   };
   // Exclusive cache misses per level (L1, L2, L3) per node, when the run has the counters.

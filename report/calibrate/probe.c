@@ -1,7 +1,7 @@
-/* The probe program of `scalea calibrate` (report/src/calibrate/calibrate.cpp): times the OpenMP events the
- * tool records, run once without the tool (SCALEA_ENABLE=0) and once with it, so the difference
- * is the tool's own cost per event. Linked with libscalea-omp (for the user-region API), so the
- * tool starts with the program unless SCALEA_ENABLE=0.
+/* The probe program of `scalea calibrate` (report/src/calibrate/calibrate.cpp): times the OpenMP
+ * events the tool records, run once without the tool (SCALEA_ENABLE=0) and once with it, so the
+ * difference is the tool's own cost per event. Linked with libscalea-omp (for the user-region API),
+ * so the tool starts with the program unless SCALEA_ENABLE=0.
  *
  *   scalea-calibrate-probe THREADS SCALE
  * prints one line per event type: "<event> <instances> <seconds>"

@@ -48,11 +48,15 @@ add_test(NAME unit.collect.replay.nested3
   COMMAND sh -c "gzip -dc '${PROJECT_SOURCE_DIR}/tests/tools/traces/nested3-libomp14.txt.gz' | '$<TARGET_FILE:ompt_replay>' - --quiet")
 set_tests_properties(unit.collect.replay.nested3 PROPERTIES LABELS unit)
 
-# No product function (collect, drg, overheads, report) over 120 lines without the reason for its
-# length in a "Long:" comment above it (scripts/long_functions.py).
+# No product function over 120 lines (80 in report/) without the reason for its length in a
+# "Long:" comment above it (scripts/long_functions.py).
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME unit.long_functions
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/long_functions.py ${PROJECT_SOURCE_DIR})
   set_tests_properties(unit.long_functions PROPERTIES LABELS unit)
 endif()
+
+# The product's sources formatted as .clang-format says (scripts/check_format.sh, clang-format 14).
+add_test(NAME unit.format COMMAND ${PROJECT_SOURCE_DIR}/scripts/check_format.sh)
+set_tests_properties(unit.format PROPERTIES LABELS unit)

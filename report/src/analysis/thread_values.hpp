@@ -16,9 +16,9 @@ namespace scalea::cli {
 // the run's order), a thread's nodes in their order.
 struct NodeThreads {
   uint32_t node = 0;
-  size_t count = 0;                   // holders
-  const uint32_t* thread = nullptr;   // per holder: index into Experiment::threads
-  const double* values = nullptr;     // holder-major: the asked metrics of each holder
+  size_t count = 0;                  // holders
+  const uint32_t* thread = nullptr;  // per holder: index into Experiment::threads
+  const double* values = nullptr;    // holder-major: the asked metrics of each holder
   size_t metrics = 0;
 
   double value(size_t holder, size_t k) const { return values[holder * metrics + k]; }

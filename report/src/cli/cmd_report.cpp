@@ -174,7 +174,8 @@ void add_report(CLI::App& app) {
                   "this directory");
   cmd->add_option("--region", o->region,
                   "Study: only regions whose name, label, source location or path contains this");
-  cmd->add_option("--top", o->top, "Study: detail the N regions with the largest overhead (default 5)")
+  cmd->add_option("--top", o->top,
+                  "Study: detail the N regions with the largest overhead (default 5)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--over-time", o->over_time,
                 "The overhead classes per window of time, from the snapshots the run "

@@ -535,8 +535,8 @@ std::string summary(const StudyOptions& o, const Study& s, size_t ok, double ela
       " runs ok in " + clock_text(elapsed) +
       (one_thread ? " (ranks " + join_numbers(s.ranks) + ", 1 thread per rank)" : "");
   if (ok < total)
-    line += ", " + std::to_string(total - ok) + " failed (rerun them: scalea study -o " +
-            o.output + " --resume)";
+    line += ", " + std::to_string(total - ok) + " failed (rerun them: scalea study -o " + o.output +
+            " --resume)";
   return line + "; report: scalea report " + o.output;
 }
 

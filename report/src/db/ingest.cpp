@@ -409,7 +409,8 @@ struct RegionRows {
     const drg::MergedTree& t = x.tree();
     const drg::Experiment& e = x.experiment();
     const overheads::Analysis& a = x.a;
-    const int sent = e.metric(format::CoreMetric::BytesSent), recv = e.metric(format::CoreMetric::BytesRecv),
+    const int sent = e.metric(format::CoreMetric::BytesSent),
+              recv = e.metric(format::CoreMetric::BytesRecv),
               transfer = e.metric(format::CoreMetric::Transfer);
     const uint32_t n0 = nodes[0];
     const drg::MergedNode& mn = t.node(n0);
@@ -491,7 +492,8 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
   out.experiment = experiment_columns(x, dir, machine, per_pe);
   const drg::MergedTree& t = x.tree();
   const drg::Experiment& e = x.experiment();
-  const int visits = e.metric(format::CoreMetric::Visits), time = e.metric(format::CoreMetric::TimeSum), wait = e.metric(format::CoreMetric::Wait);
+  const int visits = e.metric(format::CoreMetric::Visits),
+            time = e.metric(format::CoreMetric::TimeSum), wait = e.metric(format::CoreMetric::Wait);
   std::vector<int> counters;
   for (size_t m = 0; m < e.metrics.size(); ++m)
     if (!format::core_metric(e.metrics[m])) counters.push_back(int(m));

@@ -39,7 +39,8 @@ std::string unidentified_cause(const UnidentifiedEvidence& e) {
         "the more when threads fault memory in together): memory touched for the first time "
         "here (allocated anew at each call, or given back to the system and faulted in again) "
         "costs a fault per page; allocate it once, outside the loop that repeats, and reuse it",
-        std::min(least, e.seconds), grouped(e.extra_faults), p, e.seconds * p / e.extra_faults * 1e6);
+        std::min(least, e.seconds), grouped(e.extra_faults), p,
+        e.seconds * p / e.extra_faults * 1e6);
   if (cpu >= 0.5 * e.seconds)
     return fmt::format(
         "the threads' CPU time in it grew by {:.3f} s per PE over the reference: the same work "

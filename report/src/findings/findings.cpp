@@ -213,7 +213,7 @@ struct Candidate {
 // A software event that counts the nanoseconds a thread ran (perf::TASK-CLOCK, CPU-CLOCK).
 bool is_cpu_time_counter(const std::string& name) {
   return name.size() >= 10 && (name.compare(name.size() - 10, 10, "TASK-CLOCK") == 0 ||
-                              name.compare(name.size() - 9, 9, "CPU-CLOCK") == 0);
+                               name.compare(name.size() - 9, 9, "CPU-CLOCK") == 0);
 }
 
 // A CPU-time counter that read 0 in a region that took at least a millisecond did not count
@@ -540,9 +540,8 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
 // The counters that grew in an unidentified or data-movement finding's region, and for
 // unidentified time what they say it was (the tool's own reads, page faults, CPU time), or which
 // counters to measure, and that one run cannot tell it from noise.
-void add_counter_evidence(Finding& f, const MergedTree& t, const overheads::Analysis& a,
-                          uint32_t n, double seconds, const FindingContext& context,
-                          bool counters) {
+void add_counter_evidence(Finding& f, const MergedTree& t, const overheads::Analysis& a, uint32_t n,
+                          double seconds, const FindingContext& context, bool counters) {
   std::vector<CounterDelta> deltas = counter_deltas(t, a.regions[n], context.reference);
   f.evidence = counter_evidence(deltas);
   auto own_reads = [](const MergedTree& tree, uint32_t node) {
@@ -658,7 +657,7 @@ std::string finding_text(const MergedTree& t, const Finding& f, const FindingPla
   if (!pl.after.empty()) {
     // "barrier wait after the loop" + " at md.c:90"; other constructs name themselves.
     where = what.find("after the ") != std::string::npos ? " at " + f.location
-                                                          : " after the " + pl.after;
+                                                         : " after the " + pl.after;
   } else if (pl.ctx != n) {
     where = " in the " + with_location(reg);
   } else {

@@ -26,8 +26,9 @@ class PerThread {
 
   PerThread(const drg::MergedTree& t, std::vector<uint32_t> nodes, int page_faults) {
     const drg::Experiment& e = t.experiment();
-    metrics_ = {e.metric(format::CoreMetric::TimeSum), e.metric(format::CoreMetric::Wait), e.metric(format::CoreMetric::Visits),
-                e.metric(format::CoreMetric::Fork), e.metric(format::CoreMetric::Join), page_faults};
+    metrics_ = {e.metric(format::CoreMetric::TimeSum), e.metric(format::CoreMetric::Wait),
+                e.metric(format::CoreMetric::Visits),  e.metric(format::CoreMetric::Fork),
+                e.metric(format::CoreMetric::Join),    page_faults};
     std::vector<double> unit(kMetrics, 1.0);
     for (size_t k = 0; k < kMetrics; ++k)
       if (metrics_[k] >= 0 && format::is_time_metric(e.metrics[size_t(metrics_[k])]))
@@ -317,62 +318,62 @@ std::string ms(double s) {
 // work uneven (page faults, shared CPUs, one slow thread, a small difference), or the table's.
 std::string imbalance_hint_of(const drg::MergedTree& t, const BarrierCause& c,
                               const std::string& range, std::string_view imbalance_hint) {
-    if (faults_explain(c))
-      return fmt::format(
-          "the work before it took {}, and the thread with the most also took the most page "
-          "faults there ({} against {}): memory touched for the first time (allocated "
-          "anew each time, or given back to the system and faulted in again) makes the same "
-          "work slower; allocate it once, outside the loop that repeats, or touch it first in "
-          "parallel with this loop's schedule; if the difference stays: {}",
-          range, grouped(c.faults_most_work), grouped(c.faults_least_work), imbalance_hint);
-    if (faults_dominate(c))
-      return fmt::format(
-          "the work before it took {}, and the threads took {} to {} page faults there "
-          "(at least {} of it at 1 us each): memory touched for the first time (allocated anew "
-          "each time, or given back to the system and faulted in again) is a large part of "
-          "this work, and its cost differs from thread to thread; allocate it once, outside "
-          "the loop that repeats, and look again; if the difference stays: {}",
-          range, grouped(std::min(c.faults_least_work, c.faults_most_work)),
-          grouped(std::max(c.faults_least_work, c.faults_most_work)),
-          ms(c.faults_least_work * kPageFaultSeconds), imbalance_hint);
-    if (c.more_threads_than_cpus)
-      return fmt::format(
-          "the work before it took {}, but the threads shared CPUs, which makes "
-          "the same work take longer on some threads: run with at most one thread "
-          "per CPU and look again; if the difference stays: {}",
-          range, imbalance_hint);
-    if (c.cpu_waits_may_explain)
-      return fmt::format(
-          "the work before it took {}, but each thread waited up to {} for a CPU in "
-          "this run (the scheduler's account: behind other processes, or waking up), "
-          "enough to make the same work take longer on some threads: run on a quiet "
-          "machine with pinned threads (OMP_PROC_BIND=close) and look again; if the "
-          "difference stays: {}",
-          range, ms(c.cpu_wait_max), imbalance_hint);
-    if (c.slow_everywhere) {
-      const drg::ThreadTree& th = t.experiment().threads[c.slow.thread];
-      return fmt::format(
-          "the work before it took {}, and {} was the slowest in {} of the run's {} uneven "
-          "loops, by {:.0f} to {:.0f} %: what slows one thread in every loop is its CPU (a "
-          "busier or slower one: another process on it, a slower core, a virtual machine's "
-          "vCPU) or its memory (on a machine with several memory nodes, data first touched "
-          "by another thread's loop or by serial code lies far from it), not the iterations; "
-          "run with pinned threads on idle CPUs (OMP_PLACES=cores OMP_PROC_BIND=close), "
-          "initialize the data in parallel with the loops' schedule, and look again; if the "
-          "difference stays, or the CPUs are unequal by design: {}",
-          range,
-          th.rank >= 0 ? fmt::format("rank {} thread {}", th.rank, th.thread)
-                       : fmt::format("thread {}", th.thread),
-          c.slow.slowest_in, c.slow.uneven_loops, 100 * c.slow.lead_min, 100 * c.slow.lead_max,
-          imbalance_hint);
-    }
-    if (c.small_difference)
-      return fmt::format(
-          "the work before it took {}, a difference of {:.0f} % that the threads' CPUs can "
-          "make of equal work (clock frequency, timer slack, a virtual machine's scheduling): "
-          "check that the same threads are slower in a second run; if they are: {}",
-          range, 100 * (c.work_max - c.work_min) / c.work_max, imbalance_hint);
-    return fmt::format("{} (the work before it: {})", imbalance_hint, range);
+  if (faults_explain(c))
+    return fmt::format(
+        "the work before it took {}, and the thread with the most also took the most page "
+        "faults there ({} against {}): memory touched for the first time (allocated "
+        "anew each time, or given back to the system and faulted in again) makes the same "
+        "work slower; allocate it once, outside the loop that repeats, or touch it first in "
+        "parallel with this loop's schedule; if the difference stays: {}",
+        range, grouped(c.faults_most_work), grouped(c.faults_least_work), imbalance_hint);
+  if (faults_dominate(c))
+    return fmt::format(
+        "the work before it took {}, and the threads took {} to {} page faults there "
+        "(at least {} of it at 1 us each): memory touched for the first time (allocated anew "
+        "each time, or given back to the system and faulted in again) is a large part of "
+        "this work, and its cost differs from thread to thread; allocate it once, outside "
+        "the loop that repeats, and look again; if the difference stays: {}",
+        range, grouped(std::min(c.faults_least_work, c.faults_most_work)),
+        grouped(std::max(c.faults_least_work, c.faults_most_work)),
+        ms(c.faults_least_work * kPageFaultSeconds), imbalance_hint);
+  if (c.more_threads_than_cpus)
+    return fmt::format(
+        "the work before it took {}, but the threads shared CPUs, which makes "
+        "the same work take longer on some threads: run with at most one thread "
+        "per CPU and look again; if the difference stays: {}",
+        range, imbalance_hint);
+  if (c.cpu_waits_may_explain)
+    return fmt::format(
+        "the work before it took {}, but each thread waited up to {} for a CPU in "
+        "this run (the scheduler's account: behind other processes, or waking up), "
+        "enough to make the same work take longer on some threads: run on a quiet "
+        "machine with pinned threads (OMP_PROC_BIND=close) and look again; if the "
+        "difference stays: {}",
+        range, ms(c.cpu_wait_max), imbalance_hint);
+  if (c.slow_everywhere) {
+    const drg::ThreadTree& th = t.experiment().threads[c.slow.thread];
+    return fmt::format(
+        "the work before it took {}, and {} was the slowest in {} of the run's {} uneven "
+        "loops, by {:.0f} to {:.0f} %: what slows one thread in every loop is its CPU (a "
+        "busier or slower one: another process on it, a slower core, a virtual machine's "
+        "vCPU) or its memory (on a machine with several memory nodes, data first touched "
+        "by another thread's loop or by serial code lies far from it), not the iterations; "
+        "run with pinned threads on idle CPUs (OMP_PLACES=cores OMP_PROC_BIND=close), "
+        "initialize the data in parallel with the loops' schedule, and look again; if the "
+        "difference stays, or the CPUs are unequal by design: {}",
+        range,
+        th.rank >= 0 ? fmt::format("rank {} thread {}", th.rank, th.thread)
+                     : fmt::format("thread {}", th.thread),
+        c.slow.slowest_in, c.slow.uneven_loops, 100 * c.slow.lead_min, 100 * c.slow.lead_max,
+        imbalance_hint);
+  }
+  if (c.small_difference)
+    return fmt::format(
+        "the work before it took {}, a difference of {:.0f} % that the threads' CPUs can "
+        "make of equal work (clock frequency, timer slack, a virtual machine's scheduling): "
+        "check that the same threads are slower in a second run; if they are: {}",
+        range, 100 * (c.work_max - c.work_min) / c.work_max, imbalance_hint);
+  return fmt::format("{} (the work before it: {})", imbalance_hint, range);
 }
 
 }  // namespace

@@ -15,5 +15,4 @@ const std::array<std::string_view, kClassCount> kClassColors = {
 const std::array<std::string_view, kClassCount> kClassShort = {"data", "sync", "control",
                                                                "addl", "loss", "unident"};
 
-
 }  // namespace scalea::cli

@@ -78,10 +78,10 @@ void print_json(const DiffSide& a, const DiffSide& b, const Rows& t) {
   const std::vector<Row>&rows = t.both, &only_a = t.only_a, &only_b = t.only_b;
   nlohmann::json out;
   auto header = [](const DiffSide& s) {
-    return nlohmann::json{{"path", s.path},
-                          {"p", s.p},
-                          {"reference", s.reference.empty() ? nlohmann::json(nullptr)
-                                                            : nlohmann::json(s.reference)}};
+    return nlohmann::json{
+        {"path", s.path},
+        {"p", s.p},
+        {"reference", s.reference.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.reference)}};
   };
   out["schema"] = "scalea-diff/1";
   out["a"] = header(a);

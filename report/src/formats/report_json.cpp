@@ -30,8 +30,11 @@ namespace {
 nlohmann::json region_json(const drg::MergedTree& t, const overheads::Analysis& a, uint32_t n,
                            bool throttled, bool folded) {
   const drg::Experiment& e = t.experiment();
-  const int visits = e.metric(format::CoreMetric::Visits), wait = e.metric(format::CoreMetric::Wait), sent = e.metric(format::CoreMetric::BytesSent),
-            recv = e.metric(format::CoreMetric::BytesRecv), transfer = e.metric(format::CoreMetric::Transfer);
+  const int visits = e.metric(format::CoreMetric::Visits),
+            wait = e.metric(format::CoreMetric::Wait),
+            sent = e.metric(format::CoreMetric::BytesSent),
+            recv = e.metric(format::CoreMetric::BytesRecv),
+            transfer = e.metric(format::CoreMetric::Transfer);
   const auto& r = a.regions[n];
   const drg::Region& reg = t.region_of(n);
   return {
@@ -87,7 +90,8 @@ nlohmann::json region_json(const drg::MergedTree& t, const overheads::Analysis& 
 void report_json(const TextSink& put, const drg::Experiment& e, const drg::MergedTree& t,
                  const overheads::Analysis& a, const drg::Experiment* ref,
                  const ReportJsonOptions& o) {
-  const int visits = e.metric(format::CoreMetric::Visits), time = e.metric(format::CoreMetric::TimeSum), wait = e.metric(format::CoreMetric::Wait),
+  const int visits = e.metric(format::CoreMetric::Visits),
+            time = e.metric(format::CoreMetric::TimeSum), wait = e.metric(format::CoreMetric::Wait),
             fork = e.metric(format::CoreMetric::Fork);
   nlohmann::json out;
   out["schema"] = "scalea-report/1";

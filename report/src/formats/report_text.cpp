@@ -211,8 +211,11 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
 // classifier gave them.
 void print_mpi_text(const drg::Experiment& e, const MergedTree& t, const Analysis& a,
                     const ReportView& o) {
-  const int visits = e.metric(format::CoreMetric::Visits), sent = e.metric(format::CoreMetric::BytesSent),
-            recv = e.metric(format::CoreMetric::BytesRecv), wait = e.metric(format::CoreMetric::Wait), transfer = e.metric(format::CoreMetric::Transfer),
+  const int visits = e.metric(format::CoreMetric::Visits),
+            sent = e.metric(format::CoreMetric::BytesSent),
+            recv = e.metric(format::CoreMetric::BytesRecv),
+            wait = e.metric(format::CoreMetric::Wait),
+            transfer = e.metric(format::CoreMetric::Transfer),
             time = e.metric(format::CoreMetric::TimeSum);
   std::vector<uint32_t> rows;
   for (uint32_t n : t.preorder())

@@ -75,8 +75,7 @@ void facts(const Analyzed& x, nlohmann::json& data) {
   const std::string& runtime = m.openmp.runtime;
   if (!runtime.empty()) add("OpenMP runtime", runtime);
   const drg::Experiment* ref = x.reference();
-  add("reference", ref
-                       ? fmt::format("{} (p = {})", ref->path, ref->threads.size())
+  add("reference", ref ? fmt::format("{} (p = {})", ref->path, ref->threads.size())
                        : "none: T_s is estimated as the useful work (additional computation is 0)");
   const auto& pe = a.program;
   std::string eff = fmt::format(
@@ -265,8 +264,10 @@ nlohmann::json regions_json(const Analyzed& x, const Folding& fold, html::Source
     };
     j["st"] = std::move(stats);
     if (reg.kind == drg::RegionKind::Mpi)  // summed over ranks and threads, as in the JSON report
-      j["mpi"] = {t.sum(n, e.metric(format::CoreMetric::BytesSent)), t.sum(n, e.metric(format::CoreMetric::BytesRecv)),
-                  ns_to_s(t.sum(n, e.metric(format::CoreMetric::Wait))), ns_to_s(t.sum(n, e.metric(format::CoreMetric::Transfer)))};
+      j["mpi"] = {t.sum(n, e.metric(format::CoreMetric::BytesSent)),
+                  t.sum(n, e.metric(format::CoreMetric::BytesRecv)),
+                  ns_to_s(t.sum(n, e.metric(format::CoreMetric::Wait))),
+                  ns_to_s(t.sum(n, e.metric(format::CoreMetric::Transfer)))};
     if (fold.hidden[n]) j["folded"] = true;
     int src = sources.want(reg.file, reg.line);
     if (src >= 0) j["src"] = src;

@@ -121,7 +121,8 @@ drg::Experiment scale_reference(const drg::MergedTree& reference, const drg::Mer
                                 overheads::CallPathKeys& keys) {
   const drg::Experiment& re = reference.experiment();
   std::vector<uint32_t> wk = keys.intern(window), rk = keys.intern(reference);
-  int wv = window.experiment().metric(format::CoreMetric::Visits), rv = re.metric(format::CoreMetric::Visits), rt = re.metric(format::CoreMetric::TimeSum);
+  int wv = window.experiment().metric(format::CoreMetric::Visits),
+      rv = re.metric(format::CoreMetric::Visits), rt = re.metric(format::CoreMetric::TimeSum);
   std::map<uint32_t, double> visits;  // window visits per call path
   for (uint32_t n = 0; n < window.nodes().size(); ++n) visits[wk[n]] += window.sum(n, wv);
   // Children before parents: the reverse of the preorder.
@@ -160,7 +161,8 @@ drg::Experiment scale_reference(const drg::MergedTree& reference, const drg::Mer
 }
 
 std::vector<PeLoad> pe_loads(const drg::Experiment& e) {
-  int visits = e.metric(format::CoreMetric::Visits), time = e.metric(format::CoreMetric::TimeSum), wait = e.metric(format::CoreMetric::Wait);
+  int visits = e.metric(format::CoreMetric::Visits), time = e.metric(format::CoreMetric::TimeSum),
+      wait = e.metric(format::CoreMetric::Wait);
   std::vector<PeLoad> out;
   for (const drg::ThreadTree& t : e.threads) {
     PeLoad pe;

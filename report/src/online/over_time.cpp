@@ -333,8 +333,7 @@ void make_plot(const Series& s, const std::string& outdir) {
           "if (png_cairo) { set terminal pngcairo size 960,720 noenhanced font 'sans,10' "
           "background '#ffffff' } else { set terminal png size 960,720 }\n";
     gp += "set output 'over-time." + ext + "'\nset multiplot layout 2,1\n";
-    gp += "set title " +
-          gp_string("Overhead classes of the program per window: " + s.dir) + "\n";
+    gp += "set title " + gp_string("Overhead classes of the program per window: " + s.dir) + "\n";
     gp +=
         "set xlabel 'time since the start (s)'\nset ylabel '% of the window'\n"
         "set key outside right top\n";

@@ -83,18 +83,18 @@ void dump_streamed(const TextSink& put, Json doc, const std::vector<StreamedArra
     put(std::string_view(skeleton).substr(from, pos - from));
     from = pos + marks[i].size();
     bool any = false;
-    arrays[i].write(Emit<Json>([&](const Json& element,
-                                   const std::vector<StreamedArray<Json>>& nested) {
-      piece = any ? next : open;
-      any = true;
-      if (!nested.empty()) {
-        put(piece);
-        dump_streamed(put, element, nested, indent + 4);
-        return;
-      }
-      append_indented(piece, json_text(element, 2), indent + 4);
-      put(piece);
-    }));
+    arrays[i].write(
+        Emit<Json>([&](const Json& element, const std::vector<StreamedArray<Json>>& nested) {
+          piece = any ? next : open;
+          any = true;
+          if (!nested.empty()) {
+            put(piece);
+            dump_streamed(put, element, nested, indent + 4);
+            return;
+          }
+          append_indented(piece, json_text(element, 2), indent + 4);
+          put(piece);
+        }));
     put(any ? close : "[]");
   }
   put(std::string_view(skeleton).substr(from));

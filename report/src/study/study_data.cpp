@@ -125,15 +125,19 @@ namespace {
 // The reference and, per call-path key, the spread of its repetitions' region times
 // (Data::reference_range).
 const Run* choose_reference(Data& d, Source& ref) {
-  ReferenceRun chosen = reference_run(d.dir, d.study, d.warnings, [&](const drg::MergedTree& t) {
-    std::vector<uint32_t> keys = d.keys->intern(t);
-    int time = t.experiment().metric(format::CoreMetric::TimeSum);
-    for (uint32_t n = 0; n < keys.size(); ++n) {
-      double t_p = ns_to_s(t.max(n, time));
-      auto [it, added] = d.reference_range.emplace(keys[n], std::make_pair(t_p, t_p));
-      if (!added) it->second = {std::min(it->second.first, t_p), std::max(it->second.second, t_p)};
-    }
-  }, d.share);
+  ReferenceRun chosen = reference_run(
+      d.dir, d.study, d.warnings,
+      [&](const drg::MergedTree& t) {
+        std::vector<uint32_t> keys = d.keys->intern(t);
+        int time = t.experiment().metric(format::CoreMetric::TimeSum);
+        for (uint32_t n = 0; n < keys.size(); ++n) {
+          double t_p = ns_to_s(t.max(n, time));
+          auto [it, added] = d.reference_range.emplace(keys[n], std::make_pair(t_p, t_p));
+          if (!added)
+            it->second = {std::min(it->second.first, t_p), std::max(it->second.second, t_p)};
+        }
+      },
+      d.share);
   ref = *load(d.dir, *chosen.run, d.warnings, d.share);
   d.reference_experiment = chosen.run->experiment();
   d.reference_program_time = chosen.program_time;

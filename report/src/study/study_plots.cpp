@@ -87,8 +87,8 @@ std::string terminal(const std::string& ext, const std::string& size) {
     return "  set terminal svg size " + size +
            " dynamic noenhanced font 'sans,12' background '#ffffff'\n";
   return "  if (png_cairo) { set terminal pngcairo size " + size +
-         " noenhanced font 'sans,10' background '#ffffff' } else { set terminal png size " +
-         size + " }\n";
+         " noenhanced font 'sans,10' background '#ffffff' } else { set terminal png size " + size +
+         " }\n";
 }
 
 // The script's part for the speedup per region vs p (speedup.dat); its outputs go to `outputs`.

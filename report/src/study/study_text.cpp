@@ -292,8 +292,8 @@ nlohmann::ordered_json opt_json(const std::optional<double>& v) {
 }
 
 // One region of the JSON document at one configuration.
-nlohmann::ordered_json region_json(int n, const Node& nd, const std::string& path,
-                                   const Config& cf, const Cell& cell) {
+nlohmann::ordered_json region_json(int n, const Node& nd, const std::string& path, const Config& cf,
+                                   const Cell& cell) {
   nlohmann::ordered_json ov, ov_min, ov_max;
   for (int k = 0; k < kClassCount; ++k) {
     std::string key(kClassKeys[size_t(k)]);
@@ -372,11 +372,9 @@ void print_json(const Data& d) {
   // is written then.
   const std::vector<int> selected = selected_for_lists(d);
   auto regions = [&](const Emit<nlohmann::ordered_json>& emit) {
-    for_each_cell(
-        d, selected,
-        [&](int n, const Node& nd, const std::string& path, const Config& cf, const Cell& cell) {
-          emit(region_json(n, nd, path, cf, cell));
-        });
+    for_each_cell(d, selected,
+                  [&](int n, const Node& nd, const std::string& path, const Config& cf,
+                      const Cell& cell) { emit(region_json(n, nd, path, cf, cell)); });
   };
   out["regions"] = nullptr;  // streamed
   out["warnings"] = d.warnings;
