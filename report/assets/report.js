@@ -1,6 +1,6 @@
 /* scalea HTML report: draws the page from the JSON in <script id="scalea-data"> (written by
- * scalea: report/src/html.cpp for an experiment, study_html.cpp for a study). Plain JavaScript,
- * no library, no network. Views: summary (the most expensive region, the program's classes, the
+ * scalea: report/src/html/html.cpp for an experiment, study/study_html.cpp for a study). Plain
+ * JavaScript, no library, no network. Views: summary (the most expensive region, the program's classes, the
  * findings), an icicle graph of the call tree, coupled panes (metric tree x call tree x the PEs
  * of the picked region), a sortable flat profile, the region graph, and for a study the speedup
  * and classes of each region vs p. How to read it: docs/report.md. */
