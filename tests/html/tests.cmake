@@ -23,8 +23,10 @@ set(_html_cmd ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_html.py
     --shapes-app $<TARGET_FILE:omp_shapes> --gen $<TARGET_FILE:drg_gen> --runs ${_html_runs})
 
 add_test(NAME html.runs COMMAND ${_html_cmd} --workdir ${_html_runs} runs)
+# It records timed programs (the pipeline's spin-wait is planted by timing): alone, so that
+# `ctest -j` does not run a CPU-bound test beside it.
 set_tests_properties(html.runs PROPERTIES FIXTURES_SETUP html_runs
-                     LABELS "integration;html" TIMEOUT 300)
+                     LABELS "integration;html" TIMEOUT 300 RUN_SERIAL TRUE)
 foreach(check experiment pipeline single study large errors)
   scalea_test_tmpdir(_html_tmp html.${check})
   add_test(NAME html.${check} COMMAND ${_html_cmd} --workdir ${_html_tmp} ${check})
