@@ -154,6 +154,9 @@ inline uint64_t tsz(MPI_Datatype dt) {
   return uint64_t(s);
 }
 inline uint64_t nb(int count, MPI_Datatype dt) { return count > 0 ? uint64_t(count) * tsz(dt) : 0; }
+// The bytes of a message to or from `peer`: none when the peer is MPI_PROC_NULL (nothing moves;
+// Score-P counts none either).
+inline uint64_t to_peer(int peer, uint64_t bytes) { return peer == MPI_PROC_NULL ? 0 : bytes; }
 inline int csz(MPI_Comm comm) {
   int n = 1;
   if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS) return 1;
