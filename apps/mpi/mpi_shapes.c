@@ -7,6 +7,13 @@
  *   mpi_shapes allreduce N X N times: rank r works (r + 1) X seconds, then MPI_Allreduce of
  *                            one double: rank r waits (size - 1 - r) X in it (waiting, not
  *                            transfer; every rank works, so no rank's code is serial)
+ *   mpi_shapes balanced N B  after one MPI_Barrier, N MPI_Allreduce calls of B bytes and N
+ *                            MPI_Barrier calls, no work between them: the ranks arrive together,
+ *                            so the calls' time is their own cost, not waiting (as in the Intel
+ *                            MPI Benchmarks)
+ *   mpi_shapes procnull N B  N times, a non-periodic chain: MPI_Sendrecv of B bytes to rank + 1
+ *                            from rank - 1, then MPI_Isend/MPI_Irecv the other way; the ends'
+ *                            partners are MPI_PROC_NULL: 2 N B bytes per link, sent and received
  *
  * Times are sleeps: exact even when the ranks share the cores.
  */
@@ -34,8 +41,31 @@ int main(int argc, char** argv) {
       sleep_s((rank + 1) * step);
       MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
+  } else if (!strcmp(mode, "balanced")) {
+    int n = argc > 2 ? atoi(argv[2]) : 20000, bytes = argc > 3 ? atoi(argv[3]) : 8;
+    char* in = calloc((size_t)bytes, 1);
+    char* out = calloc((size_t)bytes, 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < n; ++i) MPI_Allreduce(in, out, bytes, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+    for (int i = 0; i < n; ++i) MPI_Barrier(MPI_COMM_WORLD);
+    free(in);
+    free(out);
+  } else if (!strcmp(mode, "procnull")) {
+    int n = argc > 2 ? atoi(argv[2]) : 10, bytes = argc > 3 ? atoi(argv[3]) : 4096;
+    char* buf = calloc(2, (size_t)bytes);
+    int right = rank + 1 < size ? rank + 1 : MPI_PROC_NULL, left = rank > 0 ? rank - 1 : MPI_PROC_NULL;
+    for (int i = 0; i < n; ++i) {
+      MPI_Sendrecv(buf, bytes, MPI_BYTE, right, 0, buf + bytes, bytes, MPI_BYTE, left, 0,
+                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Request rq[2];
+      MPI_Irecv(buf + bytes, bytes, MPI_BYTE, right, 1, MPI_COMM_WORLD, &rq[0]);
+      MPI_Isend(buf, bytes, MPI_BYTE, left, 1, MPI_COMM_WORLD, &rq[1]);
+      MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    }
+    free(buf);
   } else {
-    if (rank == 0) fprintf(stderr, "usage: mpi_shapes main R | allreduce N X\n");
+    if (rank == 0)
+      fprintf(stderr, "usage: mpi_shapes main R | allreduce N X | balanced N B | procnull N B\n");
     MPI_Finalize();
     return 2;
   }

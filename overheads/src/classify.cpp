@@ -214,6 +214,7 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
         caps[n] = ref->facts.own_useful[rn];
   }
   RunFacts f = measure(run, workers, std::move(keys), reference ? &caps : nullptr, options.share);
+  if (!f.model.usable) a.message_model_doubt = f.model.doubt;
   if (ref) {
     apply_evidence(run, f, ref->facts, ref->index, options.machine, a.misses_priced);
     ref->totals = totals(*reference, ref->facts, ref->workers, count_pes(reference->experiment()),

@@ -19,6 +19,8 @@
 #include "scalea/overheads/rules.hpp"
 #include "scalea/overheads/share.hpp"
 
+#include "mpi_cost.hpp"
+
 namespace scalea::overheads::detail {
 
 using drg::MergedTree;
@@ -161,10 +163,12 @@ struct Buckets {
 };
 
 struct Columns {
-  int visits, time, wait, fork, join, task_exec, team_size, iterations, tasks_created, transfer;
+  int visits, time, time_min, wait, fork, join, task_exec, team_size, iterations, tasks_created,
+      transfer, sent, recv;
   explicit Columns(const drg::Experiment& e)
       : visits(e.metric(format::CoreMetric::Visits)),
         time(e.metric(format::CoreMetric::TimeSum)),
+        time_min(e.metric(format::CoreMetric::TimeMin)),
         wait(e.metric(format::CoreMetric::Wait)),
         fork(e.metric(format::CoreMetric::Fork)),
         join(e.metric(format::CoreMetric::Join)),
@@ -172,7 +176,9 @@ struct Columns {
         team_size(e.metric(format::CoreMetric::TeamSize)),
         iterations(e.metric(format::CoreMetric::Iterations)),
         tasks_created(e.metric(format::CoreMetric::TasksCreated)),
-        transfer(e.metric(format::CoreMetric::Transfer)) {}
+        transfer(e.metric(format::CoreMetric::Transfer)),
+        sent(e.metric(format::CoreMetric::BytesSent)),
+        recv(e.metric(format::CoreMetric::BytesRecv)) {}
 };
 
 // A thread's nodes in the order of the merged tree's member lists: by merged node, then by node.
@@ -272,10 +278,16 @@ struct PeSplit {
 // pass over the PEs from the statistics of the whole run.
 struct NodePlan {
   const drg::Region* region = nullptr;
-  // MPI collectives: a rank's transfer is at most the fastest rank's time and the message
-  // model's; the rest is waiting.
+  // MPI collectives and barriers: a rank's own cost of the calls is at most the fastest rank's
+  // time (and, when ranks are late in turn, what the calls cost when nobody is late); the rest
+  // is waiting.
   bool collective = false;
   double fastest = 0;  // s
+  // A blocking MPI call with partners (mpi_cost.hpp): what its calls cost when nobody is late
+  // bounds its waiting.
+  bool partner_call = false;
+  bool barrier = false;       // MPI_Barrier: waits as a collective does, moves nothing
+  double shortest_call = -1;  // s, the site's shortest call on any PE; -1 when unknown
   // A one-rank run: MPI calls have no partner to wait for.
   bool no_partner = false;
   // A barrier right after single/sections/masked waits for the one thread that ran the body.
@@ -299,6 +311,7 @@ struct NodePlan {
 // Everything the analysis needs from one run, per merged node: pass 1's statistics, pass 2's
 // split (PeSplit) and what is derived from them.
 struct RunFacts : PeSplit {
+  ModelCheck model;  // the calibrated message model, checked against the run's calls
   std::vector<MemberStats> stats;
   std::vector<NodePlan> plan;
   std::vector<double> time_max;  // s

@@ -91,6 +91,8 @@ NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
   pl.root_not_in_team = find_rule(r.kind, sub, Part::RootNotInTeam);
   pl.root_startup = find_rule(r.kind, sub, Part::IdleMpiStartup);
   pl.collective = r.kind == RegionKind::Mpi && r.subkind == uint16_t(format::MpiClass::Collective);
+  pl.partner_call = waits_for_partner(r);
+  pl.barrier = pl.partner_call && r.subkind == uint16_t(format::MpiClass::Sync);
   // One rank: no partner to wait for, whatever the message model made of the call's time.
   if (one_rank && r.kind == RegionKind::Mpi) {
     if (const Rule* local = find_rule(r.kind, sub, Part::NoPartner)) {
@@ -130,7 +132,10 @@ NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
       pl.serial_pe = ps.excl_who, pl.serial_time = ps.excl_most;
   }
   if (pl.before != format::kNoIndex) pl.before_time = st[pl.before].time_max;
-  pl.fastest = pl.collective ? st[n].time_min : 0;
+  pl.fastest = pl.collective || pl.barrier ? st[n].time_min : 0;
+  const int shortest = t.experiment().metric(format::CoreMetric::TimeMin);
+  pl.shortest_call =
+      pl.partner_call && shortest >= 0 && st[n].entered > 0 ? t.min(n, shortest) * 1e-9 : -1;
 
   // Idle PEs. In a synchronization, a PE with less time in it than the longest arrived late: the
   // others' waits already hold what that cost the enclosing region, so its share in the
@@ -302,6 +307,38 @@ void member_stats(const MergedTree& t, const Workers& workers, const Columns& c,
   });
 }
 
+// The part of a PE's time in a collective or barrier (`x`, s) that is the calls' own cost: at
+// most the fastest rank's time there (what differs between the ranks is waiting: Scalasca's wait
+// at N x N and wait at barrier); and when the PE's calls vary beyond the calls' own variation
+// (kLatenessPerCallNs and twice the site's shortest call, on average per call), some rank was
+// late at each call in turn: then at most what the calls cost when nobody is late, the site's
+// shortest call (some rank arrives last at every call and does not wait) times the PE's calls,
+// or the message model's transfer when that is more and the run does not contradict the model.
+double collective_transfer(const drg::Experiment& e, const Columns& c, const drg::ThreadTree& th,
+                           uint32_t tn, const NodePlan& pl, const ModelCheck& model, double x) {
+  double transfer = std::min(std::max(x, 0.0), pl.fastest);
+  double calls = e.value(th, tn, c.visits);
+  if (pl.shortest_call < 0 || calls <= 0) return transfer;
+  double own = calls * pl.shortest_call;
+  double excess = (x - own) / calls;  // s per call beyond the shortest call
+  if (excess < kLatenessPerCallNs * 1e-9 || excess < 2 * pl.shortest_call) return transfer;
+  double by_model = c.transfer >= 0 && model.usable ? e.value(th, tn, c.transfer) * 1e-9 : 0.0;
+  return std::min(transfer, std::max(own, by_model));
+}
+
+// The waiting of a PE in a blocking point-to-point call, `wait` as the collector split it by the
+// message model. The run tells nothing of the sort here (a receive may wait in every call), so
+// the split stands, unless the run contradicts the model that made it: then the collector's
+// default model (kDefaultLatencyNs, kDefaultNsPerByte) splits the PE's calls of the site again.
+double partner_wait(const drg::Experiment& e, const Columns& c, const drg::ThreadTree& th,
+                    uint32_t tn, const ModelCheck& model, double x, double wait) {
+  if (model.usable) return wait;
+  double bytes =
+      (c.sent >= 0 ? e.value(th, tn, c.sent) : 0) + (c.recv >= 0 ? e.value(th, tn, c.recv) : 0);
+  double cost = (e.value(th, tn, c.visits) * kDefaultLatencyNs + bytes * kDefaultNsPerByte) * 1e-9;
+  return std::max(0.0, x - cost);
+}
+
 // Pass 2, per batch: each PE's exclusive time in each node, split into its parts and classified
 // into the node's own buckets (`out`), by pass 1's statistics and plans (`f`). Leaves each PE's
 // rest (useful or classified) in bt.rest.
@@ -336,13 +373,15 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
         double wait = 0, fork_join = 0;
         if (pl.no_partner) {
           wait = 0;
-        } else if (pl.collective && st[n].members > 1) {
-          // Transfer: at most the fastest rank's time and what the message model allows.
-          double transfer = std::min(std::max(x, 0.0), pl.fastest);
-          if (c.transfer >= 0) transfer = std::min(transfer, e.value(th, tn, c.transfer) * 1e-9);
-          wait = std::max(x, 0.0) - transfer;
+        } else if ((pl.collective || pl.barrier) && st[n].members > 1) {
+          wait = std::max(x, 0.0) - collective_transfer(e, c, th, tn, pl, f.model, x);
+          // A barrier's waits as the collector split them bound what it waited, unless the run
+          // contradicts the model that split them.
+          if (pl.barrier && f.model.usable)
+            wait = std::min(wait, std::min(e.value(th, tn, c.wait) * 1e-9, std::max(x, 0.0)));
         } else if (has_wait(r.kind)) {
           wait = std::min(e.value(th, tn, c.wait) * 1e-9, std::max(x, 0.0));
+          if (pl.partner_call) wait = partner_wait(e, c, th, tn, f.model, x, wait);
         }
         if (r.kind == RegionKind::Parallel && e.value(th, tn, c.team_size) > 0)
           fork_join = (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9;
@@ -447,6 +486,7 @@ RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32
   size_t n_nodes = t.nodes().size();
   RunFacts f;
   f.keys = std::move(keys);
+  f.model = check_message_model(t);
   std::array<int, 3> miss_col{};
   for (int level = 0; level < 3; ++level) {
     miss_col[size_t(level)] = miss_column(e, level);

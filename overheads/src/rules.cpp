@@ -175,16 +175,22 @@ const std::vector<Rule> kRules = {
 
     // ---- MPI ----
     {"mpi.p2p.wait", k(K::Mpi), m(M::P2P), Part::Wait, false, SY, "mpi_waiting",
-     "S += late-sender / partner wait", "waiting for the partner of a point-to-point call"},
+     "S += min(wait_i, t_i - calls_i x shortest call_i) (t_i - calls_i x shortest call_i when the "
+     "run contradicts the model)",
+     "waiting for the partner of a point-to-point call (late sender, late receiver)"},
     {"mpi.p2p.transfer", k(K::Mpi), m(M::P2P), Part::Exclusive, false, DM, "mpi_p2p",
      "D += exclusive - wait", "moving point-to-point messages"},
     {"mpi.collective.wait", k(K::Mpi), m(M::Collective), Part::Wait, false, SY, "mpi_waiting",
      "S += t_i - transfer_i",
-     "ranks that arrive early wait: all but the transfer the message model allows"},
+     "ranks that arrive early wait: all but what the calls cost when nobody is late"},
     {"mpi.collective.transfer", k(K::Mpi), m(M::Collective), Part::Exclusive, false, DM,
      "mpi_collective",
-     "D += transfer_i = min(t_i, min_j t_j, model_i: steps x latency + bytes x time per byte)",
-     "moving collective data, bounded by the fastest rank and the calibrated message model"},
+     "D += transfer_i = min(t_i, min_j t_j), and when ranks are late in turn (more than 10 us "
+     "and twice the shortest call beyond it per call) min(that, max(calls_i x shortest call, "
+     "model_i)); model_i = steps x latency + bytes x time per byte, left out when the run "
+     "contradicts it",
+     "the collective's own cost: bounded by the fastest rank, the calibrated message model and "
+     "the rank's shortest call"},
     {"mpi.onesided.wait", k(K::Mpi), m(M::OneSided), Part::Wait, false, SY, "mpi_waiting",
      "S += wait", "waiting in one-sided synchronization"},
     {"mpi.onesided.transfer", k(K::Mpi), m(M::OneSided), Part::Exclusive, false, DM,
@@ -193,10 +199,11 @@ const std::vector<Rule> kRules = {
      "waiting in collective I/O"},
     {"mpi.io.transfer", k(K::Mpi), m(M::Io), Part::Exclusive, false, DM, "mpi_io",
      "D += exclusive - wait", "MPI-IO reads and writes"},
-    {"mpi.sync", k(K::Mpi), m(M::Sync), Part::Exclusive, false, SY, "mpi_barrier", "S += exclusive",
-     "MPI_Barrier and other pure synchronization"},
-    {"mpi.sync.wait", k(K::Mpi), m(M::Sync), Part::Wait, false, SY, "mpi_barrier", "S += wait",
-     "MPI_Barrier and other pure synchronization"},
+    {"mpi.sync", k(K::Mpi), m(M::Sync), Part::Exclusive, false, SY, "mpi_barrier_cost",
+     "S += t_i - wait_i", "MPI_Barrier's own cost: its messages when no rank is late"},
+    {"mpi.sync.wait", k(K::Mpi), m(M::Sync), Part::Wait, false, SY, "mpi_barrier",
+     "S += wait_i = t_i - own cost_i (as mpi.collective.transfer), at most the model's wait",
+     "ranks waiting in MPI_Barrier for the last one to arrive"},
     {"mpi.wait", k(K::Mpi), m(M::Wait), Part::Exclusive, false, SY, "mpi_waiting", "S += exclusive",
      "MPI_Wait/Test: completing a nonblocking operation"},
     {"mpi.wait.wait", k(K::Mpi), m(M::Wait), Part::Wait, false, SY, "mpi_waiting", "S += wait",

@@ -297,6 +297,25 @@ TEST_P(MpiNp, PlantedLateSender) {
                    false, "user region late_sender");
 }
 
+// A message model the run contradicts (a calibration at MPI_Init disturbed by other processes:
+// 1 s of latency here, set as SCALEA_MPI_CALIBRATE) is not evidence: the analysis says it was
+// not used, and rank 1's receives still wait for the late sender rather than "transfer" a
+// message for the whole time.
+TEST_P(MpiNp, DisturbedModelIsNotEvidence) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI (mpirun, libscalea-mpi.so, apps/mpi) in this build";
+  const int np = GetParam();
+  if (np < 2) GTEST_SKIP() << "one rank has no partner to wait for";
+  const double scale = 0.5, D = source_define(kPlantedSrc, "D") * scale;
+  MpiPlanted c(run_mpi(np, "mpi_planted", {std::to_string(scale)},
+                       {{"SCALEA_MPI_CALIBRATE", "1000000000,100"}}));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  EXPECT_NE(c.a.message_model_doubt, "") << "a latency of 1 s was taken as the model";
+  const int p = c.a.p;
+  const auto& ls = c.at(c.region("late_sender"));
+  EXPECT_GE(subclass(ls, "synchronization.mpi_waiting"), 0.8 * D / p) << describe(ls);
+  EXPECT_LT(subclass(ls, "data_movement.mpi_p2p"), 0.2 * D / p) << describe(ls);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, MpiNp, ::testing::Values(1, 2, 4), np_name);
 
 // ---- the shapes of real MPI codes (apps/mpi/mpi_shapes.c, mpi_sites.c) -------------------------
@@ -364,6 +383,44 @@ TEST_P(MpiNp, CollectiveWaitingIsNotTransfer) {
   const auto& root = c.at(c.m->root());
   EXPECT_NEAR(subclass(root, "synchronization.mpi_waiting"), waits / np, tolerance(waits / np))
       << describe(root);
+}
+
+// Ranks that arrive together (no work between the calls, as in the Intel MPI Benchmarks): the
+// collectives' and barriers' time is their own cost, not waiting for a late rank. At 4 ranks on
+// 2 CPUs the ranks really are late in turn (each waits for a CPU), so 1 and 2 ranks show it.
+TEST_P(MpiNp, BalancedCollectivesAreTheirOwnCost) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const int np = GetParam();
+  if (np > 2) GTEST_SKIP() << "4 ranks on 2 CPUs wait for CPUs";
+  Classified c(run_mpi(np, "mpi_shapes", {"balanced", "20000", "8"}));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  int line = source_line("apps/mpi/mpi_shapes.c", "i < n; ++i) MPI_Allreduce");
+  const auto& ar = c.at(mpi_call(*c.m, c.m->root(), "MPI_Allreduce", line));
+  EXPECT_LE(subclass(ar, "synchronization.mpi_waiting"), 0.25 * ar.t_p + tolerance(0))
+      << describe(ar);
+  line = source_line("apps/mpi/mpi_shapes.c", "i < n; ++i) MPI_Barrier");
+  const auto& bar = c.at(mpi_call(*c.m, c.m->root(), "MPI_Barrier", line));
+  EXPECT_LE(subclass(bar, "synchronization.mpi_barrier"), 0.25 * bar.t_p + tolerance(0))
+      << describe(bar);
+  if (np == 2) EXPECT_GE(subclass(bar, "synchronization.mpi_barrier_cost"), 0.5 * bar.t_p) << describe(bar);
+}
+
+// Messages to and from MPI_PROC_NULL move nothing: in a non-periodic chain every byte sent is a
+// byte received, 2 N B per link (Sendrecv one way, Isend/Irecv the other).
+TEST_P(MpiNp, ProcNullMovesNoBytes) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const int np = GetParam();
+  const int n = 10, bytes = 4096;
+  Classified c(run_mpi(np, "mpi_shapes", {"procnull", std::to_string(n), std::to_string(bytes)}));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  double sent = 0, recv = 0;
+  const int s_col = c.m->exp().metric("bytes_sent"), r_col = c.m->exp().metric("bytes_recv");
+  for (uint32_t k : c.m->children(c.m->root(), RegionKind::Mpi)) {
+    sent += c.m->tree().sum(k, s_col);
+    recv += c.m->tree().sum(k, r_col);
+  }
+  EXPECT_EQ(sent, 2.0 * n * bytes * (np - 1)) << "bytes sent";
+  EXPECT_EQ(recv, 2.0 * n * bytes * (np - 1)) << "bytes received";
 }
 
 // A rank exchanging with itself (MPI_Sendrecv to its own rank, into fresh memory) waits for

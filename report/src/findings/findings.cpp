@@ -65,6 +65,9 @@ const std::vector<Hint> kHints = {
     {"synchronization.mpi_waiting", "", "MPI waiting (late senders, waiting collectives)",
      "ranks arrive at the communication at different times: balance the computation before it, or "
      "overlap it with non-blocking communication"},
+    {"synchronization.mpi_barrier_cost", "", "MPI_Barrier's own cost (no rank late)",
+     "each barrier costs its messages even when the ranks arrive together: call it less often; "
+     "a barrier between collectives or before a blocking exchange is seldom needed"},
     {"synchronization.mpi_barrier", "", "waiting in MPI_Barrier",
      "the barrier absorbs imbalance between ranks: balance the work before it or drop the barrier "
      "if it is not needed"},
@@ -615,6 +618,26 @@ FindingPlace place_of(const MergedTree& t, uint32_t n, const std::string& key, u
   return pl;
 }
 
+// MPI calls of small messages cost their latency and the collective's steps, not the bytes they
+// move: then the hint says so, with the calls' count, size and time ("" for larger messages).
+std::string small_messages_hint(const MergedTree& t, uint32_t n) {
+  const drg::Experiment& e = t.experiment();
+  const int visits = e.metric(format::CoreMetric::Visits),
+            time = e.metric(format::CoreMetric::TimeSum),
+            sent = e.metric(format::CoreMetric::BytesSent),
+            recv = e.metric(format::CoreMetric::BytesRecv);
+  double calls = visits >= 0 ? t.sum(n, visits) : 0;
+  if (calls <= 0 || time < 0) return "";
+  double bytes = ((sent >= 0 ? t.sum(n, sent) : 0) + (recv >= 0 ? t.sum(n, recv) : 0)) / calls;
+  if (bytes >= kSmallMessageBytes) return "";
+  return fmt::format(
+      "{:.0f} calls (all ranks) of {:.0f} bytes on average, {:.1f} us each: messages this small "
+      "cost their latency and the operation's steps, not their volume; make fewer calls "
+      "(combine reductions or messages into one), or overlap them with computation "
+      "(non-blocking calls)",
+      calls, bytes, ns_to_s(t.sum(n, time)) / calls * 1e6);
+}
+
 // What the run itself says beyond the hint table: why threads waited at a barrier, the CPUs
 // they shared, the tool's own counter reads, the counters' evidence.
 void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a,
@@ -631,8 +654,10 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
   }
   if (f.cls == "unidentified" || f.cls == "data_movement")
     add_counter_evidence(f, t, a, n, c.seconds, context, counters);
+  if (c.key == "data_movement.mpi_collective" || c.key == "data_movement.mpi_p2p")
+    if (std::string small = small_messages_hint(t, n); !small.empty()) f.hint = small;
   if (f.cls == "synchronization" && c.key != "synchronization.barrier" &&
-      !cpu_sharing(t.experiment()).empty())
+      c.key != "synchronization.mpi_barrier_cost" && !cpu_sharing(t.experiment()).empty())
     // A thread waits longer for another that is off its CPU: the header's note may explain part.
     f.hint +=
         "; the threads shared CPUs or waited for them in this run (see the note above): "

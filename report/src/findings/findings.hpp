@@ -42,6 +42,10 @@ struct FindingContext {
   std::vector<char> hidden;
 };
 
+// MPI calls that move fewer bytes than this per call (sent and received, on average) are
+// latency-bound: their hint says so instead of "reduce the volume".
+inline constexpr double kSmallMessageBytes = 4096;
+
 // Findings below these are not made: an absolute floor, and a share of the program's wall time.
 inline constexpr double kFindingMinSeconds = 0.001;
 inline constexpr double kFindingMinProgramShare = 0.01;

@@ -140,6 +140,10 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
   out["machine"] =
       o.machine_used.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.machine_used);
   out["compensated"] = o.compensate;
+  // Why the MPI message model was not used (the run contradicts it), or null.
+  out["message_model_doubt"] = a.message_model_doubt.empty()
+                                   ? nlohmann::json(nullptr)
+                                   : nlohmann::json(a.message_model_doubt);
   out["counters"] = e.meta.contains("counters") ? e.meta["counters"] : nlohmann::json(nullptr);
   auto gone = [&](const Emit<nlohmann::json>& emit) {
     for (const auto& r : a.only_in_reference)

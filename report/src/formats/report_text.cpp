@@ -116,6 +116,12 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
         "the first {} (per thread) are not counted, their time stays in the caller "
         "(SCALEA_THROTTLE=off records all)\n",
         thr, m.throttle_calls);
+  if (!a.message_model_doubt.empty())
+    fmt::print(
+        "MPI         the message model calibrated at MPI_Init is not used: {}; each call "
+        "site's shortest call bounds what its calls cost instead (other processes on the CPUs "
+        "disturb the calibration)\n",
+        a.message_model_doubt);
   if (!o.machine_used.empty())
     fmt::print(
         "machine     {}: NOISE = the tool's own cost inside T_p (events below x calibrated "
@@ -240,8 +246,9 @@ void print_mpi_text(const drg::Experiment& e, const MergedTree& t, const Analysi
                r.classes[size_t(Class::Synchronization)]);
   }
   if (const auto model = drg::read_meta(e.meta).message_model)
-    fmt::print("\nmessage model: latency {:.2f} us, {:.4f} ns/byte ({})\n",
-               model->latency_ns * 1e-3, model->ns_per_byte, model->source);
+    fmt::print("\nmessage model: latency {:.2f} us, {:.4f} ns/byte ({}){}\n",
+               model->latency_ns * 1e-3, model->ns_per_byte, model->source,
+               a.message_model_doubt.empty() ? "" : "; not used: " + a.message_model_doubt);
   fmt::print(
       "calls, bytes, time, wait and transfer: summed over ranks and threads (wait + transfer = "
       "time, the collector's split by the message model; management and start-up calls have "

@@ -89,8 +89,11 @@ struct ProgramEfficiency {  // POP metrics, for comparison with other tools
 struct Analysis {
   int p = 1;
   bool has_reference = false;
-  bool noise_priced = false;             // a machine model gave the tool's cost per event
-  bool misses_priced = false;            // extra cache misses over the reference were priced
+  bool noise_priced = false;   // a machine model gave the tool's cost per event
+  bool misses_priced = false;  // extra cache misses over the reference were priced
+  // Why the message model calibrated at MPI_Init was not used ("" when it was, or there is
+  // none): the run's own calls contradict it (a calibration disturbed by other processes).
+  std::string message_model_doubt;
   std::vector<RegionOverheads> regions;  // one per merged node of the run, same index
   std::vector<RegionOverheads> only_in_reference;
   ProgramEfficiency program;
