@@ -198,8 +198,35 @@ def planted(a, name="planted", scale=1.0):
         check(metric(d, r, "allreduce/MPI_Allreduce", "visits") == AR_REPS, f"rank {r}: Allreduce")
         check(metric(d, r, "allreduce/MPI_Allreduce", "bytes_sent") == AR_REPS * AR,
               f"rank {r}: Allreduce bytes")
-    report_json(run)
+    wait_states(run, n)
     return d
+
+
+# What each MPI call of mpi_planted waits for (Scalasca's wait states), in the report's rows and
+# in the finding about the late sender's receive.
+WAIT_STATES = {"MPI_Bcast": "late broadcast", "MPI_Barrier": "wait at barrier",
+               "MPI_Send": "late receiver", "MPI_Recv": "late sender",
+               "MPI_Sendrecv": "late sender or receiver", "MPI_Allreduce": "wait at NxN",
+               "MPI_Init": None, "MPI_Finalize": None}
+
+
+def wait_states(run, n):
+    p = subprocess.run([os.path.join(run.a.bin, "scalea"), "report", run.dir, "--format", "json",
+                        "--findings", "10"], capture_output=True, text=True)
+    check(p.returncode == 0, f"scalea report failed: {p.stderr.strip()}")
+    if p.returncode != 0:
+        return
+    doc = json.loads(p.stdout)
+    for x in doc["regions"]:
+        if x["kind"] == "mpi" and x["name"] in WAIT_STATES:
+            check(x["mpi"]["wait_state"] == WAIT_STATES[x["name"]],
+                  f"{x['name']}: wait state {x['mpi']['wait_state']!r}")
+    # At 8 ranks (mpi.unify) the late sender's D/p is one finding among many: 2 and 4 show it.
+    if 2 <= n <= 4:
+        recv = [f for f in doc["findings"] if "/MPI_Recv@" in f["path"]]
+        check(len(recv) == 1 and recv[0]["wait_state"] == "late sender"
+              and "late sender" in recv[0]["text"],
+              f"the late sender's finding: {[(f['path'], f['wait_state']) for f in recv]}")
 
 
 def unify(a):

@@ -14,6 +14,7 @@
 #include "scalea/drg/meta.hpp"
 #include "scalea/format.hpp"
 #include "wait_causes.hpp"
+#include "wait_states.hpp"
 #include "output/text.hpp"
 
 namespace scalea::cli {
@@ -722,6 +723,13 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   const Hint* h = lookup(key, format::region_kind_name(reg.kind), pl.ctx_kind);
   std::string what = h ? std::string(h->what) : key;
   f.hint = h ? std::string(h->hint) : "";
+  // MPI waiting is named by its pattern (Scalasca's wait states), which says who was late.
+  if (key == "synchronization.mpi_waiting" || key == "synchronization.mpi_barrier")
+    if (WaitState ws = wait_state(reg); !ws.name.empty()) {
+      f.wait_state = std::string(ws.name);
+      what = std::string(ws.what);
+      f.hint = std::string(ws.hint);
+    }
   if (same != format::kNoIndex) f.same_time = with_location(t.region_of(same));
   add_run_hints(f, t, a, c, context, counters, slow);
   f.text = finding_text(t, f, pl, what, n);

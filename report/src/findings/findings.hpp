@@ -14,17 +14,18 @@
 namespace scalea::cli {
 
 struct Finding {
-  uint32_t node = 0;     // merged node of the run
-  std::string path;      // call path of the region
-  std::string region;    // label of the region, e.g. "barrier (implicit, end of worksharing)"
-  std::string location;  // "md.c:88", or "" when unknown
-  std::string context;   // label and location of the enclosing construct the share refers to
-  std::string cls;       // "synchronization"
-  std::string subclass;  // "barrier" ("" when the class has no subclass breakdown)
-  double seconds = 0;    // wall-time seconds of this overhead in this region itself
-  double percent = 0;    // seconds / T_p of the context region, in %
-  std::string hint;      // plain-language hint from the table
-  std::string evidence;  // what the counters say about it ("" when nothing)
+  uint32_t node = 0;       // merged node of the run
+  std::string path;        // call path of the region
+  std::string region;      // label of the region, e.g. "barrier (implicit, end of worksharing)"
+  std::string location;    // "md.c:88", or "" when unknown
+  std::string context;     // label and location of the enclosing construct the share refers to
+  std::string cls;         // "synchronization"
+  std::string subclass;    // "barrier" ("" when the class has no subclass breakdown)
+  double seconds = 0;      // wall-time seconds of this overhead in this region itself
+  double percent = 0;      // seconds / T_p of the context region, in %
+  std::string hint;        // plain-language hint from the table
+  std::string wait_state;  // MPI waiting: its pattern, "late sender", "wait at NxN", ... or ""
+  std::string evidence;    // what the counters say about it ("" when nothing)
   std::string
       same_time;     // another region whose overhead is the same time, e.g. "the loop at md.c:90"
   double noise = 0;  // the region's run-to-run noise (s) the finding is above (0: not measured)

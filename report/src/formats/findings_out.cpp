@@ -21,6 +21,8 @@ nlohmann::json findings_json(const std::vector<Finding>& fs) {
                    {"seconds", f.seconds},
                    {"percent", f.percent},
                    {"hint", f.hint},
+                   {"wait_state",
+                    f.wait_state.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.wait_state)},
                    {"evidence", f.evidence},
                    {"same_time_as", f.same_time},
                    {"noise", f.noise},

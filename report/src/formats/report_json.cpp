@@ -8,6 +8,7 @@
 #include "scalea/drg/meta.hpp"
 
 #include <tuple>
+#include "findings/wait_states.hpp"
 #include "findings_out.hpp"
 #include "output/text.hpp"
 
@@ -25,6 +26,12 @@ nlohmann::json overheads_json(const overheads::RegionOverheads& r) {
 }
 
 namespace {
+
+// The pattern of an MPI call's waiting (findings/wait_states.hpp), or null.
+nlohmann::json mpi_wait_state(const drg::Region& r) {
+  WaitState ws = wait_state(r);
+  return ws.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::string(ws.name));
+}
 
 // One region of the document, without its per_thread list.
 nlohmann::json region_json(const drg::MergedTree& t, const overheads::Analysis& a, uint32_t n,
@@ -81,7 +88,8 @@ nlohmann::json region_json(const drg::MergedTree& t, const overheads::Analysis& 
                   : nlohmann::json{{"bytes_sent", t.sum(n, sent)},
                                    {"bytes_recv", t.sum(n, recv)},
                                    {"wait", ns_to_s(t.sum(n, wait))},
-                                   {"transfer", ns_to_s(t.sum(n, transfer))}}},
+                                   {"transfer", ns_to_s(t.sum(n, transfer))},
+                                   {"wait_state", mpi_wait_state(reg)}}},
   };
 }
 

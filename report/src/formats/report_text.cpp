@@ -11,6 +11,7 @@
 
 #include "analysis/meta.hpp"
 #include "findings/findings.hpp"
+#include "findings/wait_states.hpp"
 #include "findings_out.hpp"
 #include "output/text.hpp"
 #include "report_json.hpp"
@@ -231,19 +232,21 @@ void print_mpi_text(const drg::Experiment& e, const MergedTree& t, const Analysi
     fmt::print("no MPI calls were recorded in this experiment\n");
     return;
   }
-  fmt::print("{:<40} {:>9} {:>13} {:>13} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "MPI call site",
-             "calls", "bytes sent", "bytes recv", "time s", "wait s", "xfer s", "data s", "sync s");
+  fmt::print("{:<40} {:>9} {:>13} {:>13} {:>10} {:>10} {:>10} {:>9} {:>9}  {}\n", "MPI call site",
+             "calls", "bytes sent", "bytes recv", "time s", "wait s", "xfer s", "data s", "sync s",
+             "waits for");
   for (uint32_t n : rows) {
     const drg::Region& reg = t.region_of(n);
     std::string label = reg.label();
     if (!reg.location().empty()) label += " @" + reg.location();
     if (label.size() > 40) label = label.substr(0, 37) + "...";
     const auto& r = a.regions[n];
-    fmt::print("{:<40} {:>9} {:>13} {:>13} {:>10.4f} {:>10.4f} {:>10.4f} {:>9.4f} {:>9.4f}\n",
+    WaitState ws = wait_state(reg);
+    fmt::print("{:<40} {:>9} {:>13} {:>13} {:>10.4f} {:>10.4f} {:>10.4f} {:>9.4f} {:>9.4f}  {}\n",
                label, uint64_t(t.sum(n, visits)), uint64_t(t.sum(n, sent)),
                uint64_t(t.sum(n, recv)), ns_to_s(t.sum(n, time)), ns_to_s(t.sum(n, wait)),
                ns_to_s(t.sum(n, transfer)), r.classes[size_t(Class::DataMovement)],
-               r.classes[size_t(Class::Synchronization)]);
+               r.classes[size_t(Class::Synchronization)], ws.name.empty() ? "-" : ws.name);
   }
   if (const auto model = drg::read_meta(e.meta).message_model)
     fmt::print("\nmessage model: latency {:.2f} us, {:.4f} ns/byte ({}){}\n",
@@ -253,7 +256,9 @@ void print_mpi_text(const drg::Experiment& e, const MergedTree& t, const Analysi
       "calls, bytes, time, wait and transfer: summed over ranks and threads (wait + transfer = "
       "time, the collector's split by the message model; management and start-up calls have "
       "neither); data and sync: the classifier's data movement and synchronization of the "
-      "row, s of wall time (docs/mpi.md)\n");
+      "row, s of wall time; waits for: what a call that waits waits for (Scalasca's wait "
+      "states: a late sender, a late receiver, the last rank at NxN or at a barrier, the root of "
+      "a broadcast, the others at a reduction's root) (docs/mpi.md)\n");
 }
 
 // One row per region: for spreadsheets (csv) and documents (markdown).
