@@ -105,7 +105,8 @@ if [ "$kind" = address ]; then
   #               the sanitizer's slowdown of the code around them makes them uneven (timing)
   #   run.heap    the tool's own heap is not built under sanitizers (their allocators must see
   #               every block), and the program's heap is the sanitizer's, not glibc's
-  exclude='Gcc\.|Compensation|Calibrate|faults\.segv|PlantedPageFaults|ScratchPageFaults|SerialWithReference|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|preload\.setuid|run\.heap'
+  #   cli.shared_cpus  judges findings made from a run beside a busy loop on one CPU (timing)
+  exclude='Gcc\.|Compensation|Calibrate|faults\.segv|PlantedPageFaults|ScratchPageFaults|SerialWithReference|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|preload\.setuid|run\.heap|cli\.shared_cpus'
   if [ "$subset" = ci ]; then
     # CI: unit tests, the loader corpus, bad input, faults, loads and one of each integration area.
     # cli.deep_tree.100000 takes 2.5 min under ASan; cli.deep_tree.300 runs the same code.
@@ -191,7 +192,7 @@ else
   #   run.preload., run.affinity.  run the program with a clean LD_PRELOAD (what they test), which takes the Archer
   #               multiplexer out of the program: TSan then sees OpenMP without its annotations
   #   run.heap    the tool's own heap is not built under sanitizers (as for ASan)
-  exclude='Gcc\.|mpi\.planted\.np2\.preload|consumer\.|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|run\.(preload|affinity)\.|run\.heap|Compensation|Calibrate'
+  exclude='Gcc\.|mpi\.planted\.np2\.preload|consumer\.|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|run\.(preload|affinity)\.|run\.heap|Compensation|Calibrate|cli\.shared_cpus'
   exclude="$exclude|PlantedPageFaults|ScratchPageFaults|SerialWithReference|faults\.|load\.(tasks1m|nested3)|study\.Study\."
   if [ "$subset" = ci ]; then
     # CI: as for ASan, without libomp 19 and the long or browser-driven tests; no MPI (mpi.*, and

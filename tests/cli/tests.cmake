@@ -48,6 +48,14 @@ endif()
 add_test(NAME cli.report_context COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_report.sh ${CMAKE_BINARY_DIR}/bin ${_cli_mpirun})
 set_tests_properties(cli.report_context PROPERTIES LABELS "integration;cli" TIMEOUT 300 RUN_SERIAL TRUE)
 
+# Two threads on one CPU (taskset): the spinning of libomp's waiting threads and the threads'
+# wait for a CPU are named in the report (check_shared_cpus.sh).
+scalea_test_tmpdir(_shared_cpus cli.shared_cpus)
+add_test(NAME cli.shared_cpus
+  COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_shared_cpus.sh ${CMAKE_BINARY_DIR}/bin ${_shared_cpus})
+set_tests_properties(cli.shared_cpus PROPERTIES LABELS "integration;cli" TIMEOUT 120
+                     SKIP_RETURN_CODE 77)
+
 # The rank files read ahead on every core, or on one (taskset): the same outputs, byte for byte,
 # and the same first error in file order (docs/drg.md, "On every core"). Needs drg_gen (bench/drg).
 add_test(NAME cli.readers COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_readers.sh ${CMAKE_BINARY_DIR}/bin)

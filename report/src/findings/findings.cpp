@@ -354,13 +354,10 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
     std::vector<std::set<int>> threads;
   };
   std::vector<Process> procs;
-  double ran = 0, queued = 0;  // the threads' time on a CPU and runnable without one (schedstat)
   for (const drg::ProcessAffinity& p : drg::read_meta(e.meta).affinity) {
     Process pr{p.rank, p.host, p.cpus_online, {}};
-    for (const drg::ThreadAffinity& t : p.threads) {
+    for (const drg::ThreadAffinity& t : p.threads)
       if (t.cpus) pr.threads.push_back(parse_cpulist(*t.cpus));
-      if (t.runqueue_s && t.cpu_s) ran += *t.cpu_s, queued += *t.runqueue_s;
-    }
     procs.push_back(std::move(pr));
   }
   std::map<std::string, std::vector<const Process*>> by_host;
@@ -401,14 +398,51 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
   }
   // Runnable threads that waited for a CPU (other processes, or more threads than CPUs): the
   // scheduler's own account, whatever the affinity said.
-  if (queued >= kCpuWaitMinSeconds && queued >= kCpuWaitMinShare * (ran + queued))
+  if (CpuWait w = cpu_wait(e); w.significant())
     out.push_back(fmt::format(
         "the threads waited {:.3f} s in all for a CPU while ready to run ({:.0f}% of their time on "
         "or waiting for one): other processes or other threads had the CPUs; that time shows as "
         "slower work (unidentified), waits and fork/join: measure on a quiet machine with at most "
         "one thread per CPU",
-        queued, 100 * queued / (ran + queued)));
+        w.queued, 100 * w.share()));
   return out;
+}
+
+CpuWait cpu_wait(const drg::Experiment& e) {
+  CpuWait w;
+  for (const drg::ProcessAffinity& p : drg::read_meta(e.meta).affinity)
+    for (const drg::ThreadAffinity& t : p.threads)
+      if (t.runqueue_s && t.cpu_s) w.ran += *t.cpu_s, w.queued += *t.runqueue_s;
+  return w;
+}
+
+std::string spinning_note(const MergedTree& t) {
+  const drg::Experiment& e = t.experiment();
+  if (cpu_sharing(e).empty()) return "";
+  const nlohmann::json& env = meta_at(e.meta, "environment");
+  auto setting = [&](const char* name) {
+    const nlohmann::json& v = meta_at(env, name);
+    std::string s = v.is_string() ? v.get<std::string>() : "";
+    std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+    return s;
+  };
+  if (setting("OMP_WAIT_POLICY") == "passive" || setting("KMP_BLOCKTIME") == "0") return "";
+  const int wait = e.metric(format::CoreMetric::Wait);
+  if (wait < 0) return "";
+  double waited = 0;
+  for (uint32_t n = 0; n < t.nodes().size(); ++n) {
+    RegionKind k = t.region_of(n).kind;
+    if (k != RegionKind::Mpi && format::region_kind_has(k, format::kWaits))
+      waited += t.sum(n, wait);
+  }
+  waited = ns_to_s(waited);
+  if (waited < kCpuWaitMinSeconds) return "";
+  return fmt::format(
+      "threads waiting in OpenMP synchronization ({:.3f} s in all) spin on their CPU before they "
+      "sleep (OMP_WAIT_POLICY=active behaviour for KMP_BLOCKTIME, 200 ms by default in libomp): "
+      "on shared CPUs that spinning takes the CPU from the threads that have work; let them sleep "
+      "at once with OMP_WAIT_POLICY=passive (or KMP_BLOCKTIME=0)",
+      waited);
 }
 
 const std::vector<Hint>& hint_table() { return kHints; }
@@ -663,6 +697,14 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
     f.hint +=
         "; the threads shared CPUs or waited for them in this run (see the note above): "
         "part of this waiting may be that, so look again on free CPUs";
+  if (c.key == "control_of_parallelism.fork_join")
+    if (CpuWait w = cpu_wait(t.experiment()); w.significant())
+      // Workers that wait for a CPU start the region late: the fork/join is the machine's.
+      f.hint = fmt::format(
+          "first, the threads waited {:.3f} s for a CPU in this run ({:.0f}% of their time): a "
+          "worker waiting for a CPU starts the region late, which shows as fork/join; measure on "
+          "free CPUs (at most one thread per CPU) before changing the code; if it stays: {}",
+          w.queued, 100 * w.share(), f.hint);
   if (f.cls == "control_of_parallelism") {
     // The tool's counter reads sit inside the constructs' time: say how much they may be.
     double probes = counter_read_cost(t, n) / std::max(1, a.p);

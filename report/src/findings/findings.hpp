@@ -84,6 +84,21 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e);
 inline constexpr double kCpuWaitMinSeconds = 0.010;
 inline constexpr double kCpuWaitMinShare = 0.05;
 
+// The threads' time on a CPU and runnable without one (meta.json affinity, from the kernel's
+// schedstat), summed over the run's threads.
+struct CpuWait {
+  double ran = 0, queued = 0;  // s
+  double share() const { return ran + queued > 0 ? queued / (ran + queued) : 0; }
+  // At least kCpuWaitMinSeconds and kCpuWaitMinShare: other processes took CPU time.
+  bool significant() const { return queued >= kCpuWaitMinSeconds && share() >= kCpuWaitMinShare; }
+};
+CpuWait cpu_wait(const drg::Experiment& e);
+
+// When threads shared CPUs and waited in OpenMP synchronization (kCpuWaitMinSeconds or more), and
+// the run did not ask for passive waiting (OMP_WAIT_POLICY=passive, KMP_BLOCKTIME=0): that they
+// spun meanwhile, how long they waited, and the settings that let them sleep; "" otherwise.
+std::string spinning_note(const drg::MergedTree& t);
+
 // What a light-mode experiment (SCALEA_OPENMP=light, meta.json openmp.events) does not show, in
 // one sentence; empty for a full recording.
 std::string light_mode_note(const drg::Meta& m);

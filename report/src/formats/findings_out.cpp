@@ -63,6 +63,8 @@ void print_report_findings(const MergedTree& t, const overheads::Analysis& a, si
   if (limit == 0) return;
   for (const std::string& note : cpu_sharing(t.experiment()))
     fmt::print("\nfirst, threads shared CPUs: {}\n", note);
+  if (std::string spin = spinning_note(t); !spin.empty())
+    fmt::print("\nfirst, threads shared CPUs: {}\n", spin);
   print_findings(find_findings(t, a, limit, context), a, !context.noise.empty());
 }
 

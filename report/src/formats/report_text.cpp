@@ -82,7 +82,7 @@ std::string incomplete_hint(const drg::Experiment& e) {
 }
 
 void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experiment* ref,
-                  const ReportView& o) {
+                  const ReportView& o, const MergedTree* t = nullptr) {
   const drg::Meta m = drg::read_meta(e.meta);
   fmt::print("experiment  {}\n", e.path);
   fmt::print("command     {}\n", m.command_line());
@@ -97,6 +97,9 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
         "reference   none: T_s is estimated as the useful work, so additional computation is 0\n");
   if (!e.complete()) fmt::print("WARNING     the experiment is incomplete{}\n", incomplete_hint(e));
   for (const std::string& note : cpu_sharing(e)) fmt::print("CPUS        {}\n", note);
+  if (t) {
+    if (std::string spin = spinning_note(*t); !spin.empty()) fmt::print("CPUS        {}\n", spin);
+  }
   // The reference's own lost CPU time made its T_s longer: every overhead looks smaller.
   if (ref)
     for (const std::string& note : cpu_sharing(*ref))
@@ -311,7 +314,7 @@ void print_json(const drg::Experiment& e, const MergedTree& t, const Analysis& a
 }
 
 void print_text(const Analyzed& x, const ReportView& v) {
-  print_header(x.experiment(), x.a, x.reference(), v);
+  print_header(x.experiment(), x.a, x.reference(), v, &x.tree());
   if (v.view == "times") print_times_text(x.experiment(), x.tree(), x.a, v);
   else if (v.view == "mpi") print_mpi_text(x.experiment(), x.tree(), x.a, v);
   else print_overheads_text(x.tree(), x.a, v, x.reference_tree());

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Shared CPUs are part of the diagnosis (docs/overhead-model.md, "How findings are chosen"): two
+# threads bound to one CPU, beside a busy loop on the same CPU (taskset; the load is made by the
+# test itself and ends with the run, after 10 s at most), spin in libomp's barriers while the
+# other has work, and wait for the CPU when they wake.
+#  - the report says the waiting threads spun, how long they waited, and OMP_WAIT_POLICY=passive
+#    (header and the findings' preface); not when the run already waited passively;
+#  - a fork/join finding names the threads' wait for a CPU first, with its figure.
+# Usage: check_shared_cpus.sh BIN_DIR WORK_DIR
+set -euo pipefail
+bin=$1 work=$2
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+fail=0
+no() { echo "FAIL: $*" >&2; fail=1; }
+command -v taskset > /dev/null || { echo "SKIP: no taskset"; exit 77; }
+
+taskset -c 0 timeout 10 sh -c 'while :; do :; done' &
+busy=$!
+trap 'kill $busy 2> /dev/null || true' EXIT
+OMP_NUM_THREADS=2 taskset -c 0 "$bin/scalea" run -q -o spun -- "$bin/omp/imbalance" 40 > /dev/null
+# 50 parallel regions back to back: their fork/join is a finding here.
+OMP_NUM_THREADS=2 taskset -c 0 "$bin/scalea" run -q -o forks -- "$bin/omp/shapes" forkjoin 50 2 1 > /dev/null
+kill $busy 2> /dev/null || true
+"$bin/scalea" report spun > spun.txt
+grep -q '^CPUS .*2 threads ran on 1 CPU' spun.txt || no "the header does not say 2 threads shared 1 CPU"
+grep -q '^CPUS .*threads waiting in OpenMP synchronization ([0-9.]* s in all) spin on their CPU.*OMP_WAIT_POLICY=passive' spun.txt ||
+  no "the header does not say the waiting threads spun"
+grep -q '^first, threads shared CPUs: threads waiting in OpenMP synchronization' spun.txt ||
+  no "the findings do not start with the spinning"
+# The threads waited for the CPU the other spun on: the scheduler's account says so.
+grep -q '^CPUS .*the threads waited [0-9.]* s in all for a CPU' spun.txt ||
+  no "the header does not give the threads' wait for a CPU"
+# The fork/join finding names that wait first.
+"$bin/scalea" report forks --format json --findings 20 > forks.json
+python3 - forks.json << 'PY' || fail=1
+import json, sys
+doc = json.load(open(sys.argv[1]))
+forks = [f for f in doc["findings"] if f["subclass"] == "fork_join"]
+if not forks:
+    print("FAIL: no fork/join finding for 50 regions on a busy CPU", file=sys.stderr)
+for f in forks:
+    if not f["hint"].startswith("first, the threads waited"):
+        print("FAIL: the fork/join finding does not name the wait for a CPU first:", f["text"],
+              file=sys.stderr)
+sys.exit(0 if forks and all(f["hint"].startswith("first, the threads waited") for f in forks)
+         else 1)
+PY
+
+OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 taskset -c 0 "$bin/scalea" run -q -o slept -- "$bin/omp/imbalance" 40 > /dev/null
+"$bin/scalea" report slept > slept.txt
+grep -q '^CPUS .*2 threads ran on 1 CPU' slept.txt || no "passive: the header does not say 2 threads shared 1 CPU"
+if grep -q 'spin on their CPU' slept.txt; then no "passive waiting was told to wait passively"; fi
+
+[ $fail = 0 ] && echo "shared CPUs: spinning and fork/join named"
+exit $fail
