@@ -32,6 +32,10 @@
  *                  LULESH's force arrays with more than one thread): every page faults in every
  *                  round, at p > 1 only. Truth: faults (the pages touched), work (the loop's time
  *                  summed over threads).
+ * cpuwork R T      R rounds of an `omp for schedule(static)` with one iteration per thread, each
+ *                  computing until its thread used T ms of CPU time (CLOCK_THREAD_CPUTIME_ID):
+ *                  the same work on every thread, however the CPUs are shared. Truth: cpu (the
+ *                  threads' CPU time in the loop, summed).
  * forkjoin R N T   R parallel regions back to back, each an `omp for` over N iterations of T ms,
  *                  with no code between them (as NPB SP's time steps): the team forks and joins R
  *                  times. Truth: serial (the initial thread's time between the regions), work.
@@ -295,6 +299,28 @@ static int forkjoin(int argc, char** argv) {
   return 0;
 }
 
+static double thread_cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cpuwork(int argc, char** argv) {
+  int rounds = (int)arg_num(argc, argv, 2, 3);
+  double t = arg_num(argc, argv, 3, 100) * 1e-3, cpu = 0;
+  for (int r = 0; r < rounds; ++r) {
+#pragma omp parallel for schedule(static) reduction(+ : cpu) /* LOOP_CPUWORK */
+    for (int i = 0; i < omp_get_num_threads(); ++i) {
+      double c0 = thread_cpu_s();
+      while (thread_cpu_s() - c0 < t) {
+      }
+      cpu += thread_cpu_s() - c0;
+    }
+  }
+  print_truth("cpu", cpu);
+  return 0;
+}
+
 static int scratch(int argc, char** argv) {
   size_t bytes = (size_t)arg_num(argc, argv, 2, 64) << 20;
   int rounds = (int)arg_num(argc, argv, 3, 4);
@@ -332,9 +358,10 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "untied")) return untied(argc, argv);
   if (!strcmp(mode, "forkjoin")) return forkjoin(argc, argv);
   if (!strcmp(mode, "scratch")) return scratch(argc, argv);
+  if (!strcmp(mode, "cpuwork")) return cpuwork(argc, argv);
   fprintf(stderr,
           "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied|forkjoin|"
-          "scratch [ARGS...]\n",
+          "scratch|cpuwork [ARGS...]\n",
           argv[0]);
   return 2;
 }

@@ -5,7 +5,10 @@
 # other has work, and wait for the CPU when they wake.
 #  - the report says the waiting threads spun, how long they waited, and OMP_WAIT_POLICY=passive
 #    (header and the findings' preface); not when the run already waited passively;
-#  - a fork/join finding names the threads' wait for a CPU first, with its figure.
+#  - a fork/join finding names the threads' wait for a CPU first, with its figure;
+#  - a barrier after a loop whose threads did the same work (the same CPU time, perf::TASK-CLOCK)
+#    while one of them shared its CPU with the busy loop is not called imbalance: no schedule
+#    advice, the CPU times named.
 # Usage: check_shared_cpus.sh BIN_DIR WORK_DIR
 set -euo pipefail
 bin=$1 work=$2
@@ -45,6 +48,27 @@ for f in forks:
 sys.exit(0 if forks and all(f["hint"].startswith("first, the threads waited") for f in forks)
          else 1)
 PY
+
+# The same work on each thread (shapes cpuwork: 100 ms of CPU time per thread and round), thread 1
+# beside a busy loop on its CPU.
+if [ "$(nproc)" -ge 2 ]; then
+  taskset -c 1 timeout 10 sh -c 'while :; do :; done' &
+  busy=$!
+  OMP_NUM_THREADS=2 OMP_PROC_BIND=true OMP_PLACES='{0},{1}' "$bin/scalea" run -q \
+    --counters perf::TASK-CLOCK -o even -- "$bin/omp/shapes" cpuwork 3 100 > /dev/null
+  kill $busy 2> /dev/null || true
+  "$bin/scalea" report even --format json --findings 20 > even.json
+  python3 - even.json << 'PY' || fail=1
+import json, sys
+doc = json.load(open(sys.argv[1]))
+bar = [f for f in doc["findings"] if f["subclass"] == "barrier"]
+ok = bool(bar) and all("CPU time before it was even" in f["hint"] and "schedule(dynamic)" not in f["hint"]
+                      for f in bar)
+if not ok:
+    print("FAIL: equal CPU time called imbalance:", [f["text"] for f in bar], file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+fi
 
 OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 taskset -c 0 "$bin/scalea" run -q -o slept -- "$bin/omp/imbalance" 40 > /dev/null
 "$bin/scalea" report slept > slept.txt

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "counter_causes.hpp"
@@ -22,17 +23,23 @@ using format::RegionKind;
 // holders, as MergedTree::per_thread lists them.
 class PerThread {
  public:
-  enum Metric : size_t { kTime, kWait, kVisits, kFork, kJoin, kFaults, kMetrics };
+  enum Metric : size_t { kTime, kWait, kVisits, kFork, kJoin, kFaults, kCpu, kMetrics };
 
-  PerThread(const drg::MergedTree& t, std::vector<uint32_t> nodes, int page_faults) {
+  PerThread(const drg::MergedTree& t, std::vector<uint32_t> nodes, int page_faults,
+            int cpu_time = -1) {
     const drg::Experiment& e = t.experiment();
-    metrics_ = {e.metric(format::CoreMetric::TimeSum), e.metric(format::CoreMetric::Wait),
-                e.metric(format::CoreMetric::Visits),  e.metric(format::CoreMetric::Fork),
-                e.metric(format::CoreMetric::Join),    page_faults};
+    metrics_ = {e.metric(format::CoreMetric::TimeSum),
+                e.metric(format::CoreMetric::Wait),
+                e.metric(format::CoreMetric::Visits),
+                e.metric(format::CoreMetric::Fork),
+                e.metric(format::CoreMetric::Join),
+                page_faults,
+                cpu_time};
     std::vector<double> unit(kMetrics, 1.0);
     for (size_t k = 0; k < kMetrics; ++k)
       if (metrics_[k] >= 0 && format::is_time_metric(e.metrics[size_t(metrics_[k])]))
         unit[k] = 1e-9;
+    unit[kCpu] = 1e-9;  // CPU-time counters count ns
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
     for_each_node_threads(t, nodes, metrics_, [&](const NodeThreads& nt) {
@@ -86,6 +93,19 @@ std::map<uint32_t, double> runqueue_by_thread(const drg::Experiment& e) {
 int page_fault_metric(const drg::Experiment& e) {
   for (size_t m = 0; m < e.metrics.size(); ++m)
     if (is_page_fault_counter(e.metrics[m])) return int(m);
+  return -1;
+}
+
+// A counter of the thread's own CPU time (perf::TASK-CLOCK, perf::CPU-CLOCK; ns), or -1.
+int cpu_time_metric(const drg::Experiment& e) {
+  for (size_t m = 0; m < e.metrics.size(); ++m) {
+    const std::string& n = e.metrics[m];
+    auto ends = [&](const char* s) {
+      size_t k = std::strlen(s);
+      return n.size() >= k && n.compare(n.size() - k, k, s) == 0;
+    };
+    if (ends("TASK-CLOCK") || ends("CPU-CLOCK")) return int(m);
+  }
   return -1;
 }
 
@@ -213,12 +233,34 @@ void cpu_wait_evidence(BarrierCause& c, const drg::Experiment& e,
   }
 }
 
+// The threads' own CPU time in the constructs before the barrier (a CPU-time counter): when it is
+// even while their wall time there is not, the work was the same and the difference is time off
+// the CPU (a thread that shared its CPU, or waited for one).
+void cpu_time_evidence(BarrierCause& c, const PerThread& pt,
+                       std::vector<uint32_t>::const_iterator from,
+                       std::vector<uint32_t>::const_iterator me,
+                       const std::map<uint32_t, double>& work) {
+  if (!pt.has(PerThread::kCpu) || from == me) return;
+  std::map<uint32_t, double> cpu;
+  for (const auto& [th, w] : work) cpu[th] = 0;
+  for (auto it = from; it != me; ++it)
+    for (const auto& [th, v] : pt.of(*it, PerThread::kCpu))
+      if (cpu.count(th)) cpu[th] += v;
+  double lo = cpu.begin()->second, hi = lo;
+  for (const auto& [th, v] : cpu) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (hi <= 0) return;  // the counter did not count here
+  c.cpu_min = lo, c.cpu_max = hi;
+  c.cpu_even = hi - lo <= kBalancedWorkSpread * hi;
+}
+
 // The larger of the two explanations, when it holds at least half the waits; otherwise the work
 // before the barrier was even and the threads were late for other reasons.
 void name_cause(BarrierCause& c, uint32_t most_queued) {
   c.uneven = c.work_max - c.work_min > kBalancedWorkSpread * c.work_max;
   c.small_difference = c.work_max - c.work_min <= kSmallWorkSpread * c.work_max;
-  if (c.uneven && c.by_work >= 0.5 * c.waits && c.by_work >= c.by_queue)
+  if (c.uneven && c.cpu_even)
+    c.kind = BarrierCause::Kind::CpuSharing;  // the same work: the difference is off the CPU
+  else if (c.uneven && c.by_work >= 0.5 * c.waits && c.by_work >= c.by_queue)
     c.kind = BarrierCause::Kind::Imbalance;
   else if (c.by_queue >= 0.5 * c.waits && most_queued != format::kNoIndex)
     c.kind = BarrierCause::Kind::Queueing;
@@ -249,7 +291,7 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   const int faults = page_fault_metric(e);
   std::vector<uint32_t> read(sib.begin(), sib.end());
   read.push_back(parent);
-  const PerThread pt(t, std::move(read), faults);
+  const PerThread pt(t, std::move(read), faults, cpu_time_metric(e));
   // The threads at the barrier, and how long each waited there.
   std::map<uint32_t, double> waited =
       pt.of(node, pt.has(PerThread::kWait) ? PerThread::kWait : PerThread::kTime);
@@ -275,6 +317,7 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   }
   if (slow.consistent() && most->first == slow.thread) c.slow_everywhere = true, c.slow = slow;
   cpu_wait_evidence(c, e, work);
+  cpu_time_evidence(c, pt, from, me, work);
   c.by_queue = spread(wb.queued);
   c.queue_node = wb.most_queued;
   if (c.waits > 0) name_cause(c, wb.most_queued);
@@ -394,6 +437,14 @@ std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
           r.label(), loc.empty() ? "" : " at " + loc, range);
     }
     case BarrierCause::Kind::CpuSharing:
+      if (c.cpu_even)
+        return fmt::format(
+            "the threads' CPU time before it was even ({} to {} per thread, counted by the "
+            "CPU-time counter) while their wall time there was not ({}): the work is balanced and "
+            "a schedule would not help; a thread lost time off its CPU (sharing it with another "
+            "thread or process, or waiting for one): run with at most one thread per CPU, pinned "
+            "(OMP_PROC_BIND=close), on CPUs nothing else uses",
+            ms(c.cpu_min), ms(c.cpu_max), range);
       return fmt::format(
           "{}, and the threads shared CPUs: a thread waited for its turn on a CPU, not for the "
           "others' work; run with at most one thread per CPU",

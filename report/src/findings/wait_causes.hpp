@@ -83,6 +83,10 @@ struct BarrierCause {
   // Page faults before the barrier (a page-fault counter read in the constructs there) of the
   // thread with the most work and of the one with the least; negative without the counter.
   double faults_most_work = -1, faults_least_work = -1;
+  // The threads' own CPU time in the constructs before it (a CPU-time counter, seconds; 0 without
+  // one), and whether it is even (within kBalancedWorkSpread of the largest).
+  double cpu_min = 0, cpu_max = 0;
+  bool cpu_even = false;
   // The thread with the most work here is the one slowest in most loops of the run (SlowThread).
   bool slow_everywhere = false;
   SlowThread slow;
