@@ -13,6 +13,7 @@
 
 #include "file_access.hpp"
 #include "layout.hpp"
+#include "scalea/drg/names.hpp"
 #include "rank_file_parser.hpp"
 #include "settlement.hpp"
 
@@ -22,7 +23,7 @@ namespace fmt = scalea::format;
 
 std::string Region::label() const {
   if (fmt::region_kind_has(kind, fmt::kNamed) && !name.empty()) return name;
-  if (kind == RegionKind::Function) return function;  // a function known by its code alone
+  if (kind == RegionKind::Function) return short_function_name(function);  // known by its code
   std::string_view sub = fmt::subkind_label(kind, subkind);
   return std::string(sub.empty() ? fmt::region_kind_label(kind) : sub);
 }
@@ -46,11 +47,13 @@ std::string Region::location() const {
   if (!file.empty()) return line ? base_name(file) + ":" + std::to_string(line) : base_name(file);
   if (module.empty() || (address == 0 && symbol.empty())) return "";
   if (kind == RegionKind::Function && !label().empty()) return "";
+  // C++ names shortened, the whole cut to a label's width (docs/symbols.md, "Labels").
   std::string where = symbol.empty() ? base_name(module) + "+" + hex(address)
-                      : body         ? symbol
-                                     : symbol + "+" + hex(symbol_offset);
-  if (!function.empty() && function != symbol) where = function + " (" + where + ")";
-  return where;
+                      : body         ? short_function_name(symbol)
+                                     : short_function_name(symbol) + "+" + hex(symbol_offset);
+  if (!function.empty() && function != symbol)
+    where = short_function_name(function) + " (" + where + ")";
+  return elide_middle(where, kMaxNameLength);
 }
 
 int Experiment::metric(const std::string& name) const {

@@ -10,6 +10,7 @@ add_executable(scalea_drg_test
   ${_drg_tests}/crc_test.cpp
   ${_drg_tests}/meta_test.cpp
   ${_drg_tests}/region_key_test.cpp
+  ${_drg_tests}/names_test.cpp
   ${_drg_tests}/read_ahead_test.cpp)
 # read_ahead_test.cpp tests a header private to drg/src.
 target_include_directories(scalea_drg_test PRIVATE ${_drg_tests} ${PROJECT_SOURCE_DIR}/drg/src)

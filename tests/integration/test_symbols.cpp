@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "harness.hpp"
+#include "scalea/drg/names.hpp"
 #include "scalea/drg/symbols.hpp"
 
 namespace scalea::test {
@@ -155,6 +156,33 @@ TEST(Symbols, OneProgramBuiltInTwoDirectoriesMergesAcrossRuns) {
   std::pair<int, int> both = drg_counts({a.experiment, b.experiment});
   EXPECT_EQ(both.second, one.second) << "regions of run A alone, and merged with run B";
   EXPECT_EQ(both.first, one.first) << "calling contexts of run A alone, and merged with run B";
+}
+
+// C++ templates: a parallel region in Grid<...>::update, a member function template of a class
+// template over nested std::maps, whose demangled names run to thousands of characters. With -g
+// it is labelled at its pragma; without, by the function's short name and the outlined body.
+// Never longer than a label's width.
+TEST(Symbols, TemplateRegionsHaveShortLabels) {
+  std::ifstream in(std::string(SCALEA_SOURCE_DIR) + "/tests/integration/template_regions.cpp");
+  std::string text, at;
+  for (int n = 1; std::getline(in, text); ++n)
+    if (text.find("/* UPDATE */") != std::string::npos)
+      at = "template_regions.cpp:" + std::to_string(n);
+  for (const char* name : {"template_regions_g", "template_regions"}) {
+    AppRun r = run_inlined(name);
+    ASSERT_EQ(r.status, 0) << r.describe();
+    Measured m(r);
+    ASSERT_TRUE(m.ok());
+    uint32_t par = m.find(RegionKind::Parallel);
+    const drg::Region& reg = m.region(par);
+    EXPECT_GT(reg.function.size(), 1000u) << reg.function;  // the whole signature is kept
+    std::string label = reg.label() + " @" + reg.location();
+    EXPECT_LE(label.size(), drg::kMaxNameLength) << label;
+    if (std::string(name) == "template_regions_g") EXPECT_EQ(reg.location(), at);
+    else EXPECT_EQ(reg.location(), "physics::Grid<...>::update<...> (" + reg.symbol + ")");
+    for (uint32_t n : m.tree().preorder())
+      EXPECT_LE(m.region(n).location().size(), drg::kMaxNameLength) << m.tree().path(n);
+  }
 }
 
 }  // namespace

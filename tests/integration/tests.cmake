@@ -62,6 +62,18 @@ foreach(variant inlined_regions inlined_regions_g)
   list(APPEND _it_deps omp_${variant})
 endforeach()
 target_compile_options(omp_inlined_regions PRIVATE -O2 -g0 -foptimize-sibling-calls)
+
+# A parallel region in a member function template of a class template with long arguments
+# (test_symbols.cpp, labels): -O2, with -g (template_regions_g) and without.
+foreach(variant template_regions template_regions_g)
+  add_executable(omp_${variant} ${_it}/template_regions.cpp)
+  set_target_properties(omp_${variant} PROPERTIES OUTPUT_NAME ${variant}
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin/omp)
+  target_link_libraries(omp_${variant} PRIVATE OpenMP::OpenMP_CXX)
+  list(APPEND _it_deps omp_${variant})
+endforeach()
+target_compile_options(omp_template_regions PRIVATE -O2 -g0)
+target_compile_options(omp_template_regions_g PRIVATE -O2 -g)
 target_compile_options(omp_inlined_regions_g PRIVATE -O2 -g -foptimize-sibling-calls)
 
 # One program built in two directories (test_symbols.cpp): imbalance.c and planted.h copied into

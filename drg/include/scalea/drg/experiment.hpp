@@ -61,6 +61,7 @@ struct Region {
   //   "main (.omp_outlined..26)"      a region identified by its outlined body (`body`)
   //   "libfoo.so+0x1234"              no symbol covers the address
   // A function region without line information has none: its label is its name.
+  // C++ names are shortened and the whole is at most kMaxNameLength characters (names.hpp).
   std::string location() const;
 };
 
