@@ -345,6 +345,11 @@ std::string light_mode_note(const drg::Meta& m) {
 }
 
 std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
+  return cpu_sharing_evidence(e).notes;
+}
+
+CpuSharing cpu_sharing_evidence(const drg::Experiment& e) {
+  CpuSharing evidence;
   // One entry per process: its host, online CPUs and threads' CPU sets.
   struct Process {
     int rank;
@@ -382,6 +387,8 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
                               p->threads.size(), mine.size());
     }
     if (cpus.empty() || threads <= cpus.size()) continue;
+    if (threads - cpus.size() > evidence.threads - evidence.cpus)
+      evidence.threads = threads, evidence.cpus = cpus.size();
     std::string where = h.empty() ? "" : " of host " + h;
     std::string text = fmt::format("{} threads ran on {} CPU(s){}, so threads shared CPUs", threads,
                                    cpus.size(), where);
@@ -407,7 +414,10 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
         "slower work (unidentified), waits and fork/join: measure on a quiet machine with at most "
         "one thread per CPU",
         queued, 100 * queued / (ran + queued)));
-  return out;
+  evidence.waited_s = queued;
+  evidence.ran_s = ran;
+  evidence.notes = std::move(out);
+  return evidence;
 }
 
 const std::vector<Hint>& hint_table() { return kHints; }
