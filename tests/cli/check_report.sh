@@ -60,6 +60,8 @@ for cmd in "report grid2 -r grid1" "export --format json grid2 -r grid1" "diff g
     fail "SCALEA_DECOMPOSITION_ARGS='t grid' scalea $cmd: $(cat err)"
   grep -q "other arguments" err && fail "SCALEA_DECOMPOSITION_ARGS scalea $cmd: $(cat err)"
 done
+"$scalea" report --decomposition t,grid grid2 -r grid1 > out 2> err ||  # one list per option
+  fail "--decomposition before the experiment: $(cat err)"
 "$scalea" report r2 -r other1 --decomposition 2 > out 2> err || fail "--decomposition 2 (a position): $(cat err)"
 [ -s err ] && fail "--decomposition 2 gave stderr: $(cat err)"
 "$scalea" report r2 -r other1 --decomposition 3 > out 2> err && fail "--decomposition 3 accepted argument 2"

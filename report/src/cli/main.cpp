@@ -21,7 +21,8 @@ void add_decomposition_option(CLI::App* cmd, std::vector<std::string>& names) {
                   "for -t 4) or positions, comma separated; their values may differ from the "
                   "reference's (default: SCALEA_DECOMPOSITION_ARGS)")
       ->delimiter(',')
-      ->type_name("NAME,...");
+      ->allow_extra_args(false)  // one list per --decomposition: the experiment is not a name
+      ->type_name("NAME[,NAME]");
 }
 
 std::vector<std::string> decomposition_args(const std::vector<std::string>& given) {
