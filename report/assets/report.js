@@ -755,6 +755,7 @@
         fx(c.eff) + '</td><td>' + fs(c.to) + '</td>' + c.c.map(function (v) { return '<td>' + fs(v) + '</td>'; }).join('') + '</tr>';
     });
     s += '</tbody></table></div>';
+    configs.forEach(function (c) { if (c.cpu_note) s += '<p class="note cpu">' + esc(c.cpu_note) + '</p>'; });
     s += '<h4>At p = ' + esc(configs[S.config].label) + '</h4>' + (present(r) ? classesHtml(r) : '<p>not run at this p</p>');
     return s;
   }

@@ -36,6 +36,35 @@ for cmd in "report r2 -r" "export --format json r2 -r" "diff r2 r2 --ref-a"; do
   done
 done
 grep -q "other arguments" <("$scalea" report r2 -r other1 2>&1) || fail "other arguments not named"
+# The first argument that differs, by position and value, and the name --decomposition takes.
+"$scalea" report r2 -r other1 > out 2> err
+want="scalea report: reference other1 ran other arguments: argument 2: '8' here, '4' in the reference ('slowloop 8 10 0.5' here; 'slowloop 4 10 0.5' in the reference): the inputs differ; if argument 2 sets the decomposition, not the input, say so with --decomposition 2 (or SCALEA_DECOMPOSITION_ARGS=2); use --force to compare them anyway"
+[ "$(cat err)" = "$want" ] || fail "other arguments: got '$(cat err)', expected '$want'"
+# Named as decomposition arguments (by flag or position), the values may differ: every command
+# that checks a reference accepts them, by option or by SCALEA_DECOMPOSITION_ARGS.
+run grid2 2 slowloop 8 10 0.5 -t 2 -grid=2x1
+run grid1 1 slowloop 8 10 0.5 -t 1 -grid=1x1
+"$scalea" report grid2 -r grid1 > out 2> err && fail "a reference with -t 1 was not refused"
+want="scalea report: reference grid1 ran other arguments: argument 6: '2' here, '1' in the reference ('slowloop 8 10 0.5 -t 2 -grid=2x1' here; 'slowloop 8 10 0.5 -t 1 -grid=1x1' in the reference): the inputs differ; if argument 6 sets the decomposition, not the input, say so with --decomposition t (or SCALEA_DECOMPOSITION_ARGS=t); use --force to compare them anyway"
+[ "$(cat err)" = "$want" ] || fail "-t differs: got '$(cat err)', expected '$want'"
+"$scalea" report grid2 -r grid1 --decomposition t > out 2> err && fail "-grid=2x1 was not refused"
+grep -q "argument 7: '-grid=2x1' here, '-grid=1x1' in the reference .*say so with --decomposition grid " err ||
+  fail "-grid differs: $(cat err)"
+for cmd in "report grid2 -r grid1" "export --format json grid2 -r grid1" "diff grid2 grid2 --ref-a grid1 --ref-b grid1" \
+           "db --db $tmp/grid.db add grid2 -r grid1"; do
+  # shellcheck disable=SC2086
+  "$scalea" $cmd --decomposition t,grid > out 2> err || fail "scalea $cmd --decomposition t,grid: $(cat err)"
+  grep -q "other arguments" err && fail "scalea $cmd --decomposition t,grid: $(cat err)"
+  # shellcheck disable=SC2086
+  SCALEA_DECOMPOSITION_ARGS="t grid" "$scalea" $cmd > out 2> err ||
+    fail "SCALEA_DECOMPOSITION_ARGS='t grid' scalea $cmd: $(cat err)"
+  grep -q "other arguments" err && fail "SCALEA_DECOMPOSITION_ARGS scalea $cmd: $(cat err)"
+done
+"$scalea" report --decomposition t,grid grid2 -r grid1 > out 2> err ||  # one list per option
+  fail "--decomposition before the experiment: $(cat err)"
+"$scalea" report r2 -r other1 --decomposition 2 > out 2> err || fail "--decomposition 2 (a position): $(cat err)"
+[ -s err ] && fail "--decomposition 2 gave stderr: $(cat err)"
+"$scalea" report r2 -r other1 --decomposition 3 > out 2> err && fail "--decomposition 3 accepted argument 2"
 grep -q "p = 2" <("$scalea" report r2 -r p2ref 2>&1) || fail "the reference's p not named"
 grep -q "another program (imbalance" <("$scalea" report r2 -r prog1 2>&1) || fail "another program not named"
 "$scalea" report r2 -r other1 --force > out 2> err || fail "report --force failed: $(cat err)"

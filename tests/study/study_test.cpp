@@ -235,7 +235,7 @@ TEST(Study, EndToEndReportAndResume) {
   Result c = run({"report", dir, "--format", "csv"});
   ASSERT_EQ(c.status, 0) << c.err;
   EXPECT_EQ(c.out.rfind("region_id,parent_id,depth,path,kind,label,location,p,threads,ranks", 0), 0u) << c.out;
-  EXPECT_NE(c.out.find(",total\n"), std::string::npos);
+  EXPECT_NE(c.out.find(",total,cpus_shared\n"), std::string::npos);
   EXPECT_EQ(lines(c.out), entries + 1);
 
   // report: markdown
@@ -423,6 +423,118 @@ TEST(Study, RanksAloneRunAnMpiStudyWithOneThreadPerRank) {
   EXPECT_EQ(rep["configurations"][1]["threads"], 1);
 }
 
+// More threads than CPUs (item 11 of "Diagnoses that hold on MPI codes and on shared CPUs"):
+// threads 1, C, 2C on the C CPUs this test may use. The study says once, before the first run,
+// that p = 2C will share CPUs, and runs it; the report marks p = 2C with "*" in its tables, names
+// it under the speedup table with its threads, CPUs and wait, gives it in CSV and JSON, and its
+// findings (at p = 2C) start with the run's own CPU note.
+TEST(Study, MoreThreadsThanCpusAreSaidBeforeAndInTheReport) {
+  const int cpus = st::usable_cpus();
+  const std::string C = std::to_string(cpus), P = std::to_string(2 * cpus);
+  std::string dir = scratch("crowded.study");
+  Result r = run({"study", "-o", dir, "--threads", "1," + C + "," + P, "--", STUDY_APP, "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string said = "scalea study: p = " + P + " has more threads than the " + C +
+                           " CPU(s) this study may use: its threads will share CPUs and its times will "
+                           "include waiting for a CPU (scalea report marks it with *); the largest p that "
+                           "fits is " + C + "\n";
+  size_t at = r.err.find(said);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(said, at + 1), std::string::npos) << "said twice: " << r.err;
+  EXPECT_LT(at, r.err.find("run 1/")) << "said after the first run: " << r.err;
+  EXPECT_NE(r.err.find("3 of 3 runs ok"), std::string::npos) << r.err;  // still run
+
+  Result t = run({"report", dir});
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find(" p=" + P + "*\n"), std::string::npos) << t.out;  // speedup table head
+  EXPECT_NE(t.out.find("\nCPUS        p=" + P + "*: threads shared CPUs in 1 of 1 repetition(s) (" + P +
+                       " threads ran on " + C + " CPU(s)"),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("): its times include waiting for a CPU; scalea report " + dir + "/runs/t" + P +
+                       "-r1-rep1 says more\n"),
+            std::string::npos)
+      << t.out;
+  // Within the CPUs no configuration is said to have more threads than CPUs (a busy machine may
+  // still make a run's threads wait for a CPU: that note is the run queue's, "waited").
+  EXPECT_EQ(t.out.find("p=" + C + "*: threads shared CPUs in 1 of 1 repetition(s) (" + C + " threads ran"),
+            std::string::npos)
+      << t.out;
+  EXPECT_EQ(t.out.find("p=1*: threads shared CPUs in 1 of 1 repetition(s) (1 threads ran"), std::string::npos)
+      << t.out;
+  size_t findings = t.out.find("\nFindings at p = " + P);
+  ASSERT_NE(findings, std::string::npos) << t.out;
+  size_t first = t.out.find("\nfirst, threads shared CPUs: " + P + " threads ran on " + C + " CPU(s)", findings);
+  EXPECT_NE(first, std::string::npos) << t.out.substr(findings);
+  EXPECT_LT(first, t.out.find("\nfindings", findings)) << t.out.substr(findings);
+
+  Result m = run({"report", dir, "--format", "markdown"});
+  ASSERT_EQ(m.status, 0) << m.err;
+  EXPECT_NE(m.out.find("| p=" + P + "\\* |"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("\n- p=" + P + "\\*: threads shared CPUs in 1 of 1 repetition(s)"), std::string::npos)
+      << m.out;
+  EXPECT_NE(m.out.find("\n| " + P + "\\* | " + P + " x 1 |"), std::string::npos) << m.out;
+
+  Result c = run({"report", dir, "--format", "csv"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("\n0,,0,"), std::string::npos) << c.out;
+  std::istringstream rows(c.out);
+  std::string line;
+  std::getline(rows, line);
+  while (std::getline(rows, line)) {
+    // The program's row at p = 2C; the others may count a busy machine's run-queue wait.
+    if (line.rfind("0,,0,", 0) == 0 && line.find("," + P + "," + P + ",1,") != std::string::npos)
+      EXPECT_EQ(line.substr(line.rfind(',')), ",1") << line;
+  }
+
+  Result j = run({"report", dir, "--format", "json"});
+  ASSERT_EQ(j.status, 0) << j.err;
+  json doc = json::parse(j.out);
+  for (const json& cf : doc["configurations"]) {
+    SCOPED_TRACE(cf.dump());
+    const json& cs = cf["cpu_sharing"];
+    if (cf["p"] == 2 * cpus) {
+      ASSERT_TRUE(cs.is_object());
+      EXPECT_EQ(cs["repetitions"], 1);
+      EXPECT_EQ(cs["experiment"], "runs/t" + P + "-r1-rep1");
+      EXPECT_EQ(cs["threads"], 2 * cpus);
+      EXPECT_EQ(cs["cpus"], cpus);
+      EXPECT_GE(cs["notes"].size(), 1u);
+    } else {
+      EXPECT_TRUE(cs.is_null() || cs["threads"] == 0);  // at most the run queue's wait
+    }
+  }
+
+  std::string page = test_dir() + "/crowded.html";
+  Result h = run({"report", dir, "--html", page});
+  ASSERT_EQ(h.status, 0) << h.err;
+  std::string html = slurp(page);
+  EXPECT_NE(html.find("\"label\":\"" + P + "*\""), std::string::npos);
+  EXPECT_NE(html.find("\"cpu_note\":\"p=" + P + "*: threads shared CPUs in 1 of 1 repetition(s)"),
+            std::string::npos);
+  EXPECT_NE(html.find("\"findings_note\":\"First, threads shared CPUs: " + P + " threads ran on"),
+            std::string::npos);
+}
+
+// A study within the CPUs says nothing of them before it starts, and its report marks no
+// configuration for more threads than CPUs.
+TEST(Study, WithinTheCpusNothingIsSaid) {
+  const int cpus = st::usable_cpus();
+  std::string dir = scratch("fits.study");
+  Result r = run({"study", "-o", dir, "--threads", "1," + std::to_string(cpus), "--", STUDY_APP, "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("more threads than"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("CPU"), std::string::npos) << r.err;
+  Result t = run({"report", dir});
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(t.out.find("threads ran on"), std::string::npos) << t.out;
+  // A CPUS line here can only be the run queue's (a busy machine): none when the threads ran.
+  if (t.out.find("waited") == std::string::npos) {
+    EXPECT_EQ(t.out.find("CPUS "), std::string::npos) << t.out;
+    EXPECT_EQ(t.out.find("*"), std::string::npos) << t.out;
+  }
+}
+
 TEST(Study, LauncherTemplateStartsEveryRun) {
   std::string dir = scratch("launcher.study");
   Result r = run({"study", "-o", dir, "--threads", "1", "--launcher", "env STUDY_LAUNCHED={ranks}x{threads}", "--",
@@ -503,6 +615,25 @@ TEST(StudyPlan, RunsRoundByRoundReferenceFirst) {
   // The reference is planned even when the lists do not hold 1.
   EXPECT_EQ(st::plan_runs({4}, {1}, 1).front().id(), "t1-r1-rep1");
   EXPECT_EQ(st::plan_runs({4}, {1}, 1).size(), 2u);
+}
+
+TEST(StudyPlan, MoreThreadsThanCpusNamed) {
+  std::vector<st::Config> plan{{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+  EXPECT_EQ(st::oversubscription_note(plan, 8, false), "");
+  EXPECT_EQ(st::oversubscription_note(plan, 4, false),
+            "scalea study: p = 8 has more threads than the 4 CPU(s) this study may use: its threads will share CPUs "
+            "and its times will include waiting for a CPU (scalea report marks it with *); the largest p that fits "
+            "is 4");
+  EXPECT_EQ(st::oversubscription_note(plan, 2, false),
+            "scalea study: p = 4 and p = 8 have more threads than the 2 CPU(s) this study may use: their threads "
+            "will share CPUs and their times will include waiting for a CPU (scalea report marks them with *); the "
+            "largest p that fits is 2");
+  EXPECT_EQ(st::oversubscription_note({{1, 1}, {2, 2}, {1, 4}, {4, 1}}, 2, true),
+            "scalea study: p = 4 (4 thread(s) x 1 rank(s)), p = 4 (2 thread(s) x 2 rank(s)) and p = 4 (1 thread(s) "
+            "x 4 rank(s)) have more threads than the 2 CPU(s) this study may use: their threads will share CPUs "
+            "and their times will include waiting for a CPU (scalea report marks them with *); the largest p that "
+            "fits is 2 (if the launcher places ranks on other hosts, this does not apply)");
+  EXPECT_GE(st::usable_cpus(), 1);
 }
 
 TEST(StudyLauncher, Templates) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "output/errors.hpp"
@@ -23,12 +24,81 @@ std::string joined(const std::vector<std::string>& v, size_t from) {
   for (size_t i = from; i < v.size(); ++i) s += (i > from ? " " : "") + v[i];
   return s;
 }
+
+// The arguments (the command without the program) with the decomposition's values replaced by
+// kAny, so that two runs that differ only there compare equal (check_reference).
+constexpr const char* kAny = "\x01";
+std::vector<std::string> inputs(const std::vector<std::string>& command,
+                                const std::vector<std::string>& decomposition) {
+  std::vector<std::string> out(command.begin() + (command.empty() ? 0 : 1), command.end());
+  auto is_flag = [&](const std::string& word, const std::string& name) {
+    return word == "-" + name || word == "--" + name;
+  };
+  for (size_t i = 0; i < out.size(); ++i)
+    for (std::string name : decomposition) {
+      name.erase(0, name.find_first_not_of('-'));
+      if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
+        if (std::to_string(i + 1) == name) out[i] = kAny;  // a position
+        continue;
+      }
+      const std::string& w = out[i];
+      size_t eq = w.find('=');
+      if (is_flag(w, name) && i + 1 < out.size()) out[i + 1] = kAny;  // -t 4
+      else if (eq != std::string::npos && is_flag(w.substr(0, eq), name))
+        out[i] = w.substr(0, eq + 1) + kAny;  // --grid=2x2
+      else if (name.size() == 1 && w.size() > 2 && w[0] == '-' && w[1] == name[0] &&
+               std::isdigit((unsigned char)w[2]))
+        out[i] = w.substr(0, 2) + kAny;  // -t4
+    }
+  return out;
+}
+
+// The name --decomposition would take for argument i (0-based) of `args`: its flag when it is a
+// flag's value ("-t 4", "--grid=2x2", "-t4"), else its position.
+std::string decomposition_name(const std::vector<std::string>& args, size_t i) {
+  auto flag = [](const std::string& w) {
+    return w.size() > 1 && w[0] == '-' && std::isalpha((unsigned char)w[w[1] == '-' ? 2 : 1]);
+  };
+  auto strip = [](const std::string& f) { return f.substr(f.find_first_not_of('-')); };
+  if (i < args.size()) {
+    const std::string& w = args[i];
+    size_t eq = w.find('=');
+    if (flag(w) && eq != std::string::npos) return strip(w.substr(0, eq));
+    if (flag(w) && w[1] != '-' && w.size() > 2 && std::isdigit((unsigned char)w[2]))
+      return w.substr(1, 1);
+    if (i > 0 && flag(args[i - 1]) && args[i - 1].find('=') == std::string::npos)
+      return strip(args[i - 1]);
+  }
+  return std::to_string(i + 1);
+}
+
+// "argument 3: 'd' here, 'c' in the reference" for the first argument that differs, with the
+// --decomposition that would accept it.
+std::string first_difference(const std::vector<std::string>& run,
+                             const std::vector<std::string>& ref,
+                             const std::vector<std::string>& decomposition) {
+  std::vector<std::string> a = inputs(run, decomposition), b = inputs(ref, decomposition);
+  if (a == b) return {};
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  std::vector<std::string> ra(run.begin() + 1, run.end()), rb(ref.begin() + 1, ref.end());
+  auto word = [](const std::vector<std::string>& v, size_t k) {
+    return k < v.size() ? "'" + v[k] + "'" : std::string("none");
+  };
+  std::string name = decomposition_name(i < ra.size() ? ra : rb, i);
+  return fmt::format(
+      "argument {}: {} here, {} in the reference ('{}' here; '{}' in the reference): the inputs "
+      "differ; if argument {} sets the decomposition, not the input, say so with --decomposition "
+      "{} (or SCALEA_DECOMPOSITION_ARGS={})",
+      i + 1, word(ra, i), word(rb, i), joined(run, 1), joined(ref, 1), i + 1, name, name);
+}
 }  // namespace
 
-void check_reference(const drg::Experiment& run, const drg::Experiment& ref, bool force) {
+void check_reference(const drg::Experiment& run, const drg::Experiment& ref, bool force,
+                     const std::vector<std::string>& decomposition) {
   std::vector<std::string> a = drg::read_meta(run.meta).command,
                            b = drg::read_meta(ref.meta).command;
-  std::string problem;
+  std::string problem, differs;
   size_t pes = std::max<size_t>(1, ref.threads.size());
   if (pes != 1)
     problem = fmt::format(
@@ -38,11 +108,8 @@ void check_reference(const drg::Experiment& run, const drg::Experiment& ref, boo
   else if (!a.empty() && !b.empty() && base_name(a[0]) != base_name(b[0]))
     problem = fmt::format("reference {} ran another program ({}; this run: {})", ref.path,
                           base_name(b[0]), base_name(a[0]));
-  else if (!a.empty() && !b.empty() && joined(a, 1) != joined(b, 1))
-    problem = fmt::format(
-        "reference {} ran other arguments ('{}'; this run: '{}'): the inputs "
-        "differ",
-        ref.path, joined(b, 1), joined(a, 1));
+  else if (!a.empty() && !b.empty() && !(differs = first_difference(a, b, decomposition)).empty())
+    problem = fmt::format("reference {} ran other arguments: {}", ref.path, differs);
   if (problem.empty()) return;
   if (!force) throw UserError(problem + "; use --force to compare them anyway");
   static bool said = launcher_rank().value_or(0) != 0;  // under mpirun, rank 0 warns for the job
@@ -56,7 +123,7 @@ std::unique_ptr<Analyzed> open_experiment(const std::string& dir, const Analysis
   x->run = Source(dir, o.share);
   if (!o.reference.empty()) {
     x->ref = Source(o.reference, o.share);
-    check_reference(x->experiment(), *x->reference(), o.force);
+    check_reference(x->experiment(), *x->reference(), o.force, o.decomposition);
   }
   return x;
 }

@@ -29,6 +29,9 @@ struct AnalysisOptions {
   std::string reference;  // the reference experiment, "" for none
   // --force: use a reference whose program, arguments or p differ (said once on stderr).
   bool force = false;
+  // --decomposition / SCALEA_DECOMPOSITION_ARGS: the arguments that set the decomposition, not
+  // the input, whose values may differ between the run and its reference (check_reference).
+  std::vector<std::string> decomposition;
   int p = 0;  // PEs of the run, 0: its thread count
   // Analyses given the same table have comparable call-path keys (scalea diff).
   std::shared_ptr<overheads::CallPathKeys> keys;
@@ -40,9 +43,12 @@ struct AnalysisOptions {
 };
 
 // Whether `ref` can serve as the reference of `run`: the same program with the same arguments,
-// run with p = 1. Throws UserError naming the difference, unless `force`; then says it once on
-// stderr and goes on.
-void check_reference(const drg::Experiment& run, const drg::Experiment& ref, bool force);
+// run with p = 1. Throws UserError naming the difference (the first argument that differs, by
+// position and value), unless `force`; then says it once on stderr and goes on.
+// `decomposition` names the arguments whose values may differ: a flag without its dashes ("t"
+// for "-t 4", "-t4" or "--t=4"; "grid" for "--grid 2x2" or "-grid=2x2"), or a position ("3").
+void check_reference(const drg::Experiment& run, const drg::Experiment& ref, bool force,
+                     const std::vector<std::string>& decomposition = {});
 
 // Opens `dir` (and the reference unless none, checked by check_reference), not classified yet.
 // Throws drg::LoadError or UserError with a one-line message.

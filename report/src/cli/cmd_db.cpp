@@ -48,6 +48,7 @@ struct DbOptions {
   std::vector<std::string> inputs, tags;
   std::string reference, machine;
   bool per_pe = false, quiet = false, force = false;
+  std::vector<std::string> decomposition;  // --decomposition
   // list
   std::string program;
   bool studies = false;
@@ -145,6 +146,7 @@ void run_add(const DbOptions& o) {
   ao.per_pe = o.per_pe;
   ao.machine = o.machine;
   ao.force = o.force;
+  ao.decomposition = decomposition_args(o.decomposition);
   if (!o.reference.empty())
     for (const std::string& in : o.inputs)
       if (is_study(in))
@@ -595,6 +597,7 @@ void add_db(CLI::App& app) {
                   "~/.config/scalea/machine.json when present)");
   add->add_flag("--force", o->force,
                 "Use a reference even when its program, arguments or p differ (warned)");
+  add_decomposition_option(add, o->decomposition);
   add->add_flag("-q,--quiet", o->quiet, "Print nothing when all is well");
   add->callback([o] { run_add(*o); });
 

@@ -29,6 +29,7 @@ namespace {
 struct DiffOptions {
   std::string a, b, ref_a, ref_b, format = "text";
   bool force = false;
+  std::vector<std::string> decomposition;  // --decomposition
   double min_change = 0;
 };
 
@@ -52,6 +53,7 @@ void run_diff(const DiffOptions& o, overheads::Share* share) {
   auto keys = std::make_shared<overheads::CallPathKeys>();
   AnalysisOptions ao;
   ao.force = o.force;
+  ao.decomposition = decomposition_args(o.decomposition);
   ao.keys = keys;
   ao.share = share;
   ao.reference = o.ref_a;
@@ -94,6 +96,7 @@ void add_diff(CLI::App& app) {
   cmd->add_option("--ref-b", o->ref_b, "Reference run (p = 1) for B");
   cmd->add_flag("--force", o->force,
                 "Use a reference even when its program, arguments or p differ (warned)");
+  add_decomposition_option(cmd, o->decomposition);
   cmd->add_option("-f,--format", o->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

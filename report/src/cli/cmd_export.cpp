@@ -21,6 +21,7 @@ struct ExportOptions {
   std::vector<std::string> dirs;
   std::string format, reference, output;
   bool force = false;
+  std::vector<std::string> decomposition;  // --decomposition
   int p = 0;
   size_t findings = 5;
   bool no_graphviz = false, no_source = false;
@@ -76,6 +77,7 @@ void run_export(const ExportOptions& o, overheads::Share* share) {
     AnalysisOptions ao;
     ao.reference = o.reference;
     ao.force = o.force;
+    ao.decomposition = decomposition_args(o.decomposition);
     ao.p = o.p;
     ao.share = share;
     runs.push_back(analyze(d, ao));
@@ -115,6 +117,7 @@ void add_export(CLI::App& app) {
   cmd->add_option("-r,--reference", o->reference, "Reference experiment (same program, p = 1)");
   cmd->add_flag("--force", o->force,
                 "Use the reference even when its program, arguments or p differ (warned)");
+  add_decomposition_option(cmd, o->decomposition);
   cmd->add_option("-o,--output", o->output, "Output file (default: standard output)");
   cmd->add_option("-p,--pes", o->p, "Processing elements of the run (default: its thread count)")
       ->check(CLI::PositiveNumber);

@@ -24,6 +24,7 @@ namespace {
 struct ReportOptions {
   std::string dir, reference;
   bool force = false;
+  std::vector<std::string> decomposition;  // --decomposition
   std::string format = "text";
   int p = 0;
   std::string machine;  // --machine FILE (default: the default machine file when present)
@@ -60,6 +61,7 @@ void report_experiment(ReportOptions& o, overheads::Share* share) {
   AnalysisOptions ao;
   ao.reference = o.reference;
   ao.force = o.force;
+  ao.decomposition = decomposition_args(o.decomposition);
   ao.p = o.p;
   ao.share = share;
   // Read one rank file at a time (docs/drg.md, "Streaming").
@@ -93,10 +95,12 @@ void report(ReportOptions& o, overheads::Share* share) {
       AnalysisOptions ao;
       ao.reference = o.reference;
       ao.force = o.force;
+      ao.decomposition = decomposition_args(o.decomposition);
       ao.p = o.p;
       write_html(o, *analyze(o.dir, ao));
     }
-    over_time_report(o.dir, {o.format, o.interval, o.top, o.plots, o.reference, o.force, o.p});
+    over_time_report(o.dir, {o.format, o.interval, o.top, o.plots, o.reference, o.force,
+                             decomposition_args(o.decomposition), o.p});
     return;
   }
   report_experiment(o, share);
@@ -136,6 +140,7 @@ void add_report(CLI::App& app) {
   cmd->add_option("-r,--reference", o->reference, "Reference experiment (same program, p = 1)");
   cmd->add_flag("--force", o->force,
                 "Use the reference even when its program, arguments or p differ (warned)");
+  add_decomposition_option(cmd, o->decomposition);
   std::vector<std::string> formats;
   for (const ReportFormat& f : report_formats()) formats.emplace_back(f.name);
   cmd->add_option("-f,--format", o->format, "Output format")

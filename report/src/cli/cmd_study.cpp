@@ -540,6 +540,15 @@ std::string summary(const StudyOptions& o, const Study& s, size_t ok, double ela
   return line + "; report: scalea report " + o.output;
 }
 
+// Says once, before the runs start, which of them have more threads than this process's CPUs
+// (they still run: the user may want them).
+void say_oversubscribed(Progress& progress, const Study& s, const std::vector<Run*>& todo) {
+  std::vector<Config> planned;
+  for (const Run* r : todo) planned.push_back(r->config);
+  std::string crowded = oversubscription_note(planned, usable_cpus(), s.use_launcher);
+  if (!crowded.empty()) progress.print(crowded);
+}
+
 int run_study(const StudyOptions& o) {
   bool existing = false;
   std::string dir = study_dir(o, existing);
@@ -570,6 +579,7 @@ int run_study(const StudyOptions& o) {
     progress.print(
         "scalea study: --threads not given: 1 thread per rank (OMP_NUM_THREADS=1), an "
         "MPI-only study; give --threads for MPI+OpenMP");
+  say_oversubscribed(progress, s, todo);
 
   struct sigaction sa {};
   sa.sa_handler = on_signal;

@@ -40,6 +40,7 @@ struct TopOptions {
   std::string dir, reference, delay = "0.25";
   int p = 0, iterations = 0, rows = 0;
   bool batch = false, force = false;
+  std::vector<std::string> decomposition;  // --decomposition
 };
 
 volatile sig_atomic_t g_quit = 0, g_resized = 0;
@@ -339,7 +340,8 @@ class Top {
         const online::Point& newest = *ends.back();
         const online::Point* prev = ends.size() > 1 ? ends[ends.size() - 2] : nullptr;
         if (c_.reference && !checked_) {
-          check_reference(online::window(parts_, nullptr, newest, start, {})->e, *ref_, o_.force);
+          check_reference(online::window(parts_, nullptr, newest, start, {})->e, *ref_, o_.force,
+                          decomposition_args(o_.decomposition));
           checked_ = true;
         }
         view_.last = online::window(parts_, prev, newest, start, c_);
@@ -455,6 +457,7 @@ void add_top(CLI::App& app) {
                   "to the window's visits");
   cmd->add_flag("--force", o->force,
                 "Use the reference even when its program, arguments or p differ (warned)");
+  add_decomposition_option(cmd, o->decomposition);
   cmd->add_option("-p,--pes", o->p, "Processing elements of the run (default: its thread count)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("-d,--delay", o->delay, "How often to look for new snapshots (default 0.25 s)")

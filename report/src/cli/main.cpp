@@ -3,13 +3,41 @@
 
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "analysis/share.hpp"
+
+namespace scalea::cli {
+
+void add_decomposition_option(CLI::App* cmd, std::vector<std::string>& names) {
+  cmd->add_option("--decomposition", names,
+                  "Arguments that set the decomposition, not the input: flags without dashes (t "
+                  "for -t 4) or positions, comma separated; their values may differ from the "
+                  "reference's (default: SCALEA_DECOMPOSITION_ARGS)")
+      ->delimiter(',')
+      ->allow_extra_args(false)  // one list per --decomposition: the experiment is not a name
+      ->type_name("NAME[,NAME]");
+}
+
+std::vector<std::string> decomposition_args(const std::vector<std::string>& given) {
+  if (!given.empty()) return given;
+  std::vector<std::string> out;
+  const char* env = std::getenv("SCALEA_DECOMPOSITION_ARGS");
+  std::string text = env ? env : "";
+  for (char& c : text)
+    if (c == ',') c = ' ';
+  std::istringstream words(text);
+  for (std::string w; words >> w;) out.push_back(w);
+  return out;
+}
+
+}  // namespace scalea::cli
 
 namespace {
 

@@ -704,6 +704,7 @@ std::unique_ptr<Analyzed> analyzed(const std::string& dir, const std::string& re
   AnalysisOptions ao;
   ao.reference = reference;
   ao.force = o.force;
+  ao.decomposition = o.decomposition;
   ao.p = p;
   ao.machine = model ? &*model : nullptr;
   return analyze(dir, ao);

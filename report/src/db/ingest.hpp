@@ -19,6 +19,7 @@ struct AddOptions {
   bool per_pe = false;  // --per-pe: one pe_times row per region and PE
   std::string machine;  // --machine FILE (default: the default machine file when present)
   bool force = false;   // --force: use a reference whose program, arguments or p differ
+  std::vector<std::string> decomposition;  // AnalysisOptions::decomposition
 };
 
 struct Added {

@@ -346,6 +346,11 @@ std::string light_mode_note(const drg::Meta& m) {
 }
 
 std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
+  return cpu_sharing_evidence(e).notes;
+}
+
+CpuSharing cpu_sharing_evidence(const drg::Experiment& e) {
+  CpuSharing evidence;
   // One entry per process: its host, online CPUs and threads' CPU sets.
   struct Process {
     int rank;
@@ -380,6 +385,8 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
                               p->threads.size(), mine.size());
     }
     if (cpus.empty() || threads <= cpus.size()) continue;
+    if (threads - cpus.size() > evidence.threads - evidence.cpus)
+      evidence.threads = threads, evidence.cpus = cpus.size();
     std::string where = h.empty() ? "" : " of host " + h;
     std::string text = fmt::format("{} threads ran on {} CPU(s){}, so threads shared CPUs", threads,
                                    cpus.size(), where);
@@ -398,14 +405,18 @@ std::vector<std::string> cpu_sharing(const drg::Experiment& e) {
   }
   // Runnable threads that waited for a CPU (other processes, or more threads than CPUs): the
   // scheduler's own account, whatever the affinity said.
-  if (CpuWait w = cpu_wait(e); w.significant())
+  const CpuWait w = cpu_wait(e);
+  if (w.significant())
     out.push_back(fmt::format(
         "the threads waited {:.3f} s in all for a CPU while ready to run ({:.0f}% of their time on "
         "or waiting for one): other processes or other threads had the CPUs; that time shows as "
         "slower work (unidentified), waits and fork/join: measure on a quiet machine with at most "
         "one thread per CPU",
         w.queued, 100 * w.share()));
-  return out;
+  evidence.waited_s = w.queued;
+  evidence.ran_s = w.ran;
+  evidence.notes = std::move(out);
+  return evidence;
 }
 
 CpuWait cpu_wait(const drg::Experiment& e) {

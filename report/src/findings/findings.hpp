@@ -81,6 +81,16 @@ double finding_floor(const overheads::Analysis& a);
 // affinity threads' runqueue_s, from the kernel's schedstat), when at least kCpuWaitMinSeconds and
 // kCpuWaitMinShare of their time on or waiting for a CPU: other processes took CPU time.
 std::vector<std::string> cpu_sharing(const drg::Experiment& e);
+// What cpu_sharing() says it from, for a summary of many runs (scalea report STUDY).
+struct CpuSharing {
+  std::vector<std::string> notes;  // cpu_sharing()'s sentences; empty: the threads had CPUs
+  size_t threads = 0, cpus = 0;    // on the most oversubscribed host; 0, 0: none was
+  // The threads' time waiting for a CPU while ready to run and on one (schedstat), 0 when the
+  // experiment does not record it.
+  double waited_s = 0, ran_s = 0;
+  bool shared() const { return !notes.empty(); }
+};
+CpuSharing cpu_sharing_evidence(const drg::Experiment& e);
 inline constexpr double kCpuWaitMinSeconds = 0.010;
 inline constexpr double kCpuWaitMinShare = 0.05;
 

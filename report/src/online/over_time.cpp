@@ -95,7 +95,7 @@ Series build(const std::string& dir, const OverTimeOptions& o) {
   if (!out.reference.empty()) {
     // Whole: scaled to each window in memory; a reference (p = 1) is one thread in one file.
     ref = drg::load_experiment(out.reference);
-    check_reference(whole->e, *ref, o.force);
+    check_reference(whole->e, *ref, o.force, o.decomposition);
     ref_t.emplace(*ref);
     c.reference = &*ref_t;
     whole = online::window(parts, nullptr, *ends.back(), start, c);

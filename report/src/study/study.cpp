@@ -2,6 +2,7 @@
 #include "study.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "output/errors.hpp"
@@ -86,6 +88,40 @@ std::vector<Run> plan_runs(const std::vector<int>& threads, const std::vector<in
       runs.push_back(r);
     }
   return runs;
+}
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? int(online) : 1;
+}
+
+std::string oversubscription_note(const std::vector<Config>& configs, int cpus, bool launcher) {
+  std::set<Config> over;
+  for (const Config& c : configs)
+    if (c.p() > cpus) over.insert(c);
+  if (over.empty()) return {};
+  std::string which;
+  size_t k = 0;
+  for (const Config& c : over) {
+    if (k > 0) which += k + 1 == over.size() ? " and " : ", ";
+    ++k;
+    which += "p = " + std::to_string(c.p());
+    if (launcher)
+      which += " (" + std::to_string(c.threads) + " thread(s) x " + std::to_string(c.ranks) +
+               " rank(s))";
+  }
+  bool one = over.size() == 1;
+  std::string text =
+      "scalea study: " + which + (one ? " has" : " have") + " more threads than the " +
+      std::to_string(cpus) + " CPU(s) this study may use: " + (one ? "its" : "their") +
+      " threads will share CPUs and " + (one ? "its" : "their") +
+      " times will include waiting for a CPU (scalea report marks " + (one ? "it" : "them") +
+      " with *); the largest p that fits is " + std::to_string(cpus);
+  if (launcher) text += " (if the launcher places ranks on other hosts, this does not apply)";
+  return text;
 }
 
 namespace {

@@ -70,6 +70,14 @@ std::vector<int> parse_list(const std::string& text, const std::string& flag);
 std::vector<Run> plan_runs(const std::vector<int>& threads, const std::vector<int>& ranks,
                            int repeat);
 
+// The CPUs this process may run on (sched_getaffinity), else those online; at least 1.
+int usable_cpus();
+// What scalea study says once before it starts when some of `configs` have more threads x ranks
+// than `cpus`: which, how many CPUs, that their times will include waiting for a CPU and the
+// largest p that fits; "" when all fit. `launcher`: ranks go through a launcher (which may place
+// them on other hosts).
+std::string oversubscription_note(const std::vector<Config>& configs, int cpus, bool launcher);
+
 // Splits a launcher template into argv (whitespace separated, '...' and "..." quote, \ escapes;
 // no shell) and replaces {ranks}, {threads}, {p} in every word. Throws UserError when malformed.
 std::vector<std::string> expand_launcher(const std::string& tmpl, const Config& c);

@@ -173,6 +173,11 @@ void add_run(Data& d, const drg::MergedTree& t, const Run& r, const drg::MergedT
   cd.lb.push_back(a.program.load_balance);
   cd.ce.push_back(a.program.communication_efficiency);
   cd.pe.push_back(a.program.parallel_efficiency);
+  CpuSharing cpus = cpu_sharing_evidence(t.experiment());
+  if (cpus.shared()) {
+    if (cd.cpu_shared_reps++ == 0 || cpus.waited_s > cd.cpu_sharing.waited_s)
+      cd.cpu_sharing = std::move(cpus), cd.cpu_shared_experiment = r.experiment();
+  }
   // One sample per region and run. Merged nodes with the same call-path key (the same source
   // construct recorded as several regions) are added up, in the run and in the reference.
   std::vector<int> mapped(t.nodes().size(), -1);
@@ -372,6 +377,7 @@ std::optional<StudyFindings> study_findings(const Data& d) {
   opts.paths = false;
   opts.share = d.share;
   out.analysis = overheads::classify(t, &rt, opts);
+  out.cpu_sharing = cpu_sharing(run.experiment());
   FindingContext context;
   context.reference = &rt;
   context.hidden = fold_recursion(t).hidden;
@@ -400,6 +406,28 @@ std::string config_label(const Data& d, const Config& c) {
   if (!d.study.use_launcher) return std::to_string(c.p());
   return std::to_string(c.p()) + " (" + std::to_string(c.threads) + "x" + std::to_string(c.ranks) +
          ")";
+}
+
+std::string marked_label(const Data& d, const ConfigData& c, bool markdown) {
+  std::string label = config_label(d, c.config);
+  return c.cpu_shared_reps ? label + (markdown ? "\\*" : "*") : label;
+}
+
+std::string cpu_note(const Data& d, const ConfigData& c, bool markdown) {
+  if (!c.cpu_shared_reps) return {};
+  const CpuSharing& e = c.cpu_sharing;
+  std::string how;
+  if (e.threads > 0) how = fmt::format("{} threads ran on {} CPU(s)", e.threads, e.cpus);
+  if (e.ran_s + e.waited_s > 0)
+    how += fmt::format(
+        "{}the threads waited {:.3f} s for a CPU, {:.0f}% of their time on or waiting for one",
+        how.empty() ? "" : "; ", e.waited_s, 100 * e.waited_s / (e.ran_s + e.waited_s));
+  return fmt::format(
+      "p={}: threads shared CPUs in {} of {} repetition(s) ({}{}): its times include waiting for a "
+      "CPU; scalea report {}/{} says more",
+      marked_label(d, c, markdown), c.cpu_shared_reps, c.experiments.size(), how,
+      c.cpu_shared_reps > 1 ? ", the repetition that waited longest" : "", d.dir,
+      c.cpu_shared_experiment);
 }
 
 std::string command_text(const Study& s) {

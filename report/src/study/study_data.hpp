@@ -68,6 +68,11 @@ struct ConfigData {
   Config config;
   std::vector<std::string> experiments;  // relative paths of the runs used
   std::vector<double> lb, ce, pe;        // POP metrics per repetition
+  // The repetitions whose threads shared CPUs (cpu_sharing()), and among them the one that waited
+  // longest for a CPU: its experiment and evidence.
+  size_t cpu_shared_reps = 0;
+  std::string cpu_shared_experiment;
+  CpuSharing cpu_sharing;
 };
 
 struct Data {
@@ -118,6 +123,12 @@ bool matches(const Data& d, int id, const std::string& q);
 // Regions to detail (beyond the program): matching --region, else the --top N by overhead.
 std::vector<int> detailed(const Data& d, int default_top);
 std::string config_label(const Data& d, const Config& c);
+// config_label() with "*" when the configuration's runs shared CPUs (a note under the table says
+// how: cpu_notes()); "\\*" for markdown.
+std::string marked_label(const Data& d, const ConfigData& c, bool markdown = false);
+// One line per configuration whose runs shared CPUs: which, in how many repetitions, the threads
+// and CPUs, how long the threads waited for a CPU, and that its times include that waiting.
+std::string cpu_note(const Data& d, const ConfigData& c, bool markdown = false);
 std::string command_text(const Study& s);
 std::string node_title(const Node& n);
 
@@ -126,6 +137,7 @@ struct StudyFindings {
   std::string experiment;  // relative path of the repetition the findings come from
   int p = 0;
   bool noise_measured = false;
+  std::vector<std::string> cpu_sharing;  // of that repetition (cpu_sharing())
   std::vector<Finding> findings;
   overheads::Analysis analysis;
 };

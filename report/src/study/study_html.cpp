@@ -51,13 +51,15 @@ void study_facts(const Data& d, nlohmann::json& data) {
 nlohmann::json configs_json(const Data& d) {
   nlohmann::json out = nlohmann::json::array();
   for (const ConfigData& c : d.configs)
-    out.push_back({{"label", config_label(d, c.config)},
+    out.push_back({{"label", marked_label(d, c)},
                    {"p", c.config.p()},
                    {"threads", c.config.threads},
                    {"ranks", c.config.ranks},
                    {"reps", c.experiments.size()},
                    {"experiments", c.experiments},
-                   {"pop", {median(c.lb), median(c.ce), median(c.pe)}}});
+                   {"pop", {median(c.lb), median(c.ce), median(c.pe)}},
+                   {"cpu_note",
+                    c.cpu_shared_reps ? nlohmann::json(cpu_note(d, c)) : nlohmann::json(nullptr)}});
   return out;
 }
 
@@ -119,8 +121,12 @@ void findings(const Data& d, size_t limit, nlohmann::json& data) {
   }
   data["findings"] = std::move(fs);
   data["findings_p"] = f->p;
+  std::string first;
+  for (const std::string& note : f->cpu_sharing)
+    first += "First, threads shared CPUs: " + note + ". ";
   data["findings_note"] = fmt::format(
-      "Findings at p = {}, from its repetition with the median T_o ({}); {}", f->p, f->experiment,
+      "{}Findings at p = {}, from its repetition with the median T_o ({}); {}", first, f->p,
+      f->experiment,
       f->noise_measured ? "an overhead within the run-to-run noise of its region (the spread over "
                           "the repetitions) is not a finding."
                         : "one repetition: the run-to-run noise is not measured (--repeat 3 "

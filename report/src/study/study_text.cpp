@@ -33,6 +33,8 @@ void print_study_findings(const Data& d) {
                  ? "an overhead within the run-to-run noise of its region, the spread over the "
                    "repetitions, is not a finding"
                  : "one repetition: the run-to-run noise is not measured, --repeat 3 measures it");
+  for (const std::string& note : f->cpu_sharing)
+    fmt::print("\nfirst, threads shared CPUs: {}", note);
   print_findings(f->findings, f->analysis, f->noise_measured);
 }
 
@@ -90,6 +92,18 @@ void print_study_header(const Data& d, bool markdown) {
       fmt::print(markdown ? "- failed run `{}`: {}\n" : "failed      {}: {}\n", r.id(), r.error);
 }
 
+// Under the tables: the configurations whose runs shared CPUs (their "p=4*"), one line each.
+void print_cpu_notes(const Data& d, bool markdown) {
+  bool first = true;
+  for (const ConfigData& c : d.configs) {
+    std::string note = cpu_note(d, c, markdown);
+    if (note.empty()) continue;
+    if (first) fmt::print("\n");
+    fmt::print(markdown ? "- {}\n" : "CPUS        {}\n", note);
+    first = false;
+  }
+}
+
 // Speedup per region vs p (the regions --region selects, or all).
 void print_speedups(const Data& d, bool markdown) {
   auto row = md_row;
@@ -105,7 +119,7 @@ void print_speedups(const Data& d, bool markdown) {
     fmt::print(
         "\n## Speedup per region\n\nspeedup = T_s / median T_p; T_s from the reference run.\n\n");
     std::vector<std::string> head{"region", "location", "T_s s"};
-    for (const auto& c : d.configs) head.push_back("p=" + config_label(d, c.config));
+    for (const auto& c : d.configs) head.push_back("p=" + marked_label(d, c, true));
     row(head);
     row(std::vector<std::string>(head.size(), "---"));
     for (int n : tree) {
@@ -122,7 +136,7 @@ void print_speedups(const Data& d, bool markdown) {
   } else {
     fmt::print("\nSpeedup per region (T_s / median T_p)\n");
     fmt::print("{:<{}} {:>9}", "region (call tree)", W, "T_s s");
-    for (const auto& c : d.configs) fmt::print(" {:>10}", "p=" + config_label(d, c.config));
+    for (const auto& c : d.configs) fmt::print(" {:>10}", "p=" + marked_label(d, c));
     fmt::print("\n");
     for (int n : tree) {
       const Node& nd = d.nodes[size_t(n)];
@@ -136,6 +150,12 @@ void print_speedups(const Data& d, bool markdown) {
       fmt::print("\n");
     }
   }
+  print_cpu_notes(d, markdown);
+}
+
+// The p column of a configuration: "4", or "4*" when its runs shared CPUs (print_cpu_notes).
+std::string p_cell(const ConfigData& c, bool markdown) {
+  return std::to_string(c.config.p()) + (c.cpu_shared_reps ? (markdown ? "\\*" : "*") : "");
 }
 
 // Table 2 per region: the program, then the detailed regions; `blocks` is their list.
@@ -164,11 +184,11 @@ void print_class_tables(const Data& d, bool markdown, const std::vector<int>& bl
         const Cell& cell = d.cells[size_t(n)][c];
         const Config& cf = d.configs[c].config;
         if (cell.samples.empty()) {
-          row({std::to_string(cf.p()), fmt::format("{} x {}", cf.threads, cf.ranks), "0", "-", "-",
-               "-", "-", "-", "-", "-", "-", "-", "-", "-"});
+          row({p_cell(d.configs[c], true), fmt::format("{} x {}", cf.threads, cf.ranks), "0", "-",
+               "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"});
           continue;
         }
-        std::vector<std::string> cells{std::to_string(cf.p()),
+        std::vector<std::string> cells{p_cell(d.configs[c], true),
                                        fmt::format("{} x {}", cf.threads, cf.ranks),
                                        std::to_string(cell.samples.size()),
                                        fmt::format("{:.4f}", cell.time.med),
@@ -192,7 +212,7 @@ void print_class_tables(const Data& d, bool markdown, const std::vector<int>& bl
     for (size_t c = 0; c < d.configs.size(); ++c) {
       const Cell& cell = d.cells[size_t(n)][c];
       const Config& cf = d.configs[c].config;
-      fmt::print("{:>9} {:>8} {:>4}", std::to_string(cf.p()),
+      fmt::print("{:>9} {:>8} {:>4}", p_cell(d.configs[c], false),
                  std::to_string(cf.threads) + " x " + std::to_string(cf.ranks),
                  cell.samples.size());
       if (cell.samples.empty()) {
@@ -221,7 +241,7 @@ void print_text(const Data& d, bool markdown) {
     fmt::print("\nPOP efficiencies of the program per p (medians): ");
     for (size_t c = 0; c < d.configs.size(); ++c)
       fmt::print("{}p={}: LB {:.3f} CommE {:.3f} PE {:.3f}", c ? "; " : "",
-                 config_label(d, d.configs[c].config), stat_of(d.configs[c].lb).med,
+                 marked_label(d, d.configs[c]), stat_of(d.configs[c].lb).med,
                  stat_of(d.configs[c].ce).med, stat_of(d.configs[c].pe).med);
     fmt::print(
         "\ntime: median over repetitions (min - max); speedup = T_s / median time; efficiency = "
@@ -261,7 +281,7 @@ void for_each_cell(const Data& d, const std::vector<int>& nodes, Fn fn) {
     const std::string path = node_path(d, n);
     for (size_t c = 0; c < d.configs.size(); ++c) {
       const Cell& cell = d.cells[size_t(n)][c];
-      if (!cell.samples.empty()) fn(n, nd, path, d.configs[c].config, cell);
+      if (!cell.samples.empty()) fn(n, nd, path, d.configs[c], cell);
     }
   }
 }
@@ -271,17 +291,18 @@ void print_csv(const Data& d) {
       "region_id,parent_id,depth,path,kind,label,location,p,threads,ranks,repetitions,time_median,"
       "time_min,time_max,reference_time,speedup,efficiency");
   for (int k = 0; k < kClassCount; ++k) fmt::print(",{}", kClassKeys[size_t(k)]);
-  fmt::print(",total\n");
+  fmt::print(",total,cpus_shared\n");
   for_each_cell(
       d, selected_for_lists(d),
-      [](int n, const Node& nd, const std::string& path, const Config& cf, const Cell& cell) {
+      [](int n, const Node& nd, const std::string& path, const ConfigData& cd, const Cell& cell) {
+        const Config& cf = cd.config;
         fmt::print("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{},{}", n,
                    nd.parent < 0 ? "" : std::to_string(nd.parent), nd.depth, csv_field(path),
                    nd.kind, csv_field(nd.label), csv_field(nd.location), cf.p(), cf.threads,
                    cf.ranks, cell.samples.size(), cell.time.med, cell.time.min, cell.time.max,
                    opt_csv(nd.t_s), opt_csv(cell.speedup), opt_csv(cell.efficiency));
         for (int k = 0; k < kClassCount; ++k) fmt::print(",{:.9g}", cell.cls_med[size_t(k)]);
-        fmt::print(",{:.9g}\n", cell.total);
+        fmt::print(",{:.9g},{}\n", cell.total, cd.cpu_shared_reps);
       });
 }
 
@@ -331,6 +352,19 @@ nlohmann::ordered_json region_json(int n, const Node& nd, const std::string& pat
   };
 }
 
+// Whether a configuration's runs shared CPUs: null, or how (print_cpu_notes says it in text).
+nlohmann::ordered_json cpu_sharing_json(const ConfigData& c) {
+  if (!c.cpu_shared_reps) return nullptr;
+  const CpuSharing& e = c.cpu_sharing;
+  return {{"repetitions", c.cpu_shared_reps},
+          {"experiment", c.cpu_shared_experiment},
+          {"threads", e.threads},
+          {"cpus", e.cpus},
+          {"waited_s", e.waited_s},
+          {"ran_s", e.ran_s},
+          {"notes", e.notes}};
+}
+
 // The study, its reference and configurations: the document's head.
 void study_head(const Data& d, nlohmann::ordered_json& out) {
   const Study& s = d.study;
@@ -360,7 +394,8 @@ void study_head(const Data& d, nlohmann::ordered_json& out) {
                        {"program_efficiency",
                         {{"load_balance", stat_of(c.lb).med},
                          {"communication_efficiency", stat_of(c.ce).med},
-                         {"parallel_efficiency", stat_of(c.pe).med}}}});
+                         {"parallel_efficiency", stat_of(c.pe).med}}},
+                       {"cpu_sharing", cpu_sharing_json(c)}});
   out["configurations"] = configs;
 }
 
@@ -373,8 +408,8 @@ void print_json(const Data& d) {
   const std::vector<int> selected = selected_for_lists(d);
   auto regions = [&](const Emit<nlohmann::ordered_json>& emit) {
     for_each_cell(d, selected,
-                  [&](int n, const Node& nd, const std::string& path, const Config& cf,
-                      const Cell& cell) { emit(region_json(n, nd, path, cf, cell)); });
+                  [&](int n, const Node& nd, const std::string& path, const ConfigData& cd,
+                      const Cell& cell) { emit(region_json(n, nd, path, cd.config, cell)); });
   };
   out["regions"] = nullptr;  // streamed
   out["warnings"] = d.warnings;
