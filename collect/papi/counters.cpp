@@ -73,9 +73,17 @@ State& st() {
 
 // The default set serves the cache-miss drill-down: misses and accesses at L1, L2 and L3,
 // cycles, instructions. Events the machine lacks are dropped silently (meta.json says which).
-const std::vector<std::string> kDefaultEvents = {"PAPI_L1_DCM",  "PAPI_L1_DCA", "PAPI_L2_DCM",
-                                                 "PAPI_L2_DCA",  "PAPI_L3_TCM", "PAPI_L3_TCA",
-                                                 "PAPI_TOT_CYC", "PAPI_TOT_INS"};
+// Constant-initialized: the tool starts from other files' static constructors, which may run
+// before this file's dynamic initializers (a std::vector here was still empty then).
+constexpr const char* kDefaultEvents[] = {"PAPI_L1_DCM",  "PAPI_L1_DCA", "PAPI_L2_DCM",
+                                          "PAPI_L2_DCA",  "PAPI_L3_TCM", "PAPI_L3_TCA",
+                                          "PAPI_TOT_CYC", "PAPI_TOT_INS"};
+void add_default_events(std::vector<std::string>& to) {
+  to.insert(to.end(), std::begin(kDefaultEvents), std::end(kDefaultEvents));
+}
+void set_default_events(std::vector<std::string>& to) {
+  to.assign(std::begin(kDefaultEvents), std::end(kDefaultEvents));
+}
 
 struct SoftwareEvent {
   const char* name;
@@ -414,20 +422,13 @@ std::string joined(const std::vector<std::string>& v) {
 // The events asked for: SCALEA_COUNTERS (a list, "default" standing for the default set, or
 // "none") or else the default set.
 void parse_request(const Config& c, State& s) {
-  if (!c.counters_set) {
-    s.requested = kDefaultEvents;
-    return;
-  }
+  if (!c.counters_set) return set_default_events(s.requested);
   s.requested_by = "SCALEA_COUNTERS";
   const std::string& v = c.counters;
   if (v == "none" || v == "off" || v == "0") return s.requested.clear();
-  if (v == "default") {
-    s.requested = kDefaultEvents;
-    return;
-  }
+  if (v == "default") return set_default_events(s.requested);
   for (const std::string& item : split_list(v)) {
-    if (item == "default")
-      s.requested.insert(s.requested.end(), kDefaultEvents.begin(), kDefaultEvents.end());
+    if (item == "default") add_default_events(s.requested);
     else s.requested.push_back(item);
   }
 }
