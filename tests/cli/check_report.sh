@@ -6,6 +6,7 @@
 # Usage: check_report.sh BIN_DIR [MPIRUN]
 set -u
 bin=$(cd "$1" && pwd); mpirun=${2:-}
+src=$(cd "$(dirname "$0")/../.." && pwd)  # the source tree (the build tree may be anywhere)
 scalea=$bin/scalea
 shapes=$bin/omp/shapes
 for v in $(compgen -e | grep '^SCALEA_'); do unset "$v"; done
@@ -87,9 +88,10 @@ run tiny 2 reduction 1 0
 grep -q "0\.000 s" out && fail "a finding of 0.000 s: $(grep -A2 findings out)"
 
 # ---- scalea cache --region FILE:LINE ----
-line=$(grep -n "LOOP_SLOW" "$bin/../../apps/omp/shapes.c" 2>/dev/null | head -n1 | cut -d: -f1)
+line=$(grep -n "LOOP_SLOW" "$src/apps/omp/shapes.c" | head -n1 | cut -d: -f1)
+[ -n "$line" ] || fail "no LOOP_SLOW line in $src/apps/omp/shapes.c"
 OMP_NUM_THREADS=2 "$scalea" run -q --counters perf::PAGE-FAULTS -o cache -- "$shapes" slowloop 8 10 0.5 > /dev/null 2>&1
-"$scalea" cache cache --region "shapes.c:${line:-44}" --format json > out 2> err; rc=$?
+"$scalea" cache cache --region "shapes.c:$line" --format json > out 2> err; rc=$?
 [ $rc = 0 ] || fail "cache --region shapes.c:$line: exit $rc: $(cat err)"
 "$scalea" cache cache --region nosuch.c:1 > out 2> err; rc=$?
 [ $rc = 2 ] && [ "$(wc -l < err)" = 1 ] || fail "cache --region that matches nothing: exit $rc, $(cat err)"
