@@ -48,7 +48,7 @@ unset SCALEA_LIBOMP19_DIR
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
-  -DSCALEA_SANITIZE="$kind" \
+  -DSCALEA_SANITIZE="$kind" -DSCALEA_UNITY_BUILD=ON \
   -DCMAKE_C_FLAGS="$extra" -DCMAKE_CXX_FLAGS="$extra" \
   -DCMAKE_EXE_LINKER_FLAGS="$extra -Wl,-rpath,$rtdir" \
   -DCMAKE_SHARED_LINKER_FLAGS="$extra -Wl,-rpath,$rtdir" \

@@ -58,5 +58,6 @@ if [ ! -e "$omp19/libomp.so.5" ]; then  # -e follows the link: a dangling one is
   ln -sf "$lib" "$omp19/libomp.so"
 fi
 
-cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEA_LIBOMP19_DIR="$omp19" >/dev/null
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEA_UNITY_BUILD=ON \
+  -DSCALEA_LIBOMP19_DIR="$omp19" >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -31,11 +31,7 @@ Experiment job(int ranks, int threads) {
   return b.e;
 }
 
-LoadOptions no_symbols() {
-  LoadOptions o;
-  o.resolve_symbols = false;
-  return o;
-}
+using test::no_symbols;
 
 class Containers : public ::testing::Test {
  protected:

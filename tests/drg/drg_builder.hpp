@@ -66,4 +66,11 @@ struct Builder {
   }
 };
 
+// Load options for a synthetic experiment: its addresses are not in any binary.
+inline LoadOptions no_symbols() {
+  LoadOptions o;
+  o.resolve_symbols = false;
+  return o;
+}
+
 }  // namespace scalea::drg::test

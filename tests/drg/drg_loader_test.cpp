@@ -57,11 +57,7 @@ void expect_load_error(const std::function<void()>& f, const std::string& file, 
   }
 }
 
-LoadOptions no_symbols() {
-  LoadOptions o;
-  o.resolve_symbols = false;
-  return o;
-}
+using test::no_symbols;
 
 TEST(Loader, RoundTripOneProcess) {
   test::Builder b = sample(-1, 2);

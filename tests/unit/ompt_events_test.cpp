@@ -9,14 +9,13 @@
 
 #include "ompt/callbacks.hpp"
 #include "core/recorder.hpp"
+#include "fake_clock.hpp"
 #include "worker.hpp"
 
 namespace scalea::collect {
 namespace {
 
 using namespace scalea::collect::ompt;
-
-void at(uint64_t t) { g_fake_now.store(t); }
 
 class OmptEvents : public ::testing::Test {
  protected:

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "fake_clock.hpp"
 #include "core/recorder.hpp"
 #include "core/writer.hpp"
 #include "scalea/drg/experiment.hpp"
@@ -20,8 +21,6 @@ extern "C" void __cyg_profile_func_exit(void* fn, void* site);
 
 namespace scalea::collect {
 namespace {
-
-void at(uint64_t t) { g_fake_now.store(t); }
 
 // Distinct "function addresses" (never called: only their addresses are regions).
 char fn_tiny, fn_slow, fn_late, fn_user_inside;
