@@ -10,6 +10,9 @@
  *   ring          MPI_Sendrecv of RING_COUNT ints to the right neighbour, RING_REPS times:
  *                 bytes sent = received = RING_REPS * RING_COUNT * 4 per rank
  *   allreduce     MPI_Allreduce of AR_COUNT doubles, AR_REPS times
+ *   late_allreduce  the last rank works W before each of LA_REPS MPI_Allreduce calls of one
+ *                 double; the others wait about W in each (sync: the late rank does its share,
+ *                 it is not serial code)
  *
  * usage: mpi_planted [scale]   (times are multiplied by scale; default 1)
  */
@@ -29,6 +32,8 @@
 #define RING_REPS 10
 #define AR_COUNT 1000
 #define AR_REPS 20
+#define W 0.005
+#define LA_REPS 20
 
 int main(int argc, char** argv) {
   double scale = argc > 1 ? atof(argv[1]) : 1.0;
@@ -85,6 +90,13 @@ int main(int argc, char** argv) {
   for (int i = 0; i < AR_COUNT; ++i) a[i] = rank + i;
   for (int k = 0; k < AR_REPS; ++k) MPI_Allreduce(a, b, AR_COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   REGION_END("allreduce");
+  REGION_BEGIN("late_allreduce");
+  double mine = rank, all = 0;
+  for (int k = 0; k < LA_REPS; ++k) {
+    if (rank == size - 1) sleep_s(W * scale);
+    MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  }
+  REGION_END("late_allreduce");
 
   if (rank == 0) printf("mpi_planted: %d ranks, result %g, sum %g\n", size, result, b[1]);
   MPI_Finalize();

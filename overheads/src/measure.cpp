@@ -121,12 +121,14 @@ NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
     if (!pl.partial_barrier && !partial_prev && pl.before_pes > 0 && pl.before_pes < here)
       pl.before = prev;
   }
-  // The same when the enclosing region's own code ran on one PE only and a data collective
-  // follows (rank 0 computes, then broadcasts the result the others need): that PE's code time
-  // bounds the loss in the others' waits. A late arrival at a pure barrier stays
-  // synchronization: nothing tells it apart from imbalance.
-  if (pl.collective && !pl.partial_barrier && pl.before == format::kNoIndex &&
-      mn.parent != format::kNoIndex) {
+  // The same when the enclosing region's own code ran on one PE only and a collective that
+  // distributes one root's data follows (rank 0 computes, then broadcasts the result the others
+  // need): that PE's code time bounds the loss in the others' waits. A late arrival at a pure
+  // barrier, or at a collective every rank contributes to (MPI_Allreduce), stays
+  // synchronization: the late rank was doing its share, and nothing tells it apart from
+  // imbalance.
+  if (pl.collective && distributes_from_root(r) && !pl.partial_barrier &&
+      pl.before == format::kNoIndex && mn.parent != format::kNoIndex) {
     const MemberStats& ps = st[mn.parent];
     if (ps.entered > 1 && ps.excl_sum > 0 && ps.excl_most >= kSerialShare * ps.excl_sum)
       pl.serial_pe = ps.excl_who, pl.serial_time = ps.excl_most;

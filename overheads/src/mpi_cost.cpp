@@ -17,6 +17,12 @@ std::string text(const char* fmt, Args... args) {
 }
 }  // namespace
 
+bool distributes_from_root(const drg::Region& r) {
+  if (r.kind != RegionKind::Mpi || r.subkind != uint16_t(format::MpiClass::Collective))
+    return false;
+  return r.name == "MPI_Bcast" || r.name == "MPI_Scatter" || r.name == "MPI_Scatterv";
+}
+
 bool waits_for_partner(const drg::Region& r) {
   if (r.kind != RegionKind::Mpi) return false;
   auto cls = format::MpiClass(r.subkind);

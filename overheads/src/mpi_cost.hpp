@@ -34,5 +34,10 @@ ModelCheck check_message_model(const drg::MergedTree& t);
 // whose time the collector splits by the model (not the nonblocking posts MPI_Isend, MPI_Ibcast,
 // MPI_Start..., which never wait, nor the Wait/Test family).
 bool waits_for_partner(const drg::Region& r);
+// A collective whose data flow from one root to every rank (MPI_Bcast, MPI_Scatter(v)): the
+// others wait in it for the root's data, so for the root's code before it when only the root ran
+// that code. In the others (MPI_Allreduce, MPI_Reduce, MPI_Gather, ...) every rank contributes:
+// a rank that arrives late was doing its share, and the waits for it are synchronization.
+bool distributes_from_root(const drg::Region& r);
 
 }  // namespace scalea::overheads

@@ -204,6 +204,8 @@ double at_rank(const std::map<int, double>& v, int rank) {
 //                 synchronization.mpi_barrier
 //   late_sender   rank 0 sleeps D before sending to rank 1, whose MPI_Recv waits D: D/p of
 //                 synchronization.mpi_waiting
+//   late_allreduce  the last rank sleeps W before each of LA_REPS MPI_Allreduce calls: the
+//                 others' waits are synchronization.mpi_waiting, not serial code (issue 32, 5)
 const char* kPlantedSrc = "apps/mpi/mpi_planted.c";
 
 struct MpiPlanted : Classified {
@@ -295,6 +297,35 @@ TEST_P(MpiNp, PlantedLateSender) {
   expect_recovered(c->at(n), {{{"synchronization.mpi_waiting"}, wait / p,
                                "rank 1's MPI_Recv waits for rank 0"}},
                    false, "user region late_sender");
+}
+
+TEST_P(MpiNp, PlantedLateAllreduceIsWaiting) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI (mpirun, libscalea-mpi.so, apps/mpi) in this build";
+  const int np = GetParam();
+  const double scale = 0.5, W = source_define(kPlantedSrc, "W") * scale,
+               reps = source_define(kPlantedSrc, "LA_REPS");
+  // Without the reference: its one rank is also the last and does the late rank's work, which at
+  // p ranks is then undivided work (loss of parallelism, rightly). The shape to judge is the
+  // SPMD step: every rank its share, the last one's larger.
+  auto c = std::make_unique<MpiPlanted>(run_mpi(np, "mpi_planted", {std::to_string(scale)}));
+  ASSERT_TRUE(c->ok()) << c->run.describe();
+  const int p = c->a.p;
+  uint32_t n = c->region("late_allreduce"), ar = c->call("late_allreduce", "MPI_Allreduce");
+  auto in_region = per_rank(*c->m, n, "time"), in_call = per_rank(*c->m, ar, "time");
+  double late_work = at_rank(in_region, np - 1) - at_rank(in_call, np - 1);
+  if (np > 1) EXPECT_GE(late_work, 0.98 * W * reps) << "the last rank slept less than W per call";
+  // The early ranks' time in the calls: their waits for the late one, and the calls' own cost
+  // (what the late rank's calls took: it never waits).
+  double early = total(in_call) - at_rank(in_call, np - 1);
+  double own = at_rank(in_call, np - 1) * (np - 1);
+  if (np > 1) EXPECT_GE(early, 0.98 * W * reps * (np - 1)) << "the early ranks waited less than W";
+  Planted planted{{"synchronization.mpi_waiting"}, (early - own) / p,
+                  "the early ranks wait in MPI_Allreduce for the late one's share"};
+  // The late rank's work is its share, not serial code: no loss of parallelism at all.
+  expect_recovered(c->at(n), {planted}, false, "user region late_allreduce");
+  const double none = 0.002 + 0.02 * W * reps;
+  EXPECT_LT(cls(c->at(n), ov::Class::LossOfParallelism), none) << describe(c->at(n));
+  EXPECT_LT(cls(c->at(ar), ov::Class::LossOfParallelism), none) << describe(c->at(ar));
 }
 
 // A message model the run contradicts (a calibration at MPI_Init disturbed by other processes:

@@ -145,7 +145,7 @@ def site_rows(regions, name):
 
 # Planted values (apps/mpi/mpi_planted.c).
 R, S, L, D = 0.10, 0.15, 0.20, 0.10
-MSG, K, RING, RING_REPS, AR, AR_REPS = 4096 * 8, 5, 262144 * 4, 10, 1000 * 8, 20
+MSG, K, RING, RING_REPS, AR, AR_REPS, LA_REPS = 4096 * 8, 5, 262144 * 4, 10, 1000 * 8, 20, 20
 MIB = 1 << 20
 
 
@@ -195,9 +195,11 @@ def planted(a, name="planted", scale=1.0):
               f"rank {r}: Sendrecv bytes sent")
         check(metric(d, r, "ring/MPI_Sendrecv", "bytes_recv") == RING_REPS * RING,
               f"rank {r}: Sendrecv bytes received")
-        check(metric(d, r, "allreduce/MPI_Allreduce", "visits") == AR_REPS, f"rank {r}: Allreduce")
-        check(metric(d, r, "allreduce/MPI_Allreduce", "bytes_sent") == AR_REPS * AR,
+        check(metric(d, r, "/allreduce/MPI_Allreduce", "visits") == AR_REPS, f"rank {r}: Allreduce")
+        check(metric(d, r, "/allreduce/MPI_Allreduce", "bytes_sent") == AR_REPS * AR,
               f"rank {r}: Allreduce bytes")
+        check(metric(d, r, "late_allreduce/MPI_Allreduce", "visits") == LA_REPS,
+              f"rank {r}: late Allreduce visits")
     wait_states(run, n)
     return d
 
