@@ -117,8 +117,7 @@ if [ "$kind" = address ]; then
   # their leaks have no module to suppress by: MPI tests run with leak detection off.
   mpi='mpi\.|MpiNp\.|apps_(pricing|lapw)|\.mpi$'
   ctest_run unit -j"$jobs" -L unit -E "$exclude" "$@"
-  # One more try for a test that misses a timing tolerance (online.omp.live once in a CI run:
-  # a 0.2 s window at 4.8 % synchronization for 0.8 %), as in the normal and TSan stages.
+  # One more try for a test that misses a timing tolerance, as in the normal and TSan stages.
   ctest_run integration -LE unit -E "$exclude|$mpi" --repeat until-pass:2 "$@"
   mpi_only=$mpi
   [ "$subset" = ci ] && mpi_only='mpi\.planted\.np2$'

@@ -16,8 +16,10 @@
  *   truth begin_epoch_s T      the first step began
  *   truth switch_epoch_s T     the first imbalanced step began
  *   truth end_epoch_s T        the last step ended
- *   truth wait I FROM TO       per step and thread I: from its arrival at the loop's end to the
- *                              last arrival (the time a sleep overran is measured, not planted)
+ *   truth wait I FROM TO       per step and thread I: its time in the loop's barrier, from its
+ *                              arrival at the loop's end until it left the barrier (the time a
+ *                              sleep overran is measured, not planted; so is the time the
+ *                              barrier took to release a thread that waited for a CPU)
  */
 #include <omp.h>
 #include <stdio.h>
@@ -38,11 +40,13 @@ int main(int argc, char** argv) {
   double x = arg_num(argc, argv, 3, 50);
   int p = omp_get_max_threads();
   double* arrive = calloc((size_t)steps * (size_t)p, sizeof(double));
+  double* leave = calloc((size_t)steps * (size_t)p, sizeof(double));
   double switched = 0, begin = epoch_s();
   for (int s = 0; s < steps; ++s) {
     int imbalanced = s >= change;
     if (s == change) switched = epoch_s();
     double* a = arrive + (size_t)s * (size_t)p;
+    double* l = leave + (size_t)s * (size_t)p;
 #pragma omp parallel /* PARALLEL */
     {
       int n = omp_get_num_threads();
@@ -52,19 +56,20 @@ int main(int argc, char** argv) {
         sleep_ms(imbalanced ? (me + 1) * x : x);
         a[me] = epoch_s();
       }
+      l[omp_get_thread_num()] = epoch_s(); /* after the loop's barrier */
     }
   }
   double end = epoch_s();
   printf("phases: %d threads, %d steps, imbalanced from step %d, X=%g ms\n", p, steps, change, x);
   printf("truth begin_epoch_s %.6f\n", begin);
-    printf("truth switch_epoch_s %.6f\n", switched);
+  printf("truth switch_epoch_s %.6f\n", switched);
   printf("truth end_epoch_s %.6f\n", end);
   for (int s = 0; s < steps; ++s) {
-    double* a = arrive + (size_t)s * (size_t)p, last = 0;
-    for (int i = 0; i < p; ++i) last = a[i] > last ? a[i] : last;
+    double *a = arrive + (size_t)s * (size_t)p, *l = leave + (size_t)s * (size_t)p;
     for (int i = 0; i < p; ++i)
-      if (a[i] > 0) printf("truth wait %d %.6f %.6f\n", i, a[i], last);
+      if (a[i] > 0 && l[i] >= a[i]) printf("truth wait %d %.6f %.6f\n", i, a[i], l[i]);
   }
   free(arrive);
+  free(leave);
   return 0;
 }
