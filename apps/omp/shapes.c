@@ -36,6 +36,11 @@
  *                  computing until its thread used T ms of CPU time (CLOCK_THREAD_CPUTIME_ID):
  *                  the same work on every thread, however the CPUs are shared. Truth: cpu (the
  *                  threads' CPU time in the loop, summed).
+ * stuck S L        a run that does not finish: `parallel sections` with two sections; the first
+ *                  sleeps S ms and goes on to the sections' barrier, the second waits for a flag
+ *                  nobody sets (sleeping 1 ms at a time) for L s, so the first waits at the
+ *                  barrier all that time. Meant to be ended by a signal (`timeout`) before L.
+ *                  Prints "stuck: waiting" when both sections have started.
  * forkjoin R N T   R parallel regions back to back, each an `omp for` over N iterations of T ms,
  *                  with no code between them (as NPB SP's time steps): the team forks and joins R
  *                  times. Truth: serial (the initial thread's time between the regions), work.
@@ -346,6 +351,26 @@ static int scratch(int argc, char** argv) {
   return 0;
 }
 
+static int stuck(int argc, char** argv) {
+  double s = arg_num(argc, argv, 2, 10), limit = arg_num(argc, argv, 3, 30);
+  volatile int flag = 0;
+#pragma omp parallel sections num_threads(2) /* SECTIONS_STUCK */
+  {
+#pragma omp section
+    {
+      sleep_ms(s);
+    }
+#pragma omp section
+    {
+      printf("stuck: waiting\n");
+      fflush(stdout);
+      double t0 = now_s();
+      while (!flag && now_s() - t0 < limit) sleep_ms(1);
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "slowloop")) return slowloop(argc, argv);
@@ -359,6 +384,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "forkjoin")) return forkjoin(argc, argv);
   if (!strcmp(mode, "scratch")) return scratch(argc, argv);
   if (!strcmp(mode, "cpuwork")) return cpuwork(argc, argv);
+  if (!strcmp(mode, "stuck")) return stuck(argc, argv);
   fprintf(stderr,
           "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied|forkjoin|"
           "scratch|cpuwork [ARGS...]\n",

@@ -574,7 +574,12 @@ void close_at_exit(ThreadState& t, Ticks end) {
       if (rel && rel < end) when = rel, released = true;
       break;
     }
-    if (!released) ++t.anomalies.unclosed;
+    if (!released) {
+      ++t.anomalies.unclosed;
+      const Frame& f = t.stack.back();
+      if (f.node && f.type != FrameType::Throttled)
+        t.open_at_end.push_back({f.node, end > f.enter ? end - f.enter : 0});
+    }
     leave_at(t, t.stack.size() - 1, when);
   }
 }

@@ -194,6 +194,13 @@ struct Anomalies {
   uint64_t foreign_resume = 0;  // a suspended task resumed on another thread
 };
 
+// A region this thread had not left when the run ended (a signal, or exit() called while it was
+// inside): its time ends there, for meta.json ("open_at_end").
+struct OpenAtEnd {
+  Node* node;
+  Ticks open;  // from the thread's entry to the end
+};
+
 // A call path this thread stopped recording (SCALEA_THROTTLE), for meta.json.
 struct ThrottleEvent {
   Node* node;
@@ -224,6 +231,7 @@ struct ThreadState {
   std::atomic<int> snap_claim{0};
   Anomalies anomalies;
   std::vector<ThrottleEvent> throttled;  // grows once per throttled call path
+  std::vector<OpenAtEnd> open_at_end;    // filled when the run closes the thread (close_thread)
   // The CPUs the thread may run on: read when it registers and again when the run ends (the
   // OpenMP runtime may bind it after it started); the last one seen.
   CpuMask cpus;

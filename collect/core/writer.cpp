@@ -616,6 +616,26 @@ std::string counters_json(const counters::CounterReport& r) {
   return m;
 }
 
+// The regions threads had not left when the run ended (close_thread), innermost first per
+// thread: {"count": N, "open": [{"rank", "thread", "node", "open_s"}, ...]} (at most
+// kOpenListed listed), or "" when every thread had left every region.
+std::string open_at_end_json(Recorder& rec, const MetaSource& src) {
+  size_t count = 0;
+  std::string list;
+  const double s_per_tick = src.clock->ns_per_tick() * 1e-9;
+  for (ThreadState* t : src.threads)
+    for (const OpenAtEnd& o : t->open_at_end) {
+      if (count++ >= kOpenListed) continue;
+      char buf[160];
+      std::snprintf(
+          buf, sizeof buf, "%s{\"rank\": %d, \"thread\": %u, \"node\": %u, \"open_s\": %.6f}",
+          list.empty() ? "" : ", ", rec.rank, t->index, o.node->index, double(o.open) * s_per_tick);
+      list += buf;
+    }
+  if (!count) return "";
+  return "{\"count\": " + std::to_string(count) + ", \"open\": [" + list + "]}";
+}
+
 std::string throttle_json(Recorder& rec, const MetaExtras& extras) {
   const Config& cfg = rec.config();
   size_t count = 0;
@@ -704,6 +724,7 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   if (!snap) {
     field("counters", counters_json(counters::report()));
     field("throttle", throttle_json(rec, extras));
+    if (std::string open = open_at_end_json(rec, src); !open.empty()) field("open_at_end", open);
   }
   if (extras.mpi) field("mpi", mpi_json(*extras.mpi));
   if (snap) field("snapshot", snap->object);

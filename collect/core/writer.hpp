@@ -65,6 +65,7 @@ struct ThrottledPath {
 // This process's throttled call paths, at most `limit` of them; `count` says how many in all.
 std::vector<ThrottledPath> throttled_paths(Recorder& rec, size_t limit, size_t& count);
 constexpr size_t kThrottledListed = 1000;  // entries listed in meta.json, over all ranks
+constexpr size_t kOpenListed = 1000;       // regions open at the end listed, per process
 
 // The CPUs a process and its threads may run on: meta.json "affinity", and with MPI one entry
 // of "affinity.ranks" per rank.

@@ -147,7 +147,7 @@ nlohmann::json parse_meta(const std::string& name, const std::vector<char>& byte
     if (o.contains("callbacks") && !o["callbacks"].is_object())
       fail("openmp.callbacks is not an object");
   }
-  for (const char* key : {"environment", "anomalies"})
+  for (const char* key : {"environment", "anomalies", "open_at_end"})
     if (meta.contains(key) && !meta[key].is_object()) fail(std::string(key) + " is not an object");
   return meta;
 }

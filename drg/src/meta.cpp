@@ -105,6 +105,18 @@ std::vector<ThrottledPath> throttled(const json& list) {
   return out;
 }
 
+std::vector<OpenAtEnd> open_at_end(const json& list) {
+  std::vector<OpenAtEnd> out;
+  if (!list.is_array()) return out;
+  for (const json& x : list) {
+    auto thread = integer(x, "thread"), node = integer(x, "node");
+    if (thread && node)
+      out.push_back(
+          {integer(x, "rank").value_or(-1), *thread, *node, number(x, "open_s").value_or(0)});
+  }
+  return out;
+}
+
 std::optional<MessageModel> message_model(const json& o) {
   if (!o.is_object()) return std::nullopt;
   return MessageModel{number(o, "latency_ns").value_or(0), number(o, "ns_per_byte").value_or(0),
@@ -146,6 +158,9 @@ Meta read_meta(const json& meta) {
   m.throttle_calls = integer(at(meta, "throttle"), "calls").value_or(0);
   m.throttled = throttled(at(at(meta, "throttle"), "throttled"));
   m.message_model = message_model(at(at(meta, "mpi"), "model"));
+  m.finished_by = text(meta, "finished_by").value_or("");
+  m.open_at_end = open_at_end(at(at(meta, "open_at_end"), "open"));
+  m.open_at_end_count = integer(at(meta, "open_at_end"), "count").value_or(0);
   m.snapshot_interval_s = number(at(meta, "snapshot"), "interval_s").value_or(0);
   return m;
 }

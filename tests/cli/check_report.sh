@@ -96,6 +96,48 @@ OMP_NUM_THREADS=2 "$scalea" run -q --counters perf::PAGE-FAULTS -o cache -- "$sh
 "$scalea" cache cache --region nosuch.c:1 > out 2> err; rc=$?
 [ $rc = 2 ] && [ "$(wc -l < err)" = 1 ] || fail "cache --region that matches nothing: exit $rc, $(cat err)"
 
+# ---- a run ended by a signal while threads were inside a construct (a deadlock ended by kill) --
+# One thread waits in `sections` for a flag nobody sets, the other at the sections' barrier: the
+# report says how the run ended and where the threads were, and judges no balance there.
+OMP_NUM_THREADS=2 "$scalea" run -q -o stuck -- "$shapes" stuck 10 30 > stuck.out 2>&1 &
+pid=$!
+for _ in $(seq 300); do grep -q "stuck: waiting" stuck.out && break; sleep 0.1; done
+sleep 0.3
+kill -TERM $pid
+wait $pid; rc=$?
+[ $rc = 143 ] || fail "scalea run of a program ended by SIGTERM: exit $rc, expected 143: $(cat stuck.out)"
+"$scalea" report stuck > out 2>&1 || fail "report of a run ended by a signal: $(cat out)"
+ended=$(grep "^ENDED" out)
+for want in "by signal 15 \(SIGTERM\) while thread [01] was inside" "inside sections @shapes.c:[0-9]+ \(for" \
+    "inside barrier \(implicit, join\) @shapes.c:[0-9]+ \(for"; do
+  grep -qE "$want" <<< "$ended" || fail "the header does not say how the run ended and where ($want): $ended"
+done
+grep -q "never left this region" out || fail "no finding says a thread never left: $(sed -n '/indings/,$p' out)"
+grep -q "is balanced" out && fail "a balance claim where a thread never left: $(grep balanced out)"
+"$scalea" report stuck --format json > out.json 2>&1
+python3 - out.json <<'PY' || fail "JSON of a run ended by a signal: $(head -c 600 out.json)"
+import json, sys
+x = json.load(open(sys.argv[1]))["experiment"]
+inner = [o for o in x["open_at_end"] if o["innermost"]]
+assert x["finished_by"] == "signal 15", x["finished_by"]
+assert sorted(o["thread"] for o in inner) == [0, 1], inner
+assert all(o["open_s"] > 0.2 for o in inner), inner
+PY
+
+# ---- the recorder's anomalies are said in the header (meta.json as a collector would write it) --
+"$scalea" report tiny > out 2>&1
+grep -q "^EVENTS" out && fail "EVENTS line without anomalies: $(grep '^EVENTS' out)"
+cp -r tiny odd
+python3 - odd/meta.json <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["anomalies"] = {"unmatched_end": 32, "unclosed": 53, "foreign_resume": 0}
+json.dump(m, open(sys.argv[1], "w"))
+PY
+"$scalea" report odd > out 2>&1
+grep -qE "^EVENTS .*32 end event\(s\) without a begin .*53 region\(s\) still open" out \
+  || fail "the anomalies are not in the header: $(sed -n '1,12p' out)"
+
 # ---- MPI: threads sharing a core, and the MPI view ----
 if [ -n "$mpirun" ] && [ -x "$bin/mpi_shapes" ]; then
   OMP_NUM_THREADS=2 "$mpirun" --allow-run-as-root --oversubscribe -np 1 \

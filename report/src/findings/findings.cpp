@@ -684,13 +684,68 @@ std::string small_messages_hint(const MergedTree& t, uint32_t n) {
       calls, bytes, ns_to_s(t.sum(n, time)) / calls * 1e6);
 }
 
+// What the findings read from the run besides its analysis, gathered once.
+struct RunEvidence {
+  bool counters = false;  // the run measured counters
+  SlowThread slow;        // for barrier findings: the thread slow in every loop, if any
+  // Regions some PE had not left when the run ended (a signal, a deadlock ended by `timeout`).
+  std::map<uint32_t, std::vector<OpenPe>> open;
+};
+
+// A region some PE never left: its times end with the run, so neither balance nor waiting can
+// be judged there; what to find out is why that PE did not finish.
+std::string never_left_hint(const MergedTree& t, const RunEvidence& run, uint32_t n) {
+  const std::vector<OpenPe>& pes = run.open.at(n);
+  const bool ranks = t.experiment().ranks() > 1;
+  auto who = [&](const OpenPe& pe) {
+    return ranks ? fmt::format("rank {} thread {}", pe.rank, pe.thread)
+                 : fmt::format("thread {}", pe.thread);
+  };
+  std::string list;
+  for (size_t i = 0; i < pes.size() && i < 4; ++i) {
+    std::string inner;
+    // Where that PE was when the run ended, when it is a region inside this one.
+    for (const auto& [m, others] : run.open)
+      for (const OpenPe& o : others)
+        if (m != n && o.innermost && o.rank == pes[i].rank && o.thread == pes[i].thread)
+          inner = ", inside " + node_label(t, m);
+    list += fmt::format("{}{} ({:.3g} s{})", i ? ", " : "", who(pes[i]), pes[i].open_s, inner);
+  }
+  if (pes.size() > 4) list += fmt::format(" and {} more", pes.size() - 4);
+  // Where the other PEs were: what those here may have been waiting for.
+  std::string others;
+  size_t listed = 0;
+  for (const auto& [m, list_m] : run.open)
+    for (const OpenPe& o : list_m) {
+      bool here = std::any_of(pes.begin(), pes.end(), [&](const OpenPe& p) {
+        return p.rank == o.rank && p.thread == o.thread;
+      });
+      if (here || !o.innermost || listed++ >= 4) continue;
+      others += fmt::format("{}{} inside {} ({:.3g} s)", others.empty() ? "" : ", ", who(o),
+                            node_label(t, m), o.open_s);
+    }
+  std::string how = drg::read_meta(t.experiment().meta).finished_by;
+  return fmt::format(
+      "{} never left this region: the run ended ({}) while {} inside{}, so the time here stops "
+      "there and says nothing about balance; find out why {} not finish (a deadlock, a wait "
+      "for something that never comes, a loop that does not end)",
+      list, how.empty() ? "unknown how" : how, pes.size() == 1 ? "it was" : "they were",
+      others.empty() ? "" : " and " + others, pes.size() == 1 ? "it does" : "they do");
+}
+
 // What the run itself says beyond the hint table: why threads waited at a barrier, the CPUs
 // they shared, the tool's own counter reads, the counters' evidence.
 void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a,
-                   const Candidate& c, const FindingContext& context, bool counters,
-                   const SlowThread& slow) {
+                   const Candidate& c, const FindingContext& context, const RunEvidence& run) {
   const uint32_t n = c.node;
   const drg::Region& reg = t.region_of(n);
+  if (run.open.count(n)) {
+    f.hint = never_left_hint(t, run, n);
+    f.same_time.clear();
+    return;
+  }
+  const bool counters = run.counters;
+  const SlowThread& slow = run.slow;
   if (c.key == "synchronization.barrier" && format::region_kind_has(reg.kind, format::kBarrier)) {
     // Why the threads waited, from what they did before it: not always uneven work.
     BarrierCause cause = barrier_cause(t, n, !cpu_sharing(t.experiment()).empty(), slow);
@@ -755,8 +810,7 @@ std::string finding_text(const MergedTree& t, const Finding& f, const FindingPla
 // The finding of candidate `c` (`same` names the region of the same time, or kNoIndex): its
 // context, hint, evidence and sentence.
 Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Candidate& c,
-                     uint32_t same, const FindingContext& context, bool counters,
-                     const SlowThread& slow) {
+                     uint32_t same, const FindingContext& context, const RunEvidence& run) {
   const uint32_t n = c.node;
   const std::string& key = c.key;
   const drg::Region& reg = t.region_of(n);
@@ -784,7 +838,7 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
       f.hint = std::string(ws.hint);
     }
   if (same != format::kNoIndex) f.same_time = with_location(t.region_of(same));
-  add_run_hints(f, t, a, c, context, counters, slow);
+  add_run_hints(f, t, a, c, context, run);
   f.text = finding_text(t, f, pl, what, n);
   f.path = region_path(t, a.regions[n]);
   return f;
@@ -794,16 +848,16 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
 
 std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysis& a, size_t limit,
                                    const FindingContext& context) {
-  bool counters = has_counters(t.experiment());
+  RunEvidence run;
+  run.counters = has_counters(t.experiment());
   std::vector<Finding> out;
   auto chosen = choose(t, candidates(t, a, context), limit);
   // Barrier findings judge their threads against the run's loops (one pass, only when needed).
-  SlowThread slow;
   if (std::any_of(chosen.begin(), chosen.end(),
                   [](const auto& cs) { return cs.first.key == "synchronization.barrier"; }))
-    slow = slowest_thread(t);
-  for (const auto& [c, same] : chosen)
-    out.push_back(make_finding(t, a, c, same, context, counters, slow));
+    run.slow = slowest_thread(t);
+  run.open = open_nodes(t.experiment(), t);
+  for (const auto& [c, same] : chosen) out.push_back(make_finding(t, a, c, same, context, run));
   return out;
 }
 

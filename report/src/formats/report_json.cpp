@@ -93,6 +93,24 @@ nlohmann::json region_json(const drg::MergedTree& t, const overheads::Analysis& 
   };
 }
 
+// How the run ended, the regions PEs had not left then (path, PE, time inside) and the
+// recorder's anomalies, into the "experiment" object.
+void add_run_end(nlohmann::json& x, const drg::Experiment& e, const drg::MergedTree& t) {
+  const auto open = open_nodes(e, t);
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [node, pes] : open)
+    for (const OpenPe& pe : pes)
+      list.push_back({{"path", t.path(node)},
+                      {"rank", pe.rank},
+                      {"thread", pe.thread},
+                      {"open_s", pe.open_s},
+                      {"innermost", pe.innermost}});
+  x["finished_by"] = meta_at(e.meta, "finished_by");
+  x["open_at_end"] = list;
+  x["run_end"] = run_end_note(e, t, open);
+  x["anomalies"] = meta_at(e.meta, "anomalies");
+}
+
 }  // namespace
 
 void report_json(const TextSink& put, const drg::Experiment& e, const drg::MergedTree& t,
@@ -114,6 +132,7 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
                        {"program_start", meta_at(e.meta, "program_start")},
                        {"program_start_estimated_s", meta_at(e.meta, "program_start_estimated_s")},
                        {"cpu_sharing", cpu_sharing(e)}};
+  add_run_end(out["experiment"], e, t);
   out["reference"] = ref ? nlohmann::json{{"path", ref->path}, {"p", ref->threads.size()}}
                          : nlohmann::json(nullptr);
   const std::set<uint32_t> throttled = throttled_nodes(e, t);

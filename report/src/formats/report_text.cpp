@@ -96,6 +96,10 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
     fmt::print(
         "reference   none: T_s is estimated as the useful work, so additional computation is 0\n");
   if (!e.complete()) fmt::print("WARNING     the experiment is incomplete{}\n", incomplete_hint(e));
+  if (t)
+    if (std::string end = run_end_note(e, *t, open_nodes(e, *t)); !end.empty())
+      fmt::print("ENDED       {}\n", end);
+  if (std::string odd = anomalies_note(e); !odd.empty()) fmt::print("EVENTS      {}\n", odd);
   for (const std::string& note : cpu_sharing(e)) fmt::print("CPUS        {}\n", note);
   if (t) {
     if (std::string spin = spinning_note(*t); !spin.empty()) fmt::print("CPUS        {}\n", spin);

@@ -59,6 +59,13 @@ struct ThrottledPath {
   int64_t rank = -1, thread = 0, node = 0;
 };
 
+// A region a thread had not left when the run ended ("open_at_end"): its node in the thread's
+// data file, and how long the thread had been inside.
+struct OpenAtEnd {
+  int64_t rank = -1, thread = 0, node = 0;
+  double open_s = 0;
+};
+
 // The MPI layer's message model ("mpi" "model"): a message's transfer time.
 struct MessageModel {
   double latency_ns = 0, ns_per_byte = 0;
@@ -90,6 +97,11 @@ struct Meta {
   int64_t throttled_count = 0;           // call paths throttled (SCALEA_THROTTLE)
   int64_t throttle_calls = 0;            // every this many visits a path's mean time is checked
   std::vector<ThrottledPath> throttled;  // those listed (a bounded number)
+  // How the run ended: "exit", "signal 15", ... ("finished_by"); the regions threads had not left
+  // then (a bounded number listed) and how many there were.
+  std::string finished_by;
+  std::vector<OpenAtEnd> open_at_end;
+  int64_t open_at_end_count = 0;
   std::optional<MessageModel> message_model;
   double snapshot_interval_s = 0;  // a snapshot's: the publisher's tick
 
