@@ -16,7 +16,14 @@
  *   places the barrier in the body (docs/symbols.md), and the MPI analysis must do it as the
  *   serial one does.
  *
- * usage: mpi_hybrid [scale] [multiple] [tail]
+ *   With "ranklag" instead of all the above: LAG_STEPS steps of an `omp parallel for
+ *   schedule(static)` over LAG_ITERS iterations in which every iteration of rank r sleeps
+ *   (r + 1) LAG_X: the threads of a rank are balanced, the ranks are not (a domain decomposition
+ *   that gives the last rank the most work), then MPI_Allreduce of one double outside the
+ *   parallel region: the earlier ranks wait for the last in it. No schedule can fix that; the
+ *   decomposition can. Prints "truth lag R S" per rank: its time in the loops.
+ *
+ * usage: mpi_hybrid [scale] [multiple] [tail] | mpi_hybrid [scale] ranklag
  */
 #include <mpi.h>
 #include <omp.h>
@@ -32,6 +39,9 @@
 #define COUNT 512
 #define MT_REPS 10
 #define MT_BYTES 1000
+#define LAG_STEPS 5
+#define LAG_ITERS 8
+#define LAG_X 0.0025
 
 static double g_tail[COUNT];
 
@@ -47,6 +57,18 @@ static int has_arg(int argc, char** argv, const char* word) {
   return 0;
 }
 
+static void ranklag(double scale, int rank) {
+  double in = rank, out = 0, loops = 0;
+  for (int s = 0; s < LAG_STEPS; ++s) {
+    double t0 = MPI_Wtime();
+#pragma omp parallel for schedule(static) /* LOOP_RANKLAG */
+    for (int i = 0; i < LAG_ITERS; ++i) sleep_s((rank + 1) * LAG_X * scale);
+    loops += MPI_Wtime() - t0;
+    MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  }
+  printf("truth lag %d %.6f\n", rank, loops);
+}
+
 int main(int argc, char** argv) {
   double scale = argc > 1 ? atof(argv[1]) : 1.0;
   int multiple = has_arg(argc, argv, "multiple");
@@ -55,6 +77,11 @@ int main(int argc, char** argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (has_arg(argc, argv, "ranklag")) {
+    ranklag(scale, rank);
+    MPI_Finalize();
+    return 0;
+  }
   double a[COUNT], b[COUNT];
   for (int i = 0; i < COUNT; ++i) a[i] = i;
   for (int s = 0; s < STEPS; ++s) {

@@ -4,6 +4,8 @@
 // whichever is larger), with no more than that attributed elsewhere in the region.
 //
 // Shared helpers and units: groundtruth.hpp.
+#include <nlohmann/json.hpp>
+
 #include "groundtruth.hpp"
 
 namespace scalea::test {
@@ -34,15 +36,15 @@ TEST_P(OmpP, ImbalanceBarrierWait) {
   expect_recovered(c.at(bar), {planted}, false, "the loop's implicit barrier", {}, late);
 }
 
-// ---- locks: lock and critical waits -> synchronization.lock / .critical --------------------------
-// K rounds on a lock, then K on a critical section, each round started by an explicit barrier; the
-// j-th thread to get the lock waits j H. The rounds are serialized, so the next round's barrier
-// waits for the round's last holder: the same amount again (thread j waits (p-1-j) H), in the
-// explicit barriers, the join barrier or, when libomp ends the region with the reduction's barrier,
-// in synchronization.reduction. The app does not print those waits (they also carry every
-// wake-up delay of the round), so they are not counted as elsewhere; the lock and critical waits,
-// which it does print, must be recovered exactly, so none of them can hide there. Work grows with
-// p: no reference run.
+// ---- locks: lock and critical waits -> synchronization.lock / .critical
+// -------------------------- K rounds on a lock, then K on a critical section, each round started
+// by an explicit barrier; the j-th thread to get the lock waits j H. The rounds are serialized, so
+// the next round's barrier waits for the round's last holder: the same amount again (thread j waits
+// (p-1-j) H), in the explicit barriers, the join barrier or, when libomp ends the region with the
+// reduction's barrier, in synchronization.reduction. The app does not print those waits (they also
+// carry every wake-up delay of the round), so they are not counted as elsewhere; the lock and
+// critical waits, which it does print, must be recovered exactly, so none of them can hide there.
+// Work grows with p: no reference run.
 TEST_P(OmpP, LocksAndCritical) {
   const int p = GetParam();
   Classified c(run_omp(p, "locks", {"5", "2"}));
@@ -59,7 +61,8 @@ TEST_P(OmpP, LocksAndCritical) {
   Planted pl_lock{{"synchronization.lock"}, lock_wait / p, "lock acquire waits"};
   Planted pl_crit{{"synchronization.critical"}, crit_wait / p, "critical entry waits"};
   // Planted schedule: the holds, one after another.
-  double late = std::max(0.0, c.at(par).t_p - (truth(c.run, "lock_hold") + truth(c.run, "critical_hold")));
+  double late =
+      std::max(0.0, c.at(par).t_p - (truth(c.run, "lock_hold") + truth(c.run, "critical_hold")));
   expect_recovered(c.at(par), {pl_lock, pl_crit}, true, "parallel region",
                    {"synchronization.barrier", "synchronization.reduction"}, late);
   // The round barriers wait about as long again (each round's waits, mirrored): a sanity bound.
@@ -70,11 +73,12 @@ TEST_P(OmpP, LocksAndCritical) {
   expect_recovered(c.at(crit), {pl_crit}, false, "critical region", {}, late);
 }
 
-// ---- serial: a user region on the initial thread only -> loss_of_parallelism.unparallelized ------
-// Parallel region (A on every thread), user region "serial" (S on the initial thread), parallel
-// region (A). Without a reference: the serial region's T_o is S (p-1)/p, all unparallelized. The
-// program's unparallelized loss holds it too, next to the serial start-up and shut-down of the
-// runtime and the tool (unknown to the app, so only a lower bound is checked there).
+// ---- serial: a user region on the initial thread only -> loss_of_parallelism.unparallelized
+// ------ Parallel region (A on every thread), user region "serial" (S on the initial thread),
+// parallel region (A). Without a reference: the serial region's T_o is S (p-1)/p, all
+// unparallelized. The program's unparallelized loss holds it too, next to the serial start-up and
+// shut-down of the runtime and the tool (unknown to the app, so only a lower bound is checked
+// there).
 TEST_P(OmpP, SerialSectionUnparallelized) {
   const int p = GetParam();
   Classified c(run_omp(p, "serial", {"40", "20"}));
@@ -83,8 +87,10 @@ TEST_P(OmpP, SerialSectionUnparallelized) {
   double serial = truth(c.run, "serial", 0.040);
   uint32_t user = m.child(m.root(), RegionKind::User, "serial");
   const double share = double(p - 1) / p;
-  expect_recovered(c.at(user), {{{"loss_of_parallelism.unparallelized"}, serial * share,
-                                 "serial section run by 1 of p PEs"}},
+  expect_recovered(c.at(user),
+                   {{{"loss_of_parallelism.unparallelized"},
+                     serial * share,
+                     "serial section run by 1 of p PEs"}},
                    true, "user region serial");
   double prog = subclass(c.at(m.root()), "loss_of_parallelism.unparallelized");
   EXPECT_GE(prog, serial * share - tolerance(serial * share)) << describe(c.at(m.root()));
@@ -105,8 +111,10 @@ TEST_P(OmpP, SerialWithReference) {
   const double share = double(p - 1) / p;
   double serial = truth(c.run, "serial", 0.040);
   uint32_t user = m.child(m.root(), RegionKind::User, "serial");
-  expect_recovered(c.at(user), {{{"loss_of_parallelism.unparallelized"}, serial * share,
-                                 "serial section run by 1 of p PEs"}},
+  expect_recovered(c.at(user),
+                   {{{"loss_of_parallelism.unparallelized"},
+                     serial * share,
+                     "serial section run by 1 of p PEs"}},
                    true, "user region serial");
   std::vector<uint32_t> pars = m.children(m.root(), RegionKind::Parallel, "serial.c");
   ASSERT_EQ(pars.size(), 2u) << m.dump();
@@ -114,10 +122,11 @@ TEST_P(OmpP, SerialWithReference) {
     double a = truth(c.run, "sleep" + sp(k + 1), 0.020);
     double a_ref = truth(*c.ref_run, "sleep" + sp(k + 1), 0.020);
     double par_ref = truth(*c.ref_run, "par" + sp(k + 1)), par = truth(c.run, "par" + sp(k + 1));
-    expect_recovered(c.at(pars[size_t(k)]),
-                     {{{"loss_of_parallelism.replicated"}, a_ref * share, "body replicated on every thread"}},
-                     true, "parallel region " + sp(k + 1), {},
-                     std::fabs(a - a_ref) + std::fabs((par - a) - (par_ref - a_ref)));
+    expect_recovered(
+        c.at(pars[size_t(k)]),
+        {{{"loss_of_parallelism.replicated"}, a_ref * share, "body replicated on every thread"}},
+        true, "parallel region " + sp(k + 1), {},
+        std::fabs(a - a_ref) + std::fabs((par - a) - (par_ref - a_ref)));
   }
 }
 
@@ -133,7 +142,8 @@ TEST_P(OmpP, SinglePartiallyParallelized) {
   double wait = truth(c.run, "wait", (p - 1) * 2 * 0.020 * 0.9);
   uint32_t par = m.child(m.root(), RegionKind::Parallel, "single.c");
   uint32_t bar = m.child(par, RegionKind::BarrierImplicit, at("single.c", "SINGLE"));
-  Planted planted{{"loss_of_parallelism.partially_parallelized"}, wait / p,
+  Planted planted{{"loss_of_parallelism.partially_parallelized"},
+                  wait / p,
                   "waits of the p-1 non-executors at the single's barrier"};
   // Unplanned: how much longer or shorter the run's bodies took than the reference's.
   // And how long the region lasted beyond its bodies (the waiters' wake-up after the last body).
@@ -210,7 +220,9 @@ const char* kPlantedSrc = "apps/mpi/mpi_planted.c";
 
 struct MpiPlanted : Classified {
   using Classified::Classified;
-  uint32_t region(const std::string& name) const { return m->child(m->root(), RegionKind::User, name); }
+  uint32_t region(const std::string& name) const {
+    return m->child(m->root(), RegionKind::User, name);
+  }
   uint32_t call(const std::string& parent, const std::string& fn) const {
     return m->child(region(parent), RegionKind::Mpi, fn);
   }
@@ -234,9 +246,12 @@ TEST_P(MpiNp, PlantedReplicated) {
   auto slept = per_rank(*c->m, n, "time");
   double t_s = c->ref->max(c->ref->child(c->ref->root(), RegionKind::User, "replicated"), "time");
   EXPECT_GE(t_s, 0.98 * R) << "the reference slept less than R";
-  for (const auto& [rank, t] : slept) EXPECT_GE(t, 0.98 * R) << "rank " << rank << " slept less than R";
-  expect_recovered(c->at(n), {{{"loss_of_parallelism.replicated"}, t_s * (p - 1) / p,
-                               "the reference's work repeated on every rank"}},
+  for (const auto& [rank, t] : slept)
+    EXPECT_GE(t, 0.98 * R) << "rank " << rank << " slept less than R";
+  expect_recovered(c->at(n),
+                   {{{"loss_of_parallelism.replicated"},
+                     t_s * (p - 1) / p,
+                     "the reference's work repeated on every rank"}},
                    true, "user region replicated", {}, c->at(n).t_p - R);
 }
 
@@ -252,8 +267,10 @@ TEST_P(MpiNp, PlantedSerialOnRank0) {
   double work = at_rank(per_rank(*c->m, n, "time"), 0) -
                 at_rank(per_rank(*c->m, c->call("serial", "MPI_Bcast"), "time"), 0);
   EXPECT_GE(work, 0.98 * S) << "rank 0 slept less than S";
-  expect_recovered(c->at(n), {{{"loss_of_parallelism.unparallelized"}, work * (p - 1) / p,
-                               "rank 0 works S alone while the others wait in MPI_Bcast"}},
+  expect_recovered(c->at(n),
+                   {{{"loss_of_parallelism.unparallelized"},
+                     work * (p - 1) / p,
+                     "rank 0 works S alone while the others wait in MPI_Bcast"}},
                    true, "user region serial", {}, c->at(n).t_p - work);
 }
 
@@ -274,7 +291,8 @@ TEST_P(MpiNp, PlantedLateBarrier) {
   Planted planted{{"synchronization.mpi_barrier"}, waits / p, "early ranks wait for the late one"};
   expect_recovered(c->at(n), {planted}, true, "user region late_barrier", {},
                    c->at(n).t_p - (np > 1 ? L : 0));
-  expect_recovered(c->at(bar), {planted}, false, "MPI_Barrier", {}, c->at(n).t_p - (np > 1 ? L : 0));
+  expect_recovered(c->at(bar), {planted}, false, "MPI_Barrier", {},
+                   c->at(n).t_p - (np > 1 ? L : 0));
 }
 
 TEST_P(MpiNp, PlantedLateSender) {
@@ -294,9 +312,9 @@ TEST_P(MpiNp, PlantedLateSender) {
     // receive late (descheduled). Not planted, but the same subclass: part of the expected sum.
     wait = recv + at_rank(per_rank(*c->m, c->call("late_sender", "MPI_Send"), "wait"), 0);
   }
-  expect_recovered(c->at(n), {{{"synchronization.mpi_waiting"}, wait / p,
-                               "rank 1's MPI_Recv waits for rank 0"}},
-                   false, "user region late_sender");
+  expect_recovered(
+      c->at(n), {{{"synchronization.mpi_waiting"}, wait / p, "rank 1's MPI_Recv waits for rank 0"}},
+      false, "user region late_sender");
 }
 
 TEST_P(MpiNp, PlantedLateAllreduceIsWaiting) {
@@ -319,7 +337,8 @@ TEST_P(MpiNp, PlantedLateAllreduceIsWaiting) {
   double early = total(in_call) - at_rank(in_call, np - 1);
   double own = at_rank(in_call, np - 1) * (np - 1);
   if (np > 1) EXPECT_GE(early, 0.98 * W * reps * (np - 1)) << "the early ranks waited less than W";
-  Planted planted{{"synchronization.mpi_waiting"}, (early - own) / p,
+  Planted planted{{"synchronization.mpi_waiting"},
+                  (early - own) / p,
                   "the early ranks wait in MPI_Allreduce for the late one's share"};
   // The late rank's work is its share, not serial code: no loss of parallelism at all.
   expect_recovered(c->at(n), {planted}, false, "user region late_allreduce");
@@ -347,6 +366,42 @@ TEST_P(MpiNp, DisturbedModelIsNotEvidence) {
   EXPECT_LT(subclass(ls, "data_movement.mpi_p2p"), 0.2 * D / p) << describe(ls);
 }
 
+// A hybrid code whose ranks have different work in a loop (one thread per rank: every thread of
+// a rank balanced, the last rank with the most): the lag is waited for in the MPI_Allreduce after
+// the parallel region. One time, one finding (the loop's idle ranks are the call's waits), and
+// no schedule advice: a schedule balances the threads of one rank, not the ranks (issue 32, 7).
+TEST_P(MpiNp, RankLagIsOneFindingWithoutScheduleAdvice) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI (mpirun, libscalea-mpi.so, apps/mpi) in this build";
+  const int np = GetParam();
+  if (np < 2) GTEST_SKIP() << "one rank has no lag";
+  Classified c(run_mpi(np, "mpi_hybrid", {"1", "ranklag"}, {{"OMP_NUM_THREADS", "1"}}));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  AppRun r = run_scalea_cli({"report", c.run.experiment, "--format", "json", "--findings", "10"});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out.substr(0, 400);
+  double listed = 0;
+  bool waiting = false;
+  for (const auto& f : doc["findings"]) {
+    std::string key = f.value("class", "") + "." + f.value("subclass", ""),
+                text = f.value("text", "");
+    listed += f.value("seconds", 0.0);
+    EXPECT_EQ(text.find("schedule("), std::string::npos) << text;
+    EXPECT_EQ(text.find("dynamic schedule"), std::string::npos) << text;
+    EXPECT_NE(key, "synchronization.load_imbalance")
+        << "the lag listed apart from its waits: " << text;
+    if (key == "synchronization.mpi_waiting") {
+      waiting = true;
+      // Named with the idle region: the loop, or the parallel region around it.
+      std::string same = f.value("same_time_as", "");
+      EXPECT_TRUE(same.rfind("loop", 0) == 0 || same.rfind("parallel", 0) == 0) << text;
+    }
+  }
+  EXPECT_TRUE(waiting) << r.out.substr(0, 2000);
+  // No time in two findings: together they hold at most the program's T_o.
+  EXPECT_LE(listed, c.at(c.m->root()).t_o + 1e-3) << r.out.substr(0, 2000);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, MpiNp, ::testing::Values(1, 2, 4), np_name);
 
 // ---- the shapes of real MPI codes (apps/mpi/mpi_shapes.c, mpi_sites.c) -------------------------
@@ -365,7 +420,8 @@ int source_line(const std::string& rel, const std::string& marker) {
 uint32_t mpi_call(const Measured& m, uint32_t parent, const std::string& fn, int line = 0) {
   for (uint32_t n : m.children(parent, RegionKind::Mpi, fn))
     if (line == 0 || int(m.region(n).line) == line) return n;
-  ADD_FAILURE() << "no " << fn << " (line " << line << ") below node " << parent << "\n" << m.dump();
+  ADD_FAILURE() << "no " << fn << " (line " << line << ") below node " << parent << "\n"
+                << m.dump();
   return kNone;
 }
 
@@ -380,7 +436,8 @@ TEST_P(MpiNp, WorkInMainIsReplicated) {
   ASSERT_TRUE(c.ok()) << c.run.describe();
   const auto& root = c.at(c.m->root());
   double share = double(np - 1) / np;
-  EXPECT_NEAR(subclass(root, "loss_of_parallelism.replicated"), work * share, tolerance(work * share))
+  EXPECT_NEAR(subclass(root, "loss_of_parallelism.replicated"), work * share,
+              tolerance(work * share))
       << describe(root);
   // Neither MPI_Init's own time nor the reference's is communicator management.
   uint32_t init = mpi_call(*c.m, c.m->root(), "MPI_Init");
@@ -433,7 +490,8 @@ TEST_P(MpiNp, BalancedCollectivesAreTheirOwnCost) {
   const auto& bar = c.at(mpi_call(*c.m, c.m->root(), "MPI_Barrier", line));
   EXPECT_LE(subclass(bar, "synchronization.mpi_barrier"), 0.25 * bar.t_p + tolerance(0))
       << describe(bar);
-  if (np == 2) EXPECT_GE(subclass(bar, "synchronization.mpi_barrier_cost"), 0.5 * bar.t_p) << describe(bar);
+  if (np == 2)
+    EXPECT_GE(subclass(bar, "synchronization.mpi_barrier_cost"), 0.5 * bar.t_p) << describe(bar);
 }
 
 // Messages to and from MPI_PROC_NULL move nothing: in a non-periodic chain every byte sent is a
@@ -466,7 +524,8 @@ TEST_P(MpiNp, SelfExchangeIsNotWaiting) {
   uint32_t sr = mpi_call(*c.m, c.m->root(), "MPI_Sendrecv", line);
   const auto& r = c.at(sr);
   EXPECT_LT(subclass(r, "synchronization.mpi_waiting"), tolerance(0)) << describe(r);
-  EXPECT_GT(subclass(r, np == 1 ? "data_movement.mpi_p2p" : "data_movement.mpi_p2p"), 0) << describe(r);
+  EXPECT_GT(subclass(r, np == 1 ? "data_movement.mpi_p2p" : "data_movement.mpi_p2p"), 0)
+      << describe(r);
 }
 
 // Ranks started at different times (rank 1 300 ms after rank 0): one cause, start-up, not serial
@@ -476,13 +535,27 @@ TEST_P(MpiNp, LaunchSkewIsStartup) {
   const int np = GetParam();
   if (np != 2) GTEST_SKIP() << "two ranks show it";
   const double skew = 0.3;
-  std::vector<std::string> argv{SCALEA_GT_MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2",
-                                "-x", "SCALEA_OUTPUT", "sh", "-c",
-                                "if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then sleep " + std::to_string(skew) +
-                                    "; fi; exec \"$@\"",
-                                "sh", SCALEA_CLI, "run", "-q", "--",
-                                std::string(SCALEA_BUILD_DIR) + "/bin/mpi_shapes", "main", "0.1"};
-  Classified c(run_with_tool(argv, {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}}, 120));
+  std::vector<std::string> argv{SCALEA_GT_MPIRUN,
+                                "--allow-run-as-root",
+                                "--oversubscribe",
+                                "-np",
+                                "2",
+                                "-x",
+                                "SCALEA_OUTPUT",
+                                "sh",
+                                "-c",
+                                "if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then sleep " +
+                                    std::to_string(skew) + "; fi; exec \"$@\"",
+                                "sh",
+                                SCALEA_CLI,
+                                "run",
+                                "-q",
+                                "--",
+                                std::string(SCALEA_BUILD_DIR) + "/bin/mpi_shapes",
+                                "main",
+                                "0.1"};
+  Classified c(run_with_tool(
+      argv, {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}}, 120));
   ASSERT_TRUE(c.ok()) << c.run.describe();
   const auto& root = c.at(c.m->root());
   EXPECT_LT(subclass(root, "loss_of_parallelism.unparallelized"), tolerance(0)) << describe(root);
@@ -493,8 +566,8 @@ TEST_P(MpiNp, LaunchSkewIsStartup) {
 }
 
 // mpi_hybrid on np ranks x 2 threads (p = 2 np): per step, thread 0 sleeps W and the other thread
-// W + I, so thread 0 waits about I at the first explicit barrier: STEPS I per rank, STEPS I np / p of
-// synchronization.barrier in the parallel region. The masked MPI_Allreduce that follows is not
+// W + I, so thread 0 waits about I at the first explicit barrier: STEPS I per rank, STEPS I np / p
+// of synchronization.barrier in the parallel region. The masked MPI_Allreduce that follows is not
 // planted: its cost and the other thread's wait for it at the second barrier (partial
 // parallelism) count as elsewhere. No reference: the work grows with p. At the root, the other
 // threads' idle time during MPI_Init_thread is start-up (program.mpi_startup).

@@ -512,30 +512,54 @@ std::vector<Candidate> candidates(const MergedTree& t, const overheads::Analysis
   return all;
 }
 
+// The idle time of a region (its load imbalance, the idle team of a single) and the waits of a
+// synchronization after it in the same enclosing region are the same time: one finding.
+// The idle time ends at the first synchronization after the region (no other one between).
+// Ranks idle in a region are waited for in the MPI call after it, which may be after the
+// enclosing regions (a loop's lag between ranks, in a parallel region, waited for in the
+// MPI_Allreduce after that region): then the region's ancestor among the call's siblings is
+// the one that must come right before the call.
+class SameTime {
+ public:
+  explicit SameTime(const MergedTree& t) : t_(t), pos_(t.nodes().size(), 0) {
+    // Position of every node among its siblings: which synchronization comes after which.
+    for (const drg::MergedNode& mn : t.nodes())
+      for (uint32_t k = 0; k < mn.children.size(); ++k) pos_[mn.children[k]] = k;
+  }
+  bool operator()(const Candidate& x, const Candidate& y) const {
+    if (x.node == y.node) return false;
+    for (const auto& [idle, waits] : {std::pair(&x, &y), std::pair(&y, &x)})
+      if (is_idle_key(idle->key) && !is_synchronization(t_.region_of(idle->node)) &&
+          is_synchronization(t_.region_of(waits->node)) && is_wait_key(waits->key) &&
+          waited_in(idle->node, waits->node))
+        return true;
+    return false;
+  }
+
+ private:
+  bool waited_in(uint32_t idle, uint32_t waits) const {
+    const uint32_t parent = t_.node(waits).parent;
+    uint32_t a = idle;
+    while (a != format::kNoIndex && t_.node(a).parent != parent) {
+      if (t_.region_of(waits).kind != RegionKind::Mpi) return false;
+      a = t_.node(a).parent;
+    }
+    if (a == format::kNoIndex || a == waits || pos_[a] >= pos_[waits]) return false;
+    const auto& sib = t_.node(parent).children;
+    for (uint32_t k = pos_[a] + 1; k < pos_[waits]; ++k)
+      if (is_synchronization(t_.region_of(sib[k]))) return false;
+    return true;
+  }
+  const MergedTree& t_;
+  std::vector<uint32_t> pos_;
+};
+
 // The candidates that become findings, at most `limit`, each with the other region whose overhead
 // is the same time (kNoIndex when none).
 std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
                                                    const std::vector<Candidate>& all,
                                                    size_t limit) {
-  // Position of every node among its siblings, to tell which synchronization comes after which.
-  std::vector<uint32_t> pos(t.nodes().size(), 0);
-  for (const drg::MergedNode& mn : t.nodes())
-    for (uint32_t k = 0; k < mn.children.size(); ++k) pos[mn.children[k]] = k;
-  // The idle time of a region (its load imbalance, the idle team of a single) and the waits of a
-  // synchronization after it in the same enclosing region are the same time: one finding.
-  // The idle time ends at the first synchronization after the region (no other one between).
-  auto same_time = [&](const Candidate& x, const Candidate& y) {
-    if (x.node == y.node || t.node(x.node).parent != t.node(y.node).parent) return false;
-    const Candidate& before = pos[x.node] < pos[y.node] ? x : y;
-    const Candidate& after = pos[x.node] < pos[y.node] ? y : x;
-    if (!is_idle_key(before.key) || is_synchronization(t.region_of(before.node)) ||
-        !is_synchronization(t.region_of(after.node)) || !is_wait_key(after.key))
-      return false;
-    const auto& sib = t.node(t.node(before.node).parent).children;
-    for (uint32_t k = pos[before.node] + 1; k < pos[after.node]; ++k)
-      if (is_synchronization(t.region_of(sib[k]))) return false;
-    return true;
-  };
+  const SameTime same_time(t);
   // Load imbalance is idle time within its region's span: the imbalance of a region inside
   // another one's is part of the outer one's, never added to it.
   auto nested = [&](const Candidate& x, const Candidate& y) {

@@ -73,6 +73,22 @@ double spread(const std::map<uint32_t, double>& v) {
   return sum;
 }
 
+// The threads of `waited` of the rank whose threads waited the most in all (every thread without
+// MPI); `rank` is set to that rank (-1 without MPI).
+std::map<uint32_t, double> busiest_team(const drg::Experiment& e,
+                                        const std::map<uint32_t, double>& waited, int64_t& rank) {
+  std::map<int64_t, double> by_rank;
+  for (const auto& [th, w] : waited) by_rank[e.threads[th].rank] += w;
+  rank = by_rank.begin()->first;
+  for (const auto& [r, w] : by_rank)
+    if (w > by_rank[rank]) rank = r;
+  if (by_rank.size() == 1) return waited;
+  std::map<uint32_t, double> out;
+  for (const auto& [th, w] : waited)
+    if (e.threads[th].rank == rank) out.emplace(th, w);
+  return out;
+}
+
 // Each thread's wait for a CPU over the run (meta.json affinity threads' runqueue_s, per rank under
 // MPI), by the experiment's thread index; threads without the figure are absent.
 std::map<uint32_t, double> runqueue_by_thread(const drg::Experiment& e) {
@@ -296,6 +312,10 @@ BarrierCause barrier_cause(const drg::MergedTree& t, uint32_t node, bool cpus_sh
   std::map<uint32_t, double> waited =
       pt.of(node, pt.has(PerThread::kWait) ? PerThread::kWait : PerThread::kTime);
   if (waited.empty()) return c;
+  // An OpenMP barrier synchronizes the threads of one process: only threads of the same rank
+  // waited for each other there (a difference between ranks is waited for in MPI calls). Judged
+  // in the rank whose threads waited most.
+  waited = busiest_team(e, waited, c.rank);
   for (const auto& [th, w] : waited) c.waits += w;
   double passes = 0;
   for (const auto& [th, v] : pt.of(node, PerThread::kVisits)) passes += v;
@@ -423,7 +443,10 @@ std::string imbalance_hint_of(const drg::MergedTree& t, const BarrierCause& c,
 
 std::string barrier_hint(const drg::MergedTree& t, const BarrierCause& c,
                          std::string_view imbalance_hint) {
-  std::string range = fmt::format("{} to {} per thread", ms(c.work_min), ms(c.work_max));
+  // With ranks: the threads of one rank (those that waited for each other at this barrier).
+  std::string range =
+      fmt::format("{} to {} per thread{}", ms(c.work_min), ms(c.work_max),
+                  t.experiment().ranks() > 1 ? fmt::format(" of rank {}", c.rank) : "");
   switch (c.kind) {
     case BarrierCause::Kind::Unknown: return std::string(imbalance_hint);
     case BarrierCause::Kind::Imbalance: return imbalance_hint_of(t, c, range, imbalance_hint);

@@ -64,7 +64,8 @@ struct BarrierCause {
     LateArrival,   // balanced work, few barriers: threads late for reasons outside the code
   };
   Kind kind = Kind::Unknown;
-  double waits = 0;     // PE-seconds waited at the barrier
+  int64_t rank = -1;    // the rank whose threads are judged (its threads waited most; -1: no MPI)
+  double waits = 0;     // PE-seconds waited at the barrier (by that rank's threads)
   double by_work = 0;   // PE-seconds of the waits the uneven work before it explains
   double by_queue = 0;  // ... the uneven waits in the synchronizations before it explain
   double work_min = 0;  // the least and most work before it of one thread (seconds)
