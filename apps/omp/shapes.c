@@ -40,7 +40,9 @@
  *                  sleeps S ms and goes on to the sections' barrier, the second waits for a flag
  *                  nobody sets (sleeping 1 ms at a time) for L s, so the first waits at the
  *                  barrier all that time. Meant to be ended by a signal (`timeout`) before L.
- *                  Prints "stuck: waiting" when both sections have started.
+ *                  Prints "stuck: waiting" when both sections have started. With a fourth
+ *                  argument `exit`, the first section calls exit(0) after its S ms instead (a
+ *                  program that exits while another thread is inside a construct).
  * forkjoin R N T   R parallel regions back to back, each an `omp for` over N iterations of T ms,
  *                  with no code between them (as NPB SP's time steps): the team forks and joins R
  *                  times. Truth: serial (the initial thread's time between the regions), work.
@@ -353,12 +355,14 @@ static int scratch(int argc, char** argv) {
 
 static int stuck(int argc, char** argv) {
   double s = arg_num(argc, argv, 2, 10), limit = arg_num(argc, argv, 3, 30);
+  int exits = argc > 4 && !strcmp(argv[4], "exit");
   volatile int flag = 0;
 #pragma omp parallel sections num_threads(2) /* SECTIONS_STUCK */
   {
 #pragma omp section
     {
       sleep_ms(s);
+      if (exits) exit(0);
     }
 #pragma omp section
     {

@@ -123,6 +123,14 @@ assert x["finished_by"] == "signal 15", x["finished_by"]
 assert sorted(o["thread"] for o in inner) == [0, 1], inner
 assert all(o["open_s"] > 0.2 for o in inner), inner
 PY
+# The program exits (exit(0) in one section) while the other thread is inside the sections: a
+# normal end, said as such; no deadlock suggested.
+OMP_NUM_THREADS=2 "$scalea" run -q -o exited -- "$shapes" stuck 300 30 exit > /dev/null 2>&1 \
+  || fail "shapes stuck ... exit: exit status $?"
+"$scalea" report exited > out 2>&1
+grep -qE "^ENDED +normally \(exit\) while thread [01] was inside sections @shapes.c:[0-9]+" out \
+  || fail "a program that exited while a thread was inside: $(grep '^ENDED' out)"
+grep -q "deadlock" out && fail "a normal exit said to be a deadlock: $(grep deadlock out)"
 
 # ---- the recorder's anomalies are said in the header (meta.json as a collector would write it) --
 "$scalea" report tiny > out 2>&1

@@ -103,13 +103,21 @@ std::string run_end_note(const drg::Experiment& e, const drg::MergedTree& t,
   if (listed > 4) inside += fmt::format(" and {} more", listed - 4);
   if (how.empty() && inside.empty()) return "";
   if (inside.empty()) return how + ", with every region left";
-  std::string note = how.empty() ? "with regions not left: " + inside : how + " while " + inside;
-  return note + fmt::format(
-                    "; {} never left {} (a deadlock, or a wait or a loop that does not end?): "
-                    "{} times there stop at the end of the run, and no balance is judged in a "
-                    "region a PE never left",
-                    pes == 1 ? "that PE" : "those PEs", pes == 1 ? "it" : "them",
-                    pes == 1 ? "its" : "their");
+  const char* them = pes == 1 ? "it" : "them";
+  const char* their = pes == 1 ? "its" : "their";
+  if (how.empty())
+    // The program ended on its own: exit() while other threads were inside a construct, or
+    // runtime events the tool could not match (the EVENTS line then counts them).
+    return fmt::format(
+        "normally ({}) while {}: still inside when the program exited (exit() called while "
+        "{} worked, or runtime events the tool could not match); {} times there stop at the "
+        "end, and no balance is judged in a region a PE never left",
+        m.finished_by.empty() ? "?" : m.finished_by, inside, pes == 1 ? "it" : "they", their);
+  return fmt::format(
+      "{} while {}; {} never left {} (a deadlock, or a wait or a loop that does not end?): {} "
+      "times there stop at the end of the run, and no balance is judged in a region a PE never "
+      "left",
+      how, inside, pes == 1 ? "that PE" : "those PEs", them, their);
 }
 
 }  // namespace scalea::cli

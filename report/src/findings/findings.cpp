@@ -749,6 +749,15 @@ std::string never_left_hint(const MergedTree& t, const RunEvidence& run, uint32_
                             node_label(t, m), o.open_s);
     }
   std::string how = drg::read_meta(t.experiment().meta).finished_by;
+  if (how.rfind("signal ", 0) != 0)
+    // The program ended on its own while the PE was inside: exit() while it worked, or runtime
+    // events the tool could not match (the header's EVENTS line counts them).
+    return fmt::format(
+        "{} had not left this region when the program ended ({}){}: the time here stops there "
+        "and says nothing about balance (exit() called while {} worked, or runtime events the "
+        "tool could not match)",
+        list, how.empty() ? "?" : how, others.empty() ? "" : ", nor had " + others,
+        pes.size() == 1 ? "it" : "they");
   return fmt::format(
       "{} never left this region: the run ended ({}) while {} inside{}, so the time here stops "
       "there and says nothing about balance; find out why {} not finish (a deadlock, a wait "
