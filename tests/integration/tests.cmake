@@ -52,26 +52,27 @@ target_compile_options(omp_instrfn_plain PRIVATE -g -fno-optimize-sibling-calls 
 target_link_libraries(omp_instrfn_plain PRIVATE OpenMP::OpenMP_C)
 list(APPEND _it_deps omp_instrfn_plain)
 
+# One test program built as bin/omp/<variant> for each variant (their flags set below).
+function(scalea_it_variants source omp_target)
+  foreach(variant ${ARGN})
+    add_executable(omp_${variant} ${source})
+    set_target_properties(omp_${variant} PROPERTIES OUTPUT_NAME ${variant}
+      RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin/omp)
+    target_link_libraries(omp_${variant} PRIVATE ${omp_target})
+    list(APPEND _it_deps omp_${variant})
+  endforeach()
+  set(_it_deps ${_it_deps} PARENT_SCOPE)
+endfunction()
+
 # The region-identity test's program (test_symbols.cpp): -O2 with the sibling-call optimisation
 # that the apps turn off, built with and without -g (-g0 after the build type's -g).
-foreach(variant inlined_regions inlined_regions_g)
-  add_executable(omp_${variant} ${_it}/inlined_regions.c)
-  set_target_properties(omp_${variant} PROPERTIES OUTPUT_NAME ${variant}
-    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin/omp)
-  target_link_libraries(omp_${variant} PRIVATE OpenMP::OpenMP_C)
-  list(APPEND _it_deps omp_${variant})
-endforeach()
+scalea_it_variants(${_it}/inlined_regions.c OpenMP::OpenMP_C inlined_regions inlined_regions_g)
 target_compile_options(omp_inlined_regions PRIVATE -O2 -g0 -foptimize-sibling-calls)
 
 # A parallel region in a member function template of a class template with long arguments
 # (test_symbols.cpp, labels): -O2, with -g (template_regions_g) and without.
-foreach(variant template_regions template_regions_g)
-  add_executable(omp_${variant} ${_it}/template_regions.cpp)
-  set_target_properties(omp_${variant} PROPERTIES OUTPUT_NAME ${variant}
-    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin/omp)
-  target_link_libraries(omp_${variant} PRIVATE OpenMP::OpenMP_CXX)
-  list(APPEND _it_deps omp_${variant})
-endforeach()
+scalea_it_variants(${_it}/template_regions.cpp OpenMP::OpenMP_CXX template_regions
+  template_regions_g)
 target_compile_options(omp_template_regions PRIVATE -O2 -g0)
 target_compile_options(omp_template_regions_g PRIVATE -O2 -g)
 target_compile_options(omp_inlined_regions_g PRIVATE -O2 -g -foptimize-sibling-calls)

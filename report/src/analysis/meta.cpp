@@ -33,6 +33,11 @@ std::set<uint32_t> throttled_nodes(const drg::Experiment& e, const drg::MergedTr
   return out;
 }
 
+std::string pe_label(int64_t rank, int64_t thread) {
+  return rank >= 0 ? fmt::format("rank {} thread {}", rank, thread)
+                   : fmt::format("thread {}", thread);
+}
+
 std::map<uint32_t, std::vector<OpenPe>> open_nodes(const drg::Experiment& e,
                                                    const drg::MergedTree& t) {
   std::map<uint32_t, std::vector<OpenPe>> out;
@@ -95,10 +100,9 @@ std::string run_end_note(const drg::Experiment& e, const drg::MergedTree& t,
       if (!pe.innermost) continue;
       ++pes;
       if (listed++ >= 4) continue;
-      std::string who = e.ranks() > 1 ? fmt::format("rank {} thread {}", pe.rank, pe.thread)
-                                      : fmt::format("thread {}", pe.thread);
-      inside += fmt::format("{}{} {}inside {} (for {:.3g} s)", inside.empty() ? "" : ", ", who,
-                            inside.empty() ? "was " : "", node_label(t, node), pe.open_s);
+      inside += fmt::format("{}{} {}inside {} (for {:.3g} s)", inside.empty() ? "" : ", ",
+                            pe_label(pe.rank, pe.thread), inside.empty() ? "was " : "",
+                            node_label(t, node), pe.open_s);
     }
   if (listed > 4) inside += fmt::format(" and {} more", listed - 4);
   if (how.empty() && inside.empty()) return "";

@@ -18,6 +18,9 @@ const nlohmann::json& meta_at(const nlohmann::json& meta, const char* key);
 // "throttle" list (rank, thread and node of the data files).
 std::set<uint32_t> throttled_nodes(const drg::Experiment& e, const drg::MergedTree& t);
 
+// How the reports name a PE: "rank 1 thread 0" under MPI (rank >= 0), else "thread 0".
+std::string pe_label(int64_t rank, int64_t thread);
+
 // A PE that had not left a region when the run ended, and how long it had been inside.
 struct OpenPe {
   int64_t rank = -1, thread = 0;

@@ -720,11 +720,8 @@ struct RunEvidence {
 // be judged there; what to find out is why that PE did not finish.
 std::string never_left_hint(const MergedTree& t, const RunEvidence& run, uint32_t n) {
   const std::vector<OpenPe>& pes = run.open.at(n);
-  const bool ranks = t.experiment().ranks() > 1;
-  auto who = [&](const OpenPe& pe) {
-    return ranks ? fmt::format("rank {} thread {}", pe.rank, pe.thread)
-                 : fmt::format("thread {}", pe.thread);
-  };
+  auto who = [](const OpenPe& pe) { return pe_label(pe.rank, pe.thread); };
+
   std::string list;
   for (size_t i = 0; i < pes.size() && i < 4; ++i) {
     std::string inner;

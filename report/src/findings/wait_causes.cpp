@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 
+#include "analysis/meta.hpp"
 #include "counter_causes.hpp"
 #include "scalea/drg/meta.hpp"
 #include "analysis/thread_values.hpp"
@@ -424,11 +425,8 @@ std::string imbalance_hint_of(const drg::MergedTree& t, const BarrierCause& c,
         "run with pinned threads on idle CPUs (OMP_PLACES=cores OMP_PROC_BIND=close), "
         "initialize the data in parallel with the loops' schedule, and look again; if the "
         "difference stays, or the CPUs are unequal by design: {}",
-        range,
-        th.rank >= 0 ? fmt::format("rank {} thread {}", th.rank, th.thread)
-                     : fmt::format("thread {}", th.thread),
-        c.slow.slowest_in, c.slow.uneven_loops, 100 * c.slow.lead_min, 100 * c.slow.lead_max,
-        imbalance_hint);
+        range, pe_label(th.rank, th.thread), c.slow.slowest_in, c.slow.uneven_loops,
+        100 * c.slow.lead_min, 100 * c.slow.lead_max, imbalance_hint);
   }
   if (c.small_difference)
     return fmt::format(

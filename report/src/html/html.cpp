@@ -55,8 +55,7 @@ std::string base64(const std::vector<uint8_t>& bytes) {
 std::string pe_name(const drg::Experiment& e, int thread) {
   if (thread < 0 || size_t(thread) >= e.threads.size()) return "";
   const drg::ThreadTree& t = e.threads[size_t(thread)];
-  return t.rank >= 0 ? fmt::format("rank {} thread {}", t.rank, t.thread)
-                     : fmt::format("thread {}", t.thread);
+  return pe_label(t.rank, t.thread);
 }
 
 // The run's facts (label, value) and what could distort the numbers (warnings).
