@@ -173,15 +173,28 @@ TEST_P(Shapes, PartialConstructsAreLossNotImbalance) {
   expect_recovered(c.at(masked), {{{"loss_of_parallelism.partially_parallelized"}, body * share,
                                    "the team idles while the primary thread runs the body"}},
                    true, "masked", {}, std::fabs(body - body_ref));
-  // Two sections per round: with more than two threads, p - 2 of them have none.
+  // Two sections per round: with more than two threads, p - 2 of them have none. The sections
+  // last 3 S in all; beyond that a section's sleep ended late or a thread came late from the
+  // barrier before (a loaded machine): nobody planted that, and it may show as imbalance.
   const auto& s = c.at(sections);
   double idle = p > 2 ? s.t_p * (p - 2) / p : 0.0;
-  EXPECT_NEAR(subclass(s, "loss_of_parallelism.partially_parallelized"), idle, tolerance(idle)) << describe(s);
-  EXPECT_NEAR(subclass(s, "synchronization.load_imbalance"), 0, tolerance(0)) << describe(s);
+  double late = std::max(0.0, s.t_p - 3 * 0.010);
+  EXPECT_NEAR(subclass(s, "loss_of_parallelism.partially_parallelized"), idle,
+              tolerance(idle) + late) << describe(s);
+  EXPECT_NEAR(subclass(s, "synchronization.load_imbalance"), 0, tolerance(0) + late) << describe(s);
+  // Findings at these two constructs name the loss of parallelism; what the run's own slowness
+  // adds (the masked body slower than in the reference, the sections late) may be named as
+  // unidentified, never as another cause.
   auto f = findings_of(c);
-  for (const auto& x : f)
-    if (x.value("node", 0u) == masked || x.value("node", 0u) == sections)
+  for (const auto& x : f) {
+    const uint32_t node = x.value("node", 0u);
+    if (node != masked && node != sections) continue;
+    if (x.value("class", "") == "unidentified")
+      EXPECT_LE(x.value("seconds", 0.0),
+                tolerance(0) + (node == masked ? std::fabs(body - body_ref) : late)) << x.dump();
+    else
       EXPECT_EQ(x.value("class", ""), "loss_of_parallelism") << x.dump();
+  }
   // The masked body's idle team (or the waits at the barrier after it) is named as the masked
   // construct's; the sections' idle threads may rank before it (their amounts are close).
   bool named = false;
