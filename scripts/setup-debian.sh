@@ -19,6 +19,7 @@ packages=(
   libpapi-dev papi-tools          # hardware/software counters
   libboost-graph-dev              # region graph merge (drg/, never inside collect/)
   libdw-dev libelf-dev            # code address -> file:line after the run
+  libunwind-dev                   # call-path sampling: the unwinder (opened at run time)
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev googletest         # unit tests
   gnuplot-nox                     # scalea report STUDY --plots

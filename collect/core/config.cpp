@@ -83,6 +83,23 @@ bool parse_snapshot(const std::string& v, Config& c) {
   return true;
 }
 
+// "off" (or a false switch), "on" (the default rate), or a rate in samples per second of a
+// thread's CPU time, from 1 to 10000.
+constexpr double kSampleMaxRate = 10000;
+constexpr uint64_t kSampleDefaultNs = 4000000;  // 250 a second
+bool parse_sample(const std::string& v, Config& c) {
+  bool on = false;
+  if (parse_bool(v, on)) {
+    c.sample_period_ns = on ? kSampleDefaultNs : 0;
+    return true;
+  }
+  char* end = nullptr;
+  double rate = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end || !(rate >= 1) || rate > kSampleMaxRate) return false;
+  c.sample_period_ns = uint64_t(1e9 / rate + 0.5);
+  return true;
+}
+
 using R = SettingReader;
 using T = SettingType;
 
@@ -142,6 +159,11 @@ const Setting kSettings[] = {
      "`1s`, `100ms`, …: publish the statistics every interval while the program runs, for "
      "`scalea top` and `scalea report --over-time` (10 ms to 1 h; a bare number is seconds; "
      "docs/online.md)"},
+    {"SCALEA_SAMPLE", T::Spec, "`250`", parse_sample, R::Tool,
+     "call-path sampling: samples per second of each thread's CPU time (1 to 10000; the kernel "
+     "delivers at most one per clock tick, 250 a second on most Linux kernels, and a sample then "
+     "counts the periods it stands for); `off` turns it off; `scalea run --sample` sets it "
+     "(docs/sampling.md)"},
     {"SCALEA_MACHINE", T::Text, "`~/.config/scalea/machine.json`", nullptr, R::Command,
      "machine file written by `scalea calibrate` and read by `scalea report` (NOISE, "
      "`--compensate`, miss pricing)"},

@@ -36,6 +36,15 @@ struct Config {
   // (collect/core/snapshot.cpp, docs/online.md); 0 = off.
   uint64_t snapshot_ns = 0;
   std::string snapshot_text = "off";
+  // SCALEA_SAMPLE=off|RATE: call-path sampling on each thread's CPU time, RATE samples per second
+  // of it (collect/core/sampler.cpp, docs/sampling.md); the period in ns, 0 = off.
+  // Off in the unit tests' builds (SCALEA_FAKE_CLOCK): they drive the adapters with synthetic
+  // events, and a sample would add nodes by how much CPU a test happened to use.
+#ifdef SCALEA_FAKE_CLOCK
+  uint64_t sample_period_ns = 0;
+#else
+  uint64_t sample_period_ns = 4000000;
+#endif
   // SCALEA_RUN_PRELOAD: the tool libraries `scalea run` put in front of LD_PRELOAD (internal).
   std::string run_preload;
   std::vector<std::string> problems;  // invalid values and unknown keys, reported once

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "log.hpp"
+#include "sampler.hpp"
 #include "signals.hpp"
 #include "snapshot.hpp"
 #include "writer.hpp"
@@ -423,6 +424,7 @@ bool Recorder::start(const char* origin) {
       start_estimated = true;
     }
     start_ok_ = true;
+    sampler::setup(config_);  // before the first thread registers (it gets a timer)
     g_state.store(recording_state());
     thread();                // the thread that starts the tool is the initial one
     snapshot::start(*this);  // SCALEA_SNAPSHOT: the publisher thread
@@ -453,6 +455,7 @@ ThreadState* Recorder::register_thread() {
     if (!threads_closed_) threads_.push_back(t);
   }
   tls_ = t;
+  sampler::thread_start(*t);
   return t;
 }
 
@@ -613,6 +616,7 @@ void Recorder::say_throttled(size_t count, const std::string& where) const {
 void Recorder::finish(const char* why) {
   if (finished_.exchange(true)) return;
   if (!recording(g_state.exchange(2))) return;
+  sampler::stop();  // no timer fires from here on; a handler under way is waited for below
   // The snapshot publisher first: it may hold a thread (state 3 until now), which then waits in
   // tool_enter_slow until it is released.
   snapshot::stop();
@@ -636,7 +640,10 @@ void Recorder::finish(const char* why) {
   clock_finish(clock_);
   end_time_iso = iso_now();
   Ticks end = now();
-  for (ThreadState* t : threads_) close_thread(*t, end);
+  for (ThreadState* t : threads_) {
+    close_thread(*t, end);
+    sampler::to_nodes(*t);
+  }
   counters::report_at_end();
   // The last snapshot: the trees as the experiment holds them (SCALEA_SNAPSHOT).
   snapshot::write_final(*this, why);

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "json_text.hpp"
+#include "sampler.hpp"
 #include "scalea/crc32.hpp"
 #include "snapshot.hpp"
 
@@ -237,7 +238,9 @@ std::vector<Module> loaded_modules() {
           m.ranges.emplace_back(info->dlpi_addr + ph.p_vaddr,
                                 info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
         }
-        if (!m.ranges.empty() && m.path.rfind("linux-vdso", 0) != 0) out->push_back(std::move(m));
+        // The vDSO (linux-vdso.so.1) too: samples land in it (clock_gettime). Nothing can read it
+        // after the run, so its code stays an offset in "linux-vdso.so.1".
+        if (!m.ranges.empty()) out->push_back(std::move(m));
         return 0;
       },
       &mods);
@@ -652,6 +655,18 @@ std::string throttle_json(Recorder& rec, const MetaExtras& extras) {
          throttled_json(paths) + "]}";
 }
 
+// Call-path sampling (sampler.cpp, docs/sampling.md): this process's figures.
+std::string sampling_json() {
+  const sampler::Summary s = sampler::summary();
+  auto num = [](uint64_t v) { return std::to_string(v); };
+  return std::string("{\"on\": ") + (s.on ? "true" : "false") +
+         ", \"off_reason\": " + json_escape(s.off_reason) + ", \"period_ns\": " + num(s.period_ns) +
+         ", \"signal\": " + std::to_string(s.signal) + ", \"samples\": " + num(s.samples) +
+         ", \"in_tool\": " + num(s.in_tool) + ", \"dropped\": " + num(s.dropped) +
+         ", \"truncated\": " + num(s.truncated) + ", \"threads\": " + num(s.threads) +
+         ", \"timer_failures\": " + num(s.timer_failures) + "}";
+}
+
 std::string mpi_json(const MpiMeta& m) {
   char head[512];
   std::snprintf(head, sizeof head,
@@ -724,6 +739,7 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   if (!snap) {
     field("counters", counters_json(counters::report()));
     field("throttle", throttle_json(rec, extras));
+    field("sampling", sampling_json());
     if (std::string open = open_at_end_json(rec, src); !open.empty()) field("open_at_end", open);
   }
   if (extras.mpi) field("mpi", mpi_json(*extras.mpi));

@@ -123,6 +123,20 @@ std::optional<MessageModel> message_model(const json& o) {
                       text(o, "source").value_or("?")};
 }
 
+std::optional<SamplingMeta> sampling(const json& o) {
+  if (!o.is_object()) return std::nullopt;
+  SamplingMeta s;
+  s.on = at(o, "on").is_boolean() && at(o, "on").get<bool>();
+  s.off_reason = text(o, "off_reason").value_or("");
+  s.period_s = number(o, "period_ns").value_or(0) * 1e-9;
+  s.samples = integer(o, "samples").value_or(0);
+  s.in_tool = integer(o, "in_tool").value_or(0);
+  s.dropped = integer(o, "dropped").value_or(0);
+  s.truncated = integer(o, "truncated").value_or(0);
+  s.threads = integer(o, "threads").value_or(0);
+  return s;
+}
+
 }  // namespace
 
 std::string Meta::command_line() const {
@@ -162,6 +176,7 @@ Meta read_meta(const json& meta) {
   m.open_at_end = open_at_end(at(at(meta, "open_at_end"), "open"));
   m.open_at_end_count = integer(at(meta, "open_at_end"), "count").value_or(0);
   m.snapshot_interval_s = number(at(meta, "snapshot"), "interval_s").value_or(0);
+  m.sampling = sampling(at(meta, "sampling"));
   return m;
 }
 

@@ -186,8 +186,11 @@ class RankFileParser {
     // OMPT and the MPI layer give return addresses of calls into the runtime (followed to the
     // construct when it reached the runtime by a tail jump); -finstrument-functions gives the
     // function's entry, which is not a return address.
-    bool found = r.kind == RegionKind::Function
-                     ? resolver_.resolve(r.module, r.address, false, loc)
+    // A sample's innermost frame is the instruction it interrupted; its callers are return
+    // addresses (subkind 1).
+    bool found = r.kind == RegionKind::Function ? resolver_.resolve(r.module, r.address, false, loc)
+                 : r.kind == RegionKind::Sampled
+                     ? resolver_.resolve(r.module, r.address, r.subkind == 1, loc)
                      : resolver_.resolve_call_site(r.module, r.address, runtime_entry(r), loc);
     if (!found) return;
     if (r.file.empty()) r.file = loc.file;

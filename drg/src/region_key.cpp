@@ -43,7 +43,9 @@ SourceKey source_key(const Region& r, Paths paths) {
   SourceKey k;
   k.kind = uint16_t(r.kind);
   k.subkind = r.subkind;
-  k.name = r.name;
+  // A sampled line inlined into several functions is one line of each: the function the code is
+  // physically in (its ELF symbol) tells them apart.
+  k.name = r.kind == RegionKind::Sampled ? r.symbol : r.name;
   auto path = [paths](const std::string& p) { return paths == Paths::Base ? base_name(p) : p; };
   if (!r.file.empty()) {
     k.place = SourceKey::Place::Source;

@@ -127,6 +127,7 @@ bool place_runtime_returns(Experiment& e, const Bodies& bodies, std::vector<char
     const Region& r = e.regions[i];
     in_runtime[i] =
         !has_source(r) && !r.module.empty() && r.kind != RegionKind::Function &&
+        r.kind != RegionKind::Sampled &&
         ((!runtime_path.empty() && r.module == runtime_path) || r.symbol.rfind("__kmp", 0) == 0);
     any = any || in_runtime[i];
   }
@@ -306,7 +307,16 @@ void settle_regions(Experiment& e, const LoadOptions& options, Settlement& s,
   bool merged = identify_by_body(e, bodies, remap);
   if (moved || merged) renumber_regions(e, remap, drop, s, rewrite);
   name_outlined_code(e, observe);
-  rewrite([&](ThreadTree& t) { s.root_counters(t); });
+  s.sampled.clear();
+  for (size_t i = 0; i < e.regions.size(); ++i)
+    if (e.regions[i].kind == RegionKind::Sampled) {
+      s.sampled.resize(e.regions.size(), 0);
+      s.sampled[i] = 1;
+    }
+  rewrite([&](ThreadTree& t) {
+    s.root_counters(t);
+    s.split_samples(t);
+  });
 }
 
 void Settlement::fold_outlined(ThreadTree& t, FlatMap64& scratch) const {
@@ -343,11 +353,43 @@ void Settlement::root_counters(ThreadTree& t) const {
   }
 }
 
+void Settlement::split_samples(ThreadTree& t) const {
+  if (sampled.empty()) return;
+  const size_t m = metric_count, visits = 0;          // visits is the first core metric
+  std::vector<uint32_t> at(t.size(), fmt::kNoIndex);  // old node -> measured index or sample
+  std::vector<char> is_sample(t.size(), 0);
+  ThreadTree kept;
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    const uint32_t r = t.region[n], p = n ? t.parent[n] : fmt::kNoIndex;
+    if (r < sampled.size() && sampled[r]) {
+      is_sample[n] = 1;
+      // Below a measured node: the path's outermost frame; below a sampled one: its caller.
+      const bool top = p == fmt::kNoIndex || !is_sample[p];
+      SampledFrame f{top ? fmt::kNoIndex : at[p], top && p != fmt::kNoIndex ? at[p] : 0, r,
+                     m ? t.values[size_t(n) * m + visits] : 0.0};
+      if (!top) f.node = t.samples[at[p]].node;
+      at[n] = uint32_t(t.samples.size());
+      t.samples.push_back(f);
+      continue;
+    }
+    at[n] = uint32_t(kept.parent.size());
+    kept.parent.push_back(p == fmt::kNoIndex ? fmt::kNoIndex : at[p]);
+    kept.region.push_back(r);
+    kept.values.insert(kept.values.end(), t.values.begin() + long(size_t(n) * m),
+                       t.values.begin() + long(size_t(n + 1) * m));
+  }
+  if (t.samples.empty()) return;
+  t.parent = std::move(kept.parent);
+  t.region = std::move(kept.region);
+  t.values = std::move(kept.values);
+}
+
 void Settlement::apply(ThreadTree& t, FlatMap64& scratch) const {
   fold_outlined(t, scratch);
   place(t);
   renumber(t, scratch);
   root_counters(t);
+  split_samples(t);
 }
 
 }  // namespace scalea::drg

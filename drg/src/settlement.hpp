@@ -54,6 +54,10 @@ class Settlement {
   void place(ThreadTree& t) const;
   void renumber(ThreadTree& t, FlatMap64& scratch) const;
   void root_counters(ThreadTree& t) const;
+  // Moves the nodes of sampled regions out of the tree into t.samples (the measured nodes keep
+  // their order). `sampled`: by region after settling, empty when the experiment has none.
+  std::vector<char> sampled;
+  void split_samples(ThreadTree& t) const;
   void apply(ThreadTree& t, FlatMap64& scratch) const;
 };
 

@@ -20,7 +20,7 @@ std::set<std::string> kinds_with(KindTrait t) {
 }
 
 TEST(FormatTables, RegionKindTraits) {
-  EXPECT_EQ(kRegionKindCount, 27);
+  EXPECT_EQ(kRegionKindCount, 28);
   EXPECT_EQ(kinds_with(kWaits),
             (std::set<std::string>{"barrier_implicit", "barrier_explicit", "barrier_implementation",
                                    "taskwait", "taskgroup", "reduction", "critical", "lock",

@@ -178,7 +178,8 @@ enum KindTrait : uint8_t {
   X(Cancel,                23,   "cancel",                 "cancel",             "cancel",     kNoTrait)                      \
   X(Distribute,            24,   "distribute",             "distribute",         "distribute", kCoarse)                       \
   X(Scope,                 25,   "scope",                  "scope",              "scope",      kNoTrait)                      \
-  X(Mpi,                   26,   "mpi",                    "",                   "mpi",        kWaits | kCoarse | kNamed)
+  X(Mpi,                   26,   "mpi",                    "",                   "mpi",        kWaits | kCoarse | kNamed)     \
+  X(Sampled,               27,   "sampled",                "sampled",            "sampled",    kNoTrait)
 // clang-format on
 
 enum class RegionKind : uint16_t {

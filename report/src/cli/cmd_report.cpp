@@ -119,6 +119,8 @@ void add_report(CLI::App& app) {
       "  scalea report md.p4 -r md.p1             against a reference run with 1 thread\n"
       "  scalea report md.p4 --view times         visits, times, waits, fork/join per region\n"
       "  scalea report halo.p4 --view mpi         MPI call sites: bytes, waiting, transfer\n"
+      "  scalea report md.p4 --view functions     where the CPU time went: sampled functions, "
+      "lines\n"
       "  scalea report md.p4 --min-time 0.01      hide regions shorter than 10 ms\n"
       "  scalea report md.p4 --format json        machine-readable (docs/json-schema.md)\n\n"
       "T_p is a region's wall time (its longest thread), T_o = T_p - T_s/p its total overhead,\n"
@@ -147,9 +149,9 @@ void add_report(CLI::App& app) {
       ->check(CLI::IsMember(formats))
       ->capture_default_str();
   cmd->add_option("--view", o->view.view,
-                  "Text table: overhead classes, measured times, or the MPI calls (bytes, waiting "
-                  "and transfer)")
-      ->check(CLI::IsMember({"overheads", "times", "mpi"}))
+                  "Text table: overhead classes, measured times, the MPI calls (bytes, waiting "
+                  "and transfer), or the sampled functions and lines (flat, and per region)")
+      ->check(CLI::IsMember({"overheads", "times", "mpi", "functions"}))
       ->capture_default_str();
   cmd->add_option("--min-time", o->view.min_time, "Hide regions whose wall time is below this (s)")
       ->check(CLI::NonNegativeNumber);

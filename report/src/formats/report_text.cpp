@@ -15,6 +15,7 @@
 #include "findings_out.hpp"
 #include "output/text.hpp"
 #include "report_json.hpp"
+#include "sampled_text.hpp"
 #include "scalea/drg/meta.hpp"
 #include "scalea/format.hpp"
 
@@ -317,10 +318,13 @@ void print_json(const drg::Experiment& e, const MergedTree& t, const Analysis& a
   std::cout << "\n";
 }
 
+constexpr size_t kFunctionRows = 20;  // rows per table of --view functions
+
 void print_text(const Analyzed& x, const ReportView& v) {
   print_header(x.experiment(), x.a, x.reference(), v, &x.tree());
   if (v.view == "times") print_times_text(x.experiment(), x.tree(), x.a, v);
   else if (v.view == "mpi") print_mpi_text(x.experiment(), x.tree(), x.a, v);
+  else if (v.view == "functions") print_functions_text(x.tree(), kFunctionRows);
   else print_overheads_text(x.tree(), x.a, v, x.reference_tree());
 }
 

@@ -1,5 +1,5 @@
 // `scalea report DIR` of one experiment: the formats it prints (text, json, csv, markdown) and the
-// text's views (the overhead classes, the measured times, the MPI calls).
+// text's views (the overhead classes, the measured times, the MPI calls, the sampled functions).
 #pragma once
 #include <cstdint>
 #include <set>
@@ -13,7 +13,7 @@ namespace scalea::cli {
 
 // What the report of one experiment shows: the `report` command's options beyond the analysis.
 struct ReportView {
-  std::string view = "overheads";  // text: overheads, times or mpi
+  std::string view = "overheads";  // text: overheads, times, mpi or functions
   double min_time = 0;             // rows whose T_p is below this are hidden (s)
   int max_depth = -1;              // rows deeper than this are hidden (-1: none)
   std::string machine_used;        // the machine file that priced NOISE, "" for none

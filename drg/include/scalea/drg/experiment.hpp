@@ -65,15 +65,26 @@ struct Region {
   std::string location() const;
 };
 
+// A frame of a sampled call path (call-path sampling, docs/sampling.md): kept apart from the
+// measured nodes, so that no analysis of regions meets them. A path hangs below the measured node
+// that was the thread's current region when the samples were taken.
+struct SampledFrame {
+  uint32_t parent;  // index in ThreadTree::samples, or format::kNoIndex: the path's outermost frame
+  uint32_t node;    // the measured node (ThreadTree index) the path hangs below
+  uint32_t region;  // a region of kind `sampled`: a code address, resolved
+  double self;      // sample periods whose innermost frame this was
+};
+
 // One thread's sub-DRG: a calling-context tree stored as parallel arrays, parents first.
 struct ThreadTree {
   int32_t rank = -1;
   uint32_t thread = 0;
   uint32_t flags = 0;
   uint64_t os_tid = 0;
-  std::vector<uint32_t> parent;  // format::kNoIndex for the root
-  std::vector<uint32_t> region;  // index into Experiment::regions
-  std::vector<double> values;    // node-major: values[node * metric_count + metric]
+  std::vector<uint32_t> parent;       // format::kNoIndex for the root
+  std::vector<uint32_t> region;       // index into Experiment::regions
+  std::vector<double> values;         // node-major: values[node * metric_count + metric]
+  std::vector<SampledFrame> samples;  // parents first; empty without sampling
 
   size_t size() const { return parent.size(); }
 };

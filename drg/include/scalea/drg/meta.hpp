@@ -72,6 +72,14 @@ struct MessageModel {
   std::string source = "?";
 };
 
+// meta.json "sampling" (docs/sampling.md): call-path sampling in the process that wrote it.
+struct SamplingMeta {
+  bool on = false;
+  std::string off_reason;  // why it was off although asked for, "" otherwise
+  double period_s = 0;     // CPU time per sample period
+  int64_t samples = 0, in_tool = 0, dropped = 0, truncated = 0, threads = 0;
+};
+
 struct Meta {
   std::vector<std::string> command;  // the program's argv
   std::string cwd;                   // the directory the program ran in
@@ -103,7 +111,8 @@ struct Meta {
   std::vector<OpenAtEnd> open_at_end;
   int64_t open_at_end_count = 0;
   std::optional<MessageModel> message_model;
-  double snapshot_interval_s = 0;  // a snapshot's: the publisher's tick
+  double snapshot_interval_s = 0;        // a snapshot's: the publisher's tick
+  std::optional<SamplingMeta> sampling;  // absent: the experiment predates sampling
 
   // The command line, its words joined by spaces.
   std::string command_line() const;

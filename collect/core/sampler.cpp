@@ -1,0 +1,337 @@
+#include "sampler.hpp"
+
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <libunwind.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "config.hpp"
+#include "log.hpp"
+#include "recorder.hpp"
+
+namespace scalea::collect::sampler {
+namespace {
+
+// One frame of a sampled call path: its code address, the entry it was called from (or the
+// region node the path hangs below) and how many periods ended with the path at this frame.
+struct Entry {
+  uint64_t ip;
+  uint64_t parent;  // entry index + 1 << 1, or a Node* with the low bit set (the path's top)
+  uint64_t self;    // periods whose leaf was this entry
+  uint32_t leaf;    // 1: the interrupted instruction (the path's leaf), 0: a return address
+};
+
+// A thread's call paths: entries in creation order (a parent before its children) and an
+// open-addressing index over (parent, ip, leaf). Both are mapped by the sampler itself and grown
+// in the handler (mremap and mmap are system calls, safe there; malloc is not).
+struct Table {
+  Entry* entries = nullptr;
+  uint32_t used = 0, cap = 0;
+  uint32_t* slots = nullptr;  // entry index + 1, 0 = empty
+  uint32_t slot_cap = 0;
+  timer_t timer{};
+  bool has_timer = false;
+  uint64_t dropped = 0, in_tool = 0, truncated = 0;
+};
+
+constexpr int kMaxDepth = 256;
+constexpr uint32_t kInitialEntries = 1024;
+constexpr uint32_t kMaxEntries = 1u << 22;  // 4 M entries (128 MiB): then samples are dropped
+constexpr int kSignalOffset = 6;            // SIGRTMIN + 6 (docs/sampling.md)
+
+// libunwind, opened when sampling starts (RTLD_LOCAL): linked, its _Unwind_* functions would come
+// before the C++ runtime's in a preloaded program's symbol lookup and unwind its exceptions.
+struct Unwinder {
+  decltype(&_ULx86_64_init_local2) init_local2 = nullptr;
+  decltype(&_ULx86_64_step) step = nullptr;
+  decltype(&_ULx86_64_get_reg) get_reg = nullptr;
+  decltype(&_ULx86_64_set_caching_policy) set_caching_policy = nullptr;
+  unw_addr_space_t* local_space = nullptr;
+};
+Unwinder g_unw;
+constexpr const char* kUnwindLibrary = "libunwind.so.8";
+
+// Opens libunwind; "" when ready, else why not.
+std::string open_unwinder() {
+  void* h = dlopen(kUnwindLibrary, RTLD_NOW | RTLD_LOCAL);
+  if (!h) return std::string("cannot open ") + kUnwindLibrary + " (Debian: libunwind8)";
+  auto sym = [&](const char* name) { return dlsym(h, name); };
+  g_unw.init_local2 = reinterpret_cast<decltype(g_unw.init_local2)>(sym("_ULx86_64_init_local2"));
+  g_unw.step = reinterpret_cast<decltype(g_unw.step)>(sym("_ULx86_64_step"));
+  g_unw.get_reg = reinterpret_cast<decltype(g_unw.get_reg)>(sym("_ULx86_64_get_reg"));
+  g_unw.set_caching_policy =
+      reinterpret_cast<decltype(g_unw.set_caching_policy)>(sym("_ULx86_64_set_caching_policy"));
+  g_unw.local_space = static_cast<unw_addr_space_t*>(sym("_ULx86_64_local_addr_space"));
+  if (!g_unw.init_local2 || !g_unw.step || !g_unw.get_reg || !g_unw.set_caching_policy ||
+      !g_unw.local_space)
+    return std::string(kUnwindLibrary) + " lacks unw_init_local2 (libunwind 1.3 or later needed)";
+  return "";
+}
+
+std::atomic<bool> g_on{false};
+int g_signal = 0;
+uint64_t g_period_ns = 0;
+// Why sampling is off: a plain array, as everything here that setup() may touch before this file's
+// dynamic initializers have run (the tool starts from another file's constructor).
+char g_off_reason[256] = "";
+void set_off_reason(const std::string& why) {
+  std::snprintf(g_off_reason, sizeof g_off_reason, "%s", why.c_str());
+}
+pthread_key_t g_key;
+std::mutex g_mu;  // the list of tables (threads registering, finish)
+std::vector<Table*>* g_tables = nullptr;
+std::atomic<uint64_t> g_timer_failures{0};
+
+void* map_bytes(size_t n) {
+  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+uint64_t mix(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  return k;
+}
+uint64_t key_hash(uint64_t parent, uint64_t ip, uint32_t leaf) {
+  return mix(parent * 0x9e3779b97f4a7c15ULL ^ ip ^ (uint64_t(leaf) << 63));
+}
+
+// Index rebuilt at twice the size; false when the kernel refuses memory.
+bool grow_slots(Table& tb) {
+  uint32_t cap = tb.slot_cap ? tb.slot_cap * 2 : kInitialEntries * 2;
+  auto* slots = static_cast<uint32_t*>(map_bytes(size_t(cap) * sizeof(uint32_t)));
+  if (!slots) return false;
+  for (uint32_t i = 0; i < tb.used; ++i) {
+    const Entry& e = tb.entries[i];
+    uint32_t s = uint32_t(key_hash(e.parent, e.ip, e.leaf)) & (cap - 1);
+    while (slots[s]) s = (s + 1) & (cap - 1);
+    slots[s] = i + 1;
+  }
+  if (tb.slots) munmap(tb.slots, size_t(tb.slot_cap) * sizeof(uint32_t));
+  tb.slots = slots;
+  tb.slot_cap = cap;
+  return true;
+}
+
+bool grow_entries(Table& tb) {
+  uint32_t cap = tb.cap ? tb.cap * 2 : kInitialEntries;
+  if (cap > kMaxEntries) return false;
+  void* p = tb.entries ? mremap(tb.entries, size_t(tb.cap) * sizeof(Entry), size_t(cap) * sizeof(Entry),
+                                MREMAP_MAYMOVE)
+                       : map_bytes(size_t(cap) * sizeof(Entry));
+  if (p == MAP_FAILED || !p) return false;
+  tb.entries = static_cast<Entry*>(p);
+  tb.cap = cap;
+  return true;
+}
+
+// The entry for (parent, ip, leaf), added when new; UINT32_MAX when the table cannot grow.
+uint32_t find_or_add(Table& tb, uint64_t parent, uint64_t ip, uint32_t leaf) {
+  if ((tb.used + 1) * 2 > tb.slot_cap && !grow_slots(tb)) return UINT32_MAX;
+  uint32_t mask = tb.slot_cap - 1;
+  for (uint32_t s = uint32_t(key_hash(parent, ip, leaf)) & mask;; s = (s + 1) & mask) {
+    uint32_t i = tb.slots[s];
+    if (!i) {
+      if (tb.used == tb.cap && !grow_entries(tb)) return UINT32_MAX;
+      tb.entries[tb.used] = Entry{ip, parent, 0, leaf};
+      tb.slots[s] = ++tb.used;
+      return tb.used - 1;
+    }
+    const Entry& e = tb.entries[i - 1];
+    if (e.parent == parent && e.ip == ip && e.leaf == leaf) return i - 1;
+  }
+}
+
+// Counts `weight` periods for the interrupted call path (`uc`) below `node`.
+void record(Table& tb, Node* node, void* uc, uint64_t weight) {
+  unw_cursor_t cursor;
+  if (g_unw.init_local2(&cursor, static_cast<unw_context_t*>(uc), UNW_INIT_SIGNAL_FRAME) < 0) {
+    tb.dropped += weight;
+    return;
+  }
+  uint64_t ips[kMaxDepth];
+  int depth = 0;
+  do {
+    unw_word_t ip = 0;
+    if (g_unw.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+    ips[depth++] = ip;
+  } while (depth < kMaxDepth && g_unw.step(&cursor) > 0);
+  if (depth == kMaxDepth) ++tb.truncated;
+  if (depth == 0) {
+    tb.dropped += weight;
+    return;
+  }
+  // From the outermost frame down to the leaf, each frame below the previous one.
+  uint64_t parent = reinterpret_cast<uintptr_t>(node) | 1;
+  uint32_t at = UINT32_MAX;
+  for (int i = depth - 1; i >= 0; --i) {
+    at = find_or_add(tb, parent, ips[i], i == 0 ? 1 : 0);
+    if (at == UINT32_MAX) {
+      tb.dropped += weight;
+      return;
+    }
+    parent = uint64_t(at + 1) << 1;
+  }
+  tb.entries[at].self += weight;
+}
+
+void on_sample(int, siginfo_t* si, void* uc) {
+  if (si->si_code != SI_TIMER) return;  // not our timer (sent by kill): nothing to count
+  const int saved_errno = errno;
+  ThreadState* t = Recorder::registered_thread();
+  auto* tb = t ? static_cast<Table*>(t->samples) : nullptr;
+  if (tb && tb->has_timer && g_on.load(std::memory_order_relaxed)) {
+    int over = timer_getoverrun(tb->timer);
+    uint64_t weight = 1 + uint64_t(over > 0 ? over : 0);
+    if (t->in_callback.load(std::memory_order_relaxed)) {
+      // The tool's own code was running: its tree may be half updated. Counted, not unwound.
+      tb->in_tool += weight;
+    } else if (tool_enter(t)) {
+      // Inside the tool from here, as an event: finish() and the snapshot publisher wait for it.
+      Node* node = current_node(*t);
+      if (node && g_measure_on.load(std::memory_order_relaxed)) record(*tb, node, uc, weight);
+      else tb->dropped += weight;
+      tool_leave(t);
+    } else {
+      tb->dropped += weight;
+    }
+  }
+  errno = saved_errno;
+}
+
+void delete_timer(void* p) {
+  auto* tb = static_cast<Table*>(p);
+  if (tb && tb->has_timer) {
+    tb->has_timer = false;
+    timer_delete(tb->timer);
+  }
+}
+
+// Why sampling cannot run in this process, or "".
+std::string sampling_obstacle() {
+  // ThreadSanitizer holds a signal back until the thread reaches one of its own points, and
+  // calls the handler there: the stack it would unwind is not the one the signal interrupted.
+  if (dlsym(RTLD_DEFAULT, "__tsan_init"))
+    return "the program runs under ThreadSanitizer, which delays signals to points of its own";
+  g_signal = SIGRTMIN + kSignalOffset;
+  struct sigaction current;
+  if (sigaction(g_signal, nullptr, &current) != 0 ||
+      (current.sa_flags & SA_SIGINFO ? current.sa_sigaction != nullptr
+                                     : current.sa_handler != SIG_DFL))
+    return "the program handles signal SIGRTMIN+" + std::to_string(kSignalOffset) + " itself";
+  if (std::string why = open_unwinder(); !why.empty()) return why;
+  if (pthread_key_create(&g_key, delete_timer) != 0) return "no thread key left";
+  return "";
+}
+
+}  // namespace
+
+void setup(const Config& config) {
+  if (!config.sample_period_ns) return;
+  set_off_reason(sampling_obstacle());
+  if (g_off_reason[0]) {
+    log_message("call-path sampling is off: %s", g_off_reason);
+    return;
+  }
+  g_unw.set_caching_policy(*g_unw.local_space, UNW_CACHE_PER_THREAD);
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sample;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  if (sigaction(g_signal, &sa, nullptr) != 0) {
+    set_off_reason(std::string("cannot install the handler: ") + std::strerror(errno));
+    log_message("call-path sampling is off: %s", g_off_reason);
+    return;
+  }
+  g_tables = new std::vector<Table*>();
+  g_period_ns = config.sample_period_ns;
+  g_on.store(true);
+}
+
+void thread_start(ThreadState& t) {
+  if (!g_on.load(std::memory_order_relaxed)) return;
+  auto* tb = new Table();
+  if (!grow_slots(*tb) || !grow_entries(*tb)) {
+    g_timer_failures.fetch_add(1);
+    return;
+  }
+  sigevent ev;
+  std::memset(&ev, 0, sizeof ev);
+  ev.sigev_notify = SIGEV_THREAD_ID;
+  ev.sigev_signo = g_signal;
+  ev._sigev_un._tid = pid_t(t.os_tid);
+  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &tb->timer) != 0) {
+    g_timer_failures.fetch_add(1);
+  } else {
+    tb->has_timer = true;
+    itimerspec it;
+    it.it_interval.tv_sec = time_t(g_period_ns / 1000000000);
+    it.it_interval.tv_nsec = long(g_period_ns % 1000000000);
+    it.it_value = it.it_interval;
+    pthread_setspecific(g_key, tb);  // the timer is deleted when the thread exits
+    t.samples = tb;                  // before the first signal can come
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    timer_settime(tb->timer, 0, &it, nullptr);
+  }
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_tables->push_back(tb);
+}
+
+void stop() {
+  if (!g_on.exchange(false)) return;
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (Table* tb : *g_tables) delete_timer(tb);
+}
+
+void to_nodes(ThreadState& t) {
+  auto* tb = static_cast<Table*>(t.samples);
+  if (!tb || !tb->used) return;
+  Recorder& rec = Recorder::get();
+  std::vector<Node*> nodes(tb->used);
+  for (uint32_t i = 0; i < tb->used; ++i) {
+    const Entry& e = tb->entries[i];
+    Node* parent = e.parent & 1 ? reinterpret_cast<Node*>(e.parent & ~uint64_t(1))
+                                : nodes[(e.parent >> 1) - 1];
+    uint32_t region = rec.region(t, RegionKind::Sampled, uint16_t(e.leaf ? 0 : 1),
+                                 reinterpret_cast<const void*>(e.ip));
+    Node* n = child_of(t, parent, region);
+    n->s.visits += e.self;
+    n->s.time_min = 0;  // no visit was timed
+    nodes[i] = n;
+  }
+}
+
+Summary summary() {
+  Summary s;
+  s.off_reason = g_off_reason;
+  s.period_ns = g_period_ns;
+  s.signal = g_signal;
+  s.timer_failures = g_timer_failures.load();
+  if (!g_tables) return s;
+  s.on = true;
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (const Table* tb : *g_tables) {
+    ++s.threads;
+    for (uint32_t i = 0; i < tb->used; ++i) s.samples += tb->entries[i].self;
+    s.in_tool += tb->in_tool;
+    s.dropped += tb->dropped;
+    s.truncated += tb->truncated;
+  }
+  return s;
+}
+
+}  // namespace scalea::collect::sampler

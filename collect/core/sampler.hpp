@@ -1,0 +1,48 @@
+// Call-path sampling (docs/sampling.md): each thread gets a timer on its own CPU time
+// (timer_create on CLOCK_THREAD_CPUTIME_ID, delivered to that thread by a real-time signal). The
+// signal handler unwinds the thread's stack with libunwind and counts the call path below the
+// thread's current region node in a table of the thread's own (memory the sampler maps itself:
+// no malloc, no lock in the handler; the table grows with distinct paths, never with run time).
+// When the run ends the paths become nodes of kind `sampled` below their region nodes, so that the
+// writer, the MPI unification and the symbol resolution treat them as any code address; the
+// analysis keeps them apart from the measured regions (drg: ThreadTree::samples).
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace scalea::collect {
+
+struct Config;
+struct ThreadState;
+
+namespace sampler {
+
+// What the sampler saw, for meta.json "sampling".
+struct Summary {
+  bool on = false;            // sampling ran (else `off_reason` says why when it was asked for)
+  std::string off_reason;     // "" when on or not asked for
+  uint64_t period_ns = 0;     // CPU time per sample period
+  int signal = 0;             // the signal the timers deliver
+  uint64_t samples = 0;       // periods counted in call paths (a sample's weight: 1 + overruns)
+  uint64_t in_tool = 0;       // periods that fell inside the tool's own code (not unwound)
+  uint64_t dropped = 0;       // periods not recorded (recording off, table full, unwinding failed)
+  uint64_t truncated = 0;     // samples whose stack was deeper than the unwinder's limit
+  uint64_t threads = 0;       // threads that had a timer
+  uint64_t timer_failures = 0;
+};
+
+// At start (Recorder::start), before the first thread registers: installs the handler when
+// SCALEA_SAMPLE asks for sampling and the signal is free. Says why not once otherwise.
+void setup(const Config& config);
+// The calling thread, as it registers: its table and its timer.
+void thread_start(ThreadState& t);
+// At finish(), after g_state left recording: no timer fires any more (every thread's is
+// deleted). The handlers still under way are waited for by finish() (they hold in_callback).
+void stop();
+// At finish(), after the thread's frames are closed: its call paths become nodes of kind
+// `sampled` below their region nodes (visits = periods).
+void to_nodes(ThreadState& t);
+Summary summary();
+
+}  // namespace sampler
+}  // namespace scalea::collect
