@@ -34,6 +34,27 @@ PLANTED_HELPER void print_truth(const char* key, double seconds) {
   printf("truth %s %.9f\n", key, seconds);
 }
 
+/* The calling thread's CPU time, seconds. */
+PLANTED_HELPER double thread_cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU work in the function that expands it (a macro, so that a sampled stack ends in that
+ * function, not in a shared helper): computes until the thread used `seconds` of CPU time, and
+ * leaves the CPU time it really used in `used`. The clock is read every few microseconds. */
+#define PLANTED_CPU_WORK(seconds, used)                                        \
+  do {                                                                         \
+    volatile double sink_ = 0;                                                 \
+    double start_ = thread_cpu_s(), at_ = start_;                              \
+    while (at_ - start_ < (seconds)) {                                         \
+      for (int i_ = 0; i_ < 2000; ++i_) sink_ = sink_ * 0.999 + (double)i_;    \
+      at_ = thread_cpu_s();                                                    \
+    }                                                                          \
+    (used) += at_ - start_;                                                    \
+  } while (0)
+
 /* argv[i] as a positive number, or `fallback` when absent. Exits with a message when invalid. */
 PLANTED_HELPER double arg_num(int argc, char** argv, int i, double fallback) {
   if (i >= argc) return fallback;

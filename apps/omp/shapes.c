@@ -306,12 +306,6 @@ static int forkjoin(int argc, char** argv) {
   return 0;
 }
 
-static double thread_cpu_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int cpuwork(int argc, char** argv) {
   int rounds = (int)arg_num(argc, argv, 2, 3);
   double t = arg_num(argc, argv, 3, 100) * 1e-3, cpu = 0;

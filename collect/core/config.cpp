@@ -160,10 +160,8 @@ const Setting kSettings[] = {
      "`scalea top` and `scalea report --over-time` (10 ms to 1 h; a bare number is seconds; "
      "docs/online.md)"},
     {"SCALEA_SAMPLE", T::Spec, "`250`", parse_sample, R::Tool,
-     "call-path sampling: samples per second of each thread's CPU time (1 to 10000; the kernel "
-     "delivers at most one per clock tick, 250 a second on most Linux kernels, and a sample then "
-     "counts the periods it stands for); `off` turns it off; `scalea run --sample` sets it "
-     "(docs/sampling.md)"},
+     "call-path sampling: samples per second of each thread's CPU time (1 to 10000); `off` "
+     "turns it off; `scalea run --sample` sets it (docs/sampling.md)"},
     {"SCALEA_MACHINE", T::Text, "`~/.config/scalea/machine.json`", nullptr, R::Command,
      "machine file written by `scalea calibrate` and read by `scalea report` (NOISE, "
      "`--compensate`, miss pricing)"},

@@ -642,7 +642,7 @@ void Recorder::finish(const char* why) {
   Ticks end = now();
   for (ThreadState* t : threads_) {
     close_thread(*t, end);
-    sampler::to_nodes(*t);
+    sampler::to_nodes(*t, clock_.ns_per_tick());
   }
   counters::report_at_end();
   // The last snapshot: the trees as the experiment holds them (SCALEA_SNAPSHOT).

@@ -269,7 +269,8 @@ struct ThreadState {
   RecordPool<ParallelRecord> parallel_pool;
   RecordPool<TaskRecord> task_pool;
   counters::ThreadCounters* ctr = nullptr;  // this thread's event sets (collect/papi), lazily
-  void* samples = nullptr;  // this thread's sampled call paths and timer (sampler.cpp), or none
+  void* samples = nullptr;     // this thread's sampled call paths and timer (sampler.cpp), or none
+  uint32_t sampled_nodes = 0;  // nodes of kind `sampled` its paths became at the end
 
   Node* new_node(Node* parent, uint32_t region);
   // Storage for kChunk nodes, none constructed.

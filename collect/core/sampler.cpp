@@ -3,8 +3,11 @@
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
 #include <libunwind.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -41,10 +44,24 @@ struct Table {
   uint32_t used = 0, cap = 0;
   uint32_t* slots = nullptr;  // entry index + 1, 0 = empty
   uint32_t slot_cap = 0;
+  // The thread's source of samples: a software perf event counting its CPU time (task-clock),
+  // whose overflow signals it (fd >= 0), else a POSIX timer on its CPU clock.
+  int fd = -1;
   timer_t timer{};
-  bool has_timer = false;
+  itimerspec period{};
+  bool has_timer = false;  // either source is running
   uint64_t dropped = 0, in_tool = 0, truncated = 0;
+  // The thread's CPU clock, and its time when the timer started and when sampling ended (or the
+  // thread did): the samples stand for that CPU time.
+  clockid_t clock{};
+  uint64_t cpu_start_ns = 0, cpu_end_ns = 0;
 };
+
+uint64_t cpu_ns(clockid_t clock) {
+  timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
 
 constexpr int kMaxDepth = 256;
 constexpr uint32_t kInitialEntries = 1024;
@@ -81,6 +98,7 @@ std::string open_unwinder() {
 }
 
 std::atomic<bool> g_on{false};
+bool g_perf = false;  // the threads' sources are perf events (else POSIX timers)
 int g_signal = 0;
 uint64_t g_period_ns = 0;
 // Why sampling is off: a plain array, as everything here that setup() may touch before this file's
@@ -129,8 +147,8 @@ bool grow_slots(Table& tb) {
 bool grow_entries(Table& tb) {
   uint32_t cap = tb.cap ? tb.cap * 2 : kInitialEntries;
   if (cap > kMaxEntries) return false;
-  void* p = tb.entries ? mremap(tb.entries, size_t(tb.cap) * sizeof(Entry), size_t(cap) * sizeof(Entry),
-                                MREMAP_MAYMOVE)
+  void* p = tb.entries ? mremap(tb.entries, size_t(tb.cap) * sizeof(Entry),
+                                size_t(cap) * sizeof(Entry), MREMAP_MAYMOVE)
                        : map_bytes(size_t(cap) * sizeof(Entry));
   if (p == MAP_FAILED || !p) return false;
   tb.entries = static_cast<Entry*>(p);
@@ -188,14 +206,22 @@ void record(Table& tb, Node* node, void* uc, uint64_t weight) {
   tb.entries[at].self += weight;
 }
 
+// The periods a signal stands for, or 0 when it is not this thread's sample (sent by kill).
+uint64_t weight_of(const Table& tb, const siginfo_t* si) {
+  if (tb.fd >= 0) return si->si_code > 0 && si->si_fd == tb.fd ? 1 : 0;
+  if (si->si_code != SI_TIMER) return 0;
+  // The kernel checks CPU-time timers at its clock tick: a signal stands for the periods that
+  // expired since the last one (docs/sampling.md says where that places them).
+  int over = timer_getoverrun(tb.timer);
+  return 1 + uint64_t(over > 0 ? over : 0);
+}
+
 void on_sample(int, siginfo_t* si, void* uc) {
-  if (si->si_code != SI_TIMER) return;  // not our timer (sent by kill): nothing to count
   const int saved_errno = errno;
   ThreadState* t = Recorder::registered_thread();
   auto* tb = t ? static_cast<Table*>(t->samples) : nullptr;
-  if (tb && tb->has_timer && g_on.load(std::memory_order_relaxed)) {
-    int over = timer_getoverrun(tb->timer);
-    uint64_t weight = 1 + uint64_t(over > 0 ? over : 0);
+  const uint64_t weight = tb && tb->has_timer ? weight_of(*tb, si) : 0;
+  if (weight && g_on.load(std::memory_order_relaxed)) {
     if (t->in_callback.load(std::memory_order_relaxed)) {
       // The tool's own code was running: its tree may be half updated. Counted, not unwound.
       tb->in_tool += weight;
@@ -208,16 +234,67 @@ void on_sample(int, siginfo_t* si, void* uc) {
     } else {
       tb->dropped += weight;
     }
+    // A perf event disables itself after each overflow (below): the next period starts now.
+    if (tb->fd >= 0) ioctl(tb->fd, PERF_EVENT_IOC_REFRESH, 1);
   }
   errno = saved_errno;
 }
 
+long perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group, unsigned long flags) {
+  return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+// Whether `fd` is still a perf event (the program may have closed it and reused the number).
+bool is_perf_event(int fd) {
+  char path[64], target[64];
+  std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(path, target, sizeof target - 1);
+  if (n <= 0) return false;
+  target[n] = 0;
+  return std::strstr(target, "perf_event") != nullptr;
+}
+
+// A task-clock event of the calling thread that signals it every `period_ns` of its CPU time
+// (high-resolution: not at the clock tick, so a thread that runs in short bursts is sampled
+// where it runs); -1 when the kernel refuses (perf_event_paranoid, a container's filter).
+int open_task_clock(uint64_t period_ns, pid_t tid) {
+  perf_event_attr attr;
+  std::memset(&attr, 0, sizeof attr);
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.sample_period = period_ns;
+  attr.disabled = 1;
+  attr.exclude_hv = 1;
+  long fd = perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+    attr.exclude_kernel = 1;  // perf_event_paranoid 2: the thread's user time only
+    fd = perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  }
+  if (fd < 0) return -1;
+  f_owner_ex owner{F_OWNER_TID, tid};
+  if (fcntl(int(fd), F_SETSIG, g_signal) != 0 || fcntl(int(fd), F_SETOWN_EX, &owner) != 0 ||
+      fcntl(int(fd), F_SETFL, O_ASYNC) != 0 || ioctl(int(fd), PERF_EVENT_IOC_RESET, 0) != 0) {
+    close(int(fd));
+    return -1;
+  }
+  return int(fd);
+}
+
+// Stops a thread's sampling: at its exit (the key's destructor, on the thread) or at the end.
 void delete_timer(void* p) {
   auto* tb = static_cast<Table*>(p);
-  if (tb && tb->has_timer) {
-    tb->has_timer = false;
+  if (!tb || !tb->has_timer) return;
+  tb->has_timer = false;
+  if (tb->fd >= 0) {
+    if (is_perf_event(tb->fd)) {
+      ioctl(tb->fd, PERF_EVENT_IOC_DISABLE, 0);
+      close(tb->fd);
+    }
+  } else {
     timer_delete(tb->timer);
   }
+  if (uint64_t now = cpu_ns(tb->clock)) tb->cpu_end_ns = now;
 }
 
 // Why sampling cannot run in this process, or "".
@@ -259,8 +336,31 @@ void setup(const Config& config) {
   }
   g_tables = new std::vector<Table*>();
   g_period_ns = config.sample_period_ns;
+  // A perf event where the kernel allows one (probed on this thread), else POSIX timers.
+  if (int fd = open_task_clock(g_period_ns, pid_t(syscall(SYS_gettid))); fd >= 0) {
+    close(fd);
+    g_perf = true;
+  }
   g_on.store(true);
 }
+
+namespace {
+// Opens the thread's source of samples (not started yet); false when neither can be had.
+bool start_source(Table& tb, uint64_t tid) {
+  if (g_perf) tb.fd = open_task_clock(g_period_ns, pid_t(tid));
+  if (tb.fd >= 0) return true;
+  sigevent ev;
+  std::memset(&ev, 0, sizeof ev);
+  ev.sigev_notify = SIGEV_THREAD_ID;
+  ev.sigev_signo = g_signal;
+  ev._sigev_un._tid = pid_t(tid);
+  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &tb.timer) != 0) return false;
+  tb.period.it_interval.tv_sec = time_t(g_period_ns / 1000000000);
+  tb.period.it_interval.tv_nsec = long(g_period_ns % 1000000000);
+  tb.period.it_value = tb.period.it_interval;
+  return true;
+}
+}  // namespace
 
 void thread_start(ThreadState& t) {
   if (!g_on.load(std::memory_order_relaxed)) return;
@@ -269,23 +369,17 @@ void thread_start(ThreadState& t) {
     g_timer_failures.fetch_add(1);
     return;
   }
-  sigevent ev;
-  std::memset(&ev, 0, sizeof ev);
-  ev.sigev_notify = SIGEV_THREAD_ID;
-  ev.sigev_signo = g_signal;
-  ev._sigev_un._tid = pid_t(t.os_tid);
-  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &tb->timer) != 0) {
+  if (pthread_getcpuclockid(pthread_self(), &tb->clock) != 0 || !start_source(*tb, t.os_tid)) {
     g_timer_failures.fetch_add(1);
   } else {
-    tb->has_timer = true;
-    itimerspec it;
-    it.it_interval.tv_sec = time_t(g_period_ns / 1000000000);
-    it.it_interval.tv_nsec = long(g_period_ns % 1000000000);
-    it.it_value = it.it_interval;
-    pthread_setspecific(g_key, tb);  // the timer is deleted when the thread exits
-    t.samples = tb;                  // before the first signal can come
+    pthread_setspecific(g_key, tb);  // the source is stopped when the thread exits
+    tb->cpu_start_ns = tb->cpu_end_ns = cpu_ns(tb->clock);
+    t.samples = tb;  // before the first signal can come
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    timer_settime(tb->timer, 0, &it, nullptr);
+    tb->has_timer = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (tb->fd >= 0) ioctl(tb->fd, PERF_EVENT_IOC_REFRESH, 1);
+    else timer_settime(tb->timer, 0, &tb->period, nullptr);
   }
   std::lock_guard<std::mutex> lock(g_mu);
   g_tables->push_back(tb);
@@ -297,10 +391,12 @@ void stop() {
   for (Table* tb : *g_tables) delete_timer(tb);
 }
 
-void to_nodes(ThreadState& t) {
+void to_nodes(ThreadState& t, double ns_per_tick) {
   auto* tb = static_cast<Table*>(t.samples);
   if (!tb || !tb->used) return;
   Recorder& rec = Recorder::get();
+  // A count is of sample periods of the thread's CPU time.
+  const double ticks_per_period = ns_per_tick > 0 ? double(g_period_ns) / ns_per_tick : 0;
   std::vector<Node*> nodes(tb->used);
   for (uint32_t i = 0; i < tb->used; ++i) {
     const Entry& e = tb->entries[i];
@@ -310,9 +406,11 @@ void to_nodes(ThreadState& t) {
                                  reinterpret_cast<const void*>(e.ip));
     Node* n = child_of(t, parent, region);
     n->s.visits += e.self;
+    n->s.time += Ticks(double(e.self) * ticks_per_period + 0.5);
     n->s.time_min = 0;  // no visit was timed
     nodes[i] = n;
   }
+  t.sampled_nodes = tb->used;
 }
 
 Summary summary() {
@@ -321,12 +419,14 @@ Summary summary() {
   s.period_ns = g_period_ns;
   s.signal = g_signal;
   s.timer_failures = g_timer_failures.load();
+  s.source = !g_tables ? "" : g_perf ? "perf task-clock" : "timer";
   if (!g_tables) return s;
   s.on = true;
   std::lock_guard<std::mutex> lock(g_mu);
   for (const Table* tb : *g_tables) {
     ++s.threads;
     for (uint32_t i = 0; i < tb->used; ++i) s.samples += tb->entries[i].self;
+    s.cpu_ns += tb->cpu_end_ns - tb->cpu_start_ns;
     s.in_tool += tb->in_tool;
     s.dropped += tb->dropped;
     s.truncated += tb->truncated;

@@ -19,15 +19,17 @@ namespace sampler {
 
 // What the sampler saw, for meta.json "sampling".
 struct Summary {
-  bool on = false;            // sampling ran (else `off_reason` says why when it was asked for)
-  std::string off_reason;     // "" when on or not asked for
-  uint64_t period_ns = 0;     // CPU time per sample period
-  int signal = 0;             // the signal the timers deliver
-  uint64_t samples = 0;       // periods counted in call paths (a sample's weight: 1 + overruns)
-  uint64_t in_tool = 0;       // periods that fell inside the tool's own code (not unwound)
-  uint64_t dropped = 0;       // periods not recorded (recording off, table full, unwinding failed)
-  uint64_t truncated = 0;     // samples whose stack was deeper than the unwinder's limit
-  uint64_t threads = 0;       // threads that had a timer
+  bool on = false;          // sampling ran (else `off_reason` says why when it was asked for)
+  std::string off_reason;   // "" when on or not asked for
+  uint64_t period_ns = 0;   // CPU time per sample period
+  int signal = 0;           // the signal the timers deliver
+  const char* source = "";  // "perf task-clock" (a software perf event per thread) or "timer"
+  uint64_t samples = 0;     // samples counted in call paths
+  uint64_t in_tool = 0;     // samples that fell inside the tool's own code (not unwound)
+  uint64_t dropped = 0;     // samples not recorded (recording off, table full, unwinding failed)
+  uint64_t cpu_ns = 0;      // the sampled threads' CPU time while they were sampled
+  uint64_t truncated = 0;   // samples whose stack was deeper than the unwinder's limit
+  uint64_t threads = 0;     // threads that had a timer
   uint64_t timer_failures = 0;
 };
 
@@ -37,11 +39,13 @@ void setup(const Config& config);
 // The calling thread, as it registers: its table and its timer.
 void thread_start(ThreadState& t);
 // At finish(), after g_state left recording: no timer fires any more (every thread's is
-// deleted). The handlers still under way are waited for by finish() (they hold in_callback).
+// deleted, and the threads' CPU time read). The handlers still under way are waited for by
+// finish() (they hold in_callback).
 void stop();
 // At finish(), after the thread's frames are closed: its call paths become nodes of kind
-// `sampled` below their region nodes (visits = periods).
-void to_nodes(ThreadState& t);
+// `sampled` below their region nodes: visits = samples, time = their share of the thread's CPU
+// time while it was sampled (in clock ticks, `ns_per_tick` ns each).
+void to_nodes(ThreadState& t, double ns_per_tick);
 Summary summary();
 
 }  // namespace sampler

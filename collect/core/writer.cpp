@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -211,7 +212,7 @@ void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*
       body.put_bytes(values, sizeof values);
       if (counters::count()) body.put_bytes(n->counters, counters::count() * sizeof(uint64_t));
     }
-    summary.nodes += t->node_count;
+    summary.nodes += t->node_count - t->sampled_nodes;
   }
   summary.threads = uint32_t(threads.size());
   body.end_section(section);
@@ -369,7 +370,10 @@ std::vector<char> encode_whole(Recorder& rec, const std::vector<ThreadState*>& t
   FileBuffer file(threads_section_size(threads) + regions.size() * 64 + 4096 + meta_size);
   uint32_t n = put_definitions(file, regions);
   put_threads(file, rec, threads, {}, ns_per_tick, summary);
-  summary.regions = regions.size();
+  summary.regions =
+      size_t(std::count_if(regions.begin(), regions.end(), [](const PortableRegion& r) {
+        return r.kind != uint16_t(RegionKind::Sampled);
+      }));
   if (!snapshot_meta) return file.seal(n + 1, rank);
   size_t at = file.begin_section(fmt::kTagSnapshot, 1);
   file.put_bytes(snapshot_meta->data(), snapshot_meta->size());
@@ -661,10 +665,12 @@ std::string sampling_json() {
   auto num = [](uint64_t v) { return std::to_string(v); };
   return std::string("{\"on\": ") + (s.on ? "true" : "false") +
          ", \"off_reason\": " + json_escape(s.off_reason) + ", \"period_ns\": " + num(s.period_ns) +
-         ", \"signal\": " + std::to_string(s.signal) + ", \"samples\": " + num(s.samples) +
-         ", \"in_tool\": " + num(s.in_tool) + ", \"dropped\": " + num(s.dropped) +
-         ", \"truncated\": " + num(s.truncated) + ", \"threads\": " + num(s.threads) +
-         ", \"timer_failures\": " + num(s.timer_failures) + "}";
+         ", \"signal\": " + std::to_string(s.signal) + ", \"source\": " + json_escape(s.source) +
+         ", \"samples\": " + num(s.samples) + ", \"in_tool\": " + num(s.in_tool) +
+         ", \"dropped\": " + num(s.dropped) + ", \"truncated\": " + num(s.truncated) +
+         ", \"cpu_s\": " + fixed("%.6f", double(s.cpu_ns) * 1e-9) +
+         ", \"threads\": " + num(s.threads) + ", \"timer_failures\": " + num(s.timer_failures) +
+         "}";
 }
 
 std::string mpi_json(const MpiMeta& m) {

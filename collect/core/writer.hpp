@@ -26,8 +26,8 @@ struct PortableRegion {
 
 struct WriteSummary {
   uint32_t threads = 0;
-  size_t regions = 0;
-  uint64_t nodes = 0;
+  size_t regions = 0;  // not counting the sampled frames' code addresses
+  uint64_t nodes = 0;  // not counting the sampled frames
 };
 
 // True when the directory that will hold `dir` exists and is writable.

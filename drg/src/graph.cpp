@@ -123,7 +123,9 @@ size_t Drg::add_runs(const std::vector<const Experiment*>& runs, const Scope& sc
     for (size_t m = 0; m < nm; ++m) ri.metric_column[m] = e.metric(metrics_[m].name);
     runs_.push_back(std::move(ri));
     regmap[r].reserve(e.regions.size());
-    for (const Region& reg : e.regions) regmap[r].push_back(add_region(reg));
+    // Sampled code addresses are not regions of the graph (no node refers to them).
+    for (const Region& reg : e.regions)
+      regmap[r].push_back(reg.kind == RegionKind::Sampled ? format::kNoIndex : add_region(reg));
     if (scope.run && *scope.run != r) continue;
     for (uint32_t ti = 0; ti < e.threads.size(); ++ti) {
       const ThreadTree& t = e.threads[ti];

@@ -196,6 +196,7 @@ class RankFileParser {
     if (r.file.empty()) r.file = loc.file;
     if (!r.line) r.line = loc.line;
     if (r.function.empty()) r.function = loc.function;
+    if (r.kind == RegionKind::Sampled) r.inlined_into = std::move(loc.inlined_into);
     set_code(r, loc);
   }
 

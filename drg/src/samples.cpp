@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "scalea/drg/meta.hpp"
-
 namespace scalea::drg {
 
 namespace {
@@ -23,9 +21,9 @@ std::string function_name(const Region& r) {
 
 SampleProfile::SampleProfile(const MergedTree& t) : tree_(t) {
   const Experiment& e = t.experiment();
-  if (std::optional<SamplingMeta> s = read_meta(e.meta).sampling) period_s_ = s->period_s;
   function_of_region_.assign(e.regions.size(), format::kNoIndex);
-  caller_of_region_.assign(e.regions.size(), format::kNoIndex);
+  inlined_into_.assign(e.regions.size(), {});
+  program_code_.assign(e.regions.size(), 0);
   auto id_of = [&](const std::string& name, const std::string& module) {
     auto [it, added] =
         function_ids_.emplace(name + "\x1f" + module, uint32_t(function_names_.size()));
@@ -40,50 +38,74 @@ SampleProfile::SampleProfile(const MergedTree& t) : tree_(t) {
     if (r.kind != RegionKind::Sampled) continue;
     const std::string module = file_name_of(r.module), name = function_name(r);
     function_of_region_[i] = id_of(name, module);
+    program_code_[i] = program_module(r.module);
     // Code inlined into another function: the symbol is the function the frame really is.
-    const std::string physical = r.symbol.substr(0, r.symbol.find('('));
-    if (!physical.empty() && physical != name && r.symbol != name)
-      caller_of_region_[i] = id_of(physical, module);
+    for (const std::string& outer : r.inlined_into)
+      inlined_into_[i].push_back(id_of(outer, module));
+    // Without the inline scopes, the function the code is physically in (its ELF symbol).
+    if (r.inlined_into.empty() && !r.symbol.empty() && r.symbol != name)
+      inlined_into_[i].push_back(id_of(r.symbol, module));
   }
-  std::vector<uint32_t> seen;  // the functions of one path, each once
   t.for_each_batch([&](const ThreadBatch& b) {
-    for (uint32_t k = 0; k < b.count; ++k) {
-      const ThreadTree& th = b.threads[k];
-      const std::vector<uint32_t>& merged = b.merged[k];
-      for (const SampledFrame& f : th.samples) {
-        if (f.self <= 0 || f.node >= merged.size()) continue;
-        PerNode& pn = nodes_[merged[f.node]];
-        pn.periods += f.self;
-        total_ += f.self;
-        const uint32_t leaf_fn = function_of_region_[f.region];
-        PerFunction& leaf = pn.functions[leaf_fn];
-        leaf.self += f.self;
-        leaf.lines[f.region] += f.self;
-        seen.clear();
-        auto on_stack = [&](uint32_t fn) {
-          if (fn == format::kNoIndex || std::find(seen.begin(), seen.end(), fn) != seen.end())
-            return;
-          seen.push_back(fn);
-          pn.functions[fn].inclusive += f.self;
-        };
-        for (const SampledFrame* g = &f;; g = &th.samples[g->parent]) {
-          on_stack(function_of_region_[g->region]);
-          on_stack(caller_of_region_[g->region]);
-          if (g->parent == format::kNoIndex || g->parent >= th.samples.size()) break;
-        }
-      }
-    }
+    for (uint32_t k = 0; k < b.count; ++k) add_thread(b.threads[k], b.merged[k]);
   });
 }
 
-double SampleProfile::periods(uint32_t node) const {
-  auto it = nodes_.find(node);
-  return it == nodes_.end() ? 0.0 : it->second.periods;
+void SampleProfile::add_thread(const ThreadTree& th, const std::vector<uint32_t>& merged) {
+  std::vector<uint32_t> seen;  // the functions of one path, each once
+  auto up = [&](const SampledFrame* g) {
+    return g->parent == format::kNoIndex || g->parent >= th.samples.size() ? nullptr
+                                                                           : &th.samples[g->parent];
+  };
+  for (const SampledFrame& f : th.samples) {
+    if (f.self <= 0 || f.node >= merged.size()) continue;
+    PerNode& pn = nodes_[merged[f.node]];
+    pn.here.add(f);
+    total_.add(f);
+    pn.functions[function_of_region_[f.region]].self += f.cpu_s;
+    // Charged to the innermost frame in the program's own code, else to the leaf.
+    const SampledFrame* charged = &f;
+    for (const SampledFrame* g = &f; g; g = up(g))
+      if (program_code_[g->region]) {
+        charged = g;
+        break;
+      }
+    PerFunction& own = pn.functions[function_of_region_[charged->region]];
+    own.own.add(f);
+    own.lines[charged->region].add(f);
+    seen.clear();
+    auto on_stack = [&](uint32_t fn) {
+      if (fn == format::kNoIndex || std::find(seen.begin(), seen.end(), fn) != seen.end()) return;
+      seen.push_back(fn);
+      pn.functions[fn].inclusive += f.cpu_s;
+    };
+    for (const SampledFrame* g = &f; g; g = up(g)) {
+      on_stack(function_of_region_[g->region]);
+      for (uint32_t outer : inlined_into_[g->region]) on_stack(outer);
+    }
+  }
 }
 
-double SampleProfile::inclusive_periods(uint32_t node) const {
-  double sum = periods(node);
-  for (uint32_t c : tree_.node(node).children) sum += inclusive_periods(c);
+double SampleProfile::Amount::error() const {
+  return count > 0 ? std::sqrt(count) * cpu / count : 0.0;
+}
+
+double SampleProfile::cpu(uint32_t node) const {
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? 0.0 : it->second.here.cpu;
+}
+
+double SampleProfile::samples(uint32_t node, bool below) const {
+  auto it = nodes_.find(node);
+  double n = it == nodes_.end() ? 0.0 : it->second.here.count;
+  if (below)
+    for (uint32_t c : tree_.node(node).children) n += samples(c, true);
+  return n;
+}
+
+double SampleProfile::inclusive_cpu(uint32_t node) const {
+  double sum = cpu(node);
+  for (uint32_t c : tree_.node(node).children) sum += inclusive_cpu(c);
   return sum;
 }
 
@@ -95,7 +117,8 @@ std::vector<SampledFunction> SampleProfile::listed(const std::vector<const PerNo
       PerFunction& s = sum[fn];
       s.inclusive += pf.inclusive;
       s.self += pf.self;
-      for (const auto& [r, v] : pf.lines) s.lines[r] += v;
+      s.own.add(pf.own);
+      for (const auto& [r, v] : pf.lines) s.lines[r].add(v);
     }
   std::vector<SampledFunction> out;
   for (const auto& [fn, pf] : sum) {
@@ -104,12 +127,16 @@ std::vector<SampledFunction> SampleProfile::listed(const std::vector<const PerNo
     f.module = function_modules_[fn];
     f.inclusive = pf.inclusive;
     f.self = pf.self;
+    f.own = pf.own.cpu;
+    f.own_error = pf.own.error();
+    double hot = 0;
     for (const auto& [r, v] : pf.lines)
-      if (v > f.hot_self) f.hot_self = v, f.hot_region = r;
-    f.on_every_path = total > 0 && pf.inclusive >= total * (1 - 1e-12);
+      if (v.cpu > hot) hot = v.cpu, f.hot_region = r;
+    f.on_every_path = total > 0 && pf.inclusive >= total * (1 - 1e-9);
     out.push_back(std::move(f));
   }
   std::sort(out.begin(), out.end(), [](const SampledFunction& a, const SampledFunction& b) {
+    if (a.own != b.own) return a.own > b.own;
     return a.inclusive != b.inclusive ? a.inclusive > b.inclusive : a.name < b.name;
   });
   return out;
@@ -123,7 +150,7 @@ std::vector<SampledFunction> SampleProfile::functions(uint32_t node, bool below)
     uint32_t n = todo.back();
     todo.pop_back();
     auto it = nodes_.find(n);
-    if (it != nodes_.end()) nodes.push_back(&it->second), total += it->second.periods;
+    if (it != nodes_.end()) nodes.push_back(&it->second), total += it->second.here.cpu;
     if (below)
       for (uint32_t c : tree_.node(n).children) todo.push_back(c);
   }
@@ -133,27 +160,33 @@ std::vector<SampledFunction> SampleProfile::functions(uint32_t node, bool below)
 std::vector<SampledFunction> SampleProfile::flat() const {
   std::vector<const PerNode*> nodes;
   for (const auto& kv : nodes_) nodes.push_back(&kv.second);
-  std::vector<SampledFunction> out = listed(nodes, total_);
-  std::stable_sort(out.begin(), out.end(), [](const SampledFunction& a, const SampledFunction& b) {
-    return a.self > b.self;
-  });
-  return out;
+  return listed(nodes, total_.cpu);
 }
 
 std::vector<SampledLine> SampleProfile::lines() const {
-  std::map<uint32_t, double> by_region;
+  std::map<uint32_t, Amount> by_region;
   for (const auto& kv : nodes_)
     for (const auto& [fn, pf] : kv.second.functions)
-      for (const auto& [r, v] : pf.lines) by_region[r] += v;
+      for (const auto& [r, v] : pf.lines) by_region[r].add(v);
   std::vector<SampledLine> out;
   for (const auto& [r, v] : by_region)
-    out.push_back(SampledLine{r, function_names_[function_of_region_[r]], v});
+    out.push_back(SampledLine{r, function_names_[function_of_region_[r]], v.cpu, v.error()});
   std::sort(out.begin(), out.end(), [](const SampledLine& a, const SampledLine& b) {
-    return a.self != b.self ? a.self > b.self : a.region < b.region;
+    return a.own != b.own ? a.own > b.own : a.region < b.region;
   });
   return out;
 }
 
-double SampleProfile::error(double periods) { return std::sqrt(std::max(0.0, periods)); }
+bool SampleProfile::program_module(const std::string& path) {
+  if (path.empty()) return false;
+  for (const char* dir : {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/local/lib/"})
+    if (path.rfind(dir, 0) == 0) return false;
+  const std::string file = file_name_of(path);
+  for (const char* lib : {"linux-vdso", "ld-linux", "libc.so", "libm.so", "libomp", "libgomp",
+                          "libiomp", "libmpi", "libopen-", "libpmix", "libscalea", "libarcher",
+                          "libclang_rt", "libasan", "libtsan", "libubsan"})
+    if (file.rfind(lib, 0) == 0) return false;
+  return true;
+}
 
 }  // namespace scalea::drg

@@ -256,7 +256,10 @@ void name_outlined_code(Experiment& e, const Observers& observers) {
   for (size_t i = 0; i < nr; ++i) {
     // (A function region's function is the region itself: an outlined body recorded by
     // -finstrument-functions keeps its name when it is kept.)
-    inside[i] = e.regions[i].kind != RegionKind::Function && !e.regions[i].outlined &&
+    // (A sampled frame's context is its caller's frame, not the construct around it: sampled
+    // frames in an outlined body keep the body's name.)
+    inside[i] = e.regions[i].kind != RegionKind::Function &&
+                e.regions[i].kind != RegionKind::Sampled && !e.regions[i].outlined &&
                 is_outlined_function(e.regions[i].function);
     any = any || inside[i];
   }
@@ -308,6 +311,8 @@ void settle_regions(Experiment& e, const LoadOptions& options, Settlement& s,
   if (moved || merged) renumber_regions(e, remap, drop, s, rewrite);
   name_outlined_code(e, observe);
   s.sampled.clear();
+  s.visits_column = e.metric(fmt::CoreMetric::Visits);
+  s.time_column = e.metric(fmt::CoreMetric::TimeSum);
   for (size_t i = 0; i < e.regions.size(); ++i)
     if (e.regions[i].kind == RegionKind::Sampled) {
       s.sampled.resize(e.regions.size(), 0);
@@ -355,7 +360,7 @@ void Settlement::root_counters(ThreadTree& t) const {
 
 void Settlement::split_samples(ThreadTree& t) const {
   if (sampled.empty()) return;
-  const size_t m = metric_count, visits = 0;          // visits is the first core metric
+  const size_t m = metric_count;
   std::vector<uint32_t> at(t.size(), fmt::kNoIndex);  // old node -> measured index or sample
   std::vector<char> is_sample(t.size(), 0);
   ThreadTree kept;
@@ -365,8 +370,10 @@ void Settlement::split_samples(ThreadTree& t) const {
       is_sample[n] = 1;
       // Below a measured node: the path's outermost frame; below a sampled one: its caller.
       const bool top = p == fmt::kNoIndex || !is_sample[p];
+      const double* v = &t.values[size_t(n) * m];
       SampledFrame f{top ? fmt::kNoIndex : at[p], top && p != fmt::kNoIndex ? at[p] : 0, r,
-                     m ? t.values[size_t(n) * m + visits] : 0.0};
+                     visits_column >= 0 ? v[visits_column] : 0.0,
+                     time_column >= 0 ? v[time_column] * 1e-9 : 0.0};
       if (!top) f.node = t.samples[at[p]].node;
       at[n] = uint32_t(t.samples.size());
       t.samples.push_back(f);

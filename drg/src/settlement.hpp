@@ -57,6 +57,7 @@ class Settlement {
   // Moves the nodes of sampled regions out of the tree into t.samples (the measured nodes keep
   // their order). `sampled`: by region after settling, empty when the experiment has none.
   std::vector<char> sampled;
+  int visits_column = -1, time_column = -1;  // a sampled node's count and CPU time (ns)
   void split_samples(ThreadTree& t) const;
   void apply(ThreadTree& t, FlatMap64& scratch) const;
 };

@@ -68,16 +68,30 @@ Dwarf_Die* cu_die_for(Dwfl_Module* module, Dwarf_Addr addr, Dwarf_Addr* cu_bias)
 }
 
 // Innermost function (inlined or not) whose code covers `dwarf_addr`. Innermost is used because
-// the line table also reports the inlined source position, so function and line agree.
-std::string dwarf_function_name(Dwarf_Die* cu_die, Dwarf_Addr dwarf_addr) {
+// the line table also reports the inlined source position, so function and line agree. The
+// functions it was inlined into, innermost first, go to `inlined_into` when given.
+std::string dwarf_function_name(Dwarf_Die* cu_die, Dwarf_Addr dwarf_addr,
+                                std::vector<std::string>* inlined_into = nullptr) {
   Dwarf_Die* scopes = nullptr;
   const int count = dwarf_getscopes(cu_die, dwarf_addr, &scopes);
   std::string name;
   for (int i = 0; i < count && name.empty(); ++i) {
     const int tag = dwarf_tag(&scopes[i]);
-    if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-      name = die_function_name(&scopes[i]);
+    if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
+    name = die_function_name(&scopes[i]);
+    // An inlined instance: dwarf_getscopes goes on with the scopes of its abstract definition;
+    // the functions it was inlined into are the scopes around the instance's own DIE.
+    Dwarf_Die* around = nullptr;
+    const int n = inlined_into && tag == DW_TAG_inlined_subroutine
+                      ? dwarf_getscopes_die(&scopes[i], &around)
+                      : 0;
+    for (int j = 1; j < n; ++j) {
+      const int outer = dwarf_tag(&around[j]);
+      if (outer != DW_TAG_subprogram && outer != DW_TAG_inlined_subroutine) continue;
+      if (std::string f = die_function_name(&around[j]); !f.empty())
+        inlined_into->push_back(std::move(f));
     }
+    std::free(around);
   }
   std::free(scopes);
   return name;
@@ -293,7 +307,7 @@ bool SymbolResolver::lookup(Dwfl_Module* module, uint64_t offset, SourceLocation
   found.address = offset;
   Dwarf_Addr cu_bias = 0;
   if (Dwarf_Die* cu_die = cu_die_for(module, addr, &cu_bias)) {
-    found.function = dwarf_function_name(cu_die, addr - cu_bias);
+    found.function = dwarf_function_name(cu_die, addr - cu_bias, &found.inlined_into);
     dwarf_source_position(cu_die, addr - cu_bias, found);
   }
   uint64_t size = 0;

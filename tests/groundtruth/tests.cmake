@@ -47,6 +47,29 @@ endforeach()
 ]=])
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_props})
 
+  # Call-path sampling (sampling_test.cpp): the functions' CPU time, and programs with signals of
+  # their own.
+  add_executable(scalea_gt_sampling ${_scalea_gt_dir}/sampling_test.cpp)
+  target_link_libraries(scalea_gt_sampling PRIVATE scalea-test-harness GTest::gtest_main)
+  target_compile_definitions(scalea_gt_sampling PRIVATE SCALEA_GT_MPIRUN="${_gt_mpirun}")
+  set(_sampling_deps scalea scalea-omp omp_sampled omp_sampled_cxx omp_own_signals)
+  foreach(app omp_sampled_f scalea-mpi mpi_sampled)
+    if(TARGET ${app})
+      list(APPEND _sampling_deps ${app})
+    endif()
+  endforeach()
+  add_dependencies(scalea_gt_sampling ${_sampling_deps})
+  gtest_discover_tests(scalea_gt_sampling TEST_PREFIX groundtruth. DISCOVERY_MODE PRE_TEST
+    TEST_LIST scalea_gt_sampling_TESTS PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+  set(_props ${CMAKE_CURRENT_BINARY_DIR}/scalea_gt_sampling_properties.cmake)
+  file(WRITE ${_props} [=[
+foreach(_t IN LISTS scalea_gt_sampling_TESTS)
+  set_tests_properties("${_t}" PROPERTIES LABELS "integration;groundtruth;sampling"
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+endforeach()
+]=])
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_props})
+
   # The shapes of real codes (diagnoses_test.cpp): under libomp 14 and, when it is unpacked beside
   # the build, libomp 19 (first on the library path; the harness checks the runtime seen).
   add_executable(scalea_gt_diagnoses ${_scalea_gt_dir}/diagnoses_test.cpp)

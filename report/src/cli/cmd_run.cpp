@@ -172,6 +172,7 @@ struct RunOptions {
   bool quiet = false;
   std::string counters;  // --counters LIST: SCALEA_COUNTERS (docs/counters.md)
   std::string snapshot;  // --snapshot DURATION: SCALEA_SNAPSHOT (docs/online.md)
+  std::string sample;    // --sample RATE|off: SCALEA_SAMPLE (docs/sampling.md)
   bool light = false;    // --light: SCALEA_OPENMP=light (docs/user-guide.md, "Light mode")
   std::vector<std::string> command;
   db::StoreOptions store;  // --db, --tag
@@ -311,6 +312,7 @@ int run(const RunOptions& o) {
   if (o.quiet) set_env(env, "SCALEA_QUIET", "1");
   if (!o.counters.empty()) set_env(env, "SCALEA_COUNTERS", o.counters);
   if (!o.snapshot.empty()) set_env(env, "SCALEA_SNAPSHOT", o.snapshot);
+  if (!o.sample.empty()) set_env(env, "SCALEA_SAMPLE", o.sample);
   if (o.light) set_env(env, "SCALEA_OPENMP", "light");
   preload_tool(env, program, tool, o.command[0]);
 
@@ -370,6 +372,17 @@ void add_run(CLI::App& app) {
         return parse_duration(v, s) && s >= 0.01 && s <= 3600
                    ? std::string()
                    : std::string("not a duration from 10ms to 1h (e.g. 1s, 100ms)");
+      });
+  cmd->add_option("--sample", opts->sample,
+                  "Call-path sampling: RATE samples per second of each thread's CPU time (1 to "
+                  "10000, default 250), or off; scalea report --view functions shows where the CPU "
+                  "time went (docs/sampling.md)")
+      ->check([](const std::string& v) {
+        char* end = nullptr;
+        double rate = std::strtod(v.c_str(), &end);
+        return v == "off" || v == "on" || (end != v.c_str() && !*end && rate >= 1 && rate <= 10000)
+                   ? std::string()
+                   : std::string("not a rate from 1 to 10000 samples per second, or off");
       });
   cmd->add_flag("--light", opts->light,
                 "Light mode: record parallel regions, barriers and tasks only, not loops, single, "

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "counter_causes.hpp"
+#include "sampled_where.hpp"
 #include "analysis/analyze.hpp"
 #include "analysis/meta.hpp"
 #include "scalea/drg/meta.hpp"
@@ -710,8 +712,9 @@ std::string small_messages_hint(const MergedTree& t, uint32_t n) {
 
 // What the findings read from the run besides its analysis, gathered once.
 struct RunEvidence {
-  bool counters = false;  // the run measured counters
-  SlowThread slow;        // for barrier findings: the thread slow in every loop, if any
+  bool counters = false;                      // the run measured counters
+  std::optional<drg::SampleProfile> samples;  // call-path sampling's, when the run has samples
+  SlowThread slow;  // for barrier findings: the thread slow in every loop, if any
   // Regions some PE had not left when the run ended (a signal, a deadlock ended by `timeout`).
   std::map<uint32_t, std::vector<OpenPe>> open;
 };
@@ -763,6 +766,12 @@ std::string never_left_hint(const MergedTree& t, const RunEvidence& run, uint32_
       others.empty() ? "" : " and " + others, pes.size() == 1 ? "it does" : "they do");
 }
 
+// Overheads that are work a thread did on its CPU: sampling can say where in the region it went.
+bool is_sampled_work(const std::string& key) {
+  return key.rfind("loss_of_parallelism", 0) == 0 || key.rfind("unidentified", 0) == 0 ||
+         key.rfind("additional_computation", 0) == 0;
+}
+
 // What the run itself says beyond the hint table: why threads waited at a barrier, the CPUs
 // they shared, the tool's own counter reads, the counters' evidence.
 void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a,
@@ -785,6 +794,7 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
   }
   if (f.cls == "unidentified" || f.cls == "data_movement")
     add_counter_evidence(f, t, a, n, c.seconds, context, counters);
+  if (run.samples && is_sampled_work(c.key)) f.sampled = sampled_where(*run.samples, t, n, false);
   if (c.key == "data_movement.mpi_collective" || c.key == "data_movement.mpi_p2p")
     if (std::string small = small_messages_hint(t, n); !small.empty()) f.hint = small;
   if (f.cls == "synchronization" && c.key != "synchronization.barrier" &&
@@ -832,8 +842,9 @@ std::string finding_text(const MergedTree& t, const Finding& f, const FindingPla
       f.same_time.empty() ? "" : " (the same time as the idle threads of the " + f.same_time + ")";
   if (!f.same_time.empty() && !is_synchronization(reg))
     also = " (the same time as the waits in the " + f.same_time + ")";
-  return fmt::format("{}{} is {:.3f} s, {:.0f}% {}{}{}{}{}", what, where, f.seconds, f.percent,
-                     share, also, f.evidence.empty() ? "" : "; counters: " + f.evidence,
+  return fmt::format("{}{} is {:.3f} s, {:.0f}% {}{}{}{}{}{}", what, where, f.seconds, f.percent,
+                     share, also, f.sampled.empty() ? "" : "; where: " + f.sampled,
+                     f.evidence.empty() ? "" : "; counters: " + f.evidence,
                      f.hint.empty() ? "" : ": ", f.hint);
 }
 
@@ -887,6 +898,12 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
                   [](const auto& cs) { return cs.first.key == "synchronization.barrier"; }))
     run.slow = slowest_thread(t);
   run.open = open_nodes(t.experiment(), t);
+  // Where the work of a region went, for the findings that are work (one pass over the threads,
+  // only when the run sampled and a finding needs it).
+  if (drg::read_meta(t.experiment().meta).sampling &&
+      std::any_of(chosen.begin(), chosen.end(),
+                  [](const auto& cs) { return is_sampled_work(cs.first.key); }))
+    if (drg::SampleProfile s(t); s.present()) run.samples.emplace(std::move(s));
   for (const auto& [c, same] : chosen) out.push_back(make_finding(t, a, c, same, context, run));
   return out;
 }

@@ -26,6 +26,9 @@ struct Finding {
   std::string hint;        // plain-language hint from the table
   std::string wait_state;  // MPI waiting: its pattern, "late sender", "wait at NxN", ... or ""
   std::string evidence;    // what the counters say about it ("" when nothing)
+  // Where inside the region the time went, from call-path sampling ("62% in f @md.c:3, ...
+  // (sampled on-CPU time)"), "" without samples or for overheads that are not work.
+  std::string sampled;
   std::string
       same_time;     // another region whose overhead is the same time, e.g. "the loop at md.c:90"
   double noise = 0;  // the region's run-to-run noise (s) the finding is above (0: not measured)

@@ -24,6 +24,7 @@ nlohmann::json findings_json(const std::vector<Finding>& fs) {
                    {"wait_state",
                     f.wait_state.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.wait_state)},
                    {"evidence", f.evidence},
+                   {"sampled", f.sampled},
                    {"same_time_as", f.same_time},
                    {"noise", f.noise},
                    {"text", f.text}});

@@ -11,6 +11,7 @@
 #include "findings/wait_states.hpp"
 #include "findings_out.hpp"
 #include "output/text.hpp"
+#include "sampled.hpp"
 
 namespace scalea::cli {
 
@@ -113,6 +114,13 @@ void add_run_end(nlohmann::json& x, const drg::Experiment& e, const drg::MergedT
 
 }  // namespace
 
+namespace {
+// A sentence, or null when there is none.
+nlohmann::json text_or_null(const std::string& s) {
+  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+}
+}  // namespace
+
 void report_json(const TextSink& put, const drg::Experiment& e, const drg::MergedTree& t,
                  const overheads::Analysis& a, const drg::Experiment* ref,
                  const ReportJsonOptions& o) {
@@ -168,10 +176,9 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
       o.machine_used.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.machine_used);
   out["compensated"] = o.compensate;
   // Why the MPI message model was not used (the run contradicts it), or null.
-  out["message_model_doubt"] = a.message_model_doubt.empty()
-                                   ? nlohmann::json(nullptr)
-                                   : nlohmann::json(a.message_model_doubt);
+  out["message_model_doubt"] = text_or_null(a.message_model_doubt);
   out["counters"] = e.meta.contains("counters") ? e.meta["counters"] : nlohmann::json(nullptr);
+  out["sampled"] = sampled_json(t);
   auto gone = [&](const Emit<nlohmann::json>& emit) {
     for (const auto& r : a.only_in_reference)
       emit({{"path", r.path}, {"reference_time", r.t_s}, {"overheads", overheads_json(r)}});

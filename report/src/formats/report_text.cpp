@@ -15,7 +15,7 @@
 #include "findings_out.hpp"
 #include "output/text.hpp"
 #include "report_json.hpp"
-#include "sampled_text.hpp"
+#include "sampled.hpp"
 #include "scalea/drg/meta.hpp"
 #include "scalea/format.hpp"
 

@@ -50,6 +50,9 @@ struct Region {
   // `function` is the function the code was outlined from (the enclosing construct's), not the
   // outlined body the code lies in (.omp_outlined..N, main._omp_fn.0, ...), which is `symbol`.
   bool outlined = false;
+  // A sampled code address in inlined code: the functions `function` was inlined into, innermost
+  // first (docs/sampling.md); empty otherwise.
+  std::vector<std::string> inlined_into;
 
   // "parallel", "loop (dynamic)", "barrier (implicit, join)", "user: solve", "MPI_Send", ...
   std::string label() const;
@@ -72,7 +75,8 @@ struct SampledFrame {
   uint32_t parent;  // index in ThreadTree::samples, or format::kNoIndex: the path's outermost frame
   uint32_t node;    // the measured node (ThreadTree index) the path hangs below
   uint32_t region;  // a region of kind `sampled`: a code address, resolved
-  double self;      // sample periods whose innermost frame this was
+  double self;      // samples whose innermost frame this was
+  double cpu_s;     // their share of the thread's CPU time (s)
 };
 
 // One thread's sub-DRG: a calling-context tree stored as parallel arrays, parents first.

@@ -13,68 +13,87 @@
 
 namespace scalea::drg {
 
-// A function below a node: periods on a CPU with it on the stack (inclusive) and in it (self),
-// and its hottest line (a region of kind `sampled`, the one with the most self periods).
+// A function below a node: CPU time (s, summed over threads) with it on the stack (inclusive),
+// in it (self), and charged to it as the program's code (own): a sample is charged to its
+// innermost frame in the program's own code (not in a system library, the OpenMP or MPI runtime,
+// the tool), so that a memcpy or an MPI progress loop counts for the function that called it; a
+// sample with no such frame is charged to its innermost one. Its hottest line is the one with the
+// most own time (a call site when the time was in a library call).
 struct SampledFunction {
   std::string name;    // the function (innermost, inlined ones included), else its ELF symbol
   std::string module;  // the object file, without directories
-  double inclusive = 0, self = 0;
-  uint32_t hot_region = format::kNoIndex;  // its line with the most self periods
-  double hot_self = 0;
+  double inclusive = 0, self = 0, own = 0;
+  double own_error = 0;                    // one standard deviation of `own` (its sample count's)
+  uint32_t hot_region = format::kNoIndex;  // its line with the most own time
   // On every sampled path below the node (the node's context: main, the outlined body, ...).
   bool on_every_path = false;
 };
 
-// A source line (or a code address without line information) and its self periods.
+// A source line (or a code address without line information) and its own time.
 struct SampledLine {
   uint32_t region = format::kNoIndex;
   std::string function;
-  double self = 0;
+  double own = 0, own_error = 0;
 };
 
+// Each sample stands for a share of its thread's CPU time (the thread's CPU time while it was
+// sampled over its samples, docs/sampling.md): times are seconds of CPU time.
 class SampleProfile {
  public:
   // One pass over the tree's threads (for_each_batch: in memory or read by file).
   explicit SampleProfile(const MergedTree& t);
 
-  bool present() const { return total_ > 0; }
-  double period_s() const { return period_s_; }
-  double total_periods() const { return total_; }
-  // Periods sampled while the node was a thread's current region (its measured children's not
+  bool present() const { return total_.count > 0; }
+  double total_cpu() const { return total_.cpu; }
+  double total_samples() const { return total_.count; }
+  // CPU time sampled while the node was a thread's current region (its measured children's not
   // included), over all threads.
-  double periods(uint32_t node) const;
+  double cpu(uint32_t node) const;
   // The same, over the node and every measured node below it.
-  double inclusive_periods(uint32_t node) const;
-  // The functions sampled at the node (with `below`, also at its measured descendants), by
-  // inclusive periods, largest first.
+  double inclusive_cpu(uint32_t node) const;
+  // The number of samples cpu(node) (with `below`, inclusive_cpu(node)) comes from.
+  double samples(uint32_t node, bool below = false) const;
+  // The functions sampled at the node (with `below`, also at its measured descendants), by own
+  // time, then inclusive time, largest first.
   std::vector<SampledFunction> functions(uint32_t node, bool below = false) const;
-  // The whole run's flat profile (every node), by self periods, largest first.
+  // The whole run's flat profile (every node), by own time, largest first.
   std::vector<SampledFunction> flat() const;
+  // Lines by own time (program code, or the innermost frame when a sample had none).
   std::vector<SampledLine> lines() const;
-  // The statistical error of a count of n periods: one standard deviation, in periods
-  // (a Poisson count; sampling at fixed CPU intervals is no worse).
-  static double error(double periods);
+  // Whether a module is the program's own code: not a system library (/lib, /usr/lib), the
+  // vDSO, the OpenMP or MPI runtime, or the tool.
+  static bool program_module(const std::string& path);
 
  private:
+  // CPU time and the number of samples it came from.
+  struct Amount {
+    double cpu = 0, count = 0;
+    void add(const SampledFrame& f) { cpu += f.cpu_s, count += f.self; }
+    void add(const Amount& a) { cpu += a.cpu, count += a.count; }
+    double error() const;  // one standard deviation of cpu
+  };
   struct PerFunction {
     double inclusive = 0, self = 0;
-    std::map<uint32_t, double> lines;  // sampled region -> self
+    Amount own;
+    std::map<uint32_t, Amount> lines;  // sampled region -> own
   };
   struct PerNode {
-    double periods = 0;
+    Amount here;
     std::unordered_map<uint32_t, PerFunction> functions;  // function id -> figures
   };
+  void add_thread(const ThreadTree& th, const std::vector<uint32_t>& merged);
   std::vector<SampledFunction> listed(const std::vector<const PerNode*>& nodes, double total) const;
 
   const MergedTree& tree_;
-  double period_s_ = 0, total_ = 0;
+  Amount total_;
   std::vector<std::string> function_names_, function_modules_;
   std::unordered_map<std::string, uint32_t> function_ids_;
   std::vector<uint32_t> function_of_region_;  // sampled region -> function id
-  // Sampled region -> the function its code is physically in (its ELF symbol) when that is not
-  // function_of_region_ (the code of an inlined function), else kNoIndex: both are on the stack.
-  std::vector<uint32_t> caller_of_region_;
-  std::map<uint32_t, PerNode> nodes_;          // merged node -> what was sampled there
+  // Sampled region -> the functions its code was inlined into (DWARF's scopes, else the ELF
+  // symbol when it is not the function): they are on the stack too.
+  std::vector<std::vector<uint32_t>> inlined_into_;
+  std::vector<char> program_code_;     // sampled region -> in the program's own code
+  std::map<uint32_t, PerNode> nodes_;  // merged node -> what was sampled there
 };
 
 }  // namespace scalea::drg

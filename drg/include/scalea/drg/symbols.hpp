@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 // elfutils handles, kept opaque so users of this header do not need libdw headers.
 struct Dwfl;
@@ -21,8 +22,11 @@ namespace scalea::drg {
 
 struct SourceLocation {
   std::string function;  // demangled; innermost (possibly inlined) function when DWARF is present
-  std::string file;      // as DWARF names it, made absolute with the CU's comp_dir when relative
-  uint32_t line = 0;     // 0 when unknown
+  // The functions `function` was inlined into, innermost first, the one the code is physically in
+  // last (DWARF's inlined-subroutine scopes); empty when the code is not inlined.
+  std::vector<std::string> inlined_into;
+  std::string file;   // as DWARF names it, made absolute with the CU's comp_dir when relative
+  uint32_t line = 0;  // 0 when unknown
   // The ELF symbol (.symtab, else .dynsym) holding the code, demangled, and the code's offset in
   // it; "" when no function symbol covers the address. Present with or without DWARF.
   std::string symbol;

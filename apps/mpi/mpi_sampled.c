@@ -1,0 +1,49 @@
+/* mpi_sampled: an MPI program that computes in main, with no OpenMP and no user regions (as
+ * most MPI codes do), for call-path sampling (docs/sampling.md, docs/groundtruth.md).
+ *
+ *   mpirun -np N mpi_sampled [MS=200]
+ *
+ * Every rank runs compute_forces (MS ms of CPU time) in main, then update_cells (MS/2), then
+ * MPI_Allreduce; rank 0 alone runs write_output (MS/2) after it. Built at -O2 without frame
+ * pointers. Truth printed by each rank (its functions' CPU time, as it measured it):
+ * "truth rank R cpu_forces S", cpu_cells, and on rank 0 cpu_output.
+ */
+#include <mpi.h>
+#include <stdio.h>
+
+#include "../omp/planted.h"
+
+__attribute__((noinline)) double compute_forces(double s) {
+  double used = 0;
+  PLANTED_CPU_WORK(s, used);
+  return used;
+}
+
+__attribute__((noinline)) double update_cells(double s) {
+  double used = 0;
+  PLANTED_CPU_WORK(s, used);
+  return used;
+}
+
+__attribute__((noinline)) double write_output(double s) {
+  double used = 0;
+  PLANTED_CPU_WORK(s, used);
+  return used;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  double s = arg_num(argc, argv, 1, 200) * 1e-3;
+  double forces = compute_forces(s);
+  double cells = update_cells(s / 2);
+  double sum = 0, mine = forces + cells;
+  MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  double output = rank == 0 ? write_output(s / 2) : 0;
+  printf("truth rank %d cpu_forces %.9f\ntruth rank %d cpu_cells %.9f\n", rank, forces, rank, cells);
+  if (rank == 0) printf("truth rank 0 cpu_output %.9f\n", output);
+  fflush(stdout);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,175 @@
+// Call-path sampling's ground truth (docs/sampling.md, docs/groundtruth.md): programs whose
+// functions use known CPU time (apps/omp/sampled*.{c,cpp,f90}, apps/mpi/mpi_sampled.c; each thread
+// measures its functions' CPU time itself and prints it) run under `scalea run`, and the report's
+// sampled profile must give each function its CPU time within 10% (or two sample periods). And
+// programs with signals, timers and children of their own (apps/omp/own_signals.c) behave under
+// the tool as without it.
+#include <nlohmann/json.hpp>
+
+#include "groundtruth.hpp"
+#include "scalea/drg/meta.hpp"
+
+namespace scalea::test {
+namespace {
+
+// `scalea report DIR --format json`'s "sampled" object (null when nothing was sampled); the
+// findings go to `findings` when given.
+nlohmann::json sampled_of(const std::string& experiment, nlohmann::json* findings = nullptr) {
+  AppRun r = run_scalea_cli({"report", experiment, "--format", "json"});
+  EXPECT_EQ(r.status, 0) << r.describe();
+  nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  if (doc.is_discarded() || !doc.contains("sampled")) {
+    ADD_FAILURE() << "no sampled object in the JSON report: " << r.out.substr(0, 400);
+    return nullptr;
+  }
+  if (findings) *findings = doc["findings"];
+  return doc["sampled"];
+}
+
+// The sampled CPU time of the function whose name contains `name` in a list of the report's
+// function objects (inclusive: the function and what it called).
+double cpu_of(const nlohmann::json& functions, const std::string& name,
+              std::string* hottest = nullptr) {
+  for (const auto& f : functions)
+    if (f.value("function", "").find(name) != std::string::npos) {
+      if (hottest) *hottest = f.value("hottest_line", "");
+      return f.value("inclusive_s", 0.0);
+    }
+  ADD_FAILURE() << "no sampled function named like " << name << " in " << functions.dump(1);
+  return 0;
+}
+
+// 10% of the truth, or two sample periods (a count's boundaries) when that is more.
+void expect_sampled(double sampled_s, double truth_s, double period_s, const std::string& what) {
+  EXPECT_NEAR(sampled_s, truth_s, std::max(0.1 * truth_s, 2 * period_s))
+      << what << ": sampled " << sampled_s << " s of CPU time, the program measured " << truth_s;
+}
+
+// A region's functions, by a part of its path ("parallel@sampled.c").
+nlohmann::json region_functions(const nlohmann::json& sampled, const std::string& path_part) {
+  for (const auto& r : sampled["regions"])
+    if (r.value("path", "").find(path_part) != std::string::npos) return r["functions"];
+  ADD_FAILURE() << "no sampled region with " << path_part << " in its path: " << sampled.dump(1);
+  return nlohmann::json::array();
+}
+
+AppRun run_sampled(const std::string& program, const std::vector<std::string>& args = {}) {
+  std::vector<std::string> argv{"run", "-q", "-o", "{exp}", "--", app(program)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_scalea_cli(argv);
+}
+
+// Serial code in main (a function, and a function inlined at -O2 shown at its own line), and a
+// parallel region whose two threads run different functions: each in its own region.
+TEST(Sampling, FunctionsOfMainAndOfEachThread) {
+  AppRun run = run_sampled("sampled");
+  ASSERT_EQ(run.status, 0) << run.describe();
+  nlohmann::json findings;
+  nlohmann::json s = sampled_of(run.experiment, &findings);
+  ASSERT_TRUE(s.is_object()) << run.describe();
+  const double period = s.value("period_s", 0.0);
+  ASSERT_GT(period, 0);
+  const nlohmann::json main_fns = region_functions(s, "sampled");  // the program's own row first
+  std::string inlined_line;
+  expect_sampled(cpu_of(main_fns, "serial_work"), truth(run, "cpu_serial", 0.2), period,
+                 "serial_work in main");
+  expect_sampled(cpu_of(main_fns, "inlined_work", &inlined_line), truth(run, "cpu_inlined", 0.1),
+                 period, "inlined_work (inlined into main)");
+  EXPECT_EQ(inlined_line, at("sampled.c", "INLINED_LOOP")) << "the inlined function's line";
+  const nlohmann::json par = region_functions(s, "parallel@" + at("sampled.c", "PAR"));
+  expect_sampled(cpu_of(par, "work_a"), truth(run, "cpu_a", 0.2), period, "work_a (thread 0)");
+  expect_sampled(cpu_of(par, "work_b"), truth(run, "cpu_b", 0.1), period, "work_b (thread 1)");
+  for (const auto& f : main_fns)
+    EXPECT_EQ(f.value("function", "").find("work_a"), std::string::npos)
+        << "the parallel region's work is listed in the program's row: " << f.dump();
+  // The serial code's finding says where it is: the functions main ran, with their lines.
+  bool named = false;
+  for (const auto& f : findings)
+    if (f.value("subclass", "") == "unparallelized" && f.value("node", 1u) == 0u)
+      named = f.value("sampled", "").find("serial_work @" + at("sampled.c", "SERIAL_LOOP")) !=
+              std::string::npos;
+  EXPECT_TRUE(named) << findings.dump(1);
+}
+
+TEST(Sampling, CxxTemplateInstances) {
+  AppRun run = run_sampled("sampled_cxx");
+  ASSERT_EQ(run.status, 0) << run.describe();
+  nlohmann::json s = sampled_of(run.experiment);
+  ASSERT_TRUE(s.is_object()) << run.describe();
+  const double period = s.value("period_s", 0.0);
+  expect_sampled(cpu_of(s["functions"], "work<1>"), truth(run, "cpu_work1", 0.2), period, "work<1>");
+  expect_sampled(cpu_of(s["functions"], "work<2>"), truth(run, "cpu_work2", 0.1), period, "work<2>");
+}
+
+TEST(Sampling, FortranSubroutines) {
+  if (!std::ifstream(app("sampled_f")).good()) GTEST_SKIP() << "no Fortran compiler in this build";
+  AppRun run = run_sampled("sampled_f");
+  ASSERT_EQ(run.status, 0) << run.describe();
+  nlohmann::json s = sampled_of(run.experiment);
+  ASSERT_TRUE(s.is_object()) << run.describe();
+  const double period = s.value("period_s", 0.0);
+  expect_sampled(cpu_of(s["functions"], "heavy"), truth(run, "cpu_heavy", 0.2), period, "heavy");
+  expect_sampled(cpu_of(s["functions"], "light"), truth(run, "cpu_light", 0.1), period, "light");
+}
+
+// What `mpirun -np N mpi_sampled` printed: "truth rank R KEY S", summed over the ranks.
+double rank_truth(const AppRun& run, const std::string& key) {
+  std::istringstream in(run.out);
+  std::string line;
+  double sum = 0;
+  int found = 0;
+  std::regex re("^truth rank [0-9]+ " + key + " ([0-9.]+)$");
+  std::smatch m;
+  while (std::getline(in, line))
+    if (std::regex_match(line, m, re)) sum += std::stod(m[1]), ++found;
+  EXPECT_GT(found, 0) << "no 'truth rank R " << key << "' line:\n" << run.out;
+  return sum;
+}
+
+class SampledMpi : public ::testing::TestWithParam<int> {};
+
+// An MPI program that computes in main with no regions: the program's row names its functions.
+TEST_P(SampledMpi, FunctionsOfMain) {
+  if (std::string(SCALEA_GT_MPIRUN).empty()) GTEST_SKIP() << "no MPI in this build";
+  AppRun run = run_mpi(GetParam(), "mpi_sampled", {"200"});
+  ASSERT_EQ(run.status, 0) << run.describe();
+  nlohmann::json s = sampled_of(run.experiment);
+  ASSERT_TRUE(s.is_object()) << run.describe();
+  const double period = s.value("period_s", 0.0);
+  const nlohmann::json main_fns = s["regions"][0]["functions"];
+  EXPECT_EQ(s["regions"][0].value("id", 1u), 0u) << "the program's row";
+  expect_sampled(cpu_of(main_fns, "compute_forces"), rank_truth(run, "cpu_forces"), period,
+                 "compute_forces");
+  expect_sampled(cpu_of(main_fns, "update_cells"), rank_truth(run, "cpu_cells"), period,
+                 "update_cells");
+  expect_sampled(cpu_of(main_fns, "write_output"), rank_truth(run, "cpu_output"), period,
+                 "write_output (rank 0)");
+}
+INSTANTIATE_TEST_SUITE_P(Ranks, SampledMpi, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& i) { return "np" + sp(i.param); });
+
+// A program with SIGPROF and setitimer, children (one of which execs) and every signal blocked
+// while it computes: the same output and status under the tool, and the tool still sampled.
+TEST(Sampling, ProgramsOwnSignalsTimersAndChildren) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"prof", "200"}, {"fork", "3"}, {"blocked", "100"}}) {
+    SCOPED_TRACE(args[0]);
+    std::vector<std::string> argv{app("own_signals")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    AppRun bare = run_with_tool(argv, {{"SCALEA_ENABLE", "0"}});
+    AppRun tool = run_sampled("own_signals", args);
+    EXPECT_EQ(bare.status, 0) << bare.describe();
+    EXPECT_EQ(tool.status, 0) << tool.describe();
+    EXPECT_EQ(tool.out, bare.out);
+    Measured m(tool);
+    ASSERT_TRUE(m.ok());
+    auto sampling = drg::read_meta(m.exp().meta).sampling;
+    ASSERT_TRUE(sampling.has_value());
+    EXPECT_TRUE(sampling->on) << sampling->off_reason;
+    // The parent of `fork` computes nothing itself: its children did (and had no timers).
+    if (args[0] != "fork") EXPECT_GT(sampling->samples, 0);
+  }
+}
+
+}  // namespace
+}  // namespace scalea::test
