@@ -46,6 +46,11 @@
  * forkjoin R N T   R parallel regions back to back, each an `omp for` over N iterations of T ms,
  *                  with no code between them (as NPB SP's time steps): the team forks and joins R
  *                  times. Truth: serial (the initial thread's time between the regions), work.
+ * teams R N T      R rounds of `teams distribute parallel for num_teams(2) thread_limit(1)` over
+ *                  N iterations of T ms (a host league of two teams, whatever OMP_NUM_THREADS:
+ *                  each team's share of the iterations in a parallel region of its own, on its
+ *                  own thread). Both teams work all the time: no code is serial. Truth: work
+ *                  (sum of the iterations' sleeps), team0 and team1 (each team's part of it).
  */
 #include <omp.h>
 #include <sched.h>
@@ -347,6 +352,24 @@ static int scratch(int argc, char** argv) {
   return 0;
 }
 
+static int teams(int argc, char** argv) {
+  int rounds = (int)arg_num(argc, argv, 2, 2), n = (int)arg_num(argc, argv, 3, 8);
+  double t = arg_num(argc, argv, 4, 10);
+  double work[2] = {0, 0};
+  for (int r = 0; r < rounds; ++r) {
+#pragma omp teams distribute parallel for num_teams(2) thread_limit(1) /* TEAMS */
+    for (int i = 0; i < n; ++i) {
+      double t0 = now_s();
+      sleep_ms(t);
+      sum_atomic(&work[omp_get_team_num() & 1], now_s() - t0);
+    }
+  }
+  print_truth("work", work[0] + work[1]);
+  print_truth("team0", work[0]);
+  print_truth("team1", work[1]);
+  return 0;
+}
+
 static int stuck(int argc, char** argv) {
   double s = arg_num(argc, argv, 2, 10), limit = arg_num(argc, argv, 3, 30);
   int exits = argc > 4 && !strcmp(argv[4], "exit");
@@ -383,9 +406,10 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "scratch")) return scratch(argc, argv);
   if (!strcmp(mode, "cpuwork")) return cpuwork(argc, argv);
   if (!strcmp(mode, "stuck")) return stuck(argc, argv);
+  if (!strcmp(mode, "teams")) return teams(argc, argv);
   fprintf(stderr,
           "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied|forkjoin|"
-          "scratch|cpuwork [ARGS...]\n",
+          "scratch|cpuwork|stuck|teams [ARGS...]\n",
           argv[0]);
   return 2;
 }

@@ -141,7 +141,8 @@ const Setting kSettings[] = {
      "counters read per region and thread, e.g. `perf::PAGE-FAULTS,PAPI_L1_DCM`; `none` turns "
      "counters (and PAPI) off; `scalea run --counters LIST` sets it (docs/counters.md)"},
     {"SCALEA_COUNTER_REGIONS", T::List,
-     "`coarse` (parallel, loop, sections, single, workshare, taskloop, distribute, user, mpi)",
+     "`coarse` (parallel, teams, loop, sections, single, workshare, taskloop, distribute, "
+     "user, mpi)",
      [](const std::string& v, Config& c) { return c.counter_regions = v, true; }, R::Tool,
      "region kinds that read counters at enter and leave; `all` or a list of kind names"},
     {"SCALEA_PAPI", T::Switch, "`on`",

@@ -16,7 +16,16 @@ namespace scalea::collect {
 
 // Frame keys of the adapters' Region frames: a tag above bit 40 and the adapter's own id below
 // (a sync-region or work type, a region id), so that an end event closes a frame of its adapter.
-enum class FrameTag : uint64_t { Sync = 1, Work = 2, Masked = 3, User = 4, Function = 5, Mpi = 6 };
+// Team: the runtime's own team inside each team of a league (collect/ompt), recorded as nothing.
+enum class FrameTag : uint64_t {
+  Sync = 1,
+  Work = 2,
+  Masked = 3,
+  User = 4,
+  Function = 5,
+  Mpi = 6,
+  Team = 7
+};
 inline constexpr uint64_t frame_key(FrameTag tag, uint64_t id = 0) {
   return uint64_t(tag) << 40 | id;
 }

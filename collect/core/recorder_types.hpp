@@ -135,6 +135,7 @@ struct ParallelRecord {
   std::atomic<Ticks> release;  // master's implicit task end: when the join barrier let go
   std::atomic<int> refs;       // one per thread of the requested team, dropped as each ends
   unsigned requested;          // team size asked for at parallel_begin
+  bool league;                 // a league of teams (its threads: the teams' initial threads)
   uint32_t region;
   const void* codeptr;
 };

@@ -5,7 +5,9 @@
 // Event orders this file relies on were observed on libomp 14 and 19 (docs/architecture.md,
 // "OMPT event orders"): a worker reports the end of the join barrier and of its implicit task only
 // when it is woken for the next parallel region, so those two ends are clipped to the moment the
-// master left the region.
+// master left the region. A league of teams (host `teams`) is reported as a parallel region with
+// the league flag whose threads' implicit tasks are initial tasks (one per team): it is recorded as
+// a team of its own, of region kind teams.
 #include <dlfcn.h>
 #include <link.h>
 #include <omp-tools.h>
@@ -169,6 +171,29 @@ Ticks clip_to_release(const ThreadState& t, Ticks when) {
   return rel && rel < when ? rel : when;
 }
 
+// Inside each team of a league libomp forks a team of its own (the thread limit's hot team, to
+// run the team's nested parallel regions), reported as a parallel region with no code address
+// right where the team's initial task began. It is no construct of the program: its frame is a
+// Throttled one, whose node is the team's (what runs inside attaches to the teams region) and
+// which records nothing; its parallel_data holds this marker, so that its implicit tasks open
+// nothing either.
+constexpr uint64_t kRuntimeTeamKey = frame_key(FrameTag::Team);
+ParallelRecord g_runtime_team_marker{};
+ParallelRecord* const kRuntimeTeam = &g_runtime_team_marker;
+
+bool is_runtime_team_frame(const Frame& f) {
+  return f.type == FrameType::Throttled && f.key == kRuntimeTeamKey;
+}
+
+// Whether a parallel region beginning now is a league team's own: no code address, and the
+// thread's innermost frame is its team's frame in a league (the league's master frame on the
+// thread that started the league, a member's implicit task on the others).
+bool is_runtime_team(const ThreadState& t, int flags, const void* codeptr) {
+  if (codeptr || (flags & ompt_parallel_league) || t.stack.empty()) return false;
+  const Frame& top = t.stack.back();
+  return is_team_frame(top.type) && static_cast<const ParallelRecord*>(top.rec)->league;
+}
+
 }  // namespace
 
 // A worker joining a new team may still hold the frames of a team whose master already left
@@ -206,13 +231,27 @@ void on_thread_end(ompt_data_t*) {
 }
 
 void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_data,
-                       unsigned requested, int, const void* codeptr) {
+                       unsigned requested, int flags, const void* codeptr) {
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
   Recorder& rec = Recorder::get();
   Ticks when = now();
-  uint32_t rid = rec.region(*t, RegionKind::Parallel, 0, codeptr);
+  if (is_runtime_team(*t, flags, codeptr)) {
+    Node* team = current_node(*t);
+    Frame& f = t->stack.emplace_back();
+    f.node = team;
+    f.enter = when;
+    f.wait_begin = 0;
+    f.key = kRuntimeTeamKey;
+    f.rec = nullptr;
+    f.type = FrameType::Throttled;
+    f.ctr = 0;
+    parallel_data->ptr = kRuntimeTeam;
+    return;
+  }
+  bool league = flags & ompt_parallel_league;
+  uint32_t rid = rec.region(*t, league ? RegionKind::Teams : RegionKind::Parallel, 0, codeptr);
   ParallelRecord* p = alloc_parallel(*t);
   Frame& f = enter(*t, rid, FrameType::Parallel, when, reinterpret_cast<uintptr_t>(p));
   f.rec = p;
@@ -224,6 +263,7 @@ void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_
   p->requested = requested ? requested : 1;
   p->refs.store(int(p->requested), std::memory_order_relaxed);
   p->region = rid;
+  p->league = league;
   p->codeptr = codeptr;
   parallel_data->ptr = p;
 }
@@ -239,6 +279,11 @@ void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void*) {
   if (!t) return;
   Ticks when = now();
   long i = find_innermost(*t, FrameType::Parallel);
+  for (long k = long(t->stack.size()) - 1; k > i; --k) {
+    if (!is_runtime_team_frame(t->stack[size_t(k)])) continue;
+    unwind_to(*t, size_t(k), when);  // a league team's own team: nothing recorded
+    return;
+  }
   if (i < 0) {
     ++t->anomalies.unmatched_end;
     return;
@@ -252,9 +297,31 @@ void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void*) {
   release_parallel(*t, p);
 }
 
-void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data, ompt_data_t*,
-                      unsigned actual_parallelism, unsigned index, int flags) {
-  if (flags & ompt_task_initial) return;  // the program's initial task: its root is the tree root
+namespace {
+// Whether an initial task is a team's in a league (the program's own initial task is not: its
+// root is the tree root). Its begin comes with the league's record, and marks its task data for
+// its end, which comes without parallel data.
+bool is_league_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data,
+                    ompt_data_t* task_data) {
+  if (!task_data) return false;
+  if (endpoint == ompt_scope_begin) {
+    ParallelRecord* p = parallel_of(parallel_data);
+    task_data->ptr = p && p != kRuntimeTeam && p->league ? p : nullptr;
+    return task_data->ptr != nullptr;
+  }
+  bool league = task_data->ptr != nullptr;
+  task_data->ptr = nullptr;
+  return league;
+}
+}  // namespace
+
+// A league's teams begin with initial tasks (`index`: the team), a parallel region's threads with
+// implicit tasks: both make the thread a member of its team. A league team's own team
+// (kRuntimeTeam) opens nothing.
+void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data,
+                      ompt_data_t* task_data, unsigned actual_parallelism, unsigned index,
+                      int flags) {
+  if ((flags & ompt_task_initial) && !is_league_task(endpoint, parallel_data, task_data)) return;
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
@@ -262,7 +329,7 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
   Ticks when = now();
   if (endpoint == ompt_scope_begin) {
     ParallelRecord* p = parallel_of(parallel_data);
-    if (!p) return;
+    if (!p || p == kRuntimeTeam) return;
     long master =
         index == 0 ? find_frame(*t, FrameType::Parallel, reinterpret_cast<uintptr_t>(p)) : -1;
     if (master >= 0) {
@@ -288,6 +355,8 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
   // End: libomp passes no parallel data here; the innermost task context tells which one.
   for (long i = long(t->stack.size()) - 1; i >= 0; --i) {
     Frame& f = t->stack[size_t(i)];
+    // A league team's own team ends (its parallel_end closes its frame).
+    if (is_runtime_team_frame(f)) return;
     if (f.type == FrameType::Parallel) {  // master: the join starts now
       static_cast<ParallelRecord*>(f.rec)->release.store(when, std::memory_order_release);
       return;
@@ -342,19 +411,24 @@ CodeRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const vo
     case ompt_sync_region_reduction: return {RegionKind::Reduction, 0, codeptr};
     case ompt_sync_region_barrier_implicit_workshare:
       return {RegionKind::BarrierImplicit, uint16_t(BarrierFlavour::Workshare), codeptr};
-    case ompt_sync_region_barrier_teams:
+    case ompt_sync_region_barrier_teams: {
+      // libomp 19: the teams' address on the league's first thread, none on the others.
+      ParallelRecord* p = enclosing_parallel(t);
+      if (p && p->league && codeptr == nullptr) codeptr = p->codeptr;
       return {RegionKind::BarrierImplicit, uint16_t(BarrierFlavour::Teams), codeptr};
+    }
     default: {
       // barrier, barrier_implicit, barrier_implicit_parallel. libomp 14 reports the join barrier
       // as plain "implicit", with the parallel construct's address on the master and no address
-      // on workers: both become the parallel region's join barrier.
+      // on workers: both become the parallel region's join barrier (the teams barrier in a
+      // league, which libomp 14 reports the same way).
       ParallelRecord* p = enclosing_parallel(t);
       uint16_t flavour = kind == ompt_sync_region_barrier_implicit_parallel
                              ? uint16_t(BarrierFlavour::Parallel)
                              : uint16_t(BarrierFlavour::Unknown);
       if (p && (codeptr == nullptr || codeptr == p->codeptr)) {
         codeptr = p->codeptr;
-        flavour = uint16_t(BarrierFlavour::Parallel);
+        flavour = uint16_t(p->league ? BarrierFlavour::Teams : BarrierFlavour::Parallel);
       }
       return {RegionKind::BarrierImplicit, flavour, codeptr};
     }
@@ -469,11 +543,29 @@ __attribute__((noinline)) void work_begin(ompt_work_t wstype, uint64_t count, co
   else if (wstype != ompt_work_single_other) f.node->s.iterations += count;
 }
 
+// The key a distribute end closes. libomp (14 and 19) reports the end of the loop of a `distribute
+// parallel for` with the distribute work type (the loop's ident is the combined construct's): when
+// the thread's innermost worksharing frame in its current team is a loop, that is what ended; the
+// distribute frame lies below the loop's parallel region.
+uint64_t distribute_end_key(const ThreadState& t) {
+  uint64_t key = work_key(ompt_work_distribute);
+  for (size_t i = t.stack.size(); i > 0; --i) {
+    const Frame& f = t.stack[i - 1];
+    if (is_team_frame(f.type)) break;
+    if (f.type != FrameType::Region || (f.key >> 40) != uint64_t(FrameTag::Work)) continue;
+    int type = int(frame_id(f.key));
+    bool loop = type == ompt_work_loop || (type >= kWorkLoopStatic && type <= kWorkLoopOther);
+    return loop ? f.key : key;
+  }
+  return key;
+}
+
 __attribute__((noinline)) void work_end(ompt_work_t wstype) {
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  leave(*t, FrameType::Region, now(), work_key(wstype));
+  uint64_t key = wstype == ompt_work_distribute ? distribute_end_key(*t) : work_key(wstype);
+  leave(*t, FrameType::Region, now(), key);
 }
 }  // namespace
 

@@ -40,7 +40,8 @@ bool inclusive_metric(const std::string& name) {
 
 bool end_part(const Region& r) {
   return (r.kind == RegionKind::BarrierImplicit &&
-          r.subkind == uint16_t(fmt::BarrierFlavour::Parallel)) ||
+          (r.subkind == uint16_t(fmt::BarrierFlavour::Parallel) ||
+           r.subkind == uint16_t(fmt::BarrierFlavour::Teams))) ||
          r.kind == RegionKind::Reduction;
 }
 

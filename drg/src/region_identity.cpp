@@ -69,6 +69,7 @@ EntryFilter runtime_entry(const Region& r) {
   static const std::vector<std::string_view> any_openmp = {"__kmpc_*", "GOMP_*", "omp_*"};
   static const std::vector<std::pair<RegionKind, std::vector<std::string_view>>> by_kind = {
       {RegionKind::Parallel, parallel},
+      {RegionKind::Teams, teams},
       {RegionKind::Task, {"__kmpc_omp_task", "__kmpc_omp_task_with_deps", "GOMP_task"}},
       {RegionKind::Taskloop, {"__kmpc_taskloop*", "GOMP_taskloop*"}},
       {RegionKind::Taskwait, {"__kmpc_omp_taskwait*", "GOMP_taskwait*"}},

@@ -56,7 +56,8 @@ void fold_outlined_functions(const Experiment& e, Settlement& s, const ThreadVis
 }
 
 bool has_body(RegionKind k) {
-  return k == RegionKind::Parallel || k == RegionKind::Task || k == RegionKind::Taskloop;
+  return k == RegionKind::Parallel || k == RegionKind::Teams || k == RegionKind::Task ||
+         k == RegionKind::Taskloop;
 }
 
 // The outlined body each parallel region, task and taskloop runs, when the calling contexts show

@@ -180,7 +180,7 @@ class IdleWalk {
       b.add(in.runtime_start, part[2]);
       return;
     }
-    if (r.kind == RegionKind::Parallel && e_.value(*th_, tn, c_.team_size) == 0) {
+    if (format::region_kind_has(r.kind, format::kTeam) && e_.value(*th_, tn, c_.team_size) == 0) {
       double fj = std::min(idle, e_.value(*th_, tn, c_.fork) * 1e-9 + in.master_join);
       b.add(in.fork, fj);
       idle -= fj;

@@ -181,7 +181,8 @@ std::map<int, MpiStartupTimes> mpi_startup_times(const drg::Experiment& e, const
     for (uint32_t tn = 1; tn < th.size(); ++tn) {
       const drg::Region& r = e.regions[th.region[tn]];
       bool startup = rule_subkind(r) == kMpiStartup;
-      inside[tn] = inside[th.parent[tn]] || startup || r.kind == RegionKind::Parallel;
+      inside[tn] =
+          inside[th.parent[tn]] || startup || format::region_kind_has(r.kind, format::kTeam);
       if (!startup || inside[th.parent[tn]] || e.value(th, tn, c.visits) <= 0) continue;
       (is_mpi_shutdown(r.name) ? times.finalize : times.init) += incl[tn];
     }
@@ -217,7 +218,7 @@ void root_parts(const MergedTree& t, const Columns& c, const drg::ThreadBatch& b
     in_parallel.assign(m.size(), 0);
     double in_regions = 0;
     for (uint32_t tn = 1; tn < m.size(); ++tn) {
-      bool par = e.regions[m.region[tn]].kind == RegionKind::Parallel;
+      bool par = format::region_kind_has(e.regions[m.region[tn]].kind, format::kTeam);
       in_parallel[tn] = in_parallel[m.parent[tn]] || par;
       if (par && !in_parallel[m.parent[tn]] && e.value(m, tn, c.visits) > 0) {
         outer.emplace_back(m_merged[tn], m_incl[tn]);
@@ -231,7 +232,8 @@ void root_parts(const MergedTree& t, const Columns& c, const drg::ThreadBatch& b
       const std::vector<uint32_t>& merged = b.merged[i];
       const double* incl = bt.incl.data() + bt.first[i];
       for (uint32_t tn = 1; tn < w.size(); ++tn)
-        if (e.regions[w.region[tn]].kind == RegionKind::Parallel && e.value(w, tn, c.visits) > 0)
+        if (format::region_kind_has(e.regions[w.region[tn]].kind, format::kTeam) &&
+            e.value(w, tn, c.visits) > 0)
           worker_time[merged[tn]] = std::max(worker_time[merged[tn]], 0.0) + incl[tn];
       RunFacts::RootIdle& ri = root_idle[i];
       for (const auto& [n, time] : outer) {
@@ -289,7 +291,7 @@ void member_stats(const MergedTree& t, const Workers& workers, const Columns& c,
           if (miss_col[level] >= 0) s.misses[level] += e.value(th, tn, miss_col[level]);
         if (e.value(th, tn, c.visits) == 0) continue;
         ++s.entered;
-        if (t.region_of(merged[tn]).kind == RegionKind::Parallel) {
+        if (format::region_kind_has(t.region_of(merged[tn]).kind, format::kTeam)) {
           sums.add(s.fork_join, merged[tn], Sum::ForkJoin,
                    (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9);
           if (e.value(th, tn, c.team_size) > 0) {
@@ -385,7 +387,7 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
           wait = std::min(e.value(th, tn, c.wait) * 1e-9, std::max(x, 0.0));
           if (pl.partner_call) wait = partner_wait(e, c, th, tn, f.model, x, wait);
         }
-        if (r.kind == RegionKind::Parallel && e.value(th, tn, c.team_size) > 0)
+        if (format::region_kind_has(r.kind, format::kTeam) && e.value(th, tn, c.team_size) > 0)
           fork_join = (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9;
         double rest = x - wait - fork_join;
         x_of[tn] = rest;

@@ -342,6 +342,57 @@ TEST(ShapesP2, ScratchPageFaultsAreNamed) {
   EXPECT_TRUE(named) << "no unidentified finding at the scratch loop: " << f.dump(1);
 }
 
+// ---- a league of teams on the host: each team's work inside the teams region --------------------
+// `teams distribute parallel for num_teams(2) thread_limit(1)`: two teams, each on its own thread,
+// each running its share of the iterations in a parallel region of its own. libomp reports the
+// league as a parallel region with the league flag and each team's start as an initial task; the
+// teams region must hold both teams' work on the threads that ran them (before, the second team's
+// work hung at the program root, the first's under a "parallel region", and each loop was called
+// unparallelized code, 50 %), with every runtime event matched.
+TEST(ShapesP2, HostTeamsHoldBothTeamsWork) {
+  const int rounds = 2, n = 8;
+  Classified c(run_shape(2, {"teams", sp(rounds), sp(n), "10"}));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const Measured& m = *c.m;
+  const nlohmann::json& anomalies = m.exp().meta["anomalies"];
+  EXPECT_EQ(anomalies.value("unmatched_end", -1), 0) << anomalies.dump();
+  EXPECT_EQ(anomalies.value("unclosed", -1), 0) << anomalies.dump();
+  uint32_t teams = m.child(m.root(), RegionKind::Teams, at("shapes.c", "TEAMS"));
+  uint32_t dist = m.child(teams, RegionKind::Distribute);
+  uint32_t par = m.child(dist, RegionKind::Parallel);
+  uint32_t loop = m.child(par, RegionKind::Loop);
+  ASSERT_NE(loop, kNone) << m.dump();
+  // Nothing of the league outside it (the runtime's own team in each team is no region at all).
+  for (RegionKind k : {RegionKind::Parallel, RegionKind::Distribute, RegionKind::Loop})
+    EXPECT_EQ(m.find_all(k).size(), 1u) << m.dump();
+  // Each team on its own thread: in the league and in a parallel region of its own every round,
+  // with half of the iterations, and the loop's time there is that team's sleeps.
+  const std::vector<double> each(2, double(rounds));
+  EXPECT_EQ(m.per_thread(teams, "visits"), each) << m.dump();
+  EXPECT_EQ(m.per_thread(par, "visits"), each) << m.dump();
+  EXPECT_EQ(m.per_thread(loop, "iterations"), std::vector<double>(2, double(rounds * n / 2)));
+  expect_times_near_sorted(m.per_thread(loop, "time"),
+                           {truth(c.run, "team0"), truth(c.run, "team1")}, "each team's loop");
+  EXPECT_TIME_NEAR(m.sum(loop, "time"), truth(c.run, "work"));
+  // Both teams worked all along: no region lost parallelism, none has a negative remainder or
+  // more overhead than time (expect_identity: the classes sum to T_o).
+  for (uint32_t node : {teams, dist, par, loop}) {
+    const auto& r = c.at(node);
+    EXPECT_LT(cls(r, ov::Class::LossOfParallelism), tolerance(0)) << describe(r);
+    EXPECT_GT(cls(r, ov::Class::Unidentified), -tolerance(0)) << describe(r);
+    EXPECT_LT(r.t_o, 0.5 * r.t_p) << describe(r);
+  }
+  // No finding calls the league's work lost parallelism. The program's own serial start and end
+  // (the runtime starting, main before and after the leagues: a few ms, over 10 ms on a loaded
+  // machine) may be unparallelized code at the root, never more than the time outside the league.
+  for (const auto& x : findings_of(c))
+    if (x.value("class", "") == "loss_of_parallelism")
+      EXPECT_EQ(x.value("node", 1u), m.root()) << x.dump();
+  const auto& root = c.at(m.root());
+  EXPECT_LE(cls(root, ov::Class::LossOfParallelism), root.t_p - c.at(teams).t_p + tolerance(0))
+      << describe(root) << "\n" << describe(c.at(teams));
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, Shapes, ::testing::Values(2, 4), p_name);
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -57,7 +58,13 @@ struct Event {
   bool begin = false;
   uint64_t a = 0, b = 0, c = 0, d = 0;  // per event: see parse()
   const void* code = nullptr;
+  int flags = -1;  // the runtime's flags, when the trace has them
 };
+
+// The value after the word `key` at fields[at], if the line has it (the flags of newer traces).
+int flags_at(const std::vector<std::string>& f, size_t at) {
+  return f.size() > at + 1 && f[at] == "flags" ? int(std::stoul(f[at + 1], nullptr, 16)) : -1;
+}
 
 uint64_t id_of(const std::string& tok) {  // "P12" / "T7" -> 12 / 7
   if (tok.size() < 2) throw std::invalid_argument(tok);
@@ -65,8 +72,9 @@ uint64_t id_of(const std::string& tok) {  // "P12" / "T7" -> 12 / 7
 }
 
 // Field layouts (ompt_trace.c): "time tN thread_begin P<type>", "... parallel_begin Pk in Pj
-// requested R code C", "... parallel_end Pk", "... implicit_task begin|end Pk Tn actual A index I",
-// "... sync_region|sync_wait begin|end kind K Pk task-of Pj code C".
+// requested R code C [flags F]", "... parallel_end Pk [flags F]", "... implicit_task begin|end Pk
+// Tn actual A index I [flags F]", "... sync_region|sync_wait begin|end kind K Pk task-of Pj code
+// C", "... work begin|end type W count N code C". Traces without flags are of implicit tasks.
 bool parse(const std::string& line, Event& e) {
   std::istringstream ss(line);
   std::vector<std::string> f;
@@ -82,10 +90,16 @@ bool parse(const std::string& line, Event& e) {
     } else if (e.name == "parallel_begin" && f.size() >= 10) {
       e.a = id_of(f[3]), e.c = std::stoul(f[7]);
       e.code = reinterpret_cast<const void*>(std::stoull(f[9], nullptr, 16));
+      e.flags = flags_at(f, 10);
     } else if (e.name == "parallel_end") {
       e.a = id_of(f[3]);
+      e.flags = flags_at(f, 4);
     } else if (e.name == "implicit_task" && f.size() >= 10) {
       e.a = id_of(f[4]), e.b = id_of(f[5]), e.c = std::stoul(f[7]), e.d = std::stoul(f[9]);
+      e.flags = flags_at(f, 10);
+    } else if (e.name == "work" && f.size() >= 10) {
+      e.c = std::stoul(f[5]), e.d = std::stoull(f[7]);
+      e.code = reinterpret_cast<const void*>(std::stoull(f[9], nullptr, 16));
     } else if ((e.name == "sync_region" || e.name == "sync_wait") && f.size() >= 11) {
       e.c = std::stoul(f[5]), e.a = id_of(f[6]);
       e.code = reinterpret_cast<const void*>(std::stoull(f[10], nullptr, 16));
@@ -142,13 +156,15 @@ int main(int argc, char** argv) {
         on_thread_begin(ompt_thread_t(e.a), nullptr);
       } else if (e.name == "parallel_begin") {
         ompt_data_t& p = parallel[e.a];
-        on_parallel_begin(nullptr, nullptr, &p, unsigned(e.c), 0, e.code);
+        on_parallel_begin(nullptr, nullptr, &p, unsigned(e.c), std::max(e.flags, 0), e.code);
         record_ids[p.ptr] = e.a;
       } else if (e.name == "parallel_end") {
-        on_parallel_end(&parallel[e.a], nullptr, 0, nullptr);
+        on_parallel_end(&parallel[e.a], nullptr, std::max(e.flags, 0), nullptr);
       } else if (e.name == "implicit_task") {
         on_implicit_task(ep, e.begin ? &parallel[e.a] : nullptr, &tasks[e.b], unsigned(e.c),
-                         unsigned(e.d), ompt_task_implicit);
+                         unsigned(e.d), e.flags < 0 ? int(ompt_task_implicit) : e.flags);
+      } else if (e.name == "work") {
+        on_work(ompt_work_t(e.c), ep, nullptr, nullptr, e.d, e.code);
       } else {  // sync_region, sync_wait
         ompt_data_t* pd = e.a ? &parallel[e.a] : nullptr;
         (e.name == "sync_region" ? on_sync_region : on_sync_region_wait)(

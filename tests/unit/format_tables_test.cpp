@@ -20,7 +20,7 @@ std::set<std::string> kinds_with(KindTrait t) {
 }
 
 TEST(FormatTables, RegionKindTraits) {
-  EXPECT_EQ(kRegionKindCount, 28);
+  EXPECT_EQ(kRegionKindCount, 29);
   EXPECT_EQ(kinds_with(kWaits),
             (std::set<std::string>{"barrier_implicit", "barrier_explicit", "barrier_implementation",
                                    "taskwait", "taskgroup", "reduction", "critical", "lock",
@@ -28,10 +28,11 @@ TEST(FormatTables, RegionKindTraits) {
   EXPECT_EQ(kinds_with(kBarrier), (std::set<std::string>{"barrier_implicit", "barrier_explicit"}));
   EXPECT_EQ(kinds_with(kPartial), (std::set<std::string>{"single", "sections", "masked"}));
   EXPECT_EQ(kinds_with(kCoarse),
-            (std::set<std::string>{"parallel", "loop", "sections", "single", "workshare",
+            (std::set<std::string>{"parallel", "teams", "loop", "sections", "single", "workshare",
                                    "taskloop", "distribute", "user", "mpi"}));
   EXPECT_EQ(kinds_with(kUndivided),
-            (std::set<std::string>{"program", "function", "user", "parallel"}));
+            (std::set<std::string>{"program", "function", "user", "parallel", "teams"}));
+  EXPECT_EQ(kinds_with(kTeam), (std::set<std::string>{"parallel", "teams"}));
   // A kind from a damaged file has no traits and no name.
   EXPECT_FALSE(region_kind_has(RegionKind(kRegionKindCount), kWaits));
   EXPECT_EQ(region_kind_name(RegionKind(kRegionKindCount)), "unknown");

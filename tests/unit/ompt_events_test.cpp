@@ -445,6 +445,118 @@ TEST_F(OmptEvents, ParallelEndWithReusedParallelData) {
   });
 }
 
+// A league of two teams on the host (`teams distribute parallel for num_teams(2)`), in libomp 14's
+// order: the league is a parallel region with the league flag; each team begins with an initial
+// task (index: the team), inside which libomp forks a team of its own with no code address, then
+// the team's distribute and its nested parallel region; the loop's end comes with the distribute
+// work type. The teams barrier and the second team's initial task end come late, at the next
+// league. Each team's work must sit under the teams region on its own thread, with no anomaly.
+TEST_F(OmptEvents, LeagueOfTeams) {
+  constexpr int kLeague = ompt_parallel_league | ompt_parallel_invoker_runtime;
+  constexpr int kTeam = ompt_parallel_team | ompt_parallel_invoker_runtime;
+  ompt_data_t league{}, t0{}, own0{}, own0_task{}, inner0{}, inner0_task{};
+  ompt_data_t t1{};  // the second team's initial task: its end comes late, with the same data
+  Worker w;
+  Anomalies before = me()->anomalies;
+  // One team's work: its own team, distribute, the nested parallel loop (ended as distribute).
+  auto team = [](ompt_data_t* own, ompt_data_t* own_task, ompt_data_t* inner,
+                 ompt_data_t* inner_task, uint64_t t, uint64_t end) {
+    at(t);
+    on_parallel_begin(nullptr, nullptr, own, 1, kTeam, nullptr);
+    on_implicit_task(ompt_scope_begin, own, own_task, 1, 0, ompt_task_implicit);
+    at(t + 5);
+    on_work(ompt_work_distribute, ompt_scope_begin, nullptr, nullptr, 8, CODE(102));
+    on_parallel_begin(nullptr, nullptr, inner, 1, kTeam, CODE(103));
+    on_implicit_task(ompt_scope_begin, inner, inner_task, 1, 0, ompt_task_implicit);
+    at(t + 10);
+    on_work(ompt_work_loop, ompt_scope_begin, nullptr, nullptr, 4, CODE(104));
+    at(end);
+    on_work(ompt_work_distribute, ompt_scope_end, nullptr, nullptr, 0, CODE(105));
+    on_implicit_task(ompt_scope_end, nullptr, inner_task, 1, 0, ompt_task_implicit);
+    on_parallel_end(inner, nullptr, kTeam, CODE(103));
+    at(end + 5);
+    on_work(ompt_work_distribute, ompt_scope_end, nullptr, nullptr, 0, CODE(106));
+    on_implicit_task(ompt_scope_end, nullptr, own_task, 1, 0, ompt_task_implicit);
+    on_parallel_end(own, nullptr, kTeam, nullptr);
+  };
+  at(100);
+  on_parallel_begin(nullptr, nullptr, &league, 2, kLeague, CODE(101));
+  at(105);
+  on_implicit_task(ompt_scope_begin, &league, &t0, 2, 0, ompt_task_initial);
+  w.run([&] {
+    at(120);
+    on_implicit_task(ompt_scope_begin, &league, &t1, 2, 1, ompt_task_initial);
+    ompt_data_t own{}, own_task{}, inner{}, inner_task{};
+    team(&own, &own_task, &inner, &inner_task, 125, 300);
+    at(310);
+    on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_begin, nullptr, nullptr, nullptr);
+    on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_begin, nullptr, nullptr,
+                        nullptr);
+  });
+  team(&own0, &own0_task, &inner0, &inner0_task, 106, 400);
+  at(410);
+  on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_begin, nullptr, nullptr, CODE(101));
+  on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_begin, nullptr, nullptr,
+                      CODE(101));
+  at(420);
+  on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_end, nullptr, nullptr,
+                      CODE(101));
+  on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_end, nullptr, nullptr, CODE(101));
+  at(421);
+  on_implicit_task(ompt_scope_end, nullptr, &t0, 0, 0, ompt_task_initial);
+  at(425);
+  on_parallel_end(&league, nullptr, kLeague, CODE(101));
+  w.run([&] {  // late, at the next league's fork
+    at(1000);
+    on_sync_region_wait(ompt_sync_region_barrier_implicit, ompt_scope_end, nullptr, nullptr,
+                        nullptr);
+    on_sync_region(ompt_sync_region_barrier_implicit, ompt_scope_end, nullptr, nullptr, nullptr);
+    on_implicit_task(ompt_scope_end, nullptr, &t1, 0, 1, ompt_task_initial);
+  });
+  // The program's own initial task ends at shutdown: it was never a team of ours.
+  ompt_data_t program_task{};
+  on_implicit_task(ompt_scope_end, nullptr, &program_task, 0, 0, ompt_task_initial);
+
+  EXPECT_EQ(me()->anomalies.unmatched_end, before.unmatched_end);
+  EXPECT_EQ(me()->anomalies.unclosed, before.unclosed);
+  EXPECT_EQ(w.state()->anomalies.unmatched_end, 0u);
+  EXPECT_EQ(w.state()->anomalies.unclosed, 0u);
+  EXPECT_TRUE(me()->stack.empty());
+  EXPECT_TRUE(w.state()->stack.empty());
+  uint32_t teams_r = rid(RegionKind::Teams, CODE(101)), dist_r = rid(RegionKind::Distribute, CODE(102)),
+           par_r = rid(RegionKind::Parallel, CODE(103)), loop_r = rid(RegionKind::Loop, CODE(104)),
+           bar_r = rid(RegionKind::BarrierImplicit, CODE(101),
+                       uint16_t(format::BarrierFlavour::Teams));
+  // Nothing of the runtime's own teams: no parallel region without an address anywhere.
+  EXPECT_EQ(node(me(), {teams_r, rid(RegionKind::Parallel, nullptr)}), nullptr);
+  EXPECT_EQ(node(w.state(), {rid(RegionKind::Parallel, nullptr)}), nullptr);
+  const Node* mt = node(me(), {teams_r});
+  ASSERT_NE(mt, nullptr);
+  EXPECT_EQ(mt->s.visits, 1u);
+  EXPECT_EQ(mt->s.time, 325u);  // 100 -> 425
+  EXPECT_EQ(mt->s.fork, 5u);
+  EXPECT_EQ(mt->s.join, 4u);  // the initial task's end 421 -> the league's end 425
+  EXPECT_EQ(mt->s.team_size, 2u);
+  const Node* wt = node(w.state(), {teams_r});
+  ASSERT_NE(wt, nullptr);
+  EXPECT_EQ(wt->s.visits, 1u);
+  EXPECT_EQ(wt->s.time, 301u);  // 120 -> the league's release at 421, not 1000
+  EXPECT_EQ(wt->s.fork, 20u);
+  // Each team's distribute holds its nested parallel loop, which ended before it.
+  ASSERT_NE(node(me(), {teams_r, dist_r, par_r, loop_r}), nullptr);
+  EXPECT_EQ(node(me(), {teams_r, dist_r})->s.time, 294u);                 // 111 -> 405
+  EXPECT_EQ(node(me(), {teams_r, dist_r, par_r, loop_r})->s.time, 284u);  // 116 -> 400
+  ASSERT_NE(node(w.state(), {teams_r, dist_r, par_r, loop_r}), nullptr);
+  EXPECT_EQ(node(w.state(), {teams_r, dist_r})->s.time, 175u);                // 130 -> 305
+  EXPECT_EQ(node(w.state(), {teams_r, dist_r, par_r, loop_r})->s.time, 165u);  // 135 -> 300
+  EXPECT_EQ(node(w.state(), {teams_r, dist_r, par_r, loop_r})->s.iterations, 4u);
+  // The teams barrier is one region on both threads, the worker's clipped at the release.
+  ASSERT_NE(node(me(), {teams_r, bar_r}), nullptr);
+  ASSERT_NE(node(w.state(), {teams_r, bar_r}), nullptr);
+  EXPECT_EQ(node(me(), {teams_r, bar_r})->s.wait, 10u);
+  EXPECT_EQ(node(w.state(), {teams_r, bar_r})->s.wait, 111u);  // 310 -> 421
+}
+
 // Workers drop the last reference to a parallel region's record (their join ends come late), and
 // tasks are freed by the thread that ran them: the records must go back to the creating thread's
 // pool, or it allocates new ones for every region while the others hoard the old ones.

@@ -129,7 +129,7 @@ constexpr bool values_dense(const Spec (&table)[N], Id Spec::*id) {
 }
 
 // What the analyses need to know about a region kind besides its name (KindTraits below).
-enum KindTrait : uint8_t {
+enum KindTrait : uint16_t {
   kNoTrait = 0,
   kWaits = 1,       // its time may be waiting (a barrier, a lock, a taskwait, an MPI call, ...)
   kBarrier = 2,     // waits for every thread of the team (implicit and explicit barriers)
@@ -140,6 +140,9 @@ enum KindTrait : uint8_t {
   kGathers = 64,    // the team waits there for all its threads: the idle time of the code before
                     // it shows as its waits (barriers, taskwait, taskgroup, reduction)
   kSpins = 128,     // its time is threads polling until others' work is done (flush)
+  kTeam = 256,      // starts threads that run its body (a parallel region's team, a league of
+                    // teams): fork and join on the master, a team size, and the time its other
+                    // threads spend outside it while the master is inside is fork/join or idle
 };
 
 // Every kind of code region, one row each. Values are stored in files: append only, never
@@ -155,7 +158,7 @@ enum KindTrait : uint8_t {
   X(Program,               0,    "program",                "program",            "program",    kUndivided | kNamed)           \
   X(Function,              1,    "function",               "",                   "function",   kUndivided | kNamed)           \
   X(User,                  2,    "user",                   "",                   "user",       kUndivided | kCoarse | kNamed) \
-  X(Parallel,              3,    "parallel",               "parallel",           "parallel",   kUndivided | kCoarse)          \
+  X(Parallel,              3,    "parallel",               "parallel",           "parallel",   kUndivided | kCoarse | kTeam)  \
   X(Loop,                  4,    "loop",                   "loop",               "loop",       kCoarse)                       \
   X(Sections,              5,    "sections",               "sections",           "sections",   kPartial | kCoarse)            \
   X(Single,                6,    "single",                 "single",             "single",     kPartial | kCoarse)            \
@@ -179,7 +182,8 @@ enum KindTrait : uint8_t {
   X(Distribute,            24,   "distribute",             "distribute",         "distribute", kCoarse)                       \
   X(Scope,                 25,   "scope",                  "scope",              "scope",      kNoTrait)                      \
   X(Mpi,                   26,   "mpi",                    "",                   "mpi",        kWaits | kCoarse | kNamed)     \
-  X(Sampled,               27,   "sampled",                "sampled",            "sampled",    kNoTrait)
+  X(Teams,                 27,   "teams",                  "teams",              "teams",      kUndivided | kCoarse | kTeam)  \
+  X(Sampled,               28,   "sampled",                "sampled",            "sampled",    kNoTrait)
 // clang-format on
 
 enum class RegionKind : uint16_t {
@@ -193,11 +197,11 @@ struct RegionKindSpec {
   const char* name;
   const char* label;
   const char* cost;
-  uint8_t traits;  // KindTrait bits
+  uint16_t traits;  // KindTrait bits
 };
 inline constexpr RegionKindSpec kRegionKinds[] = {
 #define SCALEA_X(id, value, name, label, cost, traits) \
-  {RegionKind::id, name, label, cost, uint8_t(traits)},
+  {RegionKind::id, name, label, cost, uint16_t(traits)},
     SCALEA_REGION_KINDS(SCALEA_X)
 #undef SCALEA_X
 };

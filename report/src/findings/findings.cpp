@@ -37,6 +37,10 @@ const std::vector<Hint> kHints = {
     {"synchronization.barrier", "parallel", "barrier wait at the end of the parallel region",
      "threads reach the end of the region at different times: the work before it is imbalanced; "
      "balance it (dynamic schedules, tasks) or add nowait where it is safe"},
+    {"synchronization.barrier", "teams", "barrier wait at the end of the teams region",
+     "teams reach the end of the league at different times: their shares of the distributed "
+     "iterations (or their own code) are imbalanced; balance them (dist_schedule with smaller "
+     "chunks, more teams than threads)"},
     {"synchronization.barrier", "", "barrier wait",
      "threads arrive at the barrier at different times: balance the work before it, or remove the "
      "barrier (nowait) where the algorithm allows"},
@@ -664,9 +668,10 @@ FindingPlace place_of(const MergedTree& t, uint32_t n, const std::string& key, u
     // Only the implicit barrier that ends the region is "at the end of the parallel region"; an
     // explicit barrier, or an implicit one of unknown origin, is a barrier of its own.
     if (format::region_kind_has(reg.kind, format::kBarrier) &&
-        t.region_of(parent).kind == RegionKind::Parallel &&
+        format::region_kind_has(t.region_of(parent).kind, format::kTeam) &&
         !(reg.kind == RegionKind::BarrierImplicit &&
-          reg.subkind == uint16_t(format::BarrierFlavour::Parallel)))
+          (reg.subkind == uint16_t(format::BarrierFlavour::Parallel) ||
+           reg.subkind == uint16_t(format::BarrierFlavour::Teams))))
       pl.ctx_kind = format::region_kind_name(reg.kind);
     const auto& sib = t.node(parent).children;
     auto me = std::find(sib.begin(), sib.end(), n);
