@@ -14,9 +14,8 @@ std::string sampled_where(const drg::SampleProfile& s, const drg::MergedTree& t,
   int named = 0;
   for (const drg::SampledFunction& f : s.functions(node, below)) {
     if (f.own < kMinShare * total || named == 3) break;
-    std::string where = f.hot_region == format::kNoIndex
-                            ? ""
-                            : t.experiment().regions[f.hot_region].location();
+    std::string where =
+        f.hot_region == format::kNoIndex ? "" : t.experiment().regions[f.hot_region].location();
     out += fmt::format("{}{:.0f}% in {}{}", named ? ", " : "", 100 * f.own / total, f.name,
                        where.empty() ? "" : " @" + where);
     ++named;
