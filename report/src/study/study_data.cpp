@@ -277,7 +277,9 @@ Data gather(const std::string& dir, const StudyView& view, overheads::Share* sha
   auto config_index = [&](const Config& c) {
     for (size_t i = 0; i < d.configs.size(); ++i)
       if (d.configs[i].config == c) return i;
-    d.configs.push_back({c, {}, {}, {}, {}});
+    ConfigData cd;
+    cd.config = c;
+    d.configs.push_back(std::move(cd));
     return d.configs.size() - 1;
   };
   (void)config_index(Config{1, 1});
