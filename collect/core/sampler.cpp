@@ -27,6 +27,8 @@
 namespace scalea::collect::sampler {
 namespace {
 
+constexpr uint32_t kCostBuckets = 4 * 40;  // durations up to 2^40 ticks
+
 // One frame of a sampled call path: its code address, the entry it was called from (or the
 // region node the path hangs below) and how many periods ended with the path at this frame.
 struct Entry {
@@ -55,7 +57,24 @@ struct Table {
   // thread did): the samples stand for that CPU time.
   clockid_t clock{};
   uint64_t cpu_start_ns = 0, cpu_end_ns = 0;
+  // The handler's own time per sample, in clock ticks: a histogram of 4 buckets per power of two
+  // (bucket_of), for meta.json's median and 99th percentile.
+  uint32_t cost[kCostBuckets] = {};
 };
+
+// Bucket of a duration: 4 per power of two (a bucket spans at most 19% of its lower bound).
+uint32_t bucket_of(uint64_t ticks) {
+  if (ticks < 4) return uint32_t(ticks);
+  const int high = 63 - __builtin_clzll(ticks);
+  const uint32_t b = uint32_t(high) * 4 + uint32_t((ticks >> (high - 2)) & 3);
+  return b < kCostBuckets ? b : kCostBuckets - 1;
+}
+// The lower bound of a bucket, in ticks.
+double bucket_floor(uint32_t b) {
+  if (b < 4) return b;
+  const uint32_t high = b / 4;
+  return double((uint64_t(4) | (b & 3)) << (high - 2));
+}
 
 uint64_t cpu_ns(clockid_t clock) {
   timespec ts;
@@ -217,6 +236,7 @@ uint64_t weight_of(const Table& tb, const siginfo_t* si) {
 }
 
 void on_sample(int, siginfo_t* si, void* uc) {
+  const Ticks entered = now();
   const int saved_errno = errno;
   ThreadState* t = Recorder::registered_thread();
   auto* tb = t ? static_cast<Table*>(t->samples) : nullptr;
@@ -236,6 +256,7 @@ void on_sample(int, siginfo_t* si, void* uc) {
     }
     // A perf event disables itself after each overflow (below): the next period starts now.
     if (tb->fd >= 0) ioctl(tb->fd, PERF_EVENT_IOC_REFRESH, 1);
+    ++tb->cost[bucket_of(now() - entered)];
   }
   errno = saved_errno;
 }
@@ -413,7 +434,7 @@ void to_nodes(ThreadState& t, double ns_per_tick) {
   t.sampled_nodes = tb->used;
 }
 
-Summary summary() {
+Summary summary(double ns_per_tick) {
   Summary s;
   s.off_reason = g_off_reason;
   s.period_ns = g_period_ns;
@@ -423,6 +444,20 @@ Summary summary() {
   if (!g_tables) return s;
   s.on = true;
   std::lock_guard<std::mutex> lock(g_mu);
+  uint64_t cost[kCostBuckets] = {}, handled = 0;
+  for (const Table* tb : *g_tables)
+    for (uint32_t b = 0; b < kCostBuckets; ++b) cost[b] += tb->cost[b], handled += tb->cost[b];
+  // The median and 99th percentile of the handler's time, from the histogram's buckets.
+  auto percentile = [&](double q) {
+    uint64_t seen = 0;
+    for (uint32_t b = 0; b < kCostBuckets; ++b)
+      if ((seen += cost[b]) >= uint64_t(q * double(handled)) && cost[b]) return bucket_floor(b);
+    return 0.0;
+  };
+  if (handled) {
+    s.cost_median_ns = percentile(0.5) * ns_per_tick;
+    s.cost_p99_ns = percentile(0.99) * ns_per_tick;
+  }
   for (const Table* tb : *g_tables) {
     ++s.threads;
     for (uint32_t i = 0; i < tb->used; ++i) s.samples += tb->entries[i].self;

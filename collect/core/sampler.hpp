@@ -28,8 +28,11 @@ struct Summary {
   uint64_t in_tool = 0;     // samples that fell inside the tool's own code (not unwound)
   uint64_t dropped = 0;     // samples not recorded (recording off, table full, unwinding failed)
   uint64_t cpu_ns = 0;      // the sampled threads' CPU time while they were sampled
-  uint64_t truncated = 0;   // samples whose stack was deeper than the unwinder's limit
-  uint64_t threads = 0;     // threads that had a timer
+  // The handler's time per sample (unwinding and counting), median and 99th percentile, ns:
+  // the lower bound of a histogram bucket (4 per power of two).
+  double cost_median_ns = 0, cost_p99_ns = 0;
+  uint64_t truncated = 0;  // samples whose stack was deeper than the unwinder's limit
+  uint64_t threads = 0;    // threads that had a timer
   uint64_t timer_failures = 0;
 };
 
@@ -46,7 +49,7 @@ void stop();
 // `sampled` below their region nodes: visits = samples, time = their share of the thread's CPU
 // time while it was sampled (in clock ticks, `ns_per_tick` ns each).
 void to_nodes(ThreadState& t, double ns_per_tick);
-Summary summary();
+Summary summary(double ns_per_tick);
 
 }  // namespace sampler
 }  // namespace scalea::collect

@@ -660,8 +660,8 @@ std::string throttle_json(Recorder& rec, const MetaExtras& extras) {
 }
 
 // Call-path sampling (sampler.cpp, docs/sampling.md): this process's figures.
-std::string sampling_json() {
-  const sampler::Summary s = sampler::summary();
+std::string sampling_json(Recorder& rec) {
+  const sampler::Summary s = sampler::summary(rec.clock().ns_per_tick());
   auto num = [](uint64_t v) { return std::to_string(v); };
   return std::string("{\"on\": ") + (s.on ? "true" : "false") +
          ", \"off_reason\": " + json_escape(s.off_reason) + ", \"period_ns\": " + num(s.period_ns) +
@@ -669,8 +669,9 @@ std::string sampling_json() {
          ", \"samples\": " + num(s.samples) + ", \"in_tool\": " + num(s.in_tool) +
          ", \"dropped\": " + num(s.dropped) + ", \"truncated\": " + num(s.truncated) +
          ", \"cpu_s\": " + fixed("%.6f", double(s.cpu_ns) * 1e-9) +
-         ", \"threads\": " + num(s.threads) + ", \"timer_failures\": " + num(s.timer_failures) +
-         "}";
+         ", \"cost_median_ns\": " + fixed("%.0f", s.cost_median_ns) +
+         ", \"cost_p99_ns\": " + fixed("%.0f", s.cost_p99_ns) + ", \"threads\": " + num(s.threads) +
+         ", \"timer_failures\": " + num(s.timer_failures) + "}";
 }
 
 std::string mpi_json(const MpiMeta& m) {
@@ -745,7 +746,7 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
   if (!snap) {
     field("counters", counters_json(counters::report()));
     field("throttle", throttle_json(rec, extras));
-    field("sampling", sampling_json());
+    field("sampling", sampling_json(rec));
     if (std::string open = open_at_end_json(rec, src); !open.empty()) field("open_at_end", open);
   }
   if (extras.mpi) field("mpi", mpi_json(*extras.mpi));

@@ -6,6 +6,20 @@
 
 namespace scalea::overheads::detail {
 
+namespace {
+// With call-path samples in both runs, replication needs the on-CPU time of the node's k PEs
+// to hold the reference's work and k - 1 copies of most of it (the same work, not only the same
+// wall time: ranks that share CPUs, or wait for one, take as long for a share of the work). Where
+// the reference was mostly off a CPU there (sleeping, in I/O) or nothing was sampled, the wall
+// times decide.
+bool did_the_work(const RunFacts& f, const RunFacts& rf, uint32_t n, uint32_t rn) {
+  const double u_ref = rf.own_useful[rn], cpu_ref = rf.cpu_sum[rn];
+  if (!f.sampled || !rf.sampled || cpu_ref < kCpuEvidenceShare * u_ref) return true;
+  const double copies = double(f.useful_pes[n]) - 1;
+  return f.cpu_sum[n] >= (1 + kReplicaMinShare * copies) * cpu_ref;
+}
+}  // namespace
+
 // Evidence from the reference run moves work out of the run's useful time: work of regions the
 // reference does not have and loop iterations beyond its count (additional computation), busy
 // waiting on flush, replicated code, and priced extra cache misses.
@@ -43,7 +57,8 @@ void apply_evidence(const MergedTree& run, RunFacts& f, const RunFacts& rf,
         moved += spun;
       } else if (is_undivided(r.kind) && k >= 2 && u_ref > 0 && f.visits[n] >= k * rf.visits[rn] &&
                  f.useful_min[n] >= kReplicaMinShare * u_ref &&
-                 f.useful_max[n] <= kReplicaMaxSpread * f.useful_min[n]) {
+                 f.useful_max[n] <= kReplicaMaxSpread * f.useful_min[n] &&
+                 did_the_work(f, rf, n, rn)) {
         // Every PE repeats the reference's visits and does most of its work: one copy is
         // useful, the others are loss; time beyond the reference's per PE is not replication.
         double copies = f.capped_useful[n];

@@ -34,6 +34,9 @@ constexpr double kReplicaMinShare = 0.6;
 // is more than this many times the fastest's, the PEs did not repeat one piece of work (a
 // domain-decomposed rank's own code differs by rank) and nothing is called replicated.
 constexpr double kReplicaMaxSpread = 2.0;
+// On-CPU time sampled in a reference's node (call-path sampling) is evidence of its work when it
+// is at least this share of the node's useful time (else the work was off a CPU: a sleep, I/O).
+constexpr double kCpuEvidenceShare = 0.5;
 // A parallel region's own code below this many ns per visit of the constructs inside it is the
 // runtime's cost of reaching them, not work.
 constexpr double kConstructOverheadNs = 2000;
@@ -258,6 +261,11 @@ struct PeSplit {
   // Over the PEs with useful time in the node: the least and the most of it, and how many.
   std::vector<double> useful_min, useful_max;
   std::vector<uint32_t> useful_pes;
+  // Call-path sampling (docs/sampling.md): over the PEs with useful time in the node, the least
+  // on-CPU time sampled there and its sum (s), and whether the run has samples at all: the evidence
+  // that each PE did the work (replicated code), not only spent the time (CPUs shared).
+  std::vector<double> cpu_min, cpu_sum;
+  bool sampled = false;
   // With a reference: over the PEs with useful time in the node, Σ min(u_i, the reference's
   // useful time of the node) (the copies of replicated code).
   std::vector<double> capped_useful;

@@ -115,6 +115,8 @@ PeSplit::PeSplit(size_t nodes, bool capped)
       useful_min(nodes, 0),
       useful_max(nodes, 0),
       useful_pes(nodes, 0),
+      cpu_min(nodes, 0),
+      cpu_sum(nodes, 0),
       capped_useful(capped ? nodes : 0, 0) {}
 
 void PeSplit::record(AdditionLog* log) {
@@ -136,9 +138,12 @@ void PeSplit::combine(const PeSplit& later) {
     useful_min[n] =
         useful_pes[n] ? std::min(useful_min[n], later.useful_min[n]) : later.useful_min[n];
     useful_max[n] = std::max(useful_max[n], later.useful_max[n]);
+    cpu_min[n] = useful_pes[n] ? std::min(cpu_min[n], later.cpu_min[n]) : later.cpu_min[n];
+    cpu_sum[n] += later.cpu_sum[n];
     useful_pes[n] += later.useful_pes[n];
   }
   useful_pe_max = std::max(useful_pe_max, later.useful_pe_max);
+  sampled = sampled || later.sampled;
 }
 
 void PeSplit::write(Writer& out) const {
@@ -153,10 +158,13 @@ void PeSplit::write(Writer& out) const {
     out.put(useful_min[n]);
     out.put(useful_max[n]);
     out.put(useful_pes[n]);
+    out.put(cpu_min[n]);
+    out.put(cpu_sum[n]);
     if (capped) out.put(capped_useful[n]);
   });
   out.put(useful_pe_sum);
   out.put(useful_pe_max);
+  out.put(uint8_t(sampled));
 }
 
 void PeSplit::read(Reader& in) {
@@ -166,10 +174,13 @@ void PeSplit::read(Reader& in) {
     useful_min[n] = in.get<double>();
     useful_max[n] = in.get<double>();
     useful_pes[n] = in.get<uint32_t>();
+    cpu_min[n] = in.get<double>();
+    cpu_sum[n] = in.get<double>();
     if (!capped_useful.empty()) capped_useful[n] = in.get<double>();
   });
   useful_pe_sum = in.get<double>();
   useful_pe_max = in.get<double>();
+  sampled = in.get<uint8_t>() != 0;
 }
 
 void Totals::record(AdditionLog* log) {

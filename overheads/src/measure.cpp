@@ -359,6 +359,7 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
   workers.run([&](unsigned w) {
     std::vector<uint32_t> order;
     std::vector<char> entered(n_nodes, 0);  // per merged node: the current thread entered it
+    std::vector<double> cpu_here;           // per node of the current thread: sampled CPU (s)
     for (uint32_t i = 0; i < b.count; ++i) {
       const uint32_t ti = b.first + i;
       const drg::ThreadTree& th = b.threads[i];
@@ -366,6 +367,11 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
       double* x_of = bt.rest.data() + bt.first[i];
       for (uint32_t tn = 0; tn < th.size(); ++tn)
         if (is_before[merged[tn]] && e.value(th, tn, c.visits) > 0) entered[merged[tn]] = 1;
+      // The thread's sampled on-CPU time per node (its node's own, not its children's).
+      cpu_here.assign(th.samples.empty() ? 0 : th.size(), 0.0);
+      for (const drg::SampledFrame& s : th.samples)
+        if (s.node < cpu_here.size()) cpu_here[s.node] += s.cpu_s;
+      if (!th.samples.empty()) out.sampled = true;
       member_order(merged, order);
       auto [begin, end] = in_range(order, merged, workers.nodes(w));
       for (const uint32_t* it = begin; it != end; ++it) {
@@ -431,6 +437,9 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
           out.sums.add(out.own_useful[n], n, Sum::OwnUseful, rest);
           out.useful_min[n] = out.useful_pes[n] ? std::min(out.useful_min[n], rest) : rest;
           out.useful_max[n] = std::max(out.useful_max[n], rest);
+          const double cpu = tn < cpu_here.size() ? cpu_here[tn] : 0.0;
+          out.cpu_min[n] = out.useful_pes[n] ? std::min(out.cpu_min[n], cpu) : cpu;
+          out.cpu_sum[n] += cpu;
           ++out.useful_pes[n];
         } else if (rule && rule->useful) {
           out.sums.add(out.own_useful[n], n, Sum::OwnUseful, rest);

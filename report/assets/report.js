@@ -505,9 +505,22 @@
     if (fl.length) s += '<h4>Findings here</h4><ol class="findings">' + fl.map(function (f) {
       return '<li>' + esc(f.text) + '</li>';
     }).join('') + '</ol>';
+    s += sampledHtml(r);
     s += sourceHtml(r);
     box.innerHTML = s;
     if (!STUDY) drawStrip(r);
+  }
+  /* Call-path sampling (docs/sampling.md): the functions sampled while the region was a thread's
+     current region, by own time, with one standard deviation and the hottest line. */
+  function sampledHtml(r) {
+    var reg = ((D.sampled || {}).regions || []).filter(function (x) { return x.id === r.id; })[0];
+    if (!reg || !reg.functions.length) return '';
+    return '<h4>Sampled here <small>' + reg.cpu_s.toFixed(3) + ' s on a CPU, not in a region below</small></h4>' +
+      '<table class="kv"><tr><td><b>function</b></td><td><b>own s</b></td><td><b>&plusmn;</b></td><td><b>hottest line</b></td></tr>' +
+      reg.functions.map(function (f) {
+        return '<tr><td>' + esc(f['function']) + '</td><td>' + f.own_s.toFixed(3) + '</td><td>' +
+          f.own_error_s.toFixed(3) + '</td><td>' + esc(f.hottest_line) + '</td></tr>';
+      }).join('') + '</table>';
   }
   function kv(rows) {
     return '<table class="kv">' + rows.map(function (x) { return '<tr><td>' + x[0] + '</td><td>' + x[1] + '</td></tr>'; }).join('') + '</table>';

@@ -97,8 +97,10 @@ TEST(Sampling, CxxTemplateInstances) {
   nlohmann::json s = sampled_of(run.experiment);
   ASSERT_TRUE(s.is_object()) << run.describe();
   const double period = s.value("period_s", 0.0);
-  expect_sampled(cpu_of(s["functions"], "work<1>"), truth(run, "cpu_work1", 0.2), period, "work<1>");
-  expect_sampled(cpu_of(s["functions"], "work<2>"), truth(run, "cpu_work2", 0.1), period, "work<2>");
+  expect_sampled(cpu_of(s["functions"], "work<1>"), truth(run, "cpu_work1", 0.2), period,
+                 "work<1>");
+  expect_sampled(cpu_of(s["functions"], "work<2>"), truth(run, "cpu_work2", 0.1), period,
+                 "work<2>");
 }
 
 TEST(Sampling, FortranSubroutines) {
@@ -145,6 +147,30 @@ TEST_P(SampledMpi, FunctionsOfMain) {
   expect_sampled(cpu_of(main_fns, "write_output"), rank_truth(run, "cpu_output"), period,
                  "write_output (rank 0)");
 }
+// Ranks that share one CPU take as long for their share of the work as one rank for all of it:
+// the wall times look like replicated code. The samples say each rank did half the work: not
+// replicated (issue 32, item 4). The same ranks each doing all of it are replicated.
+TEST(SampledMpiShared, SharedCpusAreNotReplicatedWork) {
+  if (std::string(SCALEA_GT_MPIRUN).empty()) GTEST_SKIP() << "no MPI in this build";
+  auto replicated_at_root = [](const std::vector<std::string>& args) {
+    AppRun ref = run_mpi(1, "mpi_sampled", args);
+    AppRun run = run_mpi(2, "mpi_sampled", args);
+    EXPECT_EQ(ref.status, 0) << ref.describe();
+    EXPECT_EQ(run.status, 0) << run.describe();
+    AppRun r = run_scalea_cli({"report", run.experiment, "-r", ref.experiment, "--format", "json"});
+    EXPECT_EQ(r.status, 0) << r.describe();
+    nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+    double seconds = 0;
+    for (const auto& f : doc["findings"])
+      if (f.value("subclass", "") == "replicated" && f.value("node", 1u) == 0u)
+        seconds = f.value("seconds", 0.0);
+    return seconds;
+  };
+  EXPECT_EQ(replicated_at_root({"200", "divide", "pin"}), 0.0)
+      << "each rank computed half the work, slowly: not replicated";
+  EXPECT_GT(replicated_at_root({"200", "pin"}), 0.1) << "each rank computed all of it";
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, SampledMpi, ::testing::Values(1, 2),
                          [](const ::testing::TestParamInfo<int>& i) { return "np" + sp(i.param); });
 

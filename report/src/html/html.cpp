@@ -13,6 +13,7 @@
 #include "findings/findings.hpp"
 #include "analysis/meta.hpp"
 #include "formats/report_json.hpp"
+#include "formats/sampled.hpp"
 #include "analysis/thread_values.hpp"
 #include "scalea/drg/meta.hpp"
 #include "scalea/format.hpp"
@@ -314,6 +315,7 @@ std::string render_html(const Analyzed& x, const HtmlOptions& o) {
                 "finding; with "
                 "one run the noise is not measured (scalea study --repeat 3 measures it).",
                 finding_floor(x.a), kFindingMinProgramShare * 100, kFindingMinSeconds * 1e3);
+  data["sampled"] = sampled_json(t);
   data["sources"] = sources.json();
   // The region graph of the rows the call tree shows (recursion folded), and none beyond a size
   // Graphviz lays out in seconds.
