@@ -10,11 +10,13 @@ namespace {
 // With call-path samples in both runs, replication needs the on-CPU time of the node's k PEs
 // to hold the reference's work and k - 1 copies of most of it (the same work, not only the same
 // wall time: ranks that share CPUs, or wait for one, take as long for a share of the work). Where
-// the reference was mostly off a CPU there (sleeping, in I/O) or nothing was sampled, the wall
+// the reference was mostly off a CPU there (sleeping, in I/O) or too little was sampled, the wall
 // times decide.
 bool did_the_work(const RunFacts& f, const RunFacts& rf, uint32_t n, uint32_t rn) {
   const double u_ref = rf.own_useful[rn], cpu_ref = rf.cpu_sum[rn];
-  if (!f.sampled || !rf.sampled || cpu_ref < kCpuEvidenceShare * u_ref) return true;
+  if (!f.sampled || !rf.sampled || cpu_ref < kCpuEvidenceShare * u_ref ||
+      cpu_ref < kCpuEvidenceMinSeconds)
+    return true;
   const double copies = double(f.useful_pes[n]) - 1;
   return f.cpu_sum[n] >= (1 + kReplicaMinShare * copies) * cpu_ref;
 }

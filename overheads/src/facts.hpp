@@ -35,8 +35,11 @@ constexpr double kReplicaMinShare = 0.6;
 // domain-decomposed rank's own code differs by rank) and nothing is called replicated.
 constexpr double kReplicaMaxSpread = 2.0;
 // On-CPU time sampled in a reference's node (call-path sampling) is evidence of its work when it
-// is at least this share of the node's useful time (else the work was off a CPU: a sleep, I/O).
-constexpr double kCpuEvidenceShare = 0.5;
+// is at least this share of the node's useful time and this many seconds (25 samples at the
+// default rate): else the work was mostly off a CPU (a sleep, I/O), or too little was sampled.
+// The share is low: a reference that shared its CPUs spent much of its time waiting for one.
+constexpr double kCpuEvidenceShare = 0.2;
+constexpr double kCpuEvidenceMinSeconds = 0.1;
 // A parallel region's own code below this many ns per visit of the constructs inside it is the
 // runtime's cost of reaching them, not work.
 constexpr double kConstructOverheadNs = 2000;

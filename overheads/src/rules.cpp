@@ -164,7 +164,8 @@ const std::vector<Rule> kRules = {
     {"work.replicated", kAnyKind, -1, Part::Replicated, false, LP, "replicated",
      "L += sum_i min(u_i, u_ref) - u_ref when k >= 2 PEs each did at least 0.6 u_ref and the "
      "slowest at most twice the fastest, visiting as often as the reference, in code not divided "
-     "among them (program, function, user region, parallel region's own code)",
+     "among them (program, function, user region, parallel region's own code); with call-path "
+     "samples, their CPU time there at least (1 + 0.6 (k - 1)) times the reference's",
      "every PE repeats the same work: only one copy is useful"},
 
     // ---- data movement: local memory (needs counters, the reference and a machine file) ----
