@@ -115,7 +115,7 @@ if [ "$kind" = address ]; then
   fi
   # MPI: Open MPI's dlopen'ed components leak at exit and are unloaded before LSan looks, so
   # their leaks have no module to suppress by: MPI tests run with leak detection off.
-  mpi='mpi\.|MpiNp\.|apps_(pricing|lapw)|\.mpi$'
+  mpi='mpi\.|MpiNp\.|SampledMpi|apps_(pricing|lapw)|\.mpi$'
   ctest_run unit -j"$jobs" -L unit -E "$exclude" "$@"
   # One more try for a test that misses a timing tolerance, as in the normal and TSan stages.
   ctest_run integration -LE unit -E "$exclude|$mpi" --repeat until-pass:2 "$@"

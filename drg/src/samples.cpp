@@ -1,5 +1,7 @@
 #include "scalea/drg/samples.hpp"
 
+#include "scalea/drg/symbols.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -19,32 +21,52 @@ std::string function_name(const Region& r) {
 }
 }  // namespace
 
+uint32_t SampleProfile::function_id(const std::string& name, const std::string& module) {
+  auto [it, added] =
+      function_ids_.emplace(name + "\x1f" + module, uint32_t(function_names_.size()));
+  if (added) {
+    function_names_.push_back(name);
+    function_modules_.push_back(module);
+    outlined_.push_back(is_outlined_function(name));
+  }
+  return it->second;
+}
+
+uint32_t SampleProfile::named_in(uint32_t fn, uint32_t node) {
+  if (fn == format::kNoIndex || !outlined_[fn]) return fn;
+  // The body the compiler outlined for a construct (.omp_outlined._debug__.50): named after the
+  // function the construct is in, which the region the sample was taken in knows.
+  auto it = origin_.find(node);
+  if (it == origin_.end()) {
+    std::string from;
+    for (uint32_t n = node; n != format::kNoIndex && from.empty(); n = tree_.node(n).parent) {
+      const std::string& f = tree_.region_of(n).function;
+      if (!f.empty() && !is_outlined_function(f)) from = f;
+    }
+    it = origin_.emplace(node, from).first;
+  }
+  if (it->second.empty()) return fn;
+  return function_id(it->second + " (outlined body)", function_modules_[fn]);
+}
+
 SampleProfile::SampleProfile(const MergedTree& t) : tree_(t) {
   const Experiment& e = t.experiment();
   function_of_region_.assign(e.regions.size(), format::kNoIndex);
   inlined_into_.assign(e.regions.size(), {});
   program_code_.assign(e.regions.size(), 0);
-  auto id_of = [&](const std::string& name, const std::string& module) {
-    auto [it, added] =
-        function_ids_.emplace(name + "\x1f" + module, uint32_t(function_names_.size()));
-    if (added) {
-      function_names_.push_back(name);
-      function_modules_.push_back(module);
-    }
-    return it->second;
-  };
+
   for (uint32_t i = 0; i < e.regions.size(); ++i) {
     const Region& r = e.regions[i];
     if (r.kind != RegionKind::Sampled) continue;
     const std::string module = file_name_of(r.module), name = function_name(r);
-    function_of_region_[i] = id_of(name, module);
+    function_of_region_[i] = function_id(name, module);
     program_code_[i] = program_module(r.module);
     // Code inlined into another function: the symbol is the function the frame really is.
     for (const std::string& outer : r.inlined_into)
-      inlined_into_[i].push_back(id_of(outer, module));
+      inlined_into_[i].push_back(function_id(outer, module));
     // Without the inline scopes, the function the code is physically in (its ELF symbol).
     if (r.inlined_into.empty() && !r.symbol.empty() && r.symbol != name)
-      inlined_into_[i].push_back(id_of(r.symbol, module));
+      inlined_into_[i].push_back(function_id(r.symbol, module));
   }
   t.for_each_batch([&](const ThreadBatch& b) {
     for (uint32_t k = 0; k < b.count; ++k) add_thread(b.threads[k], b.merged[k]);
@@ -59,10 +81,11 @@ void SampleProfile::add_thread(const ThreadTree& th, const std::vector<uint32_t>
   };
   for (const SampledFrame& f : th.samples) {
     if (f.self <= 0 || f.node >= merged.size()) continue;
-    PerNode& pn = nodes_[merged[f.node]];
+    const uint32_t node = merged[f.node];
+    PerNode& pn = nodes_[node];
     pn.here.add(f);
     total_.add(f);
-    pn.functions[function_of_region_[f.region]].self += f.cpu_s;
+    pn.functions[named_in(function_of_region_[f.region], node)].self += f.cpu_s;
     // Charged to the innermost frame in the program's own code, else to the leaf.
     const SampledFrame* charged = &f;
     for (const SampledFrame* g = &f; g; g = up(g))
@@ -70,7 +93,7 @@ void SampleProfile::add_thread(const ThreadTree& th, const std::vector<uint32_t>
         charged = g;
         break;
       }
-    PerFunction& own = pn.functions[function_of_region_[charged->region]];
+    PerFunction& own = pn.functions[named_in(function_of_region_[charged->region], node)];
     own.own.add(f);
     own.lines[charged->region].add(f);
     seen.clear();
@@ -80,8 +103,8 @@ void SampleProfile::add_thread(const ThreadTree& th, const std::vector<uint32_t>
       pn.functions[fn].inclusive += f.cpu_s;
     };
     for (const SampledFrame* g = &f; g; g = up(g)) {
-      on_stack(function_of_region_[g->region]);
-      for (uint32_t outer : inlined_into_[g->region]) on_stack(outer);
+      on_stack(named_in(function_of_region_[g->region], node));
+      for (uint32_t outer : inlined_into_[g->region]) on_stack(named_in(outer, node));
     }
   }
 }
@@ -164,13 +187,13 @@ std::vector<SampledFunction> SampleProfile::flat() const {
 }
 
 std::vector<SampledLine> SampleProfile::lines() const {
-  std::map<uint32_t, Amount> by_region;
+  std::map<std::pair<uint32_t, uint32_t>, Amount> by_region;  // (region, function) -> own
   for (const auto& kv : nodes_)
     for (const auto& [fn, pf] : kv.second.functions)
-      for (const auto& [r, v] : pf.lines) by_region[r].add(v);
+      for (const auto& [r, v] : pf.lines) by_region[{r, fn}].add(v);
   std::vector<SampledLine> out;
-  for (const auto& [r, v] : by_region)
-    out.push_back(SampledLine{r, function_names_[function_of_region_[r]], v.cpu, v.error()});
+  for (const auto& [key, v] : by_region)
+    out.push_back(SampledLine{key.first, function_names_[key.second], v.cpu, v.error()});
   std::sort(out.begin(), out.end(), [](const SampledLine& a, const SampledLine& b) {
     return a.own != b.own ? a.own > b.own : a.region < b.region;
   });

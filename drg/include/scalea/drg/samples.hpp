@@ -82,11 +82,16 @@ class SampleProfile {
     std::unordered_map<uint32_t, PerFunction> functions;  // function id -> figures
   };
   void add_thread(const ThreadTree& th, const std::vector<uint32_t>& merged);
+  uint32_t function_id(const std::string& name, const std::string& module);
+  // The function as the profile names it at a merged node: an outlined body by its origin.
+  uint32_t named_in(uint32_t fn, uint32_t node);
   std::vector<SampledFunction> listed(const std::vector<const PerNode*>& nodes, double total) const;
 
   const MergedTree& tree_;
   Amount total_;
   std::vector<std::string> function_names_, function_modules_;
+  std::vector<char> outlined_;              // function id -> a compiler-outlined body
+  std::map<uint32_t, std::string> origin_;  // merged node -> the function it is in
   std::unordered_map<std::string, uint32_t> function_ids_;
   std::vector<uint32_t> function_of_region_;  // sampled region -> function id
   // Sampled region -> the functions its code was inlined into (DWARF's scopes, else the ELF
