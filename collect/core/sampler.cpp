@@ -341,7 +341,8 @@ void setup(const Config& config) {
   if (!config.sample_period_ns) return;
   set_off_reason(sampling_obstacle());
   if (g_off_reason[0]) {
-    log_message("call-path sampling is off: %s", g_off_reason);
+    // meta.json says it in any case (sampling.off_reason).
+    if (!config.quiet) log_message("call-path sampling is off: %s", g_off_reason);
     return;
   }
   g_unw.set_caching_policy(*g_unw.local_space, UNW_CACHE_PER_THREAD);
