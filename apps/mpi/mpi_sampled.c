@@ -20,23 +20,9 @@
 
 #include "../omp/planted.h"
 
-__attribute__((noinline)) double compute_forces(double s) {
-  double used = 0;
-  PLANTED_CPU_WORK(s, used);
-  return used;
-}
-
-__attribute__((noinline)) double update_cells(double s) {
-  double used = 0;
-  PLANTED_CPU_WORK(s, used);
-  return used;
-}
-
-__attribute__((noinline)) double write_output(double s) {
-  double used = 0;
-  PLANTED_CPU_WORK(s, used);
-  return used;
-}
+PLANTED_CPU_FUNCTION(compute_forces)
+PLANTED_CPU_FUNCTION(update_cells)
+PLANTED_CPU_FUNCTION(write_output)
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

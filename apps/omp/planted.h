@@ -55,6 +55,14 @@ PLANTED_HELPER double thread_cpu_s(void) {
     (used) += at_ - start_;                                                    \
   } while (0)
 
+/* A function that does `seconds` of CPU work in itself and returns the CPU time it used. */
+#define PLANTED_CPU_FUNCTION(name)                     \
+  __attribute__((noinline)) double name(double seconds) { \
+    double used = 0;                                   \
+    PLANTED_CPU_WORK(seconds, used);                   \
+    return used;                                       \
+  }
+
 /* argv[i] as a positive number, or `fallback` when absent. Exits with a message when invalid. */
 PLANTED_HELPER double arg_num(int argc, char** argv, int i, double fallback) {
   if (i >= argc) return fallback;

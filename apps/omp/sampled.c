@@ -14,11 +14,7 @@
 
 #include "planted.h"
 
-__attribute__((noinline)) double serial_work(double s) {
-  double used = 0;
-  PLANTED_CPU_WORK(s, used); /* SERIAL_LOOP */
-  return used;
-}
+PLANTED_CPU_FUNCTION(serial_work) /* SERIAL_LOOP */
 
 static inline __attribute__((always_inline)) double inlined_work(double s) {
   double used = 0;
@@ -26,17 +22,8 @@ static inline __attribute__((always_inline)) double inlined_work(double s) {
   return used;
 }
 
-__attribute__((noinline)) double work_a(double s) {
-  double used = 0;
-  PLANTED_CPU_WORK(s, used);
-  return used;
-}
-
-__attribute__((noinline)) double work_b(double s) {
-  double used = 0;
-  PLANTED_CPU_WORK(s, used);
-  return used;
-}
+PLANTED_CPU_FUNCTION(work_a)
+PLANTED_CPU_FUNCTION(work_b)
 
 int main(int argc, char** argv) {
   double s = arg_num(argc, argv, 1, 200) * 1e-3;

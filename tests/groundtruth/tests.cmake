@@ -6,6 +6,23 @@
 # The areas are included in alphabetical order, before tests/integration defines the harness: define
 # everything at the end of tests/CMakeLists.txt.
 set(_scalea_gt_dir ${CMAKE_CURRENT_LIST_DIR})
+
+# Registers the GoogleTest tests of `exe` as groundtruth.<test>, with `labels` and the environment
+# mpirun needs as root. RUN_SERIAL: the planted sizes are sleeps, and the tolerance is 10% or 2 ms;
+# other tests running at the same time on a 2-core machine would only add noise. CMake 3.25's
+# gtest_discover_tests splits list-valued properties (LABELS a;b becomes LABELS a plus a property
+# named b): they are set in a ctest script included after the discovered tests.
+function(_scalea_gt_discover exe labels)
+  gtest_discover_tests(${exe} TEST_PREFIX groundtruth. DISCOVERY_MODE PRE_TEST
+    TEST_LIST ${exe}_TESTS PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+  set(_props ${CMAKE_CURRENT_BINARY_DIR}/${exe}_properties.cmake)
+  file(WRITE ${_props} "foreach(_t IN LISTS ${exe}_TESTS)
+  set_tests_properties(\"\${_t}\" PROPERTIES LABELS \"${labels}\"
+    ENVIRONMENT \"OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1\")
+endforeach()
+")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_props})
+endfunction()
 function(_scalea_groundtruth_tests)
   if(NOT TARGET scalea-test-harness)
     message(STATUS "tests/groundtruth skipped: no integration harness")
@@ -32,20 +49,7 @@ function(_scalea_groundtruth_tests)
   endif()
   target_compile_definitions(scalea_groundtruth PRIVATE SCALEA_GT_MPIRUN="${_gt_mpirun}")
 
-  # RUN_SERIAL: the planted sizes are sleeps, and the tolerance is 10% or 2 ms; other tests running
-  # at the same time on a 2-core machine would only add noise.
-  gtest_discover_tests(scalea_groundtruth TEST_PREFIX groundtruth. DISCOVERY_MODE PRE_TEST
-    TEST_LIST scalea_groundtruth_TESTS PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
-  # CMake 3.25's gtest_discover_tests splits list-valued properties (LABELS a;b becomes LABELS a
-  # plus a property named b): set them in a ctest script included after the discovered tests.
-  set(_props ${CMAKE_CURRENT_BINARY_DIR}/scalea_groundtruth_properties.cmake)
-  file(WRITE ${_props} [=[
-foreach(_t IN LISTS scalea_groundtruth_TESTS)
-  set_tests_properties("${_t}" PROPERTIES LABELS "integration;groundtruth"
-    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
-endforeach()
-]=])
-  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_props})
+  _scalea_gt_discover(scalea_groundtruth "integration;groundtruth")
 
   # Call-path sampling (sampling_test.cpp): the functions' CPU time, and programs with signals of
   # their own.
@@ -59,16 +63,7 @@ endforeach()
     endif()
   endforeach()
   add_dependencies(scalea_gt_sampling ${_sampling_deps})
-  gtest_discover_tests(scalea_gt_sampling TEST_PREFIX groundtruth. DISCOVERY_MODE PRE_TEST
-    TEST_LIST scalea_gt_sampling_TESTS PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
-  set(_props ${CMAKE_CURRENT_BINARY_DIR}/scalea_gt_sampling_properties.cmake)
-  file(WRITE ${_props} [=[
-foreach(_t IN LISTS scalea_gt_sampling_TESTS)
-  set_tests_properties("${_t}" PROPERTIES LABELS "integration;groundtruth;sampling"
-    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
-endforeach()
-]=])
-  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_props})
+  _scalea_gt_discover(scalea_gt_sampling "integration;groundtruth;sampling")
 
   # The shapes of real codes (diagnoses_test.cpp): under libomp 14 and, when it is unpacked beside
   # the build, libomp 19 (first on the library path; the harness checks the runtime seen).
