@@ -1,0 +1,447 @@
+// The I/O wrappers of libscalea-omp.so (io_calls.hpp). Each one:
+//  - goes straight to the C library's function when the tool is not recording (before it starts,
+//    after the experiment is written), when SCALEA_IO=off, and when the I/O is the tool's own or
+//    happens inside a call already being recorded (tl_tool_io: the re-entry guard, also set on the
+//    tool's threads, while a thread registers and while the tool logs) or inside an event of
+//    another adapter (the thread's in_callback);
+//  - otherwise opens a region for its call site (kind io, subkind format::IoOp, name the function
+//    called, address the return address into the caller), found through the thread's construct
+//    cache (construct_child, keyed by the function and the call site), calls the real function
+//    outside the tool (ToolScope only around the recorder's work, so a thread blocked in a read
+//    never delays the writer) and closes the region with the bytes the call moved;
+//  - leaves errno as the real function left it, and returns what it returned.
+#undef _FORTIFY_SOURCE
+#include "io_calls.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+
+#include "../core/log.hpp"
+#include "../core/recorder.hpp"
+
+#define SCALEA_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace scalea::io {
+
+using namespace scalea::collect;
+using format::IoOp;
+
+namespace {
+
+struct FnInfo {
+  const char* symbol;
+  const char* name;
+  IoOp op;
+};
+constexpr FnInfo kFns[] = {
+#define SCALEA_X(id, symbol, name, op) {symbol, name, IoOp::op},
+    SCALEA_IO_CALLS(SCALEA_X)
+#undef SCALEA_X
+};
+static_assert(sizeof kFns / sizeof *kFns == kFnCount);
+
+// The C library's functions (or the next interposer's), resolved on the first call of any of them.
+std::atomic<void*> g_real[kFnCount];
+std::atomic<bool> g_resolved{false};
+// Set while this thread resolves them: a call made meanwhile (by dlsym, or an allocator it calls)
+// cannot reach the real function yet and takes the fallback (the system call where there is one).
+__thread int tl_resolving __attribute__((tls_model("initial-exec"))) = 0;
+
+void resolve_all() {
+  if (tl_resolving) return;
+  tl_resolving = 1;
+  int saved = errno;
+  for (uint32_t f = 0; f < kFnCount; ++f)
+    if (!g_real[f].load(std::memory_order_relaxed))
+      g_real[f].store(dlsym(RTLD_NEXT, kFns[f].symbol), std::memory_order_relaxed);
+  g_resolved.store(true, std::memory_order_release);
+  errno = saved;
+  tl_resolving = 0;
+}
+
+template <class F>
+F real(Fn f) {
+  void* p = g_real[f].load(std::memory_order_relaxed);
+  if (__builtin_expect(p == nullptr, 0) && !g_resolved.load(std::memory_order_acquire)) {
+    resolve_all();
+    p = g_real[f].load(std::memory_order_relaxed);
+  }
+  return reinterpret_cast<F>(p);
+}
+
+// Whether calls are recorded (SCALEA_IO), decided at the first call made while recording; says
+// once when another library's wrappers of these functions come first (a sanitizer's interceptors
+// in the program): the calls then reach the tool from that library, whose code is the call site.
+std::atomic<int> g_mode{0};  // 0 not decided yet, 1 recorded, 2 off
+__attribute__((noinline)) bool decide() {
+  bool on = Recorder::get().config().io;
+  void* first = dlsym(RTLD_DEFAULT, "write");
+  Dl_info info, self;
+  if (on && first && dladdr(first, &info) && dladdr(reinterpret_cast<void*>(&resolve_all), &self) &&
+      info.dli_fbase != self.dli_fbase && g_mode.load() == 0)
+    log_message(
+        "I/O calls reach the tool through %s's own wrappers (a sanitizer's?): they are recorded "
+        "below the right regions, but their call sites are that library's code",
+        info.dli_fname ? info.dli_fname : "another library");
+  int expected = 0;
+  g_mode.compare_exchange_strong(expected, on ? 1 : 2);
+  return on;
+}
+inline bool io_on() {
+  int m = g_mode.load(std::memory_order_relaxed);
+  return __builtin_expect(m == 1, 1) || (m == 0 && decide());
+}
+
+// The region of a call site, for the construct cache's misses (captures nothing).
+uint32_t site_region(ThreadState&, uint64_t key, const void* code) {
+  const FnInfo& f = kFns[frame_id(key)];
+  return Recorder::get().site_region(RegionKind::Io, uint16_t(f.op), f.name, code);
+}
+
+// One wrapped call, made from `site`. Records nothing (on() is false) when the call goes straight
+// through (see the top of the file).
+class Call {
+ public:
+  __attribute__((always_inline)) Call(Fn fn, const void* site) : key_(frame_key(FrameTag::Io, fn)) {
+    if (tl_tool_io || !active()) return;
+    tl_tool_io = 1;  // from here on, this thread's I/O is not recorded again
+    guarded_ = true;
+    open(site);
+  }
+  ~Call() {
+    if (guarded_) tl_tool_io = 0;
+  }
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+  // Closes the region with the bytes the call read and wrote.
+  void done(uint64_t read, uint64_t written) {
+    if (t_) close(read, written);
+  }
+
+ private:
+  __attribute__((noinline)) void open(const void* site) {
+    int saved = errno;
+    // Only threads the tool already knows (the initial thread, OpenMP threads, threads that called
+    // MPI or the region API): registering others here would count the MPI library's and other
+    // libraries' helper threads among the program's PEs.
+    ThreadState* t = Recorder::registered_thread();
+    if (t && !t->in_callback.load(std::memory_order_relaxed) && io_on()) {
+      ToolScope scope(t);
+      if (scope) {
+        enter_construct(*t, key_, site, now(), site_region);
+        t_ = t;
+      }
+    }
+    errno = saved;
+  }
+  __attribute__((noinline)) void close(uint64_t read, uint64_t written) {
+    Ticks end = now();
+    int saved = errno;
+    {
+      ToolScope scope(t_);
+      if (scope) {  // else the writer closed the frame meanwhile (the run ended)
+        ThreadState& t = *t_;
+        if (Frame* f = innermost_frame(t, FrameType::Region, key_); f && f->node) {
+          f->node->s.bytes_recv += read;
+          f->node->s.bytes_sent += written;
+        }
+        leave(t, FrameType::Region, end, key_);
+      }
+    }
+    errno = saved;
+  }
+  ThreadState* t_ = nullptr;
+  uint64_t key_;
+  bool guarded_ = false;
+};
+
+inline uint64_t got(ssize_t n) { return n > 0 ? uint64_t(n) : 0; }
+inline uint64_t items(size_t n, size_t size) { return uint64_t(n) * uint64_t(size); }
+// open()'s mode argument is there only when the flags create a file.
+inline bool needs_mode(int flags) {
+  return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
+}
+// What a call returns when its real function could not be resolved (a call during the
+// resolution itself, or a C library without it).
+template <class R>
+R unavailable(R failure) {
+  errno = ENOSYS;
+  return failure;
+}
+
+}  // namespace
+
+}  // namespace scalea::io
+
+using scalea::io::Call;
+using scalea::io::got;
+using scalea::io::real;
+namespace io = scalea::io;
+
+// ---- open, close
+// ----------------------------------------------------------------------------------
+
+namespace {
+int open_any(io::Fn fn, int dirfd, const char* path, int flags, mode_t mode, const void* site) {
+  int fd;
+  if (fn == io::kOpenat || fn == io::kOpenat64 || fn == io::kOpenat2) {
+    auto r = real<int (*)(int, const char*, int, ...)>(fn);
+    if (!r) return int(syscall(SYS_openat, dirfd, path, flags, mode));
+    Call c(fn, site);
+    fd = fn == io::kOpenat2
+             ? reinterpret_cast<int (*)(int, const char*, int)>(r)(dirfd, path, flags)
+             : r(dirfd, path, flags, mode);
+    c.done(0, 0);
+    return fd;
+  }
+  auto r = real<int (*)(const char*, int, ...)>(fn);
+  if (!r) return int(syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+  Call c(fn, site);
+  fd = fn == io::kOpen2 || fn == io::kOpen64_2
+           ? reinterpret_cast<int (*)(const char*, int)>(r)(path, flags)
+           : r(path, flags, mode);
+  c.done(0, 0);
+  return fd;
+}
+mode_t mode_arg(int flags, va_list ap) {
+  return io::needs_mode(flags) ? mode_t(va_arg(ap, int)) : 0;
+}
+}  // namespace
+
+SCALEA_EXPORT int open(const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  return open_any(io::kOpen, AT_FDCWD, path, flags, mode, __builtin_return_address(0));
+}
+SCALEA_EXPORT int open64(const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  return open_any(io::kOpen64, AT_FDCWD, path, flags, mode, __builtin_return_address(0));
+}
+SCALEA_EXPORT int __open_2(const char* path, int flags) {
+  return open_any(io::kOpen2, AT_FDCWD, path, flags, 0, __builtin_return_address(0));
+}
+SCALEA_EXPORT int __open64_2(const char* path, int flags) {
+  return open_any(io::kOpen64_2, AT_FDCWD, path, flags, 0, __builtin_return_address(0));
+}
+SCALEA_EXPORT int openat(int dirfd, const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  return open_any(io::kOpenat, dirfd, path, flags, mode, __builtin_return_address(0));
+}
+SCALEA_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  return open_any(io::kOpenat64, dirfd, path, flags, mode, __builtin_return_address(0));
+}
+SCALEA_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
+  return open_any(io::kOpenat2, dirfd, path, flags, 0, __builtin_return_address(0));
+}
+SCALEA_EXPORT int creat(const char* path, mode_t mode) {
+  return open_any(io::kCreat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode,
+                  __builtin_return_address(0));
+}
+SCALEA_EXPORT int creat64(const char* path, mode_t mode) {
+  return open_any(io::kCreat64, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode,
+                  __builtin_return_address(0));
+}
+
+SCALEA_EXPORT int close(int fd) {
+  auto r = real<int (*)(int)>(io::kClose);
+  if (!r) return int(syscall(SYS_close, fd));
+  Call c(io::kClose, __builtin_return_address(0));
+  int rc = r(fd);
+  c.done(0, 0);
+  return rc;
+}
+
+// ---- read, write and their p- and v- forms
+// ---------------------------------------------------------
+
+namespace {
+template <class Buf, class... Rest>
+ssize_t rw(io::Fn fn, bool reads, long sys, const void* site, int fd, Buf buf, Rest... rest) {
+  auto r = real<ssize_t (*)(int, Buf, Rest...)>(fn);
+  if (!r) return syscall(sys, fd, buf, rest...);
+  Call c(fn, site);
+  ssize_t n = r(fd, buf, rest...);
+  c.done(reads ? got(n) : 0, reads ? 0 : got(n));
+  return n;
+}
+}  // namespace
+
+SCALEA_EXPORT ssize_t read(int fd, void* buf, size_t n) {
+  return rw(io::kRead, true, SYS_read, __builtin_return_address(0), fd, buf, n);
+}
+SCALEA_EXPORT ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
+  return rw(io::kReadChk, true, SYS_read, __builtin_return_address(0), fd, buf, n, buflen);
+}
+SCALEA_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
+  return rw(io::kWrite, false, SYS_write, __builtin_return_address(0), fd, buf, n);
+}
+SCALEA_EXPORT ssize_t pread(int fd, void* buf, size_t n, off_t off) {
+  return rw(io::kPread, true, SYS_pread64, __builtin_return_address(0), fd, buf, n, off);
+}
+SCALEA_EXPORT ssize_t pread64(int fd, void* buf, size_t n, off64_t off) {
+  return rw(io::kPread64, true, SYS_pread64, __builtin_return_address(0), fd, buf, n, off);
+}
+SCALEA_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t buflen) {
+  return rw(io::kPreadChk, true, SYS_pread64, __builtin_return_address(0), fd, buf, n, off, buflen);
+}
+SCALEA_EXPORT ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t off, size_t buflen) {
+  return rw(io::kPread64Chk, true, SYS_pread64, __builtin_return_address(0), fd, buf, n, off,
+            buflen);
+}
+SCALEA_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
+  return rw(io::kPwrite, false, SYS_pwrite64, __builtin_return_address(0), fd, buf, n, off);
+}
+SCALEA_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t off) {
+  return rw(io::kPwrite64, false, SYS_pwrite64, __builtin_return_address(0), fd, buf, n, off);
+}
+SCALEA_EXPORT ssize_t readv(int fd, const struct iovec* iov, int cnt) {
+  return rw(io::kReadv, true, SYS_readv, __builtin_return_address(0), fd, iov, cnt);
+}
+SCALEA_EXPORT ssize_t writev(int fd, const struct iovec* iov, int cnt) {
+  return rw(io::kWritev, false, SYS_writev, __builtin_return_address(0), fd, iov, cnt);
+}
+// The system calls take the offset in two halves; the fallback passes the low one (x86-64: all).
+SCALEA_EXPORT ssize_t preadv(int fd, const struct iovec* iov, int cnt, off_t off) {
+  return rw(io::kPreadv, true, SYS_preadv, __builtin_return_address(0), fd, iov, cnt, off);
+}
+SCALEA_EXPORT ssize_t preadv64(int fd, const struct iovec* iov, int cnt, off64_t off) {
+  return rw(io::kPreadv64, true, SYS_preadv, __builtin_return_address(0), fd, iov, cnt, off);
+}
+SCALEA_EXPORT ssize_t pwritev(int fd, const struct iovec* iov, int cnt, off_t off) {
+  return rw(io::kPwritev, false, SYS_pwritev, __builtin_return_address(0), fd, iov, cnt, off);
+}
+SCALEA_EXPORT ssize_t pwritev64(int fd, const struct iovec* iov, int cnt, off64_t off) {
+  return rw(io::kPwritev64, false, SYS_pwritev, __builtin_return_address(0), fd, iov, cnt, off);
+}
+
+namespace {
+int sync_fd(io::Fn fn, long sys, int fd, const void* site) {
+  auto r = real<int (*)(int)>(fn);
+  if (!r) return int(syscall(sys, fd));
+  Call c(fn, site);
+  int rc = r(fd);
+  c.done(0, 0);
+  return rc;
+}
+}  // namespace
+
+SCALEA_EXPORT int fsync(int fd) {
+  return sync_fd(io::kFsync, SYS_fsync, fd, __builtin_return_address(0));
+}
+SCALEA_EXPORT int fdatasync(int fd) {
+  return sync_fd(io::kFdatasync, SYS_fdatasync, fd, __builtin_return_address(0));
+}
+
+// ---- C stdio
+// ---------------------------------------------------------------------------------------- No
+// system call stands in for these while the real functions are being resolved: such a call fails
+// with ENOSYS (only an allocator that opens files inside dlsym could make one).
+
+namespace {
+FILE* fopen_any(io::Fn fn, const char* path, const char* mode, const void* site) {
+  auto r = real<FILE* (*)(const char*, const char*)>(fn);
+  if (!r) return io::unavailable<FILE*>(nullptr);
+  Call c(fn, site);
+  FILE* f = r(path, mode);
+  c.done(0, 0);
+  return f;
+}
+}  // namespace
+
+SCALEA_EXPORT FILE* fopen(const char* path, const char* mode) {
+  return fopen_any(io::kFopen, path, mode, __builtin_return_address(0));
+}
+SCALEA_EXPORT FILE* fopen64(const char* path, const char* mode) {
+  return fopen_any(io::kFopen64, path, mode, __builtin_return_address(0));
+}
+SCALEA_EXPORT int fclose(FILE* f) {
+  auto r = real<int (*)(FILE*)>(io::kFclose);
+  if (!r) return io::unavailable(EOF);
+  Call c(io::kFclose, __builtin_return_address(0));
+  int rc = r(f);
+  c.done(0, 0);
+  return rc;
+}
+SCALEA_EXPORT int fflush(FILE* f) {
+  auto r = real<int (*)(FILE*)>(io::kFflush);
+  if (!r) return io::unavailable(EOF);
+  Call c(io::kFflush, __builtin_return_address(0));
+  int rc = r(f);
+  c.done(0, 0);
+  return rc;
+}
+SCALEA_EXPORT size_t fread(void* buf, size_t size, size_t n, FILE* f) {
+  auto r = real<size_t (*)(void*, size_t, size_t, FILE*)>(io::kFread);
+  if (!r) return io::unavailable<size_t>(0);
+  Call c(io::kFread, __builtin_return_address(0));
+  size_t k = r(buf, size, n, f);
+  c.done(io::items(k, size), 0);
+  return k;
+}
+SCALEA_EXPORT size_t __fread_chk(void* buf, size_t buflen, size_t size, size_t n, FILE* f) {
+  auto r = real<size_t (*)(void*, size_t, size_t, size_t, FILE*)>(io::kFreadChk);
+  if (!r) return io::unavailable<size_t>(0);
+  Call c(io::kFreadChk, __builtin_return_address(0));
+  size_t k = r(buf, buflen, size, n, f);
+  c.done(io::items(k, size), 0);
+  return k;
+}
+SCALEA_EXPORT size_t fwrite(const void* buf, size_t size, size_t n, FILE* f) {
+  auto r = real<size_t (*)(const void*, size_t, size_t, FILE*)>(io::kFwrite);
+  if (!r) return io::unavailable<size_t>(0);
+  Call c(io::kFwrite, __builtin_return_address(0));
+  size_t k = r(buf, size, n, f);
+  c.done(0, io::items(k, size));
+  return k;
+}
+SCALEA_EXPORT int fputs(const char* s, FILE* f) {
+  auto r = real<int (*)(const char*, FILE*)>(io::kFputs);
+  if (!r) return io::unavailable(EOF);
+  Call c(io::kFputs, __builtin_return_address(0));
+  int rc = r(s, f);
+  c.done(0, rc >= 0 ? strlen(s) : 0);
+  return rc;
+}
+SCALEA_EXPORT int fprintf(FILE* f, const char* format, ...) {
+  auto r = real<int (*)(FILE*, const char*, va_list)>(io::kFprintf);
+  if (!r) return io::unavailable(-1);
+  va_list ap;
+  va_start(ap, format);
+  Call c(io::kFprintf, __builtin_return_address(0));
+  int n = r(f, format, ap);
+  c.done(0, got(n));
+  va_end(ap);
+  return n;
+}
+SCALEA_EXPORT int __fprintf_chk(FILE* f, int flag, const char* format, ...) {
+  auto r = real<int (*)(FILE*, int, const char*, va_list)>(io::kFprintfChk);
+  if (!r) return io::unavailable(-1);
+  va_list ap;
+  va_start(ap, format);
+  Call c(io::kFprintfChk, __builtin_return_address(0));
+  int n = r(f, flag, format, ap);
+  c.done(0, got(n));
+  va_end(ap);
+  return n;
+}
