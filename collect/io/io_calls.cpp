@@ -29,6 +29,8 @@
 #include "../core/recorder.hpp"
 
 #define SCALEA_EXPORT extern "C" __attribute__((visibility("default")))
+// The call site: the return address into the caller's code (used in the exported functions).
+#define RA __builtin_return_address(0)
 
 namespace scalea::io {
 
@@ -187,8 +189,7 @@ using scalea::io::got;
 using scalea::io::real;
 namespace io = scalea::io;
 
-// ---- open, close
-// ----------------------------------------------------------------------------------
+// ---- open, close -------------------------------------------------------------------------------
 
 namespace {
 int open_any(io::Fn fn, int dirfd, const char* path, int flags, mode_t mode, const void* site) {
@@ -212,68 +213,60 @@ int open_any(io::Fn fn, int dirfd, const char* path, int flags, mode_t mode, con
   c.done(0, 0);
   return fd;
 }
-mode_t mode_arg(int flags, va_list ap) {
-  return io::needs_mode(flags) ? mode_t(va_arg(ap, int)) : 0;
-}
 }  // namespace
 
+// `mode`: open()'s third argument, passed only when the flags create a file.
+#define SCALEA_MODE_ARG(flags)      \
+  mode_t mode = 0;                  \
+  if (io::needs_mode(flags)) {      \
+    va_list ap;                     \
+    va_start(ap, flags);            \
+    mode = mode_t(va_arg(ap, int)); \
+    va_end(ap);                     \
+  }
+
 SCALEA_EXPORT int open(const char* path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_arg(flags, ap);
-  va_end(ap);
-  return open_any(io::kOpen, AT_FDCWD, path, flags, mode, __builtin_return_address(0));
+  SCALEA_MODE_ARG(flags);
+  return open_any(io::kOpen, AT_FDCWD, path, flags, mode, RA);
 }
 SCALEA_EXPORT int open64(const char* path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_arg(flags, ap);
-  va_end(ap);
-  return open_any(io::kOpen64, AT_FDCWD, path, flags, mode, __builtin_return_address(0));
+  SCALEA_MODE_ARG(flags);
+  return open_any(io::kOpen64, AT_FDCWD, path, flags, mode, RA);
 }
 SCALEA_EXPORT int __open_2(const char* path, int flags) {
-  return open_any(io::kOpen2, AT_FDCWD, path, flags, 0, __builtin_return_address(0));
+  return open_any(io::kOpen2, AT_FDCWD, path, flags, 0, RA);
 }
 SCALEA_EXPORT int __open64_2(const char* path, int flags) {
-  return open_any(io::kOpen64_2, AT_FDCWD, path, flags, 0, __builtin_return_address(0));
+  return open_any(io::kOpen64_2, AT_FDCWD, path, flags, 0, RA);
 }
 SCALEA_EXPORT int openat(int dirfd, const char* path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_arg(flags, ap);
-  va_end(ap);
-  return open_any(io::kOpenat, dirfd, path, flags, mode, __builtin_return_address(0));
+  SCALEA_MODE_ARG(flags);
+  return open_any(io::kOpenat, dirfd, path, flags, mode, RA);
 }
 SCALEA_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_arg(flags, ap);
-  va_end(ap);
-  return open_any(io::kOpenat64, dirfd, path, flags, mode, __builtin_return_address(0));
+  SCALEA_MODE_ARG(flags);
+  return open_any(io::kOpenat64, dirfd, path, flags, mode, RA);
 }
 SCALEA_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
-  return open_any(io::kOpenat2, dirfd, path, flags, 0, __builtin_return_address(0));
+  return open_any(io::kOpenat2, dirfd, path, flags, 0, RA);
 }
 SCALEA_EXPORT int creat(const char* path, mode_t mode) {
-  return open_any(io::kCreat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode,
-                  __builtin_return_address(0));
+  return open_any(io::kCreat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode, RA);
 }
 SCALEA_EXPORT int creat64(const char* path, mode_t mode) {
-  return open_any(io::kCreat64, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode,
-                  __builtin_return_address(0));
+  return open_any(io::kCreat64, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode, RA);
 }
 
 SCALEA_EXPORT int close(int fd) {
   auto r = real<int (*)(int)>(io::kClose);
   if (!r) return int(syscall(SYS_close, fd));
-  Call c(io::kClose, __builtin_return_address(0));
+  Call c(io::kClose, RA);
   int rc = r(fd);
   c.done(0, 0);
   return rc;
 }
 
-// ---- read, write and their p- and v- forms
-// ---------------------------------------------------------
+// ---- read, write and their p- and v- forms -----------------------------------------------------
 
 namespace {
 template <class Buf, class... Rest>
@@ -288,51 +281,50 @@ ssize_t rw(io::Fn fn, bool reads, long sys, const void* site, int fd, Buf buf, R
 }  // namespace
 
 SCALEA_EXPORT ssize_t read(int fd, void* buf, size_t n) {
-  return rw(io::kRead, true, SYS_read, __builtin_return_address(0), fd, buf, n);
+  return rw(io::kRead, true, SYS_read, RA, fd, buf, n);
 }
 SCALEA_EXPORT ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
-  return rw(io::kReadChk, true, SYS_read, __builtin_return_address(0), fd, buf, n, buflen);
+  return rw(io::kReadChk, true, SYS_read, RA, fd, buf, n, buflen);
 }
 SCALEA_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
-  return rw(io::kWrite, false, SYS_write, __builtin_return_address(0), fd, buf, n);
+  return rw(io::kWrite, false, SYS_write, RA, fd, buf, n);
 }
 SCALEA_EXPORT ssize_t pread(int fd, void* buf, size_t n, off_t off) {
-  return rw(io::kPread, true, SYS_pread64, __builtin_return_address(0), fd, buf, n, off);
+  return rw(io::kPread, true, SYS_pread64, RA, fd, buf, n, off);
 }
 SCALEA_EXPORT ssize_t pread64(int fd, void* buf, size_t n, off64_t off) {
-  return rw(io::kPread64, true, SYS_pread64, __builtin_return_address(0), fd, buf, n, off);
+  return rw(io::kPread64, true, SYS_pread64, RA, fd, buf, n, off);
 }
 SCALEA_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t buflen) {
-  return rw(io::kPreadChk, true, SYS_pread64, __builtin_return_address(0), fd, buf, n, off, buflen);
+  return rw(io::kPreadChk, true, SYS_pread64, RA, fd, buf, n, off, buflen);
 }
 SCALEA_EXPORT ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t off, size_t buflen) {
-  return rw(io::kPread64Chk, true, SYS_pread64, __builtin_return_address(0), fd, buf, n, off,
-            buflen);
+  return rw(io::kPread64Chk, true, SYS_pread64, RA, fd, buf, n, off, buflen);
 }
 SCALEA_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
-  return rw(io::kPwrite, false, SYS_pwrite64, __builtin_return_address(0), fd, buf, n, off);
+  return rw(io::kPwrite, false, SYS_pwrite64, RA, fd, buf, n, off);
 }
 SCALEA_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t off) {
-  return rw(io::kPwrite64, false, SYS_pwrite64, __builtin_return_address(0), fd, buf, n, off);
+  return rw(io::kPwrite64, false, SYS_pwrite64, RA, fd, buf, n, off);
 }
 SCALEA_EXPORT ssize_t readv(int fd, const struct iovec* iov, int cnt) {
-  return rw(io::kReadv, true, SYS_readv, __builtin_return_address(0), fd, iov, cnt);
+  return rw(io::kReadv, true, SYS_readv, RA, fd, iov, cnt);
 }
 SCALEA_EXPORT ssize_t writev(int fd, const struct iovec* iov, int cnt) {
-  return rw(io::kWritev, false, SYS_writev, __builtin_return_address(0), fd, iov, cnt);
+  return rw(io::kWritev, false, SYS_writev, RA, fd, iov, cnt);
 }
 // The system calls take the offset in two halves; the fallback passes the low one (x86-64: all).
 SCALEA_EXPORT ssize_t preadv(int fd, const struct iovec* iov, int cnt, off_t off) {
-  return rw(io::kPreadv, true, SYS_preadv, __builtin_return_address(0), fd, iov, cnt, off);
+  return rw(io::kPreadv, true, SYS_preadv, RA, fd, iov, cnt, off);
 }
 SCALEA_EXPORT ssize_t preadv64(int fd, const struct iovec* iov, int cnt, off64_t off) {
-  return rw(io::kPreadv64, true, SYS_preadv, __builtin_return_address(0), fd, iov, cnt, off);
+  return rw(io::kPreadv64, true, SYS_preadv, RA, fd, iov, cnt, off);
 }
 SCALEA_EXPORT ssize_t pwritev(int fd, const struct iovec* iov, int cnt, off_t off) {
-  return rw(io::kPwritev, false, SYS_pwritev, __builtin_return_address(0), fd, iov, cnt, off);
+  return rw(io::kPwritev, false, SYS_pwritev, RA, fd, iov, cnt, off);
 }
 SCALEA_EXPORT ssize_t pwritev64(int fd, const struct iovec* iov, int cnt, off64_t off) {
-  return rw(io::kPwritev64, false, SYS_pwritev, __builtin_return_address(0), fd, iov, cnt, off);
+  return rw(io::kPwritev64, false, SYS_pwritev, RA, fd, iov, cnt, off);
 }
 
 namespace {
@@ -346,89 +338,64 @@ int sync_fd(io::Fn fn, long sys, int fd, const void* site) {
 }
 }  // namespace
 
-SCALEA_EXPORT int fsync(int fd) {
-  return sync_fd(io::kFsync, SYS_fsync, fd, __builtin_return_address(0));
-}
-SCALEA_EXPORT int fdatasync(int fd) {
-  return sync_fd(io::kFdatasync, SYS_fdatasync, fd, __builtin_return_address(0));
-}
+SCALEA_EXPORT int fsync(int fd) { return sync_fd(io::kFsync, SYS_fsync, fd, RA); }
+SCALEA_EXPORT int fdatasync(int fd) { return sync_fd(io::kFdatasync, SYS_fdatasync, fd, RA); }
 
-// ---- C stdio
-// ---------------------------------------------------------------------------------------- No
-// system call stands in for these while the real functions are being resolved: such a call fails
-// with ENOSYS (only an allocator that opens files inside dlsym could make one).
+// ---- C stdio ----------------------------------------------------------------------------------
+// No system call stands in for these while the real functions are being resolved: such a call
+// fails with ENOSYS (only an allocator that opens files inside dlsym could make one).
 
 namespace {
-FILE* fopen_any(io::Fn fn, const char* path, const char* mode, const void* site) {
-  auto r = real<FILE* (*)(const char*, const char*)>(fn);
-  if (!r) return io::unavailable<FILE*>(nullptr);
+struct Moved {
+  uint64_t read = 0, written = 0;
+};
+// Calls `fn`'s real function with `args`; `moved(result)` says what the call read and wrote.
+template <class R, class MovedBy, class... A>
+R stdio_call(io::Fn fn, const void* site, R failure, MovedBy moved, A... args) {
+  auto r = real<R (*)(A...)>(fn);
+  if (!r) return io::unavailable(failure);
   Call c(fn, site);
-  FILE* f = r(path, mode);
-  c.done(0, 0);
-  return f;
+  R result = r(args...);
+  Moved m = moved(result);
+  c.done(m.read, m.written);
+  return result;
+}
+template <class R>
+Moved nothing(R) {
+  return {};
 }
 }  // namespace
 
 SCALEA_EXPORT FILE* fopen(const char* path, const char* mode) {
-  return fopen_any(io::kFopen, path, mode, __builtin_return_address(0));
+  return stdio_call(io::kFopen, RA, static_cast<FILE*>(nullptr), nothing<FILE*>, path, mode);
 }
 SCALEA_EXPORT FILE* fopen64(const char* path, const char* mode) {
-  return fopen_any(io::kFopen64, path, mode, __builtin_return_address(0));
+  return stdio_call(io::kFopen64, RA, static_cast<FILE*>(nullptr), nothing<FILE*>, path, mode);
 }
-SCALEA_EXPORT int fclose(FILE* f) {
-  auto r = real<int (*)(FILE*)>(io::kFclose);
-  if (!r) return io::unavailable(EOF);
-  Call c(io::kFclose, __builtin_return_address(0));
-  int rc = r(f);
-  c.done(0, 0);
-  return rc;
-}
-SCALEA_EXPORT int fflush(FILE* f) {
-  auto r = real<int (*)(FILE*)>(io::kFflush);
-  if (!r) return io::unavailable(EOF);
-  Call c(io::kFflush, __builtin_return_address(0));
-  int rc = r(f);
-  c.done(0, 0);
-  return rc;
-}
+SCALEA_EXPORT int fclose(FILE* f) { return stdio_call(io::kFclose, RA, EOF, nothing<int>, f); }
+SCALEA_EXPORT int fflush(FILE* f) { return stdio_call(io::kFflush, RA, EOF, nothing<int>, f); }
 SCALEA_EXPORT size_t fread(void* buf, size_t size, size_t n, FILE* f) {
-  auto r = real<size_t (*)(void*, size_t, size_t, FILE*)>(io::kFread);
-  if (!r) return io::unavailable<size_t>(0);
-  Call c(io::kFread, __builtin_return_address(0));
-  size_t k = r(buf, size, n, f);
-  c.done(io::items(k, size), 0);
-  return k;
+  auto moved = [size](size_t k) { return Moved{io::items(k, size), 0}; };
+  return stdio_call(io::kFread, RA, size_t(0), moved, buf, size, n, f);
 }
 SCALEA_EXPORT size_t __fread_chk(void* buf, size_t buflen, size_t size, size_t n, FILE* f) {
-  auto r = real<size_t (*)(void*, size_t, size_t, size_t, FILE*)>(io::kFreadChk);
-  if (!r) return io::unavailable<size_t>(0);
-  Call c(io::kFreadChk, __builtin_return_address(0));
-  size_t k = r(buf, buflen, size, n, f);
-  c.done(io::items(k, size), 0);
-  return k;
+  auto moved = [size](size_t k) { return Moved{io::items(k, size), 0}; };
+  return stdio_call(io::kFreadChk, RA, size_t(0), moved, buf, buflen, size, n, f);
 }
 SCALEA_EXPORT size_t fwrite(const void* buf, size_t size, size_t n, FILE* f) {
-  auto r = real<size_t (*)(const void*, size_t, size_t, FILE*)>(io::kFwrite);
-  if (!r) return io::unavailable<size_t>(0);
-  Call c(io::kFwrite, __builtin_return_address(0));
-  size_t k = r(buf, size, n, f);
-  c.done(0, io::items(k, size));
-  return k;
+  auto moved = [size](size_t k) { return Moved{0, io::items(k, size)}; };
+  return stdio_call(io::kFwrite, RA, size_t(0), moved, buf, size, n, f);
 }
 SCALEA_EXPORT int fputs(const char* s, FILE* f) {
-  auto r = real<int (*)(const char*, FILE*)>(io::kFputs);
-  if (!r) return io::unavailable(EOF);
-  Call c(io::kFputs, __builtin_return_address(0));
-  int rc = r(s, f);
-  c.done(0, rc >= 0 ? strlen(s) : 0);
-  return rc;
+  auto moved = [s](int rc) { return Moved{0, rc >= 0 ? strlen(s) : 0}; };
+  return stdio_call(io::kFputs, RA, EOF, moved, s, f);
 }
 SCALEA_EXPORT int fprintf(FILE* f, const char* format, ...) {
   auto r = real<int (*)(FILE*, const char*, va_list)>(io::kFprintf);
   if (!r) return io::unavailable(-1);
   va_list ap;
   va_start(ap, format);
-  Call c(io::kFprintf, __builtin_return_address(0));
+  Call c(io::kFprintf, RA);
   int n = r(f, format, ap);
   c.done(0, got(n));
   va_end(ap);
@@ -439,7 +406,7 @@ SCALEA_EXPORT int __fprintf_chk(FILE* f, int flag, const char* format, ...) {
   if (!r) return io::unavailable(-1);
   va_list ap;
   va_start(ap, format);
-  Call c(io::kFprintfChk, __builtin_return_address(0));
+  Call c(io::kFprintfChk, RA);
   int n = r(f, flag, format, ap);
   c.done(0, got(n));
   va_end(ap);
