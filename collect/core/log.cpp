@@ -6,7 +6,6 @@
 #include <cstdio>
 
 #include "config.hpp"
-#include "tool_entry.hpp"
 
 namespace scalea::collect {
 
@@ -18,7 +17,6 @@ void vlog(const char* fmt, va_list ap) {
   n += std::vsnprintf(buf + n, sizeof buf - size_t(n) - 1, fmt, ap);
   if (n > int(sizeof buf) - 2) n = int(sizeof buf) - 2;
   buf[n++] = '\n';
-  ToolIoScope own_io;  // not a write of the program's (collect/io)
   ssize_t w = write(STDERR_FILENO, buf, size_t(n));
   (void)w;
 }

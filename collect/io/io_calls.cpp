@@ -1,9 +1,9 @@
 // The I/O wrappers of libscalea-omp.so (io_calls.hpp). Each one:
 //  - goes straight to the C library's function when the tool is not recording (before it starts,
-//    after the experiment is written), when SCALEA_IO=off, and when the I/O is the tool's own or
-//    happens inside a call already being recorded (tl_tool_io: the re-entry guard, also set on the
-//    tool's threads, while a thread registers and while the tool logs) or inside an event of
-//    another adapter (the thread's in_callback);
+//    after the experiment is written), when SCALEA_IO=off, on threads the tool has not registered,
+//    when the caller is the tool's own code or the OpenMP runtime's, and when the I/O happens
+//    inside a call already being recorded or an MPI call (tl_tool_io: the re-entry guard) or
+//    inside an event of another adapter (the thread's in_callback);
 //  - otherwise opens a region for its call site (kind io, subkind format::IoOp, name the function
 //    called, address the return address into the caller), found through the thread's construct
 //    cache (construct_child, keyed by the function and the call site), calls the real function
@@ -15,6 +15,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,8 +23,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <mutex>
 
 #include "../core/log.hpp"
 #include "../core/recorder.hpp"
@@ -80,20 +83,78 @@ F real(Fn f) {
   return reinterpret_cast<F>(p);
 }
 
-// Whether calls are recorded (SCALEA_IO), decided at the first call made while recording; says
-// once when another library's wrappers of these functions come first (a sanitizer's interceptors
+// Code whose I/O is not the program's: the tool's own libraries (the experiment, its messages,
+// its signal handler's pipe) and the OpenMP runtime (its start-up reads /proc and /sys: that time
+// is the runtime's start, docs/overhead-model.md program.runtime_startup). Their loaded segments,
+// found once, at the first call made while recording.
+struct CodeRange {
+  uintptr_t lo, hi;
+};
+constexpr int kMaxSkipped = 8;
+CodeRange g_skipped[kMaxSkipped];
+std::atomic<int> g_skipped_count{0};
+
+bool not_the_programs(const char* path, uintptr_t base, uintptr_t self) {
+  if (base == self) return true;
+  const char* name = path ? strrchr(path, '/') : nullptr;
+  name = name ? name + 1 : path ? path : "";
+  for (const char* prefix : {"libscalea-", "libomp.", "libgomp.", "libiomp5."})
+    if (strncmp(name, prefix, strlen(prefix)) == 0) return true;
+  return false;
+}
+int add_skipped(dl_phdr_info* info, size_t, void* self) {
+  if (!not_the_programs(info->dlpi_name, info->dlpi_addr, reinterpret_cast<uintptr_t>(self)))
+    return 0;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    lo = std::min<uintptr_t>(lo, info->dlpi_addr + ph.p_vaddr);
+    hi = std::max<uintptr_t>(hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+  }
+  int n = g_skipped_count.load(std::memory_order_relaxed);
+  if (lo < hi && n < kMaxSkipped) {
+    g_skipped[n] = CodeRange{lo, hi};
+    g_skipped_count.store(n + 1, std::memory_order_release);
+  }
+  return 0;
+}
+void find_skipped_code() {
+  Dl_info self;
+  if (dladdr(reinterpret_cast<void*>(&add_skipped), &self))
+    dl_iterate_phdr(add_skipped, self.dli_fbase);
+}
+bool skipped_code(const void* site) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(site);
+  for (int i = 0, n = g_skipped_count.load(std::memory_order_acquire); i < n; ++i)
+    if (a >= g_skipped[i].lo && a < g_skipped[i].hi) return true;
+  return false;
+}
+
+// Says when another library's wrappers of these functions come first (a sanitizer's interceptors
 // in the program): the calls then reach the tool from that library, whose code is the call site.
-std::atomic<int> g_mode{0};  // 0 not decided yet, 1 recorded, 2 off
-__attribute__((noinline)) bool decide() {
-  bool on = Recorder::get().config().io;
+void say_if_interposed() {
   void* first = dlsym(RTLD_DEFAULT, "write");
   Dl_info info, self;
-  if (on && first && dladdr(first, &info) && dladdr(reinterpret_cast<void*>(&resolve_all), &self) &&
-      info.dli_fbase != self.dli_fbase && g_mode.load() == 0)
+  if (first && dladdr(first, &info) && dladdr(reinterpret_cast<void*>(&resolve_all), &self) &&
+      info.dli_fbase != self.dli_fbase)
     log_message(
         "I/O calls reach the tool through %s's own wrappers (a sanitizer's?): they are recorded "
         "below the right regions, but their call sites are that library's code",
         info.dli_fname ? info.dli_fname : "another library");
+}
+
+// Whether calls are recorded (SCALEA_IO), decided at the first call made while recording, which
+// also finds the code whose calls are not the program's and says once what comes first.
+std::atomic<int> g_mode{0};  // 0 not decided yet, 1 recorded, 2 off
+__attribute__((noinline)) bool decide() {
+  bool on = Recorder::get().config().io;
+  static std::once_flag once;
+  if (on)
+    std::call_once(once, [] {
+      find_skipped_code();
+      say_if_interposed();
+    });
   int expected = 0;
   g_mode.compare_exchange_strong(expected, on ? 1 : 2);
   return on;
@@ -109,8 +170,8 @@ uint32_t site_region(ThreadState&, uint64_t key, const void* code) {
   return Recorder::get().site_region(RegionKind::Io, uint16_t(f.op), f.name, code);
 }
 
-// One wrapped call, made from `site`. Records nothing (on() is false) when the call goes straight
-// through (see the top of the file).
+// One wrapped call, made from `site`. Records nothing when the call goes straight through (see the
+// top of the file).
 class Call {
  public:
   __attribute__((always_inline)) Call(Fn fn, const void* site) : key_(frame_key(FrameTag::Io, fn)) {
@@ -136,7 +197,7 @@ class Call {
     // MPI or the region API): registering others here would count the MPI library's and other
     // libraries' helper threads among the program's PEs.
     ThreadState* t = Recorder::registered_thread();
-    if (t && !t->in_callback.load(std::memory_order_relaxed) && io_on()) {
+    if (t && !t->in_callback.load(std::memory_order_relaxed) && io_on() && !skipped_code(site)) {
       ToolScope scope(t);
       if (scope) {
         enter_construct(*t, key_, site, now(), site_region);
