@@ -123,6 +123,19 @@ TEST(IoRegions, BytesAndTimesAtTheirCallPaths) {
   }
   EXPECT_GE(classified, 1u);
 
+  // Findings about I/O regions (those the machine made large enough: fsync on a disk, not on
+  // tmpfs) say what the calls moved and how fast, before the hint.
+  std::set<std::string> io_labels{"write", "fsync", "read", "fwrite", "fread", "pwrite", "pread"};
+  const std::regex volume(
+      "^[0-9]+ calls? (moved no data|(read|wrote) [0-9.]+ MB[^;]*) in [0-9.]+ s");
+  for (const json& f : doc["findings"]) {
+    if (!io_labels.count(f.value("region", ""))) continue;
+    const std::string hint = f.value("hint", "");
+    EXPECT_TRUE(std::regex_search(hint, volume)) << f.dump(1);
+    if (hint.find("moved no data") == std::string::npos)
+      EXPECT_NE(hint.find(" MB/s; "), std::string::npos) << f.dump(1);
+  }
+
   // The I/O view lists the call sites with their bytes and rate.
   AppRun view = run_scalea_cli({"report", run.experiment, "--view", "io"});
   ASSERT_EQ(view.status, 0) << view.describe();

@@ -221,6 +221,15 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
       "the threads that ran it; join: master only\n");
 }
 
+// The rows of one kind the view shows, in the call tree's order.
+std::vector<uint32_t> shown_of_kind(const MergedTree& t, const Analysis& a, const ReportView& o,
+                                    drg::RegionKind kind) {
+  std::vector<uint32_t> rows;
+  for (uint32_t n : t.preorder())
+    if (t.region_of(n).kind == kind && shown(t, n, a.regions[n].t_p, o)) rows.push_back(n);
+  return rows;
+}
+
 // The MPI calls: one row per call site (region), with the bytes they moved, the collector's split
 // of their time into waiting and transfer (the message model, docs/mpi.md), and the classes the
 // classifier gave them.
@@ -232,10 +241,7 @@ void print_mpi_text(const drg::Experiment& e, const MergedTree& t, const Analysi
             wait = e.metric(format::CoreMetric::Wait),
             transfer = e.metric(format::CoreMetric::Transfer),
             time = e.metric(format::CoreMetric::TimeSum);
-  std::vector<uint32_t> rows;
-  for (uint32_t n : t.preorder())
-    if (t.region_of(n).kind == drg::RegionKind::Mpi && shown(t, n, a.regions[n].t_p, o))
-      rows.push_back(n);
+  const std::vector<uint32_t> rows = shown_of_kind(t, a, o, drg::RegionKind::Mpi);
   if (rows.empty()) {
     fmt::print("no MPI calls were recorded in this experiment\n");
     return;
@@ -277,10 +283,7 @@ void print_io_text(const drg::Experiment& e, const MergedTree& t, const Analysis
             written = e.metric(format::CoreMetric::BytesSent),
             read = e.metric(format::CoreMetric::BytesRecv),
             time = e.metric(format::CoreMetric::TimeSum);
-  std::vector<uint32_t> rows;
-  for (uint32_t n : t.preorder())
-    if (t.region_of(n).kind == drg::RegionKind::Io && shown(t, n, a.regions[n].t_p, o))
-      rows.push_back(n);
+  const std::vector<uint32_t> rows = shown_of_kind(t, a, o, drg::RegionKind::Io);
   if (rows.empty()) {
     fmt::print("no file I/O calls were recorded in this experiment\n");
     return;
