@@ -164,8 +164,10 @@ TEST(IoRegions, ProgramOutputAndStatusUnchanged) {
   EXPECT_EQ(without_truth(tool.out), without_truth(plain.out));
   EXPECT_NE(plain.out.find("open missing: -1 errno 2\n"), std::string::npos) << plain.out;
   EXPECT_NE(plain.out.find("writev /dev/null: 1 errno 0\n"), std::string::npos) << plain.out;
-  for (const char* line : {"written by a constructor\n", "written by a destructor\n"})
-    EXPECT_NE(tool.out.find(line), std::string::npos) << tool.out;
+  for (const char* line : {"written by a constructor\n", "written by a destructor\n"}) {
+    EXPECT_NE(plain.err.find(line), std::string::npos) << plain.err;
+    EXPECT_NE(tool.err.find(line), std::string::npos) << tool.err;
+  }
   // The experiment was written, with the program's I/O in it.
   json doc = report_json(tool);
   size_t io = 0;
