@@ -163,6 +163,10 @@ const Setting kSettings[] = {
     {"SCALEA_SAMPLE", T::Spec, "`250`", parse_sample, R::Tool,
      "call-path sampling: samples per second of each thread's CPU time (1 to 10000); `off` "
      "turns it off; `scalea run --sample` sets it (docs/sampling.md)"},
+    {"SCALEA_IO", T::Switch, "`on`",
+     [](const std::string& v, Config& c) { return parse_bool(v, c.io); }, R::Tool,
+     "`off`: do not record POSIX and C stdio I/O calls (open, read, write, fsync, fwrite, ...) "
+     "as regions (see \"File I/O\")"},
     {"SCALEA_MACHINE", T::Text, "`~/.config/scalea/machine.json`", nullptr, R::Command,
      "machine file written by `scalea calibrate` and read by `scalea report` (NOISE, "
      "`--compensate`, miss pricing)"},

@@ -45,6 +45,8 @@ struct Config {
 #else
   uint64_t sample_period_ns = 4000000;
 #endif
+  // SCALEA_IO=off|on: record POSIX and C stdio I/O calls as regions (collect/io).
+  bool io = true;
   // SCALEA_RUN_PRELOAD: the tool libraries `scalea run` put in front of LD_PRELOAD (internal).
   std::string run_preload;
   std::vector<std::string> problems;  // invalid values and unknown keys, reported once

@@ -24,7 +24,8 @@ enum class FrameTag : uint64_t {
   User = 4,
   Function = 5,
   Mpi = 6,
-  Team = 7
+  Team = 7,
+  Io = 8
 };
 inline constexpr uint64_t frame_key(FrameTag tag, uint64_t id = 0) {
   return uint64_t(tag) << 40 | id;

@@ -30,6 +30,7 @@ EventFlags g_flags;
 uint64_t g_throttle_calls_function = UINT64_MAX, g_throttle_calls_user = UINT64_MAX;
 uint64_t g_throttle_ns = 0;
 __thread ThreadState* Recorder::tls_ __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread int tl_tool_io __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 long membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }

@@ -27,6 +27,12 @@ inline bool recording(int state) { return state & 1; }
 inline bool active() { return recording(g_state.load(std::memory_order_relaxed)); }
 inline constexpr int kStateRecording = 1, kStateClaims = 3, kStateRecordingFenced = 5;
 
+// Nonzero while the calling thread's file I/O is not the program's own, which collect/io passes
+// straight to the C library without recording it: inside an MPI call (the MPI library's files;
+// MPI-IO is the MPI call's region) and inside a recorded I/O call (its re-entry guard).
+// initial-exec, like the thread pointer: one %fs load in every wrapped call.
+extern __thread int tl_tool_io __attribute__((tls_model("initial-exec")));
+
 // Entering the tool from an event (OMPT callback, user API, MPI wrapper) and leaving it.
 // Recorder::finish() sets g_state to 2 and then waits until no thread is inside: a Dekker
 // handshake, whose event side (store in_callback, then load g_state) needs a full fence. Where the

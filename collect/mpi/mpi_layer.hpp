@@ -103,6 +103,7 @@ class Call {
     if (!scope) return;
     ThreadState* t = scope.thread();
     tl_in_mpi = 1;
+    ++tl_tool_io;  // the files the MPI library reads and writes in this call (collect/io)
     t_ = t;
     rid_ = site_region(fn, site);
     t->flags |= format::kThreadMpiCalls;
@@ -112,7 +113,7 @@ class Call {
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
   ~Call() {
-    if (t_) tl_in_mpi = 0;
+    if (t_) tl_in_mpi = 0, --tl_tool_io;
   }
   bool on() const { return t_ != nullptr; }
   void stop() { t1_ = now(); }

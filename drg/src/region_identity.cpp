@@ -101,6 +101,12 @@ EntryFilter runtime_entry(const Region& r) {
              (symbol.size() == name.size() + 1 && symbol[0] == 'P' && symbol.substr(1) == name);
     };
   }
+  if (r.kind == RegionKind::Io) {
+    // An I/O call site calls the function or a variant of it (open64, __read_chk, __fprintf_chk).
+    return [name = r.name](std::string_view symbol) {
+      return symbol.find(name) != std::string_view::npos;
+    };
+  }
   const std::vector<std::string_view>* names = &any_openmp;
   if (r.kind == RegionKind::BarrierImplicit) {
     // The join barrier reports the parallel construct's address, the teams barrier the teams'.

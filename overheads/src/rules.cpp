@@ -225,6 +225,11 @@ const std::vector<Rule> kRules = {
      "D += exclusive (one rank)", "completing a request with no other rank: local copies"},
     {"mpi.collective.local", k(K::Mpi), m(M::Collective), Part::NoPartner, false, DM,
      "mpi_collective", "D += exclusive (one rank)", "a collective over one rank: local copies"},
+
+    // ---- file I/O (collect/io) ----
+    {"io.transfer", k(K::Io), -1, Part::Exclusive, false, DM, "io", "D += exclusive",
+     "POSIX and C stdio I/O calls (open, read, write, fsync, fwrite, ...): moving data to and "
+     "from files"},
 };
 
 #undef USEFUL

@@ -65,6 +65,21 @@ function(_scalea_groundtruth_tests)
   add_dependencies(scalea_gt_sampling ${_sampling_deps})
   _scalea_gt_discover(scalea_gt_sampling "integration;groundtruth;sampling")
 
+  # File I/O as regions (io_test.cpp): the calls' bytes and times, and the program unchanged.
+  add_executable(scalea_gt_io ${_scalea_gt_dir}/io_test.cpp)
+  target_link_libraries(scalea_gt_io PRIVATE scalea-test-harness GTest::gtest_main)
+  target_compile_definitions(scalea_gt_io PRIVATE SCALEA_GT_MPIRUN="${_gt_mpirun}")
+  add_dependencies(scalea_gt_io scalea scalea-omp omp_io_planted)
+  gtest_discover_tests(scalea_gt_io TEST_PREFIX groundtruth. DISCOVERY_MODE PRE_TEST
+    TEST_LIST scalea_gt_io_TESTS PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+  set(_props ${CMAKE_CURRENT_BINARY_DIR}/scalea_gt_io_properties.cmake)
+  file(WRITE ${_props} [=[
+foreach(_t IN LISTS scalea_gt_io_TESTS)
+  set_tests_properties("${_t}" PROPERTIES LABELS "integration;groundtruth;io")
+endforeach()
+]=])
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_props})
+
   # The shapes of real codes (diagnoses_test.cpp): under libomp 14 and, when it is unpacked beside
   # the build, libomp 19 (first on the library path; the harness checks the runtime seen).
   add_executable(scalea_gt_diagnoses ${_scalea_gt_dir}/diagnoses_test.cpp)

@@ -20,7 +20,7 @@ std::set<std::string> kinds_with(KindTrait t) {
 }
 
 TEST(FormatTables, RegionKindTraits) {
-  EXPECT_EQ(kRegionKindCount, 29);
+  EXPECT_EQ(kRegionKindCount, 30);
   EXPECT_EQ(kinds_with(kWaits),
             (std::set<std::string>{"barrier_implicit", "barrier_explicit", "barrier_implementation",
                                    "taskwait", "taskgroup", "reduction", "critical", "lock",
@@ -49,7 +49,7 @@ TEST(FormatTables, CostKindsShareTheBarrierAndLockFigures) {
 
 // Region::label from the kind table's label column, the subkinds' label tables and kNamed.
 TEST(FormatTables, RegionLabels) {
-  EXPECT_EQ(kinds_with(kNamed), (std::set<std::string>{"program", "function", "user", "mpi"}));
+  EXPECT_EQ(kinds_with(kNamed), (std::set<std::string>{"program", "function", "user", "mpi", "io"}));
   auto label = [](RegionKind k, uint16_t subkind, std::string name = "", std::string function = "") {
     drg::Region r;
     r.kind = k, r.subkind = subkind, r.name = std::move(name), r.function = std::move(function);
@@ -69,6 +69,9 @@ TEST(FormatTables, RegionLabels) {
   EXPECT_EQ(label(RegionKind::BarrierImplementation, 0), "barrier (runtime)");
   EXPECT_EQ(label(RegionKind::Critical, 0, "ignored"), "critical");  // not named: its kind's label
   EXPECT_EQ(label(RegionKind(kRegionKindCount), 0), "unknown");
+  EXPECT_EQ(label(RegionKind::Io, uint16_t(IoOp::Write), "pwrite"), "pwrite");  // the call
+  EXPECT_EQ(label(RegionKind::Io, uint16_t(IoOp::Read)), "read");
+  EXPECT_EQ(label(RegionKind::Io, 99), "I/O");
 }
 
 TEST(FormatTables, MpiClasses) {

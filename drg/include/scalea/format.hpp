@@ -183,7 +183,8 @@ enum KindTrait : uint16_t {
   X(Scope,                 25,   "scope",                  "scope",              "scope",      kNoTrait)                      \
   X(Mpi,                   26,   "mpi",                    "",                   "mpi",        kWaits | kCoarse | kNamed)     \
   X(Teams,                 27,   "teams",                  "teams",              "teams",      kUndivided | kCoarse | kTeam)  \
-  X(Sampled,               28,   "sampled",                "sampled",            "sampled",    kNoTrait)
+  X(Sampled,               28,   "sampled",                "sampled",            "sampled",    kNoTrait)      \
+  X(Io,                    29,   "io",                     "I/O",                "io",         kNamed)
 // clang-format on
 
 enum class RegionKind : uint16_t {
@@ -235,14 +236,20 @@ inline constexpr const char* kLoopScheduleLabels[] = {"", "loop (static)", "loop
 inline constexpr const char* kBarrierFlavourLabels[] = {
     "", "barrier (implicit, end of worksharing)", "barrier (implicit, join)",
     "barrier (implicit, teams)"};
+// POSIX and C stdio I/O calls (collect/io): what the call does to a file; the region's name is
+// the function called ("pwrite", "fread").
+enum class IoOp : uint16_t { Open = 0, Close = 1, Read = 2, Write = 3, Sync = 4 };
+inline constexpr const char* kIoOpLabels[] = {"open", "close", "read", "write", "sync"};
 static_assert(std::size(kLoopScheduleLabels) == size_t(LoopSchedule::Other) + 1);
 static_assert(std::size(kBarrierFlavourLabels) == size_t(BarrierFlavour::Teams) + 1);
+static_assert(std::size(kIoOpLabels) == size_t(IoOp::Sync) + 1);
 // A region's label from its kind and subkind alone, "" when the kind's label is the whole of it.
 inline constexpr std::string_view subkind_label(RegionKind k, uint16_t subkind) {
   if (k == RegionKind::Loop && subkind < std::size(kLoopScheduleLabels))
     return kLoopScheduleLabels[subkind];
   if (k == RegionKind::BarrierImplicit && subkind < std::size(kBarrierFlavourLabels))
     return kBarrierFlavourLabels[subkind];
+  if (k == RegionKind::Io && subkind < std::size(kIoOpLabels)) return kIoOpLabels[subkind];
   return "";
 }
 

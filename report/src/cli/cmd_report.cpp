@@ -150,8 +150,9 @@ void add_report(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--view", o->view.view,
                   "Text table: overhead classes, measured times, the MPI calls (bytes, waiting "
-                  "and transfer), or the sampled functions and lines (flat, and per region)")
-      ->check(CLI::IsMember({"overheads", "times", "mpi", "functions"}))
+                  "and transfer), the file I/O calls (bytes, time, MB/s), or the sampled "
+                  "functions and lines (flat, and per region)")
+      ->check(CLI::IsMember({"overheads", "times", "mpi", "io", "functions"}))
       ->capture_default_str();
   cmd->add_option("--min-time", o->view.min_time, "Hide regions whose wall time is below this (s)")
       ->check(CLI::NonNegativeNumber);

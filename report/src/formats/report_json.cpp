@@ -91,6 +91,13 @@ nlohmann::json region_json(const drg::MergedTree& t, const overheads::Analysis& 
                                    {"wait", ns_to_s(t.sum(n, wait))},
                                    {"transfer", ns_to_s(t.sum(n, transfer))},
                                    {"wait_state", mpi_wait_state(reg)}}},
+      // File I/O calls (collect/io): bytes read and written, summed over ranks and threads.
+      {"io", reg.kind != drg::RegionKind::Io
+                 ? nlohmann::json(nullptr)
+                 : nlohmann::json{{"operation",
+                                   std::string(format::subkind_label(reg.kind, reg.subkind))},
+                                  {"bytes_read", t.sum(n, recv)},
+                                  {"bytes_written", t.sum(n, sent)}}},
   };
 }
 

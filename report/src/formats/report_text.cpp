@@ -221,6 +221,15 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
       "the threads that ran it; join: master only\n");
 }
 
+// The rows of one kind the view shows, in the call tree's order.
+std::vector<uint32_t> shown_of_kind(const MergedTree& t, const Analysis& a, const ReportView& o,
+                                    drg::RegionKind kind) {
+  std::vector<uint32_t> rows;
+  for (uint32_t n : t.preorder())
+    if (t.region_of(n).kind == kind && shown(t, n, a.regions[n].t_p, o)) rows.push_back(n);
+  return rows;
+}
+
 // The MPI calls: one row per call site (region), with the bytes they moved, the collector's split
 // of their time into waiting and transfer (the message model, docs/mpi.md), and the classes the
 // classifier gave them.
@@ -232,10 +241,7 @@ void print_mpi_text(const drg::Experiment& e, const MergedTree& t, const Analysi
             wait = e.metric(format::CoreMetric::Wait),
             transfer = e.metric(format::CoreMetric::Transfer),
             time = e.metric(format::CoreMetric::TimeSum);
-  std::vector<uint32_t> rows;
-  for (uint32_t n : t.preorder())
-    if (t.region_of(n).kind == drg::RegionKind::Mpi && shown(t, n, a.regions[n].t_p, o))
-      rows.push_back(n);
+  const std::vector<uint32_t> rows = shown_of_kind(t, a, o, drg::RegionKind::Mpi);
   if (rows.empty()) {
     fmt::print("no MPI calls were recorded in this experiment\n");
     return;
@@ -267,6 +273,41 @@ void print_mpi_text(const drg::Experiment& e, const MergedTree& t, const Analysi
       "row, s of wall time; waits for: what a call that waits waits for (Scalasca's wait "
       "states: a late sender, a late receiver, the last rank at NxN or at a barrier, the root of "
       "a broadcast, the others at a reduction's root) (docs/mpi.md)\n");
+}
+
+// The file I/O calls (collect/io): one row per call site and call path, with the calls, the
+// bytes they read and wrote, their time and rate, and the data movement the classifier gave them.
+void print_io_text(const drg::Experiment& e, const MergedTree& t, const Analysis& a,
+                   const ReportView& o) {
+  const int visits = e.metric(format::CoreMetric::Visits),
+            written = e.metric(format::CoreMetric::BytesSent),
+            read = e.metric(format::CoreMetric::BytesRecv),
+            time = e.metric(format::CoreMetric::TimeSum);
+  const std::vector<uint32_t> rows = shown_of_kind(t, a, o, drg::RegionKind::Io);
+  if (rows.empty()) {
+    fmt::print("no file I/O calls were recorded in this experiment\n");
+    return;
+  }
+  fmt::print("{:<40} {:<24} {:>9} {:>13} {:>13} {:>10} {:>9} {:>9}\n", "I/O call site", "in",
+             "calls", "bytes read", "bytes written", "time s", "MB/s", "data s");
+  for (uint32_t n : rows) {
+    const drg::Region& reg = t.region_of(n);
+    std::string label = reg.label();
+    if (!reg.location().empty()) label += " @" + reg.location();
+    if (label.size() > 40) label = label.substr(0, 37) + "...";
+    std::string in = t.node(n).parent == format::kNoIndex ? "" : node_label(t, t.node(n).parent);
+    if (in.size() > 24) in = in.substr(0, 21) + "...";
+    double bytes = t.sum(n, read) + t.sum(n, written), s = ns_to_s(t.sum(n, time));
+    std::string rate = bytes > 0 && s > 0 ? fmt::format("{:.1f}", bytes / s * 1e-6) : "-";
+    fmt::print("{:<40} {:<24} {:>9} {:>13} {:>13} {:>10.4f} {:>9} {:>9.4f}\n", label, in,
+               uint64_t(t.sum(n, visits)), uint64_t(t.sum(n, read)), uint64_t(t.sum(n, written)), s,
+               rate, a.regions[n].classes[size_t(Class::DataMovement)]);
+  }
+  fmt::print(
+      "\nin: the region the calls were made in; calls, bytes and time: summed over ranks and "
+      "threads; MB/s: bytes read and written per second of the calls' time (10^6 bytes); data: "
+      "the classifier's data movement of the row, s of wall time (docs/user-guide.md, \"File "
+      "I/O\")\n");
 }
 
 // One row per region: for spreadsheets (csv) and documents (markdown).
@@ -324,6 +365,7 @@ void print_text(const Analyzed& x, const ReportView& v) {
   print_header(x.experiment(), x.a, x.reference(), v, &x.tree());
   if (v.view == "times") print_times_text(x.experiment(), x.tree(), x.a, v);
   else if (v.view == "mpi") print_mpi_text(x.experiment(), x.tree(), x.a, v);
+  else if (v.view == "io") print_io_text(x.experiment(), x.tree(), x.a, v);
   else if (v.view == "functions") print_functions_text(x.tree(), kFunctionRows);
   else print_overheads_text(x.tree(), x.a, v, x.reference_tree());
 }
