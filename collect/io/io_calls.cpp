@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <cerrno>
 #include <mutex>
 
@@ -131,17 +132,24 @@ bool skipped_code(const void* site) {
   return false;
 }
 
-// Says when another library's wrappers of these functions come first (a sanitizer's interceptors
-// in the program): the calls then reach the tool from that library, whose code is the call site.
+// Says when another library's wrappers of these functions come first (another tool's): the calls
+// then reach the tool from that library, whose code is the call site. A sanitizer's interceptors
+// are not named: a sanitized program has them always (docs/user-guide.md says what it means),
+// and a line in every run of it would be noise.
 void say_if_interposed() {
   void* first = dlsym(RTLD_DEFAULT, "write");
   Dl_info info, self;
-  if (first && dladdr(first, &info) && dladdr(reinterpret_cast<void*>(&resolve_all), &self) &&
-      info.dli_fbase != self.dli_fbase)
-    log_message(
-        "I/O calls reach the tool through %s's own wrappers (a sanitizer's?): they are recorded "
-        "below the right regions, but their call sites are that library's code",
-        info.dli_fname ? info.dli_fname : "another library");
+  if (!first || !dladdr(first, &info) || !dladdr(reinterpret_cast<void*>(&resolve_all), &self) ||
+      info.dli_fbase == self.dli_fbase)
+    return;
+  const char* name = info.dli_fname ? std::strrchr(info.dli_fname, '/') : nullptr;
+  name = name ? name + 1 : info.dli_fname ? info.dli_fname : "";
+  for (const char* sanitizer : {"libclang_rt.", "libasan", "libtsan", "libubsan", "liblsan"})
+    if (std::strncmp(name, sanitizer, std::strlen(sanitizer)) == 0) return;
+  log_message(
+      "I/O calls reach the tool through %s's own wrappers (a sanitizer's?): they are recorded "
+      "below the right regions, but their call sites are that library's code",
+      info.dli_fname ? info.dli_fname : "another library");
 }
 
 // Whether calls are recorded (SCALEA_IO), decided at the first call made while recording, which
