@@ -162,7 +162,14 @@ else
   }
   probe_run clean clean "$mux"
   probe_run race race "$mux" race
-  probe_run no-archer race "" # control: without Archer the barrier hand-off is reported
+  # Control: without Archer the barrier hand-off is reported. TSan sees it in most runs, not all
+  # (3 of 4 on 2026-11-28): up to three tries, one of them must report it.
+  for try in 1 2 3; do
+    before=$perr
+    probe_run no-archer race "" 2> "$pdir/no-archer.err"
+    if [ $perr = "$before" ]; then break; fi
+    if [ $try -lt 3 ]; then perr=$before; else cat "$pdir/no-archer.err" >&2; fi
+  done
   rm -rf "$pdir"
   echo "sanitize($kind): probe $(( $(stamp) - s )) s (failures $perr)" >&2
   [ $perr = 0 ] || status=1

@@ -120,11 +120,11 @@ int main(int argc, char** argv) {
   int per_thread = mb / 2 > 0 ? mb / 2 : 1;
 #pragma omp parallel num_threads(2) reduction(+ : par_write, par_read) /* PAR */
   {
-    char name[64];
-    snprintf(name, sizeof name, "thread-%d.dat", omp_get_thread_num());
+    char path[4096];  /* the thread's own: path_in's buffers are not for threads */
+    snprintf(path, sizeof path, "%s/thread-%d.dat", dir, omp_get_thread_num());
     char* mine = malloc(BLOCK);
     memcpy(mine, buf, BLOCK);
-    int tfd = open(path_in(dir, name), O_CREAT | O_TRUNC | O_RDWR, 0644);
+    int tfd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
     if (tfd < 0 || !mine) fail("open");
     double s0 = now_s();
     for (int i = 0; i < per_thread; ++i)
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
       if (pread(tfd, mine, BLOCK, (off_t)i * BLOCK) != BLOCK) fail("pread"); /* PAR_READ */
     par_read += now_s() - s0;
     close(tfd);
-    unlink(path_in(dir, name));
+    unlink(path);
     free(mine);
   }
 

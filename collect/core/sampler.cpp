@@ -117,6 +117,7 @@ std::string open_unwinder() {
 }
 
 std::atomic<bool> g_on{false};
+bool g_under_tsan = false;  // the process runs under ThreadSanitizer (sampling is off)
 bool g_perf = false;  // the threads' sources are perf events (else POSIX timers)
 int g_signal = 0;
 uint64_t g_period_ns = 0;
@@ -322,7 +323,7 @@ void delete_timer(void* p) {
 std::string sampling_obstacle() {
   // ThreadSanitizer holds a signal back until the thread reaches one of its own points, and
   // calls the handler there: the stack it would unwind is not the one the signal interrupted.
-  if (dlsym(RTLD_DEFAULT, "__tsan_init"))
+  if ((g_under_tsan = dlsym(RTLD_DEFAULT, "__tsan_init") != nullptr))
     return "the program runs under ThreadSanitizer, which delays signals to points of its own";
   g_signal = SIGRTMIN + kSignalOffset;
   struct sigaction current;
@@ -341,8 +342,9 @@ void setup(const Config& config) {
   if (!config.sample_period_ns) return;
   set_off_reason(sampling_obstacle());
   if (g_off_reason[0]) {
-    // meta.json says it in any case (sampling.off_reason).
-    if (!config.quiet) log_message("call-path sampling is off: %s", g_off_reason);
+    // meta.json says it in any case (sampling.off_reason). Not under ThreadSanitizer: a sanitized
+    // run of a program is a test of it, where a line in every run is noise (docs/sampling.md).
+    if (!config.quiet && !g_under_tsan) log_message("call-path sampling is off: %s", g_off_reason);
     return;
   }
   g_unw.set_caching_policy(*g_unw.local_space, UNW_CACHE_PER_THREAD);

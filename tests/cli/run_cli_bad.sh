@@ -287,6 +287,9 @@ PY
     # 3.4-7.4 GB), so the bounds of the 100,000-level case fail on that.
     depth=${4:-100000}; max_s=${5:-$T}; max_mib=${6:-0}
     deep=$tmp/deep
+    # Without I/O regions: the counts below are the recursion's nodes (under TSan, the program's
+    # stdout writes reach the tool through TSan's interceptors and would add regions).
+    export SCALEA_IO=off
     "$scalea" run -q -o "$deep" -- "$bin/load_app" deep "$depth" > /dev/null 2>&1 || { echo "FAIL: cannot make the deep experiment"; exit 1; }
     "$scalea" study -o "$tmp/deep.study" --threads 1,2 -- "$bin/load_app" deep "$depth" > /dev/null 2>&1 \
       || { echo "FAIL: cannot make the deep study"; exit 1; }
