@@ -118,7 +118,7 @@ std::string open_unwinder() {
 
 std::atomic<bool> g_on{false};
 bool g_under_tsan = false;  // the process runs under ThreadSanitizer (sampling is off)
-bool g_perf = false;  // the threads' sources are perf events (else POSIX timers)
+bool g_perf = false;        // the threads' sources are perf events (else POSIX timers)
 int g_signal = 0;
 uint64_t g_period_ns = 0;
 // Why sampling is off: a plain array, as everything here that setup() may touch before this file's
