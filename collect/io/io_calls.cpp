@@ -146,6 +146,8 @@ void say_if_interposed() {
   name = name ? name + 1 : info.dli_fname ? info.dli_fname : "";
   for (const char* sanitizer : {"libclang_rt.", "libasan", "libtsan", "libubsan", "liblsan"})
     if (std::strncmp(name, sanitizer, std::strlen(sanitizer)) == 0) return;
+  // ThreadSanitizer's runtime is linked into the program itself.
+  if (dlsym(RTLD_DEFAULT, "__tsan_init") || dlsym(RTLD_DEFAULT, "__asan_init")) return;
   log_message(
       "I/O calls reach the tool through %s's own wrappers (a sanitizer's?): they are recorded "
       "below the right regions, but their call sites are that library's code",
