@@ -29,15 +29,15 @@ json report_json(const AppRun& run) {
 
 // A sanitizer's interceptors came before the tool's wrappers: the call sites are theirs, and the
 // regions are told apart by function and call path only (the tool says so on stderr).
-// The calls reached the tool through another library's wrappers (a sanitizer's interceptors):
-// the tool said so, or (for a sanitizer, which it does not name) no I/O call site is the
-// program's own.
+// The calls reached the tool through another library's wrappers: the tool said so, or (a
+// sanitizer's, which it does not name) I/O call sites are interceptors (TSan's; the calls it does
+// not intercept, fsync, keep their own sites).
 bool interposed(const AppRun& run, const json& doc) {
   if (run.err.find("I/O calls reach the tool through") != std::string::npos) return true;
   for (const json& r : doc["regions"])
-    if (r.value("kind", "") == "io" && r.value("location", "").rfind("io_planted.c:", 0) == 0)
-      return false;
-  return true;
+    if (r.value("kind", "") == "io" && r.value("location", "").rfind("__interceptor_", 0) == 0)
+      return true;
+  return false;
 }
 
 // The io regions called `label` below a parent that `parent_ok` accepts; when the call sites are
