@@ -100,7 +100,14 @@ TEST(IoRegions, BytesAndTimesAtTheirCallPaths) {
   EXPECT_TIME_NEAR(r.time, truth(run, "main_read"));
 
   Sites fw = sites(doc, run, "fwrite", "STDIO_WRITE", is_root);
-  EXPECT_EQ(fw.written, main_bytes);
+  if (interposed(run, doc)) {
+    // Through a sanitizer's fwrite interceptor, the program's other fwrite calls (its stdout
+    // lines) share the one call site: the planted bytes and at most a few lines more.
+    EXPECT_GE(fw.written, main_bytes);
+    EXPECT_LE(fw.written, main_bytes + 4096);
+  } else {
+    EXPECT_EQ(fw.written, main_bytes);
+  }
   EXPECT_TIME_NEAR(fw.time, truth(run, "stdio_write"));
   Sites fr = sites(doc, run, "fread", "STDIO_READ", is_root);
   EXPECT_EQ(fr.read, main_bytes);
