@@ -4,13 +4,12 @@
  *   mpirun -np N mpi_sampled [MS=200] [divide] [pin]
  *
  * After an MPI_Barrier, every rank runs compute_forces (MS ms of CPU time) in main, then
- * update_cells (MS/2), then MPI_Allreduce; rank 0 alone runs write_output (MS/2) after it. Built at -O2 without frame
- * pointers. Truth printed by each rank (its functions' CPU time, as it measured it):
- * "truth rank R cpu_forces S", cpu_cells, and on rank 0 cpu_output.
- *   divide  the ranks divide compute_forces and update_cells between them (each does 1/N), and
- *           nobody runs write_output: the work is not replicated
- *   pin     every rank runs on CPU 0: the ranks share one CPU, so each takes as long as the whole
- *           work would (the wall time of replicated work, without it)
+ * update_cells (MS/2), then MPI_Allreduce; rank 0 alone runs write_output (MS/2) after it. Built at
+ * -O2 without frame pointers. Truth printed by each rank (its functions' CPU time, as it measured
+ * it): "truth rank R cpu_forces S", cpu_cells, and on rank 0 cpu_output. divide  the ranks divide
+ * compute_forces and update_cells between them (each does 1/N), and nobody runs write_output: the
+ * work is not replicated pin     every rank runs on CPU 0: the ranks share one CPU, so each takes
+ * as long as the whole work would (the wall time of replicated work, without it)
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -48,7 +47,8 @@ int main(int argc, char** argv) {
   double sum = 0, mine = forces + cells;
   MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   double output = rank == 0 && !divide ? write_output(s / 2) : 0;
-  printf("truth rank %d cpu_forces %.9f\ntruth rank %d cpu_cells %.9f\n", rank, forces, rank, cells);
+  printf("truth rank %d cpu_forces %.9f\ntruth rank %d cpu_cells %.9f\n", rank, forces, rank,
+         cells);
   if (rank == 0 && !divide) printf("truth rank 0 cpu_output %.9f\n", output);
   fflush(stdout);
   MPI_Finalize();

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   double t0 = now_s();
   for (int i = 0; i < mb; ++i)
     if (write(fd, buf, BLOCK) != BLOCK) fail("write"); /* MAIN_WRITE */
-  if (fsync(fd) != 0) fail("fsync"); /* MAIN_FSYNC */
+  if (fsync(fd) != 0) fail("fsync");                   /* MAIN_FSYNC */
   double main_write = now_s() - t0;
   close(fd);
   fd = open(main_file, O_RDONLY);
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   int per_thread = mb / 2 > 0 ? mb / 2 : 1;
 #pragma omp parallel num_threads(2) reduction(+ : par_write, par_read) /* PAR */
   {
-    char path[4096];  /* the thread's own: path_in's buffers are not for threads */
+    char path[4096]; /* the thread's own: path_in's buffers are not for threads */
     snprintf(path, sizeof path, "%s/thread-%d.dat", dir, omp_get_thread_num());
     char* mine = malloc(BLOCK);
     memcpy(mine, buf, BLOCK);

@@ -44,23 +44,23 @@ PLANTED_HELPER double thread_cpu_s(void) {
 /* CPU work in the function that expands it (a macro, so that a sampled stack ends in that
  * function, not in a shared helper): computes until the thread used `seconds` of CPU time, and
  * leaves the CPU time it really used in `used`. The clock is read every few microseconds. */
-#define PLANTED_CPU_WORK(seconds, used)                                        \
-  do {                                                                         \
-    volatile double sink_ = 0;                                                 \
-    double start_ = thread_cpu_s(), at_ = start_;                              \
-    while (at_ - start_ < (seconds)) {                                         \
-      for (int i_ = 0; i_ < 2000; ++i_) sink_ = sink_ * 0.999 + (double)i_;    \
-      at_ = thread_cpu_s();                                                    \
-    }                                                                          \
-    (used) += at_ - start_;                                                    \
+#define PLANTED_CPU_WORK(seconds, used)                                     \
+  do {                                                                      \
+    volatile double sink_ = 0;                                              \
+    double start_ = thread_cpu_s(), at_ = start_;                           \
+    while (at_ - start_ < (seconds)) {                                      \
+      for (int i_ = 0; i_ < 2000; ++i_) sink_ = sink_ * 0.999 + (double)i_; \
+      at_ = thread_cpu_s();                                                 \
+    }                                                                       \
+    (used) += at_ - start_;                                                 \
   } while (0)
 
 /* A function that does `seconds` of CPU work in itself and returns the CPU time it used. */
-#define PLANTED_CPU_FUNCTION(name)                     \
+#define PLANTED_CPU_FUNCTION(name)                        \
   __attribute__((noinline)) double name(double seconds) { \
-    double used = 0;                                   \
-    PLANTED_CPU_WORK(seconds, used);                   \
-    return used;                                       \
+    double used = 0;                                      \
+    PLANTED_CPU_WORK(seconds, used);                      \
+    return used;                                          \
   }
 
 /* argv[i] as a positive number, or `fallback` when absent. Exits with a message when invalid. */

@@ -180,7 +180,8 @@ TEST_P(Shapes, PartialConstructsAreLossNotImbalance) {
   double idle = p > 2 ? s.t_p * (p - 2) / p : 0.0;
   double late = std::max(0.0, s.t_p - 3 * 0.010);
   EXPECT_NEAR(subclass(s, "loss_of_parallelism.partially_parallelized"), idle,
-              tolerance(idle) + late) << describe(s);
+              tolerance(idle) + late)
+      << describe(s);
   EXPECT_NEAR(subclass(s, "synchronization.load_imbalance"), 0, tolerance(0) + late) << describe(s);
   // Findings at these two constructs name the loss of parallelism; what the run's own slowness
   // adds (the masked body slower than in the reference, the sections late) may be named as
@@ -191,9 +192,9 @@ TEST_P(Shapes, PartialConstructsAreLossNotImbalance) {
     if (node != masked && node != sections) continue;
     if (x.value("class", "") == "unidentified")
       EXPECT_LE(x.value("seconds", 0.0),
-                tolerance(0) + (node == masked ? std::fabs(body - body_ref) : late)) << x.dump();
-    else
-      EXPECT_EQ(x.value("class", ""), "loss_of_parallelism") << x.dump();
+                tolerance(0) + (node == masked ? std::fabs(body - body_ref) : late))
+          << x.dump();
+    else EXPECT_EQ(x.value("class", ""), "loss_of_parallelism") << x.dump();
   }
   // The masked body's idle team (or the waits at the barrier after it) is named as the masked
   // construct's; the sections' idle threads may rank before it (their amounts are close).
@@ -390,7 +391,8 @@ TEST(ShapesP2, HostTeamsHoldBothTeamsWork) {
       EXPECT_EQ(x.value("node", 1u), m.root()) << x.dump();
   const auto& root = c.at(m.root());
   EXPECT_LE(cls(root, ov::Class::LossOfParallelism), root.t_p - c.at(teams).t_p + tolerance(0))
-      << describe(root) << "\n" << describe(c.at(teams));
+      << describe(root) << "\n"
+      << describe(c.at(teams));
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Shapes, ::testing::Values(2, 4), p_name);

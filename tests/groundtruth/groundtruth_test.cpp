@@ -167,8 +167,8 @@ TEST(Nested, InnerJoinWait) {
   EXPECT_EQ(p, 4);
   // A wait is the difference of two arrivals: shorter than T when the inner master started its
   // sleep after the other thread (a loaded machine), hence the nominal's 0.9.
-  double wait = truth(c.run, "inner_master_wait", 2 * 0.020 * 0.9) +
-                truth(c.run, "outer_master_wait");
+  double wait =
+      truth(c.run, "inner_master_wait", 2 * 0.020 * 0.9) + truth(c.run, "outer_master_wait");
   uint32_t outer = m.child(m.root(), RegionKind::Parallel, at("nested.c", "OUTER"));
   uint32_t inner = m.child(outer, RegionKind::Parallel, at("nested.c", "INNER"));
   Planted planted{{"synchronization.barrier"}, wait / p, "inner masters' join waits"};

@@ -45,7 +45,7 @@ static uint64_t g_t0;
 
 enum { E_THREAD, E_PAR_BEGIN, E_PAR_END, E_IMPLICIT, E_SYNC, E_WAIT, E_WORK };
 static const char* kNames[] = {"thread_begin", "parallel_begin", "parallel_end", "implicit_task",
-                               "sync_region", "sync_wait", "work"};
+                               "sync_region",  "sync_wait",      "work"};
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -175,9 +175,9 @@ static void finalize(ompt_data_t* d) {
                 (unsigned long long)r->d, r->flags);
         break;
       case E_WORK:
-        fprintf(out, "%llu t%u %s %s type %llu count %llu code %llx\n",
-                (unsigned long long)r->when, r->thread, kNames[r->event], ep,
-                (unsigned long long)r->b, (unsigned long long)r->c, (unsigned long long)r->d);
+        fprintf(out, "%llu t%u %s %s type %llu count %llu code %llx\n", (unsigned long long)r->when,
+                r->thread, kNames[r->event], ep, (unsigned long long)r->b, (unsigned long long)r->c,
+                (unsigned long long)r->d);
         break;
       case E_SYNC:
       case E_WAIT:

@@ -49,7 +49,8 @@ TEST(FormatTables, CostKindsShareTheBarrierAndLockFigures) {
 
 // Region::label from the kind table's label column, the subkinds' label tables and kNamed.
 TEST(FormatTables, RegionLabels) {
-  EXPECT_EQ(kinds_with(kNamed), (std::set<std::string>{"program", "function", "user", "mpi", "io"}));
+  EXPECT_EQ(kinds_with(kNamed),
+            (std::set<std::string>{"program", "function", "user", "mpi", "io"}));
   auto label = [](RegionKind k, uint16_t subkind, std::string name = "", std::string function = "") {
     drg::Region r;
     r.kind = k, r.subkind = subkind, r.name = std::move(name), r.function = std::move(function);

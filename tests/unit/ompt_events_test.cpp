@@ -523,10 +523,11 @@ TEST_F(OmptEvents, LeagueOfTeams) {
   EXPECT_EQ(w.state()->anomalies.unclosed, 0u);
   EXPECT_TRUE(me()->stack.empty());
   EXPECT_TRUE(w.state()->stack.empty());
-  uint32_t teams_r = rid(RegionKind::Teams, CODE(101)), dist_r = rid(RegionKind::Distribute, CODE(102)),
+  uint32_t teams_r = rid(RegionKind::Teams, CODE(101)),
+           dist_r = rid(RegionKind::Distribute, CODE(102)),
            par_r = rid(RegionKind::Parallel, CODE(103)), loop_r = rid(RegionKind::Loop, CODE(104)),
-           bar_r = rid(RegionKind::BarrierImplicit, CODE(101),
-                       uint16_t(format::BarrierFlavour::Teams));
+           bar_r =
+               rid(RegionKind::BarrierImplicit, CODE(101), uint16_t(format::BarrierFlavour::Teams));
   // Nothing of the runtime's own teams: no parallel region without an address anywhere.
   EXPECT_EQ(node(me(), {teams_r, rid(RegionKind::Parallel, nullptr)}), nullptr);
   EXPECT_EQ(node(w.state(), {rid(RegionKind::Parallel, nullptr)}), nullptr);
@@ -547,7 +548,7 @@ TEST_F(OmptEvents, LeagueOfTeams) {
   EXPECT_EQ(node(me(), {teams_r, dist_r})->s.time, 294u);                 // 111 -> 405
   EXPECT_EQ(node(me(), {teams_r, dist_r, par_r, loop_r})->s.time, 284u);  // 116 -> 400
   ASSERT_NE(node(w.state(), {teams_r, dist_r, par_r, loop_r}), nullptr);
-  EXPECT_EQ(node(w.state(), {teams_r, dist_r})->s.time, 175u);                // 130 -> 305
+  EXPECT_EQ(node(w.state(), {teams_r, dist_r})->s.time, 175u);                 // 130 -> 305
   EXPECT_EQ(node(w.state(), {teams_r, dist_r, par_r, loop_r})->s.time, 165u);  // 135 -> 300
   EXPECT_EQ(node(w.state(), {teams_r, dist_r, par_r, loop_r})->s.iterations, 4u);
   // The teams barrier is one region on both threads, the worker's clipped at the release.
