@@ -51,7 +51,9 @@ struct Table {
   int fd = -1;
   timer_t timer{};
   itimerspec period{};
-  bool has_timer = false;  // either source is running
+  // Either source is running. Atomic: a thread's exit (the key's destructor) and the end of the
+  // run (stop) may both stop it; only one of them closes it.
+  std::atomic<bool> has_timer{false};
   uint64_t dropped = 0, in_tool = 0, truncated = 0;
   // The thread's CPU clock, and its time when the timer started and when sampling ended (or the
   // thread did): the samples stand for that CPU time.
@@ -241,7 +243,8 @@ void on_sample(int, siginfo_t* si, void* uc) {
   const int saved_errno = errno;
   ThreadState* t = Recorder::registered_thread();
   auto* tb = t ? static_cast<Table*>(t->samples) : nullptr;
-  const uint64_t weight = tb && tb->has_timer ? weight_of(*tb, si) : 0;
+  const uint64_t weight =
+      tb && tb->has_timer.load(std::memory_order_relaxed) ? weight_of(*tb, si) : 0;
   if (weight && g_on.load(std::memory_order_relaxed)) {
     if (t->in_callback.load(std::memory_order_relaxed)) {
       // The tool's own code was running: its tree may be half updated. Counted, not unwound.
@@ -306,8 +309,7 @@ int open_task_clock(uint64_t period_ns, pid_t tid) {
 // Stops a thread's sampling: at its exit (the key's destructor, on the thread) or at the end.
 void delete_timer(void* p) {
   auto* tb = static_cast<Table*>(p);
-  if (!tb || !tb->has_timer) return;
-  tb->has_timer = false;
+  if (!tb || !tb->has_timer.exchange(false)) return;
   if (tb->fd >= 0) {
     if (is_perf_event(tb->fd)) {
       ioctl(tb->fd, PERF_EVENT_IOC_DISABLE, 0);
@@ -400,7 +402,7 @@ void thread_start(ThreadState& t) {
     tb->cpu_start_ns = tb->cpu_end_ns = cpu_ns(tb->clock);
     t.samples = tb;  // before the first signal can come
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    tb->has_timer = true;
+    tb->has_timer.store(true);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     if (tb->fd >= 0) ioctl(tb->fd, PERF_EVENT_IOC_REFRESH, 1);
     else timer_settime(tb->timer, 0, &tb->period, nullptr);
