@@ -61,6 +61,15 @@ for cmd in "report grid2 -r grid1" "export --format json grid2 -r grid1" "diff g
     fail "SCALEA_DECOMPOSITION_ARGS='t grid' scalea $cmd: $(cat err)"
   grep -q "other arguments" err && fail "SCALEA_DECOMPOSITION_ARGS scalea $cmd: $(cat err)"
 done
+# A decomposition flag that only the run gives (the reference left it at its default, as
+# CoMD's "-i 2" against none): named by its flag, and accepted with its value when named.
+run tonly2 2 slowloop 8 10 0.5 -t 2
+"$scalea" report tonly2 -r r1 > out 2> err && fail "a reference without -t was accepted"
+grep -q "argument 5: '-t' here, none in the reference .*say so with --decomposition t " err ||
+  fail "a flag only in the run: $(cat err)"
+"$scalea" report tonly2 -r r1 --decomposition t > out 2> err ||
+  fail "--decomposition t with -t only in the run: $(cat err)"
+"$scalea" report r2 -r grid1 --decomposition t > out 2> err && fail "-grid only in the reference was accepted"
 "$scalea" report --decomposition t,grid grid2 -r grid1 > out 2> err ||  # one list per option
   fail "--decomposition before the experiment: $(cat err)"
 "$scalea" report r2 -r other1 --decomposition 2 > out 2> err || fail "--decomposition 2 (a position): $(cat err)"

@@ -26,31 +26,49 @@ std::string joined(const std::vector<std::string>& v, size_t from) {
 }
 
 // The arguments (the command without the program) with the decomposition's values replaced by
-// kAny, so that two runs that differ only there compare equal (check_reference).
+// kAny and its flags removed with their values, so that two runs that differ only there compare
+// equal (check_reference), also when one of them leaves a flag at its default ("-i 2" against
+// nothing). Positions name the command as given, so they are marked before flags are removed.
 constexpr const char* kAny = "\x01";
-std::vector<std::string> inputs(const std::vector<std::string>& command,
-                                const std::vector<std::string>& decomposition) {
+struct Inputs {
+  std::vector<std::string> words;
+  std::vector<size_t> at;  // each word's index in the arguments
+};
+Inputs inputs(const std::vector<std::string>& command,
+              const std::vector<std::string>& decomposition) {
   std::vector<std::string> out(command.begin() + (command.empty() ? 0 : 1), command.end());
   auto is_flag = [&](const std::string& word, const std::string& name) {
     return word == "-" + name || word == "--" + name;
   };
-  for (size_t i = 0; i < out.size(); ++i)
-    for (std::string name : decomposition) {
-      name.erase(0, name.find_first_not_of('-'));
-      if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
-        if (std::to_string(i + 1) == name) out[i] = kAny;  // a position
-        continue;
-      }
-      const std::string& w = out[i];
-      size_t eq = w.find('=');
-      if (is_flag(w, name) && i + 1 < out.size()) out[i + 1] = kAny;  // -t 4
-      else if (eq != std::string::npos && is_flag(w.substr(0, eq), name))
-        out[i] = w.substr(0, eq + 1) + kAny;  // --grid=2x2
-      else if (name.size() == 1 && w.size() > 2 && w[0] == '-' && w[1] == name[0] &&
-               std::isdigit((unsigned char)w[2]))
-        out[i] = w.substr(0, 2) + kAny;  // -t4
+  std::vector<std::string> flags;
+  for (std::string name : decomposition) {
+    name.erase(0, name.find_first_not_of('-'));
+    if (name.empty()) continue;
+    if (name.find_first_not_of("0123456789") != std::string::npos) {
+      flags.push_back(name);
+      continue;
     }
-  return out;
+    size_t at = std::stoul(name);  // a position, 1-based
+    if (at >= 1 && at <= out.size()) out[at - 1] = kAny;
+  }
+  Inputs kept;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string& w = out[i];
+    size_t eq = w.find('=');
+    auto named = [&](const std::string& name) {
+      return is_flag(w, name) || (eq != std::string::npos && is_flag(w.substr(0, eq), name)) ||
+             (name.size() == 1 && w.size() > 2 && w[0] == '-' && w[1] == name[0] &&
+              std::isdigit((unsigned char)w[2]));  // -t 4, --grid=2x2, -t4
+    };
+    auto f = std::find_if(flags.begin(), flags.end(), named);
+    if (f == flags.end()) {
+      kept.words.push_back(w);
+      kept.at.push_back(i);
+      continue;
+    }
+    if (is_flag(w, *f) && i + 1 < out.size()) ++i;  // its value goes with it
+  }
+  return kept;
 }
 
 // The name --decomposition would take for argument i (0-based) of `args`: its flag when it is a
@@ -68,6 +86,7 @@ std::string decomposition_name(const std::vector<std::string>& args, size_t i) {
       return w.substr(1, 1);
     if (i > 0 && flag(args[i - 1]) && args[i - 1].find('=') == std::string::npos)
       return strip(args[i - 1]);
+    if (flag(w)) return strip(w);  // a flag the other run does not give
   }
   return std::to_string(i + 1);
 }
@@ -77,20 +96,25 @@ std::string decomposition_name(const std::vector<std::string>& args, size_t i) {
 std::string first_difference(const std::vector<std::string>& run,
                              const std::vector<std::string>& ref,
                              const std::vector<std::string>& decomposition) {
-  std::vector<std::string> a = inputs(run, decomposition), b = inputs(ref, decomposition);
-  if (a == b) return {};
-  size_t i = 0;
-  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  Inputs a = inputs(run, decomposition), b = inputs(ref, decomposition);
+  if (a.words == b.words) return {};
+  size_t k = 0;
+  while (k < a.words.size() && k < b.words.size() && a.words[k] == b.words[k]) ++k;
   std::vector<std::string> ra(run.begin() + 1, run.end()), rb(ref.begin() + 1, ref.end());
   auto word = [](const std::vector<std::string>& v, size_t k) {
     return k < v.size() ? "'" + v[k] + "'" : std::string("none");
   };
-  std::string name = decomposition_name(i < ra.size() ? ra : rb, i);
+  // The first differing word's index in each run's arguments (none: past its end).
+  size_t ia = k < a.words.size() ? a.at[k] : ra.size();
+  size_t ib = k < b.words.size() ? b.at[k] : rb.size();
+  bool here = k < a.words.size();
+  size_t i = here ? ia : ib;
+  std::string name = decomposition_name(here ? ra : rb, i);
   return fmt::format(
       "argument {}: {} here, {} in the reference ('{}' here; '{}' in the reference): the inputs "
       "differ; if argument {} sets the decomposition, not the input, say so with --decomposition "
       "{} (or SCALEA_DECOMPOSITION_ARGS={})",
-      i + 1, word(ra, i), word(rb, i), joined(run, 1), joined(ref, 1), i + 1, name, name);
+      i + 1, word(ra, ia), word(rb, ib), joined(run, 1), joined(ref, 1), i + 1, name, name);
 }
 }  // namespace
 
