@@ -8,7 +8,10 @@
 #  - a fork/join finding names the threads' wait for a CPU first, with its figure;
 #  - a barrier after a loop whose threads did the same work (the same CPU time, perf::TASK-CLOCK)
 #    while one of them shared its CPU with the busy loop is not called imbalance: no schedule
-#    advice, the CPU times named.
+#    advice, the CPU times named;
+#  - MPI: two ranks with the same work (mpi_sampled divide), rank 1 beside a busy loop on its
+#    CPU: rank 0 waits in the MPI_Allreduce for it, and that finding (and the slower work's)
+#    names the wait for a CPU first, with its figure, before "balance the work".
 # Usage: check_shared_cpus.sh BIN_DIR WORK_DIR
 set -euo pipefail
 bin=$1 work=$2
@@ -70,10 +73,33 @@ sys.exit(0 if ok else 1)
 PY
 fi
 
+mpirun=$(command -v mpirun || true)
+if [ "$(nproc)" -ge 2 ] && [ -n "$mpirun" ] && [ -x "$bin/mpi_sampled" ]; then
+  "$mpirun" -np 1 --oversubscribe "$bin/scalea" run -q -o mref -- "$bin/mpi_sampled" 400 divide > /dev/null
+  taskset -c 1 timeout 10 sh -c 'while :; do :; done' &
+  busy=$!
+  "$mpirun" -np 2 --oversubscribe --bind-to core "$bin/scalea" run -q -o mrun -- \
+    "$bin/mpi_sampled" 400 divide > /dev/null
+  kill $busy 2> /dev/null || true
+  "$bin/scalea" report mrun -r mref --format json --findings 20 > mrun.json
+  python3 - mrun.json << 'PY' || fail=1
+import json, sys
+doc = json.load(open(sys.argv[1]))
+waits = [f for f in doc["findings"] if f["subclass"] == "mpi_waiting"]
+slow = [f for f in doc["findings"] if f["class"] == "unidentified"]
+ok = bool(waits) and all(f["hint"].startswith("first, the threads waited") and
+                         " s per PE, " in f["hint"] for f in waits + slow)
+if not ok:
+    print("FAIL: MPI waiting on a shared CPU does not name the wait for a CPU first:",
+          [f["text"] for f in waits + slow], file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+fi
+
 OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 taskset -c 0 "$bin/scalea" run -q -o slept -- "$bin/omp/imbalance" 40 > /dev/null
 "$bin/scalea" report slept > slept.txt
 grep -q '^CPUS .*2 threads ran on 1 CPU' slept.txt || no "passive: the header does not say 2 threads shared 1 CPU"
 if grep -q 'spin on their CPU' slept.txt; then no "passive waiting was told to wait passively"; fi
 
-[ $fail = 0 ] && echo "shared CPUs: spinning and fork/join named"
+[ $fail = 0 ] && echo "shared CPUs: spinning, fork/join and MPI waiting named"
 exit $fail

@@ -627,8 +627,9 @@ std::vector<std::pair<Candidate, uint32_t>> choose(const MergedTree& t,
 
 // The counters that grew in an unidentified or data-movement finding's region, and for
 // unidentified time what they say it was (the tool's own reads, page faults, CPU time), or which
-// counters to measure, and that one run cannot tell it from noise.
-void add_counter_evidence(Finding& f, const MergedTree& t, const overheads::Analysis& a, uint32_t n,
+// counters to measure, and that one run cannot tell it from noise. True when the counters named
+// the cause of unidentified time.
+bool add_counter_evidence(Finding& f, const MergedTree& t, const overheads::Analysis& a, uint32_t n,
                           double seconds, const FindingContext& context, bool counters) {
   std::vector<CounterDelta> deltas = counter_deltas(t, a.regions[n], context.reference);
   f.evidence = counter_evidence(deltas);
@@ -645,8 +646,9 @@ void add_counter_evidence(Finding& f, const MergedTree& t, const overheads::Anal
   ev.extra_cpu = ns_to_s(extra(deltas, is_cpu_time_counter));
   ev.extra_reads = own_reads(t, n);
   if (ev.reference) ev.extra_reads -= own_reads(*context.reference, a.regions[n].ref_node);
-  if (f.cls != "unidentified") return;
-  if (std::string cause = unidentified_cause(ev); !cause.empty()) f.hint = cause;
+  if (f.cls != "unidentified") return false;
+  std::string cause = unidentified_cause(ev);
+  if (!cause.empty()) f.hint = cause;
   if (f.evidence.empty() && !counters)
     f.hint +=
         "; measure counters to see why (scalea run --counters "
@@ -657,6 +659,7 @@ void add_counter_evidence(Finding& f, const MergedTree& t, const overheads::Anal
     f.hint +=
         "; with one run this cannot be told from run-to-run variation: repeat it "
         "(scalea study --repeat 3) before acting on it";
+  return !cause.empty();
 }
 
 // Where a finding's share is measured: the region itself, or the construct around a leaf
@@ -806,6 +809,33 @@ bool is_sampled_work(const std::string& key) {
          key.rfind("additional_computation", 0) == 0;
 }
 
+// A wait or slower work on CPUs the threads shared: the sharing first, with its figure against
+// the finding's, then the hint for when it stays. A PE waiting for a CPU makes the others wait
+// for it and runs its own work later; the scheduler's run-queue time (per PE, as T_o is) bounds
+// how much of the finding that can be. Without measured waiting, the affinity alone (more
+// threads than CPUs) is said as a possibility.
+std::string sharing_first(const MergedTree& t, const overheads::Analysis& a, double seconds,
+                          const std::string& hint) {
+  const drg::Experiment& e = t.experiment();
+  const CpuWait w = cpu_wait(e);
+  if (!w.significant()) {
+    if (cpu_sharing(e).empty()) return hint;
+    return hint +
+           "; the threads shared CPUs in this run (see the note above): part of this may be "
+           "that, so look again on free CPUs";
+  }
+  const double per_pe = w.queued / std::max(1, a.p);
+  std::string part = per_pe >= seconds
+                         ? "more than this finding"
+                         : fmt::format("{:.0f}% of this finding", 100 * per_pe / seconds);
+  return fmt::format(
+      "first, the threads waited {:.3f} s for a CPU in this run ({:.0f}% of their time), "
+      "{:.3f} s per PE, {}: a PE waiting for a CPU runs its work late and makes the others wait "
+      "for it; measure on free CPUs (at most one thread per CPU) before changing the code; if "
+      "it stays: {}",
+      w.queued, 100 * w.share(), per_pe, part, hint);
+}
+
 // What the run itself says beyond the hint table: why threads waited at a barrier, the CPUs
 // they shared, the tool's own counter reads, the counters' evidence.
 void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a,
@@ -826,19 +856,18 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
     if (cause.kind != BarrierCause::Kind::Imbalance && cause.kind != BarrierCause::Kind::Unknown)
       f.same_time.clear();
   }
+  bool counted_cause = false;  // the counters named what the unidentified time was
   if (f.cls == "unidentified" || f.cls == "data_movement")
-    add_counter_evidence(f, t, a, n, c.seconds, context, counters);
+    counted_cause = add_counter_evidence(f, t, a, n, c.seconds, context, counters);
   if (run.samples && is_sampled_work(c.key)) f.sampled = sampled_where(*run.samples, t, n, false);
   if (reg.kind == RegionKind::Io)
     if (std::string volume = io_volume(t, n); !volume.empty()) f.hint = volume + "; " + f.hint;
   if (c.key == "data_movement.mpi_collective" || c.key == "data_movement.mpi_p2p")
     if (std::string small = small_messages_hint(t, n); !small.empty()) f.hint = small;
-  if (f.cls == "synchronization" && c.key != "synchronization.barrier" &&
-      c.key != "synchronization.mpi_barrier_cost" && !cpu_sharing(t.experiment()).empty())
-    // A thread waits longer for another that is off its CPU: the header's note may explain part.
-    f.hint +=
-        "; the threads shared CPUs or waited for them in this run (see the note above): "
-        "part of this waiting may be that, so look again on free CPUs";
+  if ((f.cls == "synchronization" && c.key != "synchronization.barrier" &&
+       c.key != "synchronization.mpi_barrier_cost") ||
+      (f.cls == "unidentified" && !counted_cause))
+    f.hint = sharing_first(t, a, c.seconds, f.hint);
   if (c.key == "control_of_parallelism.fork_join")
     if (CpuWait w = cpu_wait(t.experiment()); w.significant())
       // Workers that wait for a CPU start the region late: the fork/join is the machine's.
