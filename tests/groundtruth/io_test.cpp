@@ -6,6 +6,9 @@
 // tool.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <regex>
+
 #include "groundtruth.hpp"
 
 namespace scalea::test {
@@ -187,6 +190,25 @@ TEST(IoRegions, ProgramOutputAndStatusUnchanged) {
   size_t io = 0;
   for (const json& r : doc["regions"]) io += r.value("kind", "") == "io";
   EXPECT_GT(io, 5u);
+
+  // The text table leaves out the I/O call sites of less than 0.1% of the run each (the
+  // program's printf lines) and counts them under it; --min-time 0 shows every one.
+  AppRun text = run_scalea_cli({"report", tool.experiment});
+  AppRun all = run_scalea_cli({"report", tool.experiment, "--min-time", "0"});
+  ASSERT_EQ(text.status, 0) << text.describe();
+  ASSERT_EQ(all.status, 0) << all.describe();
+  auto table_rows = [](const std::string& out) {
+    size_t from = out.find("region (call tree)");
+    size_t to = out.find("\n\n", from);
+    return size_t(std::count(out.begin() + from, out.begin() + to, '\n'));
+  };
+  std::smatch m;
+  const std::regex hidden(
+      "\n([0-9]+) file I/O call site\\(s\\) of less than 0.1% of the run each are not rows here");
+  ASSERT_TRUE(std::regex_search(text.out, m, hidden)) << text.out;
+  EXPECT_GT(std::stoul(m[1]), 0u);
+  EXPECT_EQ(table_rows(all.out) - table_rows(text.out), std::stoul(m[1])) << text.out << all.out;
+  EXPECT_EQ(all.out.find("are not rows here"), std::string::npos) << all.out;
 }
 
 TEST(IoRegions, OffRecordsNone) {

@@ -42,6 +42,30 @@ bool shown(const MergedTree& t, uint32_t n, double t_p, const ReportView& o) {
   return n == 0 || t_p >= o.min_time;
 }
 
+// Without --min-time, the call-tree tables leave out the file I/O call sites that each hold less
+// than this share of the program's wall time: a code's printf and fprintf lines (tens of sites
+// of microseconds each) would fill the table. A line under it counts them; --view io lists them.
+constexpr double kSmallIoShare = 0.001;
+struct SmallIo {
+  size_t sites = 0;
+  double seconds = 0;
+  bool hides(const MergedTree& t, const Analysis& a, uint32_t n, const ReportView& o) {
+    if (o.min_time >= 0 || n == 0 || t.region_of(n).kind != drg::RegionKind::Io ||
+        !t.node(n).children.empty() || a.regions[n].t_p >= kSmallIoShare * a.regions[0].t_p)
+      return false;
+    ++sites;
+    seconds += a.regions[n].t_p;
+    return true;
+  }
+  void print() const {
+    if (sites > 0)
+      fmt::print(
+          "\n{} file I/O call site(s) of less than {:g}% of the run each are not rows here "
+          "({:.4f} s in all): --view io lists them, --min-time 0 shows them\n",
+          sites, 100 * kSmallIoShare, seconds);
+  }
+};
+
 // The region's label indented by its depth, cut to `width` (the indentation is not built past
 // the width: it would cost O(depth) per row).
 std::string tree_label(const MergedTree& t, uint32_t n, size_t width, const ReportView& o) {
@@ -152,9 +176,11 @@ void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportVi
   fmt::print("\n");
   Folding fold;
   if (!o.unfold) fold = fold_recursion(t);
+  SmallIo small;
   for (uint32_t n : t.preorder()) {
     const auto& r = a.regions[n];
     if (!shown(t, n, r.t_p, o) || (!fold.hidden.empty() && fold.hidden[n])) continue;
+    if (small.hides(t, a, n, o)) continue;
     // Compensated: the tool's own cost leaves T_p; T_o and its classes stay as measured (the
     // noise sits in them, mostly in useful work and unidentified).
     double tp = o.compensate ? r.t_p - r.noise : r.t_p;
@@ -167,6 +193,7 @@ void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportVi
     if (a.noise_priced) fmt::print(" {:>9.4f}", r.noise);
     fmt::print("\n");
   }
+  small.print();
   if (fold.rows > 0)
     fmt::print(
         "\nrecursion folded: {} row(s) of {} recursive instance(s), down to depth {}, are "
@@ -207,8 +234,9 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
   Columns c(e);
   fmt::print("{:<52} {:>9} {:>4} {:>11} {:>11} {:>11} {:>10} {:>10}\n", "region (call tree)",
              "visits", "thr", "time max s", "time avg s", "wait avg s", "fork ms", "join ms");
+  SmallIo small;
   for (uint32_t n : t.preorder()) {
-    if (!shown(t, n, a.regions[n].t_p, o)) continue;
+    if (!shown(t, n, a.regions[n].t_p, o) || small.hides(t, a, n, o)) continue;
     size_t k = t.holders(n);
     double kk = k ? double(k) : 1.0;
     fmt::print("{:<52} {:>9} {:>4} {:>11.6f} {:>11.6f} {:>11.6f} {:>10.3f} {:>10.3f}\n",
@@ -216,6 +244,7 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
                ns_to_s(t.sum(n, c.time)) / kk, ns_to_s(t.sum(n, c.wait)) / kk,
                t.sum(n, c.fork) * 1e-6 / kk, t.sum(n, c.join) * 1e-6);
   }
+  small.print();
   fmt::print(
       "\ntime max: longest time of any thread in the region (its wall time); avg: mean over "
       "the threads that ran it; join: master only\n");
