@@ -14,14 +14,15 @@ namespace scalea::cli {
 // What the report of one experiment shows: the `report` command's options beyond the analysis.
 struct ReportView {
   std::string view = "overheads";  // text: overheads, times, mpi or functions
-  double min_time = -1;  // rows whose T_p is below this are hidden (s); -1: not given (small
-                         // I/O call sites are not rows of the text tables, report_text.cpp)
-  int max_depth = -1;              // rows deeper than this are hidden (-1: none)
-  std::string machine_used;        // the machine file that priced NOISE, "" for none
-  bool compensate = false;         // T_p shown with the tool's own cost removed
-  bool unfold = false;             // the rows of recursive instances too
-  size_t findings = 5;             // ranked findings after the table
-  std::set<uint32_t> throttled;    // merged nodes the tool stopped recording (meta.json)
+  // Rows whose T_p is below this are hidden (s); -1: not given, and the text tables leave out
+  // the small I/O call sites instead (report_text.cpp).
+  double min_time = -1;
+  int max_depth = -1;            // rows deeper than this are hidden (-1: none)
+  std::string machine_used;      // the machine file that priced NOISE, "" for none
+  bool compensate = false;       // T_p shown with the tool's own cost removed
+  bool unfold = false;           // the rows of recursive instances too
+  size_t findings = 5;           // ranked findings after the table
+  std::set<uint32_t> throttled;  // merged nodes the tool stopped recording (meta.json)
 };
 
 // The formats of `scalea report`, one row each: the CLI's choices and the dispatch come from this
