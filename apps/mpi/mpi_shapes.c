@@ -11,6 +11,11 @@
  *                            MPI_Barrier calls, no work between them: the ranks arrive together,
  *                            so the calls' time is their own cost, not waiting (as in the Intel
  *                            MPI Benchmarks)
+ *   mpi_shapes pingpong N B  after one MPI_Barrier, ranks 0 and 1 bounce a message of B bytes
+ *                            N times (0 sends, 1 receives and sends it back), no work between:
+ *                            each receive waits for the round trip, the exchange's own cost,
+ *                            not for a late partner (IMB's PingPong); other ranks only join the
+ *                            barrier
  *   mpi_shapes procnull N B  N times, a non-periodic chain: MPI_Sendrecv of B bytes to rank + 1
  *                            from rank - 1, then MPI_Isend/MPI_Irecv the other way; the ends'
  *                            partners are MPI_PROC_NULL: 2 N B bytes per link, sent and received
@@ -50,10 +55,25 @@ int main(int argc, char** argv) {
     for (int i = 0; i < n; ++i) MPI_Barrier(MPI_COMM_WORLD);
     free(in);
     free(out);
+  } else if (!strcmp(mode, "pingpong")) {
+    int n = argc > 2 ? atoi(argv[2]) : 20000, bytes = argc > 3 ? atoi(argv[3]) : 8;
+    char* buf = calloc((size_t)bytes, 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < n && size > 1 && rank < 2; ++i) {
+      if (rank == 0) {
+        MPI_Send(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+        MPI_Recv(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+      }
+    }
+    free(buf);
   } else if (!strcmp(mode, "procnull")) {
     int n = argc > 2 ? atoi(argv[2]) : 10, bytes = argc > 3 ? atoi(argv[3]) : 4096;
     char* buf = calloc(2, (size_t)bytes);
-    int right = rank + 1 < size ? rank + 1 : MPI_PROC_NULL, left = rank > 0 ? rank - 1 : MPI_PROC_NULL;
+    int right = rank + 1 < size ? rank + 1 : MPI_PROC_NULL,
+        left = rank > 0 ? rank - 1 : MPI_PROC_NULL;
     for (int i = 0; i < n; ++i) {
       MPI_Sendrecv(buf, bytes, MPI_BYTE, right, 0, buf + bytes, bytes, MPI_BYTE, left, 0,
                    MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -65,7 +85,9 @@ int main(int argc, char** argv) {
     free(buf);
   } else {
     if (rank == 0)
-      fprintf(stderr, "usage: mpi_shapes main R | allreduce N X | balanced N B | procnull N B\n");
+      fprintf(stderr,
+              "usage: mpi_shapes main R | allreduce N X | balanced N B | pingpong N B | procnull N "
+              "B\n");
     MPI_Finalize();
     return 2;
   }

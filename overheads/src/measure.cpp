@@ -334,13 +334,19 @@ double collective_transfer(const drg::Experiment& e, const Columns& c, const drg
 // message model. The run tells nothing of the sort here (a receive may wait in every call), so
 // the split stands, unless the run contradicts the model that made it: then the collector's
 // default model (kDefaultLatencyNs, kDefaultNsPerByte) splits the PE's calls of the site again.
+// Less than kLatenessPerCallNs of waiting per call, as for collectives, cannot be told from the
+// exchange's own cost (a reply waits for the request's round trip, the library's progress and
+// polling, the OS): it is not waiting for a late partner.
 double partner_wait(const drg::Experiment& e, const Columns& c, const drg::ThreadTree& th,
                     uint32_t tn, const ModelCheck& model, double x, double wait) {
-  if (model.usable) return wait;
-  double bytes =
-      (c.sent >= 0 ? e.value(th, tn, c.sent) : 0) + (c.recv >= 0 ? e.value(th, tn, c.recv) : 0);
-  double cost = (e.value(th, tn, c.visits) * kDefaultLatencyNs + bytes * kDefaultNsPerByte) * 1e-9;
-  return std::max(0.0, x - cost);
+  const double calls = e.value(th, tn, c.visits);
+  if (!model.usable) {
+    double bytes =
+        (c.sent >= 0 ? e.value(th, tn, c.sent) : 0) + (c.recv >= 0 ? e.value(th, tn, c.recv) : 0);
+    double cost = (calls * kDefaultLatencyNs + bytes * kDefaultNsPerByte) * 1e-9;
+    wait = std::max(0.0, x - cost);
+  }
+  return calls > 0 && wait < calls * kLatenessPerCallNs * 1e-9 ? 0.0 : wait;
 }
 
 // Pass 2, per batch: each PE's exclusive time in each node, split into its parts and classified

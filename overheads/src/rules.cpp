@@ -182,8 +182,8 @@ const std::vector<Rule> kRules = {
 
     // ---- MPI ----
     {"mpi.p2p.wait", k(K::Mpi), m(M::P2P), Part::Wait, false, SY, "mpi_waiting",
-     "S += min(wait_i, t_i - calls_i x shortest call_i) (t_i - calls_i x shortest call_i when the "
-     "run contradicts the model)",
+     "S += wait_i as the message model split it (t_i - the default model's cost when the run "
+     "contradicts the model), none below 10 us per call (the exchange's own cost)",
      "waiting for the partner of a point-to-point call (late sender, late receiver)"},
     {"mpi.p2p.transfer", k(K::Mpi), m(M::P2P), Part::Exclusive, false, DM, "mpi_p2p",
      "D += exclusive - wait", "moving point-to-point messages"},

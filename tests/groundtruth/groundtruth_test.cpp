@@ -497,6 +497,27 @@ TEST_P(MpiNp, BalancedCollectivesAreTheirOwnCost) {
     EXPECT_GE(subclass(bar, "synchronization.mpi_barrier_cost"), 0.5 * bar.t_p) << describe(bar);
 }
 
+// Two ranks bouncing small messages with no work between (IMB's PingPong): each receive waits
+// for the round trip, a few microseconds per call, which is the exchange's own cost: data
+// movement, not "waiting for a late sender" (docs/overhead-model.md, MPI).
+TEST_P(MpiNp, PingPongIsTransferNotWaiting) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const int np = GetParam();
+  if (np != 2) GTEST_SKIP() << "two ranks bounce the message";
+  Classified c(run_mpi(np, "mpi_shapes", {"pingpong", "20000", "64"}));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  double recv_time = 0;
+  for (const char* call : {"MPI_Recv", "MPI_Send"})
+    for (uint32_t k : c.m->children(c.m->root(), RegionKind::Mpi)) {
+      if (c.m->tree().region_of(k).label() != call) continue;
+      const auto& r = c.at(k);
+      EXPECT_LE(subclass(r, "synchronization.mpi_waiting"), 0.1 * r.t_p + tolerance(0))
+          << describe(r);
+      if (std::string(call) == "MPI_Recv") recv_time += r.t_p;
+    }
+  EXPECT_GT(recv_time, 0) << "no MPI_Recv call site";
+}
+
 // Messages to and from MPI_PROC_NULL move nothing: in a non-periodic chain every byte sent is a
 // byte received, 2 N B per link (Sendrecv one way, Isend/Irecv the other).
 TEST_P(MpiNp, ProcNullMovesNoBytes) {
