@@ -18,7 +18,7 @@ bool did_the_work(const RunFacts& f, const RunFacts& rf, uint32_t n, uint32_t rn
       cpu_ref < kCpuEvidenceMinSeconds)
     return true;
   const double copies = double(f.useful_pes[n]) - 1;
-  return f.cpu_sum[n] >= (1 + replica_share(copies + 1) * copies) * cpu_ref;
+  return f.cpu_sum[n] >= (1 + kReplicaMinShare * copies) * cpu_ref;
 }
 }  // namespace
 
@@ -58,7 +58,7 @@ void apply_evidence(const MergedTree& run, RunFacts& f, const RunFacts& rf,
         f.own[n].add(spin, spun);
         moved += spun;
       } else if (is_undivided(r.kind) && k >= 2 && u_ref > 0 && f.visits[n] >= k * rf.visits[rn] &&
-                 f.useful_min[n] >= replica_share(k) * u_ref &&
+                 f.useful_min[n] >= kReplicaMinShare * u_ref &&
                  f.useful_max[n] <= kReplicaMaxSpread * f.useful_min[n] &&
                  did_the_work(f, rf, n, rn)) {
         // Every PE repeats the reference's visits and does most of its work: one copy is

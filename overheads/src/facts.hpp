@@ -28,14 +28,8 @@ using format::RegionKind;
 
 // ---- thresholds of the evidence rules (docs/overhead-model.md, "Thresholds") ------------------
 
-// Replicated code: every PE did at least this share of the reference's work in the region, and
-// more than halfway from its even share (1/k) to a full copy: closer to repeating the work than
-// to dividing it (replica_share). With k = 2 that is 0.75: ranks that each do half of the work
-// and a fixed set-up of their own are not copies.
+// Replicated code: every PE did at least this share of the reference's work in the region.
 constexpr double kReplicaMinShare = 0.6;
-inline double replica_share(double k) {
-  return k > 0 ? std::max(kReplicaMinShare, 0.5 * (1 + 1 / k)) : kReplicaMinShare;
-}
 // Copies of the same work take about the same time on every PE: when the slowest PE's own work
 // is more than this many times the fastest's, the PEs did not repeat one piece of work (a
 // domain-decomposed rank's own code differs by rank) and nothing is called replicated.

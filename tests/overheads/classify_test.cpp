@@ -361,20 +361,6 @@ TEST(Classify, RanksOwnCodeOfUnequalLengthIsNotReplicated) {
   EXPECT_NEAR(sub(a.regions[0], "loss_of_parallelism.replicated"), 0, 1e-9);
 }
 
-TEST(Classify, RanksThatEachDoHalfTheWorkAndTheirOwnSetUpAreNotReplicated) {
-  // 2 ranks whose own code took 70% and 74% of a 1-rank reference's 70 ms: each did its half and
-  // a set-up of its own, closer to its even share (50%) than to a copy. Above the 0.6 floor alone
-  // this was called replicated; replica_share asks for 0.75 at k = 2.
-  Builder run, ref;
-  const double own[] = {49, 51.8};
-  for (int r = 0; r < 2; ++r) run.thread(true, own[r], r);
-  ref.thread(true, 70, 0);
-  drg::MergedTree t(run.experiment()), rt(ref.experiment());
-  Analysis a = classify(t, &rt);
-  expect_identity(a);
-  EXPECT_NEAR(sub(a.regions[0], "loss_of_parallelism.replicated"), 0, 1e-9);
-}
-
 TEST(Classify, ReplicatedWorkInTheProgramsOwnCode) {
   // MPI ranks doing their work in main, with no regions: each repeats the reference's 50 ms.
   Builder run, ref;
