@@ -10,15 +10,27 @@ namespace {
 // With call-path samples in both runs, replication needs the on-CPU time of the node's k PEs
 // to hold the reference's work and k - 1 copies of most of it (the same work, not only the same
 // wall time: ranks that share CPUs, or wait for one, take as long for a share of the work). Where
-// the reference was mostly off a CPU there (sleeping, in I/O) or too little was sampled, the wall
-// times decide.
+// the reference was mostly off a CPU there (sleeping, in I/O), the wall times decide. Where it
+// has fewer than kCpuEvidenceMinSeconds of samples, the counts speak only beyond two standard
+// errors: the PEs' most against the reference's least. The samples come every period of a
+// thread's CPU time, so a visit's count is off by less than one sample, at random phase: the
+// variance of a node's count is at most a quarter per visit, and at most the count itself (many
+// visits shorter than a period each give one sample or none).
+double count_error(double cpu, double period, double visits) {
+  const double samples = cpu / period;
+  return 2 * period * std::sqrt(std::min(samples, std::max(1.0, visits) / 4));
+}
 bool did_the_work(const RunFacts& f, const RunFacts& rf, uint32_t n, uint32_t rn) {
   const double u_ref = rf.own_useful[rn], cpu_ref = rf.cpu_sum[rn];
-  if (!f.sampled || !rf.sampled || cpu_ref < kCpuEvidenceShare * u_ref ||
-      cpu_ref < kCpuEvidenceMinSeconds)
-    return true;
+  if (!f.sampled || !rf.sampled || cpu_ref < kCpuEvidenceShare * u_ref) return true;
   const double copies = double(f.useful_pes[n]) - 1;
-  return f.cpu_sum[n] >= (1 + kReplicaMinShare * copies) * cpu_ref;
+  const double need = 1 + kReplicaMinShare * copies;
+  if (cpu_ref >= kCpuEvidenceMinSeconds) return f.cpu_sum[n] >= need * cpu_ref;
+  if (rf.sample_period <= 0 || f.sample_period <= 0) return true;
+  const double least_ref = cpu_ref - count_error(cpu_ref, rf.sample_period, rf.visits[rn]);
+  const double most_run = f.cpu_sum[n] + count_error(f.cpu_sum[n], f.sample_period, f.visits[n]);
+  if (least_ref <= 0) return true;
+  return most_run >= need * least_ref;
 }
 }  // namespace
 

@@ -322,7 +322,8 @@ struct NodePlan {
 // Everything the analysis needs from one run, per merged node: pass 1's statistics, pass 2's
 // split (PeSplit) and what is derived from them.
 struct RunFacts : PeSplit {
-  ModelCheck model;  // the calibrated message model, checked against the run's calls
+  ModelCheck model;          // the calibrated message model, checked against the run's calls
+  double sample_period = 0;  // s of CPU time per sample (meta.json sampling), 0 when unknown
   std::vector<MemberStats> stats;
   std::vector<NodePlan> plan;
   std::vector<double> time_max;  // s

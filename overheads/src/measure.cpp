@@ -506,6 +506,7 @@ RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32
   RunFacts f;
   f.keys = std::move(keys);
   f.model = check_message_model(t);
+  if (const auto sampling = drg::read_meta(e.meta).sampling) f.sample_period = sampling->period_s;
   std::array<int, 3> miss_col{};
   for (int level = 0; level < 3; ++level) {
     miss_col[size_t(level)] = miss_column(e, level);
