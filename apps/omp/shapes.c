@@ -46,6 +46,11 @@
  * forkjoin R N T   R parallel regions back to back, each an `omp for` over N iterations of T ms,
  *                  with no code between them (as NPB SP's time steps): the team forks and joins R
  *                  times. Truth: serial (the initial thread's time between the regions), work.
+ * chunks N C T     an `omp for schedule(dynamic, C)` over N iterations (N a multiple of C), each
+ *                  chunk a sleep: the first chunk's iterations T ms each, the others' T/10: the
+ *                  thread that takes the first chunk works C T, a dynamic schedule's last
+ *                  chunk decides the end (a loop already dynamic, whose chunks are too large).
+ *                  Truth: work (sum of the iterations' sleeps).
  * teams R N T      R rounds of `teams distribute parallel for num_teams(2) thread_limit(1)` over
  *                  N iterations of T ms (a host league of two teams, whatever OMP_NUM_THREADS:
  *                  each team's share of the iterations in a parallel region of its own, on its
@@ -161,7 +166,7 @@ static int partial(int argc, char** argv) {
       sleep_ms(m);
       masked += now_s() - t0;
     }
-#pragma omp barrier /* BARRIER_MASKED */
+#pragma omp barrier  /* BARRIER_MASKED */
 #pragma omp sections /* SECTIONS */
     {
 #pragma omp section
@@ -217,7 +222,7 @@ static int recursive(int argc, char** argv) {
   int d = (int)arg_num(argc, argv, 2, 6);
   double t = arg_num(argc, argv, 3, 1);
 #pragma omp parallel /* PAR_TREE */
-#pragma omp single /* SINGLE_TREE */
+#pragma omp single   /* SINGLE_TREE */
   tree(d, t);
   print_truth("leaves", leaves);
   return 0;
@@ -250,9 +255,9 @@ static int untied(int argc, char** argv) {
   double t = arg_num(argc, argv, 4, 1);
   int levels = (int)arg_num(argc, argv, 5, d);
   int rounds = (int)arg_num(argc, argv, 6, 1);
-#pragma omp parallel /* PAR_UNTIED */
+#pragma omp parallel      /* PAR_UNTIED */
 #pragma omp single nowait /* SINGLE_UNTIED */
-#pragma omp task untied /* TASK_UNTIED_ROOT */
+#pragma omp task untied   /* TASK_UNTIED_ROOT */
   for (int r = 0; r < rounds; ++r) untied_tree(d, levels, fan, t);
   print_truth("work", untied_work);
   return 0;
@@ -311,6 +316,24 @@ static int forkjoin(int argc, char** argv) {
   return 0;
 }
 
+static int chunks(int argc, char** argv) {
+  int n = (int)arg_num(argc, argv, 2, 8);
+  int chunk = (int)arg_num(argc, argv, 3, 4);
+  double t = arg_num(argc, argv, 4, 20);
+  double work = 0;
+#pragma omp parallel
+  {
+#pragma omp for schedule(dynamic, chunk) /* LOOP_CHUNKS */
+    for (int i = 0; i < n; ++i) {
+      double w0 = now_s();
+      sleep_ms(i < chunk ? t : t / 10);
+      sum_atomic(&work, now_s() - w0);
+    }
+  }
+  print_truth("work", work);
+  return 0;
+}
+
 static int cpuwork(int argc, char** argv) {
   int rounds = (int)arg_num(argc, argv, 2, 3);
   double t = arg_num(argc, argv, 3, 100) * 1e-3, cpu = 0;
@@ -318,8 +341,7 @@ static int cpuwork(int argc, char** argv) {
 #pragma omp parallel for schedule(static) reduction(+ : cpu) /* LOOP_CPUWORK */
     for (int i = 0; i < omp_get_num_threads(); ++i) {
       double c0 = thread_cpu_s();
-      while (thread_cpu_s() - c0 < t) {
-      }
+      while (thread_cpu_s() - c0 < t) {}
       cpu += thread_cpu_s() - c0;
     }
   }
@@ -407,9 +429,10 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "cpuwork")) return cpuwork(argc, argv);
   if (!strcmp(mode, "stuck")) return stuck(argc, argv);
   if (!strcmp(mode, "teams")) return teams(argc, argv);
+  if (!strcmp(mode, "chunks")) return chunks(argc, argv);
   fprintf(stderr,
           "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied|forkjoin|"
-          "scratch|cpuwork|stuck|teams [ARGS...]\n",
+          "scratch|cpuwork|stuck|teams|chunks [ARGS...]\n",
           argv[0]);
   return 2;
 }

@@ -102,7 +102,8 @@ TEST_P(Shapes, PipelineSpinIsSynchronization) {
   EXPECT_GT(spin, 0.5 * 0.010) << "the pipeline did not wait";
   // Unplanned: the steps' sleeps beyond the reference's (each may wake late).
   double late = std::fabs(truth(c.run, "work") - truth(*c.ref_run, "work")) / p;
-  expect_recovered(c.at(loop), {{{"synchronization.spin_wait"}, spin / p, "polling for the previous stage"}},
+  expect_recovered(c.at(loop),
+                   {{{"synchronization.spin_wait"}, spin / p, "polling for the previous stage"}},
                    true, "the pipeline's loop", {"synchronization.load_imbalance"}, late);
   EXPECT_NEAR(subclass(c.at(loop), "loss_of_parallelism.replicated"), 0, 1e-6);
   auto f = findings_of(c);
@@ -139,10 +140,12 @@ TEST_P(Shapes, TasksCountedOnce) {
   double share = double(p - 1) / p;
   double lost = subclass(c.at(m.root()), "loss_of_parallelism.unparallelized");
   EXPECT_GE(lost, serial * share - tolerance(serial * share)) << describe(c.at(m.root()));
-  EXPECT_LE(lost, serial * share + tolerance(serial * share) + 0.010 * share) << describe(c.at(m.root()));
+  EXPECT_LE(lost, serial * share + tolerance(serial * share) + 0.010 * share)
+      << describe(c.at(m.root()));
   // The tasks ran in the join barrier: it holds its waiting, not their time.
   for (uint32_t bar : m.children(par, RegionKind::BarrierImplicit))
-    EXPECT_LT(std::fabs(cls(c.at(bar), ov::Class::Unidentified)), tolerance(0)) << describe(c.at(bar));
+    EXPECT_LT(std::fabs(cls(c.at(bar), ov::Class::Unidentified)), tolerance(0))
+        << describe(c.at(bar));
   // The single holds the tasks it created: its row makes sense on its own.
   const auto& s = c.at(single);
   EXPECT_GT(s.t_p, 0.9 * truth(c.run, "tasks") / p) << describe(s);
@@ -153,7 +156,8 @@ TEST_P(Shapes, TasksCountedOnce) {
   auto f = findings_of(c);
   ASSERT_FALSE(f.empty());
   EXPECT_EQ(f[0].value("class", "") + "." + f[0].value("subclass", ""),
-            "loss_of_parallelism.unparallelized") << f[0].dump();
+            "loss_of_parallelism.unparallelized")
+      << f[0].dump();
   EXPECT_EQ(f[0].value("node", 1u), m.root());
   expect_no_finding(f, "unidentified");
 }
@@ -170,8 +174,10 @@ TEST_P(Shapes, PartialConstructsAreLossNotImbalance) {
   double body = truth(c.run, "masked");
   const double share = double(p - 1) / p;
   double body_ref = truth(*c.ref_run, "masked");
-  expect_recovered(c.at(masked), {{{"loss_of_parallelism.partially_parallelized"}, body * share,
-                                   "the team idles while the primary thread runs the body"}},
+  expect_recovered(c.at(masked),
+                   {{{"loss_of_parallelism.partially_parallelized"},
+                     body * share,
+                     "the team idles while the primary thread runs the body"}},
                    true, "masked", {}, std::fabs(body - body_ref));
   // Two sections per round: with more than two threads, p - 2 of them have none. The sections
   // last 3 S in all; beyond that a section's sleep ended late or a thread came late from the
@@ -200,7 +206,8 @@ TEST_P(Shapes, PartialConstructsAreLossNotImbalance) {
   // construct's; the sections' idle threads may rank before it (their amounts are close).
   bool named = false;
   for (const auto& x : f)
-    if (x.value("class", "") + "." + x.value("subclass", "") == "loss_of_parallelism.partially_parallelized" &&
+    if (x.value("class", "") + "." + x.value("subclass", "") ==
+            "loss_of_parallelism.partially_parallelized" &&
         x.value("text", "").find("masked at shapes.c") != std::string::npos)
       named = true;
   EXPECT_TRUE(named) << f.dump(1);
@@ -305,14 +312,39 @@ TEST_P(Shapes, ForkJoinOfBalancedRegions) {
   // slowest in every loop (a slower CPU).
   for (const auto& x : f) {
     std::string hint = x.value("hint", "");
-    if (x.value("subclass", "") != "barrier" && x.value("subclass", "") != "load_imbalance") continue;
-    size_t dynamic = hint.find("schedule(dynamic)");
+    if (x.value("subclass", "") != "barrier" && x.value("subclass", "") != "load_imbalance")
+      continue;
+    size_t dynamic = hint.find("schedule(dynamic");
     if (dynamic != std::string::npos)
       EXPECT_LT(std::min({hint.find("shared CPUs"), hint.find("for a CPU"),
                           hint.find("CPUs can make"), hint.find("slowest in")}),
                 dynamic)
           << x.value("text", "") << ": " << hint;
   }
+}
+
+// ---- a loop already dynamic, whose chunks are too large: the advice reads its directive --------
+// `schedule(dynamic, chunk)` with the first chunk ten times the others' work: the thread that
+// takes it works while the other waits at the loop's barrier. The finding must not advise a
+// dynamic schedule; it names the directive and smaller chunks (issue: "dynamic schedule" advised
+// for a loop already schedule(dynamic,100)). imbalance's `schedule(static)` loop is advised one.
+TEST(ShapesP2, DynamicLoopIsNotAdvisedADynamicSchedule) {
+  Classified c = with_reference(2, {"chunks", "8", "4", "20"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const int line = source_line("apps/omp/shapes.c", "LOOP_CHUNKS");
+  bool named = false;
+  for (const auto& x : findings_of(c)) {
+    std::string hint = x.value("hint", "");
+    if (x.value("subclass", "") != "barrier" && x.value("subclass", "") != "load_imbalance")
+      continue;
+    EXPECT_EQ(hint.find("try schedule(dynamic"), std::string::npos) << hint;
+    EXPECT_EQ(hint.find("(dynamic schedule"), std::string::npos) << hint;
+    if (hint.find("the loop is already schedule(dynamic, chunk) (shapes.c:" + std::to_string(line) +
+                  ")") != std::string::npos &&
+        hint.find("smaller chunks") != std::string::npos)
+      named = true;
+  }
+  EXPECT_TRUE(named) << "no finding names the dynamic schedule and smaller chunks";
 }
 
 // ---- a scratch buffer the parallel version maps anew at each call: page faults ----------------

@@ -73,8 +73,9 @@ inline std::string describe(const ov::RegionOverheads& r) {
 // and the classifier must put it somewhere: it widens the allowance upwards, for the planted
 // subclass (waiters stuck longer) and for elsewhere.
 inline void expect_recovered(const ov::RegionOverheads& r, const std::vector<Planted>& planted,
-                      bool whole_region, const std::string& where,
-                      const std::set<std::string>& not_planted = {}, double unplanned_s = 0) {
+                             bool whole_region, const std::string& where,
+                             const std::set<std::string>& not_planted = {},
+                             double unplanned_s = 0) {
   SCOPED_TRACE(where);
   std::set<std::string> keys;
   double total = 0;
@@ -89,10 +90,12 @@ inline void expect_recovered(const ov::RegionOverheads& r, const std::vector<Pla
     total += pl.seconds;
     EXPECT_GE(got, pl.seconds - tolerance(pl.seconds))
         << pl.what << ": planted " << pl.seconds << " s in " << names << ", the classifier gave "
-        << got << " s\n" << describe(r);
+        << got << " s\n"
+        << describe(r);
     EXPECT_LE(got, pl.seconds + tolerance(pl.seconds) + unplanned_s)
-        << "(" << unplanned_s << " s unplanned delay) " << pl.what << ": planted " << pl.seconds << " s in " << names << ", the classifier gave "
-        << got << " s\n" << describe(r);
+        << "(" << unplanned_s << " s unplanned delay) " << pl.what << ": planted " << pl.seconds
+        << " s in " << names << ", the classifier gave " << got << " s\n"
+        << describe(r);
   }
   if (!whole_region) return;
   // Everything else: subclasses not planted, plus class values their subclasses do not explain
@@ -102,7 +105,8 @@ inline void expect_recovered(const ov::RegionOverheads& r, const std::vector<Pla
   std::array<double, ov::kClassCount> in_subclasses{};
   for (const auto& [k, v] : r.subclasses) {
     for (int c = 0; c < ov::kClassCount; ++c)
-      if (k.rfind(std::string(ov::kClassKeys[size_t(c)]) + ".", 0) == 0) in_subclasses[size_t(c)] += v;
+      if (k.rfind(std::string(ov::kClassKeys[size_t(c)]) + ".", 0) == 0)
+        in_subclasses[size_t(c)] += v;
     if (keys.count(k) || not_planted.count(k) || std::fabs(v) < 1e-6 ||
         k.rfind("control_of_parallelism.", 0) == 0)
       continue;
@@ -118,8 +122,9 @@ inline void expect_recovered(const ov::RegionOverheads& r, const std::vector<Pla
   }
   EXPECT_LE(elsewhere, tolerance(total) + unplanned_s)
       << "planted " << total << " s in this region (" << unplanned_s
-      << " s of it unplanned delay); the classifier put " << elsewhere << " s elsewhere:"
-      << list.str() << "\n" << describe(r);
+      << " s of it unplanned delay); the classifier put " << elsewhere
+      << " s elsewhere:" << list.str() << "\n"
+      << describe(r);
 }
 
 // The six classes of every region sum to T_o (also with a reference run).
@@ -141,14 +146,16 @@ inline AppRun run_omp(int p, const std::string& name, const std::vector<std::str
 
 // An MPI app of apps/mpi on np ranks under `scalea run` (which preloads libscalea-mpi.so).
 inline AppRun run_mpi(int np, const std::string& program, const std::vector<std::string>& args,
-               const Env& env = {}) {
-  std::vector<std::string> argv{SCALEA_GT_MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np",
-                                sp(np), "-x", "SCALEA_OUTPUT"};
+                      const Env& env = {}) {
+  std::vector<std::string> argv{
+      SCALEA_GT_MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", sp(np), "-x",
+      "SCALEA_OUTPUT"};
   for (const auto& kv : env) {
     argv.push_back("-x");
     argv.push_back(kv.first);
   }
-  argv.insert(argv.end(), {SCALEA_CLI, "run", "-q", "--", std::string(SCALEA_BUILD_DIR) + "/bin/" + program});
+  argv.insert(argv.end(),
+              {SCALEA_CLI, "run", "-q", "--", std::string(SCALEA_BUILD_DIR) + "/bin/" + program});
   argv.insert(argv.end(), args.begin(), args.end());
   Env e = env;
   e.push_back({"OMPI_ALLOW_RUN_AS_ROOT", "1"});
@@ -157,6 +164,16 @@ inline AppRun run_mpi(int np, const std::string& program, const std::vector<std:
 }
 
 // `#define NAME value` of a source file of the project (the planted constants of apps/mpi).
+// The line of a source file of the project holding `marker` (1-based; 0 when absent).
+inline int source_line(const std::string& rel, const std::string& marker) {
+  std::ifstream in(std::string(SCALEA_SOURCE_DIR) + "/" + rel);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n)
+    if (line.find(marker) != std::string::npos) return n;
+  ADD_FAILURE() << "no '" << marker << "' in " << rel;
+  return 0;
+}
+
 inline double source_define(const std::string& rel, const std::string& name) {
   std::ifstream in(std::string(SCALEA_SOURCE_DIR) + "/" + rel);
   std::regex re("^#define\\s+" + name + "\\s+([0-9.eE+-]+)\\s*$");
@@ -189,6 +206,5 @@ struct Classified {
     return node == kNone || node >= a.regions.size() ? none : a.regions[node];
   }
 };
-
 
 }  // namespace scalea::test

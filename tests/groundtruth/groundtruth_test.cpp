@@ -409,16 +409,6 @@ INSTANTIATE_TEST_SUITE_P(Ranks, MpiNp, ::testing::Values(1, 2, 4), np_name);
 
 // ---- the shapes of real MPI codes (apps/mpi/mpi_shapes.c, mpi_sites.c) -------------------------
 
-// The line of a source file of the project holding `marker` (1-based; 0 when absent).
-int source_line(const std::string& rel, const std::string& marker) {
-  std::ifstream in(std::string(SCALEA_SOURCE_DIR) + "/" + rel);
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n)
-    if (line.find(marker) != std::string::npos) return n;
-  ADD_FAILURE() << "no '" << marker << "' in " << rel;
-  return 0;
-}
-
 // The first child of `parent` that is the MPI call `fn` (at `line` when given).
 uint32_t mpi_call(const Measured& m, uint32_t parent, const std::string& fn, int line = 0) {
   for (uint32_t n : m.children(parent, RegionKind::Mpi, fn))

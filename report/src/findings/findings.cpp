@@ -10,6 +10,7 @@
 #include <set>
 
 #include "counter_causes.hpp"
+#include "directive.hpp"
 #include "sampled_where.hpp"
 #include "analysis/analyze.hpp"
 #include "analysis/meta.hpp"
@@ -809,6 +810,32 @@ bool is_sampled_work(const std::string& key) {
          key.rfind("additional_computation", 0) == 0;
 }
 
+// The schedule advice for a loop (directive.hpp) at node n, or at the loop a barrier ends (the
+// sibling before it at the same source line), "" for anything else or when nothing is known.
+std::string loop_schedule_advice(const MergedTree& t, uint32_t n) {
+  const drg::Region* loop = &t.region_of(n);
+  if (loop->kind != RegionKind::Loop) {
+    loop = nullptr;
+    const uint32_t parent = t.node(n).parent;
+    if (!format::region_kind_has(t.region_of(n).kind, format::kBarrier) ||
+        parent == format::kNoIndex)
+      return "";
+    const drg::Region& bar = t.region_of(n);
+    for (uint32_t s : t.node(parent).children) {
+      if (s == n) break;
+      const drg::Region& sr = t.region_of(s);
+      if (sr.kind == RegionKind::Loop && !bar.file.empty() && sr.file == bar.file &&
+          sr.line == bar.line)
+        loop = &sr;
+    }
+    if (!loop) return "";
+  }
+  const Directive d = directive_at(loop->file, loop->line);
+  std::string where;
+  if (d.found) where = fmt::format("{}:{}", loop->file.substr(loop->file.rfind('/') + 1), d.line);
+  return schedule_advice(d, format::LoopSchedule(loop->subkind), where);
+}
+
 // A wait or slower work on CPUs the threads shared: the sharing first, with its figure against
 // the finding's, then the hint for when it stays. A PE waiting for a CPU makes the others wait
 // for it and runs its own work later; the scheduler's run-queue time (per PE, as T_o is) bounds
@@ -849,6 +876,11 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
   }
   const bool counters = run.counters;
   const SlowThread& slow = run.slow;
+  if (c.key == "synchronization.barrier" || c.key == "synchronization.load_imbalance")
+    // The loop's own schedule, read from its directive (or as the runtime reported it), makes
+    // the schedule advice fit the code: no "try dynamic" for a loop that is dynamic already.
+    if (std::string advice = loop_schedule_advice(t, n); !advice.empty())
+      f.hint = "iterations are imbalanced; " + advice;
   if (c.key == "synchronization.barrier" && format::region_kind_has(reg.kind, format::kBarrier)) {
     // Why the threads waited, from what they did before it: not always uneven work.
     BarrierCause cause = barrier_cause(t, n, !cpu_sharing(t.experiment()).empty(), slow);

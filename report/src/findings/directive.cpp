@@ -1,0 +1,173 @@
+// The OpenMP directive at a region's source line (directive.hpp).
+#include "directive.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+namespace scalea::cli {
+namespace {
+
+constexpr uintmax_t kMaxSourceBytes = uintmax_t(16) << 20;
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// The directive text of a line ("omp for schedule(dynamic)"), or "" when the line holds none:
+// `#pragma omp` (spaces allowed after `#`) or a Fortran `!$omp` sentinel.
+std::string directive_of(const std::string& line) {
+  const std::string t = trim(line), l = lower(t);
+  if (l.rfind("!$omp", 0) == 0) return "omp" + t.substr(5);
+  if (l.empty() || l[0] != '#') return "";
+  size_t p = l.find_first_not_of(" \t", 1);
+  if (p == std::string::npos || l.compare(p, 6, "pragma") != 0) return "";
+  p = l.find_first_not_of(" \t", p + 6);
+  if (p == std::string::npos || l.compare(p, 3, "omp") != 0) return "";
+  if (p + 3 < l.size() && (std::isalnum((unsigned char)l[p + 3]) || l[p + 3] == '_')) return "";
+  return t.substr(p);
+}
+
+// Whole words of a directive, clause arguments left out ("omp parallel for schedule nowait").
+bool has_word(const std::string& text, const std::string& word) {
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    bool left = at == 0 || !std::isalnum((unsigned char)text[at - 1]);
+    size_t end = at + word.size();
+    bool right =
+        end >= text.size() || !(std::isalnum((unsigned char)text[end]) || text[end] == '_');
+    if (left && right) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Directive parse_directive(const std::string& text) {
+  Directive d;
+  d.text = trim(text);
+  d.found = !d.text.empty();
+  const std::string l = lower(d.text);
+  d.nowait = has_word(l, "nowait");
+  for (size_t at = l.find("schedule"); at != std::string::npos; at = l.find("schedule", at + 1)) {
+    if (at > 0 && (std::isalnum((unsigned char)l[at - 1]) || l[at - 1] == '_')) continue;
+    size_t open = l.find_first_not_of(" \t", at + 8);
+    if (open == std::string::npos || l[open] != '(') continue;
+    int depth = 0;
+    size_t close = open, comma = std::string::npos;
+    for (; close < l.size(); ++close) {
+      if (l[close] == '(') ++depth;
+      if (l[close] == ')' && --depth == 0) break;
+      if (l[close] == ',' && depth == 1 && comma == std::string::npos) comma = close;
+    }
+    if (close >= l.size()) break;  // unbalanced: say nothing
+    std::string kind =
+        d.text.substr(open + 1, (comma == std::string::npos ? close : comma) - open - 1);
+    if (size_t colon = kind.rfind(':'); colon != std::string::npos) kind = kind.substr(colon + 1);
+    d.schedule = lower(trim(kind));
+    if (comma != std::string::npos) d.chunk = trim(d.text.substr(comma + 1, close - comma - 1));
+    break;
+  }
+  return d;
+}
+
+Directive directive_at(const std::string& file, uint32_t line) {
+  std::error_code ec;
+  if (file.empty() || line == 0 || !std::filesystem::is_regular_file(file, ec) ||
+      std::filesystem::file_size(file, ec) > kMaxSourceBytes)
+    return {};
+  std::ifstream in(file);
+  std::vector<std::string> lines;
+  for (std::string l; lines.size() < line && std::getline(in, l);) lines.push_back(l);
+  if (lines.size() < line) return {};
+  // The nearest directive at or above the line; then its continuation lines.
+  for (uint32_t at = line; at >= 1 && at + kDirectiveLinesAbove >= line; --at) {
+    std::string text = directive_of(lines[at - 1]);
+    if (text.empty()) continue;
+    // A continuation line (Fortran's `!$omp&`, or below a line that ends in `\` or `&`) is not
+    // where the directive starts: go on up.
+    if (at > 1) {
+      std::string above = trim(lines[at - 2]);
+      if (!above.empty() && (above.back() == '\\' || above.back() == '&')) continue;
+    }
+    std::string tail = lines[at - 1];
+    uint32_t next = at;
+    auto continued = [](std::string s, std::string& joined) {
+      s = trim(s);
+      if (s.empty() || (s.back() != '\\' && s.back() != '&')) return false;
+      joined.pop_back();  // the joined text ends with the same mark
+      return true;
+    };
+    text = trim(text);
+    while (continued(tail, text) && next < lines.size()) {
+      tail = lines[next++];
+      std::string more = trim(tail);
+      if (lower(more).rfind("!$omp", 0) == 0) more = more.substr(5);
+      if (!more.empty() && more[0] == '&') more = more.substr(1);
+      text = trim(text) + " " + trim(more);
+    }
+    Directive d = parse_directive(text);
+    d.line = at;
+    return d;
+  }
+  return {};
+}
+
+std::string schedule_advice(const Directive& d, format::LoopSchedule runtime,
+                            const std::string& where) {
+  std::string kind = d.schedule;
+  if (kind.empty()) {
+    switch (runtime) {
+      case format::LoopSchedule::Dynamic: kind = "dynamic"; break;
+      case format::LoopSchedule::Guided: kind = "guided"; break;
+      default: break;
+    }
+  }
+  const std::string at = where.empty() ? "" : " (" + where + ")";
+  const std::string sched = "schedule(" + kind + (d.chunk.empty() ? "" : ", " + d.chunk) + ")";
+  if (kind == "dynamic" || kind == "guided") {
+    std::string rest =
+        d.chunk.empty()
+            ? fmt::format(
+                  "its chunks are single iterations{}, so a few iterations take much "
+                  "longer than the others: split the longest ones, or hand them out "
+                  "first (order the iterations by their cost)",
+                  kind == "guided" ? " at the end" : "")
+            : fmt::format(
+                  "give smaller chunks (a thread takes {} iterations at a time, and the "
+                  "last ones decide when the loop ends), or split the iterations that "
+                  "take longest",
+                  d.chunk);
+    return fmt::format("the loop is already {}{}: another schedule is not what is missing; {}",
+                       sched, at, rest);
+  }
+  if (kind == "static")
+    return fmt::format(
+        "the loop is {}{}: each thread gets fixed iterations; try schedule(dynamic, C) or "
+        "schedule(guided) with chunks C large enough that taking one costs little, or balance the "
+        "work per iteration",
+        sched, at);
+  if (kind == "runtime")
+    return fmt::format(
+        "the loop is schedule(runtime){}: OMP_SCHEDULE chooses it; try OMP_SCHEDULE=dynamic,C or "
+        "guided, or balance the work per iteration",
+        at);
+  if (d.found && kind.empty() && (has_word(lower(d.text), "for") || has_word(lower(d.text), "do")))
+    return fmt::format(
+        "the loop has no schedule clause{} (libomp then gives each thread fixed iterations, as "
+        "static does): try schedule(dynamic, C) or schedule(guided), or balance the work per "
+        "iteration",
+        at);
+  return "";
+}
+
+}  // namespace scalea::cli

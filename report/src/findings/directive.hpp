@@ -1,0 +1,36 @@
+// The OpenMP directive at a region's source line, read from the source file (a "quick parser" in
+// the sense of Kappa Pi: enough of the directive to make the advice fit the code). C and C++
+// `#pragma omp` lines with their `\` continuations, and Fortran `!$omp` lines with `&`. Nothing
+// is guessed: a file that cannot be read, or no directive near the line, gives found = false.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "scalea/format.hpp"
+
+namespace scalea::cli {
+
+struct Directive {
+  bool found = false;
+  std::string text;      // the directive as written, continuations joined ("omp for ...")
+  std::string schedule;  // the schedule kind as written ("static", "dynamic", ...), "" if none
+  std::string chunk;     // the chunk expression, "" if none
+  bool nowait = false;
+  uint32_t line = 0;  // where the directive starts (1-based)
+};
+
+// The clauses of one directive's text (the part after `#pragma` or `!$`, continuations joined).
+Directive parse_directive(const std::string& text);
+
+// The directive that starts on `line` of `file` or on one of the kDirectiveLinesAbove lines before
+// it (a loop's region may be placed at its `for` statement, below the pragma).
+inline constexpr uint32_t kDirectiveLinesAbove = 3;
+Directive directive_at(const std::string& file, uint32_t line);
+
+// What a loop's barrier wait should advise about the schedule, from the directive and the
+// schedule the runtime reported (its subkind, format::LoopSchedule), "" when nothing is known
+// beyond the general advice. `where` names the directive ("md.c:88").
+std::string schedule_advice(const Directive& d, format::LoopSchedule runtime,
+                            const std::string& where);
+
+}  // namespace scalea::cli

@@ -1,0 +1,100 @@
+// The OpenMP directive at a loop's source line and the schedule advice made from it
+// (report/src/findings/directive.cpp): C pragmas with continuations, Fortran sentinels, and no
+// advice where nothing is known.
+#include "findings/directive.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace scalea::cli {
+namespace {
+
+using format::LoopSchedule;
+
+TEST(Directive, ScheduleChunkAndNowait) {
+  Directive d = parse_directive("omp for schedule(dynamic, 100) nowait reduction(+:s)");
+  EXPECT_TRUE(d.found);
+  EXPECT_EQ(d.schedule, "dynamic");
+  EXPECT_EQ(d.chunk, "100");
+  EXPECT_TRUE(d.nowait);
+  d = parse_directive("omp parallel for schedule(monotonic: static , N/(2*p)) num_threads(4)");
+  EXPECT_EQ(d.schedule, "static");
+  EXPECT_EQ(d.chunk, "N/(2*p)");
+  EXPECT_FALSE(d.nowait);
+  d = parse_directive("omp parallel for reduction(+: nowait_count)");
+  EXPECT_EQ(d.schedule, "");
+  EXPECT_FALSE(d.nowait) << "a variable named nowait_count is not the clause";
+  EXPECT_EQ(parse_directive("omp for schedule(dynamic").schedule, "") << "unbalanced";
+}
+
+// A source file written by the test, under its own temporary name.
+struct Source {
+  std::string path;
+  explicit Source(const std::string& text) {
+    char name[] = "/tmp/scalea-directive-XXXXXX";
+    int fd = mkstemp(name);
+    path = name;
+    std::ofstream(path) << text;
+    if (fd >= 0) close(fd);
+  }
+  ~Source() { std::remove(path.c_str()); }
+};
+
+TEST(Directive, FoundAtOrAboveTheLineWithContinuations) {
+  Source c(
+      "int f(int n) {\n"                   // 1
+      "  #  pragma omp parallel for \\\n"  // 2
+      "      schedule(guided, 8)\n"        // 3
+      "  for (int i = 0; i < n; ++i)\n"    // 4
+      "    g(i);\n"                        // 5
+      "}\n");                              // 6
+  Directive d = directive_at(c.path, 4);
+  ASSERT_TRUE(d.found);
+  EXPECT_EQ(d.line, 2u);
+  EXPECT_EQ(d.schedule, "guided");
+  EXPECT_EQ(d.chunk, "8");
+  EXPECT_TRUE(directive_at(c.path, 2).found);
+  EXPECT_FALSE(directive_at(c.path, 1).found);
+  EXPECT_FALSE(directive_at(c.path, 99).found) << "past the end";
+  EXPECT_FALSE(directive_at("/nonexistent/file.c", 4).found);
+  Source f(
+      "      !$OMP PARALLEL DO SCHEDULE(DYNAMIC,CHUNK) &\n"
+      "      !$OMP& PRIVATE(I)\n"
+      "      DO I = 1, N\n");
+  d = directive_at(f.path, 3);
+  ASSERT_TRUE(d.found);
+  EXPECT_EQ(d.schedule, "dynamic");
+  EXPECT_EQ(d.chunk, "CHUNK") << "the expression keeps its case";
+  EXPECT_NE(d.text.find("PRIVATE(I)"), std::string::npos) << d.text;
+}
+
+TEST(Directive, AdviceFitsTheSchedule) {
+  auto advice = [](const std::string& text, LoopSchedule runtime = LoopSchedule::Unknown) {
+    Directive d = text.empty() ? Directive{} : parse_directive(text);
+    return schedule_advice(d, runtime, "md.c:88");
+  };
+  std::string a = advice("omp for schedule(dynamic,100)");
+  EXPECT_EQ(a.rfind("the loop is already schedule(dynamic, 100) (md.c:88)", 0), 0u) << a;
+  EXPECT_NE(a.find("smaller chunks"), std::string::npos) << a;
+  EXPECT_EQ(a.find("try schedule(dynamic"), std::string::npos) << a;
+  a = advice("omp for schedule(dynamic)");
+  EXPECT_NE(a.find("single iterations"), std::string::npos) << a;
+  a = advice("omp for schedule(static)");
+  EXPECT_NE(a.find("try schedule(dynamic, C)"), std::string::npos) << a;
+  a = advice("omp parallel for");
+  EXPECT_NE(a.find("no schedule clause"), std::string::npos) << a;
+  a = advice("omp for schedule(runtime)");
+  EXPECT_NE(a.find("OMP_SCHEDULE"), std::string::npos) << a;
+  // Without the source, the runtime's word for a dynamic loop; nothing else is guessed.
+  a = advice("", LoopSchedule::Dynamic);
+  EXPECT_EQ(a.rfind("the loop is already schedule(dynamic) (md.c:88)", 0), 0u) << a;
+  EXPECT_EQ(advice(""), "");
+  EXPECT_EQ(advice("", LoopSchedule::Static), "");
+  EXPECT_EQ(advice("omp parallel"), "") << "not a loop";
+}
+
+}  // namespace
+}  // namespace scalea::cli
