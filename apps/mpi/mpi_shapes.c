@@ -16,6 +16,11 @@
  *                            each receive waits for the round trip, the exchange's own cost,
  *                            not for a late partner (IMB's PingPong); other ranks only join the
  *                            barrier
+ *   mpi_shapes exchange N MB L  N times, pairs of ranks (0-1, 2-3, ...) swap MB MiB with
+ *                            MPI_Irecv and MPI_Isend, then complete both in one MPI_Waitall; the
+ *                            odd rank of each pair first sleeps L ms (0: nobody is late): the
+ *                            large messages complete in the MPI_Waitall (transfer), and the even
+ *                            rank waits L ms more there. Truth: late (the odd ranks' sleeps)
  *   mpi_shapes procnull N B  N times, a non-periodic chain: MPI_Sendrecv of B bytes to rank + 1
  *                            from rank - 1, then MPI_Isend/MPI_Irecv the other way; the ends'
  *                            partners are MPI_PROC_NULL: 2 N B bytes per link, sent and received
@@ -69,6 +74,28 @@ int main(int argc, char** argv) {
       }
     }
     free(buf);
+  } else if (!strcmp(mode, "exchange")) {
+    int n = argc > 2 ? atoi(argv[2]) : 20;
+    size_t bytes = (size_t)((argc > 3 ? atof(argv[3]) : 4) * 1024 * 1024);
+    double late = argc > 4 ? atof(argv[4]) * 1e-3 : 0, slept = 0;
+    char* out = calloc(bytes, 1);
+    char* in = calloc(bytes, 1);
+    int partner = rank ^ 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < n && partner < size; ++i) {
+      if (rank % 2 == 1 && late > 0) {
+        sleep_s(late);
+        slept += late;
+      }
+      MPI_Request rq[2];
+      MPI_Irecv(in, (int)bytes, MPI_BYTE, partner, 0, MPI_COMM_WORLD, &rq[0]);
+      MPI_Isend(out, (int)bytes, MPI_BYTE, partner, 0, MPI_COMM_WORLD, &rq[1]);
+      MPI_Waitall(2, rq, MPI_STATUSES_IGNORE); /* EXCHANGE_WAIT */
+    }
+    MPI_Allreduce(&slept, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("truth late %.9f\n", sum);
+    free(out);
+    free(in);
   } else if (!strcmp(mode, "procnull")) {
     int n = argc > 2 ? atoi(argv[2]) : 10, bytes = argc > 3 ? atoi(argv[3]) : 4096;
     char* buf = calloc(2, (size_t)bytes);

@@ -297,7 +297,11 @@ struct NodePlan {
   // A blocking MPI call with partners (mpi_cost.hpp): what its calls cost when nobody is late
   // bounds its waiting.
   bool partner_call = false;
-  bool barrier = false;       // MPI_Barrier: waits as a collective does, moves nothing
+  bool barrier = false;  // MPI_Barrier: waits as a collective does, moves nothing
+  // MPI_Wait/Test and their -all/-any/-some forms (`completion`): at a site every rank calls
+  // (`request_wait`), the bytes were counted where the requests were posted, so the rank that
+  // waited least there bounds what the completions cost (`fastest`), as for collectives.
+  bool completion = false, request_wait = false;
   double shortest_call = -1;  // s, the site's shortest call on any PE; -1 when unknown
   // A one-rank run: MPI calls have no partner to wait for.
   bool no_partner = false;

@@ -135,9 +135,22 @@ NodePlan plan_node(const MergedTree& t, const std::vector<MemberStats>& st,
   }
   if (pl.before != format::kNoIndex) pl.before_time = st[pl.before].time_max;
   pl.fastest = pl.collective || pl.barrier ? st[n].time_min : 0;
+  // Completions of non-blocking requests carry no bytes (they were counted at MPI_Isend and
+  // MPI_Irecv), so the message model gives them no transfer and all their time was waiting; a
+  // large message completes there. Where every rank calls the site (SPMD: a halo exchange),
+  // some rank arrives last and does not wait: the completions' own cost is bounded as a
+  // collective's (collective_transfer). A site only some ranks call (workers waiting for a
+  // master) is all waiting.
+  pl.completion = r.kind == RegionKind::Mpi && r.subkind == uint16_t(format::MpiClass::Wait);
+  const size_t ranks = t.experiment().ranks();
+  if (pl.completion && ranks > 1 && st[n].entered >= ranks && st[n].members == st[n].entered) {
+    pl.request_wait = true;
+    pl.fastest = st[n].time_min;
+  }
   const int shortest = t.experiment().metric(format::CoreMetric::TimeMin);
-  pl.shortest_call =
-      pl.partner_call && shortest >= 0 && st[n].entered > 0 ? t.min(n, shortest) * 1e-9 : -1;
+  pl.shortest_call = (pl.partner_call || pl.request_wait) && shortest >= 0 && st[n].entered > 0
+                         ? t.min(n, shortest) * 1e-9
+                         : -1;
 
   // Idle PEs. In a synchronization, a PE with less time in it than the longest arrived late: the
   // others' waits already hold what that cost the enclosing region, so its share in the
@@ -398,6 +411,11 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
         } else if (has_wait(r.kind)) {
           wait = std::min(e.value(th, tn, c.wait) * 1e-9, std::max(x, 0.0));
           if (pl.partner_call) wait = partner_wait(e, c, th, tn, f.model, x, wait);
+          // A completion waits all its time, but what the rank that waited least spent there
+          // at a site every rank calls (the completions' own cost: data movement).
+          if (pl.completion)
+            wait = std::max(x, 0.0) -
+                   (pl.request_wait ? collective_transfer(e, c, th, tn, pl, f.model, x) : 0.0);
         }
         if (format::region_kind_has(r.kind, format::kTeam) && e.value(th, tn, c.team_size) > 0)
           fork_join = (e.value(th, tn, c.fork) + e.value(th, tn, c.join)) * 1e-9;

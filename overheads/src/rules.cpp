@@ -211,10 +211,14 @@ const std::vector<Rule> kRules = {
     {"mpi.sync.wait", k(K::Mpi), m(M::Sync), Part::Wait, false, SY, "mpi_barrier",
      "S += wait_i = t_i - own cost_i (as mpi.collective.transfer), at most the model's wait",
      "ranks waiting in MPI_Barrier for the last one to arrive"},
-    {"mpi.wait", k(K::Mpi), m(M::Wait), Part::Exclusive, false, SY, "mpi_waiting", "S += exclusive",
-     "MPI_Wait/Test: completing a nonblocking operation"},
-    {"mpi.wait.wait", k(K::Mpi), m(M::Wait), Part::Wait, false, SY, "mpi_waiting", "S += wait",
-     "MPI_Wait/Test: completing a nonblocking operation"},
+    {"mpi.wait", k(K::Mpi), m(M::Wait), Part::Exclusive, false, DM, "mpi_p2p",
+     "D += transfer_i as for collectives (min(t_i, min_j t_j), and calls_i x shortest call when "
+     "ranks are late in turn) at a site every rank calls, else nothing",
+     "MPI_Wait/Test: the completions' own cost (a large message completes there), bounded by "
+     "the rank that waited least"},
+    {"mpi.wait.wait", k(K::Mpi), m(M::Wait), Part::Wait, false, SY, "mpi_waiting",
+     "S += t_i - transfer_i at a site every rank calls, else t_i",
+     "MPI_Wait/Test: waiting for the partners of nonblocking operations"},
     {"mpi.management", k(K::Mpi), m(M::Management), Part::Exclusive, false, CP, "mpi_management",
      "C += exclusive", "communicator, group and window management"},
     {"mpi.management.wait", k(K::Mpi), m(M::Management), Part::Wait, false, CP, "mpi_management",

@@ -508,6 +508,31 @@ TEST_P(MpiNp, PingPongIsTransferNotWaiting) {
   EXPECT_GT(recv_time, 0) << "no MPI_Recv call site";
 }
 
+// Two ranks swap 4 MiB with MPI_Irecv/MPI_Isend and complete both in one MPI_Waitall: the bytes
+// were counted at the posts, yet the messages move while the ranks are in the MPI_Waitall. When
+// nobody is late that time is the completions' own cost (data movement), not "waiting for a late
+// partner"; when rank 1 sleeps 5 ms before each exchange, rank 0's extra time there is waiting.
+TEST_P(MpiNp, RequestCompletionsHoldTheirTransfer) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const int np = GetParam();
+  if (np != 2) GTEST_SKIP() << "one pair of ranks (4 ranks on 2 CPUs wait for CPUs)";
+  const int line = source_line("apps/mpi/mpi_shapes.c", "EXCHANGE_WAIT");
+  {
+    Classified c(run_mpi(np, "mpi_shapes", {"exchange", "20", "4", "0"}));
+    ASSERT_TRUE(c.ok()) << c.run.describe();
+    const auto& w = c.at(mpi_call(*c.m, c.m->root(), "MPI_Waitall", line));
+    EXPECT_LE(subclass(w, "synchronization.mpi_waiting"), 0.25 * w.t_p + tolerance(0))
+        << describe(w);
+    EXPECT_GE(subclass(w, "data_movement.mpi_p2p"), 0.5 * w.t_p) << describe(w);
+  }
+  Classified c(run_mpi(np, "mpi_shapes", {"exchange", "20", "4", "5"}));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const auto& w = c.at(mpi_call(*c.m, c.m->root(), "MPI_Waitall", line));
+  const double late = truth(c.run, "late");  // rank 1's sleeps: rank 0 waits that long
+  EXPECT_GE(subclass(w, "synchronization.mpi_waiting"), 0.5 * late / np - tolerance(late / np))
+      << describe(w);
+}
+
 // Messages to and from MPI_PROC_NULL move nothing: in a non-periodic chain every byte sent is a
 // byte received, 2 N B per link (Sendrecv one way, Isend/Irecv the other).
 TEST_P(MpiNp, ProcNullMovesNoBytes) {

@@ -712,6 +712,16 @@ FindingPlace place_of(const MergedTree& t, uint32_t n, const std::string& key, u
 // move: then the hint says so, with the calls' count, size and time ("" for larger messages).
 std::string small_messages_hint(const MergedTree& t, uint32_t n) {
   const drg::Experiment& e = t.experiment();
+  const drg::Region& reg = t.region_of(n);
+  if (reg.kind == RegionKind::Mpi && reg.subkind == uint16_t(format::MpiClass::Wait))
+    // A completion's bytes were counted where its requests were posted.
+    return fmt::format(
+        "the messages posted before it (MPI_Isend, MPI_Irecv) complete here, {:.1f} ms per call "
+        "for the rank that waited least: their transfer; send less, or post them earlier and "
+        "compute more before the wait",
+        ns_to_s(t.min(n, e.metric(format::CoreMetric::TimeSum))) * 1e3 /
+            std::max(1.0, t.sum(n, e.metric(format::CoreMetric::Visits)) /
+                              std::max<size_t>(1, t.holders(n))));
   const int visits = e.metric(format::CoreMetric::Visits),
             time = e.metric(format::CoreMetric::TimeSum),
             sent = e.metric(format::CoreMetric::BytesSent),
