@@ -51,6 +51,9 @@
  *                  thread that takes the first chunk works C T, a dynamic schedule's last
  *                  chunk decides the end (a loop already dynamic, whose chunks are too large).
  *                  Truth: work (sum of the iterations' sleeps).
+ * critical N      `parallel for` over N iterations, each adding to a shared sum inside `omp
+ *                  critical` (a single update that atomic or a reduction does without the lock):
+ *                  the threads queue at the critical section. Prints the sum.
  * teams R N T      R rounds of `teams distribute parallel for num_teams(2) thread_limit(1)` over
  *                  N iterations of T ms (a host league of two teams, whatever OMP_NUM_THREADS:
  *                  each team's share of the iterations in a parallel region of its own, on its
@@ -334,6 +337,19 @@ static int chunks(int argc, char** argv) {
   return 0;
 }
 
+static int critical(int argc, char** argv) {
+  int n = (int)arg_num(argc, argv, 2, 200000);
+  double sum = 0;
+#pragma omp parallel for
+  for (int i = 0; i < n; ++i) {
+    double v = i * 0.5;
+#pragma omp critical /* CRITICAL_SUM */
+    sum += v;
+  }
+  printf("critical: sum %g\n", sum);
+  return 0;
+}
+
 static int cpuwork(int argc, char** argv) {
   int rounds = (int)arg_num(argc, argv, 2, 3);
   double t = arg_num(argc, argv, 3, 100) * 1e-3, cpu = 0;
@@ -430,9 +446,10 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "stuck")) return stuck(argc, argv);
   if (!strcmp(mode, "teams")) return teams(argc, argv);
   if (!strcmp(mode, "chunks")) return chunks(argc, argv);
+  if (!strcmp(mode, "critical")) return critical(argc, argv);
   fprintf(stderr,
           "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied|forkjoin|"
-          "scratch|cpuwork|stuck|teams|chunks [ARGS...]\n",
+          "scratch|cpuwork|stuck|teams|chunks|critical [ARGS...]\n",
           argv[0]);
   return 2;
 }

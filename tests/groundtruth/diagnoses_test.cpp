@@ -347,6 +347,25 @@ TEST(ShapesP2, DynamicLoopIsNotAdvisedADynamicSchedule) {
   EXPECT_TRUE(named) << "no finding names the dynamic schedule and smaller chunks";
 }
 
+// A critical section around one update (`sum += v`, 200,000 times on 2 threads): its waits are
+// advised the atomic update and the reduction that need no lock, read from its body.
+TEST(ShapesP2, CriticalAroundOneUpdateIsAdvisedAtomicOrReduction) {
+  Classified c = with_reference(2, {"critical", "200000"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const int line = source_line("apps/omp/shapes.c", "CRITICAL_SUM");
+  bool named = false;
+  for (const auto& x : findings_of(c)) {
+    if (x.value("subclass", "") != "critical") continue;
+    std::string hint = x.value("hint", "");
+    named = hint.find("the critical section (shapes.c:" + std::to_string(line) +
+                      ") guards one update, `sum += v`") != std::string::npos &&
+            hint.find("#pragma omp atomic") != std::string::npos &&
+            hint.find("reduction(+: sum)") != std::string::npos;
+    EXPECT_TRUE(named) << hint;
+  }
+  EXPECT_TRUE(named) << "no critical-section finding";
+}
+
 // ---- a scratch buffer the parallel version maps anew at each call: page faults ----------------
 // The loop's extra time over the reference is its page faults (LULESH's force arrays with more
 // than one thread). The model has no class for them: unidentified, not replicated or additional

@@ -96,5 +96,39 @@ TEST(Directive, AdviceFitsTheSchedule) {
   EXPECT_EQ(advice("omp parallel"), "") << "not a loop";
 }
 
+TEST(Directive, CriticalAroundOneUpdate) {
+  Source c(
+      "#pragma omp critical\n"             // 1
+      "  sum += v;  // the update\n"       // 2
+      "#pragma omp critical(name)\n"       // 3
+      "  {\n"                              // 4
+      "    n++;\n"                         // 5
+      "  }\n"                              // 6
+      "#pragma omp critical\n"             // 7
+      "  if (d > longest) longest = d;\n"  // 8
+      "#pragma omp critical\n"             // 9
+      "  { a = a * x;\n"                   // 10
+      "    b += 1; }\n"                    // 11
+      "#pragma omp critical\n"             // 12
+      "  p.count = p.count + 1;\n"         // 13
+      "#pragma omp barrier\n");            // 14
+  std::string a = critical_advice(c.path, 1);
+  EXPECT_NE(a.find("guards one update, `sum += v`"), std::string::npos) << a;
+  EXPECT_NE(a.find("#pragma omp atomic"), std::string::npos) << a;
+  EXPECT_NE(a.find("reduction(+: sum)"), std::string::npos) << a;
+  a = critical_advice(c.path, 3);
+  EXPECT_NE(a.find("`n++`"), std::string::npos) << a;
+  EXPECT_NE(a.find("reduction(+: n)"), std::string::npos) << a;
+  a = critical_advice(c.path, 7);
+  EXPECT_NE(a.find("guards one maximum"), std::string::npos) << a;
+  EXPECT_NE(a.find("reduction(max: longest)"), std::string::npos) << a;
+  EXPECT_EQ(critical_advice(c.path, 9), "") << "two statements";
+  a = critical_advice(c.path, 12);
+  EXPECT_NE(a.find("`p.count = p.count + 1`"), std::string::npos) << a;
+  EXPECT_EQ(a.find("reduction("), std::string::npos) << "a member is no reduction variable: " << a;
+  EXPECT_EQ(critical_advice(c.path, 14), "") << "not a critical section";
+  EXPECT_EQ(critical_advice("/nonexistent.c", 1), "");
+}
+
 }  // namespace
 }  // namespace scalea::cli

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <vector>
 
 namespace scalea::cli {
@@ -80,14 +81,23 @@ Directive parse_directive(const std::string& text) {
   return d;
 }
 
-Directive directive_at(const std::string& file, uint32_t line) {
+namespace {
+// The first `count` lines of a readable source file (fewer at its end; none when unreadable).
+std::vector<std::string> read_lines(const std::string& file, size_t count) {
   std::error_code ec;
-  if (file.empty() || line == 0 || !std::filesystem::is_regular_file(file, ec) ||
-      std::filesystem::file_size(file, ec) > kMaxSourceBytes)
-    return {};
-  std::ifstream in(file);
   std::vector<std::string> lines;
-  for (std::string l; lines.size() < line && std::getline(in, l);) lines.push_back(l);
+  if (file.empty() || !std::filesystem::is_regular_file(file, ec) ||
+      std::filesystem::file_size(file, ec) > kMaxSourceBytes)
+    return lines;
+  std::ifstream in(file);
+  for (std::string l; lines.size() < count && std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+}  // namespace
+
+Directive directive_at(const std::string& file, uint32_t line) {
+  if (line == 0) return {};
+  std::vector<std::string> lines = read_lines(file, line + 16);  // continuations below too
   if (lines.size() < line) return {};
   // The nearest directive at or above the line; then its continuation lines.
   for (uint32_t at = line; at >= 1 && at + kDirectiveLinesAbove >= line; --at) {
@@ -117,6 +127,7 @@ Directive directive_at(const std::string& file, uint32_t line) {
     }
     Directive d = parse_directive(text);
     d.line = at;
+    d.last_line = next;
     return d;
   }
   return {};
@@ -168,6 +179,65 @@ std::string schedule_advice(const Directive& d, format::LoopSchedule runtime,
         "iteration",
         at);
   return "";
+}
+
+std::string critical_advice(const std::string& file, uint32_t line) {
+  const Directive d = directive_at(file, line);
+  if (!d.found || !has_word(lower(d.text), "critical")) return "";
+  // The statement after the directive: one line, or a braced block of a few lines.
+  std::vector<std::string> lines = read_lines(file, d.last_line + 12);
+  std::string body;
+  for (size_t i = d.last_line; i < lines.size(); ++i) {
+    std::string l = trim(lines[i]);
+    if (size_t c = l.find("//"); c != std::string::npos) l = trim(l.substr(0, c));
+    if (l.empty() && body.empty()) continue;
+    body += (body.empty() ? "" : " ") + l;
+    if (body[0] != '{' && body.find(';') != std::string::npos) break;
+    if (body[0] == '{' && body.find('}') != std::string::npos) break;
+  }
+  body = trim(body);
+  if (!body.empty() && body.front() == '{' && body.back() == '}')
+    body = trim(body.substr(1, body.size() - 2));
+  if (size_t semi = body.find(';'); semi == std::string::npos || semi + 1 != body.size())
+    return "";  // not one statement
+  body = trim(body.substr(0, body.size() - 1));
+  const std::string where = fmt::format("{}:{}", file.substr(file.rfind('/') + 1), d.line);
+  static const std::regex compound(R"(^([A-Za-z_][\w.]*(?:\[[^\]]*\])?)\s*([-+*&|^])=\s*(.+)$)");
+  static const std::regex spelled(
+      R"(^([A-Za-z_][\w.]*)\s*=\s*([A-Za-z_][\w.]*)\s*([-+*&|^])\s*(.+)$)");
+  static const std::regex step(
+      R"(^(?:(\+\+|--)\s*([A-Za-z_][\w.]*)|([A-Za-z_][\w.]*)\s*(\+\+|--))$)");
+  static const std::regex extreme(
+      R"(^if\s*\(\s*(.+?)\s*([<>])=?\s*([A-Za-z_][\w.]*)\s*\)\s*([A-Za-z_][\w.]*)\s*=\s*(.+)$)");
+  std::smatch m;
+  std::string var, op;
+  if (std::regex_match(body, m, compound)) {
+    var = m[1], op = m[2];
+  } else if (std::regex_match(body, m, spelled) && m[1] == m[2]) {
+    var = m[1], op = m[3];
+  } else if (std::regex_match(body, m, step)) {
+    var = m[2].matched ? m[2].str() : m[3].str();
+    op = (m[1].matched ? m[1].str() : m[4].str()) == "++" ? "+" : "-";
+  } else if (std::regex_match(body, m, extreme) && m[3] == m[4] && trim(m[5]) == trim(m[1])) {
+    const std::string kind = m[2] == ">" ? "max" : "min";
+    return fmt::format(
+        "the critical section ({}) guards one {}imum, `{}`: give the enclosing loop or region "
+        "reduction({}: {}) (OpenMP 3.1), so that each thread keeps its own and they are combined "
+        "once at the end, instead of taking the lock every time",
+        where, kind, body, kind, m[3].str());
+  } else {
+    return "";
+  }
+  const bool plain = var.find_first_of(".[") == std::string::npos;
+  return fmt::format(
+      "the critical section ({}) guards one update, `{}`: make it `#pragma omp atomic`, which "
+      "updates without a lock{}",
+      where, body,
+      plain && op != "-" ? fmt::format(", or better give the enclosing loop reduction({}: {}), so "
+                                       "that each thread adds to its own copy and they are "
+                                       "combined once at the end",
+                                       op, var)
+                         : "");
 }
 
 }  // namespace scalea::cli

@@ -16,7 +16,8 @@ struct Directive {
   std::string schedule;  // the schedule kind as written ("static", "dynamic", ...), "" if none
   std::string chunk;     // the chunk expression, "" if none
   bool nowait = false;
-  uint32_t line = 0;  // where the directive starts (1-based)
+  uint32_t line = 0;       // where the directive starts (1-based)
+  uint32_t last_line = 0;  // where it ends (its last continuation line)
 };
 
 // The clauses of one directive's text (the part after `#pragma` or `!$`, continuations joined).
@@ -32,5 +33,11 @@ Directive directive_at(const std::string& file, uint32_t line);
 // beyond the general advice. `where` names the directive ("md.c:88").
 std::string schedule_advice(const Directive& d, format::LoopSchedule runtime,
                             const std::string& where);
+
+// What a critical section's waits should advise from its body, read after the `critical`
+// directive at or above `line` of `file`: a body that is one update of one variable (`s += v`,
+// `s = s * v`, `++n`, `if (d > m) m = d`) is named with the construct that does it without the
+// lock (atomic, or a reduction); "" for any other body, or when the source cannot be read.
+std::string critical_advice(const std::string& file, uint32_t line);
 
 }  // namespace scalea::cli

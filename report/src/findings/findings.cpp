@@ -847,10 +847,10 @@ std::string loop_schedule_advice(const MergedTree& t, uint32_t n) {
 }
 
 // A wait or slower work on CPUs the threads shared: the sharing first, with its figure against
-// the finding's, then the hint for when it stays. A PE waiting for a CPU makes the others wait
-// for it and runs its own work later; the scheduler's run-queue time (per PE, as T_o is) bounds
-// how much of the finding that can be. Without measured waiting, the affinity alone (more
-// threads than CPUs) is said as a possibility.
+// the finding's, then the hint for when it stays (after the hint when it is under half of it). A PE
+// waiting for a CPU makes the others wait for it and runs its own work later; the scheduler's
+// run-queue time (per PE, as T_o is) bounds how much of the finding that can be. Without measured
+// waiting, the affinity alone (more threads than CPUs) is said as a possibility.
 std::string sharing_first(const MergedTree& t, const overheads::Analysis& a, double seconds,
                           const std::string& hint) {
   const drg::Experiment& e = t.experiment();
@@ -862,6 +862,12 @@ std::string sharing_first(const MergedTree& t, const overheads::Analysis& a, dou
            "that, so look again on free CPUs";
   }
   const double per_pe = w.queued / std::max(1, a.p);
+  if (per_pe < 0.5 * seconds)
+    // Less than half of it: the finding's own cause comes first, the sharing after.
+    return fmt::format(
+        "{}; the threads also waited {:.3f} s per PE for a CPU in this run ({:.0f}% of this "
+        "finding): that part may be the sharing",
+        hint, per_pe, 100 * per_pe / seconds);
   std::string part = per_pe >= seconds
                          ? "more than this finding"
                          : fmt::format("{:.0f}% of this finding", 100 * per_pe / seconds);
@@ -891,6 +897,10 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
     // the schedule advice fit the code: no "try dynamic" for a loop that is dynamic already.
     if (std::string advice = loop_schedule_advice(t, n); !advice.empty())
       f.hint = "iterations are imbalanced; " + advice;
+  if (c.key == "synchronization.critical")
+    // A critical section around one update has a construct that needs no lock.
+    if (std::string advice = critical_advice(reg.file, reg.line); !advice.empty())
+      f.hint = "contention: " + advice;
   if (c.key == "synchronization.barrier" && format::region_kind_has(reg.kind, format::kBarrier)) {
     // Why the threads waited, from what they did before it: not always uneven work.
     BarrierCause cause = barrier_cause(t, n, !cpu_sharing(t.experiment()).empty(), slow);
