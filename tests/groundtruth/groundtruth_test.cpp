@@ -348,6 +348,22 @@ TEST_P(MpiNp, PlantedLateAllreduceIsWaiting) {
   const double none = 0.002 + 0.02 * W * reps;
   EXPECT_LT(cls(c->at(n), ov::Class::LossOfParallelism), none) << describe(c->at(n));
   EXPECT_LT(cls(c->at(ar), ov::Class::LossOfParallelism), none) << describe(c->at(ar));
+  // The waiting finding names the rank the others wait for: the last, which spent the least
+  // time in the call.
+  if (np < 2) return;
+  AppRun r = run_scalea_cli({"report", c->run.experiment, "--format", "json", "--findings", "20"});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  bool named = false;
+  for (const auto& f : doc["findings"])
+    if (f.value("subclass", "") == "mpi_waiting" && f.value("node", 0u) == ar) {
+      std::string hint = f.value("hint", "");
+      named = hint.find("rank " + std::to_string(np - 1) + " spent the least time here") !=
+                  std::string::npos &&
+              hint.find("the others wait for rank " + std::to_string(np - 1)) != std::string::npos;
+      EXPECT_TRUE(named) << hint;
+    }
+  EXPECT_TRUE(named) << "no MPI waiting finding at the late MPI_Allreduce";
 }
 
 // A message model the run contradicts (a calibration at MPI_Init disturbed by other processes:

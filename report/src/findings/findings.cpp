@@ -14,6 +14,7 @@
 #include "sampled_where.hpp"
 #include "analysis/analyze.hpp"
 #include "analysis/meta.hpp"
+#include "analysis/thread_values.hpp"
 #include "scalea/drg/meta.hpp"
 #include "scalea/format.hpp"
 #include "wait_causes.hpp"
@@ -759,13 +760,72 @@ std::string io_volume(const MergedTree& t, uint32_t n) {
 }
 
 // What the findings read from the run besides its analysis, gathered once.
+// At an MPI call site every rank called: the rank that spent the least time there (the last to
+// arrive: the others waited for it) and the one that spent the most.
+struct RankSpread {
+  int least_rank = -1, most_rank = -1;
+  double least = 0, most = 0;  // s
+};
+
 struct RunEvidence {
   bool counters = false;                      // the run measured counters
+  std::map<uint32_t, RankSpread> late;        // MPI waiting findings' nodes (late_ranks)
   std::optional<drg::SampleProfile> samples;  // call-path sampling's, when the run has samples
   SlowThread slow;  // for barrier findings: the thread slow in every loop, if any
   // Regions some PE had not left when the run ended (a signal, a deadlock ended by `timeout`).
   std::map<uint32_t, std::vector<OpenPe>> open;
 };
+
+// Whether the rank that spent the least time at an MPI call site is the one the others waited
+// for: at a collective all wait for (wait at N x N, a broadcast's root), and between two ranks.
+// Not at a reduction's root, nor among more than two ranks of point-to-point calls (a rank's
+// partner is not known there).
+bool names_late_rank(const MergedTree& t, uint32_t n) {
+  const drg::Region& r = t.region_of(n);
+  if (r.kind != RegionKind::Mpi) return false;
+  if (r.subkind == uint16_t(format::MpiClass::Collective)) {
+    const std::string_view ws = wait_state(r).name;
+    return ws == "wait at NxN" || ws == "late broadcast";
+  }
+  return (r.subkind == uint16_t(format::MpiClass::P2P) ||
+          r.subkind == uint16_t(format::MpiClass::Wait)) &&
+         t.experiment().ranks() == 2;
+}
+
+// For the MPI waiting findings at call sites every rank called, with two or more ranks: each
+// rank's time there (one pass over the threads for all of them) and the least and the most.
+std::map<uint32_t, RankSpread> late_ranks(const MergedTree& t, const std::vector<uint32_t>& nodes) {
+  std::map<uint32_t, RankSpread> out;
+  const drg::Experiment& e = t.experiment();
+  const int ranks = e.ranks(), time = e.metric(format::CoreMetric::TimeSum);
+  if (ranks < 2 || time < 0 || nodes.empty()) return out;
+  for_each_node_threads(t, nodes, {time}, [&](const NodeThreads& nt) {
+    std::map<int, double> by_rank;
+    for (size_t h = 0; h < nt.count; ++h) by_rank[e.threads[nt.thread[h]].rank] += nt.value(h, 0);
+    if (int(by_rank.size()) < ranks) return;  // not every rank called it
+    RankSpread s;
+    for (const auto& [r, ns] : by_rank) {
+      if (s.least_rank < 0 || ns < s.least) s.least_rank = r, s.least = ns;
+      if (s.most_rank < 0 || ns > s.most) s.most_rank = r, s.most = ns;
+    }
+    s.least = ns_to_s(s.least), s.most = ns_to_s(s.most);
+    out[nt.node] = s;
+  });
+  return out;
+}
+
+// "rank 1 spent the least time here ...": who the others waited for, when the ranks' times
+// differ enough to tell (the least under half of the most); "" otherwise.
+std::string late_rank_hint(const RunEvidence& run, uint32_t n) {
+  auto it = run.late.find(n);
+  if (it == run.late.end()) return "";
+  const RankSpread& s = it->second;
+  if (s.least_rank == s.most_rank || s.least >= 0.5 * s.most) return "";
+  return fmt::format(
+      "rank {} spent the least time here ({:.3f} s, rank {} the most: {:.3f} s): the others "
+      "wait for rank {}; look at what it does before this call",
+      s.least_rank, s.least, s.most_rank, s.most, s.least_rank);
+}
 
 // A region some PE never left: its times end with the run, so neither balance nor waiting can
 // be judged there; what to find out is why that PE did not finish.
@@ -916,6 +976,8 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
     if (std::string volume = io_volume(t, n); !volume.empty()) f.hint = volume + "; " + f.hint;
   if (c.key == "data_movement.mpi_collective" || c.key == "data_movement.mpi_p2p")
     if (std::string small = small_messages_hint(t, n); !small.empty()) f.hint = small;
+  if (c.key == "synchronization.mpi_waiting")
+    if (std::string late = late_rank_hint(run, n); !late.empty()) f.hint += "; " + late;
   if ((f.cls == "synchronization" && c.key != "synchronization.barrier" &&
        c.key != "synchronization.mpi_barrier_cost") ||
       (f.cls == "unidentified" && !counted_cause))
@@ -1015,6 +1077,11 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
                   [](const auto& cs) { return cs.first.key == "synchronization.barrier"; }))
     run.slow = slowest_thread(t);
   run.open = open_nodes(t.experiment(), t);
+  std::vector<uint32_t> waits;  // MPI waiting: who the others waited for (one pass for all)
+  for (const auto& cs : chosen)
+    if (cs.first.key == "synchronization.mpi_waiting" && names_late_rank(t, cs.first.node))
+      waits.push_back(cs.first.node);
+  run.late = late_ranks(t, waits);
   // Where the work of a region went, for the findings that are work (one pass over the threads,
   // only when the run sampled and a finding needs it).
   if (drg::read_meta(t.experiment().meta).sampling &&
