@@ -4,6 +4,7 @@
 # real tool with real programs (/bin/true, /bin/echo, apps/omp/phases).
 # Usage: check_messages.sh BIN_DIR WORK_DIR GROUP
 #   GROUP words:    mistyped commands and options, program arguments without --, scalea help
+#         settings: invalid SCALEA_* values name their valid form; scalea settings lists the table
 set -u
 bin=$(cd "$1" && pwd); work=$2; group=$3
 scalea=$bin/scalea
@@ -51,6 +52,36 @@ case $group in
     "$scalea" run -q -o ok1 /bin/echo hi > out 2> err || fail "scalea run -o ok1 /bin/echo hi: $(cat err)"
     "$scalea" run -q -o ok2 -- /bin/echo -n -o hi > out 2> err || fail "scalea run -- /bin/echo -n -o hi: $(cat err)"
     [ "$(cat out)" = "-o hi" ] || fail "the program's options after -- did not reach it: $(cat out)"
+    ;;
+  settings)
+    # Invalid values: the valid form, the default kept, the program runs and is measured.
+    n=0
+    check_env() {  # check_env KEY=VALUE REGEX
+      OMP_NUM_THREADS=1 env "$1" SCALEA_OUTPUT="$work/env$n" OMP_TOOL_LIBRARIES="$bin/../lib/libscalea-omp.so" \
+        "$phases" 1 1 1 > /dev/null 2> err; local rc=$?
+      echo "$1 -> $rc: $(cat err)"
+      [ $rc = 0 ] || fail "$1: the program's exit status is $rc"
+      [ "$(grep -c "${1%%=*}" err)" = 1 ] || fail "$1: not one line naming the setting"
+      grep -Eq -- "$2" err || fail "$1: the message does not match: $2"
+      [ -f "$work/env$n/meta.json" ] || fail "$1: no experiment"
+      n=$((n + 1))
+    }
+    check_env SCALEA_CLOCK=bogus "^scalea: invalid value 'bogus' for SCALEA_CLOCK \(valid: tsc or monotonic\), default kept$"
+    check_env SCALEA_SNAPSHOT=1ms "^scalea: invalid value '1ms' for SCALEA_SNAPSHOT \(valid: a duration from 10ms to 1h with ms or s \(a bare number is s; e.g. 1s, 100ms\), or off\), default kept$"
+    check_env SCALEA_QUIET=2 "^scalea: invalid value '2' for SCALEA_QUIET \(valid: on or off \(also 1 or 0, yes or no, true or false\)\), default kept$"
+    check_env SCALEA_THROTTLE=fast "^scalea: invalid value 'fast' for SCALEA_THROTTLE \(valid: N:T with N a whole number of visits"
+    # scalea settings: every row of the table with its default, values and meaning.
+    "$scalea" settings > out 2> err || fail "scalea settings: $(cat err)"
+    [ "$(grep -c '^SCALEA_' out)" -ge 20 ] || fail "scalea settings lists $(grep -c '^SCALEA_' out) settings"
+    grep -A5 '^SCALEA_SNAPSHOT$' out | grep -q '^  values:   a duration from 10ms to 1h' || fail "SCALEA_SNAPSHOT's values not listed"
+    grep -A5 '^SCALEA_SNAPSHOT$' out | grep -q '^  default:  off$' || fail "SCALEA_SNAPSHOT's default not listed"
+    grep -q '^SCALEA_RUN_PRELOAD$' out && fail "an internal setting is listed"
+    SCALEA_SAMPLE=100 "$scalea" settings SAMPLE > out 2> err || fail "scalea settings SAMPLE: $(cat err)"
+    [ "$(grep -c '^SCALEA_' out)" = 1 ] && grep -q '^  set now:  100$' out || fail "scalea settings SAMPLE: $(cat out)"
+    expect 2 '^scalea settings: no setting SCALEA_SNAPSHOTS \(did you mean SCALEA_SNAPSHOT\?\)' settings SNAPSHOTS
+    "$scalea" settings --markdown > out || fail "scalea settings --markdown"
+    grep -q '^| `SCALEA_CLOCK` | `tsc` when invariant | tsc or monotonic | `monotonic` forces `clock_gettime` |$' out ||
+      fail "the markdown table lacks SCALEA_CLOCK's row"
     ;;
   *) echo "unknown group $group"; exit 1 ;;
 esac

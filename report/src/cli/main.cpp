@@ -52,6 +52,7 @@ void add_other_commands(CLI::App& app) {
   scalea::cli::add_top(app);
   scalea::cli::add_calibrate(app);
   scalea::cli::add_db(app);
+  scalea::cli::add_settings(app);
 }
 
 // The analyses allocate and free blocks of up to hundreds of MB again and again: a rank file's
