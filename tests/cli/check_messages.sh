@@ -3,7 +3,9 @@
 # command line is wrong (docs/user-guide.md): the exact message and exit status of each, under the
 # real tool with real programs (/bin/true, /bin/echo, apps/omp/phases).
 # Usage: check_messages.sh BIN_DIR WORK_DIR GROUP
-#   GROUP words:    mistyped commands and options, program arguments without --, scalea help
+#   GROUP output:   scalea run -o DIR that cannot be made: refused before the program starts;
+#                   plain OMP_TOOL_LIBRARIES: the experiment goes to a fallback place, said once
+#         words:    mistyped commands and options, program arguments without --, scalea help
 #         settings: invalid SCALEA_* values name their valid form; scalea settings lists the table
 set -u
 bin=$(cd "$1" && pwd); work=$2; group=$3
@@ -27,6 +29,48 @@ expect() {
 
 phases=$bin/omp/phases
 case $group in
+  output)
+    # Under a file, under a missing directory, and (as root too) on a file system that cannot
+    # hold it: refused before the program starts (it would create "started").
+    expect 2 '^scalea run: cannot create the experiment /proc/version/E \(/proc/version is not a directory\); choose another -o$' \
+      run -o /proc/version/E -- /usr/bin/touch started
+    expect 2 '^scalea run: cannot create the experiment no/such/E \(no/such: No such file or directory\); choose another -o' \
+      run -o no/such/E -- /usr/bin/touch started
+    expect 2 '^scalea run: cannot create the experiment /proc/E \(cannot make a directory in /proc: .*\); choose another -o$' \
+      run -o /proc/E -- /usr/bin/touch started
+    [ ! -e started ] || fail "the program ran although its experiment could not be made"
+    # In a working directory where the default name cannot be made.
+    cd /proc
+    expect 2 "^scalea run: cannot create the experiment in the working directory \(cannot make a directory in \.: .*\); choose where with -o DIR$" \
+      run -- /usr/bin/touch "$work/started"
+    cd "$work"
+    [ ! -e started ] || fail "the program ran in a working directory that cannot hold its experiment"
+    # A good -o still runs.
+    expect_ok() { "$scalea" "$@" > out 2> err || fail "scalea $*: $(cat err)"; }
+    expect_ok run -q -o good -- /bin/true
+    [ -f good/meta.json ] || fail "scalea run -o good wrote no experiment"
+    # Plain OMP_TOOL_LIBRARIES: the program runs as without the tool (its output and exit status),
+    # the experiment goes to the default name in the working directory, said once.
+    out=$(OMP_NUM_THREADS=2 SCALEA_OUTPUT=/proc/version/E OMP_TOOL_LIBRARIES="$bin/../lib/libscalea-omp.so" \
+      "$phases" 2 1 5 2> err | grep -c '^truth'); rc=${PIPESTATUS[0]}
+    echo "plain OMP_TOOL_LIBRARIES, SCALEA_OUTPUT=/proc/version/E -> $rc: $(cat err)"
+    [ "$rc" = 0 ] || fail "the program's exit status is $rc under the fallback"
+    [ "$out" -gt 0 ] || fail "the program printed nothing under the fallback"
+    [ "$(grep -c 'cannot write the experiment' err)" = 1 ] || fail "the fallback is not said once"
+    grep -Eq '^scalea: cannot write the experiment to /proc/version/E \(/proc/version is not a directory\); writing it to (scalea-phases-[0-9-]+) instead$' err ||
+      fail "the fallback line is not as expected"
+    fallback=$(sed -nE 's/.*writing it to (scalea-phases-[0-9-]+) instead$/\1/p' err)
+    [ -n "$fallback" ] && [ -f "$fallback/meta.json" ] || fail "no experiment at the fallback place '$fallback'"
+    # The working directory cannot hold it either: $TMPDIR.
+    mkdir -p tmp
+    (cd /proc && OMP_NUM_THREADS=1 TMPDIR="$work/tmp" OMP_TOOL_LIBRARIES="$bin/../lib/libscalea-omp.so" \
+      "$phases" 1 1 1 > /dev/null 2> "$work/err2"); rc=$?
+    echo "plain OMP_TOOL_LIBRARIES in /proc -> $rc: $(cat err2)"
+    [ "$rc" = 0 ] || fail "the program's exit status is $rc under the fallback to TMPDIR"
+    grep -Eq "^scalea: cannot write the experiment to scalea-phases-[0-9-]+ \(cannot make a directory in \.: .*\); writing it to $work/tmp/scalea-phases-[0-9-]+ instead$" err2 ||
+      fail "the fallback to TMPDIR is not said"
+    ls tmp/scalea-phases-*/meta.json > /dev/null 2>&1 || fail "no experiment in TMPDIR"
+    ;;
   words)
     expect 2 "^scalea: unknown command 'rep' \(did you mean report\?\); the commands: run, report, .* \(see scalea --help\)$" rep
     expect 2 "^scalea: unknown command 'reprot' \(did you mean report\?\)" reprot

@@ -210,6 +210,32 @@ int store_experiment(const RunOptions& o, const std::string& dir, int status) {
   return status != 0 ? status : 2;
 }
 
+// The tool creates the experiment `output` (the default name in the working directory when "")
+// at the program's end, in the directory that holds it: one it cannot create there leaves a run
+// of hours unmeasured. Tried now, by creating and removing a directory of scalea run's own name
+// there (what access() does not tell: a read-only file system, /proc, root's rights).
+void check_output_creatable(const std::string& output) {
+  std::string dir = output;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  size_t slash = dir.rfind('/');
+  std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+  std::string probe = parent + "/.scalea-run-" + std::to_string(getpid());
+  if (mkdir(probe.c_str(), 0700) == 0) {
+    rmdir(probe.c_str());
+    return;
+  }
+  int e = errno;
+  struct stat st;
+  std::string why = stat(parent.c_str(), &st) != 0 ? parent + ": " + std::strerror(errno)
+                    : !S_ISDIR(st.st_mode)
+                        ? parent + " is not a directory"
+                        : "cannot make a directory in " + parent + ": " + std::strerror(e);
+  if (output.empty())
+    throw UserError("cannot create the experiment in the working directory (" + why +
+                    "); choose where with -o DIR");
+  throw UserError("cannot create the experiment " + output + " (" + why + "); choose another -o");
+}
+
 // The real path of a tool library next to the scalea binary (build/lib or the install's lib).
 std::string tool_library(const std::string& name, const std::string& what) {
   std::string lib = self_dir() + "/../lib/" + name;
@@ -303,6 +329,7 @@ int run(const RunOptions& o) {
       throw UserError("output " + output +
                       " already exists; choose another -o (experiments are never overwritten)");
   }
+  check_output_creatable(output);
 
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
