@@ -5,6 +5,8 @@
 # Usage: check_messages.sh BIN_DIR WORK_DIR GROUP
 #   GROUP output:   scalea run -o DIR that cannot be made: refused before the program starts;
 #                   plain OMP_TOOL_LIBRARIES: the experiment goes to a fallback place, said once
+#         top:      scalea top on a mistyped name, a finished experiment without snapshots, a
+#                   directory that is no experiment: one line at once, exit 2
 #         words:    mistyped commands and options, program arguments without --, scalea help
 #         settings: invalid SCALEA_* values name their valid form; scalea settings lists the table
 set -u
@@ -70,6 +72,36 @@ case $group in
     grep -Eq "^scalea: cannot write the experiment to scalea-phases-[0-9-]+ \(cannot make a directory in \.: .*\); writing it to $work/tmp/scalea-phases-[0-9-]+ instead$" err2 ||
       fail "the fallback to TMPDIR is not said"
     ls tmp/scalea-phases-*/meta.json > /dev/null 2>&1 || fail "no experiment in TMPDIR"
+    ;;
+  top)
+    "$scalea" run -q -o done.exp -- /bin/true > /dev/null 2>&1 || fail "cannot make done.exp"
+    mkdir notanexp
+    expect 2 '^scalea top: no experiment nosuch.exp, and no program started writing it \(to watch a run, start it with scalea run --snapshot 1s -o nosuch.exp\)$' \
+      top nosuch.exp -b --wait 0
+    expect 2 '^scalea top: no experiment done.ex \(did you mean done.exp\?\)$' top done.ex -b
+    expect 2 '^scalea top: done.exp is a finished experiment without snapshots: nothing to watch; read it with scalea report done.exp \(to watch a run, start it with scalea run --snapshot 1s -o done.exp\)' \
+      top done.exp -b
+    expect 2 '^scalea top: notanexp is not an experiment \(no meta.json, no snapshots\)' top notanexp -b
+    # Nothing there, nothing starting: a bounded wait, said, then the answer.
+    timeout -s KILL 10 "$scalea" top nosuch.exp -b --wait 0.3 > out 2> err; rc=$?
+    echo "\$ scalea top nosuch.exp -b --wait 0.3 -> $rc: $(cat err)"
+    [ $rc = 2 ] || fail "scalea top --wait 0.3 on nothing: exit status $rc"
+    grep -Eq '^scalea top: waiting for snapshots in nosuch.exp.live: nothing is at nosuch.exp yet; up to 0.3 s for a program to start \(to watch a run, start it with scalea run --snapshot 1s -o nosuch.exp\)$' err ||
+      fail "the bounded wait is not said"
+    grep -q '^scalea top: no experiment nosuch.exp, and no program started writing it within 0.3 s' err ||
+      fail "the end of the bounded wait is not said"
+    # A program still starting (its scalea run seen, no DIR.live yet): the wait names it; a run
+    # that never writes DIR.live (no --snapshot) ends the wait with its experiment.
+    "$scalea" run -q -o slow.exp -- /bin/sleep 1 > /dev/null 2>&1 &
+    run=$!
+    sleep 0.2
+    timeout -s KILL 10 "$scalea" top slow.exp -b --wait 0 > out 2> err; rc=$?
+    wait $run
+    echo "\$ scalea top slow.exp -b (while scalea run -o slow.exp sleeps) -> $rc: $(cat err)"
+    grep -Eq "^scalea top: waiting for snapshots in slow.exp.live: up to 60 s for .* \(pid [0-9]+\), which is starting, to write them$" err ||
+      fail "the wait for a starting program is not said"
+    grep -q "slow.exp is a finished experiment without snapshots" err || fail "the end of the wait is not said"
+    [ $rc = 2 ] || fail "scalea top on a run without snapshots: exit status $rc"
     ;;
   words)
     expect 2 "^scalea: unknown command 'rep' \(did you mean report\?\); the commands: run, report, .* \(see scalea --help\)$" rep
