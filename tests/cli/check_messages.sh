@@ -7,6 +7,8 @@
 #                   plain OMP_TOOL_LIBRARIES: the experiment goes to a fallback place, said once
 #         top:      scalea top on a mistyped name, a finished experiment without snapshots, a
 #                   directory that is no experiment: one line at once, exit 2
+#         killed:   a program killed by SIGKILL: said in one line; with snapshots, the last one kept
+#                   as an incomplete experiment that scalea report reads
 #         words:    mistyped commands and options, program arguments without --, scalea help
 #         settings: invalid SCALEA_* values name their valid form; scalea settings lists the table
 set -u
@@ -102,6 +104,36 @@ case $group in
       fail "the wait for a starting program is not said"
     grep -q "slow.exp is a finished experiment without snapshots" err || fail "the end of the wait is not said"
     [ $rc = 2 ] || fail "scalea top on a run without snapshots: exit status $rc"
+    ;;
+  killed)
+    # Without snapshots: said, no experiment.
+    OMP_NUM_THREADS=2 "$scalea" run -q -o plain.exp -- "$phases" 1000 1000 20 > /dev/null 2> err &
+    run=$!
+    for _ in $(seq 100); do child=$(pgrep -P $run) && break; sleep 0.02; done
+    sleep 0.2
+    kill -KILL "$child"; wait $run; rc=$?
+    echo "killed without snapshots -> $rc: $(cat err)"
+    [ $rc = 137 ] || fail "exit status $rc, expected 137"
+    grep -Eq "^scalea run: .*/phases was killed by signal 9 \(SIGKILL\): no experiment was written \(with --snapshot 10s, scalea run keeps the last snapshot of a run that ends so\)$" err ||
+      fail "the kill is not said as expected"
+    [ "$(wc -l < err)" = 1 ] || fail "not one line"
+    # With snapshots: the last one kept as an incomplete experiment.
+    OMP_NUM_THREADS=2 "$scalea" run -q --snapshot 20ms -o snap.exp -- "$phases" 1000 1000 20 > /dev/null 2> err &
+    run=$!
+    for _ in $(seq 250); do [ "$(ls snap.exp.live/rank-000000/snap-*.sdrg 2> /dev/null | wc -l)" -ge 3 ] && break; sleep 0.02; done
+    kill -KILL "$(pgrep -P $run)"; wait $run; rc=$?
+    echo "killed with snapshots -> $rc: $(cat err)"
+    [ $rc = 137 ] || fail "exit status $rc, expected 137"
+    grep -Eq "^scalea run: .*/phases was killed by signal 9 \(SIGKILL\) before it wrote its experiment: its last snapshot, [0-9.]+ s into the run, is kept as the incomplete experiment snap.exp \(scalea report snap.exp\)$" err ||
+      fail "the kept snapshot is not said as expected"
+    [ ! -e snap.exp.live ] && [ -d snap.exp/snapshots ] || fail "the live snapshots were not moved into the experiment"
+    "$scalea" report snap.exp > report.txt 2> err || fail "scalea report of the kept snapshot: $(cat err)"
+    grep -Eq '^WARNING     the experiment is incomplete: the program was killed by signal 9 \(SIGKILL\) before it wrote its experiment: this is its last snapshot, [0-9.]+ s into the run \(kept by scalea run\); what ran after it is missing$' report.txt ||
+      fail "the report's header does not say the experiment is a kept snapshot: $(head -5 report.txt)"
+    grep -Eq 'loop .*phases.c' report.txt || fail "the report lacks the program's loop"
+    "$scalea" report snap.exp --format json > report.json || fail "JSON report of the kept snapshot"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["experiment"]["complete"] is False' report.json 2> /dev/null ||
+      fail "the JSON report does not say the experiment is incomplete"
     ;;
   words)
     expect 2 "^scalea: unknown command 'rep' \(did you mean report\?\); the commands: run, report, .* \(see scalea --help\)$" rep
