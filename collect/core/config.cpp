@@ -102,52 +102,61 @@ bool parse_sample(const std::string& v, Config& c) {
 
 using R = SettingReader;
 using T = SettingType;
+constexpr const char* kSwitch = "on or off (also 1 or 0, yes or no, true or false)";
 
 const Setting kSettings[] = {
     {"SCALEA_OUTPUT", T::Text, "`scalea-<prog>-<date>-<pid>`",
      [](const std::string& v, Config& c) { return !v.empty() && (c.output = v, true); }, R::Tool,
-     "experiment directory to create"},
+     "experiment directory to create", "a directory to create, not empty (its parent must exist)"},
     {"SCALEA_ENABLE", T::Switch, "`1`",
      [](const std::string& v, Config& c) { return parse_bool(v, c.enabled); }, R::Tool,
-     "`0`: the tool does nothing (the program runs untouched)"},
+     "`0`: the tool does nothing (the program runs untouched)", kSwitch},
     {"SCALEA_QUIET", T::Switch, "`0`",
      [](const std::string& v, Config& c) { return parse_bool(v, c.quiet); }, R::Tool,
-     "`1`: no summary line at exit (errors are still shown)"},
+     "`1`: no summary line at exit (errors are still shown)", kSwitch},
     {"SCALEA_START", T::Switch, "`on`",
      [](const std::string& v, Config& c) { return parse_bool(v, c.start_on); }, R::Tool,
-     "`off`: start with recording switched off (`scalea_measure_enable()` turns it on)"},
+     "`off`: start with recording switched off (`scalea_measure_enable()` turns it on)", kSwitch},
     {"SCALEA_CLOCK", T::Choice, "`tsc` when invariant",
      [](const std::string& v, Config& c) {
        return (v == "tsc" || v == "monotonic") && (c.clock = v, true);
      },
-     R::Tool, "`monotonic` forces `clock_gettime`"},
+     R::Tool, "`monotonic` forces `clock_gettime`", "tsc or monotonic"},
     {"SCALEA_FUNCTIONS_INCLUDE", T::List, "all",
      [](const std::string& v, Config& c) { return c.functions_include = split_list(v), true; },
-     R::Tool, "globs (comma-separated) of the `-finstrument-functions` functions to record"},
+     R::Tool, "globs (comma-separated) of the `-finstrument-functions` functions to record",
+     "globs of function names, comma-separated (e.g. solve*,step)"},
     {"SCALEA_FUNCTIONS_EXCLUDE", T::List, "none",
      [](const std::string& v, Config& c) { return c.functions_exclude = split_list(v), true; },
-     R::Tool, "globs of the `-finstrument-functions` functions not to record"},
+     R::Tool, "globs of the `-finstrument-functions` functions not to record",
+     "globs of function names, comma-separated (e.g. get_*,*::size)"},
     {"SCALEA_THROTTLE", T::Spec, "`100000:10us`", parse_throttle_setting, R::Tool,
      "`N:T`: a call path of a throttled kind visited N times (per thread) with a mean inclusive "
      "time below T (`ns`, `us`, `ms`, `s`; a bare number is µs) is no longer recorded; checked "
-     "again every N visits; `off` records every visit (see \"Throttling tiny hot regions\")"},
+     "again every N visits; `off` records every visit (see \"Throttling tiny hot regions\")",
+     "N:T with N a whole number of visits and T a time with ns, us, ms or s (a bare number is us; "
+     "e.g. 100000:10us), or off"},
     {"SCALEA_THROTTLE_REGIONS", T::List, "`functions`", parse_throttle_regions, R::Tool,
      "kinds that may be throttled: `functions` (`-finstrument-functions`), `user` (the region "
      "API), both (`functions,user` or `all`), or `none`; OpenMP constructs and MPI calls never "
-     "are"},
+     "are",
+     "functions, user, all or none, or functions,user"},
     {"SCALEA_COUNTERS", T::List,
      "the cache set (L1/L2/L3 misses and accesses, cycles, instructions) where the machine has it",
      [](const std::string& v, Config& c) { return c.counters = v, c.counters_set = true; }, R::Tool,
      "counters read per region and thread, e.g. `perf::PAGE-FAULTS,PAPI_L1_DCM`; `none` turns "
-     "counters (and PAPI) off; `scalea run --counters LIST` sets it (docs/counters.md)"},
+     "counters (and PAPI) off; `scalea run --counters LIST` sets it (docs/counters.md)",
+     "counter names, comma-separated (PAPI presets, native events, perf::NAME), default or none"},
     {"SCALEA_COUNTER_REGIONS", T::List,
      "`coarse` (parallel, teams, loop, sections, single, workshare, taskloop, distribute, "
      "user, mpi)",
      [](const std::string& v, Config& c) { return c.counter_regions = v, true; }, R::Tool,
-     "region kinds that read counters at enter and leave; `all` or a list of kind names"},
+     "region kinds that read counters at enter and leave; `all` or a list of kind names",
+     "coarse, all, or region kind names, comma-separated (e.g. parallel,loop,mpi)"},
     {"SCALEA_PAPI", T::Switch, "`on`",
      [](const std::string& v, Config& c) { return parse_bool(v, c.papi); }, R::Tool,
-     "`off`: do not start PAPI; only the kernel's software events (`perf::…`) can be counted"},
+     "`off`: do not start PAPI; only the kernel's software events (`perf::…`) can be counted",
+     kSwitch},
     {"SCALEA_OPENMP", T::Choice, "`full`",
      [](const std::string& v, Config& c) {
        return (v == "full" || v == "light") && (c.openmp_light = v == "light", true);
@@ -155,42 +164,53 @@ const Setting kSettings[] = {
      R::Tool,
      "`light`: record only parallel regions, barriers and tasks, not the constructs inside a "
      "region (loops, single, locks, critical, flush, ...): fewer OpenMP events, less cost on "
-     "codes with many tiny constructs; `scalea run --light` sets it (see \"Light mode\")"},
+     "codes with many tiny constructs; `scalea run --light` sets it (see \"Light mode\")",
+     "full or light"},
     {"SCALEA_SNAPSHOT", T::Spec, "`off`", parse_snapshot, R::Tool,
      "`1s`, `100ms`, …: publish the statistics every interval while the program runs, for "
      "`scalea top` and `scalea report --over-time` (10 ms to 1 h; a bare number is seconds; "
-     "docs/online.md)"},
+     "docs/online.md)",
+     "a duration from 10ms to 1h with ms or s (a bare number is s; e.g. 1s, 100ms), or off"},
     {"SCALEA_SAMPLE", T::Spec, "`250`", parse_sample, R::Tool,
      "call-path sampling: samples per second of each thread's CPU time (1 to 10000); `off` "
-     "turns it off; `scalea run --sample` sets it (docs/sampling.md)"},
+     "turns it off; `scalea run --sample` sets it (docs/sampling.md)",
+     "a rate from 1 to 10000 samples per second, on (250) or off"},
     {"SCALEA_IO", T::Switch, "`on`",
      [](const std::string& v, Config& c) { return parse_bool(v, c.io); }, R::Tool,
      "`off`: do not record POSIX and C stdio I/O calls (open, read, write, fsync, fwrite, ...) "
-     "as regions (see \"File I/O\")"},
+     "as regions (see \"File I/O\")",
+     kSwitch},
     {"SCALEA_MACHINE", T::Text, "`~/.config/scalea/machine.json`", nullptr, R::Command,
      "machine file written by `scalea calibrate` and read by `scalea report` (NOISE, "
-     "`--compensate`, miss pricing)"},
+     "`--compensate`, miss pricing)",
+     "a machine file (JSON) written by scalea calibrate"},
     {"SCALEA_LIBOMP", T::Text,
      "a `libomp.so.5` on `LD_LIBRARY_PATH`, else the one scalea was built with", nullptr,
-     R::Command, "the LLVM libomp `scalea run` preloads for programs built with GCC's libgomp"},
+     R::Command, "the LLVM libomp `scalea run` preloads for programs built with GCC's libgomp",
+     "the path of an LLVM libomp.so"},
     {"SCALEA_DB", T::Text, "`~/.local/share/scalea/experiments.db`", nullptr, R::Command,
      "the experiment database of `scalea db`, `run --db` and `study --db`: an SQLite file or a "
-     "`postgresql://` URL (docs/database.md)"},
+     "`postgresql://` URL (docs/database.md)",
+     "an SQLite file or a postgresql:// URL"},
     {"SCALEA_MPI_TIMEOUT", T::Text, "120", nullptr, R::MpiLayer,
-     "seconds a rank may arrive after its tree parent before it is treated as lost (see above)"},
+     "seconds a rank may arrive after its tree parent before it is treated as lost (see above)",
+     "seconds, a number above 0"},
     {"SCALEA_MPI_CALIBRATE", T::Spec, "ping-pong", nullptr, R::MpiLayer,
-     "`0`: default model (1 µs, 0.2 ns/B); `LAT_NS,NS_PER_BYTE`: that model"},
+     "`0`: default model (1 µs, 0.2 ns/B); `LAT_NS,NS_PER_BYTE`: that model",
+     "0, or LAT_NS,NS_PER_BYTE (two numbers, 0 or more)"},
     {"SCALEA_MPI_LAYOUT", T::Choice, "`auto`", nullptr, R::MpiLayer,
      "`ranks`: one data file per rank; `nodes`: one container file per node (the ranks that "
      "share memory, `MPI_COMM_TYPE_SHARED`); `auto`: containers when a node runs more than one "
-     "rank (docs/experiment-format.md, \"Containers\")"},
+     "rank (docs/experiment-format.md, \"Containers\")",
+     "ranks, nodes or auto"},
     {"SCALEA_MPI_NODE_RANKS", T::Text, "the node's", nullptr, R::MpiLayer,
      "containers of at most this many ranks of a node each (consecutive by rank): more, smaller "
-     "containers per node; on one machine, containers as several nodes would have them"},
-    {"SCALEA_RUN_BY_CLI", T::Switch, "", nullptr, R::Internal, "set by `scalea run`"},
+     "containers per node; on one machine, containers as several nodes would have them",
+     "a whole number above 0"},
+    {"SCALEA_RUN_BY_CLI", T::Switch, "", nullptr, R::Internal, "set by `scalea run`", "1"},
     {"SCALEA_RUN_PRELOAD", T::Text, "",
      [](const std::string& v, Config& c) { return c.run_preload = v, true; }, R::Internal,
-     "the tool libraries `scalea run` added to LD_PRELOAD"},
+     "the tool libraries `scalea run` added to LD_PRELOAD", "library paths, colon-separated"},
 };
 
 }  // namespace
@@ -198,6 +218,19 @@ const Setting kSettings[] = {
 const std::vector<Setting>& settings() {
   static const std::vector<Setting> table(std::begin(kSettings), std::end(kSettings));
   return table;
+}
+
+const Setting* find_setting(const std::string& key) {
+  for (const Setting& row : kSettings)
+    if (key == row.key) return &row;
+  return nullptr;
+}
+
+std::string invalid_value_message(const std::string& key, const std::string& value,
+                                  const std::string& kept) {
+  const Setting* s = find_setting(key);
+  return "invalid value '" + value + "' for " + key +
+         (s && s->valid ? std::string(" (valid: ") + s->valid + ")" : "") + ", " + kept + " kept";
 }
 
 std::vector<std::string> split_list(const std::string& v) {
@@ -221,15 +254,12 @@ Config read_config(char** env) {
     const char* eq = std::strchr(*e, '=');
     if (!eq) continue;
     std::string key(*e, size_t(eq - *e)), value(eq + 1);
-    const Setting* s = nullptr;
-    for (const Setting& row : kSettings)
-      if (key == row.key) s = &row;
+    const Setting* s = find_setting(key);
     if (!s) {
       c.problems.push_back("unknown setting " + key + " ignored");
       continue;
     }
-    if (s->parse && !s->parse(value, c))
-      c.problems.push_back("invalid value '" + value + "' for " + key + ", default kept");
+    if (s->parse && !s->parse(value, c)) c.problems.push_back(invalid_value_message(key, value));
   }
   return c;
 }

@@ -75,10 +75,18 @@ struct Setting {
   bool (*parse)(const std::string& value, Config& c);
   SettingReader reader;
   const char* doc;  // the meaning, as the docs' table shows it
+  // The values it takes, for a message about an invalid one and for `scalea settings`.
+  const char* valid;
 };
 
 // Every SCALEA_ setting, in the order the docs' tables list them.
 const std::vector<Setting>& settings();
+// The row of `key`, or nullptr.
+const Setting* find_setting(const std::string& key);
+// The message about an invalid value of a setting: what it takes and what is kept instead
+// ("invalid value 'x' for SCALEA_CLOCK (valid: tsc or monotonic), default kept").
+std::string invalid_value_message(const std::string& key, const std::string& value,
+                                  const std::string& kept = "default");
 
 // The items of a comma-separated list, spaces around each trimmed, empty ones left out.
 std::vector<std::string> split_list(const std::string& v);

@@ -350,6 +350,34 @@ constexpr uint64_t kLateStartNs = 30000000;
 constexpr int kCallbackPolls = 1000;
 constexpr int kCallbackPollUs = 50;
 
+// The experiment's directory: SCALEA_OUTPUT (`given`), else the default name in the working
+// directory. Where that cannot be made, the program must still run as it would without the tool
+// (plain OMP_TOOL_LIBRARIES; `scalea run` refuses such a -o before it starts the program): the
+// experiment goes to the first place that can hold it, the default name in the working
+// directory, then in $TMPDIR (or /tmp), said once. "" when none can (measurement off, said).
+std::string choose_output(const std::string& given) {
+  char stamp[32];
+  time_t t = time(nullptr);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  std::string name = "scalea-" + program_name() + "-" + stamp + "-" + std::to_string(getpid());
+  std::string dir = given.empty() ? name : given, why, ignored;
+  if (output_parent_writable(dir, why)) return dir;
+  const char* tmp = getenv("TMPDIR");
+  std::string tmp_dir = (tmp && *tmp ? std::string(tmp) : std::string("/tmp")) + "/" + name;
+  for (const std::string& fallback : {name, tmp_dir}) {
+    if (fallback == dir || !output_parent_writable(fallback, ignored)) continue;
+    log_job_message("cannot write the experiment to %s (%s); writing it to %s instead", dir.c_str(),
+                    why.c_str(), fallback.c_str());
+    return fallback;
+  }
+  log_message(
+      "cannot write the experiment to %s (%s); measurement is off, the program runs unchanged",
+      dir.c_str(), why.c_str());
+  return "";
+}
+
 // A forked child must not write the parent's experiment again: it stops recording.
 void disable_in_child() { g_state.store(2); }
 
@@ -380,21 +408,8 @@ bool Recorder::start(const char* origin) {
     counters::setup(config_);
     if (std::optional<int> r = launcher_rank()) rank = *r;
 
-    std::string dir = config_.output;
+    std::string dir = choose_output(config_.output);
     if (dir.empty()) {
-      char stamp[32];
-      time_t t = time(nullptr);
-      struct tm tm;
-      localtime_r(&t, &tm);
-      strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-      dir = "scalea-" + program_name() + "-" + stamp + "-" + std::to_string(getpid());
-    }
-    std::string why;
-    if (!output_parent_writable(dir, why)) {
-      log_message(
-          "cannot write the experiment to %s (%s); measurement is off, the program runs "
-          "unchanged",
-          dir.c_str(), why.c_str());
       g_state.store(2);
       return;
     }

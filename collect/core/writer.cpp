@@ -306,11 +306,13 @@ bool output_parent_writable(const std::string& dir, std::string& why) {
     why = parent + " is not a directory";
     return false;
   }
-  if (access(parent.c_str(), W_OK | X_OK) != 0) {
-    why = parent + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
+  // Tried, not asked: access() says yes to root in a read-only directory and on /proc, where the
+  // experiment's directory cannot be made at the end.
+  std::string probe = parent + "/.scalea-probe-" + std::to_string(getpid());
+  if (mkdir(probe.c_str(), 0700) == 0) return rmdir(probe.c_str()), true;
+  if (errno == EEXIST) return true;
+  why = "cannot make a directory in " + parent + ": " + std::strerror(errno);
+  return false;
 }
 
 std::vector<PortableRegion> portable_regions(Recorder& rec) {

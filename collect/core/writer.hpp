@@ -30,7 +30,7 @@ struct WriteSummary {
   uint64_t nodes = 0;  // not counting the sampled frames
 };
 
-// True when the directory that will hold `dir` exists and is writable.
+// True when the directory that will hold `dir` exists and a directory can be made in it (tried).
 bool output_parent_writable(const std::string& dir, std::string& why);
 
 // This process's region table, addresses made portable (reads /proc and the loaded objects).

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -188,7 +189,8 @@ void read_layout(LayerState& L) {
   if (std::strcmp(v, "ranks") == 0) L.layout = Layout::Ranks;
   else if (std::strcmp(v, "nodes") == 0) L.layout = Layout::Nodes;
   else if (std::strcmp(v, "auto") == 0) L.layout = Layout::Auto;
-  else if (L.rank == 0) log_message("invalid SCALEA_MPI_LAYOUT '%s', auto kept", v);
+  else if (L.rank == 0)
+    log_message("%s", invalid_value_message("SCALEA_MPI_LAYOUT", v, "auto").c_str());
 }
 
 // SCALEA_MPI_NODE_RANKS: the most ranks of a node in one container (0: the whole node).
@@ -198,7 +200,8 @@ int node_ranks_setting(const LayerState& L) {
   char* end = nullptr;
   long n = std::strtol(v, &end, 10);
   if (end != v && *end == '\0' && n > 0 && n <= INT_MAX) return int(n);
-  if (L.rank == 0) log_message("invalid SCALEA_MPI_NODE_RANKS '%s', whole nodes kept", v);
+  if (L.rank == 0)
+    log_message("%s", invalid_value_message("SCALEA_MPI_NODE_RANKS", v, "whole nodes").c_str());
   return 0;
 }
 
@@ -254,7 +257,11 @@ void setup(int provided) {
     char* end = nullptr;
     double v = std::strtod(t, &end);
     if (end != t && v > 0) L.timeout_s = v;
-    else if (L.rank == 0) log_message("invalid SCALEA_MPI_TIMEOUT '%s', %g s kept", t, L.timeout_s);
+    else if (L.rank == 0) {
+      char kept[32];
+      std::snprintf(kept, sizeof kept, "%g s", L.timeout_s);
+      log_message("%s", invalid_value_message("SCALEA_MPI_TIMEOUT", t, kept).c_str());
+    }
   }
   read_layout(L);
   L.node_first = node_first_rank(L);

@@ -335,20 +335,20 @@ SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier) {
   return out;
 }
 
-Experiment load_snapshot(const std::vector<SnapshotPart>& parts, const std::string& name,
-                         const LoadOptions& options) {
+SnapshotFiles snapshot_files(const std::vector<SnapshotPart>& parts, const std::string& name) {
   if (parts.empty()) throw LoadError(name + ": no snapshot");
   std::vector<const SnapshotPart*> sorted;
   for (const SnapshotPart& p : parts) sorted.push_back(&p);
   std::sort(sorted.begin(), sorted.end(),
             [](const SnapshotPart* a, const SnapshotPart* b) { return a->rank < b->rank; });
-  nlohmann::json meta = sorted[0]->meta;
-  std::map<std::string, const std::vector<char>*> files;
+  SnapshotFiles out;
+  nlohmann::json& meta = out.meta;
+  meta = sorted[0]->meta;
   nlohmann::json names = nlohmann::json::array(), ranks = nlohmann::json::array();
   int32_t top = 0;
   for (const SnapshotPart* p : sorted) {
     std::string f = rank_file(p->rank);
-    if (!files.emplace(name + "/" + f, &p->bytes).second)
+    if (!out.files.emplace(f, &p->bytes).second)
       throw LoadError(p->path + ": rank " + std::to_string(p->rank) + " appears twice");
     names.push_back(f);
     top = std::max(top, p->rank + 1);
@@ -370,12 +370,19 @@ Experiment load_snapshot(const std::vector<SnapshotPart>& parts, const std::stri
     if (!meta["affinity"].is_object()) meta["affinity"] = nlohmann::json::object();
     meta["affinity"]["ranks"] = ranks;
   }
-  std::string text = meta.dump();
+  return out;
+}
+
+Experiment load_snapshot(const std::vector<SnapshotPart>& parts, const std::string& name,
+                         const LoadOptions& options) {
+  SnapshotFiles f = snapshot_files(parts, name);
+  std::string text = f.meta.dump();
   std::string meta_path = name + "/" + fmt::kMetaFile;
   return load_experiment(name, options, [&](const std::string& path) -> std::vector<char> {
     if (path == meta_path) return std::vector<char>(text.begin(), text.end());
-    auto it = files.find(path);
-    if (it == files.end()) throw LoadError(path + ": no such file");
+    auto it =
+        path.rfind(name + "/", 0) == 0 ? f.files.find(path.substr(name.size() + 1)) : f.files.end();
+    if (it == f.files.end()) throw LoadError(path + ": no such file");
     return *it->second;
   });
 }

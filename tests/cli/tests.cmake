@@ -60,3 +60,13 @@ set_tests_properties(cli.shared_cpus PROPERTIES LABELS "integration;cli" TIMEOUT
 # and the same first error in file order (docs/drg.md, "On every core"). Needs drg_gen (bench/drg).
 add_test(NAME cli.readers COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_readers.sh ${CMAKE_BINARY_DIR}/bin)
 set_tests_properties(cli.readers PROPERTIES LABELS "integration;cli" TIMEOUT 300)
+
+# The messages of what cannot be measured or shown, and of wrong command lines (docs/user-guide.md,
+# "When the tool cannot work"): each message and exit status, under the real tool with real
+# programs (check_messages.sh). Needs apps/omp/phases.
+foreach(group output top killed words settings)
+  scalea_test_tmpdir(_messages cli.messages.${group})
+  add_test(NAME cli.messages.${group}
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_messages.sh ${CMAKE_BINARY_DIR}/bin ${_messages} ${group})
+  set_tests_properties(cli.messages.${group} PROPERTIES LABELS "integration;cli" TIMEOUT 60)
+endforeach()

@@ -52,11 +52,14 @@ case $case in
     [ ! -e "$exp.1" ] || fail "the forked child wrote a second experiment"
     ;;
   unwritable)
+    # The experiment goes to the default name in the working directory instead, said once.
     mkdir "$tmp/ro"; chmod 555 "$tmp/ro"
-    out=$(OMP_TOOL_LIBRARIES=$bin/../lib/libscalea-omp.so SCALEA_OUTPUT=$tmp/ro/sub/exp "$faulty" exit 2>&1); rc=$?
+    out=$(cd "$tmp" && OMP_TOOL_LIBRARIES=$bin/../lib/libscalea-omp.so SCALEA_OUTPUT=$tmp/ro/sub/exp "$faulty" exit 2>&1); rc=$?
     [ $rc = 3 ] || fail "the program's exit status changed: $rc"
-    echo "$out" | grep -q "scalea: cannot write the experiment" || fail "no message: $out"
-    [ "$(echo "$out" | grep -c scalea:)" = 1 ] || fail "the tool must say it once: $out"
+    echo "$out" | grep -q "scalea: cannot write the experiment to $tmp/ro/sub/exp (.*); writing it to scalea-faulty-[0-9-]* instead" ||
+      fail "no message naming the fallback: $out"
+    [ "$(echo "$out" | grep -c "cannot write")" = 1 ] || fail "the tool must say it once: $out"
+    ls "$tmp"/scalea-faulty-*/meta.json > /dev/null 2>&1 || fail "no experiment at the fallback: $out"
     ;;
   same_dir)
     "$scalea" run -q -o "$exp" -- "$faulty" fork > /dev/null 2>&1 || fail "first run"

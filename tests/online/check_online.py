@@ -496,9 +496,12 @@ def scenario_files(env):
     top = env.run([env.scalea, "top", "done.exp", "-b"], timeout=20).stdout
     check(top.count("scalea top ") == 1 and "finished" in top and parse_frame(top),
           "scalea top on a finished experiment: one frame, finished")
-    # Before the program: it waits (here: one frame, -n 1).
-    wait = env.run([env.scalea, "top", "nothing.exp", "-b", "-n", "1"], timeout=20).stdout
-    check("waiting for snapshots in nothing.exp.live" in wait, f"no waiting line: {wait}")
+    # Before the program: it waits, bounded (--wait), says so, and then that nothing came.
+    wait = env.run([env.scalea, "top", "nothing.exp", "-b", "--wait", "0.2"], timeout=20,
+                   check_rc=False)
+    check(wait.returncode == 2 and "waiting for snapshots in nothing.exp.live" in wait.stderr
+          and "no experiment nothing.exp" in wait.stderr,
+          f"no bounded wait: exit {wait.returncode}: {wait.stderr}")
     before = env.run([env.scalea, "report", "done.exp", "--over-time", "--format", "json"],
                      quiet=True).stdout
     rank = env.path("done.exp/snapshots/rank-000000")

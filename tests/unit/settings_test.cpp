@@ -74,10 +74,26 @@ TEST(Settings, ReadConfigParsesWarnsAndKeepsDefaults) {
   EXPECT_TRUE(c.throttle_functions && c.throttle_user);
   EXPECT_EQ(c.functions_exclude, (std::vector<std::string>{"a*", "b"}));
   EXPECT_TRUE(c.counters_set);
-  EXPECT_EQ(c.problems, (std::vector<std::string>{
-                            "invalid value 'bogus' for SCALEA_CLOCK, default kept",
-                            "invalid value '' for SCALEA_OUTPUT, default kept",
-                            "unknown setting SCALEA_OUPUT ignored"}));
+  EXPECT_EQ(c.problems,
+            (std::vector<std::string>{
+                "invalid value 'bogus' for SCALEA_CLOCK (valid: tsc or monotonic), default kept",
+                "invalid value '' for SCALEA_OUTPUT (valid: a directory to create, not empty (its "
+                "parent must exist)), default kept",
+                "unknown setting SCALEA_OUPUT ignored"}));
+}
+
+// Every row says what it takes: the message about an invalid value and `scalea settings` show it.
+TEST(Settings, EveryRowHasItsValidForm) {
+  for (const Setting& s : settings()) {
+    ASSERT_NE(s.valid, nullptr) << s.key;
+    EXPECT_GT(std::string(s.valid).size(), 0u) << s.key;
+  }
+  const Setting* snapshot = find_setting("SCALEA_SNAPSHOT");
+  ASSERT_NE(snapshot, nullptr);
+  EXPECT_STREQ(snapshot->key, "SCALEA_SNAPSHOT");
+  EXPECT_EQ(find_setting("SCALEA_NO_SUCH"), nullptr);
+  EXPECT_EQ(invalid_value_message("SCALEA_MPI_LAYOUT", "many", "auto"),
+            "invalid value 'many' for SCALEA_MPI_LAYOUT (valid: ranks, nodes or auto), auto kept");
 }
 
 TEST(Settings, SplitListTrimsAndSkipsEmptyItems) {

@@ -1,4 +1,5 @@
 // scalea run: starts a program under the tool, without a shell.
+#include <dirent.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -18,6 +19,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "online/online.hpp"
 #include "online/over_time.hpp"
 #include "db/db.hpp"
 #include "scalea/launcher.hpp"
@@ -122,7 +124,7 @@ constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
 // for the program. A signal the terminal sent (^C, a hangup: si_code SI_KERNEL) went to the whole
 // foreground process group, so the program, in scalea's group, already has it: it is not sent a
 // second time, which would change what a program that counts its ^Cs does.
-int spawn_and_wait(const std::string& program, char* const argv[], char* const envp[]) {
+int spawn_and_wait(const std::string& program, char* const argv[], char* const envp[], pid_t& pid) {
   sigset_t forwarded, waited, original;
   sigemptyset(&forwarded);
   for (int sig : kForwarded) {
@@ -144,7 +146,6 @@ int spawn_and_wait(const std::string& program, char* const argv[], char* const e
   posix_spawnattr_setsigmask(&attr, &original);
   posix_spawnattr_setsigdefault(&attr, &forwarded);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid;
   int rc = posix_spawn(&pid, program.c_str(), nullptr, &attr, argv, envp);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
@@ -208,6 +209,99 @@ int store_experiment(const RunOptions& o, const std::string& dir, int status) {
   if (why.empty()) return status;
   std::fprintf(stderr, "scalea run: %s\n", why.c_str());
   return status != 0 ? status : 2;
+}
+
+// The tool creates the experiment `output` (the default name in the working directory when "")
+// at the program's end, in the directory that holds it: one it cannot create there leaves a run
+// of hours unmeasured. Tried now, by creating and removing a directory of scalea run's own name
+// there (what access() does not tell: a read-only file system, /proc, root's rights).
+void check_output_creatable(const std::string& output) {
+  std::string dir = output;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  size_t slash = dir.rfind('/');
+  std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+  std::string probe = parent + "/.scalea-run-" + std::to_string(getpid());
+  if (mkdir(probe.c_str(), 0700) == 0) {
+    rmdir(probe.c_str());
+    return;
+  }
+  int e = errno;
+  struct stat st;
+  std::string why = stat(parent.c_str(), &st) != 0 ? parent + ": " + std::strerror(errno)
+                    : !S_ISDIR(st.st_mode)
+                        ? parent + " is not a directory"
+                        : "cannot make a directory in " + parent + ": " + std::strerror(e);
+  if (output.empty())
+    throw UserError("cannot create the experiment in the working directory (" + why +
+                    "); choose where with -o DIR");
+  throw UserError("cannot create the experiment " + output + " (" + why + "); choose another -o");
+}
+
+// The experiment the tool of process `pid` chose by itself (no -o): its default name,
+// scalea-<program>-<date>-<time>-<pid>, in the working directory; with ".live" the live snapshots
+// of one that was not written. "" when there is none.
+std::string default_experiment_of(pid_t pid) {
+  std::string tail = "-" + std::to_string(pid), live;
+  DIR* d = opendir(".");
+  if (!d) return "";
+  std::string found;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.rfind("scalea-", 0) != 0) continue;
+    if (name.size() > tail.size() &&
+        name.compare(name.size() - tail.size(), tail.size(), tail) == 0)
+      found = name;
+    else if (name.size() > tail.size() + 5 &&
+             name.compare(name.size() - tail.size() - 5, tail.size() + 5, tail + ".live") == 0)
+      live = name.substr(0, name.size() - 5);
+  }
+  closedir(d);
+  return found.empty() ? live : found;
+}
+
+// The program ended by a signal: said in one line, with what became of its experiment. The tool
+// writes it on the signals it can catch; SIGKILL (the OOM killer, a batch system's hard limit)
+// leaves none, and neither does a signal the tool had no handler for yet. With snapshots on, the
+// last one is kept as an incomplete experiment (online::keep_last_snapshot): by rank 0 of an MPI
+// job, which holds every rank's snapshots, or by scalea run alone.
+void say_signal_end(const std::string& name, const std::string& output, pid_t pid, int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  std::string killed = "was killed by signal " + std::to_string(sig) +
+                       (abbrev ? " (SIG" + std::string(abbrev) + ")" : "");
+  std::string dir = output.empty() ? default_experiment_of(pid) : output;
+  struct stat st;
+  if (!dir.empty() && stat((dir + "/meta.json").c_str(), &st) == 0) {
+    std::fprintf(stderr, "scalea run: %s %s; its experiment %s says so\n", name.c_str(),
+                 killed.c_str(), dir.c_str());
+    return;
+  }
+  if (launcher_rank().value_or(0) > 0) {  // rank 0 says what became of the job's experiment
+    std::fprintf(stderr, "scalea run: %s %s\n", name.c_str(), killed.c_str());
+    return;
+  }
+  if (!dir.empty()) {
+    online::KeptSnapshot k = online::keep_last_snapshot(dir, "the program " + killed);
+    if (k.kept) {
+      std::fprintf(stderr,
+                   "scalea run: %s %s before it wrote its experiment: its last snapshot, %.2f s "
+                   "into the run, is kept as the incomplete experiment %s (scalea report %s)\n",
+                   name.c_str(), killed.c_str(), k.at_s, k.dir.c_str(), k.dir.c_str());
+      return;
+    }
+    if (!k.error.empty()) {
+      std::fprintf(stderr,
+                   "scalea run: %s %s: no experiment was written, and its last snapshot could "
+                   "not be kept (%s)\n",
+                   name.c_str(), killed.c_str(), k.error.c_str());
+      return;
+    }
+  }
+  bool live = !dir.empty() && stat((dir + ".live").c_str(), &st) == 0;
+  std::fprintf(stderr, "scalea run: %s %s: no experiment was written (%s)\n", name.c_str(),
+               killed.c_str(),
+               live ? "it ended before its first snapshot"
+                    : "with --snapshot 10s, scalea run keeps the last snapshot of a run that ends "
+                      "so");
 }
 
 // The real path of a tool library next to the scalea binary (build/lib or the install's lib).
@@ -303,6 +397,7 @@ int run(const RunOptions& o) {
       throw UserError("output " + output +
                       " already exists; choose another -o (experiments are never overwritten)");
   }
+  check_output_creatable(output);
 
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
@@ -321,12 +416,12 @@ int run(const RunOptions& o) {
   argv.push_back(nullptr);
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  int status = spawn_and_wait(program, argv.data(), envp.data());
+  pid_t pid = 0;
+  int status = spawn_and_wait(program, argv.data(), envp.data(), pid);
   int rc = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
-    std::fprintf(stderr, "scalea run: %s was killed by signal %d (%s)\n", o.command[0].c_str(),
-                 WTERMSIG(status), strsignal(WTERMSIG(status)));
     rc = 128 + WTERMSIG(status);
+    say_signal_end(o.command[0], output, pid, WTERMSIG(status));
   }
   return o.store.enabled() ? store_experiment(o, output, rc) : rc;
 }

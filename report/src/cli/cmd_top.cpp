@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -27,6 +28,7 @@
 #include "online/online.hpp"
 #include "online/over_time.hpp"
 #include "scalea/drg/meta.hpp"
+#include "scalea/format.hpp"
 #include "formats/classes.hpp"
 #include "output/text.hpp"
 
@@ -37,7 +39,7 @@ using overheads::kClassCount;
 using overheads::RegionOverheads;
 
 struct TopOptions {
-  std::string dir, reference, delay = "0.25";
+  std::string dir, reference, delay = "0.25", wait = "10";
   int p = 0, iterations = 0, rows = 0;
   bool batch = false, force = false;
   std::vector<std::string> decomposition;  // --decomposition
@@ -404,9 +406,138 @@ class Top {
   double newest_wall_ = 0;
 };
 
+namespace fs = std::filesystem;
+
+// How long the view waits at least for a program seen starting to write its first snapshots
+// (an MPI job's ranks may take many seconds to start).
+constexpr double kStartingWaitS = 60;
+
+// The word `w` of a process's command line or environment names `want` (an absolute path),
+// relative to the process's working directory `cwd`.
+bool names_dir(const std::string& w, const fs::path& cwd, const fs::path& want) {
+  if (w.empty()) return false;
+  std::error_code ec;
+  fs::path p = fs::path(w).is_absolute() ? fs::path(w) : cwd / w;
+  return fs::weakly_canonical(p, ec) == want;
+}
+
+// NUL-separated words of a /proc file.
+std::vector<std::string> proc_words(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path, std::ios::binary);
+  for (std::string w; std::getline(in, w, '\0');) out.push_back(w);
+  return out;
+}
+
+// A process of this machine that will write `dir`: a program whose SCALEA_OUTPUT names it (scalea
+// run sets it), or a command line with scalea that gives it as -o DIR (scalea run, or a launcher
+// that starts scalea run). Its pid and command, or 0.
+std::pair<long, std::string> writer_of(const std::string& dir) {
+  std::error_code ec;
+  fs::path want = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
+    std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos || std::stol(pid) == getpid())
+      continue;
+    fs::path cwd = fs::read_symlink(e.path() / "cwd", ec);
+    if (ec) continue;
+    std::vector<std::string> argv = proc_words(e.path() / "cmdline");
+    bool scalea = false;
+    for (const std::string& w : argv) scalea = scalea || fs::path(w).filename() == "scalea";
+    for (size_t i = 1; scalea && i < argv.size(); ++i) {
+      bool after_o = argv[i - 1] == "-o" || argv[i - 1] == "--output";
+      if ((after_o && names_dir(argv[i], cwd, want)) ||
+          (argv[i].rfind("--output=", 0) == 0 && names_dir(argv[i].substr(9), cwd, want)))
+        return {std::stol(pid), argv[0]};
+    }
+    for (const std::string& v : proc_words(e.path() / "environ"))
+      if (v.rfind("SCALEA_OUTPUT=", 0) == 0 && names_dir(v.substr(14), cwd, want))
+        return {std::stol(pid), argv.empty() ? "" : argv[0]};
+  }
+  return {0, ""};
+}
+
+// A name beside `dir` that is an experiment or a running program's snapshots, and near its name
+// (a typo): "md.p4" for "md.p5".
+std::string near_experiment(const std::string& dir) {
+  fs::path p(dir);
+  fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(parent, ec)) {
+    std::string n = e.path().filename().string();
+    if (fs::exists(e.path() / format::kMetaFile, ec)) names.push_back(n);
+    else if (n.size() > 5 && n.compare(n.size() - 5, 5, ".live") == 0)
+      names.push_back(n.substr(0, n.size() - 5));
+  }
+  std::string near = closest_word(p.filename().string(), names);
+  return near.empty() ? "" : (p.parent_path() / near).string();
+}
+
+// What there is to show at `dir`, said at once when it is nothing the view can follow: a
+// finished experiment without snapshots, a directory that is no experiment, a name where nothing
+// is but a near one is (a typo). The view may start before the program (`scalea top DIR & scalea
+// run --snapshot 1s -o DIR ...`): where nothing is yet, it waits up to `wait_s` for DIR.live, and
+// at least a minute for a program seen starting (a scalea run -o DIR on this machine), saying so.
+void check_source(const std::string& given, double wait_s) {
+  std::string dir = given;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::string live = dir + ".live";
+  const std::string watch = "to watch a run, start it with scalea run --snapshot 1s -o " + dir;
+  auto now = [] { return std::chrono::steady_clock::now(); };
+  auto seen = [&] { return fs::exists(live) || fs::exists(dir); };
+  auto after = [&](double s) { return now() + std::chrono::milliseconds(long(s * 1000)); };
+  if (!seen()) {
+    std::string near = near_experiment(dir);
+    if (!near.empty()) throw UserError("no experiment " + dir + " (did you mean " + near + "?)");
+  }
+  auto until = after(wait_s);
+  std::pair<long, std::string> writer{0, ""};
+  bool said = false;
+  while (!seen()) {
+    if (!writer.first && (writer = writer_of(dir)).first) {
+      wait_s = std::max(wait_s, kStartingWaitS);
+      until = after(wait_s);
+      std::fprintf(stderr,
+                   "scalea top: waiting for snapshots in %s: up to %g s for %s (pid %ld), which "
+                   "is starting, to write them\n",
+                   live.c_str(), wait_s, writer.second.c_str(), writer.first);
+      said = true;
+    } else if (!said && wait_s > 0) {
+      std::fprintf(stderr,
+                   "scalea top: waiting for snapshots in %s: nothing is at %s yet; up to %g s for "
+                   "a program to start (%s)\n",
+                   live.c_str(), dir.c_str(), wait_s, watch.c_str());
+      said = true;
+    }
+    bool gone = writer.first && kill(pid_t(writer.first), 0) != 0;
+    if (now() >= until || gone) {
+      if (seen()) break;
+      if (writer.first)
+        throw UserError("no experiment " + dir + ": " + writer.second + " (pid " +
+                        std::to_string(writer.first) + ") " +
+                        (gone ? "ended" : fmt::format("ran {:g} s", wait_s)) + " without writing " +
+                        live + " (" + watch + ")");
+      throw UserError("no experiment " + dir + ", and no program started writing it" +
+                      (wait_s > 0 ? fmt::format(" within {:g} s", wait_s) : std::string()) + " (" +
+                      watch + ")");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (fs::is_directory(live) || drg::find_snapshots(dir)) return;
+  if (!fs::is_directory(dir)) throw UserError(dir + " is not an experiment directory");
+  if (!fs::exists(fs::path(dir) / format::kMetaFile))
+    throw UserError(dir + " is not an experiment (no meta.json, no snapshots)");
+  throw UserError(dir + " is a finished experiment without snapshots: nothing to watch; read it " +
+                  "with scalea report " + dir + " (" + watch + ")");
+}
+
 void run_top(const TopOptions& o) {
-  double delay = 0;
+  double delay = 0, wait = 0;
   if (!parse_duration(o.delay, delay)) throw UserError("--delay " + o.delay + ": not a duration");
+  if (o.wait != "0" && !parse_duration(o.wait, wait))
+    throw UserError("--wait " + o.wait + ": not a duration (0: do not wait)");
+  check_source(o.dir, wait);
   Top top(o);
   Screen screen(!o.batch && isatty(STDOUT_FILENO));
   int frames = 0;
@@ -461,6 +592,10 @@ void add_top(CLI::App& app) {
   cmd->add_option("-p,--pes", o->p, "Processing elements of the run (default: its thread count)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("-d,--delay", o->delay, "How often to look for new snapshots (default 0.25 s)")
+      ->capture_default_str();
+  cmd->add_option("--wait", o->wait,
+                  "Where nothing is yet: how long to wait for a program to start writing DIR.live "
+                  "(at least 60 s for one seen starting, a scalea run -o DIR; 0: answer at once)")
       ->capture_default_str();
   cmd->add_option("-n,--iterations", o->iterations, "Stop after this many frames")
       ->check(CLI::PositiveNumber);

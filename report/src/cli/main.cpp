@@ -1,6 +1,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +52,7 @@ void add_other_commands(CLI::App& app) {
   scalea::cli::add_top(app);
   scalea::cli::add_calibrate(app);
   scalea::cli::add_db(app);
+  scalea::cli::add_settings(app);
 }
 
 // The analyses allocate and free blocks of up to hundreds of MB again and again: a rank file's
@@ -88,8 +90,21 @@ int main(int argc, char** argv) {
     add_other_commands(app);
     keep_freed_memory();
   }
+  // `scalea help [COMMAND]` is `scalea [COMMAND] --help`.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "help") {
+    args.erase(args.begin());
+    args.insert(args.begin() + (args.empty() ? 0 : 1), "--help");
+  }
+  if (std::optional<scalea::cli::ArgumentProblem> p = scalea::cli::check_arguments(app, args)) {
+    std::string cmd = p->command.empty() ? "" : " " + p->command;
+    std::fprintf(stderr, "scalea%s: %s (see scalea%s --help)\n", cmd.c_str(), p->message.c_str(),
+                 cmd.c_str());
+    return 2;
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes the words last first
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -106,6 +106,17 @@ std::string incomplete_hint(const drg::Experiment& e) {
   return " (ranks that ended on their own wrote their data beside it: " + list + ")";
 }
 
+// Why, as the writer noted it (meta.json "notes": the signal that ended the run, the snapshot
+// scalea run kept of a killed one).
+std::string incomplete_notes(const drg::Experiment& e) {
+  std::string out;
+  auto notes = e.meta.find("notes");
+  if (notes == e.meta.end() || !notes->is_array()) return out;
+  for (const auto& n : *notes)
+    if (n.is_string()) out += (out.empty() ? ": " : "; ") + n.get<std::string>();
+  return out;
+}
+
 void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experiment* ref,
                   const ReportView& o, const MergedTree* t = nullptr) {
   const drg::Meta m = drg::read_meta(e.meta);
@@ -120,7 +131,9 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
   else
     fmt::print(
         "reference   none: T_s is estimated as the useful work, so additional computation is 0\n");
-  if (!e.complete()) fmt::print("WARNING     the experiment is incomplete{}\n", incomplete_hint(e));
+  if (!e.complete())
+    fmt::print("WARNING     the experiment is incomplete{}{}\n", incomplete_notes(e),
+               incomplete_hint(e));
   if (t)
     if (std::string end = run_end_note(e, *t, open_nodes(e, *t)); !end.empty())
       fmt::print("ENDED       {}\n", end);

@@ -104,4 +104,17 @@ double imbalance(const std::vector<double>& busy);
 // The regions with the largest T_o in `a` (not the program), at most n, largest first.
 std::vector<uint32_t> top_regions(const overheads::Analysis& a, size_t n);
 
+// keep.cpp: a run that ended without writing its experiment (SIGKILL, the OOM killer) and had
+// snapshots on: its last snapshot that every rank published, kept as the experiment `experiment`
+// (its live snapshots moved in as snapshots/), marked incomplete ("complete": false,
+// "finished_by": "snapshot") with a note that starts with `ended` ("the program was killed by
+// signal 9 (SIGKILL)"), so that `scalea report` reads what was measured until then.
+struct KeptSnapshot {
+  std::string dir;    // the experiment
+  bool kept = false;  // written
+  double at_s = 0;    // when the snapshot was taken, s since the process started
+  std::string error;  // why it could not be written ("" when there was no snapshot to keep)
+};
+KeptSnapshot keep_last_snapshot(const std::string& experiment, const std::string& ended);
+
 }  // namespace scalea::cli::online

@@ -54,6 +54,16 @@ SnapshotPart read_snapshot(const std::string& path);
 // `earlier` (another process, or the trees differ).
 SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier);
 
+// The ranks' parts of one tick (or of one interval) as the files of an experiment directory:
+// meta.json (the first rank's, naming every rank's data file, with every rank's affinity) and the
+// ranks' data files by name (the parts' bytes, not copied). Throws LoadError when a rank appears
+// twice.
+struct SnapshotFiles {
+  nlohmann::json meta;
+  std::map<std::string, const std::vector<char>*> files;
+};
+SnapshotFiles snapshot_files(const std::vector<SnapshotPart>& parts, const std::string& name);
+
 // The ranks' parts of one tick (or of one interval) as one experiment named `name`, loaded like
 // an experiment directory (LoadOptions apply; regions unified across ranks by identity).
 Experiment load_snapshot(const std::vector<SnapshotPart>& parts, const std::string& name,
