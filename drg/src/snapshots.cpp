@@ -264,6 +264,7 @@ SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier) {
   double rl = number_at(later.meta, "clock", "ns_per_tick", 1),
          re = number_at(earlier.meta, "clock", "ns_per_tick", 1);
   double rescale = rl > 0 && re > 0 ? rl / re : 1;
+  const double skew_ns = std::max(0.0, later.time_s() - earlier.time_s()) * 1e9;
   auto lt = threads(later.path, later.bytes, ll, node_size);
   auto et = threads(earlier.path, earlier.bytes, el, node_size);
   SnapshotPart out = later;
@@ -295,10 +296,14 @@ SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier) {
           double lv = double(get<uint64_t>(b, at)),
                  ev = k * double(get<uint64_t>(earlier.bytes, eat_c));
           // Rounding to whole ns (and the ratio's last digits) may leave an unchanged time a few
-          // ns below the earlier one; more is not the same run.
-          if (lv < ev - std::max(4.0, 1e-6 * ev))
+          // ns below the earlier one. And a snapshot closes a thread's open regions at the moment
+          // of its copy, while a thread that had already taken the time of its next event (and
+          // waited for the copy to let it in) ends the region at that earlier time: the later
+          // snapshot may hold less, by less than the time between the two. More is not the
+          // same run. What is less is 0 in the interval.
+          if (lv < ev - std::max({4.0, 1e-6 * ev, skew_ns}))
             fail("thread " + std::to_string(index) + " node " + std::to_string(i) + ": " +
-                 cols[c].name + " decreased");
+                 cols[c].name + " decreased by " + std::to_string(uint64_t(ev - lv)));
           uint64_t v = lv > ev ? uint64_t(std::llround(lv - ev)) : 0;
           std::memcpy(b.data() + at, &v, 8);
         }

@@ -137,6 +137,32 @@ TEST_F(Snapshots, SubtractRefusesWhatDoesNotContinue) {
   EXPECT_THROW(drg::subtract(other, a), drg::LoadError);
 }
 
+// A snapshot closes an open region at the moment of its copy. A thread that had taken the time of
+// its next event before the copy (and waited for the copy to let it in) ends the region at that
+// earlier time: the later snapshot holds less time there, by less than the time between the two
+// snapshots. That is 0 in the interval, not a run that does not continue; more still is.
+TEST_F(Snapshots, AnEventTimedBeforeTheCopyIsNoDecrease) {
+  begin("snap_late", 70000000);
+  g_fake_now.store(70500000);
+  drg::SnapshotPart a = take("a.sdrg");
+  EXPECT_EQ(region(a, "snap_late").time, 500000);
+  end("snap_late", 70450000);  // timed 50 us before the copy, recorded after it
+  g_fake_now.store(70600000);
+  drg::SnapshotPart b = take("b.sdrg");
+  EXPECT_EQ(region(b, "snap_late").time, 450000);
+  drg::SnapshotPart d;
+  ASSERT_NO_THROW(d = drg::subtract(b, a));
+  EXPECT_EQ(region(d, "snap_late").time, 0);
+  // 300 us less over an interval of 100 us: not the same run.
+  begin("snap_later", 71000000);
+  g_fake_now.store(71500000);
+  drg::SnapshotPart c = take("c.sdrg");
+  end("snap_later", 71200000);
+  g_fake_now.store(71600000);
+  drg::SnapshotPart e = take("e.sdrg");
+  EXPECT_THROW(drg::subtract(e, c), drg::LoadError);
+}
+
 TEST_F(Snapshots, AnIncompleteFileIsNotRead) {
   drg::SnapshotPart a = take("a.sdrg");
   ASSERT_GT(a.bytes.size(), 64u);
