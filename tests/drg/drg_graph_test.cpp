@@ -297,6 +297,45 @@ TEST(Values, InclusiveAndExclusive) {
   EXPECT_DOUBLE_EQ(d.inclusive(par, tmax), d.exclusive(par, tmax));
 }
 
+// A user region enclosing a parallel region: the master enters both; the worker holds the user
+// region's call path (visits 0, time 0) only as the path to the parallel region it ran in.
+TEST(Values, AThreadThatOnlyHoldsAPathCoversItsChildren) {
+  Builder b;
+  uint32_t prog = b.region(K::Program, "main"), user = b.region(K::User, "phase", 0, "u.c", 5),
+           par = b.region(K::Parallel, "", 0, "u.c", 8, 0x10);
+  uint32_t t0 = b.thread(-1, 0, prog, {{"visits", 1}, {"time", 1000}});
+  uint32_t u0 = b.node(t0, 0, user, {{"visits", 1}, {"time", 900}});
+  b.node(t0, u0, par, {{"visits", 1}, {"time", 600}});
+  uint32_t t1 = b.thread(-1, 1, prog, {{"visits", 1}, {"time", 1000}});
+  uint32_t u1 = b.node(t1, 0, user, {{"visits", 0}, {"time", 0}});
+  b.node(t1, u1, par, {{"visits", 1}, {"time", 600}});
+  Drg d(b.e);
+  const int time = d.metric("time");
+  ASSERT_EQ(d.regions_named("phase").size(), 1u);
+  const uint32_t user_region = d.regions_named("phase")[0];
+  ASSERT_EQ(d.vertices_of(user_region).size(), 1u);
+  const uint32_t u = d.vertices_of(user_region)[0];
+  ASSERT_EQ(d.children(u).size(), 1u);
+  const uint32_t p = d.children(u)[0];
+  // Per thread: the master's phase is 900 (300 of its own), the worker's covers its 600.
+  EXPECT_DOUBLE_EQ(d.inclusive(u, time), 900 + 600);
+  EXPECT_DOUBLE_EQ(d.exclusive(u, time), 300);  // not 900 - 1200
+  EXPECT_DOUBLE_EQ(d.inclusive_all(time)[u], 1500);
+  EXPECT_DOUBLE_EQ(d.exclusive(p, time), 1200);
+  EXPECT_DOUBLE_EQ(d.exclusive(0, time), 2000 - 1500);
+  // The stored value stays the sum of what the threads measured.
+  EXPECT_DOUBLE_EQ(d.value(u, time), 900);
+  // One thread ran the user region: the mean is over it.
+  EXPECT_EQ(d.source_count(u), 2u);
+  EXPECT_EQ(d.ran(u), 1u);
+  EXPECT_DOUBLE_EQ(d.mean(u, time), 900);
+  EXPECT_DOUBLE_EQ(d.mean(p, time), 600);
+  // The region graph's exclusive value is the contexts' exclusive value.
+  RegionGraph rg(d);
+  ASSERT_TRUE(rg.vertex(user_region).has_value());
+  EXPECT_DOUBLE_EQ(rg.graph()[*rg.vertex(user_region)].exclusive[size_t(time)], 300);
+}
+
 TEST(Decomposition, ParallelRegionIntoSubregionsStartEndRemainder) {
   Builder b;
   uint32_t prog = b.region(K::Program, "main"), par = b.region(K::Parallel, "", 0, "d.c", 4, 0x4),

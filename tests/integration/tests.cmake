@@ -27,7 +27,7 @@ target_compile_definitions(scalea-test-harness PUBLIC
 
 # Everything the tests run.
 set(_it_deps scalea scalea-omp)
-foreach(app imbalance locks serial single nested tasks constructs userapi cxxscope instrfn
+foreach(app imbalance locks serial single nested tasks constructs userapi user_parallel cxxscope instrfn
             many_threads fortran_user imbalance_gcc)
   if(TARGET omp_${app})
     list(APPEND _it_deps omp_${app})

@@ -209,7 +209,9 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
              "visits", "thr", "time max s", "time avg s", "wait avg s", "fork ms", "join ms");
   for (uint32_t n : t.preorder()) {
     if (!shown(t, n, a.regions[n].t_p, o)) continue;
-    size_t k = t.holders(n);
+    // The threads that ran the region: a worker that only holds its path (a user region around
+    // the parallel region it ran in) did not run it and has none of its time.
+    size_t k = a.regions[n].pes_ran;
     double kk = k ? double(k) : 1.0;
     fmt::print("{:<52} {:>9} {:>4} {:>11.6f} {:>11.6f} {:>11.6f} {:>10.3f} {:>10.3f}\n",
                tree_label(t, n, 52, o), uint64_t(t.sum(n, c.visits)), k, ns_to_s(t.max(n, c.time)),
