@@ -336,6 +336,36 @@ TEST(Values, AThreadThatOnlyHoldsAPathCoversItsChildren) {
   EXPECT_DOUBLE_EQ(rg.graph()[*rg.vertex(user_region)].exclusive[size_t(time)], 300);
 }
 
+// One call at one line in three instances of a C++ template: three regions (their functions
+// differ) that print alike below one parent. Each path is unique, numbered by region key.
+TEST(Paths, SiblingsThatPrintAlikeAreNumbered) {
+  Builder b;
+  uint32_t prog = b.region(K::Program, "main");
+  auto barrier = [&](const char* function) {
+    uint32_t r = b.region(K::Mpi, "MPI_Barrier", 0, "bench.h", 200, 0x100 + b.e.regions.size());
+    b.e.regions[r].function = function;
+    return r;
+  };
+  // Recorded in another order than their functions' names sort.
+  uint32_t c = barrier("void run<C>()"), a = barrier("void run<A>()"),
+           bb = barrier("void run<B>()");
+  uint32_t other = b.region(K::Mpi, "MPI_Barrier", 0, "bench.h", 300, 0x400);
+  uint32_t t = b.thread(-1, 0, prog, {{"visits", 1}, {"time", 100}});
+  uint32_t nc = b.node(t, 0, c, {{"visits", 1}}), na = b.node(t, 0, a, {{"visits", 1}}),
+           nb = b.node(t, 0, bb, {{"visits", 1}}), no = b.node(t, 0, other, {{"visits", 1}});
+  // The same line below another parent is alone there: no number.
+  uint32_t nested = b.node(t, no, a, {{"visits", 1}});
+  MergedTree mt(b.e);
+  const std::vector<uint32_t>& map = mt.merged_of(0);
+  EXPECT_EQ(mt.path(map[na]), "main/MPI_Barrier@bench.h:200#1");
+  EXPECT_EQ(mt.path(map[nb]), "main/MPI_Barrier@bench.h:200#2");
+  EXPECT_EQ(mt.path(map[nc]), "main/MPI_Barrier@bench.h:200#3");
+  EXPECT_EQ(mt.path(map[no]), "main/MPI_Barrier@bench.h:300");
+  EXPECT_EQ(mt.path(map[nested]), "main/MPI_Barrier@bench.h:300/MPI_Barrier@bench.h:200");
+  EXPECT_EQ(mt.component(map[nb]), "MPI_Barrier@bench.h:200#2");
+  EXPECT_EQ(mt.component(0), "main");
+}
+
 TEST(Decomposition, ParallelRegionIntoSubregionsStartEndRemainder) {
   Builder b;
   uint32_t prog = b.region(K::Program, "main"), par = b.region(K::Parallel, "", 0, "d.c", 4, 0x4),

@@ -74,6 +74,9 @@ target_compile_options(omp_inlined_regions PRIVATE -O2 -g0 -foptimize-sibling-ca
 scalea_it_variants(${_it}/template_regions.cpp OpenMP::OpenMP_CXX template_regions
   template_regions_g)
 target_compile_options(omp_template_regions PRIVATE -O2 -g0)
+# One parallel region in two instances of a function template (test_symbols.cpp, unique paths).
+scalea_it_variants(${_it}/template_twins.cpp OpenMP::OpenMP_CXX template_twins)
+target_compile_options(omp_template_twins PRIVATE -g)
 target_compile_options(omp_template_regions_g PRIVATE -O2 -g)
 target_compile_options(omp_inlined_regions_g PRIVATE -O2 -g -foptimize-sibling-calls)
 
