@@ -14,6 +14,16 @@ namespace {
 
 using overheads::Class;
 
+TEST(Numbers, FixedHasNoNegativeZero) {
+  EXPECT_EQ(fixed(-1e-12, 9), "0.000000000");
+  EXPECT_EQ(fixed(-0.0, 9), "0.000000000");
+  EXPECT_EQ(fixed(-4e-10, 9), "0.000000000");
+  EXPECT_EQ(fixed(-6e-10, 9), "-0.000000001");
+  EXPECT_EQ(fixed(-0.5, 3), "-0.500");
+  EXPECT_EQ(fixed(1.25, 2), "1.25");
+  EXPECT_EQ(fixed(0, 9), "0.000000000");
+}
+
 TEST(Numbers, CountersWithTheirUnits) {
   EXPECT_EQ(counter_value("papi:perf::TASK-CLOCK", 1157131950), "1.157 s");
   EXPECT_EQ(counter_value("perf::CPU-CLOCK", 289e6), "0.289 s");

@@ -332,9 +332,9 @@ void print_rows(const MergedTree& t, const Analysis& a, const ReportView& o, boo
     const drg::Region& reg = t.region_of(n);
     std::string kind(format::region_kind_name(reg.kind));
     if (csv) {
-      fmt::print("{},{},{},{:.9f},{:.9f},{:.9f}", quote(region_path(t, r)), kind,
-                 quote(reg.location()), r.t_p, r.t_s, r.t_o);
-      for (double v : r.classes) fmt::print(",{:.9f}", v);
+      fmt::print("{},{},{},{},{},{}", quote(region_path(t, r)), kind, quote(reg.location()),
+                 fixed(r.t_p, 9), fixed(r.t_s, 9), fixed(r.t_o, 9));
+      for (double v : r.classes) fmt::print(",{}", fixed(v, 9));
     } else {
       // Indented by depth, up to drg::kPathLevels levels (deeper rows would make the table grow
       // with depth^2).

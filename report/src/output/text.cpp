@@ -15,6 +15,12 @@ std::string csv_field(const std::string& s, bool always) {
   return q + "\"";
 }
 
+std::string fixed(double v, int decimals) {
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  if (!s.empty() && s[0] == '-' && s.find_first_not_of("0.", 1) == std::string::npos) s.erase(0, 1);
+  return s;
+}
+
 std::string grouped(double count) {
   std::string digits = fmt::format("{:.0f}", count), out;
   size_t lead = digits[0] == '-' ? 1 : 0;

@@ -12,6 +12,10 @@ constexpr double ns_to_s(double ns) { return ns * 1e-9; }
 // break, or always when `always`.
 std::string csv_field(const std::string& s, bool always = false);
 
+// `v` with `decimals` digits after the point, as "{:.9f}" prints it, except that a value that
+// rounds to zero has no sign: "0.000000000", never "-0.000000000" (a class of -1e-12 s).
+std::string fixed(double v, int decimals);
+
 // A count with thousands separators: "126,250".
 std::string grouped(double count);
 
