@@ -33,6 +33,33 @@ TEST(Numbers, CountersWithTheirUnits) {
   EXPECT_FALSE(is_cpu_time_counter("papi:perf::PAGE-FAULTS"));
 }
 
+overheads::Analysis program(double t_o, std::initializer_list<std::pair<Class, double>> classes) {
+  overheads::Analysis a;
+  a.regions.emplace_back();
+  a.regions[0].t_o = t_o;
+  for (const auto& [c, v] : classes) a.regions[0].classes[size_t(c)] = v;
+  return a;
+}
+
+// The text said "these findings hold 0.019 s; the program's T_o is 0.001 s" and no more.
+TEST(Findings, HoldingMoreThanTheProgramsTOSaysWhy) {
+  overheads::Analysis a = program(0.001, {{Class::Synchronization, 0.010},
+                                          {Class::LossOfParallelism, 0.009},
+                                          {Class::Unidentified, -0.018}});
+  std::string why = below_findings(a, 0.019);
+  EXPECT_NE(why.find("less than they hold"), std::string::npos) << why;
+  EXPECT_NE(why.find("unidentified -0.018 s"), std::string::npos) << why;
+  EXPECT_NE(why.find("super-linear"), std::string::npos) << why;
+  // Findings within T_o, or no negative class: nothing to explain.
+  EXPECT_EQ(below_findings(a, 0.001), "");
+  EXPECT_EQ(below_findings(program(0.019, {{Class::Synchronization, 0.019}}), 0.020), "");
+  // Another negative class is named, without the super-linear reading.
+  std::string sync = below_findings(
+      program(0.002, {{Class::LossOfParallelism, 0.012}, {Class::Synchronization, -0.010}}), 0.012);
+  EXPECT_NE(sync.find("synchronization -0.010 s"), std::string::npos) << sync;
+  EXPECT_EQ(sync.find("super-linear"), std::string::npos) << sync;
+}
+
 DiffSide side(const std::string& path, std::vector<double> times, std::vector<std::string> paths) {
   DiffSide s;
   s.path = path;
