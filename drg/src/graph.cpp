@@ -248,10 +248,15 @@ std::vector<double> Drg::merged_values(std::optional<uint32_t> only_run) const {
   return out;
 }
 
-// The inclusive values of the inclusive sum metrics (time, counters), thread by thread: a node
-// the thread entered covers its own value; a node it only holds (visits 0: the master's context
-// above a parallel region a worker ran in) covers its children's, as the classifier counts it
-// (overheads/src/measure.cpp). Summed over the threads into incl_.
+// The inclusive values of the inclusive sum metrics (time, counters), thread by thread, as the
+// classifier measures a thread's time (overheads/src/measure.cpp, thread_times), summed into
+// incl_. A node the thread entered has its value less its children's as its own; a node it only
+// holds (visits 0: the master's context above a parallel region a worker ran in, a task's creation
+// context on the thread that ran the task) covers its children's and has nothing of its own. A
+// task node is a child of its creation context: its value is not inside its parent's on that
+// thread (it may have run in a later barrier), so it is not subtracted from it; the time of the
+// tasks a thread ran while a node was open (task_exec) is, for time. Inclusive = own + the
+// children's inclusive, so exclusive = inclusive - the children's is the thread's own part.
 void Drg::covered_values() {
   const size_t nm = metrics_.size();
   incl_slot_.assign(nm, -1);
@@ -264,7 +269,10 @@ void Drg::covered_values() {
   const size_t ns = incl_slots_ = slot_metric.size();
   incl_.assign(size() * ns, 0.0);
   if (ns == 0) return;
-  std::vector<double> children;  // [node][slot]: the children's inclusive values on the thread
+  const int task_exec = metric(fmt::CoreMetric::TaskExec);
+  // Per node of the thread: its non-task children's covered values and the inclusive values of
+  // all its children ([node][slot]), and the task time of its non-task children.
+  std::vector<double> covered, below, child_tasks;
   for (uint32_t si = 0; si < streams_.size(); ++si) {
     const Stream& s = streams_[si];
     const RunInfo& ri = runs_[s.run];
@@ -272,20 +280,31 @@ void Drg::covered_values() {
     const size_t rnm = ri.experiment->metrics.size();
     const uint32_t* map = old_to_new_.data() + stream_begin_[si];
     const int vcol = visits_ >= 0 ? ri.metric_column[size_t(visits_)] : -1;
-    children.assign(t.size() * ns, 0.0);
+    const int tcol = task_exec >= 0 ? ri.metric_column[size_t(task_exec)] : -1;
+    covered.assign(t.size() * ns, 0.0);
+    below.assign(t.size() * ns, 0.0);
+    child_tasks.assign(t.size(), 0.0);
     // Nodes are numbered parents first: a reverse sweep sees the children before their parent.
     for (uint32_t n = uint32_t(t.size()); n-- > 0;) {
       const double* row = t.values.data() + size_t(n) * rnm;
       const bool visited = vcol < 0 || row[vcol] > 0;
-      double* own = children.data() + size_t(n) * ns;
-      double* parent = n > 0 ? children.data() + size_t(t.parent[n]) * ns : nullptr;
-      double* out = incl_.data() + size_t(map[n]) * ns;
+      const bool task = ri.experiment->regions[t.region[n]].kind == RegionKind::Task;
+      const double tasks =
+          visited && tcol >= 0 ? std::max(row[tcol], child_tasks[n]) : child_tasks[n];
+      const uint32_t p = n > 0 ? t.parent[n] : fmt::kNoIndex;
       for (size_t k = 0; k < ns; ++k) {
         const int c = ri.metric_column[slot_metric[k]];
-        const double covered = !visited ? own[k] : c < 0 ? 0.0 : row[c];
-        out[k] += covered;
-        if (parent) parent[k] += covered;
+        const double x = c < 0 ? 0.0 : row[c];
+        const double kids = covered[size_t(n) * ns + k];
+        const double ran_tasks = int(slot_metric[k]) == time_ ? tasks - child_tasks[n] : 0.0;
+        const double own = visited ? x - kids - ran_tasks : 0.0;
+        const double incl = own + below[size_t(n) * ns + k];
+        incl_[size_t(map[n]) * ns + k] += incl;
+        if (p == fmt::kNoIndex) continue;
+        if (!task) covered[size_t(p) * ns + k] += visited ? x : kids;
+        below[size_t(p) * ns + k] += incl;
       }
+      if (p != fmt::kNoIndex && !task) child_tasks[p] += tasks;
     }
   }
 }

@@ -336,6 +336,38 @@ TEST(Values, AThreadThatOnlyHoldsAPathCoversItsChildren) {
   EXPECT_DOUBLE_EQ(rg.graph()[*rg.vertex(user_region)].exclusive[size_t(time)], 300);
 }
 
+// A task created in a single and run by the other thread in the barrier after it: the task is a
+// child of the single on that thread (its creation context), outside the single's time there, and
+// the barrier's time holds it (task_exec). Per thread, as the classifier counts: no part below 0.
+TEST(Values, TasksCountInTheirCreationContextOnEveryThread) {
+  Builder b({"visits", "time", "task_exec"});
+  uint32_t prog = b.region(K::Program, "main"), par = b.region(K::Parallel, "", 0, "t.c", 3, 0x3),
+           single = b.region(K::Single, "", 0, "t.c", 5, 0x5),
+           task = b.region(K::Task, "", 0, "t.c", 7, 0x7),
+           bar = b.region(K::BarrierImplicit, "", 0, "t.c", 3, 0x30);
+  uint32_t t0 = b.thread(-1, 0, prog, {{"visits", 1}, {"time", 110}});
+  uint32_t p0 = b.node(t0, 0, par, {{"visits", 1}, {"time", 100}});
+  b.node(t0, p0, single, {{"visits", 1}, {"time", 40}});
+  b.node(t0, p0, bar, {{"visits", 1}, {"time", 55}});
+  uint32_t t1 = b.thread(-1, 1, prog, {{"visits", 1}, {"time", 110}});
+  uint32_t p1 = b.node(t1, 0, par, {{"visits", 1}, {"time", 100}, {"task_exec", 30}});
+  uint32_t s1 = b.node(t1, p1, single, {{"visits", 1}, {"time", 2}});
+  b.node(t1, s1, task, {{"visits", 1}, {"time", 30}});
+  b.node(t1, p1, bar, {{"visits", 1}, {"time", 95}, {"task_exec", 30}});
+  Drg d(b.e);
+  const int time = d.metric("time");
+  auto vertex = [&](RegionKind kind) { return d.vertices_of(d.regions_of_kind(kind).at(0)).at(0); };
+  const uint32_t vp = vertex(K::Parallel), vs = vertex(K::Single), vt = vertex(K::Task),
+                 vb = vertex(K::BarrierImplicit);
+  // Thread 1: the single's own 2, the task's 30 below it; the barrier's 95 less the task it ran.
+  EXPECT_DOUBLE_EQ(d.inclusive(vs, time), 40 + 2 + 30);
+  EXPECT_DOUBLE_EQ(d.exclusive(vs, time), 40 + 2);
+  EXPECT_DOUBLE_EQ(d.exclusive(vt, time), 30);
+  EXPECT_DOUBLE_EQ(d.exclusive(vb, time), 55 + 65);
+  EXPECT_DOUBLE_EQ(d.inclusive(vp, time), 200);
+  EXPECT_DOUBLE_EQ(d.exclusive(vp, time), 5 + 3);
+}
+
 // One call at one line in three instances of a C++ template: three regions (their functions
 // differ) that print alike below one parent. Each path is unique, numbered by region key.
 TEST(Paths, SiblingsThatPrintAlikeAreNumbered) {

@@ -162,12 +162,12 @@ class Drg {
   std::vector<RankValue> per_rank(uint32_t v, int metric) const;
 
   // Inclusive and exclusive values (merged by rule). For inclusive metrics (time, counters) they
-  // are made per thread, as Cube shows them, and summed: on a thread that entered the node,
-  // inclusive = its value; on one that only holds the node's call path (visits 0), inclusive = the
-  // sum of its children's inclusive values on that thread and exclusive = 0. Exclusive = inclusive
-  // - sum of the children's inclusive, so it is never below 0 on a thread that measured its node
-  // whole. For the others (visits, wait, bytes, ...): exclusive = the value, inclusive = sum over
-  // the subtree. Min/max metrics: value.
+  // are made per thread, as Cube shows them and the classifier counts them, and summed: a thread's
+  // own share of a node it entered is its value less its non-task children's (and, for time, less
+  // the tasks it ran while the node was open); of a node it only holds (visits 0), 0. Inclusive =
+  // own + the children's inclusive; exclusive = inclusive - the children's inclusive, never below
+  // 0 on a thread that measured its node whole. For the others (visits, wait, bytes, ...):
+  // exclusive = the value, inclusive = sum over the subtree. Min/max metrics: value.
   double inclusive(uint32_t v, int metric) const;
   double exclusive(uint32_t v, int metric) const;
   std::vector<double> inclusive_all(int metric) const;  // inclusive() of every vertex, O(size)
