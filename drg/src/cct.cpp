@@ -1,9 +1,12 @@
 #include "scalea/drg/cct.hpp"
 
 #include "read_ahead.hpp"
+#include "scalea/drg/region_key.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <string>
+#include <unordered_map>
 #include <utility>
 
 namespace scalea::drg {
@@ -48,6 +51,7 @@ MergedTree::MergedTree(const Experiment& e) : e_(&e) {
   sum_.resize(nodes_.size() * nm, 0.0);
   min_.resize(nodes_.size() * nm, 0.0);
   max_.resize(nodes_.size() * nm, 0.0);
+  number_twins();
 }
 
 void MergedTree::add_values(const ThreadTree& t, const std::vector<uint32_t>& map) {
@@ -129,6 +133,7 @@ MergedTree::MergedTree(MergedTree&& o) noexcept
       sum_(std::move(o.sum_)),
       min_(std::move(o.min_)),
       max_(std::move(o.max_)),
+      twin_(std::move(o.twin_)),
       file_first_(std::move(o.file_first_)),
       replayed_columns_(std::move(o.replayed_columns_)),
       kept_(std::move(o.kept_)),
@@ -149,10 +154,14 @@ MergedTree::MergedTree(const RankFiles& files, size_t keep_bytes)
     auto [first, last] = files.block();
     ByteWriter replayed;  // rank 0's block comes first: its sums are the serial ones already
     read_files(first, last, keep_bytes, team->rank == 0 ? nullptr : &replayed);
-    if (merge_blocks(*team, replayed)) return;
+    if (merge_blocks(*team, replayed)) {
+      number_twins();
+      return;
+    }
     clear();
   }
   read_files(0, files.files(), keep_bytes, nullptr);
+  number_twins();
 }
 
 void MergedTree::clear() {
@@ -395,10 +404,54 @@ std::string path_component(const Region& r) {
   return out;
 }
 
+std::string MergedTree::component(uint32_t node) const {
+  std::string out = path_component(region_of(node));
+  if (node < twin_.size() && twin_[node] > 0) out += "#" + std::to_string(twin_[node]);
+  return out;
+}
+
 std::string MergedTree::path(uint32_t node) const {
   return call_path(
       node, nodes_[node].depth, 0, [&](uint32_t n) { return nodes_[n].parent; },
-      [&](uint32_t n) { return path_component(region_of(n)); });
+      [&](uint32_t n) { return component(n); });
+}
+
+// Siblings print alike when their regions differ only in what a path does not show (the
+// function, the module): C++ template instances of one line. Only regions whose text another
+// region shares can be such siblings, so the nodes of the others are not looked at.
+void MergedTree::number_twins() {
+  twin_.assign(nodes_.size(), 0);
+  const std::vector<Region>& regions = e_->regions;
+  std::vector<char> shared(regions.size(), 0);
+  std::unordered_map<std::string, uint32_t> first;
+  bool any = false;
+  for (uint32_t r = 0; r < regions.size(); ++r) {
+    auto [it, fresh] = first.emplace(path_component(regions[r]), r);
+    if (!fresh) shared[r] = shared[it->second] = 1, any = true;
+  }
+  if (!any) return;
+  struct Twin {
+    std::string text, key;
+    uint32_t node;
+  };
+  std::vector<Twin> group;
+  for (const MergedNode& mn : nodes_) {
+    group.clear();
+    for (uint32_t c : mn.children)
+      if (shared[nodes_[c].region])
+        group.push_back({path_component(region_of(c)), region_key(region_of(c)), c});
+    if (group.size() < 2) continue;
+    std::sort(group.begin(), group.end(), [&](const Twin& a, const Twin& b) {
+      if (a.text != b.text) return a.text < b.text;
+      if (a.key != b.key) return a.key < b.key;
+      return nodes_[a.node].region < nodes_[b.node].region;
+    });
+    for (size_t i = 0, j; i < group.size(); i = j) {
+      for (j = i + 1; j < group.size() && group[j].text == group[i].text;) ++j;
+      if (j - i < 2) continue;
+      for (size_t k = i; k < j; ++k) twin_[group[k].node] = uint32_t(k - i + 1);
+    }
+  }
 }
 
 std::vector<uint32_t> MergedTree::preorder() const {

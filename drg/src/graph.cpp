@@ -70,6 +70,7 @@ void Drg::build(const std::vector<const Experiment*>& runs, const Scope& scope) 
   size_t total_nodes = add_runs(runs, scope, regmap);
   index_sources(fold_streams(regmap, total_nodes));
   values_ = merged_values(std::nullopt);
+  covered_values();
   if (runs_.size() > 1) {
     const size_t per_run = size() * metrics_.size();
     run_values_.resize(runs_.size() * per_run);
@@ -247,6 +248,79 @@ std::vector<double> Drg::merged_values(std::optional<uint32_t> only_run) const {
   return out;
 }
 
+// The inclusive values of the inclusive sum metrics (time, counters), thread by thread, as the
+// classifier measures a thread's time (overheads/src/measure.cpp, thread_times), summed into
+// incl_. A node the thread entered has its value less its children's as its own; a node it only
+// holds (visits 0: the master's context above a parallel region a worker ran in, a task's creation
+// context on the thread that ran the task) covers its children's and has nothing of its own. A
+// task node is a child of its creation context: its value is not inside its parent's on that
+// thread (it may have run in a later barrier), so it is not subtracted from it; the time of the
+// tasks a thread ran while a node was open (task_exec) is, for time. Inclusive = own + the
+// children's inclusive, so exclusive = inclusive - the children's is the thread's own part.
+void Drg::covered_values() {
+  const size_t nm = metrics_.size();
+  incl_slot_.assign(nm, -1);
+  std::vector<size_t> slot_metric;
+  for (size_t m = 0; m < nm; ++m)
+    if (metrics_[m].inclusive && metrics_[m].merge == fmt::MetricMerge::Sum) {
+      incl_slot_[m] = int(slot_metric.size());
+      slot_metric.push_back(m);
+    }
+  const size_t ns = incl_slots_ = slot_metric.size();
+  incl_.assign(size() * ns, 0.0);
+  if (ns == 0) return;
+  const int task_exec = metric(fmt::CoreMetric::TaskExec);
+  // Per node of the thread: its non-task children's covered values and the inclusive values of
+  // all its children ([node][slot]), and the task time of its non-task children.
+  std::vector<double> covered, below, child_tasks;
+  for (uint32_t si = 0; si < streams_.size(); ++si) {
+    const Stream& s = streams_[si];
+    const RunInfo& ri = runs_[s.run];
+    const ThreadTree& t = *s.data;
+    const size_t rnm = ri.experiment->metrics.size();
+    const uint32_t* map = old_to_new_.data() + stream_begin_[si];
+    const int vcol = visits_ >= 0 ? ri.metric_column[size_t(visits_)] : -1;
+    const int tcol = task_exec >= 0 ? ri.metric_column[size_t(task_exec)] : -1;
+    covered.assign(t.size() * ns, 0.0);
+    below.assign(t.size() * ns, 0.0);
+    child_tasks.assign(t.size(), 0.0);
+    // Nodes are numbered parents first: a reverse sweep sees the children before their parent.
+    for (uint32_t n = uint32_t(t.size()); n-- > 0;) {
+      const double* row = t.values.data() + size_t(n) * rnm;
+      const bool visited = vcol < 0 || row[vcol] > 0;
+      const bool task = ri.experiment->regions[t.region[n]].kind == RegionKind::Task;
+      const double tasks =
+          visited && tcol >= 0 ? std::max(row[tcol], child_tasks[n]) : child_tasks[n];
+      const uint32_t p = n > 0 ? t.parent[n] : fmt::kNoIndex;
+      for (size_t k = 0; k < ns; ++k) {
+        const int c = ri.metric_column[slot_metric[k]];
+        const double x = c < 0 ? 0.0 : row[c];
+        const double kids = covered[size_t(n) * ns + k];
+        const double ran_tasks = int(slot_metric[k]) == time_ ? tasks - child_tasks[n] : 0.0;
+        const double own = visited ? x - kids - ran_tasks : 0.0;
+        const double incl = own + below[size_t(n) * ns + k];
+        incl_[size_t(map[n]) * ns + k] += incl;
+        if (p == fmt::kNoIndex) continue;
+        if (!task) covered[size_t(p) * ns + k] += visited ? x : kids;
+        below[size_t(p) * ns + k] += incl;
+      }
+      if (p != fmt::kNoIndex && !task) child_tasks[p] += tasks;
+    }
+  }
+}
+
+bool Drg::entered(const Source& s) const {
+  if (visits_ < 0 || runs_[streams_[s.stream].run].metric_column[size_t(visits_)] < 0) return true;
+  return source_value(s, visits_) > 0;
+}
+
+size_t Drg::ran(uint32_t v) const {
+  auto [b, e] = sources(v);
+  size_t n = 0;
+  for (const Source* s = b; s != e; ++s) n += entered(*s) ? 1 : 0;
+  return n;
+}
+
 int Drg::metric(const std::string& name) const {
   for (size_t i = 0; i < metrics_.size(); ++i)
     if (metrics_[i].name == name) return int(i);
@@ -310,7 +384,7 @@ double Drg::max(uint32_t v, int metric) const {
   return combine(fmt::MetricMerge::Max, b, e, metric);
 }
 double Drg::mean(uint32_t v, int metric) const {
-  size_t n = source_count(v);
+  size_t n = ran(v);
   return n ? sum(v, metric) / double(n) : 0.0;
 }
 
@@ -345,6 +419,8 @@ double Drg::inclusive(uint32_t v, int metric) const {
   // One vertex: walk its subtree (use inclusive_all for every vertex at once).
   if (metric < 0 || size_t(metric) >= metrics_.size()) return 0.0;
   const MetricInfo& mi = metrics_[size_t(metric)];
+  if (const int k = incl_slot_[size_t(metric)]; k >= 0)
+    return incl_[size_t(v) * incl_slots_ + size_t(k)];
   if (mi.inclusive || mi.merge != fmt::MetricMerge::Sum) return value(v, metric);
   // Sum over the subtree, iteratively (trees may be deep).
   double s = 0;
@@ -360,10 +436,11 @@ double Drg::inclusive(uint32_t v, int metric) const {
 
 double Drg::exclusive(uint32_t v, int metric) const {
   if (metric < 0 || size_t(metric) >= metrics_.size()) return 0.0;
-  const MetricInfo& mi = metrics_[size_t(metric)];
-  if (!mi.inclusive || mi.merge != fmt::MetricMerge::Sum) return value(v, metric);
-  double s = value(v, metric);
-  for (auto [b, e] = boost::adjacent_vertices(v, g_); b != e; ++b) s -= value(uint32_t(*b), metric);
+  const int k = incl_slot_[size_t(metric)];
+  if (k < 0) return value(v, metric);  // the node's own metric, or a min/max one
+  auto incl = [&](uint32_t x) { return incl_[size_t(x) * incl_slots_ + size_t(k)]; };
+  double s = incl(v);
+  for (auto [b, e] = boost::adjacent_vertices(v, g_); b != e; ++b) s -= incl(uint32_t(*b));
   return s;
 }
 
@@ -507,6 +584,10 @@ const std::vector<uint32_t>& Drg::vertices_of(uint32_t region) const {
 std::vector<double> Drg::inclusive_all(int metric) const {
   std::vector<double> out(size(), 0.0);
   if (metric < 0 || size_t(metric) >= metrics_.size()) return out;
+  if (const int k = incl_slot_[size_t(metric)]; k >= 0) {
+    for (uint32_t v = 0; v < size(); ++v) out[v] = incl_[size_t(v) * incl_slots_ + size_t(k)];
+    return out;
+  }
   for (uint32_t v = 0; v < size(); ++v) out[v] = value(v, metric);
   const MetricInfo& mi = metrics_[size_t(metric)];
   if (mi.inclusive || mi.merge != fmt::MetricMerge::Sum) return out;

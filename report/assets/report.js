@@ -381,7 +381,10 @@
   function renderTree() {
     var m = METRICS[S.metric], maxv = 0;
     R.forEach(function (r) { if (shown(r)) maxv = Math.max(maxv, Math.abs(value(r))); });
-    var base = mval(root, S.metric), rows = treeRows();
+    // Shares are of the program's T_p whatever the metric: the program's T_o nets negative classes
+    // (super-linear work) against the positive ones and can be near 0, where shares of it read
+    // as thousands of percent.
+    var base = tp(root), rows = treeRows();
     treeOrder = [];
     el('tree').innerHTML = rows.map(function (x) {
       var pad = 'padding-left:' + (0.3 + 1.1 * Math.min(x.depth, INDENT_LEVELS)) + 'em';
@@ -395,15 +398,18 @@
       var r = x.r, v = value(r), has = children(r).length > 0;
       treeOrder.push(r.id);
       var bg = maxv > 0 && v > 0 ? heatOf(m.colour, v / maxv) : '#fff';
-      return '<div class="trow' + (present(r) ? '' : ' dim') + '" role="treeitem" data-id="' + r.id + '" aria-level="' + (x.depth + 1) +
-        '" aria-selected="' + (r.id === S.region) + '"' + (has ? ' aria-expanded="' + !!S.open[r.id] + '"' : '') + '>' +
-        '<span class="name" style="' + pad + '"><span class="tog">' + (has ? (S.open[r.id] ? '&#9662;' : '&#9656;') : '') + '</span>' +
-        (x.depth > INDENT_LEVELS ? '<span class="note">[' + x.depth + '] </span>' : '') +
-        esc(r.label) + (r.folded ? ' <span class="note">(recursive)</span>' : '') + '</span>' +
-        '<span class="loc">' + esc(r.loc) + '</span>' +
-        '<span class="val num" style="background:' + bg + '" title="' + esc(m.name) + (S.own ? ' (own)' : '') + '">' + fs(v) + '</span>' +
-        '<span class="num">' + pct(v, Math.abs(base)) + '</span>' +
-        '<span title="classes as shares of T_p">' + classBar(r, tp(r), 'mini') + '</span></div>';
+      return '<div class="trow' + (present(r) ? '' : ' dim') + '" role="treeitem" data-id="' +
+          r.id + '" aria-level="' + (x.depth + 1) + '" aria-selected="' + (r.id === S.region) +
+          '"' + (has ? ' aria-expanded="' + !!S.open[r.id] + '"' : '') + '>' +
+          '<span class="name" style="' + pad + '"><span class="tog">' +
+          (has ? (S.open[r.id] ? '&#9662;' : '&#9656;') : '') + '</span>' +
+          (x.depth > INDENT_LEVELS ? '<span class="note">[' + x.depth + '] </span>' : '') +
+          esc(r.label) + (r.folded ? ' <span class="note">(recursive)</span>' : '') + '</span>' +
+          '<span class="loc">' + esc(r.loc) + '</span>' +
+          '<span class="val num" style="background:' + bg + '" title="' + esc(m.name) +
+          (S.own ? ' (own)' : '') + '">' + fs(v) + '</span>' +
+          '<span class="num" title="share of the program&rsquo;s T_p">' + pct(v, base) + '</span>' +
+          '<span title="classes as shares of T_p">' + classBar(r, tp(r), 'mini') + '</span></div>';
     }).join('');
   }
   function openPathTo(id) {
@@ -806,8 +812,10 @@
     if (D.folding) s += '<li>' + esc(D.folding) + '</li>';
     s += '<li>' + esc(D.sources ? D.sources.note : '') + '</li>';
     if (!STUDY) s += '<li>' + esc(D.graph_note || '') + '</li>';
-    s += '<li>T_o = T_p &minus; T_s/p; the six classes of a region sum to its T_o (seconds of wall time). Values are inclusive ' +
-      '(a region holds its children); "own values" subtract the children&rsquo;s.</li></ul>';
+    s +=
+        '<li>T_o = T_p &minus; T_s/p; the six classes of a region sum to its T_o (seconds of wall time). Values are inclusive ' +
+        '(a region holds its children); "own values" subtract the children&rsquo;s. The call tree&rsquo;s shares are of the program&rsquo;s T_p, ' +
+        'for every metric: T_o can be near 0 where negative classes (super-linear work) offset the positive ones.</li></ul>';
     if (D.only_in_reference && D.only_in_reference.length) s += '<h4>Regions only in the reference (T_o = &minus;T_s/p)</h4><ul class="mono">' +
       D.only_in_reference.map(function (x) { return '<li>' + esc(x.path) + ': T_s ' + fs(x.ts) + ' s</li>'; }).join('') + '</ul>';
     s += '<h4>Classes</h4><dl class="keys">' + CL.map(function (c, i) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scalea cache on (1) a literal experiment with L2 counters: the master's miss ratio stands out;
 # (2) a real run with the software events this machine has: they are shown per thread and the
-# missing cache counters are said. Usage: check_cache.sh BIN_DIR
+# missing cache counters are said; (3) a literal MPI experiment: CPU-time counters (ns) are shown
+# in seconds, counts with thousands separators, and the program root's row says that its counts
+# are its MPI calls'. Usage: check_cache.sh BIN_DIR
 set -u
 bin=$1
 tmp=$(mktemp -d /tmp/scalea-cache.XXXXXX)
@@ -21,6 +23,13 @@ for t in (1, 2, 3):
 assert abs(by[0]["mpki"] - 3.0) < 1e-9, by[0]["mpki"]
 PY
 "$bin/scalea" cache "$tmp/fig6" | grep -q '0.300\*' || fail "text output does not mark the master"
+"$bin/make_cache_experiment" "$tmp/mpi" mpi || fail "cannot write the literal MPI experiment"
+"$bin/scalea" cache "$tmp/mpi" > "$tmp/mpi.txt" || fail "scalea cache failed on the MPI experiment"
+grep -q ' 1\.157 s ' "$tmp/mpi.txt" || fail "TASK-CLOCK not in seconds: $(cat "$tmp/mpi.txt")"
+grep -q '1157131950' "$tmp/mpi.txt" && fail "raw nanoseconds printed: $(cat "$tmp/mpi.txt")"
+grep -q ' 1,234,567$' "$tmp/mpi.txt" || fail "counts not grouped: $(cat "$tmp/mpi.txt")"
+grep -A1 '^halo ' "$tmp/mpi.txt" | grep -q 'sums of its MPI calls' \
+  || fail "the root does not say its counts are its MPI calls': $(cat "$tmp/mpi.txt")"
 SCALEA_COUNTERS=perf::PAGE-FAULTS OMP_TOOL_LIBRARIES=$bin/../lib/libscalea-omp.so \
   SCALEA_OUTPUT=$tmp/faults SCALEA_QUIET=1 "$bin/papi/counters_app" faults 2000 > "$tmp/app.out" \
   || fail "counters_app failed"

@@ -297,6 +297,107 @@ TEST(Values, InclusiveAndExclusive) {
   EXPECT_DOUBLE_EQ(d.inclusive(par, tmax), d.exclusive(par, tmax));
 }
 
+// A user region enclosing a parallel region: the master enters both; the worker holds the user
+// region's call path (visits 0, time 0) only as the path to the parallel region it ran in.
+TEST(Values, AThreadThatOnlyHoldsAPathCoversItsChildren) {
+  Builder b;
+  uint32_t prog = b.region(K::Program, "main"), user = b.region(K::User, "phase", 0, "u.c", 5),
+           par = b.region(K::Parallel, "", 0, "u.c", 8, 0x10);
+  uint32_t t0 = b.thread(-1, 0, prog, {{"visits", 1}, {"time", 1000}});
+  uint32_t u0 = b.node(t0, 0, user, {{"visits", 1}, {"time", 900}});
+  b.node(t0, u0, par, {{"visits", 1}, {"time", 600}});
+  uint32_t t1 = b.thread(-1, 1, prog, {{"visits", 1}, {"time", 1000}});
+  uint32_t u1 = b.node(t1, 0, user, {{"visits", 0}, {"time", 0}});
+  b.node(t1, u1, par, {{"visits", 1}, {"time", 600}});
+  Drg d(b.e);
+  const int time = d.metric("time");
+  ASSERT_EQ(d.regions_named("phase").size(), 1u);
+  const uint32_t user_region = d.regions_named("phase")[0];
+  ASSERT_EQ(d.vertices_of(user_region).size(), 1u);
+  const uint32_t u = d.vertices_of(user_region)[0];
+  ASSERT_EQ(d.children(u).size(), 1u);
+  const uint32_t p = d.children(u)[0];
+  // Per thread: the master's phase is 900 (300 of its own), the worker's covers its 600.
+  EXPECT_DOUBLE_EQ(d.inclusive(u, time), 900 + 600);
+  EXPECT_DOUBLE_EQ(d.exclusive(u, time), 300);  // not 900 - 1200
+  EXPECT_DOUBLE_EQ(d.inclusive_all(time)[u], 1500);
+  EXPECT_DOUBLE_EQ(d.exclusive(p, time), 1200);
+  EXPECT_DOUBLE_EQ(d.exclusive(0, time), 2000 - 1500);
+  // The stored value stays the sum of what the threads measured.
+  EXPECT_DOUBLE_EQ(d.value(u, time), 900);
+  // One thread ran the user region: the mean is over it.
+  EXPECT_EQ(d.source_count(u), 2u);
+  EXPECT_EQ(d.ran(u), 1u);
+  EXPECT_DOUBLE_EQ(d.mean(u, time), 900);
+  EXPECT_DOUBLE_EQ(d.mean(p, time), 600);
+  // The region graph's exclusive value is the contexts' exclusive value.
+  RegionGraph rg(d);
+  ASSERT_TRUE(rg.vertex(user_region).has_value());
+  EXPECT_DOUBLE_EQ(rg.graph()[*rg.vertex(user_region)].exclusive[size_t(time)], 300);
+}
+
+// A task created in a single and run by the other thread in the barrier after it: the task is a
+// child of the single on that thread (its creation context), outside the single's time there, and
+// the barrier's time holds it (task_exec). Per thread, as the classifier counts: no part below 0.
+TEST(Values, TasksCountInTheirCreationContextOnEveryThread) {
+  Builder b({"visits", "time", "task_exec"});
+  uint32_t prog = b.region(K::Program, "main"), par = b.region(K::Parallel, "", 0, "t.c", 3, 0x3),
+           single = b.region(K::Single, "", 0, "t.c", 5, 0x5),
+           task = b.region(K::Task, "", 0, "t.c", 7, 0x7),
+           bar = b.region(K::BarrierImplicit, "", 0, "t.c", 3, 0x30);
+  uint32_t t0 = b.thread(-1, 0, prog, {{"visits", 1}, {"time", 110}});
+  uint32_t p0 = b.node(t0, 0, par, {{"visits", 1}, {"time", 100}});
+  b.node(t0, p0, single, {{"visits", 1}, {"time", 40}});
+  b.node(t0, p0, bar, {{"visits", 1}, {"time", 55}});
+  uint32_t t1 = b.thread(-1, 1, prog, {{"visits", 1}, {"time", 110}});
+  uint32_t p1 = b.node(t1, 0, par, {{"visits", 1}, {"time", 100}, {"task_exec", 30}});
+  uint32_t s1 = b.node(t1, p1, single, {{"visits", 1}, {"time", 2}});
+  b.node(t1, s1, task, {{"visits", 1}, {"time", 30}});
+  b.node(t1, p1, bar, {{"visits", 1}, {"time", 95}, {"task_exec", 30}});
+  Drg d(b.e);
+  const int time = d.metric("time");
+  auto vertex = [&](RegionKind kind) { return d.vertices_of(d.regions_of_kind(kind).at(0)).at(0); };
+  const uint32_t vp = vertex(K::Parallel), vs = vertex(K::Single), vt = vertex(K::Task),
+                 vb = vertex(K::BarrierImplicit);
+  // Thread 1: the single's own 2, the task's 30 below it; the barrier's 95 less the task it ran.
+  EXPECT_DOUBLE_EQ(d.inclusive(vs, time), 40 + 2 + 30);
+  EXPECT_DOUBLE_EQ(d.exclusive(vs, time), 40 + 2);
+  EXPECT_DOUBLE_EQ(d.exclusive(vt, time), 30);
+  EXPECT_DOUBLE_EQ(d.exclusive(vb, time), 55 + 65);
+  EXPECT_DOUBLE_EQ(d.inclusive(vp, time), 200);
+  EXPECT_DOUBLE_EQ(d.exclusive(vp, time), 5 + 3);
+}
+
+// One call at one line in three instances of a C++ template: three regions (their functions
+// differ) that print alike below one parent. Each path is unique, numbered by region key.
+TEST(Paths, SiblingsThatPrintAlikeAreNumbered) {
+  Builder b;
+  uint32_t prog = b.region(K::Program, "main");
+  auto barrier = [&](const char* function) {
+    uint32_t r = b.region(K::Mpi, "MPI_Barrier", 0, "bench.h", 200, 0x100 + b.e.regions.size());
+    b.e.regions[r].function = function;
+    return r;
+  };
+  // Recorded in another order than their functions' names sort.
+  uint32_t c = barrier("void run<C>()"), a = barrier("void run<A>()"),
+           bb = barrier("void run<B>()");
+  uint32_t other = b.region(K::Mpi, "MPI_Barrier", 0, "bench.h", 300, 0x400);
+  uint32_t t = b.thread(-1, 0, prog, {{"visits", 1}, {"time", 100}});
+  uint32_t nc = b.node(t, 0, c, {{"visits", 1}}), na = b.node(t, 0, a, {{"visits", 1}}),
+           nb = b.node(t, 0, bb, {{"visits", 1}}), no = b.node(t, 0, other, {{"visits", 1}});
+  // The same line below another parent is alone there: no number.
+  uint32_t nested = b.node(t, no, a, {{"visits", 1}});
+  MergedTree mt(b.e);
+  const std::vector<uint32_t>& map = mt.merged_of(0);
+  EXPECT_EQ(mt.path(map[na]), "main/MPI_Barrier@bench.h:200#1");
+  EXPECT_EQ(mt.path(map[nb]), "main/MPI_Barrier@bench.h:200#2");
+  EXPECT_EQ(mt.path(map[nc]), "main/MPI_Barrier@bench.h:200#3");
+  EXPECT_EQ(mt.path(map[no]), "main/MPI_Barrier@bench.h:300");
+  EXPECT_EQ(mt.path(map[nested]), "main/MPI_Barrier@bench.h:300/MPI_Barrier@bench.h:200");
+  EXPECT_EQ(mt.component(map[nb]), "MPI_Barrier@bench.h:200#2");
+  EXPECT_EQ(mt.component(0), "main");
+}
+
 TEST(Decomposition, ParallelRegionIntoSubregionsStartEndRemainder) {
   Builder b;
   uint32_t prog = b.region(K::Program, "main"), par = b.region(K::Parallel, "", 0, "d.c", 4, 0x4),

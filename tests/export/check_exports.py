@@ -95,6 +95,9 @@ def do_csv(c):
     for col in ["path", "kind", "source", "rank", "thread", "time", "T_p", "T_s", "T_o", *CLASSES]:
         check(col in rows[0], f"csv lacks column {col}")
     for r in rows:
+        # A value that rounds to 0 is written 0, never -0.000000000 (output/text.hpp, fixed).
+        check(not any(re.fullmatch(r"-0\.0+", v or "") for v in r.values()),
+              f"a negative zero in {r}")
         total = sum(float(r[k]) for k in CLASSES)
         check(abs(total - float(r["T_o"])) < 1e-6, f"classes do not sum to T_o in {r['path']}")
         check(float(r["time"]) <= float(r["T_p"]) + 1e-6, f"thread time > T_p in {r['path']}")

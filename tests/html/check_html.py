@@ -216,6 +216,15 @@ def do_experiment(c):
         rgb = [int(x) for x in re.findall(r"\d+", red)[:3]]
         check(rgb[0] > rgb[2] + 30, f"the barrier's synchronization cell is not red: {red}")
 
+        # Shares in the call tree are of the program's T_p whatever the metric: under T_o the
+        # program's row shows T_o/T_p, not 100% (a T_o near 0 made shares of it read 1,278%).
+        br.click('#metrics .mrow[data-metric="to"]')
+        prog = data["regions"][0]
+        share = br.js("""document.querySelector('#tree .trow[data-id="%d"] .num:not(.val)').textContent""" % prog["id"])
+        check(abs(float(share.rstrip("%")) - 100 * prog["to"] / prog["tp"]) < 0.051,
+              f"the program's T_o share is {share}, not T_o/T_p = {100 * prog['to'] / prog['tp']:.1f}%")
+        br.click('#metrics .mrow[data-metric="c1"]')
+
         # 2. Picking a region shows its threads: the loop's 4 PEs, imbalanced by construction.
         loop = region_by(data, "loop", "loop")
         br.click(f'#tree .trow[data-id="{loop["id"]}"]')

@@ -5,6 +5,8 @@
 #include <regex>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "harness.hpp"
 #include "scalea/drg/names.hpp"
 #include "scalea/drg/symbols.hpp"
@@ -120,6 +122,45 @@ TEST(Symbols, WithoutLinesTheTreeHasTheSameShape) {
   EXPECT_EQ(m.region(wait).symbol, "drain");
   EXPECT_EQ(m.region(wait).location().rfind("drain+0x", 0), 0u) << m.region(wait).location();
   EXPECT_EQ(m.sum(wait, "visits"), 2);
+}
+
+// One pragma in two instances of a function template: two regions at one file:line, siblings
+// below the program. Their call paths in the JSON report are unique ("#1", "#2" by region key:
+// step<1> first), in the report's JSON as in scalea diff's.
+TEST(Symbols, TemplateInstancesHaveUniquePaths) {
+  AppRun r = run_with_tool({app("template_twins")}, {{"OMP_NUM_THREADS", "2"}});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  std::vector<uint32_t> steps = m.find_all(RegionKind::Parallel);
+  ASSERT_EQ(steps.size(), 2u) << m.dump();
+  std::ifstream in(std::string(SCALEA_SOURCE_DIR) + "/tests/integration/template_twins.cpp");
+  std::string text, at;
+  for (int n = 1; std::getline(in, text); ++n)
+    if (text.find("/* STEP */") != std::string::npos) at = "template_twins.cpp:" + std::to_string(n);
+  for (uint32_t s : steps) EXPECT_EQ(m.region(s).location(), at);
+  AppRun json = run_scalea_cli({"report", r.experiment, "--format", "json"});
+  ASSERT_EQ(json.status, 0) << json.describe();
+  nlohmann::json doc = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << json.out;
+  std::vector<std::string> regions;
+  for (const auto& region : doc["regions"]) regions.push_back(region["path"]);
+  std::vector<std::string> sorted = regions;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end())
+      << "a call path twice in:\n" << json.out;
+  for (const char* k : {"#1", "#2"})
+    EXPECT_NE(std::find(regions.begin(), regions.end(), "template_twins/parallel@" + at + k),
+              regions.end())
+        << k << " missing in:\n" << json.out;
+  AppRun diff = run_scalea_cli({"diff", r.experiment, r.experiment, "--format", "json"});
+  ASSERT_EQ(diff.status, 0) << diff.describe();
+  doc = nlohmann::json::parse(diff.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << diff.out;
+  std::vector<std::string> rows;
+  for (const auto& row : doc["regions"]) rows.push_back(row["path"]);
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, sorted) << diff.out;
 }
 
 // The calling contexts and regions `scalea drg` merges from `experiments` (its "threads" line).

@@ -1,6 +1,10 @@
 // User regions: the C API (nested, enable/disable, SCALEA_START=off), C++ scopes, Fortran.
 #include "harness.hpp"
 
+#include <sstream>
+
+#include "scalea/drg/graph.hpp"
+
 namespace scalea::test {
 namespace {
 
@@ -79,6 +83,69 @@ TEST(UserApi, CxxScope) {
   uint32_t work = m.child(par, RegionKind::User, "thread_work");
   EXPECT_EQ(m.sum(work, "visits"), kP);
   EXPECT_TIME_NEAR(m.sum(work, "time"), truth(r, "thread_work", kP * kS));
+}
+
+// A user region enclosing a parallel for (apps/omp/user_parallel.c): the workers hold the user
+// region's path without entering it. Per thread that ran it, its inclusive time holds its
+// children's and its exclusive time is its own serial part, in `scalea drg` as in the report;
+// `report --view times` averages it over the one thread that ran it.
+TEST(UserApi, UserRegionAroundParallelRegion) {
+  AppRun r =
+      run_with_tool({app("user_parallel"), "20", "30"}, {{"OMP_NUM_THREADS", std::to_string(kP)}});
+  Measured m(r);
+  ASSERT_TRUE(m.ok());
+  const uint32_t phase = m.child(m.root(), RegionKind::User, "phase");
+  ASSERT_NE(phase, kNone);
+  const uint32_t par = m.child(phase, RegionKind::Parallel, at("user_parallel.c", "PHASE_PAR"));
+  ASSERT_NE(par, kNone);
+  // The case: every thread holds the user region, one entered it.
+  EXPECT_EQ(m.thread_count(phase), size_t(kP)) << m.dump();
+  EXPECT_EQ(m.sum(phase, "visits"), 1);
+  const double serial = truth(r, "serial", 0.020), whole = truth(r, "phase", 0.050);
+  EXPECT_TIME_NEAR(m.sum(phase, "time"), whole);
+
+  // scalea drg's numbers (drg::Drg): exclusive = the serial part, not serial - (p - 1) W.
+  drg::Drg d(m.exp());
+  const int time = d.metric("time");
+  ASSERT_EQ(d.regions_named("phase").size(), 1u);
+  const uint32_t v = d.vertices_of(d.regions_named("phase")[0]).at(0);
+  EXPECT_EQ(d.ran(v), 1u);
+  double children = 0;
+  for (uint32_t c : d.children(v)) children += d.inclusive(c, time);
+  EXPECT_GE(d.inclusive(v, time), children);
+  EXPECT_TIME_NEAR(d.exclusive(v, time) * 1e-9, serial);
+  EXPECT_TIME_NEAR(d.mean(v, time) * 1e-9, whole);
+
+  // The command's text: the drg tree's exclusive column, and the times view's average.
+  const std::string label = "phase @" + at("user_parallel.c", "PHASE");
+  AppRun tree = run_scalea_cli({"drg", r.experiment});
+  ASSERT_EQ(tree.status, 0) << tree.describe();
+  std::istringstream lines(tree.out);
+  bool found = false;
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(label) != std::string::npos) {
+      std::istringstream fields(line.substr(line.find(label) + label.size()));
+      double inclusive = 0, exclusive = 0;
+      fields >> inclusive >> exclusive;
+      EXPECT_TIME_NEAR(exclusive, serial) << line;
+      found = true;
+    }
+  EXPECT_TRUE(found) << tree.out;
+  AppRun times = run_scalea_cli({"report", r.experiment, "--view", "times"});
+  ASSERT_EQ(times.status, 0) << times.describe();
+  std::istringstream rows(times.out);
+  found = false;
+  for (std::string line; std::getline(rows, line);)
+    if (line.find(label) != std::string::npos) {
+      // visits, threads that ran it, time max, time avg
+      std::istringstream fields(line.substr(line.find(label) + label.size()));
+      double visits = 0, threads = 0, max_s = 0, avg_s = 0;
+      fields >> visits >> threads >> max_s >> avg_s;
+      EXPECT_EQ(threads, 1) << line;
+      EXPECT_TIME_NEAR(avg_s, whole) << line;
+      found = true;
+    }
+  EXPECT_TRUE(found) << times.out;
 }
 
 TEST(UserApi, Fortran) {

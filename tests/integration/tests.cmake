@@ -27,7 +27,7 @@ target_compile_definitions(scalea-test-harness PUBLIC
 
 # Everything the tests run.
 set(_it_deps scalea scalea-omp)
-foreach(app imbalance locks serial single nested tasks constructs userapi cxxscope instrfn
+foreach(app imbalance locks serial single nested tasks constructs userapi user_parallel cxxscope instrfn
             many_threads fortran_user imbalance_gcc)
   if(TARGET omp_${app})
     list(APPEND _it_deps omp_${app})
@@ -74,6 +74,9 @@ target_compile_options(omp_inlined_regions PRIVATE -O2 -g0 -foptimize-sibling-ca
 scalea_it_variants(${_it}/template_regions.cpp OpenMP::OpenMP_CXX template_regions
   template_regions_g)
 target_compile_options(omp_template_regions PRIVATE -O2 -g0)
+# One parallel region in two instances of a function template (test_symbols.cpp, unique paths).
+scalea_it_variants(${_it}/template_twins.cpp OpenMP::OpenMP_CXX template_twins)
+target_compile_options(omp_template_twins PRIVATE -g)
 target_compile_options(omp_template_regions_g PRIVATE -O2 -g)
 target_compile_options(omp_inlined_regions_g PRIVATE -O2 -g -foptimize-sibling-calls)
 

@@ -143,6 +143,18 @@ std::vector<uint32_t> counted_regions(const drg::Experiment& e, const drg::Merge
   return regions;
 }
 
+// The program root reads no counters (a thread's counters are read by the thread, and its root
+// closes when the run ends): the loader gives it the sum of the regions directly below it
+// (drg/src/settlement.cpp). In an MPI rank without parallel regions those are its MPI calls.
+std::string root_note(const drg::MergedTree& t) {
+  size_t mpi = 0, all = t.node(0).children.size();
+  for (uint32_t c : t.node(0).children) mpi += t.region_of(c).kind == drg::RegionKind::Mpi;
+  std::string what = all > 0 && mpi == all ? "its MPI calls" : "the regions directly below it";
+  if (mpi > 0 && mpi < all) what += fmt::format(" ({} of them MPI calls)", mpi);
+  return "the program reads no counters of its own: each thread's values are the sums of " + what +
+         ", and its code outside them is not counted";
+}
+
 // One region's rows, one per thread: printed as text, and returned as JSON.
 nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t, uint32_t n,
                               const RegionCounters& threads, const CounterCols& cols,
@@ -158,6 +170,7 @@ nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t
   nlohmann::json jthreads = nlohmann::json::array();
   if (o.format == "text") {
     fmt::print("{}   (time {:.4f} s)\n", label, ns_to_s(t.max(n, time)));
+    if (n == 0) fmt::print("  {}\n", root_note(t));
     std::string head = fmt::format("  {:<8}", "thread");
     for (const LevelCols& l : levels)
       head += fmt::format(" {:>12} {:>12} {:>7}", std::string(l.name) + " miss",
@@ -210,7 +223,8 @@ nlohmann::json region_threads(const drg::Experiment& e, const drg::MergedTree& t
       jt["mpki"] = mpki;
     }
     for (int m : other) {
-      line += fmt::format(" {:>16.0f}", threads.value(k, m));
+      // In the text: CPU-time counters (ns) in seconds, counts with thousands separators.
+      line += fmt::format(" {:>16}", counter_value(e.metrics[size_t(m)], threads.value(k, m)));
       jt[e.metrics[size_t(m)].substr(5)] = threads.value(k, m);
     }
     jt["stands_out"] = stands_out;

@@ -93,8 +93,8 @@ void tree_text(const Drg& d, int metric, const std::string& name, int max_depth)
     std::string label = std::string(2 * d.depth(v), ' ') + vertex_label(d, v);
     if (label.size() > 56) label = label.substr(0, 53) + "...";
     fmt::print("{:<56} {:>14} {:>14} {:>10} {:>5} {:>14} {:>14}\n", label, show(incl[v], name),
-               show(d.exclusive(v, metric), name), show(d.value(v, visits), "visits"),
-               d.source_count(v), show(d.min(v, metric), name), show(d.max(v, metric), name));
+               show(d.exclusive(v, metric), name), show(d.value(v, visits), "visits"), d.ran(v),
+               show(d.min(v, metric), name), show(d.max(v, metric), name));
   }
 }
 
@@ -143,7 +143,7 @@ void tree_dot(const Drg& d, int metric, const std::string& name, int max_depth) 
     out << "[shape=box,label="
         << quote(vertex_label(d, v) + "\n" + name + " " + show(incl[v], name) + unit(name) +
                  " (excl " + show(d.exclusive(v, metric), name) + ")\nthreads " +
-                 std::to_string(d.source_count(v)))
+                 std::to_string(d.ran(v)))
         << "]";
   };
   auto ew = [&](std::ostream& out, const drg::CctGraph::edge_descriptor& e) {

@@ -9,16 +9,6 @@
 
 namespace scalea::cli {
 
-std::string grouped(double count) {
-  std::string digits = fmt::format("{:.0f}", count), out;
-  size_t lead = digits[0] == '-' ? 1 : 0;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > lead && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 std::string unidentified_cause(const UnidentifiedEvidence& e) {
   if (e.seconds <= 0) return "";
   const double p = std::max(1, e.p);

@@ -5,10 +5,9 @@
 #pragma once
 #include <string>
 
-namespace scalea::cli {
+#include "output/text.hpp"  // grouped()
 
-// A count with thousands separators: "126,250".
-std::string grouped(double count);
+namespace scalea::cli {
 
 // A region's counters beyond its reference's, and its unidentified overhead.
 struct UnidentifiedEvidence {

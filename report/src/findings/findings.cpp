@@ -231,12 +231,6 @@ struct Candidate {
   double seconds;
 };
 
-// A software event that counts the nanoseconds a thread ran (perf::TASK-CLOCK, CPU-CLOCK).
-bool is_cpu_time_counter(const std::string& name) {
-  return name.size() >= 10 && (name.compare(name.size() - 10, 10, "TASK-CLOCK") == 0 ||
-                               name.compare(name.size() - 9, 9, "CPU-CLOCK") == 0);
-}
-
 // A CPU-time counter that read 0 in a region that took at least a millisecond did not count
 // there (seen on the initial thread of some short runs): its figures say nothing.
 bool cpu_time_missing(const MergedTree& t, uint32_t node, int metric) {
@@ -279,11 +273,6 @@ std::vector<CounterDelta> counter_deltas(const MergedTree& t, const overheads::R
     out.push_back({name.substr(5), run, std::max(0.0, before)});
   }
   return out;
-}
-
-// A count with thousands separators ("126,250"); a CPU-time counter in seconds ("0.289 s").
-std::string counter_value(const std::string& name, double v) {
-  return is_cpu_time_counter(name) ? fmt::format("{:.3f} s", ns_to_s(v)) : grouped(v);
 }
 
 // The counters that grew, as "perf::PAGE-FAULTS 126,250 (reference 0)"; "" when none did.

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 
 #include "analysis/meta.hpp"
@@ -115,14 +114,8 @@ int page_fault_metric(const drg::Experiment& e) {
 
 // A counter of the thread's own CPU time (perf::TASK-CLOCK, perf::CPU-CLOCK; ns), or -1.
 int cpu_time_metric(const drg::Experiment& e) {
-  for (size_t m = 0; m < e.metrics.size(); ++m) {
-    const std::string& n = e.metrics[m];
-    auto ends = [&](const char* s) {
-      size_t k = std::strlen(s);
-      return n.size() >= k && n.compare(n.size() - k, k, s) == 0;
-    };
-    if (ends("TASK-CLOCK") || ends("CPU-CLOCK")) return int(m);
-  }
+  for (size_t m = 0; m < e.metrics.size(); ++m)
+    if (is_cpu_time_counter(e.metrics[m])) return int(m);
   return -1;
 }
 

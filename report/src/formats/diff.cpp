@@ -51,7 +51,8 @@ Rows diff_rows(const DiffSide& a, const DiffSide& b,
     }
     Row row{&a.regions[size_t(ia)], &b.regions[size_t(ib)], size_t(ia), size_t(ib)};
     row.change = row.b->t_p - row.a->t_p;
-    // Below 0.1 ms in A a percentage says nothing (the region barely ran): NaN, shown as "new".
+    // Below 0.1 ms in A a percentage says nothing (the region barely ran): NaN, shown as "-"
+    // (the region is in both runs: "new" is for regions only in B, listed after the table).
     row.percent = row.a->t_p >= 1e-4 ? 100 * row.change / row.a->t_p : std::nan("");
     for (int c = 0; c < kClassCount; ++c) {
       double d = row.b->classes[size_t(c)] - row.a->classes[size_t(c)];
@@ -125,12 +126,14 @@ void print_text(const DiffSide& a, const DiffSide& b, const Rows& t) {
              b.reference.empty() ? "" : ", reference " + b.reference);
   fmt::print("{:<50} {:>9} {:>9} {:>9} {:>8}  {}\n", "region (largest change first)", "T_p A s",
              "T_p B s", "change s", "change", "class that moved most (B - A)");
+  bool tiny = false;
   for (const Row& r : rows) {
     std::string path = a.region_path(r.ia);
     if (path.size() > 50) path = "..." + path.substr(path.size() - 47);
     std::string moved =
         r.moved < 0 ? "-" : fmt::format("{} {:+.4f} s", kClassKeys[size_t(r.moved)], r.moved_by);
-    std::string pct = std::isnan(r.percent) ? "new" : fmt::format("{:+.1f}%", r.percent);
+    tiny = tiny || std::isnan(r.percent);
+    std::string pct = std::isnan(r.percent) ? "-" : fmt::format("{:+.1f}%", r.percent);
     fmt::print("{:<50} {:>9.4f} {:>9.4f} {:>+9.4f} {:>8}  {}\n", path, r.a->t_p, r.b->t_p, r.change,
                pct, moved);
   }
@@ -145,6 +148,10 @@ void print_text(const DiffSide& a, const DiffSide& b, const Rows& t) {
   fmt::print(
       "\nchange = T_p(B) - T_p(A); negative is faster. Regions matched by call path and "
       "source location.\n");
+  if (tiny)
+    fmt::print(
+        "change -: the region ran in both, for less than 0.1 ms in A, where a percentage of "
+        "T_p(A) says nothing.\n");
 }
 
 }  // namespace

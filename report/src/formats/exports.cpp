@@ -78,8 +78,8 @@ void export_csv(const TextSink& put, const Analyzed& x) {
     const auto& r = a.regions[n];
     const drg::Region& reg = t.region_of(n);
     int dom = dominant_class(r);
-    std::string tail = fmt::format(",{:.9f},{:.9f},{:.9f}", r.t_p, r.t_s, r.t_o);
-    for (double v : r.classes) tail += fmt::format(",{:.9f}", v);
+    std::string tail = "," + fixed(r.t_p, 9) + "," + fixed(r.t_s, 9) + "," + fixed(r.t_o, 9);
+    for (double v : r.classes) tail += "," + fixed(v, 9);
     tail += "," + std::string(dom < 0 ? "" : kClassKeys[size_t(dom)]);
     std::string path = csv_field(region_path(t, r));
     out.str("");

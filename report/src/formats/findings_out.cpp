@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+#include <utility>
+
 namespace scalea::cli {
 
 using drg::MergedTree;
@@ -31,6 +35,30 @@ nlohmann::json findings_json(const std::vector<Finding>& fs) {
   return out;
 }
 
+std::string below_findings(const overheads::Analysis& a, double held) {
+  if (a.regions.empty()) return "";
+  const overheads::RegionOverheads& program = a.regions[0];
+  // Shown to the millisecond: a smaller difference, or a smaller negative class, reads as none.
+  constexpr double kShown = 0.0005;
+  if (held - program.t_o < kShown) return "";
+  std::vector<std::pair<double, size_t>> negative;
+  for (size_t c = 0; c < program.classes.size(); ++c)
+    if (program.classes[c] <= -kShown) negative.emplace_back(program.classes[c], c);
+  if (negative.empty()) return "";
+  std::sort(negative.begin(), negative.end());
+  std::string parts;
+  for (const auto& [v, c] : negative) {
+    parts += fmt::format("{}{} {:.3f} s", parts.empty() ? "" : ", ", overheads::kClassKeys[c], v);
+    if (c == size_t(overheads::Class::Unidentified))
+      parts +=
+          " (less busy time than the reference: super-linear work, such as data that fits in the "
+          "caches of more cores, or a reference that did more work)";
+  }
+  return ", less than they hold: T_o is the sum of the classes, and it also nets what the run "
+         "spent less than the reference, " +
+         parts;
+}
+
 void print_findings(const std::vector<Finding>& fs, const overheads::Analysis& a,
                     bool noise_measured) {
   double floor = finding_floor(a);
@@ -52,8 +80,8 @@ void print_findings(const std::vector<Finding>& fs, const overheads::Analysis& a
   }
   double t_o = a.regions.empty() ? 0 : a.regions[0].t_o;
   fmt::print(
-      "these findings hold {:.3f} s; the program's T_o is {:.3f} s. Nothing {} is listed{}\n", sum,
-      t_o, why,
+      "these findings hold {:.3f} s; the program's T_o is {:.3f} s{}. Nothing {} is listed{}\n",
+      sum, t_o, below_findings(a, sum), why,
       noise_measured
           ? ""
           : "; the run-to-run noise is not measured (one run: use scalea study --repeat)");

@@ -250,7 +250,9 @@ void print_times_text(const drg::Experiment& e, const MergedTree& t, const Analy
   SmallIo small;
   for (uint32_t n : t.preorder()) {
     if (!shown(t, n, a.regions[n].t_p, o) || small.hides(t, a, n, o)) continue;
-    size_t k = t.holders(n);
+    // The threads that ran the region: a worker that only holds its path (a user region around
+    // the parallel region it ran in) did not run it and has none of its time.
+    size_t k = a.regions[n].pes_ran;
     double kk = k ? double(k) : 1.0;
     fmt::print("{:<52} {:>9} {:>4} {:>11.6f} {:>11.6f} {:>11.6f} {:>10.3f} {:>10.3f}\n",
                tree_label(t, n, 52, o), uint64_t(t.sum(n, c.visits)), k, ns_to_s(t.max(n, c.time)),
@@ -372,9 +374,9 @@ void print_rows(const MergedTree& t, const Analysis& a, const ReportView& o, boo
     const drg::Region& reg = t.region_of(n);
     std::string kind(format::region_kind_name(reg.kind));
     if (csv) {
-      fmt::print("{},{},{},{:.9f},{:.9f},{:.9f}", quote(region_path(t, r)), kind,
-                 quote(reg.location()), r.t_p, r.t_s, r.t_o);
-      for (double v : r.classes) fmt::print(",{:.9f}", v);
+      fmt::print("{},{},{},{},{},{}", quote(region_path(t, r)), kind, quote(reg.location()),
+                 fixed(r.t_p, 9), fixed(r.t_s, 9), fixed(r.t_o, 9));
+      for (double v : r.classes) fmt::print(",{}", fixed(v, 9));
     } else {
       // Indented by depth, up to drg::kPathLevels levels (deeper rows would make the table grow
       // with depth^2).

@@ -246,7 +246,7 @@ nlohmann::json regions_json(const Analyzed& x, const Folding& fold, html::Source
         {"file", reg.file},
         {"line", reg.line},
         {"func", reg.function},
-        {"pc", drg::path_component(reg)},  // the page builds call paths from these
+        {"pc", t.component(n)},  // the page builds call paths from these
         {"visits", t.sum(n, visits)},
         {"tp", r.t_p},
         {"ts", r.t_s},

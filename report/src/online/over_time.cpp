@@ -215,9 +215,10 @@ void print_csv(const Series& s) {
       if (!row.regions[k]) continue;
       const RegionOverheads& r = *row.regions[k];
       const Tracked& t = s.tracked[k];
-      fmt::print("{:.6f},{:.6f},{},{},{},{},{:.9f},{:.9f},{:.9f}", row.t0, row.t1, k,
-                 csv_field(t.path, true), t.kind, csv_field(t.source, true), r.t_p, r.t_s, r.t_o);
-      for (double v : r.classes) fmt::print(",{:.9f}", v);
+      fmt::print("{:.6f},{:.6f},{},{},{},{},{},{},{}", row.t0, row.t1, k, csv_field(t.path, true),
+                 t.kind, csv_field(t.source, true), fixed(r.t_p, 9), fixed(r.t_s, 9),
+                 fixed(r.t_o, 9));
+      for (double v : r.classes) fmt::print(",{}", fixed(v, 9));
       fmt::print(",{:.6f},{:.6f},{:.3f}\n", r.speedup, r.imbalance,
                  per_s(row.entered, row.t1 - row.t0));
     }

@@ -82,7 +82,7 @@ int add_node(Data& d, const drg::MergedTree& t, const overheads::Analysis& a, ui
   nd.file = reg.file;
   nd.function = reg.function;
   nd.line = reg.line;
-  nd.component = drg::path_component(reg);
+  nd.component = t.component(n);
   nd.root = root;
   int id = int(d.nodes.size());
   d.nodes.push_back(nd);

@@ -47,7 +47,7 @@ struct Node {
   int depth = 0;
   std::string label, location, kind, name, file, function;
   format::RegionKind region_kind = format::RegionKind::Program;
-  std::string component;  // this level of the call path (drg::path_component)
+  std::string component;  // this level of the call path (drg::MergedTree::component)
   size_t root = 0;        // the root component of the run that added the node (Data::roots)
   uint32_t line = 0;
   std::vector<int> children;

@@ -135,8 +135,14 @@ class MergedTree {
   std::vector<double> per_rank(uint32_t node, int metric) const;
 
   // "program/parallel@md.c:88/loop@md.c:90", shortened beyond kPathLevels levels (call_path).
-  // Costs O(min(depth, kPathLevels)): build it only for the nodes whose path is printed.
+  // Costs O(min(depth, kPathLevels)): build it only for the nodes whose path is printed. Unique:
+  // every level is component(), which tells apart siblings that print alike.
   std::string path(uint32_t node) const;
+  // One level of path(node): path_component() of its region, followed by "#k" when siblings of
+  // the node print the same text (regions at one file:line in different functions: the instances
+  // of a C++ template, "MPI_Barrier@bench.h:200#1", "...#2"), k counting them from 1 in the order
+  // of their region keys (region_key.hpp), which holds across runs of one binary.
+  std::string component(uint32_t node) const;
   // Depth-first order (children in order of appearance).
   std::vector<uint32_t> preorder() const;
 
@@ -164,6 +170,8 @@ class MergedTree {
   bool whole_sums_exact() const;
   // Starts over empty, giving back what the tree kept.
   void clear();
+  // Numbers the siblings that print alike (twin_), once the tree is whole.
+  void number_twins();
   // Every thread of the run with its map, in order: per_thread and per_rank over the files.
   void for_each_thread(const std::function<void(uint32_t, const ThreadTree&,
                                                 const std::vector<uint32_t>&)>& f) const;
@@ -176,6 +184,7 @@ class MergedTree {
   // Per node its holders; per node and metric (node-major) sum, min and max.
   std::vector<size_t> holders_;
   std::vector<double> sum_, min_, max_;
+  std::vector<uint32_t> twin_;        // per node: 0, or its number among siblings that print alike
   std::vector<uint32_t> file_first_;  // read by file: each file's first thread, then the count
   // Read by file: the metric columns whose sums merge_blocks replays (not unsigned integers).
   std::vector<size_t> replayed_columns_;

@@ -138,7 +138,11 @@ class Drg {
   double sum(uint32_t v, int metric) const;
   double min(uint32_t v, int metric) const;
   double max(uint32_t v, int metric) const;
-  double mean(uint32_t v, int metric) const;  // over the sources that ran the node
+  double mean(uint32_t v, int metric) const;  // over the sources that ran the node (visits > 0)
+  // How many sources ran the node (visits > 0; every source when there is no visits column). A
+  // thread may hold a node it never entered: a worker holds the call path of the master's
+  // context above the parallel region it ran in (a user region, a function).
+  size_t ran(uint32_t v) const;
   // The raw value of one source node.
   double source_value(const Source& s, int metric) const;
 
@@ -157,9 +161,13 @@ class Drg {
   // Per-rank values (each rank's threads combined by the metric's rule), in (run, rank) order.
   std::vector<RankValue> per_rank(uint32_t v, int metric) const;
 
-  // Inclusive and exclusive values (merged by rule). For inclusive metrics (time, counters):
-  // inclusive = the value, exclusive = value - sum over children. For the others (visits, wait,
-  // bytes, ...): exclusive = the value, inclusive = sum over the subtree. Min/max metrics: value.
+  // Inclusive and exclusive values (merged by rule). For inclusive metrics (time, counters) they
+  // are made per thread, as Cube shows them and the classifier counts them, and summed: a thread's
+  // own share of a node it entered is its value less its non-task children's (and, for time, less
+  // the tasks it ran while the node was open); of a node it only holds (visits 0), 0. Inclusive =
+  // own + the children's inclusive; exclusive = inclusive - the children's inclusive, never below
+  // 0 on a thread that measured its node whole. For the others (visits, wait, bytes, ...):
+  // exclusive = the value, inclusive = sum over the subtree. Min/max metrics: value.
   double inclusive(uint32_t v, int metric) const;
   double exclusive(uint32_t v, int metric) const;
   std::vector<double> inclusive_all(int metric) const;  // inclusive() of every vertex, O(size)
@@ -200,6 +208,8 @@ class Drg {
                                      size_t total_nodes);
   void index_sources(const std::vector<uint32_t>& count);
   std::vector<double> merged_values(std::optional<uint32_t> only_run) const;
+  void covered_values();
+  bool entered(const Source& s) const;
   uint32_t add_region(const Region& r);
   double combine(format::MetricMerge rule, const Source* b, const Source* e, int metric) const;
 
@@ -218,6 +228,11 @@ class Drg {
   std::vector<Source> src_;
   std::vector<double> values_;      // vertex-major merged values, all runs
   std::vector<double> run_values_;  // [run][vertex][metric], only with more than one run
+  // Inclusive values of the inclusive sum metrics, per thread as inclusive() says, summed:
+  // [vertex][slot], incl_slot_[metric] the metric's slot or -1.
+  std::vector<double> incl_;
+  std::vector<int> incl_slot_;
+  size_t incl_slots_ = 0;
   int visits_ = -1, time_ = -1, fork_ = -1, join_ = -1, team_ = -1;
 };
 
