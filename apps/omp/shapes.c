@@ -51,6 +51,16 @@
  *                  thread that takes the first chunk works C T, a dynamic schedule's last
  *                  chunk decides the end (a loop already dynamic, whose chunks are too large).
  *                  Truth: work (sum of the iterations' sleeps).
+ * runtime R N T   R time steps of a `parallel for schedule(runtime)` over N iterations whose cost
+ *                  rises: iteration i sleeps T (i + 1) / N ms (a triangle: the default static
+ *                  schedule gives the last thread most of the work; OMP_SCHEDULE chooses another
+ *                  without a rebuild). Prints "runtime: checksum C", the sum of the indices, the
+ *                  same for every schedule; with SHAPES_BREAK in the environment it is one more
+ *                  (a setting that changes the output). Truth: work.
+ * rising R N T     the same loop as runtime with no schedule clause (libomp: static).
+ * tiny R N         R rounds of an `omp for schedule(dynamic)` over N iterations of a few
+ *                  nanoseconds of arithmetic each: every chunk is one iteration, and taking it
+ *                  from the runtime costs more than the iteration. Prints the sum.
  * critical N      `parallel for` over N iterations, each adding to a shared sum inside `omp
  *                  critical` (a single update that atomic or a reduction does without the lock):
  *                  the threads queue at the critical section. Prints the sum.
@@ -350,6 +360,51 @@ static int critical(int argc, char** argv) {
   return 0;
 }
 
+/* One iteration of the rising loops: i sleeps T (i + 1) / N ms. */
+static void rising_iteration(int i, int n, double t, double* work) {
+  double w0 = now_s();
+  sleep_ms(t * (i + 1) / n);
+  sum_atomic(work, now_s() - w0);
+}
+
+/* runtime and rising: the same loop, its schedule left to OMP_SCHEDULE or not written. */
+static int rising_loop(int argc, char** argv, int runtime) {
+  int rounds = (int)arg_num(argc, argv, 2, 3), n = (int)arg_num(argc, argv, 3, 24);
+  double t = arg_num(argc, argv, 4, 8), work = 0;
+  long check = 0;
+  for (int r = 0; r < rounds; ++r) {
+    if (runtime) {
+#pragma omp parallel for schedule(runtime) reduction(+ : check) /* LOOP_RUNTIME */
+      for (int i = 0; i < n; ++i) {
+        rising_iteration(i, n, t, &work);
+        check += i;
+      }
+    } else {
+#pragma omp parallel for reduction(+ : check) /* LOOP_RISING */
+      for (int i = 0; i < n; ++i) {
+        rising_iteration(i, n, t, &work);
+        check += i;
+      }
+    }
+  }
+  if (getenv("SHAPES_BREAK")) check += 1;
+  printf("%s: checksum %ld\n", runtime ? "runtime" : "rising", check);
+  print_truth("work", work);
+  return 0;
+}
+
+static int tiny(int argc, char** argv) {
+  int rounds = (int)arg_num(argc, argv, 2, 4);
+  long n = (long)arg_num(argc, argv, 3, 1000000);
+  double sum = 0;
+  for (int r = 0; r < rounds; ++r) {
+#pragma omp parallel for schedule(dynamic) reduction(+ : sum) /* LOOP_TINY */
+    for (long i = 0; i < n; ++i) sum += (double)(i % 7) * 0.5;
+  }
+  printf("tiny: sum %g\n", sum);
+  return 0;
+}
+
 static int cpuwork(int argc, char** argv) {
   int rounds = (int)arg_num(argc, argv, 2, 3);
   double t = arg_num(argc, argv, 3, 100) * 1e-3, cpu = 0;
@@ -447,9 +502,12 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "teams")) return teams(argc, argv);
   if (!strcmp(mode, "chunks")) return chunks(argc, argv);
   if (!strcmp(mode, "critical")) return critical(argc, argv);
+  if (!strcmp(mode, "runtime")) return rising_loop(argc, argv, 1);
+  if (!strcmp(mode, "rising")) return rising_loop(argc, argv, 0);
+  if (!strcmp(mode, "tiny")) return tiny(argc, argv);
   fprintf(stderr,
           "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied|forkjoin|"
-          "scratch|cpuwork|stuck|teams|chunks|critical [ARGS...]\n",
+          "scratch|cpuwork|stuck|teams|chunks|critical|runtime|rising|tiny [ARGS...]\n",
           argv[0]);
   return 2;
 }

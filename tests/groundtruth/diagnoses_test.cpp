@@ -366,6 +366,47 @@ TEST(ShapesP2, CriticalAroundOneUpdateIsAdvisedAtomicOrReduction) {
   EXPECT_TRUE(named) << "no critical-section finding";
 }
 
+// ---- a loop with no schedule clause whose iterations cost more and more -----------------------
+// `parallel for` (no clause: libomp's static) over 24 iterations, iteration i sleeping 8 (i+1)/24
+// ms: the last thread gets most of the work and the other waits at the join barrier, which is the
+// loop's barrier in a combined `parallel for`. The advice reads the directive (no clause) and
+// names a schedule with a chunk from the measured cost: single iterations take milliseconds.
+TEST(ShapesP2, RisingLoopWithoutClauseIsAdvisedAScheduleAndChunk) {
+  Classified c = with_reference(2, {"rising", "3", "24", "8"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const int line = source_line("apps/omp/shapes.c", "LOOP_RISING");
+  bool named = false;
+  for (const auto& x : findings_of(c)) {
+    if (x.value("subclass", "") != "barrier" && x.value("subclass", "") != "load_imbalance")
+      continue;
+    std::string hint = x.value("hint", "");
+    named = named ||
+            (hint.find("the loop has no schedule clause (shapes.c:" + std::to_string(line) + ")") !=
+                 std::string::npos &&
+             hint.find("try schedule(dynamic, 1) (1 iteration takes about") != std::string::npos);
+  }
+  EXPECT_TRUE(named) << "no finding names the missing clause and schedule(dynamic, 1)";
+}
+
+// ---- a dynamic loop whose chunks cost less than taking them ------------------------------------
+// `schedule(dynamic)` over 100,000 iterations of a few nanoseconds, 4 times: the two threads
+// contend for every single-iteration chunk, time no event measures (unidentified). The advice is
+// larger chunks with a number from the reference's cost per iteration, never a dynamic schedule.
+TEST(ShapesP2, TinyDynamicChunksAreAdvisedLarger) {
+  Classified c = with_reference(2, {"tiny", "4", "100000"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const int line = source_line("apps/omp/shapes.c", "LOOP_TINY");
+  bool named = false;
+  for (const auto& x : findings_of(c)) {
+    std::string hint = x.value("hint", "");
+    EXPECT_EQ(hint.find("try schedule(dynamic"), std::string::npos) << hint;
+    named = named || (hint.find("the loop is already schedule(dynamic) (shapes.c:" +
+                                std::to_string(line) + ")") != std::string::npos &&
+                      hint.find("give larger chunks, schedule(dynamic, ") != std::string::npos);
+  }
+  EXPECT_TRUE(named) << "no finding advises larger chunks for the dynamic loop";
+}
+
 // ---- a scratch buffer the parallel version maps anew at each call: page faults ----------------
 // The loop's extra time over the reference is its page faults (LULESH's force arrays with more
 // than one thread). The model has no class for them: unidentified, not replicated or additional

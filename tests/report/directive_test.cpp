@@ -96,6 +96,51 @@ TEST(Directive, AdviceFitsTheSchedule) {
   EXPECT_EQ(advice("omp parallel"), "") << "not a loop";
 }
 
+// The chunk named for a dynamic schedule: about kChunksPerThread chunks per thread, none so small
+// that taking it costs more than a few percent of it; nothing when the cost is not measured.
+TEST(Directive, ChunkFromTheMeasuredCost) {
+  EXPECT_EQ(suggested_chunk({}), 0u);
+  // 24 iterations of 4 ms on 2 threads: single iterations already take long.
+  EXPECT_EQ(suggested_chunk({24, 4e-3, 2}), 1u);
+  // A million iterations of 5 ns: 20 us / 5 ns = 4,000 iterations per chunk.
+  EXPECT_EQ(suggested_chunk({1e6, 5e-9, 2}), 4000u);
+  // 10,000 iterations of 5 ns: 8 chunks per thread wins (625), even under 20 us each.
+  EXPECT_EQ(suggested_chunk({1e4, 5e-9, 2}), 625u);
+  // The advice names it, with the time of a chunk.
+  std::string a = schedule_advice(parse_directive("omp parallel for"), LoopSchedule::Static,
+                                  "md.c:88", {24, 4e-3, 2});
+  EXPECT_NE(a.find("try schedule(dynamic, 1) (1 iteration takes about 4.0 ms here"),
+            std::string::npos)
+      << a;
+  a = schedule_advice(parse_directive("omp for schedule(runtime)"), LoopSchedule::Static, "md.c:88",
+                      {1e6, 5e-9, 2});
+  EXPECT_NE(a.find("OMP_SCHEDULE=dynamic,4000"), std::string::npos) << a;
+}
+
+// A dynamic loop whose chunks take less than taking one costs: larger chunks, never "dynamic".
+TEST(Directive, ChunksTooSmallAreAdvisedLarger) {
+  const LoopCost cheap{1e6, 5e-9, 2};
+  const Directive single = parse_directive("omp for schedule(dynamic)");
+  EXPECT_TRUE(chunks_too_small(single, LoopSchedule::Dynamic, cheap));
+  EXPECT_TRUE(chunks_too_small(parse_directive("omp for schedule(guided, 4)"), LoopSchedule::Guided,
+                               cheap));
+  EXPECT_FALSE(chunks_too_small(parse_directive("omp for schedule(dynamic, 4000)"),
+                                LoopSchedule::Dynamic, cheap));
+  EXPECT_FALSE(
+      chunks_too_small(parse_directive("omp for schedule(static)"), LoopSchedule::Static, cheap))
+      << "static chunks are not taken from the runtime";
+  EXPECT_FALSE(chunks_too_small(single, LoopSchedule::Dynamic, {24, 4e-3, 2}));
+  // An expression: the chunk as the threads took them (dispatches).
+  LoopCost taken = cheap;
+  taken.chunk = 2;
+  EXPECT_TRUE(chunks_too_small(parse_directive("omp for schedule(dynamic, c)"),
+                               LoopSchedule::Dynamic, taken));
+  std::string a = schedule_advice(single, LoopSchedule::Dynamic, "md.c:88", cheap);
+  EXPECT_EQ(a.rfind("the loop is already schedule(dynamic) (md.c:88)", 0), 0u) << a;
+  EXPECT_NE(a.find("chunks of 1 iteration take about 5.0 ns each"), std::string::npos) << a;
+  EXPECT_NE(a.find("give larger chunks, schedule(dynamic, 4000)"), std::string::npos) << a;
+}
+
 TEST(Directive, CriticalAroundOneUpdate) {
   Source c(
       "#pragma omp critical\n"             // 1

@@ -318,7 +318,8 @@ enum class MetricScope : uint8_t {
 //   task_exec       explicit tasks this thread ran while the region was open
 //   team_size       parallel: sum of the team sizes over the visits
 //   executed        single: visits that ran the body
-//   iterations      loop, taskloop: iterations the runtime gave the thread
+//   iterations      loop, taskloop: the count ompt_callback_work gives at the start (libomp: the
+//                   loop's whole trip count, on every thread of the team)
 //   dispatches      chunks or sections dispatched (ompt_callback_dispatch)
 //   tasks_created   explicit tasks created here
 //   bytes_sent, _recv  MPI: payload bytes the calls sent and received

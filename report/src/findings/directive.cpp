@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -133,51 +135,121 @@ Directive directive_at(const std::string& file, uint32_t line) {
   return {};
 }
 
-std::string schedule_advice(const Directive& d, format::LoopSchedule runtime,
-                            const std::string& where) {
-  std::string kind = d.schedule;
-  if (kind.empty()) {
-    switch (runtime) {
-      case format::LoopSchedule::Dynamic: kind = "dynamic"; break;
-      case format::LoopSchedule::Guided: kind = "guided"; break;
-      default: break;
-    }
+uint64_t suggested_chunk(const LoopCost& c) {
+  if (!(c.iterations > 0) || !(c.seconds_per_iteration > 0)) return 0;
+  const double balance = std::floor(c.iterations / (std::max(1, c.threads) * kChunksPerThread));
+  const double paid = std::ceil(kChunkMinSeconds / c.seconds_per_iteration * (1 - 1e-9));
+  return uint64_t(std::max(1.0, std::min(balance, paid)));
+}
+
+namespace {
+
+// "2.5 ns", "4.2 us", "20 us", "4.2 ms", "1.25 s".
+std::string micros(double s) {
+  if (s < 1e-6) return fmt::format("{:.1f} ns", s * 1e9);
+  if (s < 10e-6) return fmt::format("{:.1f} us", s * 1e6);
+  if (s < 1e-3) return fmt::format("{:.0f} us", s * 1e6);
+  if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
+  return fmt::format("{:.2f} s", s);
+}
+
+// "schedule(dynamic, 16) (16 iterations take about 20 us, ...)", or with the chunk left to the
+// user ("schedule(dynamic, C) ... with chunks C large enough ...") when the cost is not measured.
+std::string named_chunk(const std::string& kind, const LoopCost& cost) {
+  const uint64_t c = suggested_chunk(cost);
+  if (c == 0)
+    return fmt::format("schedule({}, C) with chunks C large enough that taking one costs little",
+                       kind);
+  return fmt::format(
+      "schedule({}, {}) ({} iteration{} take{} about {} here: taking a chunk costs little beside "
+      "that, and each thread gets about {} of them)",
+      kind, c, c, c == 1 ? "" : "s", c == 1 ? "s" : "",
+      micros(double(c) * cost.seconds_per_iteration),
+      std::max<uint64_t>(1, uint64_t(cost.iterations / (double(c) * std::max(1, cost.threads)))));
+}
+
+// The schedule kind as written, else as the runtime reported it ("" when neither says).
+std::string kind_of(const Directive& d, format::LoopSchedule runtime) {
+  if (!d.schedule.empty()) return d.schedule;
+  switch (runtime) {
+    case format::LoopSchedule::Dynamic: return "dynamic";
+    case format::LoopSchedule::Guided: return "guided";
+    default: return "";
   }
+}
+
+// The chunk as a number: as the directive writes it (1 when it gives none), else as the threads
+// took them (an expression's value); 0 when neither is known.
+double chunk_of(const Directive& d, const LoopCost& cost) {
+  char* end = nullptr;
+  double written = d.chunk.empty() ? 1 : std::strtod(d.chunk.c_str(), &end);
+  if (d.chunk.empty() || (end && *end == 0 && written >= 1)) return written;
+  return cost.chunk >= 1 ? cost.chunk : 0;
+}
+
+// The advice for a loop that is dynamic or guided already: about its chunks, never "dynamic".
+std::string dynamic_advice(const std::string& kind, const Directive& d, const LoopCost& cost,
+                           const std::string& sched, const std::string& at) {
+  const std::string head =
+      fmt::format("the loop is already {}{}: another schedule is not what is missing; ", sched, at);
+  // The chunk as a number, when the directive writes one (1 when it gives none).
+  const double written = chunk_of(d, cost);
+  const bool known = written > 0;
+  const uint64_t better = suggested_chunk(cost);
+  if (known && better > 0 && written * cost.seconds_per_iteration < kChunkMinSeconds / 4 &&
+      double(better) > written)
+    return head + fmt::format(
+                      "its chunks of {:.0f} iteration{} take about {} each, too little to pay "
+                      "for taking each from the runtime (the threads contend for the next one): "
+                      "give larger chunks, {}",
+                      written, written == 1 ? "" : "s",
+                      micros(written * cost.seconds_per_iteration), named_chunk(kind, cost));
+  if (d.chunk.empty())
+    return head + fmt::format(
+                      "its chunks are single iterations{}, so a few iterations take much longer "
+                      "than the others: split the longest ones, or hand them out first (order "
+                      "the iterations by their cost)",
+                      kind == "guided" ? " at the end" : "");
+  const bool smaller = better > 0 && (!known || double(better) < written);
+  return head + fmt::format(
+                    "give smaller chunks{} (a thread takes {} iterations at a time, and the last "
+                    "ones decide when the loop ends), or split the iterations that take longest",
+                    smaller ? ", e.g. " + named_chunk(kind, cost) : "", d.chunk);
+}
+
+}  // namespace
+
+bool chunks_too_small(const Directive& d, format::LoopSchedule runtime, const LoopCost& cost) {
+  const std::string kind = kind_of(d, runtime);
+  const double chunk = chunk_of(d, cost);
+  return (kind == "dynamic" || kind == "guided") && chunk > 0 && cost.seconds_per_iteration > 0 &&
+         chunk * cost.seconds_per_iteration < kChunkMinSeconds / 4;
+}
+
+std::string schedule_advice(const Directive& d, format::LoopSchedule runtime,
+                            const std::string& where, const LoopCost& cost) {
+  const std::string kind = kind_of(d, runtime);
   const std::string at = where.empty() ? "" : " (" + where + ")";
   const std::string sched = "schedule(" + kind + (d.chunk.empty() ? "" : ", " + d.chunk) + ")";
-  if (kind == "dynamic" || kind == "guided") {
-    std::string rest =
-        d.chunk.empty()
-            ? fmt::format(
-                  "its chunks are single iterations{}, so a few iterations take much "
-                  "longer than the others: split the longest ones, or hand them out "
-                  "first (order the iterations by their cost)",
-                  kind == "guided" ? " at the end" : "")
-            : fmt::format(
-                  "give smaller chunks (a thread takes {} iterations at a time, and the "
-                  "last ones decide when the loop ends), or split the iterations that "
-                  "take longest",
-                  d.chunk);
-    return fmt::format("the loop is already {}{}: another schedule is not what is missing; {}",
-                       sched, at, rest);
-  }
+  if (kind == "dynamic" || kind == "guided") return dynamic_advice(kind, d, cost, sched, at);
   if (kind == "static")
     return fmt::format(
-        "the loop is {}{}: each thread gets fixed iterations; try schedule(dynamic, C) or "
-        "schedule(guided) with chunks C large enough that taking one costs little, or balance the "
-        "work per iteration",
-        sched, at);
-  if (kind == "runtime")
+        "the loop is {}{}: each thread gets fixed iterations; try {}, or schedule(guided), or "
+        "balance the work per iteration",
+        sched, at, named_chunk("dynamic", cost));
+  if (kind == "runtime") {
+    const uint64_t c = suggested_chunk(cost);
     return fmt::format(
-        "the loop is schedule(runtime){}: OMP_SCHEDULE chooses it; try OMP_SCHEDULE=dynamic,C or "
-        "guided, or balance the work per iteration",
-        at);
+        "the loop is schedule(runtime){}: OMP_SCHEDULE chooses it, no rebuild needed; try "
+        "OMP_SCHEDULE=dynamic,{} or guided{} (scalea tune tries them), or balance the work per "
+        "iteration",
+        at, c ? std::to_string(c) : "C", c ? "," + std::to_string(c) : "");
+  }
   if (d.found && kind.empty() && (has_word(lower(d.text), "for") || has_word(lower(d.text), "do")))
     return fmt::format(
         "the loop has no schedule clause{} (libomp then gives each thread fixed iterations, as "
-        "static does): try schedule(dynamic, C) or schedule(guided), or balance the work per "
-        "iteration",
-        at);
+        "static does): try {}, or schedule(guided), or balance the work per iteration",
+        at, named_chunk("dynamic", cost));
   return "";
 }
 

@@ -28,11 +28,36 @@ Directive parse_directive(const std::string& text);
 inline constexpr uint32_t kDirectiveLinesAbove = 3;
 Directive directive_at(const std::string& file, uint32_t line);
 
+// What one execution of a loop costs, as measured: its iterations, the time one takes on a
+// thread, and the threads that share them. iterations == 0: not measured.
+struct LoopCost {
+  double iterations = 0;  // per execution of the loop (all threads)
+  double seconds_per_iteration = 0;
+  int threads = 1;
+  double chunk = 0;  // iterations per chunk the threads took (dispatches), 0: not measured
+};
+// A chunk of a dynamic or guided schedule should take at least this long, so that taking it
+// from the runtime (well under a microsecond, more when threads contend for the next chunk) costs
+// at most a few percent; and a thread should get about kChunksPerThread of them, so that the last
+// chunks, which decide when the loop ends, are small against a thread's share.
+inline constexpr double kChunkMinSeconds = 20e-6;
+inline constexpr int kChunksPerThread = 8;
+// The chunk size for a dynamic (or guided) schedule of a loop that costs `c`: kChunksPerThread
+// chunks per thread, but not so small that one takes under kChunkMinSeconds; 0 when the cost is
+// not measured.
+uint64_t suggested_chunk(const LoopCost& c);
+
 // What a loop's barrier wait should advise about the schedule, from the directive and the
 // schedule the runtime reported (its subkind, format::LoopSchedule), "" when nothing is known
-// beyond the general advice. `where` names the directive ("md.c:88").
+// beyond the general advice. `where` names the directive ("md.c:88"). With the loop's measured
+// cost, a chunk size is named (suggested_chunk) and a chunk too small to pay for taking it said.
 std::string schedule_advice(const Directive& d, format::LoopSchedule runtime,
-                            const std::string& where);
+                            const std::string& where, const LoopCost& cost = {});
+
+// Whether a loop hands out chunks too small to pay for taking them: its schedule is dynamic or
+// guided (the directive's, else the runtime's) and a chunk (the directive's number, 1 without
+// one, else as the threads took them) takes under a quarter of kChunkMinSeconds at `cost`.
+bool chunks_too_small(const Directive& d, format::LoopSchedule runtime, const LoopCost& cost);
 
 // What a critical section's waits should advise from its body, read after the `critical`
 // directive at or above `line` of `file`: a body that is one update of one variable (`s += v`,

@@ -464,6 +464,27 @@ std::string spinning_note(const MergedTree& t) {
 
 const std::vector<Hint>& hint_table() { return kHints; }
 
+LoopCost loop_cost(const MergedTree& t, uint32_t loop) {
+  const drg::Experiment& e = t.experiment();
+  LoopCost c;
+  const int iterations = e.metric(format::CoreMetric::Iterations),
+            visits = e.metric(format::CoreMetric::Visits),
+            time = e.metric(format::CoreMetric::TimeSum),
+            dispatches = e.metric(format::CoreMetric::Dispatches);
+  if (iterations < 0 || visits < 0 || time < 0 || loop >= t.nodes().size()) return c;
+  // Every thread's visit records the loop's whole trip count (format.hpp, `iterations`).
+  const double its = t.sum(loop, iterations), holders = double(t.holders(loop)),
+               visits_all = t.sum(loop, visits);
+  if (!(its > 0) || !(visits_all > 0) || !(holders > 0)) return c;
+  c.iterations = its / visits_all;
+  // The iterations of every execution: the trip count times the executions (visits / holders).
+  c.seconds_per_iteration = t.sum(loop, time) * 1e-9 / (its / holders);
+  c.threads = int(holders);
+  if (dispatches >= 0)
+    if (double taken = t.sum(loop, dispatches); taken > 0) c.chunk = its / holders / taken;
+  return c;
+}
+
 double finding_floor(const overheads::Analysis& a) {
   double program = a.regions.empty() ? 0 : a.regions[0].t_p;
   return std::max(kFindingMinSeconds, kFindingMinProgramShare * program);
@@ -869,10 +890,14 @@ bool is_sampled_work(const std::string& key) {
          key.rfind("additional_computation", 0) == 0;
 }
 
-// The schedule advice for a loop (directive.hpp) at node n, or at the loop a barrier ends (the
-// sibling before it at the same source line), "" for anything else or when nothing is known.
-std::string loop_schedule_advice(const MergedTree& t, uint32_t n) {
+// The schedule advice for a loop (directive.hpp) at node n, or at the loop a barrier ends: the
+// sibling before it at the same source line, or for the join barrier of a parallel region whose
+// one worksharing construct is a loop (`parallel for`, whose loop barrier the join is), that
+// loop; "" for anything else or when nothing is known.
+std::string loop_schedule_advice(const MergedTree& t, const overheads::Analysis& a, uint32_t n,
+                                 const FindingContext& context, bool tiny_only = false) {
   const drg::Region* loop = &t.region_of(n);
+  uint32_t loop_node = n;
   if (loop->kind != RegionKind::Loop) {
     loop = nullptr;
     const uint32_t parent = t.node(n).parent;
@@ -880,19 +905,36 @@ std::string loop_schedule_advice(const MergedTree& t, uint32_t n) {
         parent == format::kNoIndex)
       return "";
     const drg::Region& bar = t.region_of(n);
+    const bool join = bar.subkind == uint16_t(format::BarrierFlavour::Parallel);
+    size_t loops = 0, others = 0;
+    uint32_t only = format::kNoIndex;  // the one loop before a join barrier
     for (uint32_t s : t.node(parent).children) {
       if (s == n) break;
       const drg::Region& sr = t.region_of(s);
+      if (sr.kind == RegionKind::Loop) ++loops, only = s;
+      else if (sr.kind != RegionKind::Function && sr.kind != RegionKind::Sampled) ++others;
       if (sr.kind == RegionKind::Loop && !bar.file.empty() && sr.file == bar.file &&
           sr.line == bar.line)
-        loop = &sr;
+        loop = &sr, loop_node = s;
     }
+    if (!loop && join && loops == 1 && others == 0) loop = &t.region_of(only), loop_node = only;
     if (!loop) return "";
   }
   const Directive d = directive_at(loop->file, loop->line);
   std::string where;
   if (d.found) where = fmt::format("{}:{}", loop->file.substr(loop->file.rfind('/') + 1), d.line);
-  return schedule_advice(d, format::LoopSchedule(loop->subkind), where);
+  // The cost of an iteration: the reference run's when lower (the work without the contention
+  // for chunks or CPUs this run may have had).
+  LoopCost cost = loop_cost(t, loop_node);
+  if (const uint32_t ref = a.regions[loop_node].ref_node;
+      context.reference && ref != format::kNoIndex && ref < context.reference->nodes().size()) {
+    const LoopCost alone = loop_cost(*context.reference, ref);
+    if (alone.seconds_per_iteration > 0 && alone.seconds_per_iteration < cost.seconds_per_iteration)
+      cost.seconds_per_iteration = alone.seconds_per_iteration;
+  }
+  const auto runtime = format::LoopSchedule(loop->subkind);
+  if (tiny_only && !chunks_too_small(d, runtime, cost)) return "";
+  return schedule_advice(d, runtime, where, cost);
 }
 
 // A wait or slower work on CPUs the threads shared: the sharing first, with its figure against
@@ -944,7 +986,7 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
   if (c.key == "synchronization.barrier" || c.key == "synchronization.load_imbalance")
     // The loop's own schedule, read from its directive (or as the runtime reported it), makes
     // the schedule advice fit the code: no "try dynamic" for a loop that is dynamic already.
-    if (std::string advice = loop_schedule_advice(t, n); !advice.empty())
+    if (std::string advice = loop_schedule_advice(t, a, n, context); !advice.empty())
       f.hint = "iterations are imbalanced; " + advice;
   if (c.key == "synchronization.critical")
     // A critical section around one update has a construct that needs no lock.
@@ -960,6 +1002,12 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
   bool counted_cause = false;  // the counters named what the unidentified time was
   if (f.cls == "unidentified" || f.cls == "data_movement")
     counted_cause = add_counter_evidence(f, t, a, n, c.seconds, context, counters);
+  if ((f.cls == "unidentified" || f.cls == "control_of_parallelism") &&
+      reg.kind == RegionKind::Loop)
+    // A dynamic loop whose chunks cost less than taking them: the threads' contention for the
+    // next chunk is time no event measures; the directive says it, and the chunk that pays.
+    if (std::string advice = loop_schedule_advice(t, a, n, context, true); !advice.empty())
+      f.hint = advice;
   if (run.samples && is_sampled_work(c.key)) f.sampled = sampled_where(*run.samples, t, n, false);
   if (reg.kind == RegionKind::Io)
     if (std::string volume = io_volume(t, n); !volume.empty()) f.hint = volume + "; " + f.hint;

@@ -10,6 +10,7 @@
 #include "scalea/drg/cct.hpp"
 #include "scalea/drg/meta.hpp"
 #include "scalea/overheads/classify.hpp"
+#include "directive.hpp"
 
 namespace scalea::cli {
 
@@ -72,6 +73,11 @@ const std::vector<Hint>& hint_table();
 // are not findings.
 std::vector<Finding> find_findings(const drg::MergedTree& t, const overheads::Analysis& a,
                                    size_t limit, const FindingContext& context = {});
+
+// What one execution of the loop at merged node `loop` costs (directive.hpp): its iterations,
+// their time, its threads and the chunks they took; iterations == 0 when the run did not record
+// them. Holders: the threads of one team (a loop in several teams at once averages them).
+LoopCost loop_cost(const drg::MergedTree& t, uint32_t loop);
 
 // The floor below which an overhead is not a finding in this analysis (without noise).
 double finding_floor(const overheads::Analysis& a);
