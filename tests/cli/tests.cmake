@@ -56,6 +56,12 @@ add_test(NAME cli.shared_cpus
 set_tests_properties(cli.shared_cpus PROPERTIES LABELS "integration;cli" TIMEOUT 120
                      SKIP_RETURN_CODE 77)
 
+# scalea tune on a planted schedule(runtime) loop: the rules' variants, the choice beyond the
+# noise, outputs checked (--expect, --check), bad input (check_tune.sh, docs/tuning.md).
+scalea_test_tmpdir(_tune cli.tune)
+add_test(NAME cli.tune COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_tune.sh ${CMAKE_BINARY_DIR}/bin ${_tune})
+set_tests_properties(cli.tune PROPERTIES LABELS "integration;cli" TIMEOUT 300)
+
 # The rank files read ahead on every core, or on one (taskset): the same outputs, byte for byte,
 # and the same first error in file order (docs/drg.md, "On every core"). Needs drg_gen (bench/drg).
 add_test(NAME cli.readers COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_readers.sh ${CMAKE_BINARY_DIR}/bin)

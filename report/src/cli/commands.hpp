@@ -27,6 +27,7 @@ void add_calibrate(CLI::App& app);  // cmd_calibrate.cpp: the machine file (docs
 void add_top(CLI::App& app);  // cmd_top.cpp: the live view of a run's snapshots (docs/online.md)
 void add_db(CLI::App& app);   // cmd_db.cpp: the experiment database (docs/database.md)
 void add_settings(CLI::App& app);  // cmd_settings.cpp: the SCALEA_* settings table
+void add_tune(CLI::App& app);      // cmd_tune.cpp: the tuner between runs (docs/tuning.md)
 
 // --decomposition NAME,... (repeatable) of a command that checks a reference (main.cpp): the
 // arguments whose values set the decomposition, not the input (AnalysisOptions::decomposition).

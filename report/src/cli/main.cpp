@@ -49,6 +49,7 @@ void add_other_commands(CLI::App& app) {
   scalea::cli::add_diff(app);
   scalea::cli::add_drg(app);
   scalea::cli::add_study(app);
+  scalea::cli::add_tune(app);
   scalea::cli::add_top(app);
   scalea::cli::add_calibrate(app);
   scalea::cli::add_db(app);
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
       "  scalea report md.exp                              overhead table per region\n"
       "  scalea study -o md.study --threads 1,2,4 -- ./md  scaling study, one command\n"
       "  scalea report md.study                            speedup and overheads vs p\n"
+      "  scalea tune -- ./md 4096                          try settings, keep the fastest\n"
       "  scalea cache md.exp                               cache misses per region and thread\n"
       "  scalea <command> --help                           options and examples\n",
       "scalea"};

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# scalea tune (docs/tuning.md) on a planted program: `shapes runtime 3 24 8`, a `parallel for
+# schedule(runtime)` whose iterations cost more and more (i sleeps 8 (i+1)/24 ms), 3 time steps,
+# on 2 threads. The default schedule (static) gives the second thread three quarters of the work;
+# any of the schedules the knowledge base tries (static,1, dynamic, guided) brings it near a half.
+#  - the rule `schedule` reads the directive at the loop and tries OMP_SCHEDULE variants, naming
+#    the loop; the chosen variant is one of them, at least 15 % faster than the baseline and
+#    beyond the noise (its slowest run faster than the baseline's fastest);
+#  - a variant whose output differs (SHAPES_BREAK makes the checksum one more) is reported as
+#    failed by --expect and by --check, and never chosen, although it is as fast as the best;
+#  - tune.json holds every variant, its runs and the choice; the table and the verdict on stdout;
+#  - the loop without a schedule clause (`shapes rising`): no OMP_SCHEDULE variant, said why;
+#  - bad input: one line, exit 2, nothing run; a baseline that fails: exit 1.
+# Usage: check_tune.sh BIN_DIR WORK_DIR
+set -euo pipefail
+bin=$1 work=$2
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+fail=0
+no() { echo "FAIL: $*" >&2; fail=1; }
+export OMP_NUM_THREADS=2
+unset OMP_SCHEDULE OMP_WAIT_POLICY KMP_BLOCKTIME OMP_PROC_BIND OMP_PLACES
+line=$(grep -n 'LOOP_RUNTIME' "$(dirname "$0")/../../apps/omp/shapes.c" | cut -d: -f1)
+
+"$bin/scalea" tune -o t1 -r 3 --expect 'checksum 828$' \
+  --try 'OMP_SCHEDULE=dynamic,1 SHAPES_BREAK=1' \
+  -- "$bin/omp/shapes" runtime 3 24 8 > t1.out 2> t1.err || no "tune exited $?: $(tail -3 t1.err)"
+jq -e . t1/tune.json > /dev/null || no "t1/tune.json is not JSON"
+chosen=$(jq -r '.chosen // ""' t1/tune.json)
+case "$chosen" in
+  OMP_SCHEDULE=static,1 | OMP_SCHEDULE=dynamic,* | OMP_SCHEDULE=guided,*) ;;
+  *) no "chosen '$chosen', not one of the schedule variants" ;;
+esac
+[ "$(jq -r .beyond_noise t1/tune.json)" = true ] || no "the choice is not beyond the noise"
+base=$(jq '.variants[0].median_s' t1/tune.json)
+best=$(jq --arg c "$chosen" '.variants[] | select(.name == $c) | .median_s' t1/tune.json)
+awk -v b="$base" -v v="$best" 'BEGIN { exit !(v < 0.85 * b) }' ||
+  no "chosen median $best s is not 15% below the baseline's $base s"
+jq -e --arg w "shapes.c:$line" '[.variants[] | select(.rule == "schedule") | .why |
+  contains($w)] | length >= 3 and all' t1/tune.json > /dev/null ||
+  no "the schedule variants do not name the loop at shapes.c:$line: $(jq -c '[.variants[].why]' t1/tune.json)"
+broken=$(jq -c '.variants[] | select(.settings.SHAPES_BREAK == "1")' t1/tune.json)
+[ "$(jq -r .ok <<< "$broken")" = false ] || no "the variant that changes the output passed: $broken"
+jq -e '.failures[0] | contains("--expect")' <<< "$broken" > /dev/null ||
+  no "its failure does not name --expect: $broken"
+[ "$(jq '.runs | length' t1/tune.json)" = "$((3 * $(jq '.variants | length' t1/tune.json)))" ] ||
+  no "tune.json does not list 3 runs of every variant"
+grep -q "^chosen: $chosen: [0-9]*% faster than the baseline" t1.out || no "no verdict line: $(cat t1.out)"
+grep -q "failed: repetition 1: its output does not match --expect" t1.out ||
+  no "the table does not show the failed variant: $(cat t1.out)"
+grep -q "will try OMP_SCHEDULE=dynamic,1: the schedule(runtime) loop at shapes.c:$line" t1.err ||
+  no "the plan does not say why: $(head -5 t1.err)"
+
+# --check with the two outputs; only the given variants.
+"$bin/scalea" tune -o t2 -r 1 --only-try --try OMP_SCHEDULE=guided,2 \
+  --try 'OMP_SCHEDULE=guided,2 SHAPES_BREAK=1' \
+  --check 'test "$(grep checksum "$SCALEA_TUNE_OUTPUT")" = "$(grep checksum "$SCALEA_TUNE_BASELINE_OUTPUT")"' \
+  -- "$bin/omp/shapes" runtime 1 8 2 > t2.out 2> t2.err || no "tune --check exited $?"
+[ "$(jq '.variants | length' t2/tune.json)" = 3 ] || no "--only-try: not the baseline and two variants"
+jq -e '.variants[1].ok == true and .variants[2].ok == false and
+  (.variants[2].failures[0] | contains("--check failed"))' t2/tune.json > /dev/null ||
+  no "--check did not fail the changed output alone: $(jq -c '.variants' t2/tune.json)"
+[ "$(jq -r '.chosen // ""' t2/tune.json)" != 'OMP_SCHEDULE=guided,2 SHAPES_BREAK=1' ] ||
+  no "a variant with a changed output was chosen"
+grep -q "one repetition each: no measure of the noise\|no variant was faster" t2.out ||
+  no "one repetition is not said to be unsure: $(cat t2.out)"
+
+# A loop without a schedule clause: OMP_SCHEDULE changes nothing, and the tuner says so.
+"$bin/scalea" tune -o t3 -r 1 -- "$bin/omp/shapes" rising 1 8 2 > t3.out 2> t3.err ||
+  no "tune of rising exited $?"
+jq -e '[.variants[] | select(.settings.OMP_SCHEDULE != null)] | length == 0' t3/tune.json \
+  > /dev/null || no "OMP_SCHEDULE tried for a loop without schedule(runtime)"
+grep -q "not tried: OMP_SCHEDULE: no loop is schedule(runtime)" t3.out ||
+  no "not said why OMP_SCHEDULE was not tried: $(cat t3.out)"
+
+# Bad input: one line on stderr, exit 2, nothing created.
+bad() {
+  local want=$1
+  shift
+  set +e
+  "$bin/scalea" tune "$@" > bad.out 2> bad.err
+  local rc=$?
+  set -e
+  [ "$rc" = 2 ] || no "tune $*: exit $rc, not 2"
+  [ "$(wc -l < bad.err)" = 1 ] || no "tune $*: not one line: $(cat bad.err)"
+  grep -q -- "$want" bad.err || no "tune $*: '$want' not in: $(cat bad.err)"
+}
+bad "'oops' is not NAME=VALUE" -o b1 --try oops -- /bin/true
+[ ! -e b1 ] || no "a bad --try created its directory"
+bad "already exists" -o t1 -- /bin/true
+bad "not a regular expression" -o b2 --expect '(' -- /bin/true
+bad "not found" -o b3 -- ./no-such-program
+bad "needs at least one --try" -o b4 --only-try -- /bin/true
+set +e
+"$bin/scalea" tune -o b5 -r 1 -- /bin/false > /dev/null 2> b5.err
+rc=$?
+set -e
+[ "$rc" = 1 ] || no "a failing baseline: exit $rc, not 1"
+grep -q "the program as given failed (repetition 1: exit status 1): nothing to tune" b5.err ||
+  no "a failing baseline is not said: $(cat b5.err)"
+exit $fail
