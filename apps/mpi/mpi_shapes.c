@@ -24,6 +24,11 @@
  *   mpi_shapes procnull N B  N times, a non-periodic chain: MPI_Sendrecv of B bytes to rank + 1
  *                            from rank - 1, then MPI_Isend/MPI_Irecv the other way; the ends'
  *                            partners are MPI_PROC_NULL: 2 N B bytes per link, sent and received
+ *   mpi_shapes farm N T      master/worker: rank 0 hands out N tasks (one int each, MPI_Send) to
+ *                            the other ranks and collects their results (MPI_Recv from any
+ *                            rank), each task T ms of sleep on a worker; a task number of -1
+ *                            stops a worker. Prints the sum of the results (the same however
+ *                            the tasks fall)
  *
  * Times are sleeps: exact even when the ranks share the cores.
  */
@@ -110,11 +115,47 @@ int main(int argc, char** argv) {
       MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
     }
     free(buf);
+  } else if (!strcmp(mode, "farm")) {
+    int n = argc > 2 ? atoi(argv[2]) : 40;
+    double t = (argc > 3 ? atof(argv[3]) : 5) * 1e-3;
+    if (rank == 0) {
+      int next = 0, busy = 0, stop = -1;
+      for (int w = 1; w < size; ++w) {  // a first task each, or stop
+        if (next < n) {
+          MPI_Send(&next, 1, MPI_INT, w, 0, MPI_COMM_WORLD);
+          ++next, ++busy;
+        } else {
+          MPI_Send(&stop, 1, MPI_INT, w, 0, MPI_COMM_WORLD);
+        }
+      }
+      while (busy > 0) {
+        int result;
+        MPI_Status st;
+        MPI_Recv(&result, 1, MPI_INT, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &st);
+        sum += result;
+        --busy;
+        if (next < n) {
+          MPI_Send(&next, 1, MPI_INT, st.MPI_SOURCE, 0, MPI_COMM_WORLD);
+          ++next, ++busy;
+        } else {
+          MPI_Send(&stop, 1, MPI_INT, st.MPI_SOURCE, 0, MPI_COMM_WORLD);
+        }
+      }
+    } else {
+      for (;;) {
+        int task;
+        MPI_Recv(&task, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (task < 0) break;
+        sleep_s(t);
+        int result = task * 2;
+        MPI_Send(&result, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+      }
+    }
   } else {
     if (rank == 0)
       fprintf(stderr,
               "usage: mpi_shapes main R | allreduce N X | balanced N B | pingpong N B | procnull N "
-              "B\n");
+              "B | farm N T\n");
     MPI_Finalize();
     return 2;
   }

@@ -29,14 +29,22 @@ Classified with_reference(int p, const std::vector<std::string>& args,
 }
 
 // `scalea report RUN -r REF --format json`: the findings the user reads.
-nlohmann::json findings_of(const Classified& c) {
+// The JSON report of the run (against its reference, if any).
+nlohmann::json report_of(const Classified& c) {
   std::vector<std::string> args{"report", c.run.experiment, "--format", "json", "--findings", "10"};
   if (c.ref_run) args.insert(args.end(), {"-r", c.ref_run->experiment});
   AppRun r = run_scalea_cli(args);
   EXPECT_EQ(r.status, 0) << r.describe();
   nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  if (doc.is_discarded())
+    ADD_FAILURE() << "the JSON report does not parse: " << r.out.substr(0, 400);
+  return doc;
+}
+
+nlohmann::json findings_of(const Classified& c) {
+  nlohmann::json doc = report_of(c);
   if (doc.is_discarded() || !doc.contains("findings")) {
-    ADD_FAILURE() << "no findings in the JSON report: " << r.out.substr(0, 400);
+    ADD_FAILURE() << "no findings in the JSON report";
     return nlohmann::json::array();
   }
   // Each region's overhead of one kind is one finding (EP's reduction was once listed twice: the
@@ -405,6 +413,41 @@ TEST(ShapesP2, TinyDynamicChunksAreAdvisedLarger) {
                       hint.find("give larger chunks, schedule(dynamic, ") != std::string::npos);
   }
   EXPECT_TRUE(named) << "no finding advises larger chunks for the dynamic loop";
+}
+
+// ---- the program's pattern (findings/pattern.hpp)
+// ------------------------------------------------ The pipeline of `shapes pipeline` (threads poll
+// their neighbour's flag with flush, as NPB LU) is recognised as one, and no finding advises it a
+// schedule, which would break the wavefront; a loop of independent iterations is fork/join loops; a
+// single thread creating tasks the team runs is task-parallel.
+std::string pattern_of(const nlohmann::json& doc) {
+  std::string out;
+  for (const auto& p : doc.value("patterns", nlohmann::json::array()))
+    out += (out.empty() ? "" : ", ") + p.value("pattern", "");
+  return out;
+}
+
+TEST(ShapesP2, PipelineIsRecognisedAndNotAdvisedASchedule) {
+  Classified c = with_reference(2, {"pipeline", "4", "6", "10"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  nlohmann::json doc = report_of(c);
+  EXPECT_EQ(pattern_of(doc), "pipeline");
+  for (const auto& x : doc.value("findings", nlohmann::json::array())) {
+    std::string hint = x.value("hint", "");
+    EXPECT_EQ(hint.find("schedule(dynamic"), std::string::npos) << hint;
+    EXPECT_EQ(hint.find("schedule(guided"), std::string::npos) << hint;
+    if (x.value("subclass", "") == "barrier")
+      EXPECT_NE(hint.find("the threads form a pipeline"), std::string::npos) << hint;
+  }
+}
+
+TEST(ShapesP2, LoopsAndTasksAreTheirPatterns) {
+  Classified loops = with_reference(2, {"rising", "1", "8", "2"});
+  ASSERT_TRUE(loops.ok()) << loops.run.describe();
+  EXPECT_EQ(pattern_of(report_of(loops)), "fork/join loops");
+  Classified tasks = with_reference(2, {"tasks", "5", "8", "4"});
+  ASSERT_TRUE(tasks.ok()) << tasks.run.describe();
+  EXPECT_EQ(pattern_of(report_of(tasks)), "task-parallel");
 }
 
 // ---- a scratch buffer the parallel version maps anew at each call: page faults ----------------

@@ -524,6 +524,30 @@ TEST_P(MpiNp, PingPongIsTransferNotWaiting) {
   EXPECT_GT(recv_time, 0) << "no MPI_Recv call site";
 }
 
+// The ranks' pattern (findings/pattern.hpp, the report's "patterns"): rank 0 handing out tasks to
+// the others and collecting their results (mpi_shapes farm) is master/worker; pairs of ranks
+// swapping messages (exchange) are SPMD with point-to-point exchanges.
+TEST_P(MpiNp, RanksPatternIsRecognised) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const int np = GetParam();
+  if (np != 4) GTEST_SKIP() << "a master and three workers, two pairs";
+  auto pattern = [](const AppRun& run) {
+    AppRun r = run_scalea_cli({"report", run.experiment, "--format", "json"});
+    EXPECT_EQ(r.status, 0) << r.describe();
+    nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+    for (const auto& p : doc.value("patterns", nlohmann::json::array()))
+      if (p.value("path", "x").empty())
+        return p.value("pattern", "") + ": " + p.value("evidence", "");
+    return std::string("none");
+  };
+  AppRun farm = run_mpi(np, "mpi_shapes", {"farm", "30", "2"});
+  ASSERT_EQ(farm.status, 0) << farm.describe();
+  EXPECT_EQ(pattern(farm).rfind("master/worker: rank 0 makes", 0), 0u) << pattern(farm);
+  AppRun pairs = run_mpi(np, "mpi_shapes", {"exchange", "5", "0.01", "0"});
+  ASSERT_EQ(pairs.status, 0) << pairs.describe();
+  EXPECT_EQ(pattern(pairs).rfind("SPMD with point-to-point exchanges", 0), 0u) << pattern(pairs);
+}
+
 // Two ranks swap 4 MiB with MPI_Irecv/MPI_Isend and complete both in one MPI_Waitall: the bytes
 // were counted at the posts, yet the messages move while the ranks are in the MPI_Waitall. When
 // nobody is late that time is the completions' own cost (data movement), not "waiting for a late

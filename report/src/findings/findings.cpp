@@ -19,6 +19,7 @@
 #include "scalea/format.hpp"
 #include "wait_causes.hpp"
 #include "wait_states.hpp"
+#include "pattern.hpp"
 #include "output/text.hpp"
 
 namespace scalea::cli {
@@ -937,6 +938,17 @@ std::string loop_schedule_advice(const MergedTree& t, const overheads::Analysis&
   return schedule_advice(d, runtime, where, cost);
 }
 
+// The advice for waits in a pipeline (the loop at `pipe` signals through flush): about its stages,
+// never its schedule.
+std::string pipeline_hint(const MergedTree& t, uint32_t pipe) {
+  return fmt::format(
+      "the threads form a pipeline (they signal each other through flush in the {}): each owns "
+      "fixed stages, so another schedule would break it; the wait is the pipeline's fill and "
+      "drain and its uneven stages: balance the stages, or give it more stages (smaller blocks) "
+      "per thread so that filling and draining take a smaller part",
+      with_location(t.region_of(pipe)));
+}
+
 // A wait or slower work on CPUs the threads shared: the sharing first, with its figure against
 // the finding's, then the hint for when it stays (after the hint when it is under half of it). A PE
 // waiting for a CPU makes the others wait for it and runs its own work later; the scheduler's
@@ -983,11 +995,15 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
   }
   const bool counters = run.counters;
   const SlowThread& slow = run.slow;
-  if (c.key == "synchronization.barrier" || c.key == "synchronization.load_imbalance")
+  if (c.key == "synchronization.barrier" || c.key == "synchronization.load_imbalance") {
     // The loop's own schedule, read from its directive (or as the runtime reported it), makes
-    // the schedule advice fit the code: no "try dynamic" for a loop that is dynamic already.
-    if (std::string advice = loop_schedule_advice(t, a, n, context); !advice.empty())
+    // the schedule advice fit the code: no "try dynamic" for a loop that is dynamic already. A
+    // pipeline's threads own fixed stages: another schedule would break it (pattern.hpp).
+    if (uint32_t pipe = pipeline_loop(t, n); pipe != format::kNoIndex)
+      f.hint = pipeline_hint(t, pipe);
+    else if (std::string advice = loop_schedule_advice(t, a, n, context); !advice.empty())
       f.hint = "iterations are imbalanced; " + advice;
+  }
   if (c.key == "synchronization.critical")
     // A critical section around one update has a construct that needs no lock.
     if (std::string advice = critical_advice(reg.file, reg.line); !advice.empty())

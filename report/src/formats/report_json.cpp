@@ -4,6 +4,7 @@
 #include "analysis/analyze.hpp"
 #include "exports.hpp"
 #include "findings/findings.hpp"
+#include "findings/pattern.hpp"
 #include "analysis/thread_values.hpp"
 #include "scalea/drg/meta.hpp"
 
@@ -204,6 +205,13 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
   context.reference = o.reference_tree;
   context.hidden = fold.hidden;
   out["findings"] = findings_json(find_findings(t, a, o.findings, context));
+  // The program's pattern per phase (pattern.hpp): the ranks' (path "") and each parallel
+  // region's.
+  out["patterns"] = nlohmann::json::array();
+  for (const Phase& ph : program_phases(t))
+    out["patterns"].push_back({{"path", ph.node == 0 ? "" : t.path(ph.node)},
+                               {"pattern", pattern_name(ph.pattern)},
+                               {"evidence", ph.evidence}});
   dump_streamed<nlohmann::json>(put, std::move(out),
                                 {{"regions", regions}, {"only_in_reference", gone}});
 }

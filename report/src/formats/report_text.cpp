@@ -11,6 +11,7 @@
 
 #include "analysis/meta.hpp"
 #include "findings/findings.hpp"
+#include "findings/pattern.hpp"
 #include "findings/wait_states.hpp"
 #include "findings_out.hpp"
 #include "output/text.hpp"
@@ -117,6 +118,26 @@ std::string incomplete_notes(const drg::Experiment& e) {
   return out;
 }
 
+// The program's pattern (pattern.hpp): one line per pattern, its first phase's evidence and
+// how many phases have it.
+void print_patterns(const MergedTree& t) {
+  std::vector<Phase> phases = program_phases(t);
+  std::vector<Pattern> order;
+  for (const Phase& ph : phases)
+    if (std::find(order.begin(), order.end(), ph.pattern) == order.end())
+      order.push_back(ph.pattern);
+  for (Pattern pat : order) {
+    const Phase* first = nullptr;
+    size_t count = 0;
+    for (const Phase& ph : phases)
+      if (ph.pattern == pat) first = first ? first : &ph, ++count;
+    std::string where = first->node == 0 ? "the ranks" : node_label(t, first->node);
+    if (count > 1)
+      where += fmt::format(" and {} more parallel region{}", count - 1, count > 2 ? "s" : "");
+    fmt::print("pattern     {}: {} ({})\n", pattern_name(pat), where, first->evidence);
+  }
+}
+
 void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experiment* ref,
                   const ReportView& o, const MergedTree* t = nullptr) {
   const drg::Meta m = drg::read_meta(e.meta);
@@ -141,6 +162,7 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
   for (const std::string& note : cpu_sharing(e)) fmt::print("CPUS        {}\n", note);
   if (t) {
     if (std::string spin = spinning_note(*t); !spin.empty()) fmt::print("CPUS        {}\n", spin);
+    print_patterns(*t);
   }
   // The reference's own lost CPU time made its T_s longer: every overhead looks smaller.
   if (ref)

@@ -10,6 +10,7 @@
 
 #include "findings/directive.hpp"
 #include "findings/findings.hpp"
+#include "findings/pattern.hpp"
 #include "output/errors.hpp"
 
 namespace scalea::cli::tune {
@@ -188,6 +189,8 @@ std::vector<RuntimeLoop> runtime_loops(const Analyzed& x) {
     auto [it, fresh] = read.try_emplace({r.file, r.line});
     if (fresh) it->second = directive_at(r.file, r.line);
     if (it->second.schedule != "runtime") continue;
+    // A pipeline's threads own fixed iterations (pattern.hpp): its schedule is not a knob.
+    if (pipeline_loop(t, n) != format::kNoIndex) continue;
     RuntimeLoop l;
     l.node = n;
     l.where = fmt::format("{}:{}", short_file(r.file), it->second.line);
