@@ -527,6 +527,17 @@ def do_study(c):
         br.click(f'#tree .trow[data-id="{loop["id"]}"]')
         check(br.js(f"!!document.getElementById('classes-{loop['id']}')"), "picking the loop did not draw its classes vs p")
         check(br.js("document.querySelectorAll('#region table.cfgs tbody tr').length") == 3, "per-p table")
+        # The legend's keys keep their series' colours (a style for the charts' text must not
+        # override them): the loop's line is told from the program's by its key.
+        keys = br.js("""(function(){var s=document.getElementById('speedup-region');
+            var lines=Array.from(s.querySelectorAll('polyline.series')).map(function(l){return l.getAttribute('stroke')});
+            var keys=Array.from(s.querySelectorAll('text[fill]')).filter(function(t){return t.textContent.charAt(0)==='\u25ac'})
+              .map(function(t){var c=document.createElement('span');c.style.color=t.getAttribute('fill');document.body.appendChild(c);
+                var want=getComputedStyle(c).color;c.remove();return [getComputedStyle(t).fill, want]});
+            return [lines, keys];})()""")
+        check(len(keys[0]) == 2 and len(keys[1]) == 2, f"the region's speedup chart has lines {keys[0]} and keys {keys[1]}")
+        check(all(got == want for got, want in keys[1]) and keys[1][0][0] != keys[1][1][0],
+              f"the speedup legend's keys are not in their lines' colours: {keys[1]}")
         c.shot(br, "study-region.png", selector="#region", scale=0.7)
         v4 = br.js(f"document.querySelector('#tree .trow[data-id=\"{loop['id']}\"] .val').textContent")
         br.js("var s=document.getElementById('config'); s.value='1'; s.dispatchEvent(new Event('change',{bubbles:true}))")
