@@ -239,15 +239,21 @@
     s += '<p class="note">' + esc(D.findings_note || '') + '</p></div>';
     el('summary').innerHTML = s;
   }
+  // The first finding the program's code can change: a fixed cost ranked above it (the MPI
+  // library's or the runtime's start-up, "nothing in the code to change") is named under it.
+  function actionable(f) { return f.actionable !== false; }
   function hotSpot() {
-    var f = (D.findings || [])[0], r = f ? findingRegion(f) : null;
+    var fl = D.findings || [], f = fl.filter(actionable)[0] || fl[0], r = f ? findingRegion(f) : null;
     if (f && r) {
-      var i = classIndex(f['class']);
-      return '<div class="k">Most expensive' + (STUDY ? ' at p = ' + D.findings_p : '') + '</div>' +
+      var i = classIndex(f['class']), fixed = fl.slice(0, fl.indexOf(f)).filter(function (x) { return !actionable(x); });
+      return '<div class="k">Most expensive' + (STUDY ? ' at p = ' + D.findings_p : '') + (fixed.length ? ' that the code can change' : '') + '</div>' +
         '<div class="big"><a data-region="' + r.id + '" tabindex="0">' + esc(f.region) + (f.location ? ' @' + esc(f.location) : '') + '</a></div>' +
         '<div class="why">' + (i >= 0 ? '<span class="chip" style="background:' + CL[i].color + '">' + esc(f['class']) +
           (f.subclass ? '.' + esc(f.subclass) : '') + '</span> ' : '') + '<b>' + fs(f.seconds) + ' s</b>, ' + fx(f.percent, 0) +
-        '% of ' + esc(f.context || 'the region') + '</div><div class="hint">' + esc(f.hint) + '</div>';
+        '% of ' + esc(f.context || 'the region') + '</div><div class="hint">' + esc(f.hint) + '</div>' +
+        (fixed.length ? '<div class="note" id="fixed-costs">Larger, but fixed costs: ' + fixed.map(function (x) {
+          return esc(x.region) + (x.location ? ' @' + esc(x.location) : '') + ' ' + fs(x.seconds) + ' s';
+        }).join(', ') + ' (' + esc(fixed[0]['class'] + (fixed[0].subclass ? '.' + fixed[0].subclass : '')) + ': nothing in the code to change).</div>' : '');
     }
     // No finding: the region with the largest own overhead.
     var best = null;
@@ -1044,7 +1050,7 @@
   renderGraph();
   renderAbout();
   foldToWhatMatters();
-  var first = (D.findings || []).map(findingRegion).filter(function (r) { return r; })[0];
+  var first = (D.findings || []).filter(actionable).concat(D.findings || []).map(findingRegion).filter(function (r) { return r; })[0];
   if (!first) R.forEach(function (x) { if (x !== root && shown(x) && present(x) && (!first || ownTo(x) > ownTo(first))) first = x; });
   setTab('tree');
   if (STUDY) el('config').value = String(S.config);

@@ -194,7 +194,8 @@ def do_experiment(c):
         paths = br.js("%s.map(function(i){return window.scalea.path(i)})" % json.dumps([r["id"] for r in rep["regions"]]))
         check(paths == [r["path"] for r in rep["regions"]], f"page paths {paths[:3]} != JSON paths")
         # First screen: the most expensive region and its cause, without scrolling.
-        first = data["findings"][0]
+        check(all(isinstance(x.get("actionable"), bool) for x in data["findings"]), "findings lack 'actionable'")
+        first = first_actionable(data)
         hot = br.js("""(function(){var e=document.getElementById('hot');var b=e.getBoundingClientRect();
             return [e.textContent, b.bottom, window.innerHeight, document.getElementById('flame').getBoundingClientRect().top];})()""")
         check(first["region"] in hot[0] and first["class"] in hot[0], f"first screen lacks finding 1: {hot[0][:200]}")
@@ -350,14 +351,46 @@ def do_experiment(c):
         print(f"experiment: loads in {br.load_s:.2f} s with no error or request; class pick re-colours "
               f"the tree; the loop's 4 PE bars {['%.0f' % b for b in bars]}; icicle zoom; findings link; "
               f"keys; flat sort and filter; region graph; prints on {pages} pages; page {os.path.getsize(f)} bytes")
+    hot = fixed_cost_first(c, f)
+    print(f"fixed cost first: the summary leads with {hot[0]!r}; {hot[2]}")
 
 
 # --- an LU-shaped program at a laptop's viewport ---------------------
 
+def first_actionable(data):
+    """The finding the summary leads with: the first one the program's code can change."""
+    return next((f for f in data["findings"] if f["actionable"]), data["findings"][0])
+
+
+def fixed_cost_first(c, src):
+    """The summary leads with a finding the user can act on: a page whose largest finding is a
+    fixed cost (as MPI_Init's start-up is: "nothing in the code to change") names the next one
+    as the most expensive, and the fixed cost under it."""
+    text = open(src).read()
+    data = page_data(text)
+    check(len(data["findings"]) >= 2, "fewer than 2 findings")
+    fixed = dict(data["findings"][0], actionable=False, region="MPI_Init", location="", seconds=0.5,
+                 hint="a fixed cost of the MPI library; nothing in the code to change")
+    data["findings"].insert(0, fixed)
+    f = c.path("fixed-cost-first.html")
+    blob = json.dumps(data).replace("<", "\\u003c")
+    open(f, "w").write(re.sub(r'(<script type="application/json" id="scalea-data">)(.*?)(</script>)',
+                              lambda m: m.group(1) + blob + m.group(3), text, count=1, flags=re.S))
+    with Page(f) as br:
+        hot = br.js("[document.querySelector('#hot .big').textContent, document.querySelector('#hot .k').textContent,"
+                    "(document.getElementById('fixed-costs')||{}).textContent||'']")
+        check(hot[0].startswith(data["findings"][1]["region"]) and "MPI_Init" not in hot[0],
+              f"the summary leads with {hot[0]!r}, not the first finding the code can change")
+        check("can change" in hot[1] and "MPI_Init" in hot[2] and "nothing in the code to change" in hot[2],
+              f"the fixed cost above it is not named: {hot}")
+        no_errors(br)
+    return hot
+
+
 def first_screen(c, br, data, shot):
     """The most expensive region (finding 1) and its cause are on the first screen: in the
     viewport, with no scrolling."""
-    first = data["findings"][0]
+    first = first_actionable(data)
     hot = br.js("""(function(){var b=document.querySelector('#hot .big'), w=document.querySelector('#hot .why');
         return [b.textContent, w.textContent, Math.max(b.getBoundingClientRect().bottom, w.getBoundingClientRect().bottom),
                 window.innerHeight, window.scrollY, window.innerWidth];})()""")
