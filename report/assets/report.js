@@ -88,7 +88,8 @@
   var S = {
     metric: 'to', region: null, tab: 'tree', own: false, order: 'value', unfold: false,
     zoom: root ? root.id : null, config: 0, open: {}, small: {}, mopen: {},
-    flat: { mode: 'bottomup', key: 'to', dir: -1, filter: '' }, graphFit: true
+    flat: { mode: 'bottomup', key: 'to', dir: -1, filter: '' }, graphFit: true,
+    callers: {}
   };
   if (STUDY) { // the largest p with data
     for (var ci = configs.length - 1; ci >= 0; --ci) if (root && root.cells[ci]) { S.config = ci; break; }
@@ -152,7 +153,7 @@
   }
   function factOf(k) { for (var i = 0; i < D.facts.length; ++i) if (D.facts[i][0] === k) return D.facts[i][1]; return ''; }
 
-  var tabs = [['tree', 'Call tree'], ['flat', 'Flat profile']];
+  var tabs = [['tree', 'Call tree'], ['flat', 'Flat profile'], ['callers', 'Callers']];
   if (!STUDY) tabs.push(['graph', 'Region graph']);
   tabs.push(['about', 'About']);
   app.innerHTML =
@@ -181,6 +182,7 @@
     '<button class="link no-print" id="expand-all">expand all</button><button class="link no-print" id="collapse-all">fold to what matters</button></div>' +
     '<div id="tree" class="scroll" role="tree" tabindex="0" aria-label="call tree"></div></div></div></div>' +
     '<div class="panel" id="panel-flat" role="tabpanel" data-title="Flat profile" hidden></div>' +
+    '<div class="panel" id="panel-callers" role="tabpanel" data-title="Callers" hidden></div>' +
     (STUDY ? '' : '<div class="panel" id="panel-graph" role="tabpanel" data-title="Region graph" hidden></div>') +
     '<div class="panel" id="panel-about" role="tabpanel" data-title="About this report" hidden></div>' +
     '</div><aside id="region" aria-live="polite"></aside></div></section></main>' +
@@ -505,6 +507,49 @@
         '<td>' + fs(x.v.tp) + '</td><td>' + fs(x.v.to) + '</td>' +
         CL.map(function (c, j) { return '<td>' + fs(x.v['c' + j]) + '</td>'; }).join('') + '<td class="name">' + bar + '</td></tr>';
     }).join('');
+  }
+
+  /* ---------------------------------------------------------------- callers (bottom-up) */
+  // As hpcviewer's callers view: one row per region (its call paths merged, own values summed);
+  // unfolding a row shows who called it, each caller with the part of the cost that came through
+  // it, and so on up to the program. A row holds pairs [instance, ancestor reached].
+  function regionKey(r) { return r.kind + '\u0000' + r.label + '\u0000' + r.loc; }
+  function callerGroups(pairs, up) {
+    var map = {}, out = [];
+    pairs.forEach(function (p) {
+      var a = up ? (byId[p[1]].parent === null ? null : byId[byId[p[1]].parent]) : byId[p[1]];
+      if (!a) return;
+      var k = regionKey(a), g = map[k];
+      if (!g) { g = map[k] = { key: k, r: a, pairs: [], v: 0, t: 0 }; out.push(g); }
+      g.pairs.push([p[0], a.id]);
+      g.v += mown(byId[p[0]], S.metric);
+      g.t += mown(byId[p[0]], 'tp');
+    });
+    out.sort(function (x, y) { return y.v - x.v || y.t - x.t; });
+    return out;
+  }
+  var callerRows = [];
+  function renderCallers() {
+    var p = el('panel-callers');
+    if (!p) return;
+    var m = METRICS[S.metric], top = [];
+    R.forEach(function (r) { if (shown(r) && present(r)) top.push([r.id, r.id]); });
+    var stack = callerGroups(top, false).reverse().map(function (g) { return { g: g, depth: 0, path: g.key }; });
+    callerRows = [];
+    var s = '<p class="note">Callers (bottom-up): each region with its own ' + esc(m.name) + ' summed over its call paths; ' +
+      '&#9656; shows who called it and how much of it came through each caller. Own T_p beside it.</p><div id="callers" class="scroll" role="tree" tabindex="0">';
+    while (stack.length) {
+      var x = stack.pop(), i = callerRows.length, open = !!S.callers[x.path];
+      callerRows.push(x);
+      var ups = open ? callerGroups(x.g.pairs, true) : null, has = x.g.pairs.some(function (q) { return byId[q[1]].parent !== null; });
+      s += '<div class="trow crow" role="treeitem" data-crow="' + i + '" data-id="' + x.g.r.id + '" data-v="' + x.g.v + '" aria-level="' + (x.depth + 1) +
+        '"' + (has ? ' aria-expanded="' + open + '"' : '') + '><span class="name" style="padding-left:' + (0.3 + 1.1 * Math.min(x.depth, INDENT_LEVELS)) +
+        'em"><span class="tog">' + (has ? (open ? '&#9662;' : '&#9656;') : '') + '</span>' + (x.depth ? '<span class="note">&#8592; </span>' : '') +
+        esc(x.g.r.label) + '</span><span class="loc">' + esc(x.g.r.loc) + '</span><span class="val num">' + fs(x.g.v) + '</span>' +
+        '<span class="num" title="own T_p">' + fs(x.g.t) + '</span><span></span></div>';
+      if (ups) for (var k = ups.length - 1; k >= 0; --k) stack.push({ g: ups[k], depth: x.depth + 1, path: x.path + '\u0001' + ups[k].key });
+    }
+    p.innerHTML = s + '</div>';
   }
 
   /* ---------------------------------------------------------------- region pane */
@@ -877,6 +922,7 @@
     S.metric = m;
     renderMetrics();
     renderTree();
+    if (S.tab === 'callers') renderCallers();
   }
   function setTab(t) {
     S.tab = t;
@@ -886,6 +932,7 @@
       el('tab-' + x[0]).setAttribute('aria-selected', String(x[0] === t));
     });
     if (t === 'flat') renderFlat();
+    if (t === 'callers') renderCallers();
   }
   function setConfig(i) {
     S.config = i;
@@ -932,6 +979,11 @@
       return renderFlat();
     }
     if ((x = t.closest('#flat tbody tr[data-id]'))) return select(+x.getAttribute('data-id'), { scroll: false });
+    if ((x = t.closest('#callers .crow'))) {
+      var cr = callerRows[+x.getAttribute('data-crow')];
+      if (t.closest('.tog')) { S.callers[cr.path] = !S.callers[cr.path]; return renderCallers(); }
+      return select(cr.g.r.id, { scroll: false });
+    }
     if ((x = t.closest('#graph-wrap g.node'))) {
       var tt = x.querySelector('title');
       if (tt) select(+tt.textContent.replace(/^n/, ''));
@@ -950,7 +1002,7 @@
     var t = ev.target;
     if (t.id === 'own') { S.own = t.checked; renderTree(); }
     else if (t.id === 'order') { S.order = t.value; renderTree(); }
-    else if (t.id === 'unfold') { S.unfold = t.checked; renderTree(); renderFlame(); renderFlat(); }
+    else if (t.id === 'unfold') { S.unfold = t.checked; renderTree(); renderFlame(); renderFlat(); renderCallers(); }
     else if (t.id === 'flat-mode') { S.flat.mode = t.value; renderFlat(); }
     else if (t.id === 'config') setConfig(+t.value);
   });

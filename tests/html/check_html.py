@@ -315,9 +315,11 @@ def do_experiment(c):
         br.key("Escape")
         check(br.js("document.activeElement.id") != "filter", "a second Esc did not leave the filter")
 
+        callers_view(c, br, data)
+
         # 7. The region graph (Graphviz when installed): clicking a box picks its region.
-        br.key("3", text="3")
-        check(br.js("document.getElementById('panel-graph').hidden") is False, "key 3 did not open the region graph")
+        br.key("4", text="4")
+        check(br.js("document.getElementById('panel-graph').hidden") is False, "key 4 did not open the region graph")
         boxes = br.js("""Array.from(document.querySelectorAll('#graph-wrap g.node title')).map(
             function(t){return t.textContent}).filter(function(t){return /^n\\d+$/.test(t)})""")
         if shutil.which("dot"):
@@ -331,7 +333,7 @@ def do_experiment(c):
             c.shot(br, "report-graph.png", selector="#explore", scale=0.5)
         else:
             print("region graph: Graphviz not installed, not drawn (the page says so)")
-        br.key("4", text="4")
+        br.key("5", text="5")
         about = br.js("document.getElementById('panel-about').textContent")
         check("p1" in about and "Each of the 4 PEs" not in about, "about panel lacks the reference")
         no_errors(br)
@@ -356,6 +358,57 @@ def do_experiment(c):
 
 
 # --- an LU-shaped program at a laptop's viewport ---------------------
+
+def own(data, metric):
+    """Each region's own value of a metric of the page's data ("tp", "to"): its value minus its
+    children's (T_p's never below 0), as the page computes it."""
+    val = {r["id"]: r[metric] for r in data["regions"]}
+    out = dict(val)
+    for r in data["regions"]:
+        if r["parent"] is not None and not r.get("folded"):
+            out[r["parent"]] -= val[r["id"]]
+    return {k: max(0.0, v) if metric == "tp" else v for k, v in out.items()}
+
+
+def callers_view(c, br, data, shot="report-callers.png"):
+    """The callers (bottom-up) view: one row per region, own values summed over its paths; a
+    region's callers split its value among them."""
+    br.key("1", text="1")
+    br.click('#metrics .mrow[data-metric="to"]')
+    check(br.js("window.scalea.state.metric") == "to", "clicking T_o did not pick it")
+    br.key("3", text="3")
+    check(br.js("document.getElementById('panel-callers').hidden") is False, "key 3 did not open the callers view")
+    own_to = own(data, "to")
+    by_id = {r["id"]: r for r in data["regions"]}
+    keys = {}  # the rows the page shows: recursion folded
+    for r in (r for r in data["regions"] if not r.get("folded")):
+        keys.setdefault((r["kind"], r["label"], r["loc"]), []).append(r["id"])
+    top = br.js("""Array.from(document.querySelectorAll('#callers .crow[aria-level="1"]')).map(function(e){
+        return [+e.getAttribute('data-id'), parseFloat(e.getAttribute('data-v')), e.getAttribute('data-crow')]})""")
+    check(len(top) == len(keys), f"the callers view has {len(top)} top rows, the page {len(keys)} regions")
+    vals = [v for _, v, _ in top]
+    check(vals == sorted(vals, reverse=True), "the callers view is not ordered largest first")
+    # The region held in most call paths: its row sums them, its callers split it.
+    many = max((v for v in keys.values() if by_id[v[0]]["parent"] is not None), key=len)
+    rep_row = next(x for x in top if x[0] in many)
+    want = sum(own_to[i] for i in many)
+    check(abs(rep_row[1] - want) < 1e-9, f"callers row of {many}: {rep_row[1]}, own T_o of its paths {want}")
+    br.click(f'#callers .crow[data-crow="{rep_row[2]}"] .tog')
+    ups = br.js("""Array.from(document.querySelectorAll('#callers .crow[aria-level="2"]')).map(function(e){
+        return [+e.getAttribute('data-id'), parseFloat(e.getAttribute('data-v'))]})""")
+    want_callers = {}
+    for i in many:
+        p = by_id[by_id[i]["parent"]]
+        want_callers[(p["kind"], p["label"], p["loc"])] = want_callers.get((p["kind"], p["label"], p["loc"]), 0) + own_to[i]
+    got_callers = {(by_id[i]["kind"], by_id[i]["label"], by_id[i]["loc"]): v for i, v in ups}
+    check(got_callers.keys() == want_callers.keys() and all(abs(got_callers[k] - want_callers[k]) < 1e-9 for k in want_callers),
+          f"callers of {by_id[many[0]]['label']}: {got_callers}, want {want_callers}")
+    if shot:
+        c.shot(br, shot, selector="#explore", scale=0.6)
+    print(f"callers: {len(top)} regions; {by_id[many[0]]['label']} in {len(many)} call paths, "
+          f"{len(ups)} caller(s) holding {sum(v for _, v in ups):.4f} s of its {want:.4f} s")
+    br.key("1", text="1")
+
 
 def first_actionable(data):
     """The finding the summary leads with: the first one the program's code can change."""
@@ -612,6 +665,8 @@ def do_large(c):
         pick_ms = br.js("(function(){var t=performance.now(); %s.forEach(function(i){window.scalea.select(i)});"
                         "return (performance.now()-t)/%d})()" % (json.dumps(ids), len(ids)))
         c.shot(br, "report-1024-ranks.png", selector="#region", scale=0.7)
+        # The callers view where regions are reached by several call paths (5 each here).
+        callers_view(c, br, data, shot=None)
         print(f"large: 1,024 ranks x 2 threads x 500 regions: page {size / 1e6:.2f} MB, load event after "
               f"{br.load_s:.2f} s, drawing {draw_ms:.0f} ms, a pick {pick_ms:.0f} ms")
 
