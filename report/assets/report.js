@@ -89,7 +89,7 @@
     metric: 'to', region: null, tab: 'tree', own: false, order: 'value', unfold: false,
     zoom: root ? root.id : null, config: 0, open: {}, small: {}, mopen: {},
     flat: { mode: 'bottomup', key: 'to', dir: -1, filter: '' }, graphFit: true,
-    callers: {}
+    pe: null, callers: {}
   };
   if (STUDY) { // the largest p with data
     for (var ci = configs.length - 1; ci >= 0; --ci) if (root && root.cells[ci]) { S.config = ci; break; }
@@ -130,6 +130,23 @@
     if (i < 0) return;
     addMetric('s:' + k, k.substr(k.indexOf('.') + 1), CL[i].color, function (r) { return sub(r, k); }, 'c' + i, i);
   });
+  // The picked PE's values (system pane): its time in each region, the wait the collector timed
+  // there (exact per-PE data only) and its time beyond its share of the reference time, T_s/p.
+  // The classifier's six classes are per region (over all PEs), not per PE.
+  var PEV = {};
+  function peVals(r) { return PEV[r.id] || (PEV[r.id] = peValues(r)); }
+  function peTime(r) { return S.pe === null ? 0 : peVals(r).v[S.pe] || 0; }
+  if (!STUDY) {
+    addMetric('pe:t', 'time on the PE', '#6a51a3', peTime, null, -1);
+    if (D.distribution.mode === 'exact') addMetric('pe:w', 'its waiting (timed)', '#d6604d', function (r) {
+      return S.pe === null ? 0 : r.pe.w[S.pe] || 0;
+    }, null, -1);
+    addMetric('pe:x', 'its time beyond T_s/p', '#b2182b', function (r) {
+      var v = peTime(r);
+      return v > 0 ? v - peShare(r) : 0;
+    }, null, -1);
+  }
+  function isPeMetric(m) { return m.substr(0, 3) === 'pe:'; }
   function mval(r, m) { return (METRICS[m] || METRICS.to).get(r); }
   // A region's own value: its value minus its (shown) children's.
   function mown(r, m) {
@@ -174,7 +191,10 @@
     }).join('') + '</select></label>' : '') + '</nav>' +
     '<div class="work"><div class="panels">' +
     '<div class="panel" id="panel-tree" role="tabpanel" data-title="Call tree"><div class="cube">' +
-    '<div class="pane"><div class="pane-title">metric</div><div id="metrics" class="scroll" role="tree" tabindex="0" aria-label="metrics"></div></div>' +
+    '<div class="left"><div class="pane"><div class="pane-title">metric</div><div id="metrics" class="scroll" role="tree" tabindex="0" aria-label="metrics"></div></div>' +
+    (STUDY ? '' : '<div class="pane" id="system-pane"><div class="pane-title"><span>system: the PEs</span>' +
+      '<button class="link no-print" id="pe-clear">all PEs</button></div><div id="system" class="scroll" role="tree" tabindex="0" aria-label="PEs"></div></div>') +
+    '</div>' +
     '<div class="pane"><div class="pane-title"><span>call tree</span>' +
     '<label><input type="checkbox" id="own"> own values</label>' +
     '<label><select id="order"><option value="value">largest first</option><option value="call">call order</option></select></label>' +
@@ -326,6 +346,7 @@
       if (key !== 'to') ks.sort(function (a, b) { return Math.abs(mval(root, b)) - Math.abs(mval(root, a)); });
       ks.forEach(function (k) { add(k, depth + 1); });
     }
+    if (S.pe !== null) ['pe:t', 'pe:w', 'pe:x'].forEach(function (k) { if (METRICS[k]) rows.push([k, 0]); });
     add('tp', 0);
     add('to', 0);
     return rows;
@@ -507,6 +528,42 @@
         '<td>' + fs(x.v.tp) + '</td><td>' + fs(x.v.to) + '</td>' +
         CL.map(function (c, j) { return '<td>' + fs(x.v['c' + j]) + '</td>'; }).join('') + '<td class="name">' + bar + '</td></tr>';
     }).join('');
+  }
+
+  /* ---------------------------------------------------------------- system pane */
+  // Cube's third pane: the picked region's time on every PE (ranks, then their threads; columns
+  // of PEs on large runs). A click on a PE shows its values in the metric pane and the call tree.
+  function renderSystem() {
+    var box = el('system');
+    if (!box) return;
+    var r = S.region !== null ? byId[S.region] : root, d = D.distribution, vals = peVals(r), n = vals.v.length, hi = 0, last = null;
+    var ranks = d.per_column === 1 && d.pes.length > 0 && d.pes[0][0] >= 0;
+    vals.v.forEach(function (v) { hi = Math.max(hi, v); });
+    var s = '<div class="mrow mhead"><span>' + esc(label(r)) + ' on</span><span class="num">time s</span><span class="num">' +
+      (vals.w ? 'wait s' : '') + '</span></div>';
+    for (var i = 0; i < n; ++i) {
+      if (ranks && d.pes[i][0] !== last) {
+        last = d.pes[i][0];
+        var longest = 0;
+        for (var j = i; j < n && d.pes[j][0] === last; ++j) longest = Math.max(longest, vals.v[j]);
+        s += '<div class="mrow srank"><span class="name">rank ' + last + '</span><span class="num" title="its longest thread">' + fs(longest) +
+          '</span><span></span></div>';
+      }
+      s += '<div class="mrow" role="treeitem" data-pe="' + i + '" data-v="' + vals.v[i] + '" aria-selected="' + (S.pe === i) + '">' +
+        '<span class="name" style="padding-left:' + (ranks ? 1.4 : 0.3) + 'em">' + esc(ranks ? 'thread ' + d.pes[i][1] : peName(i)) + '</span>' +
+        '<span class="num" style="background:' + (hi > 0 && vals.v[i] > 0 ? heatOf('#6a51a3', vals.v[i] / hi) : '#fff') + '">' + fs(vals.v[i]) +
+        '</span><span class="num">' + (vals.w ? fs(vals.w[i]) : '') + '</span></div>';
+    }
+    box.innerHTML = s;
+    document.querySelectorAll('#pe-bars rect.pe').forEach(function (e) { e.classList.toggle('sel', +e.getAttribute('data-pe') === S.pe); });
+  }
+  function pickPe(i) {
+    S.pe = i;
+    if (i === null && isPeMetric(S.metric)) S.metric = 'to';
+    if (i !== null && !isPeMetric(S.metric)) S.metric = 'pe:t';
+    renderMetrics();
+    renderTree();
+    renderSystem();
   }
 
   /* ---------------------------------------------------------------- callers (bottom-up) */
@@ -907,6 +964,7 @@
     else renderFlame();
     renderMetrics();
     renderRegion();
+    renderSystem();
     if (el('flat') && S.tab === 'flat') renderFlat();
     markGraph();
     document.querySelectorAll('ol.findings li.finding').forEach(function (li) {
@@ -984,6 +1042,8 @@
       if (t.closest('.tog')) { S.callers[cr.path] = !S.callers[cr.path]; return renderCallers(); }
       return select(cr.g.r.id, { scroll: false });
     }
+    if ((x = t.closest('#system .mrow[data-pe]'))) { var pe = +x.getAttribute('data-pe'); return pickPe(S.pe === pe ? null : pe); }
+    if (t.id === 'pe-clear') return pickPe(null);
     if ((x = t.closest('#graph-wrap g.node'))) {
       var tt = x.querySelector('title');
       if (tt) select(+tt.textContent.replace(/^n/, ''));

@@ -241,6 +241,7 @@ def do_experiment(c):
         tip = br.js("document.getElementById('tip').hidden ? '' : document.getElementById('tip').textContent")
         check("thread 3" in tip, f"hovering PE 3's bar shows {tip!r}")
         c.shot(br, "report-region-pane.png", selector="#region", scale=0.8)
+        system_pane(c, br, data, loop)
         c.shot(br, "report-cube.png", selector="#explore", scale=0.6)
         check("#pragma omp for" in br.js("(document.getElementById('source')||{}).textContent||''"),
               "the loop's source snippet is not shown")
@@ -368,6 +369,36 @@ def own(data, metric):
         if r["parent"] is not None and not r.get("folded"):
             out[r["parent"]] -= val[r["id"]]
     return {k: max(0.0, v) if metric == "tp" else v for k, v in out.items()}
+
+
+def system_pane(c, br, data, loop):
+    """Cube's third pane: the picked region's time on each PE; picking a PE shows its tree."""
+    rows = br.js("""Array.from(document.querySelectorAll('#system .mrow[data-pe]')).map(function(e){
+        return [e.textContent, parseFloat(e.getAttribute('data-v'))]})""")
+    t = loop["pe"]["t"]
+    check(len(rows) == len(t) and all(abs(v - w) < 1e-12 for (_, v), w in zip(rows, t)),
+          f"the system pane shows {rows} for the loop, its PEs ran {t}")
+    check(all(f"thread {i}" in rows[i][0] for i in range(len(t))), f"the system pane's PEs are not named: {rows}")
+    br.click('#system .mrow[data-pe="3"]')
+    check(br.js("window.scalea.state.pe") == 3 and br.js("window.scalea.state.metric") == "pe:t",
+          "picking PE 3 in the system pane did not show its time")
+    prog = data["regions"][0]
+    tree = br.js("""[document.querySelector('#tree .trow[data-id="%d"] .val').textContent,
+        document.querySelector('#tree .trow[data-id="%d"] .val').textContent,
+        Array.from(document.querySelectorAll('#metrics .mrow[data-metric^="pe:"]')).map(function(e){return e.getAttribute('data-metric')})]"""
+                 % (loop["id"], prog["id"]))
+    check(abs(float(tree[0]) - t[3]) < 1e-4 and abs(float(tree[1]) - prog["pe"]["t"][3]) < 1e-4,
+          f"the call tree under PE 3 shows loop {tree[0]}, program {tree[1]}; PE 3 ran {t[3]}, {prog['pe']['t'][3]}")
+    check(tree[2] == ["pe:t", "pe:w", "pe:x"], f"the metric pane lacks PE 3's metrics: {tree[2]}")
+    br.click('#metrics .mrow[data-metric="pe:w"]')
+    w = br.js("""document.querySelector('#tree .trow[data-id="%d"] .val').textContent""" % loop["id"])
+    check(abs(float(w) - loop["pe"]["w"][3]) < 1e-4 + 1e-3 * loop["pe"]["w"][3],
+          f"PE 3's waiting in the loop reads {w}, its data {loop['pe']['w'][3]}")
+    c.shot(br, "report-system.png", selector="#explore", scale=0.6)
+    br.click("#pe-clear")
+    check(br.js("window.scalea.state.pe") is None and br.js("window.scalea.state.metric") == "to",
+          "'all PEs' did not go back to the program's metrics")
+    br.click('#metrics .mrow[data-metric="c1"]')
 
 
 def callers_view(c, br, data, shot="report-callers.png"):
@@ -665,6 +696,14 @@ def do_large(c):
         pick_ms = br.js("(function(){var t=performance.now(); %s.forEach(function(i){window.scalea.select(i)});"
                         "return (performance.now()-t)/%d})()" % (json.dumps(ids), len(ids)))
         c.shot(br, "report-1024-ranks.png", selector="#region", scale=0.7)
+        # The system pane on aggregated PEs: one row per column of 2 PEs; a column's tree.
+        cols = br.js("document.querySelectorAll('#system .mrow[data-pe]').length")
+        check(cols == 1024, f"the system pane has {cols} rows, the page 1024 columns")
+        br.click('#system .mrow[data-pe="0"]')
+        got = br.js("""[window.scalea.state.pe, Array.from(document.querySelectorAll('#metrics .mrow[data-metric^="pe:"]')).map(
+            function(e){return e.getAttribute('data-metric')})]""")
+        check(got == [0, ["pe:t", "pe:x"]], f"picking column 0: {got} (no timed waits per PE when aggregated)")
+        br.click("#pe-clear")
         # The callers view where regions are reached by several call paths (5 each here).
         callers_view(c, br, data, shot=None)
         print(f"large: 1,024 ranks x 2 threads x 500 regions: page {size / 1e6:.2f} MB, load event after "
