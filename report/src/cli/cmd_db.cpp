@@ -578,7 +578,7 @@ void add_db(CLI::App& app) {
       "DESC'\n"
       "  scalea db history --region 'md/compute@md.c:217' --class synchronization --plot sync.svg\n"
       "  scalea db compare 3 7                              scalea diff of two stored experiments\n"
-      "  scalea db html perf-site                           a browsable site: perf-site/index.html\n"
+      "  scalea db html site                                a browsable site: site/index.html\n"
       "  scalea db --db postgresql://me@dbhost/perf list    a team's PostgreSQL database\n\n"
       "The database is --db, else SCALEA_DB, else ~/.local/share/scalea/experiments.db (SQLite).\n"
       "Schema, views and the SQL of the usual questions: docs/database.md.");

@@ -30,8 +30,8 @@ nlohmann::json experiments(Database& d, const SiteOptions& o, std::vector<Value>
       "e.host, e.git_commit, e.git_dirty, e.reference_id, e.path, e.duration FROM experiments e" +
           o.where + " ORDER BY e.started_epoch, e.id",
       o.params);
-  const char* keys[] = {"id",   "started", "epoch", "program",   "arguments", "p",    "threads",
-                        "ranks", "host",    "git",   "dirty",     "reference", "path", "duration"};
+  const char* keys[] = {"id",    "started", "epoch", "program", "arguments", "p",    "threads",
+                        "ranks", "host",    "git",   "dirty",   "reference", "path", "duration"};
   nlohmann::json out = nlohmann::json::array();
   for (const auto& row : r.rows) {
     nlohmann::json e = nlohmann::json::object();

@@ -64,8 +64,8 @@ std::string region_graph_svg(const std::string& dot, bool graphviz, std::string&
 enum class Script { Report, Database };
 
 // The page around `data` (embedded as JSON, read by the script) and the optional graph SVG.
-std::string page(const std::string& title, const nlohmann::json& data,
-                 const std::string& graph_svg, Script script = Script::Report);
+std::string page(const std::string& title, const nlohmann::json& data, const std::string& graph_svg,
+                 Script script = Script::Report);
 
 }  // namespace html
 

@@ -164,8 +164,8 @@ std::string region_graph_svg(const std::string& dot, bool graphviz, std::string&
   return "";
 }
 
-std::string page(const std::string& title, const nlohmann::json& data,
-                 const std::string& graph_svg, Script script) {
+std::string page(const std::string& title, const nlohmann::json& data, const std::string& graph_svg,
+                 Script script) {
   // '<' only occurs inside JSON strings: as \u003c it cannot end the script element early.
   std::string json;
   for (char c : json_text(data)) {
