@@ -26,10 +26,12 @@
       return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c];
     });
   }
+  // Seconds: 4 decimals down to 1 ms, then 3 significant digits (a join barrier's microseconds
+  // must not read as 0).
   function fs(v) {
     if (v === null || v === undefined || !isFinite(v)) return '-';
     var a = Math.abs(v);
-    return a >= 100 ? v.toFixed(1) : a >= 1 ? v.toFixed(3) : v.toFixed(4);
+    return a === 0 ? '0' : a >= 100 ? v.toFixed(1) : a >= 1e-3 ? v.toFixed(4) : v.toExponential(2);
   }
   function swatch(i) { return '<span class="swatch" style="background:' + CL[i].color + '"></span>'; }
   function stat(e, r) { var m = ST[e]; return m ? m[r] : undefined; }
@@ -117,7 +119,8 @@
         s += '<circle cx="' + p[0].toFixed(1) + '" cy="' + p[1].toFixed(1) + '" r="3" fill="' + x[1] + '"><title>' + esc(x[0]) + ': ' +
           fs(p[2]) + ' s in #' + p[3].id + ' (' + esc(p[3].started) + ', p = ' + p[3].p + ')</title></circle>';
       });
-      s += '<text class="key" x="' + l + '" y="' + (16 + 14 * (k + 1)) + '" fill="' + x[1] + '">&#9644; ' + esc(x[0]) + '</text>';
+      s += '<text class="key" x="' + l + '" y="' + (16 + 14 * (k + 1)) + '"><tspan fill="' + x[1] + '" font-size="14">&#9632;</tspan> ' +
+        esc(x[0]) + '</text>';
     });
     s += '<text x="' + (W / 2) + '" y="' + (H - 6) + '" text-anchor="middle">experiments by date (id)</text>';
     return s + '</svg>';

@@ -747,10 +747,10 @@ def do_faults(c):
 # ---- the site (scalea db html) in headless Chromium, with tests/html's harness ----------------
 
 def cells_close(got, want, what):
-    """A cell of the page (seconds as the page prints them: 4 decimals below 1 s, 3 below 100 s)
-    against the database's value."""
+    """A cell of the page (seconds as the page prints them: 4 decimals from 1 ms to 100 s, else 3
+    significant digits) against the database's value."""
     v = float(got.replace("+", "")) if got not in ("-", "") else None
-    check(v is not None and abs(v - want) <= 6e-4 + 1e-3 * abs(want), f"{what}: the page shows {got}, the database {want}")
+    check(v is not None and abs(v - want) <= 6e-5 + 5e-3 * abs(want), f"{what}: the page shows {got}, the database {want}")
 
 
 def do_html(c):
@@ -816,7 +816,7 @@ def site_in_chromium(check_html, index, ids, exps, loop, rows):
             return [l.getAttribute('data-series'), l.getAttribute('points').trim().split(' ').length, l.getAttribute('stroke')]})""")
         check([x[0] for x in lines] == CLASSES and all(x[1] == len(ran) for x in lines),
               f"history lines {lines}, want the six classes with {len(ran)} points")
-        keys = js("""Array.from(document.querySelectorAll('#history-classes text.key')).map(function(t){return getComputedStyle(t).fill})""")
+        keys = js("""Array.from(document.querySelectorAll('#history-classes text.key tspan')).map(function(t){return getComputedStyle(t).fill})""")
         check(len(set(keys)) == 6, f"the history legend's keys are not in six colours: {keys}")
         table = js("""Array.from(document.querySelectorAll('#history-table tbody tr')).map(function(r){
             return [+r.getAttribute('data-id')].concat(Array.from(r.cells).slice(4).map(function(c){return c.textContent}))})""")
