@@ -594,7 +594,9 @@
     var stack = callerGroups(top, false).reverse().map(function (g) { return { g: g, depth: 0, path: g.key }; });
     callerRows = [];
     var s = '<p class="note">Callers (bottom-up): each region with its own ' + esc(m.name) + ' summed over its call paths; ' +
-      '&#9656; shows who called it and how much of it came through each caller. Own T_p beside it.</p><div id="callers" class="scroll" role="tree" tabindex="0">';
+      '&#9656; shows who called it and how much of it came through each caller. Own T_p beside it.</p><div id="callers" class="scroll" role="tree" tabindex="0">' +
+      '<div class="trow mhead"><span>region &#8592; its callers</span><span>location</span><span class="num">own ' + esc(m.name) +
+      '</span><span class="num">own T_p</span><span></span></div>';
     while (stack.length) {
       var x = stack.pop(), i = callerRows.length, open = !!S.callers[x.path];
       callerRows.push(x);

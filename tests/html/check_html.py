@@ -390,11 +390,11 @@ def system_pane(c, br, data, loop):
     check(abs(float(tree[0]) - t[3]) < 1e-4 and abs(float(tree[1]) - prog["pe"]["t"][3]) < 1e-4,
           f"the call tree under PE 3 shows loop {tree[0]}, program {tree[1]}; PE 3 ran {t[3]}, {prog['pe']['t'][3]}")
     check(tree[2] == ["pe:t", "pe:w", "pe:x"], f"the metric pane lacks PE 3's metrics: {tree[2]}")
+    c.shot(br, "report-system.png", selector="#explore", scale=0.6)
     br.click('#metrics .mrow[data-metric="pe:w"]')
     w = br.js("""document.querySelector('#tree .trow[data-id="%d"] .val').textContent""" % loop["id"])
     check(abs(float(w) - loop["pe"]["w"][3]) < 1e-4 + 1e-3 * loop["pe"]["w"][3],
           f"PE 3's waiting in the loop reads {w}, its data {loop['pe']['w'][3]}")
-    c.shot(br, "report-system.png", selector="#explore", scale=0.6)
     br.click("#pe-clear")
     check(br.js("window.scalea.state.pe") is None and br.js("window.scalea.state.metric") == "to",
           "'all PEs' did not go back to the program's metrics")
