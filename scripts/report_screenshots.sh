@@ -20,7 +20,8 @@ check runs
 for c in experiment pipeline single study large; do check $c; done
 dest="$here/docs/img/report"
 mkdir -p "$dest"
-for f in report-first-screen report-cube report-flame report-flat report-graph report-constructs \
+for f in report-first-screen report-cube report-system report-flame report-flat report-callers report-graph \
+         report-constructs \
          study-first-screen study-region report-1024-ranks; do
   cp "$work/shots/$f.png" "$dest/$f.png"
 done

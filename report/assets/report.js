@@ -88,7 +88,8 @@
   var S = {
     metric: 'to', region: null, tab: 'tree', own: false, order: 'value', unfold: false,
     zoom: root ? root.id : null, config: 0, open: {}, small: {}, mopen: {},
-    flat: { mode: 'bottomup', key: 'to', dir: -1, filter: '' }, graphFit: true
+    flat: { mode: 'bottomup', key: 'to', dir: -1, filter: '' }, graphFit: true,
+    pe: null, callers: {}
   };
   if (STUDY) { // the largest p with data
     for (var ci = configs.length - 1; ci >= 0; --ci) if (root && root.cells[ci]) { S.config = ci; break; }
@@ -129,6 +130,23 @@
     if (i < 0) return;
     addMetric('s:' + k, k.substr(k.indexOf('.') + 1), CL[i].color, function (r) { return sub(r, k); }, 'c' + i, i);
   });
+  // The picked PE's values (system pane): its time in each region, the wait the collector timed
+  // there (exact per-PE data only) and its time beyond its share of the reference time, T_s/p.
+  // The classifier's six classes are per region (over all PEs), not per PE.
+  var PEV = {};
+  function peVals(r) { return PEV[r.id] || (PEV[r.id] = peValues(r)); }
+  function peTime(r) { return S.pe === null ? 0 : peVals(r).v[S.pe] || 0; }
+  if (!STUDY) {
+    addMetric('pe:t', 'time on the PE', '#6a51a3', peTime, null, -1);
+    if (D.distribution.mode === 'exact') addMetric('pe:w', 'its waiting (timed)', '#d6604d', function (r) {
+      return S.pe === null ? 0 : r.pe.w[S.pe] || 0;
+    }, null, -1);
+    addMetric('pe:x', 'its time beyond T_s/p', '#b2182b', function (r) {
+      var v = peTime(r);
+      return v > 0 ? v - peShare(r) : 0;
+    }, null, -1);
+  }
+  function isPeMetric(m) { return m.substr(0, 3) === 'pe:'; }
   function mval(r, m) { return (METRICS[m] || METRICS.to).get(r); }
   // A region's own value: its value minus its (shown) children's.
   function mown(r, m) {
@@ -152,7 +170,7 @@
   }
   function factOf(k) { for (var i = 0; i < D.facts.length; ++i) if (D.facts[i][0] === k) return D.facts[i][1]; return ''; }
 
-  var tabs = [['tree', 'Call tree'], ['flat', 'Flat profile']];
+  var tabs = [['tree', 'Call tree'], ['flat', 'Flat profile'], ['callers', 'Callers']];
   if (!STUDY) tabs.push(['graph', 'Region graph']);
   tabs.push(['about', 'About']);
   app.innerHTML =
@@ -173,7 +191,10 @@
     }).join('') + '</select></label>' : '') + '</nav>' +
     '<div class="work"><div class="panels">' +
     '<div class="panel" id="panel-tree" role="tabpanel" data-title="Call tree"><div class="cube">' +
-    '<div class="pane"><div class="pane-title">metric</div><div id="metrics" class="scroll" role="tree" tabindex="0" aria-label="metrics"></div></div>' +
+    '<div class="left"><div class="pane"><div class="pane-title">metric</div><div id="metrics" class="scroll" role="tree" tabindex="0" aria-label="metrics"></div></div>' +
+    (STUDY ? '' : '<div class="pane" id="system-pane"><div class="pane-title"><span>system: the PEs</span>' +
+      '<button class="link no-print" id="pe-clear">all PEs</button></div><div id="system" class="scroll" role="tree" tabindex="0" aria-label="PEs"></div></div>') +
+    '</div>' +
     '<div class="pane"><div class="pane-title"><span>call tree</span>' +
     '<label><input type="checkbox" id="own"> own values</label>' +
     '<label><select id="order"><option value="value">largest first</option><option value="call">call order</option></select></label>' +
@@ -181,6 +202,7 @@
     '<button class="link no-print" id="expand-all">expand all</button><button class="link no-print" id="collapse-all">fold to what matters</button></div>' +
     '<div id="tree" class="scroll" role="tree" tabindex="0" aria-label="call tree"></div></div></div></div>' +
     '<div class="panel" id="panel-flat" role="tabpanel" data-title="Flat profile" hidden></div>' +
+    '<div class="panel" id="panel-callers" role="tabpanel" data-title="Callers" hidden></div>' +
     (STUDY ? '' : '<div class="panel" id="panel-graph" role="tabpanel" data-title="Region graph" hidden></div>') +
     '<div class="panel" id="panel-about" role="tabpanel" data-title="About this report" hidden></div>' +
     '</div><aside id="region" aria-live="polite"></aside></div></section></main>' +
@@ -239,15 +261,21 @@
     s += '<p class="note">' + esc(D.findings_note || '') + '</p></div>';
     el('summary').innerHTML = s;
   }
+  // The first finding the program's code can change: a fixed cost ranked above it (the MPI
+  // library's or the runtime's start-up, "nothing in the code to change") is named under it.
+  function actionable(f) { return f.actionable !== false; }
   function hotSpot() {
-    var f = (D.findings || [])[0], r = f ? findingRegion(f) : null;
+    var fl = D.findings || [], f = fl.filter(actionable)[0] || fl[0], r = f ? findingRegion(f) : null;
     if (f && r) {
-      var i = classIndex(f['class']);
-      return '<div class="k">Most expensive' + (STUDY ? ' at p = ' + D.findings_p : '') + '</div>' +
+      var i = classIndex(f['class']), fixed = fl.slice(0, fl.indexOf(f)).filter(function (x) { return !actionable(x); });
+      return '<div class="k">Most expensive' + (STUDY ? ' at p = ' + D.findings_p : '') + (fixed.length ? ' that the code can change' : '') + '</div>' +
         '<div class="big"><a data-region="' + r.id + '" tabindex="0">' + esc(f.region) + (f.location ? ' @' + esc(f.location) : '') + '</a></div>' +
         '<div class="why">' + (i >= 0 ? '<span class="chip" style="background:' + CL[i].color + '">' + esc(f['class']) +
           (f.subclass ? '.' + esc(f.subclass) : '') + '</span> ' : '') + '<b>' + fs(f.seconds) + ' s</b>, ' + fx(f.percent, 0) +
-        '% of ' + esc(f.context || 'the region') + '</div><div class="hint">' + esc(f.hint) + '</div>';
+        '% of ' + esc(f.context || 'the region') + '</div><div class="hint">' + esc(f.hint) + '</div>' +
+        (fixed.length ? '<div class="note" id="fixed-costs">Larger, but fixed costs: ' + fixed.map(function (x) {
+          return esc(x.region) + (x.location ? ' @' + esc(x.location) : '') + ' ' + fs(x.seconds) + ' s';
+        }).join(', ') + ' (' + esc(fixed[0]['class'] + (fixed[0].subclass ? '.' + fixed[0].subclass : '')) + ': nothing in the code to change).</div>' : '');
     }
     // No finding: the region with the largest own overhead.
     var best = null;
@@ -318,6 +346,7 @@
       if (key !== 'to') ks.sort(function (a, b) { return Math.abs(mval(root, b)) - Math.abs(mval(root, a)); });
       ks.forEach(function (k) { add(k, depth + 1); });
     }
+    if (S.pe !== null) ['pe:t', 'pe:w', 'pe:x'].forEach(function (k) { if (METRICS[k]) rows.push([k, 0]); });
     add('tp', 0);
     add('to', 0);
     return rows;
@@ -499,6 +528,87 @@
         '<td>' + fs(x.v.tp) + '</td><td>' + fs(x.v.to) + '</td>' +
         CL.map(function (c, j) { return '<td>' + fs(x.v['c' + j]) + '</td>'; }).join('') + '<td class="name">' + bar + '</td></tr>';
     }).join('');
+  }
+
+  /* ---------------------------------------------------------------- system pane */
+  // Cube's third pane: the picked region's time on every PE (ranks, then their threads; columns
+  // of PEs on large runs). A click on a PE shows its values in the metric pane and the call tree.
+  function renderSystem() {
+    var box = el('system');
+    if (!box) return;
+    var r = S.region !== null ? byId[S.region] : root, d = D.distribution, vals = peVals(r), n = vals.v.length, hi = 0, last = null;
+    var ranks = d.per_column === 1 && d.pes.length > 0 && d.pes[0][0] >= 0;
+    vals.v.forEach(function (v) { hi = Math.max(hi, v); });
+    var s = '<div class="mrow mhead"><span>' + esc(label(r)) + ' on</span><span class="num">time s</span><span class="num">' +
+      (vals.w ? 'wait s' : '') + '</span></div>';
+    for (var i = 0; i < n; ++i) {
+      if (ranks && d.pes[i][0] !== last) {
+        last = d.pes[i][0];
+        var longest = 0;
+        for (var j = i; j < n && d.pes[j][0] === last; ++j) longest = Math.max(longest, vals.v[j]);
+        s += '<div class="mrow srank"><span class="name">rank ' + last + '</span><span class="num" title="its longest thread">' + fs(longest) +
+          '</span><span></span></div>';
+      }
+      s += '<div class="mrow" role="treeitem" data-pe="' + i + '" data-v="' + vals.v[i] + '" aria-selected="' + (S.pe === i) + '">' +
+        '<span class="name" style="padding-left:' + (ranks ? 1.4 : 0.3) + 'em">' + esc(ranks ? 'thread ' + d.pes[i][1] : peName(i)) + '</span>' +
+        '<span class="num" style="background:' + (hi > 0 && vals.v[i] > 0 ? heatOf('#6a51a3', vals.v[i] / hi) : '#fff') + '">' + fs(vals.v[i]) +
+        '</span><span class="num">' + (vals.w ? fs(vals.w[i]) : '') + '</span></div>';
+    }
+    box.innerHTML = s;
+    document.querySelectorAll('#pe-bars rect.pe').forEach(function (e) { e.classList.toggle('sel', +e.getAttribute('data-pe') === S.pe); });
+  }
+  function pickPe(i) {
+    S.pe = i;
+    if (i === null && isPeMetric(S.metric)) S.metric = 'to';
+    if (i !== null && !isPeMetric(S.metric)) S.metric = 'pe:t';
+    renderMetrics();
+    renderTree();
+    renderSystem();
+  }
+
+  /* ---------------------------------------------------------------- callers (bottom-up) */
+  // As hpcviewer's callers view: one row per region (its call paths merged, own values summed);
+  // unfolding a row shows who called it, each caller with the part of the cost that came through
+  // it, and so on up to the program. A row holds pairs [instance, ancestor reached].
+  function regionKey(r) { return r.kind + '\u0000' + r.label + '\u0000' + r.loc; }
+  function callerGroups(pairs, up) {
+    var map = {}, out = [];
+    pairs.forEach(function (p) {
+      var a = up ? (byId[p[1]].parent === null ? null : byId[byId[p[1]].parent]) : byId[p[1]];
+      if (!a) return;
+      var k = regionKey(a), g = map[k];
+      if (!g) { g = map[k] = { key: k, r: a, pairs: [], v: 0, t: 0 }; out.push(g); }
+      g.pairs.push([p[0], a.id]);
+      g.v += mown(byId[p[0]], S.metric);
+      g.t += mown(byId[p[0]], 'tp');
+    });
+    out.sort(function (x, y) { return y.v - x.v || y.t - x.t; });
+    return out;
+  }
+  var callerRows = [];
+  function renderCallers() {
+    var p = el('panel-callers');
+    if (!p) return;
+    var m = METRICS[S.metric], top = [];
+    R.forEach(function (r) { if (shown(r) && present(r)) top.push([r.id, r.id]); });
+    var stack = callerGroups(top, false).reverse().map(function (g) { return { g: g, depth: 0, path: g.key }; });
+    callerRows = [];
+    var s = '<p class="note">Callers (bottom-up): each region with its own ' + esc(m.name) + ' summed over its call paths; ' +
+      '&#9656; shows who called it and how much of it came through each caller. Own T_p beside it.</p><div id="callers" class="scroll" role="tree" tabindex="0">' +
+      '<div class="trow mhead"><span>region &#8592; its callers</span><span>location</span><span class="num">own ' + esc(m.name) +
+      '</span><span class="num">own T_p</span><span></span></div>';
+    while (stack.length) {
+      var x = stack.pop(), i = callerRows.length, open = !!S.callers[x.path];
+      callerRows.push(x);
+      var ups = open ? callerGroups(x.g.pairs, true) : null, has = x.g.pairs.some(function (q) { return byId[q[1]].parent !== null; });
+      s += '<div class="trow crow" role="treeitem" data-crow="' + i + '" data-id="' + x.g.r.id + '" data-v="' + x.g.v + '" aria-level="' + (x.depth + 1) +
+        '"' + (has ? ' aria-expanded="' + open + '"' : '') + '><span class="name" style="padding-left:' + (0.3 + 1.1 * Math.min(x.depth, INDENT_LEVELS)) +
+        'em"><span class="tog">' + (has ? (open ? '&#9662;' : '&#9656;') : '') + '</span>' + (x.depth ? '<span class="note">&#8592; </span>' : '') +
+        esc(x.g.r.label) + '</span><span class="loc">' + esc(x.g.r.loc) + '</span><span class="val num">' + fs(x.g.v) + '</span>' +
+        '<span class="num" title="own T_p">' + fs(x.g.t) + '</span><span></span></div>';
+      if (ups) for (var k = ups.length - 1; k >= 0; --k) stack.push({ g: ups[k], depth: x.depth + 1, path: x.path + '\u0001' + ups[k].key });
+    }
+    p.innerHTML = s + '</div>';
   }
 
   /* ---------------------------------------------------------------- region pane */
@@ -856,6 +966,7 @@
     else renderFlame();
     renderMetrics();
     renderRegion();
+    renderSystem();
     if (el('flat') && S.tab === 'flat') renderFlat();
     markGraph();
     document.querySelectorAll('ol.findings li.finding').forEach(function (li) {
@@ -871,6 +982,7 @@
     S.metric = m;
     renderMetrics();
     renderTree();
+    if (S.tab === 'callers') renderCallers();
   }
   function setTab(t) {
     S.tab = t;
@@ -880,6 +992,7 @@
       el('tab-' + x[0]).setAttribute('aria-selected', String(x[0] === t));
     });
     if (t === 'flat') renderFlat();
+    if (t === 'callers') renderCallers();
   }
   function setConfig(i) {
     S.config = i;
@@ -926,6 +1039,13 @@
       return renderFlat();
     }
     if ((x = t.closest('#flat tbody tr[data-id]'))) return select(+x.getAttribute('data-id'), { scroll: false });
+    if ((x = t.closest('#callers .crow'))) {
+      var cr = callerRows[+x.getAttribute('data-crow')];
+      if (t.closest('.tog')) { S.callers[cr.path] = !S.callers[cr.path]; return renderCallers(); }
+      return select(cr.g.r.id, { scroll: false });
+    }
+    if ((x = t.closest('#system .mrow[data-pe]'))) { var pe = +x.getAttribute('data-pe'); return pickPe(S.pe === pe ? null : pe); }
+    if (t.id === 'pe-clear') return pickPe(null);
     if ((x = t.closest('#graph-wrap g.node'))) {
       var tt = x.querySelector('title');
       if (tt) select(+tt.textContent.replace(/^n/, ''));
@@ -944,7 +1064,7 @@
     var t = ev.target;
     if (t.id === 'own') { S.own = t.checked; renderTree(); }
     else if (t.id === 'order') { S.order = t.value; renderTree(); }
-    else if (t.id === 'unfold') { S.unfold = t.checked; renderTree(); renderFlame(); renderFlat(); }
+    else if (t.id === 'unfold') { S.unfold = t.checked; renderTree(); renderFlame(); renderFlat(); renderCallers(); }
     else if (t.id === 'flat-mode') { S.flat.mode = t.value; renderFlat(); }
     else if (t.id === 'config') setConfig(+t.value);
   });
@@ -1044,7 +1164,7 @@
   renderGraph();
   renderAbout();
   foldToWhatMatters();
-  var first = (D.findings || []).map(findingRegion).filter(function (r) { return r; })[0];
+  var first = (D.findings || []).filter(actionable).concat(D.findings || []).map(findingRegion).filter(function (r) { return r; })[0];
   if (!first) R.forEach(function (x) { if (x !== root && shown(x) && present(x) && (!first || ownTo(x) > ownTo(first))) first = x; });
   setTab('tree');
   if (STUDY) el('config').value = String(S.config);

@@ -9,7 +9,10 @@ on a Unix socket and a free TCP port with password authentication), stopped at t
 GROUP commands: every command (add, list, query, history with its plot, compare, rm, migrate,
 run --db, study --db) on experiments of real programs under the real tool, each value checked
 against what `scalea report`, `scalea report STUDY` and `scalea diff` print; the seed paper's
-two queries as docs/database.md shows them. GROUP faults: a locked, read-only or newer database,
+two queries as docs/database.md shows them. GROUP html (sqlite): `scalea db html` in headless
+Chromium (tests/html's harness): the experiments by date and by tag, a region's classes over the
+experiments and two runs compared, each value the database's; its bad input. GROUP faults: a
+locked, read-only or newer database,
 corrupt SQLite files, a refused connection, a server that goes away mid-insert, a writer killed
 mid-insert, two adds at once, SQL errors and writes in db query, bad input: one line and exit
 status 2 each, nothing half-stored, no password in any output. BACKEND both, GROUP same_answers:
@@ -741,6 +744,110 @@ def do_faults(c):
 
 # ---- the same answers from both backends ------------------------------------------------------
 
+# ---- the site (scalea db html) in headless Chromium, with tests/html's harness ----------------
+
+def cells_close(got, want, what):
+    """A cell of the page (seconds as the page prints them: 4 decimals from 1 ms to 100 s, else 3
+    significant digits) against the database's value."""
+    v = float(got.replace("+", "")) if got not in ("-", "") else None
+    check(v is not None and abs(v - want) <= 6e-5 + 5e-3 * abs(want), f"{what}: the page shows {got}, the database {want}")
+
+
+def do_html(c):
+    sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "html")]
+    import check_html  # noqa: E402  (tests/html: Chromium through the DevTools protocol)
+    site = c.path("site")
+    # Bad input: one line and exit status 2, nothing written.
+    c.bad(["html", site], "no database at")
+    c.db_cmd("migrate")
+    c.bad(["html", site], "holds no experiments")
+    check(not os.path.exists(site + "/index.html"), "a site was written for an empty database")
+    p1 = c.experiment("imb.p1", 1, "10", "2")
+    p2 = c.experiment("imb.p2", 2, "10", "2")
+    p4 = c.experiment("imb.p4", 4, "10", "2")
+    c.db_cmd("add", p2, "-r", p1, "--tag", "commit=c1")
+    c.db_cmd("add", p4, "-r", p1, "--tag", "commit=c2")
+    c.bad(["html", "/proc/version/site"], "cannot write", "/proc/version/site")
+    c.bad(["html", site, "--tag", "commit=none"], "matches")
+    out = c.db_cmd("html", site)
+    index = os.path.join(site, "index.html")
+    check(out.stderr.strip() == f"scalea db: wrote {index}" and not out.stdout, f"db html said {out.stderr!r}")
+    text = open(index).read()
+    check_html.static_checks(text)
+    exps = json.loads(c.db_cmd("list", "-f", "json").stdout)
+    ids = [e["id"] for e in exps]  # by date, as db list orders them
+    loop = c.one("SELECT region_id FROM overheads WHERE kind = 'loop' AND experiment_id = 3 ORDER BY t_p DESC LIMIT 1")
+    rows = {(r["experiment_id"], r["region_id"]): r for r in c.q("SELECT * FROM overheads")}
+    try:
+        site_in_chromium(check_html, index, ids, exps, loop, rows)
+    except check_html.Skip as e:
+        print(f"SKIP: {e}")
+        return 77
+    except (check_html.Fail, check_html.cdp.CdpError) as e:  # tests/html's own failures
+        raise Fail(str(e))
+    return 0
+
+
+def site_in_chromium(check_html, index, ids, exps, loop, rows):
+    """The site's three views in Chromium against the database's rows (overheads)."""
+    with check_html.Page(index) as br:
+        js = br.js
+        # Experiments by date; grouped by a tag, each under its value.
+        got = js("Array.from(document.querySelectorAll('#exp-table tr[data-id]')).map(function(e){return +e.getAttribute('data-id')})")
+        check(got == ids, f"experiments {got}, the database lists {ids}")
+        js("var s=document.getElementById('group'); s.value='commit'; s.dispatchEvent(new Event('change',{bubbles:true}))")
+        groups = js("""Array.from(document.querySelectorAll('#exp-table tr')).filter(function(e){return e.classList.contains('group')||e.hasAttribute('data-id')})
+            .map(function(e){return e.classList.contains('group') ? e.textContent.split(' (')[0] : +e.getAttribute('data-id')})""")
+        want = []
+        for e in exps:
+            tag = next((t for t in e["tags"].split() if t.startswith("commit=")), "no commit") if e["tags"] else "no commit"
+            if tag not in want:
+                want.append(tag)
+        check([g for g in groups if isinstance(g, str)] == want, f"groups {groups}, want {want}")
+        for e in exps:
+            tag = next((t for t in (e["tags"] or "").split() if t.startswith("commit=")), "no commit")
+            head = max(i for i, g in enumerate(groups) if isinstance(g, str) and groups.index(e["id"]) > i)
+            check(groups[head] == tag, f"experiment {e['id']} ({tag}) is under {groups[head]}")
+        # A region's class history: the loop's six classes over the experiments that ran it.
+        br.click("#tab-history")
+        js("var s=document.getElementById('region'); s.value='%d'; s.dispatchEvent(new Event('change',{bubbles:true}))" % loop)
+        ran = [i for i in ids if (i, loop) in rows and rows[(i, loop)]["in_run"]]
+        lines = js("""Array.from(document.querySelectorAll('#history-classes polyline.series')).map(function(l){
+            return [l.getAttribute('data-series'), l.getAttribute('points').trim().split(' ').length, l.getAttribute('stroke')]})""")
+        check([x[0] for x in lines] == CLASSES and all(x[1] == len(ran) for x in lines),
+              f"history lines {lines}, want the six classes with {len(ran)} points")
+        keys = js("""Array.from(document.querySelectorAll('#history-classes text.key tspan')).map(function(t){return getComputedStyle(t).fill})""")
+        check(len(set(keys)) == 6, f"the history legend's keys are not in six colours: {keys}")
+        table = js("""Array.from(document.querySelectorAll('#history-table tbody tr')).map(function(r){
+            return [+r.getAttribute('data-id')].concat(Array.from(r.cells).slice(4).map(function(c){return c.textContent}))})""")
+        check([r[0] for r in table] == ran, f"history rows {[r[0] for r in table]}, want {ran}")
+        for r in table:
+            v = rows[(r[0], loop)]
+            for got, col in zip(r[1:], ["t_p", "t_o"] + CLASSES):
+                cells_close(got, v[col], f"history of the loop, experiment {r[0]}, {col}")
+        # Two runs compared: p = 2 against p = 4, region by region, B - A.
+        a, b = ids[-2], ids[-1]
+        br.click("#tab-compare")
+        js("var s=document.getElementById('cmp-a'); s.value='%d'; s.dispatchEvent(new Event('change',{bubbles:true}))" % a)
+        js("var s=document.getElementById('cmp-b'); s.value='%d'; s.dispatchEvent(new Event('change',{bubbles:true}))" % b)
+        cmp = js("""Array.from(document.querySelectorAll('#cmp-table tbody tr')).map(function(r){
+            return [+r.getAttribute('data-region')].concat(Array.from(r.cells).slice(1).map(function(c){return c.textContent}))})""")
+        check(cmp, "the comparison has no rows")
+        d = [float(x[3]) for x in cmp]
+        check([abs(x) for x in d] == sorted((abs(x) for x in d), reverse=True), f"compare is not ordered by |change of T_p|: {d}")
+        row = next((x for x in cmp if x[0] == loop), None)
+        check(row is not None, "the loop is not in the comparison")
+        va, vb = rows[(a, loop)], rows[(b, loop)]
+        cells_close(row[1], va["t_p"], "compare: T_p A")
+        cells_close(row[2], vb["t_p"], "compare: T_p B")
+        cells_close(row[3], vb["t_p"] - va["t_p"], "compare: change of T_p")
+        for i, k in enumerate(CLASSES):
+            cells_close(row[7 + i], vb[k] - va[k], f"compare: change of {k}")
+        check_html.no_errors(br)
+    print(f"site: {len(ids)} experiments by date and by tag {want}; the loop's history over {len(ran)} "
+          f"experiments; #{a} against #{b}: {len(cmp)} regions; {os.path.getsize(index)} bytes")
+
+
 def do_same_answers(c_sqlite, c_pg):
     p1 = c_sqlite.experiment("imb.p1", 1, "10", "2")
     p4 = c_sqlite.experiment("imb.p4", 4, "10", "2")
@@ -771,7 +878,7 @@ def main():
     ap.add_argument("--source", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("backend", choices=["sqlite", "postgresql", "both"])
-    ap.add_argument("group", choices=["commands", "faults", "same_answers"])
+    ap.add_argument("group", choices=["commands", "faults", "same_answers", "html"])
     a = ap.parse_args()
     work = testdir.fresh(os.path.abspath(a.work))  # this test's own directory (tests.cmake)
     ctxs = []
@@ -782,7 +889,8 @@ def main():
             do_same_answers(*ctxs)
         else:
             ctxs = [Ctx(a, a.backend, work)]
-            {"commands": do_commands, "faults": do_faults}[a.group](ctxs[0])
+            if {"commands": do_commands, "faults": do_faults, "html": do_html}[a.group](ctxs[0]) == 77:
+                return 77
         leaked = [o for o in OUTPUTS if PASSWORD in o or "Wr0ng-Pass" in o]
         check(not leaked, f"a password in the output: {leaked[:1]}")
     except Fail as e:

@@ -21,3 +21,8 @@ endforeach()
 scalea_test_tmpdir(_db_tmp db.same_answers)
 add_test(NAME db.same_answers COMMAND ${_db_cmd} --work ${_db_tmp} both same_answers)
 set_tests_properties(db.same_answers PROPERTIES LABELS "integration;db" TIMEOUT 300)
+# The database's site (scalea db html) in headless Chromium, with tests/html's harness: SKIP (77)
+# without Chromium.
+scalea_test_tmpdir(_db_tmp db.html)
+add_test(NAME db.html COMMAND ${_db_cmd} --work ${_db_tmp} sqlite html)
+set_tests_properties(db.html PROPERTIES LABELS "integration;db;html" TIMEOUT 300 SKIP_RETURN_CODE 77)

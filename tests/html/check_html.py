@@ -194,7 +194,8 @@ def do_experiment(c):
         paths = br.js("%s.map(function(i){return window.scalea.path(i)})" % json.dumps([r["id"] for r in rep["regions"]]))
         check(paths == [r["path"] for r in rep["regions"]], f"page paths {paths[:3]} != JSON paths")
         # First screen: the most expensive region and its cause, without scrolling.
-        first = data["findings"][0]
+        check(all(isinstance(x.get("actionable"), bool) for x in data["findings"]), "findings lack 'actionable'")
+        first = first_actionable(data)
         hot = br.js("""(function(){var e=document.getElementById('hot');var b=e.getBoundingClientRect();
             return [e.textContent, b.bottom, window.innerHeight, document.getElementById('flame').getBoundingClientRect().top];})()""")
         check(first["region"] in hot[0] and first["class"] in hot[0], f"first screen lacks finding 1: {hot[0][:200]}")
@@ -240,6 +241,7 @@ def do_experiment(c):
         tip = br.js("document.getElementById('tip').hidden ? '' : document.getElementById('tip').textContent")
         check("thread 3" in tip, f"hovering PE 3's bar shows {tip!r}")
         c.shot(br, "report-region-pane.png", selector="#region", scale=0.8)
+        system_pane(c, br, data, loop)
         c.shot(br, "report-cube.png", selector="#explore", scale=0.6)
         check("#pragma omp for" in br.js("(document.getElementById('source')||{}).textContent||''"),
               "the loop's source snippet is not shown")
@@ -314,9 +316,11 @@ def do_experiment(c):
         br.key("Escape")
         check(br.js("document.activeElement.id") != "filter", "a second Esc did not leave the filter")
 
+        callers_view(c, br, data)
+
         # 7. The region graph (Graphviz when installed): clicking a box picks its region.
-        br.key("3", text="3")
-        check(br.js("document.getElementById('panel-graph').hidden") is False, "key 3 did not open the region graph")
+        br.key("4", text="4")
+        check(br.js("document.getElementById('panel-graph').hidden") is False, "key 4 did not open the region graph")
         boxes = br.js("""Array.from(document.querySelectorAll('#graph-wrap g.node title')).map(
             function(t){return t.textContent}).filter(function(t){return /^n\\d+$/.test(t)})""")
         if shutil.which("dot"):
@@ -330,7 +334,7 @@ def do_experiment(c):
             c.shot(br, "report-graph.png", selector="#explore", scale=0.5)
         else:
             print("region graph: Graphviz not installed, not drawn (the page says so)")
-        br.key("4", text="4")
+        br.key("5", text="5")
         about = br.js("document.getElementById('panel-about').textContent")
         check("p1" in about and "Each of the 4 PEs" not in about, "about panel lacks the reference")
         no_errors(br)
@@ -350,14 +354,127 @@ def do_experiment(c):
         print(f"experiment: loads in {br.load_s:.2f} s with no error or request; class pick re-colours "
               f"the tree; the loop's 4 PE bars {['%.0f' % b for b in bars]}; icicle zoom; findings link; "
               f"keys; flat sort and filter; region graph; prints on {pages} pages; page {os.path.getsize(f)} bytes")
+    hot = fixed_cost_first(c, f)
+    print(f"fixed cost first: the summary leads with {hot[0]!r}; {hot[2]}")
 
 
 # --- an LU-shaped program at a laptop's viewport ---------------------
 
+def own(data, metric):
+    """Each region's own value of a metric of the page's data ("tp", "to"): its value minus its
+    children's (T_p's never below 0), as the page computes it."""
+    val = {r["id"]: r[metric] for r in data["regions"]}
+    out = dict(val)
+    for r in data["regions"]:
+        if r["parent"] is not None and not r.get("folded"):
+            out[r["parent"]] -= val[r["id"]]
+    return {k: max(0.0, v) if metric == "tp" else v for k, v in out.items()}
+
+
+def system_pane(c, br, data, loop):
+    """Cube's third pane: the picked region's time on each PE; picking a PE shows its tree."""
+    rows = br.js("""Array.from(document.querySelectorAll('#system .mrow[data-pe]')).map(function(e){
+        return [e.textContent, parseFloat(e.getAttribute('data-v'))]})""")
+    t = loop["pe"]["t"]
+    check(len(rows) == len(t) and all(abs(v - w) < 1e-12 for (_, v), w in zip(rows, t)),
+          f"the system pane shows {rows} for the loop, its PEs ran {t}")
+    check(all(f"thread {i}" in rows[i][0] for i in range(len(t))), f"the system pane's PEs are not named: {rows}")
+    br.click('#system .mrow[data-pe="3"]')
+    check(br.js("window.scalea.state.pe") == 3 and br.js("window.scalea.state.metric") == "pe:t",
+          "picking PE 3 in the system pane did not show its time")
+    prog = data["regions"][0]
+    tree = br.js("""[document.querySelector('#tree .trow[data-id="%d"] .val').textContent,
+        document.querySelector('#tree .trow[data-id="%d"] .val').textContent,
+        Array.from(document.querySelectorAll('#metrics .mrow[data-metric^="pe:"]')).map(function(e){return e.getAttribute('data-metric')})]"""
+                 % (loop["id"], prog["id"]))
+    check(abs(float(tree[0]) - t[3]) < 1e-4 and abs(float(tree[1]) - prog["pe"]["t"][3]) < 1e-4,
+          f"the call tree under PE 3 shows loop {tree[0]}, program {tree[1]}; PE 3 ran {t[3]}, {prog['pe']['t'][3]}")
+    check(tree[2] == ["pe:t", "pe:w", "pe:x"], f"the metric pane lacks PE 3's metrics: {tree[2]}")
+    c.shot(br, "report-system.png", selector="#explore", scale=0.6)
+    br.click('#metrics .mrow[data-metric="pe:w"]')
+    w = br.js("""document.querySelector('#tree .trow[data-id="%d"] .val').textContent""" % loop["id"])
+    check(abs(float(w) - loop["pe"]["w"][3]) < 1e-4 + 1e-3 * loop["pe"]["w"][3],
+          f"PE 3's waiting in the loop reads {w}, its data {loop['pe']['w'][3]}")
+    br.click("#pe-clear")
+    check(br.js("window.scalea.state.pe") is None and br.js("window.scalea.state.metric") == "to",
+          "'all PEs' did not go back to the program's metrics")
+    br.click('#metrics .mrow[data-metric="c1"]')
+
+
+def callers_view(c, br, data, shot="report-callers.png"):
+    """The callers (bottom-up) view: one row per region, own values summed over its paths; a
+    region's callers split its value among them."""
+    br.key("1", text="1")
+    br.click('#metrics .mrow[data-metric="to"]')
+    check(br.js("window.scalea.state.metric") == "to", "clicking T_o did not pick it")
+    br.key("3", text="3")
+    check(br.js("document.getElementById('panel-callers').hidden") is False, "key 3 did not open the callers view")
+    own_to = own(data, "to")
+    by_id = {r["id"]: r for r in data["regions"]}
+    keys = {}  # the rows the page shows: recursion folded
+    for r in (r for r in data["regions"] if not r.get("folded")):
+        keys.setdefault((r["kind"], r["label"], r["loc"]), []).append(r["id"])
+    top = br.js("""Array.from(document.querySelectorAll('#callers .crow[aria-level="1"]')).map(function(e){
+        return [+e.getAttribute('data-id'), parseFloat(e.getAttribute('data-v')), e.getAttribute('data-crow')]})""")
+    check(len(top) == len(keys), f"the callers view has {len(top)} top rows, the page {len(keys)} regions")
+    vals = [v for _, v, _ in top]
+    check(vals == sorted(vals, reverse=True), "the callers view is not ordered largest first")
+    # The region held in most call paths: its row sums them, its callers split it.
+    many = max((v for v in keys.values() if by_id[v[0]]["parent"] is not None), key=len)
+    rep_row = next(x for x in top if x[0] in many)
+    want = sum(own_to[i] for i in many)
+    check(abs(rep_row[1] - want) < 1e-9, f"callers row of {many}: {rep_row[1]}, own T_o of its paths {want}")
+    br.click(f'#callers .crow[data-crow="{rep_row[2]}"] .tog')
+    ups = br.js("""Array.from(document.querySelectorAll('#callers .crow[aria-level="2"]')).map(function(e){
+        return [+e.getAttribute('data-id'), parseFloat(e.getAttribute('data-v'))]})""")
+    want_callers = {}
+    for i in many:
+        p = by_id[by_id[i]["parent"]]
+        want_callers[(p["kind"], p["label"], p["loc"])] = want_callers.get((p["kind"], p["label"], p["loc"]), 0) + own_to[i]
+    got_callers = {(by_id[i]["kind"], by_id[i]["label"], by_id[i]["loc"]): v for i, v in ups}
+    check(got_callers.keys() == want_callers.keys() and all(abs(got_callers[k] - want_callers[k]) < 1e-9 for k in want_callers),
+          f"callers of {by_id[many[0]]['label']}: {got_callers}, want {want_callers}")
+    if shot:
+        c.shot(br, shot, selector="#explore", scale=0.6)
+    print(f"callers: {len(top)} regions; {by_id[many[0]]['label']} in {len(many)} call paths, "
+          f"{len(ups)} caller(s) holding {sum(v for _, v in ups):.4f} s of its {want:.4f} s")
+    br.key("1", text="1")
+
+
+def first_actionable(data):
+    """The finding the summary leads with: the first one the program's code can change."""
+    return next((f for f in data["findings"] if f["actionable"]), data["findings"][0])
+
+
+def fixed_cost_first(c, src):
+    """The summary leads with a finding the user can act on: a page whose largest finding is a
+    fixed cost (as MPI_Init's start-up is: "nothing in the code to change") names the next one
+    as the most expensive, and the fixed cost under it."""
+    text = open(src).read()
+    data = page_data(text)
+    check(len(data["findings"]) >= 2, "fewer than 2 findings")
+    fixed = dict(data["findings"][0], actionable=False, region="MPI_Init", location="", seconds=0.5,
+                 hint="a fixed cost of the MPI library; nothing in the code to change")
+    data["findings"].insert(0, fixed)
+    f = c.path("fixed-cost-first.html")
+    blob = json.dumps(data).replace("<", "\\u003c")
+    open(f, "w").write(re.sub(r'(<script type="application/json" id="scalea-data">)(.*?)(</script>)',
+                              lambda m: m.group(1) + blob + m.group(3), text, count=1, flags=re.S))
+    with Page(f) as br:
+        hot = br.js("[document.querySelector('#hot .big').textContent, document.querySelector('#hot .k').textContent,"
+                    "(document.getElementById('fixed-costs')||{}).textContent||'']")
+        check(hot[0].startswith(data["findings"][1]["region"]) and "MPI_Init" not in hot[0],
+              f"the summary leads with {hot[0]!r}, not the first finding the code can change")
+        check("can change" in hot[1] and "MPI_Init" in hot[2] and "nothing in the code to change" in hot[2],
+              f"the fixed cost above it is not named: {hot}")
+        no_errors(br)
+    return hot
+
+
 def first_screen(c, br, data, shot):
     """The most expensive region (finding 1) and its cause are on the first screen: in the
     viewport, with no scrolling."""
-    first = data["findings"][0]
+    first = first_actionable(data)
     hot = br.js("""(function(){var b=document.querySelector('#hot .big'), w=document.querySelector('#hot .why');
         return [b.textContent, w.textContent, Math.max(b.getBoundingClientRect().bottom, w.getBoundingClientRect().bottom),
                 window.innerHeight, window.scrollY, window.innerWidth];})()""")
@@ -527,6 +644,17 @@ def do_study(c):
         br.click(f'#tree .trow[data-id="{loop["id"]}"]')
         check(br.js(f"!!document.getElementById('classes-{loop['id']}')"), "picking the loop did not draw its classes vs p")
         check(br.js("document.querySelectorAll('#region table.cfgs tbody tr').length") == 3, "per-p table")
+        # The legend's keys keep their series' colours (a style for the charts' text must not
+        # override them): the loop's line is told from the program's by its key.
+        keys = br.js("""(function(){var s=document.getElementById('speedup-region');
+            var lines=Array.from(s.querySelectorAll('polyline.series')).map(function(l){return l.getAttribute('stroke')});
+            var keys=Array.from(s.querySelectorAll('text[fill]')).filter(function(t){return t.textContent.charAt(0)==='\u25ac'})
+              .map(function(t){var c=document.createElement('span');c.style.color=t.getAttribute('fill');document.body.appendChild(c);
+                var want=getComputedStyle(c).color;c.remove();return [getComputedStyle(t).fill, want]});
+            return [lines, keys];})()""")
+        check(len(keys[0]) == 2 and len(keys[1]) == 2, f"the region's speedup chart has lines {keys[0]} and keys {keys[1]}")
+        check(all(got == want for got, want in keys[1]) and keys[1][0][0] != keys[1][1][0],
+              f"the speedup legend's keys are not in their lines' colours: {keys[1]}")
         c.shot(br, "study-region.png", selector="#region", scale=0.7)
         v4 = br.js(f"document.querySelector('#tree .trow[data-id=\"{loop['id']}\"] .val').textContent")
         br.js("var s=document.getElementById('config'); s.value='1'; s.dispatchEvent(new Event('change',{bubbles:true}))")
@@ -568,6 +696,16 @@ def do_large(c):
         pick_ms = br.js("(function(){var t=performance.now(); %s.forEach(function(i){window.scalea.select(i)});"
                         "return (performance.now()-t)/%d})()" % (json.dumps(ids), len(ids)))
         c.shot(br, "report-1024-ranks.png", selector="#region", scale=0.7)
+        # The system pane on aggregated PEs: one row per column of 2 PEs; a column's tree.
+        cols = br.js("document.querySelectorAll('#system .mrow[data-pe]').length")
+        check(cols == 1024, f"the system pane has {cols} rows, the page 1024 columns")
+        br.click('#system .mrow[data-pe="0"]')
+        got = br.js("""[window.scalea.state.pe, Array.from(document.querySelectorAll('#metrics .mrow[data-metric^="pe:"]')).map(
+            function(e){return e.getAttribute('data-metric')})]""")
+        check(got == [0, ["pe:t", "pe:x"]], f"picking column 0: {got} (no timed waits per PE when aggregated)")
+        br.click("#pe-clear")
+        # The callers view where regions are reached by several call paths (5 each here).
+        callers_view(c, br, data, shot=None)
         print(f"large: 1,024 ranks x 2 threads x 500 regions: page {size / 1e6:.2f} MB, load event after "
               f"{br.load_s:.2f} s, drawing {draw_ms:.0f} ms, a pick {pick_ms:.0f} ms")
 

@@ -223,6 +223,12 @@ def wait_states(run, n):
         if x["kind"] == "mpi" and x["name"] in WAIT_STATES:
             check(x["mpi"]["wait_state"] == WAIT_STATES[x["name"]],
                   f"{x['name']}: wait state {x['mpi']['wait_state']!r}")
+    # Start-up and shut-down (MPI_Init, MPI_Finalize) are fixed costs: findings the program's
+    # code cannot act on, which the HTML summary does not lead with.
+    startup = [f for f in doc["findings"] if f["subclass"] == "startup"]
+    check(all(f["actionable"] is (f["subclass"] != "startup") for f in doc["findings"]),
+          f"actionable: {[(f['path'], f['subclass'], f['actionable']) for f in doc['findings']]}")
+    print(f"findings: {len(doc['findings'])}, of start-up (not actionable): {len(startup)}")
     # At 8 ranks (mpi.unify) the late sender's D/p is one finding among many: 2 and 4 show it.
     if 2 <= n <= 4:
         recv = [f for f in doc["findings"] if "/MPI_Recv@" in f["path"]]

@@ -1,6 +1,7 @@
 // scalea db: the experiment database (docs/database.md). `add` stores experiments and studies
-// with the analysis the reports compute; `list`, `query`, `history` and `compare` read it; `rm`
-// removes experiments; `migrate` upgrades an older schema. SQLite by default, PostgreSQL for a
+// with the analysis the reports compute; `list`, `query`, `history` and `compare` read it; `html`
+// writes a browsable site of it (db/site.cpp); `rm` removes experiments; `migrate` upgrades an
+// older schema. SQLite by default, PostgreSQL for a
 // postgresql:// URL: the same commands and SQL for both (report/src/db/).
 #include <fmt/format.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "db/db.hpp"
 #include "db/ingest.hpp"
 #include "db/schema.hpp"
+#include "db/site.hpp"
 #include "formats/diff.hpp"
 #include "analysis/analyze.hpp"
 #include "formats/exports.hpp"
@@ -59,6 +61,8 @@ struct DbOptions {
   // compare
   int64_t a = 0, b = 0;
   double min_change = 0;
+  // html
+  std::string out;
   // rm
   std::vector<int64_t> ids;
   int64_t study = 0;
@@ -240,6 +244,16 @@ void run_list(const DbOptions& o) {
                         it == tags.end() ? Value(std::string()) : Value(it->second), row[11]});
   }
   print_result(out, o.format);
+}
+
+// ---- html ----
+
+void run_html(const DbOptions& o) {
+  std::unique_ptr<Database> d = open_for(o, Access::Read);
+  SiteOptions site;
+  site.where = experiment_filter(o, site.params);
+  std::string index = write_site(*d, site, o.out);
+  if (!o.quiet) std::cerr << "scalea db: wrote " << index << "\n";
 }
 
 // ---- query ----
@@ -564,6 +578,7 @@ void add_db(CLI::App& app) {
       "DESC'\n"
       "  scalea db history --region 'md/compute@md.c:217' --class synchronization --plot sync.svg\n"
       "  scalea db compare 3 7                              scalea diff of two stored experiments\n"
+      "  scalea db html site                                a browsable site: site/index.html\n"
       "  scalea db --db postgresql://me@dbhost/perf list    a team's PostgreSQL database\n\n"
       "The database is --db, else SCALEA_DB, else ~/.local/share/scalea/experiments.db (SQLite).\n"
       "Schema, views and the SQL of the usual questions: docs/database.md.");
@@ -638,6 +653,15 @@ void add_db(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   formats(compare, {"text", "json"});
   compare->callback([o] { run_compare(*o); });
+
+  CLI::App* html = cmd->add_subcommand(
+      "html",
+      "Write a browsable site of the database into OUT/index.html (one self-contained page: "
+      "experiments by tag and date, a region's classes over time, two runs compared)");
+  html->add_option("out", o->out, "The site's directory (made when missing)")->required();
+  filters(html);
+  html->add_flag("-q,--quiet", o->quiet, "Print nothing when all is well");
+  html->callback([o] { run_html(*o); });
 
   CLI::App* rm =
       cmd->add_subcommand("rm", "Remove experiments (and regions no experiment holds any more)");

@@ -96,11 +96,13 @@ const std::vector<Hint> kHints = {
      "tasks are too small: make them coarser (cut-off depth, grainsize)"},
     {"control_of_parallelism.startup", "mpi", "MPI start-up and shut-down",
      "a fixed cost of the MPI library (launching the ranks, MPI_Init, MPI_Finalize), not of the "
-     "program's code: it weighs less in longer runs; nothing in the code to change"},
+     "program's code: it weighs less in longer runs; nothing in the code to change",
+     false},
     {"control_of_parallelism.startup", "", "start-up of the parallel runtime",
      "a fixed cost of starting the OpenMP runtime and its threads, or the MPI ranks at different "
      "times, not of the program's code: it weighs less in longer runs; nothing in the code to "
-     "change"},
+     "change",
+     false},
     {"control_of_parallelism.mpi_management", "", "MPI management",
      "communicator, group or window management inside the program: create them once, outside "
      "loops"},
@@ -1103,6 +1105,7 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   const Hint* h = lookup(key, format::region_kind_name(reg.kind), pl.ctx_kind);
   std::string what = h ? std::string(h->what) : key;
   f.hint = h ? std::string(h->hint) : "";
+  f.actionable = !h || h->in_code;
   // MPI waiting is named by its pattern (Scalasca's wait states), which says who was late.
   if (key == "synchronization.mpi_waiting" || key == "synchronization.mpi_barrier")
     if (WaitState ws = wait_state(reg); !ws.name.empty()) {

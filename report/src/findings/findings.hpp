@@ -33,6 +33,9 @@ struct Finding {
   std::string
       same_time;     // another region whose overhead is the same time, e.g. "the loop at md.c:90"
   double noise = 0;  // the region's run-to-run noise (s) the finding is above (0: not measured)
+  // Whether the program's code can change it: false for fixed costs of the runtime or the MPI
+  // library (start-up and shut-down), whose hint says there is nothing in the code to change.
+  bool actionable = true;
   std::string text;  // one sentence: what, where, how much, hint
 };
 
@@ -62,6 +65,7 @@ struct Hint {
   std::string_view context_kind;
   std::string_view what;  // what the overhead is, e.g. "barrier wait after the loop"
   std::string_view hint;  // what to try
+  bool in_code = true;    // false: a fixed cost the program's code cannot change
 };
 const std::vector<Hint>& hint_table();
 

@@ -25,6 +25,7 @@ nlohmann::json findings_json(const std::vector<Finding>& fs) {
                    {"seconds", f.seconds},
                    {"percent", f.percent},
                    {"hint", f.hint},
+                   {"actionable", f.actionable},
                    {"wait_state",
                     f.wait_state.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.wait_state)},
                    {"evidence", f.evidence},

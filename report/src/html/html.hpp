@@ -59,9 +59,13 @@ class Sources {
 // `note` says why.
 std::string region_graph_svg(const std::string& dot, bool graphviz, std::string& note);
 
+// Which script draws a page: the report's (an experiment or a study) or the database site's
+// (`scalea db html`, report/src/db/site.cpp).
+enum class Script { Report, Database };
+
 // The page around `data` (embedded as JSON, read by the script) and the optional graph SVG.
-std::string page(const std::string& title, const nlohmann::json& data,
-                 const std::string& graph_svg);
+std::string page(const std::string& title, const nlohmann::json& data, const std::string& graph_svg,
+                 Script script = Script::Report);
 
 }  // namespace html
 
