@@ -1,6 +1,7 @@
-# What an installed scalea brings besides bin/, lib/, include/ and the CMake package
-# (docs/user-guide.md, "Installing"): the documentation; and what `scalea --version` says the
-# build found. Included by the top-level CMakeLists.txt after every folder, whose
+# What an installed scalea brings besides bin/, lib/, include/ and the CMake package, for Makefile
+# users and packagers (docs/user-guide.md, "Installing"): a pkg-config file, man pages made from
+# the same text as --help, bash completion and the documentation; and what `scalea --version`
+# says the build found. Included by the top-level CMakeLists.txt after every folder, whose
 # findings it reads.
 
 # ---- scalea --version: what the build found (report/src/cli/about.cpp) ----
@@ -57,6 +58,39 @@ file(RELATIVE_PATH _bin_to_doc ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL
 target_compile_definitions(scalea PRIVATE SCALEA_BINDIR_TO_DOCDIR="${_bin_to_doc}"
   SCALEA_SOURCE_DOCS="${PROJECT_SOURCE_DIR}/docs")
 
-# ---- the documentation ----
+# ---- pkg-config: the user-region API for Makefiles ----
+# Relocatable (prefix from the file's own place), as the CMake package is: cmake --install
+# --prefix DIR may choose the prefix after the build.
+file(RELATIVE_PATH _pc_to_prefix ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+string(REGEX REPLACE "/$" "" _pc_to_prefix "${_pc_to_prefix}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/scalea.pc.in ${CMAKE_BINARY_DIR}/scalea.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/scalea.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# ---- man pages: help2man on each command's --help, at build time ----
+# Not in the sanitizer trees (scripts/sanitize.sh): nothing installs from them, and a page made
+# by running an instrumented scalea would wait on the sanitizer's exit checks.
+find_program(SCALEA_HELP2MAN help2man)
+if(SCALEA_SANITIZE)
+  set(SCALEA_MAN_PAGES OFF)
+elseif(SCALEA_HELP2MAN)
+  set(_man ${CMAKE_BINARY_DIR}/man/man1)
+  add_custom_command(OUTPUT ${_man}/scalea.1
+    COMMAND ${CMAKE_COMMAND} -DSCALEA=$<TARGET_FILE:scalea> -DHELP2MAN=${SCALEA_HELP2MAN}
+            -DOUT_DIR=${_man} -DVERSION=${PROJECT_VERSION}
+            -DSOURCE_DOCS=${PROJECT_SOURCE_DIR}/docs -DDOCDIR=${CMAKE_INSTALL_FULL_DOCDIR}
+            -P ${PROJECT_SOURCE_DIR}/cmake/man_pages.cmake
+    DEPENDS scalea ${PROJECT_SOURCE_DIR}/cmake/man_pages.cmake
+    COMMENT "Man pages of scalea and its commands (help2man)")
+  add_custom_target(scalea-man ALL DEPENDS ${_man}/scalea.1)
+  install(DIRECTORY ${_man} DESTINATION ${CMAKE_INSTALL_MANDIR})
+  set(SCALEA_MAN_PAGES ON)
+else()
+  message(WARNING "scalea: help2man not found: no man pages (scripts/setup-debian.sh installs it)")
+  set(SCALEA_MAN_PAGES OFF)
+endif()
+
+# ---- bash completion and the documentation ----
+install(FILES ${PROJECT_SOURCE_DIR}/report/completion/scalea
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
