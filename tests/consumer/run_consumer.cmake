@@ -160,7 +160,8 @@ function(check_docs_and_version)
   execute_process(COMMAND git -C ${SCALEA_SOURCE} rev-parse --short=12 HEAD
     RESULT_VARIABLE rc OUTPUT_VARIABLE head OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(rc EQUAL 0 AND NOT version MATCHES "commit: [^\n]*${head}")
-    message(FATAL_ERROR "scalea --version does not name commit ${head}:\n${version}")
+    message(FATAL_ERROR "scalea --version does not name commit ${head} (a build older than the "
+      "checkout's last commit names the one it was built from: build again):\n${version}")
   endif()
 endfunction()
 
