@@ -2,7 +2,6 @@
 # run_consumer.cmake from a fresh prefix: find_package(scalea) + scalea::scalea in another CMake
 # project, a build with pkg-config run under the installed `scalea run`, the man pages, bash
 # completion, docs and --version (cmake/install_kit.cmake).
-find_program(SCALEA_PKG_CONFIG NAMES pkg-config pkgconf REQUIRED)
 find_program(SCALEA_BASH bash REQUIRED)
 scalea_test_tmpdir(_consumer_tmp consumer.install)
 add_test(NAME consumer.install
@@ -11,6 +10,6 @@ add_test(NAME consumer.install
     -DSCALEA_SOURCE=${PROJECT_SOURCE_DIR}
     -DWORK_DIR=${_consumer_tmp}
     -DC_COMPILER=${CMAKE_C_COMPILER}
-    -DPKG_CONFIG=${SCALEA_PKG_CONFIG} -DBASH=${SCALEA_BASH} -DMAN_PAGES=${SCALEA_MAN_PAGES}
+    -DPKG_CONFIG=${PKG_CONFIG_EXECUTABLE} -DBASH=${SCALEA_BASH} -DMAN_PAGES=${SCALEA_MAN_PAGES}
     -P ${CMAKE_CURRENT_LIST_DIR}/run_consumer.cmake)
 set_tests_properties(consumer.install PROPERTIES LABELS "integration;consumer" TIMEOUT 300)
