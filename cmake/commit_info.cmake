@@ -3,7 +3,7 @@ cmake_minimum_required(VERSION 3.25)
 # target scalea-commit-info, cmake/install_kit.cmake); the file changes only when the commit does,
 # so an unchanged commit recompiles nothing.
 #   cmake -DSOURCE_DIR=... -DOUT=... -P commit_info.cmake
-execute_process(COMMAND git -C ${SOURCE_DIR} describe --always --dirty --abbrev=12
+execute_process(COMMAND git -C ${SOURCE_DIR} describe --always --dirty --abbrev=12 --long
   RESULT_VARIABLE rc OUTPUT_VARIABLE commit ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
   set(commit "unknown (not built from a git checkout)")

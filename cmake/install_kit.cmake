@@ -1,8 +1,8 @@
 # What an installed scalea brings besides bin/, lib/, include/ and the CMake package, for Makefile
 # users and packagers (docs/user-guide.md, "Installing"): a pkg-config file, man pages made from
 # the same text as --help, bash completion and the documentation; and what `scalea --version`
-# says the build found. Included by the top-level CMakeLists.txt after every folder, whose
-# findings it reads.
+# says the build found. Included by the top-level CMakeLists.txt after the product's folders,
+# whose findings it reads, and before tests/, whose install test checks all of it.
 
 # ---- scalea --version: what the build found (report/src/cli/about.cpp) ----
 function(scalea_found_line out label)

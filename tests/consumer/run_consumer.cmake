@@ -157,11 +157,21 @@ function(check_docs_and_version)
       message(FATAL_ERROR "scalea --version lacks '${want}':\n${version}")
     endif()
   endforeach()
-  execute_process(COMMAND git -C ${SCALEA_SOURCE} rev-parse --short=12 HEAD
-    RESULT_VARIABLE rc OUTPUT_VARIABLE head OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-  if(rc EQUAL 0 AND NOT version MATCHES "commit: [^\n]*${head}")
-    message(FATAL_ERROR "scalea --version does not name commit ${head} (a build older than the "
-      "checkout's last commit names the one it was built from: build again):\n${version}")
+  # The commit is one of this checkout's history: HEAD, or an older one when the build is older
+  # than the last commit (then it names the commit it was built from).
+  execute_process(COMMAND git -C ${SCALEA_SOURCE} rev-parse --git-dir
+    RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+  if(NOT rc EQUAL 0)
+    set(want_commit "commit: unknown \\(not built from a git checkout\\)\n")
+  else()
+    set(want_commit "commit: ([^\n]*-g)?([0-9a-f]+)(-dirty)?\n")
+  endif()
+  if(NOT version MATCHES "${want_commit}")
+    message(FATAL_ERROR "scalea --version: no '${want_commit}' in\n${version}")
+  endif()
+  if(rc EQUAL 0)
+    run("the commit of scalea --version (${CMAKE_MATCH_2}) in the checkout's history"
+      git -C ${SCALEA_SOURCE} merge-base --is-ancestor ${CMAKE_MATCH_2} HEAD)
   endif()
 endfunction()
 
