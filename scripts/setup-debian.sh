@@ -23,6 +23,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev googletest         # unit tests
   gnuplot-nox                     # scalea report STUDY --plots
+  help2man                        # man pages of scalea and its commands, made from their --help
   graphviz                        # scalea export --format dot/html: region graph as SVG
   chromium jq                     # tests/export: HTML report in headless Chromium, JSON checks
   python3 procps zlib1g-dev       # PMPI wrapper generator and test scripts; pgrep; fast CRC

@@ -23,6 +23,8 @@ import tempfile
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import testdir  # noqa: E402  (tests/testdir.py)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import extrap_reader  # noqa: E402  (Extra-P's --json reader, followed)
 
 X_MS = "40"  # planted unit of export_app (ms)
 CLASSES = ["data_movement", "synchronization", "control_of_parallelism",
@@ -231,41 +233,81 @@ def do_hatchet(c):
 
 # --- extrap ----------------------------------------------------------------------------------
 
+def read_extrap(f, ps):
+    """The file read as `extrap --json FILE` reads it (extrap_reader.py follows Extra-P 4.2.5's
+    reader; Extra-P itself reads it too when importable), with parameter p at the values `ps` and
+    every callpath and metric measured at each."""
+    try:
+        exp = extrap_reader.read(f)
+    except extrap_reader.FormatError as e:
+        raise Fail(f"Extra-P's reader rejects {f}: {e}")
+    check(exp.parameters == ["p"], f"parameters {exp.parameters}, want ['p']")
+    check(sorted(c[0] for c in exp.coordinates) == sorted(ps),
+          f"points at p = {sorted(exp.coordinates)}, want {ps}")
+    check("time" in exp.metrics and all(k in exp.metrics for k in CLASSES), f"metrics {exp.metrics}")
+    try:
+        from extrap.fileio.file_reader.json_file_reader import JsonFileReader
+    except ImportError:
+        return exp
+    real = JsonFileReader().read_experiment(f)
+    check(len(real.callpaths) == len(exp.callpaths), "Extra-P read a different callpath count")
+    print(f"extrap: Extra-P itself read {len(real.callpaths)} callpaths")
+    return exp
+
+
 def do_extrap(c):
     f = c.out("omp.jsonl")
     c.scalea_run("export", "--format", "extrap", "-o", f, c.exp[1], c.exp[2], c.exp[4])
-    points, order = {}, []
+    order = []
     with open(f) as fh:
         for ln, line in enumerate(fh):
-            if not line.strip():
-                continue
-            d = json.loads(line)  # Extra-P: one JSON object per line
+            d = json.loads(line)  # one JSON object per line, nothing else
             check(set(d) == {"params", "callpath", "metric", "value"}, f"line {ln}: keys {sorted(d)}")
-            check(isinstance(d["params"], dict) and list(d["params"]) == ["p"], f"line {ln}: params")
-            check(isinstance(d["value"], (int, float)), f"line {ln}: value not a number")
-            key = (d["callpath"], d["metric"])
             if d["callpath"] not in order:
                 order.append(d["callpath"])
-            points.setdefault(key, set()).add(d["params"]["p"])
-    for key, ps in points.items():
-        check(ps == {1, 2, 4}, f"{key} has points at p = {sorted(ps)}, want 1, 2, 4")
-    # Extra-P builds its call tree from "->"-separated callpaths given parents first.
+    # Parents first, as a reader of the tree expects (Extra-P builds it level by level).
     for i, cp in enumerate(order):
         parts = cp.split("->")
         if len(parts) > 1:
             check("->".join(parts[:-1]) in order[:i], f"parent of {cp} is not listed before it")
-    metrics = sorted({m for _, m in points})
-    check("time" in metrics and all(k in metrics for k in CLASSES), f"metrics {metrics}")
-    try:
-        from extrap.fileio.file_reader.jsonlines_file_reader import read_jsonlines_file
-    except ImportError:
-        print(f"extrap: {len(order)} callpaths x {len(metrics)} metrics at p = 1, 2, 4 in Extra-P's "
-              "JSON Lines structure (extrap not installed: checked against "
-              "extrap/fileio/file_reader/jsonlines_file_reader.py)")
-        return 0
-    exp = read_jsonlines_file(f)
-    check(len(exp.callpaths) == len(order), "Extra-P read a different callpath count")
-    print(f"extrap: Extra-P read {len(exp.callpaths)} callpaths")
+    exp = read_extrap(f, [1, 2, 4])
+    print(f"extrap: {len(exp.callpaths)} callpaths x {len(exp.metrics)} metrics at p = 1, 2, 4 "
+          "read as Extra-P's --json reader reads them")
+
+
+def do_extrap_study(c):
+    """A study exported in one command: its completed runs, repetitions as Extra-P's
+    repetitions, against the study's reference; the same lines as its runs named one by one."""
+    study = c.out("study")
+    c.scalea_run("study", "-o", study, "--threads", "1,2,4", "--repeat", "2", "--", c.app, "10")
+    f = c.out("study.jsonl")
+    c.scalea_run("export", "--format", "extrap", "-o", f, study)
+    exp = read_extrap(f, [1, 2, 4])
+    for key, points in exp.measurements.items():
+        check(all(len(v) == 2 for v in points.values()), f"{key}: repetitions {points}")
+    program = exp.callpaths[0]
+    check("->" not in program, f"first callpath {program} is not the program")
+    # The study's reference is one of the two p = 1 runs: its program has no overhead.
+    check(0.0 in exp.measurements[(program, "overhead")][(1,)],
+          f"p = 1 overheads {exp.measurements[(program, 'overhead')][(1,)]}: no run is the reference")
+    runs = [os.path.join(study, "runs", f"t{p}-r1-rep{r}") for p in (1, 2, 4) for r in (1, 2)]
+    ref = c.out("ref.jsonl")
+    c.scalea_run("export", "--format", "extrap", "-o", ref, "-r", runs[0], *runs)
+    again = c.out("study-ref.jsonl")
+    c.scalea_run("export", "--format", "extrap", "-o", again, "-r", runs[0], study)
+    with open(ref) as a, open(again) as b:
+        check(a.read() == b.read(), "the study exported with -r differs from its runs one by one")
+    helptext = c.scalea_run("export", "--help").stdout
+    check("extrap --json " in helptext and "--json-lines" not in helptext,
+          "export --help does not show Extra-P's invocation (extrap --json FILE)")
+    for args, says in ((["-f", "csv", study], "extrap or html"),
+                       (["-f", "extrap", study, runs[0]], "give it alone"),
+                       (["-f", "extrap", "-p", "4", study], "-p does not apply")):
+        p = c.scalea_run("export", *args, ok=(2,))
+        lines = p.stderr.strip().splitlines()
+        check(len(lines) == 1 and says in lines[0], f"export {args}: stderr {p.stderr!r}")
+    print(f"extrap: study of 6 runs exported in one command, {len(exp.callpaths)} callpaths, "
+          "2 repetitions at p = 1, 2, 4")
 
 
 # --- html ------------------------------------------------------------------------------------

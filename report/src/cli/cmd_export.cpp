@@ -51,6 +51,61 @@ void export_study_html(const ExportOptions& o) {
     std::fprintf(stderr, "scalea export: wrote %s (html)\n", o.output.c_str());
 }
 
+// One experiment to export: its directory, PEs (0: its thread count) and reference ("": none).
+struct ExportRun {
+  std::string dir;
+  int p = 0;
+  std::string reference;
+  std::string study_run;  // the run's id when it comes from a study ("" otherwise)
+};
+
+// The completed runs of the study in `dir`, in plan order (the reference configuration first,
+// then by p; repetitions are Extra-P's repetitions), each at its configuration's p against the
+// study's reference (the median 1 x 1 run, as `scalea report STUDY` takes) unless -r names one.
+std::vector<ExportRun> study_runs(const std::string& dir, const ExportOptions& o,
+                                  overheads::Share* share) {
+  if (o.dirs.size() != 1)
+    throw UserError(dir + " is a scaling study: give it alone (it stands for all its runs)");
+  if (o.p != 0)
+    throw UserError("-p does not apply to a study: each run's p is its configuration's");
+  study::Study s = study::load_study(dir);
+  std::vector<std::string> warnings;
+  studyrep::ReferenceRun chosen = studyrep::reference_run(dir, s, warnings, nullptr, share);
+  for (const std::string& w : warnings) std::fprintf(stderr, "scalea export: %s\n", w.c_str());
+  std::string reference = o.reference.empty() ? dir + "/" + chosen.run->experiment() : o.reference;
+  std::vector<ExportRun> runs;
+  size_t not_completed = 0;
+  for (const study::Config& c : s.configs())
+    for (const study::Run& r : s.runs) {
+      if (!(r.config == c)) continue;
+      if (r.status == study::Status::Ok)
+        runs.push_back({dir + "/" + r.experiment(), c.p(), reference, r.id()});
+      else ++not_completed;
+    }
+  if (not_completed)
+    std::fprintf(stderr, "scalea export: %zu run(s) of %s did not complete and are left out\n",
+                 not_completed, dir.c_str());
+  return runs;
+}
+
+// The experiments `o` names: a study (extrap) stands for its completed runs.
+std::vector<ExportRun> runs_to_export(const ExportOptions& o, const ExportFormat& f,
+                                      overheads::Share* share) {
+  std::vector<ExportRun> runs;
+  for (const std::string& d : o.dirs) {
+    if (!is_study(d)) {
+      runs.push_back({d, o.p, o.reference, ""});
+      continue;
+    }
+    if (!f.many_runs)
+      throw UserError(d +
+                      " is a scaling study; export one of its runs (a subdirectory), or the "
+                      "study with --format extrap or html");
+    return study_runs(d, o, share);
+  }
+  return runs;
+}
+
 // Under mpirun (`share`), the processes classify each run together and rank 0 writes.
 void run_export(const ExportOptions& o, overheads::Share* share) {
   const ExportFormat* f = find_export_format(o.format);
@@ -68,21 +123,26 @@ void run_export(const ExportOptions& o, overheads::Share* share) {
     if (share) refuse_under_launcher("the page of a study");
     return export_study_html(o);
   }
-  for (const std::string& d : o.dirs)
-    if (is_study(d))
-      throw UserError(d + " is a scaling study; export one of its runs (a subdirectory)");
   std::vector<std::unique_ptr<Analyzed>> runs;
   std::vector<const Analyzed*> ptrs;
-  for (const std::string& d : o.dirs) {
+  for (const ExportRun& r : runs_to_export(o, *f, share)) {
     AnalysisOptions ao;
-    ao.reference = o.reference;
+    ao.reference = r.reference;
     ao.force = o.force;
     ao.decomposition = decomposition_args(o.decomposition);
-    ao.p = o.p;
+    ao.p = r.p;
     ao.share = share;
-    runs.push_back(analyze(d, ao));
+    try {
+      runs.push_back(analyze(r.dir, ao));
+    } catch (const drg::LoadError& e) {
+      if (r.study_run.empty()) throw;
+      // As `scalea report STUDY` does: a run that does not load is left out, said once.
+      std::fprintf(stderr, "scalea export: run %s left out: %s\n", r.study_run.c_str(), e.what());
+      continue;
+    }
     ptrs.push_back(runs.back().get());
   }
+  if (ptrs.empty()) throw UserError("nothing to export: no run of " + o.dirs[0] + " loads");
   if (share && share->rank() != 0) return;  // rank 0 writes
   ExportSettings settings{o.findings, !o.no_graphviz, !o.no_source};
   write_output(o.output, [&](const TextSink& put) { f->write(put, ptrs, settings); });
@@ -106,11 +166,14 @@ void add_export(CLI::App& app) {
               "  scalea export --format csv -o md.csv md.p4\n"
               "  scalea export --format dot md.p4 | dot -Tsvg -o md.svg\n"
               "  scalea export --format hatchet -r md.p1 -o md.hatchet.json md.p4\n"
+              "  scalea export --format extrap -o md.jsonl md.study   # extrap --json md.jsonl\n"
               "  scalea export --format extrap -o md.jsonl md.p1 md.p2 md.p4 md.p8\n"
               "  scalea export --format html -r md.p1 -o md.html md.p4\n"
               "  scalea export --format html -o md-study.html md.study\n\n"
               "Details and how each format was checked: docs/exports.md.");
-  cmd->add_option("experiments", o->dirs, "Experiment directory (several for extrap)")->required();
+  cmd->add_option("experiments", o->dirs,
+                  "Experiment directory (several for extrap), or a study (extrap, html)")
+      ->required();
   cmd->add_option("-f,--format", o->format, "Output format")
       ->required()
       ->check(CLI::IsMember(names));

@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
       "  scalea <command> --help                           options and examples\n",
       "scalea"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", SCALEA_VERSION);
+  scalea::cli::set_help_and_version(app);
   scalea::cli::add_run(app);
   // `scalea run` starts before the program it measures and is part of every measured process's
   // fixed cost: it sets up its own options only (the others cost about 1.3 million instructions).

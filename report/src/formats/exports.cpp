@@ -364,8 +364,8 @@ const std::vector<ExportFormat>& file_formats() {
          put(export_hatchet(*r[0]));
        }},
       {"extrap",
-       "Extra-P JSON Lines, one line per region, metric and run: give runs at\n"
-       "           several p to fit scaling models (extrap --json-lines FILE)",
+       "Extra-P JSON Lines, one line per region, metric and run: give a study, or\n"
+       "           runs at several p, to fit scaling models (extrap --json FILE)",
        true, false,
        [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) {
          export_extrap(put, r);
