@@ -255,7 +255,7 @@
         var i = classIndex(f['class']);
         return '<li class="finding" data-node="' + (f.node === null ? '' : f.node) + '" tabindex="0">' + (i >= 0 ? swatch(i) : '') +
           '<span class="cls">' + esc(f['class']) + (f.subclass ? '.' + esc(f.subclass) : '') + '</span> ' + fs(f.seconds) + ' s: ' +
-          esc(f.text) + '</li>';
+          esc(f.text) + findingSource(f) + '</li>';
       }).join('') + '</ol>';
     } else s += '<p>No finding.</p>';
     s += '<p class="note">' + esc(D.findings_note || '') + '</p></div>';
@@ -264,6 +264,17 @@
   // The first finding the program's code can change: a fixed cost ranked above it (the MPI
   // library's or the runtime's start-up, "nothing in the code to change") is named under it.
   function actionable(f) { return f.actionable !== false; }
+  // The source lines a finding points at (its directive and statement), the region's line marked
+  // with the finding's seconds; '' when the report could not read the file.
+  function findingSource(f) {
+    var src = f.source;
+    if (!src || !src.lines || !src.lines.length) return '';
+    var file = String(src.file).split('/').pop();
+    return '<pre class="fsrc" title="' + esc(src.file) + '">' + src.lines.map(function (l) {
+      return esc(file + ':' + l.line) + ' | ' + esc(l.text) + (l.line === src.line ? '   \u2190 ' + fs(f.seconds) + ' s here' : '');
+    }).join('\n') + '</pre>';
+  }
+
   function hotSpot() {
     var fl = D.findings || [], f = fl.filter(actionable)[0] || fl[0], r = f ? findingRegion(f) : null;
     if (f && r) {
@@ -619,7 +630,7 @@
     s += STUDY ? studyRegion(r) : experimentRegion(r);
     var fl = (D.findings || []).filter(function (f) { return f.node === r.id; });
     if (fl.length) s += '<h4>Findings here</h4><ol class="findings">' + fl.map(function (f) {
-      return '<li>' + esc(f.text) + '</li>';
+      return '<li>' + esc(f.text) + findingSource(f) + '</li>';
     }).join('') + '</ol>';
     s += sampledHtml(r);
     s += sourceHtml(r);

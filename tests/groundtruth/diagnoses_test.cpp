@@ -392,6 +392,14 @@ TEST(ShapesP2, RisingLoopWithoutClauseIsAdvisedAScheduleAndChunk) {
             (hint.find("the loop has no schedule clause (shapes.c:" + std::to_string(line) + ")") !=
                  std::string::npos &&
              hint.find("try schedule(dynamic, 1) (1 iteration takes about") != std::string::npos);
+    // The source lines shown with it: the directive at the line the region names, and below.
+    const auto& src = x["source"];
+    ASSERT_TRUE(src.is_object()) << x.dump();
+    bool directive = false;
+    for (const auto& l : src["lines"])
+      directive = directive || (l.value("line", 0) == line &&
+                                l.value("text", "").find("LOOP_RISING") != std::string::npos);
+    EXPECT_TRUE(directive) << src.dump();
   }
   EXPECT_TRUE(named) << "no finding names the missing clause and schedule(dynamic, 1)";
 }

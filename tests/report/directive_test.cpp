@@ -96,6 +96,32 @@ TEST(Directive, AdviceFitsTheSchedule) {
   EXPECT_EQ(advice("omp parallel"), "") << "not a loop";
 }
 
+// The source under a finding: the directive with its continuations down to the region's line and
+// the statement after the directive; the line alone without a directive; nothing unreadable.
+TEST(Directive, SourceExcerptOfAFinding) {
+  Source c(
+      "int f(int n) {\n"                   // 1
+      "  #  pragma omp parallel for \\\n"  // 2
+      "      schedule(guided, 8)\n"        // 3
+      "  for (int i = 0; i < n; ++i)\n"    // 4
+      "    g(i);\n"                        // 5
+      "  MPI_Barrier(comm);\n"             // 6
+      "}\n");                              // 7
+  auto lines = [](const std::vector<SourceLine>& x) {
+    std::string s;
+    for (const SourceLine& l : x) s += std::to_string(l.line) + ":" + l.text + "|";
+    return s;
+  };
+  EXPECT_EQ(lines(source_excerpt(c.path, 2)),
+            "2:  #  pragma omp parallel for \\|3:      schedule(guided, 8)|4:  for (int i = 0; i < "
+            "n; ++i)|");
+  EXPECT_EQ(lines(source_excerpt(c.path, 4)), lines(source_excerpt(c.path, 2)))
+      << "a loop placed at its for line shows its directive";
+  EXPECT_EQ(lines(source_excerpt(c.path, 6)), "6:  MPI_Barrier(comm);|");
+  EXPECT_TRUE(source_excerpt(c.path, 99).empty()) << "past the end";
+  EXPECT_TRUE(source_excerpt("/nonexistent/file.c", 4).empty());
+}
+
 // The chunk named for a dynamic schedule: about kChunksPerThread chunks per thread, none so small
 // that taking it costs more than a few percent of it; nothing when the cost is not measured.
 TEST(Directive, ChunkFromTheMeasuredCost) {

@@ -253,6 +253,27 @@ std::string schedule_advice(const Directive& d, format::LoopSchedule runtime,
   return "";
 }
 
+std::vector<SourceLine> source_excerpt(const std::string& file, uint32_t line) {
+  std::vector<SourceLine> out;
+  if (line == 0) return out;
+  const Directive d = directive_at(file, line);
+  std::vector<std::string> lines = read_lines(file, std::max(line, d.last_line) + 1);
+  if (lines.size() < line) return out;
+  uint32_t first = d.found && d.line <= line ? d.line : line;
+  // A directive applies to the statement after it (the loop's header, the critical's body).
+  uint32_t last =
+      d.found ? std::max(line, std::min<uint32_t>(d.last_line + 1, uint32_t(lines.size()))) : line;
+  if (last - first + 1 > kExcerptLines) first = last + 1 - uint32_t(kExcerptLines);
+  for (uint32_t l = first; l <= last; ++l) {
+    std::string text = lines[l - 1];
+    std::replace(text.begin(), text.end(), '\t', ' ');
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.pop_back();
+    if (text.size() > kExcerptWidth) text = text.substr(0, kExcerptWidth - 3) + "...";
+    out.push_back({l, text});
+  }
+  return out;
+}
+
 std::string critical_advice(const std::string& file, uint32_t line) {
   const Directive d = directive_at(file, line);
   if (!d.found || !has_word(lower(d.text), "critical")) return "";

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "scalea/format.hpp"
 
@@ -58,6 +59,17 @@ std::string schedule_advice(const Directive& d, format::LoopSchedule runtime,
 // guided (the directive's, else the runtime's) and a chunk (the directive's number, 1 without
 // one, else as the threads took them) takes under a quarter of kChunkMinSeconds at `cost`.
 bool chunks_too_small(const Directive& d, format::LoopSchedule runtime, const LoopCost& cost);
+
+// The source a finding points at: the directive at or above `line` of `file` (kDirectiveLinesAbove)
+// down to `line` and the statement line after the directive (the loop's header, a critical
+// section's body), or `line` alone when no directive is there; at most kExcerptLines lines, each
+// cut to kExcerptWidth characters. Empty when the file cannot be read or is shorter.
+struct SourceLine {
+  uint32_t line = 0;
+  std::string text;
+};
+inline constexpr size_t kExcerptLines = 5, kExcerptWidth = 100;
+std::vector<SourceLine> source_excerpt(const std::string& file, uint32_t line);
 
 // What a critical section's waits should advise from its body, read after the `critical`
 // directive at or above `line` of `file`: a body that is one update of one variable (`s += v`,

@@ -1116,6 +1116,13 @@ Finding make_finding(const MergedTree& t, const overheads::Analysis& a, const Ca
   if (same != format::kNoIndex) f.same_time = with_location(t.region_of(same));
   add_run_hints(f, t, a, c, context, run);
   f.text = finding_text(t, f, pl, what, n);
+  // The source: the region's own lines, or for a region without a place (the join barrier of a
+  // combined `parallel for`) those of the region whose time it is (the loop).
+  const drg::Region& at = reg.file.empty() && same != format::kNoIndex ? t.region_of(same) : reg;
+  if (!at.file.empty() && at.line > 0) {
+    f.source = source_excerpt(at.file, at.line);
+    if (!f.source.empty()) f.source_file = at.file, f.line = at.line;
+  }
   f.path = region_path(t, a.regions[n]);
   return f;
 }

@@ -33,6 +33,11 @@ struct Finding {
   std::string
       same_time;     // another region whose overhead is the same time, e.g. "the loop at md.c:90"
   double noise = 0;  // the region's run-to-run noise (s) the finding is above (0: not measured)
+  // The source at the region's line (source_excerpt: its directive down to the line), and the
+  // file and line it is from; empty when the file cannot be read here.
+  std::string source_file;
+  uint32_t line = 0;
+  std::vector<SourceLine> source;
   // Whether the program's code can change it: false for fixed costs of the runtime or the MPI
   // library (start-up and shut-down), whose hint says there is nothing in the code to change.
   bool actionable = true;

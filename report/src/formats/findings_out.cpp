@@ -10,6 +10,27 @@ namespace scalea::cli {
 
 using drg::MergedTree;
 
+namespace {
+
+// The finding's source lines (null when they cannot be read here).
+nlohmann::json source_json(const Finding& f) {
+  if (f.source.empty()) return nullptr;
+  nlohmann::json lines = nlohmann::json::array();
+  for (const SourceLine& l : f.source) lines.push_back({{"line", l.line}, {"text", l.text}});
+  return {{"file", f.source_file}, {"line", f.line}, {"lines", lines}};
+}
+
+// The source under a finding, its region's line marked with the finding's seconds.
+void print_source(const Finding& f) {
+  if (f.source.empty()) return;
+  fmt::print("     source {}\n", f.source_file.substr(f.source_file.rfind('/') + 1));
+  for (const SourceLine& l : f.source)
+    fmt::print("     {:>6} | {}{}\n", l.line, l.text,
+               l.line == f.line ? fmt::format("    <- {:.3f} s here", f.seconds) : "");
+}
+
+}  // namespace
+
 nlohmann::json findings_json(const std::vector<Finding>& fs) {
   nlohmann::json out = nlohmann::json::array();
   int rank = 0;
@@ -32,6 +53,7 @@ nlohmann::json findings_json(const std::vector<Finding>& fs) {
                    {"sampled", f.sampled},
                    {"same_time_as", f.same_time},
                    {"noise", f.noise},
+                   {"source", source_json(f)},
                    {"text", f.text}});
   return out;
 }
@@ -77,6 +99,7 @@ void print_findings(const std::vector<Finding>& fs, const overheads::Analysis& a
     fmt::print("{:>3}. [{}{}{}] {}\n", ++rank, f.cls, f.subclass.empty() ? "" : ".", f.subclass,
                f.text);
     fmt::print("     region {}\n", f.path);
+    print_source(f);
     sum += f.seconds;
   }
   double t_o = a.regions.empty() ? 0 : a.regions[0].t_o;

@@ -307,6 +307,8 @@ std::string render_html(const Analyzed& x, const HtmlOptions& o) {
   context.reference = x.reference_tree();
   context.hidden = fold.hidden;
   data["findings"] = findings_json(find_findings(t, x.a, o.findings, context));
+  if (!o.source)  // --no-source: no line of the program's source in the page
+    for (auto& f : data["findings"]) f["source"] = nullptr;
   data["findings_note"] =
       o.findings == 0
           ? std::string("Findings left out (--findings 0).")

@@ -147,6 +147,8 @@ std::string render_study_html(const Data& d, const HtmlOptions& o) {
   data["regions"] = regions_json(d, sources);
   data["top"] = detailed(d, 5);
   findings(d, o.findings, data);
+  if (!o.source)  // --no-source: no line of the program's source in the page
+    for (auto& f : data["findings"]) f["source"] = nullptr;
   data["sources"] = sources.json();
   return html::page("scalea study: " + d.dir, data, "");
 }
