@@ -58,6 +58,10 @@
  *                  same for every schedule; with SHAPES_BREAK in the environment it is one more
  *                  (a setting that changes the output). Truth: work.
  * rising R N T     the same loop as runtime with no schedule clause (libomp: static).
+ * twoloops R N T  R rounds of a parallel region with two `omp for schedule(static)` loops over
+ *                  N iterations: the first's iteration i sleeps T (i + 1) / N ms and writes
+ *                  a[i], the second reads a[i] only (so a nowait on the first is safe: both
+ *                  loops give each thread the same iterations). Prints the sum.
  * tiny R N         R rounds of an `omp for schedule(dynamic)` over N iterations of a few
  *                  nanoseconds of arithmetic each: every chunk is one iteration, and taking it
  *                  from the runtime costs more than the iteration. Prints the sum.
@@ -393,6 +397,28 @@ static int rising_loop(int argc, char** argv, int runtime) {
   return 0;
 }
 
+static int twoloops(int argc, char** argv) {
+  int rounds = (int)arg_num(argc, argv, 2, 3), n = (int)arg_num(argc, argv, 3, 16);
+  double t = arg_num(argc, argv, 4, 4), work = 0, sum = 0;
+  double* a = calloc((size_t)n, sizeof(double));
+  for (int r = 0; r < rounds; ++r) {
+#pragma omp parallel /* PAR_TWO */
+    {
+#pragma omp for schedule(static) /* LOOP_FIRST */
+      for (int i = 0; i < n; ++i) {
+        rising_iteration(i, n, t, &work);
+        a[i] = i;
+      }
+#pragma omp for schedule(static) reduction(+ : sum) /* LOOP_SECOND */
+      for (int i = 0; i < n; ++i) sum += 2 * a[i];
+    }
+  }
+  free(a);
+  printf("twoloops: sum %g\n", sum);
+  print_truth("work", work);
+  return 0;
+}
+
 static int tiny(int argc, char** argv) {
   int rounds = (int)arg_num(argc, argv, 2, 4);
   long n = (long)arg_num(argc, argv, 3, 1000000);
@@ -505,9 +531,10 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "runtime")) return rising_loop(argc, argv, 1);
   if (!strcmp(mode, "rising")) return rising_loop(argc, argv, 0);
   if (!strcmp(mode, "tiny")) return tiny(argc, argv);
+  if (!strcmp(mode, "twoloops")) return twoloops(argc, argv);
   fprintf(stderr,
           "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied|forkjoin|"
-          "scratch|cpuwork|stuck|teams|chunks|critical|runtime|rising|tiny [ARGS...]\n",
+          "scratch|cpuwork|stuck|teams|chunks|critical|runtime|rising|tiny|twoloops [ARGS...]\n",
           argv[0]);
   return 2;
 }

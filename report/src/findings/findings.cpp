@@ -940,6 +940,68 @@ std::string loop_schedule_advice(const MergedTree& t, const overheads::Analysis&
   return schedule_advice(d, runtime, where, cost);
 }
 
+// Whether a worksharing loop's barrier could go (nowait), read from the loop's directive and what
+// follows the loop in its parallel region: "" when the barrier is no loop's, the loop has no
+// readable directive or is already nowait. Not when the region ends after the loop (its end
+// barrier would wait instead) or the loop is a combined `parallel for` (its barrier ends the
+// region: nowait is not allowed there).
+std::string nowait_advice(const MergedTree& t, uint32_t n) {
+  const drg::Region& bar = t.region_of(n);
+  const uint32_t parent = t.node(n).parent;
+  if (bar.kind != RegionKind::BarrierImplicit ||
+      bar.subkind == uint16_t(format::BarrierFlavour::Parallel) ||
+      bar.subkind == uint16_t(format::BarrierFlavour::Teams) || parent == format::kNoIndex)
+    return "";
+  const auto& siblings = t.node(parent).children;
+  auto at = std::find(siblings.begin(), siblings.end(), n);
+  uint32_t loop = format::kNoIndex;
+  for (auto it = siblings.begin(); it != at; ++it)
+    if (t.region_of(*it).kind == RegionKind::Loop && t.region_of(*it).file == bar.file &&
+        t.region_of(*it).line == bar.line)
+      loop = *it;
+  if (loop == format::kNoIndex) return "";
+  const drg::Region& lr = t.region_of(loop);
+  const Directive d = directive_at(lr.file, lr.line);
+  if (!d.found || d.nowait) return "";
+  const std::string where = fmt::format("{}:{}", lr.file.substr(lr.file.rfind('/') + 1), d.line);
+  // What the threads go on to: the next construct in the region, or its end.
+  uint32_t next = format::kNoIndex;
+  for (auto it = at == siblings.end() ? at : at + 1; it != siblings.end(); ++it) {
+    const RegionKind k = t.region_of(*it).kind;
+    if (k != RegionKind::Function && k != RegionKind::Sampled && k != RegionKind::Io) {
+      next = *it;
+      break;
+    }
+  }
+  if (next == format::kNoIndex ||
+      (format::region_kind_has(t.region_of(next).kind, format::kBarrier) &&
+       t.region_of(next).subkind == uint16_t(format::BarrierFlavour::Parallel)))
+    return fmt::format(
+        "nowait on the loop ({}) would not help: the parallel region ends after it, and its end "
+        "barrier would wait instead",
+        where);
+  const drg::Region& nr = t.region_of(next);
+  std::string same;
+  if (nr.kind == RegionKind::Loop) {
+    const Directive nd = directive_at(nr.file, nr.line);
+    const LoopCost a = loop_cost(t, loop), b = loop_cost(t, next);
+    if (d.schedule == "static" && nd.schedule == "static" && d.chunk == nd.chunk &&
+        a.iterations > 0 && a.iterations == b.iterations)
+      same = fmt::format(
+          "; both loops are {} over {:.0f} iterations, so each thread gets the same iterations in "
+          "both (OpenMP 4.5, 2.7.1): nowait is safe when iteration i of the second reads only what "
+          "iteration i of the first wrote",
+          nd.chunk.empty() ? "schedule(static)" : "schedule(static, " + nd.chunk + ")",
+          a.iterations);
+  }
+  return fmt::format(
+      "if the {} that follows reads nothing other threads wrote in this loop, `nowait` on the "
+      "loop's directive ({}) removes this barrier: each thread goes on at once, and the "
+      "imbalance is waited for at the next barrier instead unless the work up to it evens it "
+      "out (a dynamic schedule there){}",
+      with_location(nr), where, same);
+}
+
 // The advice for waits in a pipeline (the loop at `pipe` signals through flush): about its stages,
 // never its schedule.
 std::string pipeline_hint(const MergedTree& t, uint32_t pipe) {
@@ -1014,6 +1076,8 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
     // Why the threads waited, from what they did before it: not always uneven work.
     BarrierCause cause = barrier_cause(t, n, !cpu_sharing(t.experiment()).empty(), slow);
     f.hint = barrier_hint(t, cause, f.hint);
+    if (cause.kind == BarrierCause::Kind::Imbalance || cause.kind == BarrierCause::Kind::Unknown)
+      if (std::string nowait = nowait_advice(t, n); !nowait.empty()) f.hint += "; " + nowait;
     if (cause.kind != BarrierCause::Kind::Imbalance && cause.kind != BarrierCause::Kind::Unknown)
       f.same_time.clear();
   }
