@@ -230,6 +230,14 @@ std::string schedule_advice(const Directive& d, format::LoopSchedule runtime,
                             const std::string& where, const LoopCost& cost) {
   const std::string kind = kind_of(d, runtime);
   const std::string at = where.empty() ? "" : " (" + where + ")";
+  if (cost.iterations > 0 && cost.iterations < 2 * std::max(1, cost.threads) &&
+      (d.found || !kind.empty()))
+    // Fewer than two iterations per thread: whichever thread gets the longest one decides.
+    return fmt::format(
+        "the loop{} has only {:.0f} iteration{} for {} threads: no schedule can balance iterations "
+        "of unequal work; split the work into more, smaller iterations (collapse(2) over nested "
+        "loops, a finer decomposition)",
+        at, cost.iterations, cost.iterations == 1 ? "" : "s", cost.threads);
   const std::string sched = "schedule(" + kind + (d.chunk.empty() ? "" : ", " + d.chunk) + ")";
   if (kind == "dynamic" || kind == "guided") return dynamic_advice(kind, d, cost, sched, at);
   if (kind == "static")
