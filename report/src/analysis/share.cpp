@@ -25,7 +25,7 @@ namespace {
 std::unique_ptr<overheads::Share> analysis_share() {
   if (launcher_size().value_or(1) <= 1) return nullptr;
   using Open = overheads::Share* (*)();
-  std::string path = self_dir() + "/../lib/libscalea-analysis-mpi.so";
+  std::string path = own_library("libscalea-analysis-mpi.so");
   void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!module)
     refuse("the analysis cannot run as an MPI program (" + std::string(dlerror()) +

@@ -172,7 +172,7 @@ ProbeResult run_probe(const std::string& probe, int threads, double scale, bool 
     env.push_back(s);
   }
   if (with_tool) {
-    env.push_back("OMP_TOOL_LIBRARIES=" + self_dir() + "/../lib/libscalea-omp.so");
+    env.push_back("OMP_TOOL_LIBRARIES=" + own_library("libscalea-omp.so"));
     env.push_back("SCALEA_OUTPUT=" + tmpdir + "/probe-" + std::to_string(serial));
     env.push_back("SCALEA_QUIET=1");
     env.push_back("SCALEA_COUNTERS=none");  // the tool alone; counter reads are priced apart

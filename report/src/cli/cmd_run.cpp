@@ -306,7 +306,7 @@ void say_signal_end(const std::string& name, const std::string& output, pid_t pi
 
 // The real path of a tool library next to the scalea binary (build/lib or the install's lib).
 std::string tool_library(const std::string& name, const std::string& what) {
-  std::string lib = self_dir() + "/../lib/" + name;
+  std::string lib = own_library(name);
   char real[PATH_MAX];
   if (!realpath(lib.c_str(), real)) throw UserError("cannot find the " + what + " " + lib);
   return real;

@@ -146,7 +146,7 @@ namespace {
 template <typename Open>
 Open backend_entry(const char* file, const char* entry, const std::string& what,
                    const std::string& otherwise) {
-  std::string path = self_dir() + "/../lib/" + file;
+  std::string path = own_library(file);
   void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!module)
     throw DbError(what + " support cannot be loaded (" + std::string(dlerror()) + ")" + otherwise);

@@ -127,6 +127,17 @@ namespace {
 nlohmann::json text_or_null(const std::string& s) {
   return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
 }
+
+// The program's pattern per phase (pattern.hpp): the ranks' (path "") and each parallel
+// region's.
+nlohmann::json patterns_json(const drg::MergedTree& t) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Phase& ph : program_phases(t))
+    out.push_back({{"path", ph.node == 0 ? "" : t.path(ph.node)},
+                   {"pattern", pattern_name(ph.pattern)},
+                   {"evidence", ph.evidence}});
+  return out;
+}
 }  // namespace
 
 void report_json(const TextSink& put, const drg::Experiment& e, const drg::MergedTree& t,
@@ -205,13 +216,7 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
   context.reference = o.reference_tree;
   context.hidden = fold.hidden;
   out["findings"] = findings_json(find_findings(t, a, o.findings, context));
-  // The program's pattern per phase (pattern.hpp): the ranks' (path "") and each parallel
-  // region's.
-  out["patterns"] = nlohmann::json::array();
-  for (const Phase& ph : program_phases(t))
-    out["patterns"].push_back({{"path", ph.node == 0 ? "" : t.path(ph.node)},
-                               {"pattern", pattern_name(ph.pattern)},
-                               {"evidence", ph.evidence}});
+  out["patterns"] = patterns_json(t);
   dump_streamed<nlohmann::json>(put, std::move(out),
                                 {{"regions", regions}, {"only_in_reference", gone}});
 }

@@ -39,4 +39,18 @@ std::string self_dir() {
   return p.substr(0, p.rfind('/'));
 }
 
+std::string own_library_in(const std::string& bin_dir, const std::string& libdir,
+                           const std::string& name) {
+  const std::string plain = bin_dir + "/../lib/" + name,
+                    installed = bin_dir + "/../" + libdir + "/" + name;
+  struct stat st;
+  if (stat(plain.c_str(), &st) == 0) return plain;
+  if (!libdir.empty() && stat(installed.c_str(), &st) == 0) return installed;
+  return plain;
+}
+
+std::string own_library(const std::string& name) {
+  return own_library_in(self_dir(), SCALEA_INSTALL_LIBDIR, name);
+}
+
 }  // namespace scalea::cli
