@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "output/child.hpp"
 #include "online/online.hpp"
 #include "online/over_time.hpp"
 #include "db/db.hpp"
@@ -182,13 +183,7 @@ struct RunOptions {
 // The experiment directory when --db needs to know it and -o was not given: the name the tool
 // would choose, with scalea run's process id.
 std::string default_output(const std::string& program) {
-  char stamp[32];
-  time_t t = time(nullptr);
-  struct tm tm;
-  localtime_r(&t, &tm);
-  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return "scalea-" + program.substr(program.rfind('/') + 1) + "-" + stamp + "-" +
-         std::to_string(getpid());
+  return stamped_name("", program) + "-" + std::to_string(getpid());
 }
 
 // --db: stores the experiment the run wrote (under an MPI launcher, rank 0 alone, whose tool

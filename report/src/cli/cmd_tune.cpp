@@ -49,15 +49,6 @@ struct TuneOptions {
   db::StoreOptions store;
 };
 
-std::string default_dir(const std::string& program) {
-  char stamp[32];
-  time_t t = time(nullptr);
-  struct tm tm;
-  localtime_r(&t, &tm);
-  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return "scalea-tune-" + program.substr(program.rfind('/') + 1) + "-" + stamp;
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
@@ -172,7 +163,7 @@ class Tuner {
 };
 
 std::string make_dir(const TuneOptions& o) {
-  std::string dir = o.output.empty() ? default_dir(o.command[0]) : o.output;
+  std::string dir = o.output.empty() ? stamped_name("tune", o.command[0]) : o.output;
   struct stat st;
   if (lstat(dir.c_str(), &st) == 0)
     throw UserError("output " + dir +

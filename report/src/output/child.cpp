@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -192,6 +193,16 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
   if (WIFSIGNALED(status)) res.exit_code = 128 + WTERMSIG(status);
   else res.exit_code = WEXITSTATUS(status);
   return res;
+}
+
+std::string stamped_name(const std::string& kind, const std::string& program) {
+  char stamp[32];
+  time_t t = time(nullptr);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return "scalea-" + (kind.empty() ? "" : kind + "-") + program.substr(program.rfind('/') + 1) +
+         "-" + stamp;
 }
 
 std::string child_failure(const ChildResult& cr, double timeout_s) {

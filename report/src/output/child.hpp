@@ -37,6 +37,10 @@ std::string absolute(const std::string& p);
 std::string self_exe();  // this scalea binary. Throws UserError
 std::string hostname();
 
+// "scalea-KIND-PROGRAM-20261202-011500" (KIND "" : "scalea-PROGRAM-..."): the default name of what
+// a command writes for `program` (its last path component), stamped with the local time.
+std::string stamped_name(const std::string& kind, const std::string& program);
+
 // A command line as a shell would read it back: words with spaces or quotes in single quotes.
 std::string join_words(const std::vector<std::string>& v);
 std::string join_numbers(const std::vector<int>& v);  // "1,2,4"
