@@ -10,6 +10,7 @@
 #    failed by --expect and by --check, and never chosen, although it is as fast as the best;
 #  - tune.json holds every variant, its runs and the choice; the table and the verdict on stdout;
 #  - the loop without a schedule clause (`shapes rising`): no OMP_SCHEDULE variant, said why;
+#  - with --ranks (MPI): runs through mpirun, the rule `split` tries 1 rank x 2 threads for 2 x 1;
 #  - bad input: one line, exit 2, nothing run; a baseline that fails: exit 1.
 # Usage: check_tune.sh BIN_DIR WORK_DIR
 set -euo pipefail
@@ -72,6 +73,24 @@ jq -e '[.variants[] | select(.settings.OMP_SCHEDULE != null)] | length == 0' t3/
 grep -q "not tried: OMP_SCHEDULE: no loop is schedule(runtime)" t3.out ||
   no "not said why OMP_SCHEDULE was not tried: $(cat t3.out)"
 
+# An MPI run (--ranks): every run goes through mpirun, and the rule `split` tries the same PEs
+# as other ranks x threads: mpi_hybrid ranklag gives rank r (r + 1) times the work, so 2 ranks of
+# 1 thread wait for the last rank; 1 rank of 2 threads is the variant.
+if [ -x "$bin/mpi_hybrid" ] && command -v mpirun > /dev/null; then
+  OMP_NUM_THREADS=1 "$bin/scalea" tune -o t4 -r 1 --ranks 2 -- "$bin/mpi_hybrid" 1 ranklag \
+    > t4.out 2> t4.err || no "tune --ranks exited $?: $(tail -3 t4.err)"
+  jq -e '[.variants[] | select(.rule == "split" and .ranks == 1 and
+    .settings.OMP_NUM_THREADS == "2" and .ok)] | length == 1' t4/tune.json > /dev/null ||
+    no "no passed split variant ranks=1 OMP_NUM_THREADS=2: $(jq -c '.variants' t4/tune.json)"
+  jq -e '(.runs | length) == (.variants | length)' t4/tune.json > /dev/null || no "t4: runs missing"
+  if grep -q "^chosen: ranks=1" t4.out; then
+    grep -q "run it so: OMP_NUM_THREADS=2 mpirun .*-np 1 .*mpi_hybrid 1 ranklag" t4.out ||
+      no "the chosen split's command line lacks its launcher: $(grep 'run it so' t4.out)"
+  fi
+else
+  echo "no MPI: the --ranks part is skipped"
+fi
+
 # Bad input: one line on stderr, exit 2, nothing created.
 bad() {
   local want=$1
@@ -90,6 +109,7 @@ bad "already exists" -o t1 -- /bin/true
 bad "not a regular expression" -o b2 --expect '(' -- /bin/true
 bad "not found" -o b3 -- ./no-such-program
 bad "needs at least one --try" -o b4 --only-try -- /bin/true
+bad "sets ranks: give the baseline's with --ranks" -o b6 --try 'ranks=2' -- /bin/true
 set +e
 "$bin/scalea" tune -o b5 -r 1 -- /bin/false > /dev/null 2> b5.err
 rc=$?

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -45,6 +46,8 @@ struct TuneOptions {
   bool only_tries = false;
   std::string expect, check;
   double timeout = 0;
+  int ranks = 0;  // MPI ranks of the baseline (runs go through the launcher), 0: none
+  std::string launcher;
   std::vector<std::string> command;
   db::StoreOptions store;
 };
@@ -79,7 +82,10 @@ class Tuner {
   bool run(size_t index, int rep, Outcome& out) {
     const std::string id = fmt::format("v{}-rep{}", index, rep);
     const std::string exp = dir_ + "/runs/" + id, log = dir_ + "/logs/" + id;
-    std::vector<std::string> argv = {exe_, "run", "-q", "-o", exp, "--"};
+    std::vector<std::string> argv = launcher(out.variant);
+    for (const std::string& a :
+         {exe_, std::string("run"), std::string("-q"), std::string("-o"), exp, std::string("--")})
+      argv.push_back(a);
     argv.insert(argv.end(), o_.command.begin(), o_.command.end());
     ++done_;
     std::fprintf(stderr, "scalea tune: run %zu/%zu  %s (repetition %d/%d)\n", done_, total_,
@@ -110,6 +116,18 @@ class Tuner {
   void plan(size_t total) { total_ = total; }
   const nlohmann::json& runs() const { return runs_; }
   std::string baseline_output() const { return dir_ + "/logs/v0-rep1.out"; }
+
+  // The launcher's words for the variant's ranks and threads, none without --ranks.
+  std::vector<std::string> launcher(const Variant& v) const {
+    if (o_.ranks <= 0) return {};
+    study::Config c;
+    c.ranks = v.ranks > 0 ? v.ranks : o_.ranks;
+    c.threads = 1;
+    for (const std::string& e : environment(v))
+      if (e.rfind("OMP_NUM_THREADS=", 0) == 0) c.threads = std::max(1, std::atoi(e.c_str() + 16));
+    return study::launcher_argv(o_.launcher.empty() ? study::kDefaultLauncher : o_.launcher, c,
+                                geteuid() == 0);
+  }
 
  private:
   std::vector<std::string> environment(const Variant& v) const {
@@ -181,8 +199,9 @@ std::vector<Variant> variants_to_try(const TuneOptions& o, const std::string& ba
                                      std::vector<std::string>& left) {
   std::vector<Variant> out;
   if (!o.only_tries) {
-    tune::Choice c = tune::choose_variants(*analyze(baseline_exp),
-                                           tune::tuning_environment(environ), study::usable_cpus());
+    tune::Choice c =
+        tune::choose_variants(*analyze(baseline_exp), tune::tuning_environment(environ),
+                              study::usable_cpus(), o.ranks > 0);
     out = c.variants;
     left = c.left;
   }
@@ -193,6 +212,12 @@ std::vector<Variant> variants_to_try(const TuneOptions& o, const std::string& ba
     if (same == out.end()) out.push_back(v);
   }
   return out;
+}
+
+std::vector<std::string> with_launcher(std::vector<std::string> launcher,
+                                       const std::vector<std::string>& command) {
+  launcher.insert(launcher.end(), command.begin(), command.end());
+  return launcher;
 }
 
 void print_table(const std::vector<Outcome>& outcomes, size_t best) {
@@ -216,7 +241,8 @@ void print_table(const std::vector<Outcome>& outcomes, size_t best) {
 }
 
 // The verdict's lines: which variant, how much, and whether beyond the noise.
-std::string verdict(const TuneOptions& o, const std::vector<Outcome>& outcomes, size_t best) {
+std::string verdict(const TuneOptions& o, const Tuner& tuner, const std::vector<Outcome>& outcomes,
+                    size_t best) {
   const Outcome& base = outcomes.front();
   if (best == 0)
     return fmt::format(
@@ -235,7 +261,7 @@ std::string verdict(const TuneOptions& o, const std::vector<Outcome>& outcomes, 
                         "baseline's fastest ({:.3f} s)",
                         v.max(), base.min())
           : "one repetition each: no measure of the noise, so not sure (use --repeat 3)",
-      env, join_words(o.command));
+      env, join_words(with_launcher(tuner.launcher(v.variant), o.command)));
 }
 
 void save(const TuneOptions& o, const std::string& dir, const Tuner& tuner,
@@ -277,7 +303,9 @@ int run_tune(const TuneOptions& o) {
   if (find_program(o.command[0]).empty())
     throw UserError("program " + o.command[0] + " not found or not executable");
   if (o.only_tries && o.tries.empty()) throw UserError("--only-try needs at least one --try");
-  for (const std::string& t : o.tries) tune::parse_try(t);  // bad input before anything runs
+  for (const std::string& t : o.tries)  // bad input before anything runs
+    if (tune::parse_try(t).ranks > 0 && o.ranks <= 0)
+      throw UserError("--try '" + t + "' sets ranks: give the baseline's with --ranks N");
   if (!o.expect.empty()) expect_regex(o.expect);
   const std::string dir = make_dir(o);
   catch_interrupts();
@@ -308,7 +336,7 @@ int run_tune(const TuneOptions& o) {
   std::printf("scalea tune: %s (%d repetition%s each, times from the experiments)\n",
               join_words(o.command).c_str(), o.repeat, o.repeat == 1 ? "" : "s");
   print_table(outcomes, best);
-  std::printf("\n%s\n", verdict(o, outcomes, best).c_str());
+  std::printf("\n%s\n", verdict(o, tuner, outcomes, best).c_str());
   for (const std::string& l : left) std::printf("not tried: %s\n", l.c_str());
   std::printf("details: %s/tune.json; each run's report: scalea report %s/runs/vN-repK\n",
               dir.c_str(), dir.c_str());
@@ -330,12 +358,14 @@ void add_tune(CLI::App& app) {
       "each\n"
       "  scalea tune --expect 'energy -12\\.34' -- ./md 4096     and the output must say this\n"
       "  scalea tune --check 'diff -q $SCALEA_TUNE_BASELINE_OUTPUT $SCALEA_TUNE_OUTPUT' -- ./md\n"
-      "  scalea tune --try 'OMP_SCHEDULE=guided,8' --try 'KMP_BLOCKTIME=0' -- ./md   yours too\n\n"
+      "  scalea tune --try 'OMP_SCHEDULE=guided,8' --try 'KMP_BLOCKTIME=0' -- ./md   yours too\n"
+      "  OMP_NUM_THREADS=2 scalea tune --ranks 2 -- ./hybrid   also 4 x 1 and 1 x 4 (mpirun)\n\n"
       "scalea tune runs the program once as you run it (the baseline), reads that run's\n"
       "analysis, and chooses settings from it that cannot change the program's results:\n"
       "OMP_SCHEDULE for loops written schedule(runtime) that wait, OMP_WAIT_POLICY when\n"
       "threads wait much or share CPUs, OMP_PROC_BIND/OMP_PLACES when threads fit the CPUs and\n"
-      "time goes to data movement. It then runs the baseline and every variant --repeat times,\n"
+      "time goes to data movement, other ranks x threads of the same PEs with --ranks. It then\n"
+      "runs the baseline and every variant --repeat times,\n"
       "round by round, each under `scalea run`. A run that fails, or whose output does not\n"
       "match --expect or pass --check (a shell command; SCALEA_TUNE_OUTPUT and\n"
       "SCALEA_TUNE_BASELINE_OUTPUT name the two outputs), counts against its variant, which is\n"
@@ -356,6 +386,12 @@ void add_tune(CLI::App& app) {
                   "A shell command that must succeed after every run (its output checked)");
   cmd->add_option("--timeout", o->timeout, "Kill a run after this many seconds (it fails)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("-n,--ranks", o->ranks,
+                  "MPI ranks of the baseline: every run goes through the launcher, and the rule "
+                  "'split' tries the same PEs as other ranks x threads")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--launcher", o->launcher,
+                  "Launcher template with --ranks (default 'mpirun -np {ranks}'; {threads}, {p})");
   cmd->add_option("command", o->command, "Program and its arguments (after --)");
   db::add_store_options(cmd, o->store, "every run, tagged tune= and tune-variant=");
   cmd->callback([o] {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -64,11 +65,11 @@ void schedule_rule(const Analyzed& x, const Environment& env, Choice& c) {
   for (const std::string& value :
        {std::string("static,1"), "dynamic," + chunk, "guided," + chunk}) {
     if (current != env.end() && current->second == value) continue;
-    c.variants.push_back({{{"OMP_SCHEDULE", value}}, "schedule", why});
+    c.variants.push_back({{{"OMP_SCHEDULE", value}}, 0, "schedule", why});
   }
   if (current != env.end())
     // The user's own OMP_SCHEDULE is the baseline: the default is a candidate too.
-    c.variants.push_back({{{"OMP_SCHEDULE", "static"}}, "schedule", why});
+    c.variants.push_back({{{"OMP_SCHEDULE", "static"}}, 0, "schedule", why});
 }
 
 // The rule `wait`: let waiting threads sleep when they wait much or share CPUs.
@@ -91,6 +92,7 @@ void wait_rule(const Analyzed& x, const Environment& env, int cpus, Choice& c) {
   }
   c.variants.push_back(
       {{{"OMP_WAIT_POLICY", "passive"}},
+       0,
        "wait",
        shared ? std::string("the threads shared CPUs: a spinning waiter takes a CPU from a thread "
                             "with work")
@@ -109,7 +111,8 @@ void bind_rule(const Analyzed& x, const Environment& env, int cpus, Choice& c) {
   }
   if (threads < 2 || threads > size_t(cpus)) {
     c.left.push_back(fmt::format(
-        "OMP_PROC_BIND: {} threads per process on {} CPUs: binding {}", threads, cpus,
+        "OMP_PROC_BIND: {} thread{} per process on {} CPUs: binding {}", threads,
+        threads == 1 ? "" : "s", cpus,
         threads < 2
             ? "one thread gains nothing"
             : "more threads than CPUs to one CPU each would make them wait for each other"));
@@ -132,14 +135,35 @@ void bind_rule(const Analyzed& x, const Environment& env, int cpus, Choice& c) {
       "data movement, unidentified time and fork/join are {:.3f} s ({:.0f}% of the run)", moving,
       100 * moving / std::max(1e-12, program.t_p));
   for (const char* bind : {"close", "spread"})
-    c.variants.push_back({{{"OMP_PROC_BIND", bind}, {"OMP_PLACES", "cores"}}, "bind", why});
+    c.variants.push_back({{{"OMP_PROC_BIND", bind}, {"OMP_PLACES", "cores"}}, 0, "bind", why});
+}
+
+// The rule `split`: the same PEs as other ranks x threads (a hybrid program's decomposition).
+void split_rule(const Analyzed& x, bool launched, Choice& c) {
+  const drg::Experiment& e = x.experiment();
+  const int ranks = std::max(1, e.ranks()), threads = int(threads_per_process(e));
+  if (!launched || ranks < 2) {
+    c.left.push_back(
+        "ranks x threads: not an MPI run started by scalea tune (give --ranks N, and --launcher "
+        "for another launcher than mpirun, to try other splits of the same PEs)");
+    return;
+  }
+  const int total = ranks * threads;
+  for (int r = 1; r <= total; ++r) {
+    if (total % r != 0 || r == ranks) continue;
+    c.variants.push_back({{{"OMP_NUM_THREADS", std::to_string(total / r)}},
+                          r,
+                          "split",
+                          fmt::format("{} ranks x {} threads: the same {} PEs split otherwise",
+                                      ranks, threads, total)});
+  }
 }
 
 }  // namespace
 
 std::string Variant::name() const {
-  if (settings.empty()) return "baseline";
-  std::string s;
+  if (settings.empty() && ranks == 0) return "baseline";
+  std::string s = ranks > 0 ? "ranks=" + std::to_string(ranks) : "";
   for (const Setting& x : settings) s += (s.empty() ? "" : " ") + x.name + "=" + x.value;
   return s;
 }
@@ -160,9 +184,18 @@ Variant parse_try(const std::string& text) {
       throw UserError("--try '" + text + "': '" + word +
                       "' is not NAME=VALUE (an environment setting, e.g. --try "
                       "'OMP_SCHEDULE=dynamic,4 OMP_PROC_BIND=close')");
+    if (word.compare(0, eq, "ranks") == 0) {  // ranks=N: through the launcher (--ranks)
+      char* end = nullptr;
+      long r = std::strtol(word.c_str() + eq + 1, &end, 10);
+      if (!end || *end != 0 || r < 1 || r > 1000000)
+        throw UserError("--try '" + text + "': ranks=" + word.substr(eq + 1) +
+                        " is not a number of ranks");
+      v.ranks = int(r);
+      continue;
+    }
     v.settings.push_back({word.substr(0, eq), word.substr(eq + 1)});
   }
-  if (v.settings.empty())
+  if (v.settings.empty() && v.ranks == 0)
     throw UserError("--try '" + text + "' sets nothing: give NAME=VALUE, e.g. OMP_SCHEDULE=guided");
   return v;
 }
@@ -215,7 +248,7 @@ std::vector<RuntimeLoop> runtime_loops(const Analyzed& x) {
   return out;
 }
 
-Choice choose_variants(const Analyzed& x, const Environment& env, int cpus) {
+Choice choose_variants(const Analyzed& x, const Environment& env, int cpus, bool launched) {
   Choice c;
   if (x.a.regions.empty()) return c;
   if (!has_parallel_region(x.experiment())) {
@@ -226,6 +259,7 @@ Choice choose_variants(const Analyzed& x, const Environment& env, int cpus) {
   schedule_rule(x, env, c);
   wait_rule(x, env, cpus, c);
   bind_rule(x, env, cpus, c);
+  split_rule(x, launched, c);
   return c;
 }
 
@@ -278,7 +312,11 @@ std::string class_changes(const Outcome& base, const Outcome& v) {
 nlohmann::json to_json(const Variant& v) {
   nlohmann::json settings = nlohmann::json::object();
   for (const Setting& s : v.settings) settings[s.name] = s.value;
-  return {{"name", v.name()}, {"settings", settings}, {"rule", v.rule}, {"why", v.why}};
+  return {{"name", v.name()},
+          {"settings", settings},
+          {"ranks", v.ranks > 0 ? nlohmann::json(v.ranks) : nlohmann::json(nullptr)},
+          {"rule", v.rule},
+          {"why", v.why}};
 }
 
 nlohmann::json to_json(const Outcome& o) {

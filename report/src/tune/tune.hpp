@@ -22,9 +22,11 @@ struct Setting {
 
 struct Variant {
   std::vector<Setting> settings;  // empty: the baseline (the program as the user runs it)
+  int ranks = 0;                  // MPI ranks through the launcher, 0: the baseline's
   std::string rule;               // the rule that chose it ("schedule", "wait", "bind", "try")
   std::string why;                // the fact it answers, one phrase
-  std::string name() const;       // "OMP_SCHEDULE=dynamic,4 OMP_PROC_BIND=close", "baseline"
+  // "OMP_SCHEDULE=dynamic,4 OMP_PROC_BIND=close", "ranks=4 OMP_NUM_THREADS=1", "baseline"
+  std::string name() const;
 };
 
 // `--try 'NAME=VALUE [NAME=VALUE...]'`: a variant of the user's. Throws UserError naming the
@@ -60,7 +62,9 @@ struct Choice {
 //             OMP_WAIT_POLICY=passive
 //   bind:     threads that fit the CPUs and time in data movement, unidentified or fork/join of
 //             5 % or more -> OMP_PROC_BIND=close / spread with OMP_PLACES=cores
-Choice choose_variants(const Analyzed& x, const Environment& env, int cpus);
+//   split:    an MPI run with OpenMP, started through a launcher (`launched`) -> every other
+//             ranks x threads of the same total (ranks=R OMP_NUM_THREADS=T)
+Choice choose_variants(const Analyzed& x, const Environment& env, int cpus, bool launched = false);
 inline constexpr double kRuleMinShare = 0.05;
 
 // The runs of one variant.
