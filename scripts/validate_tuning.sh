@@ -3,7 +3,8 @@
 # (docs/validation.md, "Source-aware advice and scalea tune on real codes").
 #
 # usage: scripts/validate_tuning.sh [-w WORKDIR] [--build DIR] [--only REGEX] [--no-tune]
-#                                   [--no-runs] [--tune-reps N] [--tune-passes N] SRC_DIR...
+#                                   [--no-runs] [--tune-reps N] [--tune-passes N]
+#                                   [--wait-quiet S] SRC_DIR...
 #
 #   SRC_DIR   a fetched checkout (a git directory, bare or a clone's .git, or a directory holding
 #             .git, or an extracted tree), recognised by its files:
@@ -18,6 +19,8 @@
 #   --no-runs only `scalea tune` (the codes are still extracted and built when missing)
 #   --tune-reps N    `scalea tune -r N` (default 3)
 #   --tune-passes N  how many times each tune case is run, to see whether its gain holds (default 2)
+#   --wait-quiet S   before each run and tune, wait up to S seconds for the 1-minute load average
+#             to fall below 1.0 (default 0: do not wait); load.txt has the load of each step
 #
 # Builds (clang -fopenmp -g -O2, `nice -n 19`): NPB LU and SP class W, CG class A (CG.W runs
 # 0.1 s); LULESH's OpenMP build (-DUSE_MPI=0); BOTS sparselu_single and health (task codes).
@@ -34,7 +37,7 @@
 # The runs are `nice -n 19` (the machine may be shared): every timing figure is noisy.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-work=/tmp/scalea-validate-tuning build=/tmp/bval only=. tune=1 runs=1 treps=3 tpasses=2
+work=/tmp/scalea-validate-tuning build=/tmp/bval only=. tune=1 runs=1 treps=3 tpasses=2 quiet_s=0
 srcs=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -45,7 +48,8 @@ while [ $# -gt 0 ]; do
     --no-runs) runs=0; shift ;;
     --tune-reps) treps=$2; shift 2 ;;
     --tune-passes) tpasses=$2; shift 2 ;;
-    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --wait-quiet) quiet_s=$2; shift 2 ;;
+    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "validate_tuning: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) srcs+=("$1"); shift ;;
   esac
@@ -59,7 +63,14 @@ done
 mkdir -p "$work"/{src,runs,reports,logs,tune}
 work=$(cd "$work" && pwd)
 N="nice -n 19"
-load() { echo "$(date -u +%H:%M:%S) $1: $(uptime | sed 's/.*load average/load average/')" >> "$work/load.txt"; }
+wait_quiet() {
+  for _ in $(seq "$quiet_s"); do
+    awk '{ exit !($1 < 1.0) }' /proc/loadavg && return 0
+    sleep 1
+  done
+}
+stamp() { echo "$(date -u +%H:%M:%S) $1: $(uptime | sed 's/.*load average/load average/')" >> "$work/load.txt"; }
+load() { wait_quiet; stamp "$1"; }
 
 extract() {  # extract SRC DEST: the checkout's HEAD (or the tree) into DEST
   local src=$1 dest=$2 gitdir=""
@@ -126,7 +137,7 @@ for s in "${srcs[@]}"; do
   else
     rm -rf "$work/src/$name" && mv "$tmp" "$work/src/$name"
   fi
-  echo "building $name" && load "build $name" && build_one "$name"
+  echo "building $name" && stamp "build $name" && build_one "$name"
   codes+=("$name")
 done
 
@@ -186,5 +197,5 @@ for code in "${codes[@]}"; do
         "$s/bots/bin/health" -f "$s/bots/inputs/health/small.input" -x 2 -c ;;
   esac
 done
-load end
+stamp end
 echo "reports in $work/reports, tune tables in $work/tune"
