@@ -23,12 +23,14 @@
 #             to fall below 1.0 (default 0: do not wait); load.txt has the load of each step
 #
 # Builds (clang -fopenmp -g -O2, `nice -n 19`): NPB LU and SP class W, CG class A (CG.W runs
-# 0.1 s); LULESH's OpenMP build (-DUSE_MPI=0); BOTS sparselu_single and health (task codes).
+# 0.1 s); LULESH's OpenMP build (-DUSE_MPI=0); BOTS sparselu_single and health (task codes),
+# floorplan (a critical section) and alignment_for (a schedule(dynamic) loop creating tasks).
 # Cases (each at 1 thread, the reference, and 2 threads under `scalea run`; the report is
 # `scalea report RUN -r REF --findings 8`):
 #   npb-lu      lu.W           npb-sp   sp.W          npb-cg  cg.A
 #   lulesh      lulesh2.0-omp -s 30 -i 100
 #   bots-sparselu  sparselu -n 50 -m 64 -c      bots-health  health -f small.input -x 2 -c
+#   bots-floorplan floorplan -f input.15 -c     bots-alignment  alignment_for -f prot.20.aa -c
 # Tune cases (2 threads, `scalea tune -r N --expect REGEX --timeout 300`, --tune-passes times):
 #   npb-cg      cg.A --expect 'Verification += +SUCCESSFUL'
 #   lulesh      --expect 'Final Origin Energy += +1\.322672e\+06' (the -s 30 -i 100 run's energy)
@@ -49,7 +51,7 @@ while [ $# -gt 0 ]; do
     --tune-reps) treps=$2; shift 2 ;;
     --tune-passes) tpasses=$2; shift 2 ;;
     --wait-quiet) quiet_s=$2; shift 2 ;;
-    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "validate_tuning: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) srcs+=("$1"); shift ;;
   esac
@@ -112,7 +114,8 @@ EOF
       (cd "$d" && { [ -x lulesh2.0-omp ] || $N clang++ $FLAGS -DUSE_MPI=0 ./*.cc -o lulesh2.0-omp; }) > "$log" 2>&1 ;;
     bots)
       mkdir -p "$d/bin"
-      (cd "$d" && for e in "sparselu|sparselu/sparselu_single|" "health|health|-DMANUAL_CUTOFF"; do
+      (cd "$d" && for e in "sparselu|sparselu/sparselu_single|" "health|health|-DMANUAL_CUTOFF" \
+          "floorplan|floorplan|-DMANUAL_CUTOFF" "alignment_for|alignment/alignment_for|"; do
         IFS='|' read -r app sub flags <<< "$e"
         [ -x "bin/$app" ] && continue
         # BOTS' own makefiles need an interactive ./configure; the compile is one command per app.
@@ -194,7 +197,11 @@ for code in "${codes[@]}"; do
     bots)
       run_case bots-sparselu 'Verification +=  *successful' -- "$s/bots/bin/sparselu" -n 50 -m 64 -c
       run_case bots-health 'Verification +=  *successful' -- \
-        "$s/bots/bin/health" -f "$s/bots/inputs/health/small.input" -x 2 -c ;;
+        "$s/bots/bin/health" -f "$s/bots/inputs/health/small.input" -x 2 -c
+      run_case bots-floorplan 'Verification +=  *successful' -- \
+        "$s/bots/bin/floorplan" -f "$s/bots/inputs/floorplan/input.15" -c
+      run_case bots-alignment 'Verification +=  *successful' -- \
+        "$s/bots/bin/alignment_for" -f "$s/bots/inputs/alignment/prot.20.aa" -c ;;
   esac
 done
 stamp end
