@@ -38,7 +38,6 @@
 # and tune/CASE.passN.txt (its table); load.txt has `uptime` before and after each step.
 # The runs are `nice -n 19` (the machine may be shared): every timing figure is noisy.
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
 work=/tmp/scalea-validate-tuning build=/tmp/bval only=. tune=1 runs=1 treps=3 tpasses=2 quiet_s=0
 srcs=()
 while [ $# -gt 0 ]; do
@@ -111,6 +110,7 @@ EOF
         [ -x "bin/${kc%:*}.${kc#*:}" ] || $N make "${kc%:*}" CLASS="${kc#*:}" || exit 1
       done) > "$log" 2>&1 ;;
     lulesh)
+      # shellcheck disable=SC2086  # FLAGS is a list of flags
       (cd "$d" && { [ -x lulesh2.0-omp ] || $N clang++ $FLAGS -DUSE_MPI=0 ./*.cc -o lulesh2.0-omp; }) > "$log" 2>&1 ;;
     bots)
       mkdir -p "$d/bin"
