@@ -7,9 +7,11 @@
  *                  divided work, slower at p > 1 (as page faults on fresh memory or a shared
  *                  memory bus make it). Not replicated: the extra time is unidentified.
  *                  Truth: work (sum of the iterations' sleeps), extra (beyond N T).
- * pipeline S K T   a wavefront: `omp for schedule(static,1) nowait` over S stages; stage s runs K
- *                  steps of T ms, step k only after stage s-1 finished its step k, polling a
- *                  shared flag with `omp flush` (as NPB LU does). Truth: spin (time spent
+ * pipeline S K T [N X]  a wavefront: `omp for schedule(static,1) nowait` over S stages; stage
+ *                  s runs K steps of T ms, step k only after stage s-1 finished its step k,
+ *                  polling a shared flag with `omp flush` (as NPB LU does); with N > 0, then in
+ *                  the same region an ordinary `omp for schedule(static)` over N iterations of
+ *                  rising cost (iteration i sleeps X (i + 1) / N ms). Truth: spin (time spent
  *                  polling, summed over threads), work.
  * tasks S N T      S ms of serial work, then `parallel { single nowait { N tasks of T ms } }`.
  *                  Truth: serial, tasks (sum of the task bodies).
@@ -61,7 +63,8 @@
  * twoloops R N T  R rounds of a parallel region with two `omp for schedule(static)` loops over
  *                  N iterations: the first's iteration i sleeps T (i + 1) / N ms and writes
  *                  a[i], the second reads a[i] only (so a nowait on the first is safe: both
- *                  loops give each thread the same iterations). Prints the sum.
+ *                  loops give each thread the same iterations); first, a parallel region that
+ *                  only reads the team's size in `masked` (as NPB's codes do). Prints the sum.
  * tiny R N         R rounds of an `omp for schedule(dynamic)` over N iterations of a few
  *                  nanoseconds of arithmetic each: every chunk is one iteration, and taking it
  *                  from the runtime costs more than the iteration. Prints the sum.
@@ -109,9 +112,13 @@ static int slowloop(int argc, char** argv) {
   return 0;
 }
 
+static void rising_iteration(int i, int n, double t, double* work);
+
 static int pipeline(int argc, char** argv) {
   int stages = (int)arg_num(argc, argv, 2, 4), k_steps = (int)arg_num(argc, argv, 3, 4);
   double t = arg_num(argc, argv, 4, 10);
+  int after = (int)arg_num(argc, argv, 5, 0);
+  double after_t = arg_num(argc, argv, 6, 4);
   /* Steps each stage finished; read and written atomically (a data race otherwise, which TSan
    * reports), the polling still with omp flush as NPB LU does. */
   int* done = calloc((size_t)stages, sizeof(int));
@@ -141,6 +148,10 @@ static int pipeline(int argc, char** argv) {
         done[s] = k + 1;
 #pragma omp flush
       }
+    }
+    if (after > 0) {
+#pragma omp for schedule(static) /* LOOP_AFTER_PIPE */
+      for (int i = 0; i < after; ++i) rising_iteration(i, after, after_t, &work);
     }
   }
   print_truth("spin", spin);
@@ -401,6 +412,12 @@ static int twoloops(int argc, char** argv) {
   int rounds = (int)arg_num(argc, argv, 2, 3), n = (int)arg_num(argc, argv, 3, 16);
   double t = arg_num(argc, argv, 4, 4), work = 0, sum = 0;
   double* a = calloc((size_t)n, sizeof(double));
+  int team = 0;
+#pragma omp parallel /* PAR_COUNT: only reads the team's size, as NPB's codes do first */
+  {
+#pragma omp masked
+    team = omp_get_num_threads();
+  }
   for (int r = 0; r < rounds; ++r) {
 #pragma omp parallel /* PAR_TWO */
     {
@@ -414,7 +431,7 @@ static int twoloops(int argc, char** argv) {
     }
   }
   free(a);
-  printf("twoloops: sum %g\n", sum);
+  printf("twoloops: sum %g on %d threads\n", sum, team);
   print_truth("work", work);
   return 0;
 }

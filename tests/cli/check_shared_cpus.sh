@@ -24,8 +24,9 @@ taskset -c 0 timeout 10 sh -c 'while :; do :; done' &
 busy=$!
 trap 'kill $busy 2> /dev/null || true' EXIT
 OMP_NUM_THREADS=2 taskset -c 0 "$bin/scalea" run -q -o spun -- "$bin/omp/imbalance" 40 > /dev/null
-# 50 parallel regions back to back: their fork/join is a finding here.
-OMP_NUM_THREADS=2 taskset -c 0 "$bin/scalea" run -q -o forks -- "$bin/omp/shapes" forkjoin 50 2 1 > /dev/null
+# 1,200 parallel regions back to back: their fork/join is a finding here, and passive waiting
+# would make every start wake the sleeping threads: the spinning note says both.
+OMP_NUM_THREADS=2 taskset -c 0 "$bin/scalea" run -q -o forks -- "$bin/omp/shapes" forkjoin 1200 2 0.02 > /dev/null
 kill $busy 2> /dev/null || true
 "$bin/scalea" report spun > spun.txt
 grep -q '^CPUS .*2 threads ran on 1 CPU' spun.txt || no "the header does not say 2 threads shared 1 CPU"
@@ -37,13 +38,16 @@ grep -q '^first, threads shared CPUs: threads waiting in OpenMP synchronization'
 grep -q '^CPUS .*the threads waited [0-9.]* s in all for a CPU' spun.txt ||
   no "the header does not give the threads' wait for a CPU"
 # The fork/join finding names that wait first.
+"$bin/scalea" report forks > forks.txt
+grep -q '^CPUS .*OMP_WAIT_POLICY=passive.*but the run starts 1200 parallel regions ([0-9]* per second).*wakes the sleeping threads' forks.txt ||
+  no "the spinning note does not say what passive waiting costs 1,200 regions: $(grep '^CPUS' forks.txt)"
 "$bin/scalea" report forks --format json --findings 20 > forks.json
 python3 - forks.json << 'PY' || fail=1
 import json, sys
 doc = json.load(open(sys.argv[1]))
 forks = [f for f in doc["findings"] if f["subclass"] == "fork_join"]
 if not forks:
-    print("FAIL: no fork/join finding for 50 regions on a busy CPU", file=sys.stderr)
+    print("FAIL: no fork/join finding for 1,200 regions on a busy CPU", file=sys.stderr)
 for f in forks:
     if not f["hint"].startswith("first, the threads waited"):
         print("FAIL: the fork/join finding does not name the wait for a CPU first:", f["text"],

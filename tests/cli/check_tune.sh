@@ -43,8 +43,11 @@ broken=$(jq -c '.variants[] | select(.settings.SHAPES_BREAK == "1")' t1/tune.jso
 [ "$(jq -r .ok <<< "$broken")" = false ] || no "the variant that changes the output passed: $broken"
 jq -e '.failures[0] | contains("--expect")' <<< "$broken" > /dev/null ||
   no "its failure does not name --expect: $broken"
-[ "$(jq '.runs | length' t1/tune.json)" = "$((3 * $(jq '.variants | length' t1/tune.json)))" ] ||
-  no "tune.json does not list 3 runs of every variant"
+# The run the rules read (repetition 0, not timed), then 3 of every variant.
+[ "$(jq '.runs | length' t1/tune.json)" = "$((1 + 3 * $(jq '.variants | length' t1/tune.json)))" ] ||
+  no "tune.json does not list the analysis run and 3 runs of every variant"
+jq -e '.variants[0].seconds | length == 3' t1/tune.json > /dev/null ||
+  no "the baseline has not 3 timed runs: $(jq -c '.variants[0].seconds' t1/tune.json)"
 grep -q "^chosen: $chosen: [0-9]*% faster than the baseline" t1.out || no "no verdict line: $(cat t1.out)"
 grep -q "failed: repetition 1: its output does not match --expect" t1.out ||
   no "the table does not show the failed variant: $(cat t1.out)"
@@ -85,7 +88,7 @@ if [ -x "$bin/mpi_hybrid" ] && command -v mpirun > /dev/null; then
   jq -e '[.variants[] | select(.rule == "split" and .ranks == 1 and
     .settings.OMP_NUM_THREADS == "2" and .ok)] | length == 1' t4/tune.json > /dev/null ||
     no "no passed split variant ranks=1 OMP_NUM_THREADS=2: $(jq -c '.variants' t4/tune.json)"
-  jq -e '(.runs | length) == (.variants | length)' t4/tune.json > /dev/null || no "t4: runs missing"
+  jq -e '(.runs | length) == (.variants | length) + 1' t4/tune.json > /dev/null || no "t4: runs missing"
   if grep -q "^chosen: ranks=1" t4.out; then
     grep -q "run it so: OMP_NUM_THREADS=2 mpirun .*-np 1 .*mpi_hybrid 1 ranklag" t4.out ||
       no "the chosen split's command line lacks its launcher: $(grep 'run it so' t4.out)"
@@ -118,6 +121,6 @@ set +e
 rc=$?
 set -e
 [ "$rc" = 1 ] || no "a failing baseline: exit $rc, not 1"
-grep -q "the program as given failed (repetition 1: exit status 1): nothing to tune" b5.err ||
+grep -q "the program as given failed (repetition 0: exit status 1): nothing to tune" b5.err ||
   no "a failing baseline is not said: $(cat b5.err)"
 exit $fail

@@ -41,6 +41,14 @@ nlohmann::json report_of(const Classified& c) {
   return doc;
 }
 
+// The patterns of the JSON report, in order ("pipeline", "fork/join loops, task-parallel").
+std::string pattern_of(const nlohmann::json& doc) {
+  std::string out;
+  for (const auto& p : doc.value("patterns", nlohmann::json::array()))
+    out += (out.empty() ? "" : ", ") + p.value("pattern", "");
+  return out;
+}
+
 nlohmann::json findings_of(const Classified& c) {
   nlohmann::json doc = report_of(c);
   if (doc.is_discarded() || !doc.contains("findings")) {
@@ -425,6 +433,8 @@ TEST(ShapesP2, BarrierBeforeALoopIsAdvisedNowait) {
                   hint.find("each thread gets the same iterations in both") != std::string::npos);
   }
   EXPECT_TRUE(named) << "no barrier finding advises nowait on the first loop";
+  // The region that only reads the team's size is no phase of its own.
+  EXPECT_EQ(pattern_of(report_of(c)), "fork/join loops");
   Classified combined = with_reference(2, {"rising", "2", "16", "4"});
   ASSERT_TRUE(combined.ok()) << combined.run.describe();
   for (const auto& x : findings_of(combined))
@@ -450,17 +460,11 @@ TEST(ShapesP2, TinyDynamicChunksAreAdvisedLarger) {
   EXPECT_TRUE(named) << "no finding advises larger chunks for the dynamic loop";
 }
 
-// ---- the program's pattern (findings/pattern.hpp)
-// ------------------------------------------------ The pipeline of `shapes pipeline` (threads poll
-// their neighbour's flag with flush, as NPB LU) is recognised as one, and no finding advises it a
-// schedule, which would break the wavefront; a loop of independent iterations is fork/join loops; a
-// single thread creating tasks the team runs is task-parallel.
-std::string pattern_of(const nlohmann::json& doc) {
-  std::string out;
-  for (const auto& p : doc.value("patterns", nlohmann::json::array()))
-    out += (out.empty() ? "" : ", ") + p.value("pattern", "");
-  return out;
-}
+// ---- the program's pattern (findings/pattern.hpp) ---------------------------------------------
+// The pipeline of `shapes pipeline` (threads poll their neighbour's flag with flush, as NPB LU) is
+// recognised as one, and no finding advises it a schedule, which would break the wavefront; a loop
+// of independent iterations is fork/join loops; a single thread creating tasks the team runs is
+// task-parallel.
 
 TEST(ShapesP2, PipelineIsRecognisedAndNotAdvisedASchedule) {
   Classified c = with_reference(2, {"pipeline", "4", "6", "10"});
@@ -474,6 +478,28 @@ TEST(ShapesP2, PipelineIsRecognisedAndNotAdvisedASchedule) {
     if (x.value("subclass", "") == "barrier")
       EXPECT_NE(hint.find("the threads form a pipeline"), std::string::npos) << hint;
   }
+}
+
+// The pipeline's region also holds an ordinary imbalanced loop (as NPB LU's region holds loops
+// beside its wavefront): that loop's barrier keeps its schedule advice; only the pipeline's loop
+// is told that another schedule would break it (validation.md, 2026-12-02: the region-wide test
+// would have called LU's ordinary loops a pipeline's).
+TEST(ShapesP2, PipelinesOtherLoopKeepsItsAdvice) {
+  Classified c = with_reference(2, {"pipeline", "4", "3", "5", "16", "6"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const int after = source_line("apps/omp/shapes.c", "LOOP_AFTER_PIPE");
+  bool advised = false;
+  for (const auto& x : findings_of(c)) {
+    if (x.value("subclass", "") != "barrier" ||
+        x.value("location", "") != "shapes.c:" + std::to_string(after))
+      continue;
+    std::string hint = x.value("hint", "");
+    EXPECT_EQ(hint.find("the threads form a pipeline"), std::string::npos) << hint;
+    advised = advised ||
+              hint.find("the loop is schedule(static) (shapes.c:" + std::to_string(after) + ")") !=
+                  std::string::npos;
+  }
+  EXPECT_TRUE(advised) << "the ordinary loop's barrier is not advised on its schedule";
 }
 
 TEST(ShapesP2, LoopsAndTasksAreTheirPatterns) {

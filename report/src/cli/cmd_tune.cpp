@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "analysis/share.hpp"
 #include "commands.hpp"
 #include "db/db.hpp"
+#include "findings/findings.hpp"
 #include "output/child.hpp"
 #include "output/write.hpp"
 #include "study/study.hpp"
@@ -95,13 +97,20 @@ class Tuner {
     if (cr.interrupted) return false;
     std::string why = child_failure(cr, o_.timeout);
     if (why.empty()) why = check_output(out.variant, log + ".out");
-    double seconds = 0;
-    if (why.empty()) why = read_experiment(exp, out, seconds);
+    Measured m;
+    if (why.empty()) why = read_experiment(exp, m);
+    const double seconds = m.seconds;
     if (!why.empty()) {
       out.failures.push_back(fmt::format("repetition {}: {}", rep, why));
       std::fprintf(stderr, "scalea tune:   failed: %s (logs/%s.err)\n", why.c_str(), id.c_str());
+    } else if (rep == 0) {  // the analysis run: made before the others, its time not compared
+      std::fprintf(stderr, "scalea tune:   %.3f s (the run the rules read; not timed)\n", seconds);
     } else {
       out.seconds.push_back(seconds);
+      const size_t k = out.classified++;
+      for (size_t c = 0; c < overheads::kClassCount; ++c)
+        out.classes[c] = (out.classes[c] * double(k) + m.classes[c]) / double(k + 1);
+      out.cpu_wait_share = std::max(out.cpu_wait_share, m.cpu_wait_share);
       std::fprintf(stderr, "scalea tune:   %.3f s\n", seconds);
     }
     runs_.push_back({{"variant", index},
@@ -115,7 +124,7 @@ class Tuner {
 
   void plan(size_t total) { total_ = total; }
   const nlohmann::json& runs() const { return runs_; }
-  std::string baseline_output() const { return dir_ + "/logs/v0-rep1.out"; }
+  std::string baseline_output() const { return dir_ + "/logs/v0-rep0.out"; }
 
   // The launcher's words for the variant's ranks and threads, none without --ranks.
   std::vector<std::string> launcher(const Variant& v) const {
@@ -156,16 +165,21 @@ class Tuner {
     return why.empty() ? "" : "--check failed (" + why + ")";
   }
 
-  // The program's time and classes from the run's experiment, or why they cannot be read.
-  static std::string read_experiment(const std::string& exp, Outcome& out, double& seconds) {
+  // What one run's experiment says: the program's time, its classes, its threads' wait for CPUs.
+  struct Measured {
+    double seconds = 0;
+    std::array<double, overheads::kClassCount> classes{};
+    double cpu_wait_share = 0;  // of the threads' time on or waiting for a CPU (schedstat)
+  };
+  static std::string read_experiment(const std::string& exp, Measured& m) {
     try {
       std::unique_ptr<Analyzed> x = analyze(exp);
       if (x->a.regions.empty()) return "its experiment holds no regions";
       const overheads::RegionOverheads& program = x->a.regions.front();
-      seconds = program.t_p;
-      size_t k = out.classified++;
-      for (size_t c = 0; c < overheads::kClassCount; ++c)
-        out.classes[c] = (out.classes[c] * double(k) + program.classes[c]) / double(k + 1);
+      m.seconds = program.t_p;
+      m.classes = program.classes;
+      if (const CpuWait w = cpu_wait(x->experiment()); w.significant())
+        m.cpu_wait_share = w.share();
       return "";
     } catch (const std::exception& e) {
       return std::string("its experiment cannot be read: ") + e.what();
@@ -264,6 +278,20 @@ std::string verdict(const TuneOptions& o, const Tuner& tuner, const std::vector<
       env, join_words(with_launcher(tuner.launcher(v.variant), o.command)));
 }
 
+// When runs waited for CPUs (other processes had them), that their times follow the load as much
+// as the settings (validation.md: LULESH's passive waiting from 51 % faster to 36 % slower as the
+// load came and went); "" when no run did.
+std::string shared_cpus_note(const std::vector<Outcome>& outcomes) {
+  double most = 0;
+  for (const Outcome& x : outcomes) most = std::max(most, x.cpu_wait_share);
+  if (most <= 0) return "";
+  return fmt::format(
+      "WARNING: the runs waited for a CPU (up to {:.0f}% of their threads' time: other processes "
+      "had the CPUs): their times follow that load as much as the settings; rerun on a quiet "
+      "machine before keeping a setting",
+      100 * most);
+}
+
 void save(const TuneOptions& o, const std::string& dir, const Tuner& tuner,
           const std::vector<Outcome>& outcomes, size_t best, const std::vector<std::string>& left) {
   nlohmann::json j = {{"format", "scalea-tune"},
@@ -278,6 +306,7 @@ void save(const TuneOptions& o, const std::string& dir, const Tuner& tuner,
   for (const Outcome& x : outcomes) j["variants"].push_back(tune::to_json(x));
   j["chosen"] = best > 0 ? nlohmann::json(outcomes[best].variant.name()) : nlohmann::json();
   j["beyond_noise"] = best > 0 && tune::beyond_noise(outcomes.front(), outcomes[best]);
+  j["shared_cpus"] = !shared_cpus_note(outcomes).empty();
   // The command may hold bytes that are not UTF-8: they become U+FFFD rather than an exception.
   write_output(dir + "/tune.json",
                j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
@@ -310,33 +339,37 @@ int run_tune(const TuneOptions& o) {
   const std::string dir = make_dir(o);
   catch_interrupts();
   Tuner tuner(o, dir);
+  // The run the rules read (repetition 0): the program as given, its time not compared (it ran
+  // before the others, on a machine that may have been in another state).
   std::vector<Outcome> outcomes(1);
   tuner.plan(1);
-  if (!tuner.run(0, 1, outcomes[0])) return 130;
-  if (!outcomes[0].ok()) {
+  if (!tuner.run(0, 0, outcomes[0])) return 130;
+  if (!outcomes[0].failures.empty()) {
     std::fprintf(stderr,
                  "scalea tune: the program as given failed (%s): nothing to tune; its output is "
-                 "in %s/logs/v0-rep1.*\n",
+                 "in %s/logs/v0-rep0.*\n",
                  outcomes[0].failures.front().c_str(), dir.c_str());
     return 1;
   }
   std::vector<std::string> left;
-  for (Variant& v : variants_to_try(o, dir + "/runs/v0-rep1", left))
-    outcomes.push_back(Outcome{v, {}, {}, {}, 0});
+  for (Variant& v : variants_to_try(o, dir + "/runs/v0-rep0", left))
+    outcomes.push_back(Outcome{v, {}, {}, {}, 0, 0});
   for (size_t i = 1; i < outcomes.size(); ++i)
     std::fprintf(stderr, "scalea tune: will try %s: %s\n", outcomes[i].variant.name().c_str(),
                  outcomes[i].variant.why.c_str());
   for (const std::string& l : left) std::fprintf(stderr, "scalea tune: not tried: %s\n", l.c_str());
-  tuner.plan(outcomes.size() * size_t(o.repeat));
+  tuner.plan(1 + outcomes.size() * size_t(o.repeat));
   // Round by round, so that a drift of the machine's speed touches every variant alike.
   for (int rep = 1; rep <= o.repeat; ++rep)
-    for (size_t i = rep == 1 ? 1 : 0; i < outcomes.size(); ++i)
+    for (size_t i = 0; i < outcomes.size(); ++i)
       if (!tuner.run(i, rep, outcomes[i])) return 130;
   const size_t best = tune::choose_best(outcomes);
   std::printf("scalea tune: %s (%d repetition%s each, times from the experiments)\n",
               join_words(o.command).c_str(), o.repeat, o.repeat == 1 ? "" : "s");
   print_table(outcomes, best);
   std::printf("\n%s\n", verdict(o, tuner, outcomes, best).c_str());
+  if (std::string shared = shared_cpus_note(outcomes); !shared.empty())
+    std::printf("%s\n", shared.c_str());
   for (const std::string& l : left) std::printf("not tried: %s\n", l.c_str());
   std::printf("details: %s/tune.json; each run's report: scalea report %s/runs/vN-repK\n",
               dir.c_str(), dir.c_str());

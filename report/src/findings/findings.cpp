@@ -457,12 +457,28 @@ std::string spinning_note(const MergedTree& t) {
   }
   waited = ns_to_s(waited);
   if (waited < kCpuWaitMinSeconds) return "";
+  // Passive waiting has its own price: every start of a team wakes the sleeping workers (LULESH's
+  // 49,200 parallel regions ran from 51 % faster to 36 % slower with it: validation.md).
+  const int visits = e.metric(format::CoreMetric::Visits),
+            time = e.metric(format::CoreMetric::TimeSum);
+  double forks = 0;
+  for (uint32_t n = 0; n < t.nodes().size() && visits >= 0; ++n)
+    if (t.region_of(n).kind == RegionKind::Parallel && t.holders(n) > 0)
+      forks += t.sum(n, visits) / double(t.holders(n));  // each thread of a team visits once
+  const double run_s = time >= 0 && !t.nodes().empty() ? ns_to_s(t.max(0, time)) : 0;
+  std::string price;
+  if (forks >= kManyForks && run_s > 0 && forks / run_s >= kManyForksPerSecond)
+    price = fmt::format(
+        "; but the run starts {:.0f} parallel regions ({:.0f} per second), and with passive "
+        "waiting each start wakes the sleeping threads, which may cost more than the spinning: "
+        "measure both (scalea tune tries it)",
+        forks, forks / run_s);
   return fmt::format(
       "threads waiting in OpenMP synchronization ({:.3f} s in all) spin on their CPU before they "
       "sleep (OMP_WAIT_POLICY=active behaviour for KMP_BLOCKTIME, 200 ms by default in libomp): "
       "on shared CPUs that spinning takes the CPU from the threads that have work; let them sleep "
-      "at once with OMP_WAIT_POLICY=passive (or KMP_BLOCKTIME=0)",
-      waited);
+      "at once with OMP_WAIT_POLICY=passive (or KMP_BLOCKTIME=0){}",
+      waited, price);
 }
 
 const std::vector<Hint>& hint_table() { return kHints; }
@@ -893,36 +909,13 @@ bool is_sampled_work(const std::string& key) {
          key.rfind("additional_computation", 0) == 0;
 }
 
-// The schedule advice for a loop (directive.hpp) at node n, or at the loop a barrier ends: the
-// sibling before it at the same source line, or for the join barrier of a parallel region whose
-// one worksharing construct is a loop (`parallel for`, whose loop barrier the join is), that
-// loop; "" for anything else or when nothing is known.
+// The schedule advice for the loop node n stands for (pattern.hpp loop_of: the loop, the barrier
+// that ends it, the join of its `parallel for`), "" for anything else or when nothing is known.
 std::string loop_schedule_advice(const MergedTree& t, const overheads::Analysis& a, uint32_t n,
                                  const FindingContext& context, bool tiny_only = false) {
-  const drg::Region* loop = &t.region_of(n);
-  uint32_t loop_node = n;
-  if (loop->kind != RegionKind::Loop) {
-    loop = nullptr;
-    const uint32_t parent = t.node(n).parent;
-    if (!format::region_kind_has(t.region_of(n).kind, format::kBarrier) ||
-        parent == format::kNoIndex)
-      return "";
-    const drg::Region& bar = t.region_of(n);
-    const bool join = bar.subkind == uint16_t(format::BarrierFlavour::Parallel);
-    size_t loops = 0, others = 0;
-    uint32_t only = format::kNoIndex;  // the one loop before a join barrier
-    for (uint32_t s : t.node(parent).children) {
-      if (s == n) break;
-      const drg::Region& sr = t.region_of(s);
-      if (sr.kind == RegionKind::Loop) ++loops, only = s;
-      else if (sr.kind != RegionKind::Function && sr.kind != RegionKind::Sampled) ++others;
-      if (sr.kind == RegionKind::Loop && !bar.file.empty() && sr.file == bar.file &&
-          sr.line == bar.line)
-        loop = &sr, loop_node = s;
-    }
-    if (!loop && join && loops == 1 && others == 0) loop = &t.region_of(only), loop_node = only;
-    if (!loop) return "";
-  }
+  const uint32_t loop_node = loop_of(t, n);
+  if (loop_node == format::kNoIndex) return "";
+  const drg::Region* loop = &t.region_of(loop_node);
   const Directive d = directive_at(loop->file, loop->line);
   std::string where;
   if (d.found) where = fmt::format("{}:{}", loop->file.substr(loop->file.rfind('/') + 1), d.line);
@@ -954,11 +947,7 @@ std::string nowait_advice(const MergedTree& t, uint32_t n) {
     return "";
   const auto& siblings = t.node(parent).children;
   auto at = std::find(siblings.begin(), siblings.end(), n);
-  uint32_t loop = format::kNoIndex;
-  for (auto it = siblings.begin(); it != at; ++it)
-    if (t.region_of(*it).kind == RegionKind::Loop && t.region_of(*it).file == bar.file &&
-        t.region_of(*it).line == bar.line)
-      loop = *it;
+  const uint32_t loop = loop_of(t, n);  // the loop this barrier ends (not a join: checked above)
   if (loop == format::kNoIndex) return "";
   const drg::Region& lr = t.region_of(loop);
   const Directive d = directive_at(lr.file, lr.line);
@@ -1076,8 +1065,8 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
     // Why the threads waited, from what they did before it: not always uneven work.
     BarrierCause cause = barrier_cause(t, n, !cpu_sharing(t.experiment()).empty(), slow);
     f.hint = barrier_hint(t, cause, f.hint);
-    if (cause.kind == BarrierCause::Kind::Imbalance || cause.kind == BarrierCause::Kind::Unknown)
-      if (std::string nowait = nowait_advice(t, n); !nowait.empty()) f.hint += "; " + nowait;
+    // Whatever made the threads arrive apart, nowait removes this barrier's part of it.
+    if (std::string nowait = nowait_advice(t, n); !nowait.empty()) f.hint += "; " + nowait;
     if (cause.kind != BarrierCause::Kind::Imbalance && cause.kind != BarrierCause::Kind::Unknown)
       f.same_time.clear();
   }

@@ -125,7 +125,10 @@ CpuWait cpu_wait(const drg::Experiment& e);
 // When threads shared CPUs and waited in OpenMP synchronization (kCpuWaitMinSeconds or more), and
 // the run did not ask for passive waiting (OMP_WAIT_POLICY=passive, KMP_BLOCKTIME=0): that they
 // spun meanwhile, how long they waited, and the settings that let them sleep; "" otherwise.
+// With at least kManyForks parallel regions started, kManyForksPerSecond or more, it adds that
+// waking the sleeping threads at every start has its own price (measure both).
 std::string spinning_note(const drg::MergedTree& t);
+inline constexpr double kManyForks = 1000, kManyForksPerSecond = 100;
 
 // What a light-mode experiment (SCALEA_OPENMP=light, meta.json openmp.events) does not show, in
 // one sentence; empty for a full recording.

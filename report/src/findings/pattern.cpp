@@ -120,11 +120,27 @@ std::vector<Phase> program_phases(const MergedTree& t) {
   if (t.nodes().empty()) return out;
   const uint32_t root = 0;
   if (t.experiment().ranks() > 1) out.push_back(rank_phase(t));
-  // The outermost parallel regions (below functions, user regions, MPI calls), once per place.
+  // The outermost parallel regions (below functions, user regions, MPI calls), once per place;
+  // not those whose work is under kPhaseMinShare of the threads' time in the run (NPB's regions
+  // that only read the thread count in `master` were "thread-parallel" phases: validation.md).
+  const int time = t.experiment().metric(format::CoreMetric::TimeSum);
+  const double run = time >= 0 ? t.sum(root, time) : 0;
+  // A region's work: its threads' time less their waits at its own barriers (a first region's
+  // wait for the threads the runtime starts, a loaded machine's wait for a CPU).
+  // Tasks the threads run inside a barrier are work: the barrier's own waiting is subtracted.
+  const int waited = t.experiment().metric(format::CoreMetric::Wait);
+  auto work = [&](uint32_t n) {
+    double w = t.sum(n, time);
+    for (uint32_t c : t.node(n).children)
+      if (format::region_kind_has(t.region_of(c).kind, format::kWaits) && waited >= 0)
+        w -= t.sum(c, waited);
+    return w;
+  };
   std::vector<std::string> seen;
   below(t, root, [&](uint32_t n) {
     const RegionKind k = t.region_of(n).kind;
     if (k != RegionKind::Parallel && k != RegionKind::Teams) return false;
+    if (run > 0 && work(n) < kPhaseMinShare * run) return false;
     for (uint32_t a = t.node(n).parent; a != format::kNoIndex; a = t.node(a).parent)
       if (t.region_of(a).kind == RegionKind::Parallel || t.region_of(a).kind == RegionKind::Teams)
         return false;
@@ -137,17 +153,31 @@ std::vector<Phase> program_phases(const MergedTree& t) {
   return out;
 }
 
+uint32_t loop_of(const MergedTree& t, uint32_t node) {
+  const drg::Region& r = t.region_of(node);
+  if (r.kind == RegionKind::Loop) return node;
+  const uint32_t parent = t.node(node).parent;
+  if (!format::region_kind_has(r.kind, format::kBarrier) || parent == format::kNoIndex)
+    return format::kNoIndex;
+  const bool join = r.subkind == uint16_t(format::BarrierFlavour::Parallel);
+  size_t loops = 0, others = 0;
+  uint32_t only = format::kNoIndex;
+  for (uint32_t s : t.node(parent).children) {
+    if (s == node) break;
+    const drg::Region& sr = t.region_of(s);
+    if (sr.kind == RegionKind::Loop) {
+      ++loops, only = s;
+      if (!r.file.empty() && sr.file == r.file && sr.line == r.line) return s;
+    } else if (sr.kind != RegionKind::Function && sr.kind != RegionKind::Sampled) {
+      ++others;
+    }
+  }
+  return join && loops == 1 && others == 0 ? only : format::kNoIndex;
+}
+
 uint32_t pipeline_loop(const MergedTree& t, uint32_t node) {
-  uint32_t par = node;
-  while (par != format::kNoIndex && t.region_of(par).kind != RegionKind::Parallel)
-    par = t.node(par).parent;
-  if (par == format::kNoIndex) return format::kNoIndex;
-  uint32_t found = format::kNoIndex;
-  below(t, par, [&](uint32_t n) {
-    if (t.region_of(n).kind == RegionKind::Loop && has_flush_below(t, n)) found = n;
-    return found != format::kNoIndex;
-  });
-  return found;
+  const uint32_t loop = loop_of(t, node);
+  return loop != format::kNoIndex && has_flush_below(t, loop) ? loop : format::kNoIndex;
 }
 
 }  // namespace scalea::cli

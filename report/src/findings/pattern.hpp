@@ -30,12 +30,21 @@ struct Phase {
       evidence;  // what shows it, e.g. "threads poll flags with flush in the loop at lu.c:90"
 };
 
-// The phases of the run: each distinct parallel region below the program (outermost only) and,
-// for an MPI run, the program itself as the ranks' pattern.
+// The phases of the run: each distinct parallel region below the program (outermost only) whose
+// work (its threads' time less their waits at its barriers) is at least kPhaseMinShare of the
+// threads' time in the whole run and, for an MPI run, the program itself as the ranks' pattern.
 std::vector<Phase> program_phases(const drg::MergedTree& t);
+inline constexpr double kPhaseMinShare = 0.01;
 
-// The merged node of the loop at or above `node` whose iterations signal each other through flush
-// (the loop of a pipeline or wavefront), format::kNoIndex when there is none.
+// The loop a node stands for: the loop itself; for a barrier, the loop it ends (the sibling before
+// it at the same source line) or, for the join barrier of a parallel region whose one worksharing
+// construct is a loop (`parallel for`, whose loop barrier the join is), that loop;
+// format::kNoIndex otherwise.
+uint32_t loop_of(const drg::MergedTree& t, uint32_t node);
+
+// loop_of(node) when its iterations signal each other through flush (a pipeline's or wavefront's
+// loop: flush regions below it), format::kNoIndex otherwise. Other loops of the same parallel
+// region are not a pipeline's (NPB LU's ordinary loops beside its wavefront).
 uint32_t pipeline_loop(const drg::MergedTree& t, uint32_t node);
 
 }  // namespace scalea::cli

@@ -357,12 +357,13 @@ bool faults_dominate(const BarrierCause& c) {
 }
 
 // The work before a barrier whose waits it does not explain: balanced, or uneven by less than
-// half the waits (then a dynamic schedule can remove at most that part).
+// half the waits (then balancing it can remove at most that part). No schedule is named: the work
+// may be a loop that is dynamic already, or tasks (validation.md, BOTS alignment, sparselu).
 std::string other_cause_work(const BarrierCause& c, const std::string& range) {
   if (!c.uneven) return fmt::format("the work before it is balanced ({})", range);
   return fmt::format(
-      "the work before it ({}) explains only {:.0f} % of the waits (a dynamic schedule "
-      "would remove at most that part)",
+      "the work before it ({}) explains only {:.0f} % of the waits (balancing it would remove "
+      "at most that part)",
       range, c.waits > 0 ? 100 * c.by_work / c.waits : 0.0);
 }
 

@@ -324,6 +324,7 @@ nlohmann::json to_json(const Outcome& o) {
   j["seconds"] = o.seconds;
   j["failures"] = o.failures;
   j["ok"] = o.ok();
+  j["cpu_wait_share"] = o.cpu_wait_share;
   if (!o.seconds.empty()) {
     j["median_s"] = o.median();
     j["min_s"] = o.min();

@@ -76,6 +76,9 @@ struct Outcome {
   // was read.
   std::array<double, overheads::kClassCount> classes{};
   size_t classified = 0;
+  // The largest share of the threads' time any run waited for a CPU (other processes had it),
+  // 0 when none waited significantly (findings.hpp CpuWait).
+  double cpu_wait_share = 0;
   bool ok() const { return failures.empty() && !seconds.empty(); }
   double median() const;
   double min() const;
