@@ -420,7 +420,7 @@ TEST(ShapesP2, RisingLoopWithoutClauseIsAdvisedAScheduleAndChunk) {
 // (nowait), safely since each thread gets the same iterations in both. A combined `parallel for`
 // (rising) is never advised nowait: its barrier ends the region.
 TEST(ShapesP2, BarrierBeforeALoopIsAdvisedNowait) {
-  Classified c = with_reference(2, {"twoloops", "3", "16", "4"});
+  Classified c = with_reference(2, {"twoloops", "6", "16", "8"});
   ASSERT_TRUE(c.ok()) << c.run.describe();
   const int first = source_line("apps/omp/shapes.c", "LOOP_FIRST");
   bool named = false;

@@ -159,8 +159,8 @@ class Tuner {
     env.push_back("SCALEA_TUNE_OUTPUT=" + out_log);
     env.push_back("SCALEA_TUNE_BASELINE_OUTPUT=" + baseline_output());
     env.push_back("SCALEA_TUNE_VARIANT=" + v.name());
-    ChildResult cr = run_child({"/bin/sh", "-c", o_.check}, env, cwd_, out_log + ".check",
-                               out_log + ".check", o_.timeout, [](double) {});
+    ChildResult cr = run_child({"/bin/sh", "-c", o_.check}, env, cwd_, out_log + ".check.out",
+                               out_log + ".check.err", o_.timeout, [](double) {});
     std::string why = child_failure(cr, o_.timeout);
     return why.empty() ? "" : "--check failed (" + why + ")";
   }

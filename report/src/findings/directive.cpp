@@ -97,10 +97,14 @@ std::vector<std::string> read_lines(const std::string& file, size_t count) {
 }
 }  // namespace
 
-Directive directive_at(const std::string& file, uint32_t line) {
-  if (line == 0) return {};
-  std::vector<std::string> lines = read_lines(file, line + 16);  // continuations below too
-  if (lines.size() < line) return {};
+namespace {
+// Lines read for a directive at a line: its continuations below it, and a critical section's body
+// below those (critical_advice).
+constexpr uint32_t kContinuationLines = 16, kBodyLines = 12;
+
+// directive_at on the first lines of a file, already read.
+Directive directive_in(const std::vector<std::string>& lines, uint32_t line) {
+  if (line == 0 || lines.size() < line) return {};
   // The nearest directive at or above the line; then its continuation lines.
   for (uint32_t at = line; at >= 1 && at + kDirectiveLinesAbove >= line; --at) {
     std::string text = directive_of(lines[at - 1]);
@@ -120,7 +124,8 @@ Directive directive_at(const std::string& file, uint32_t line) {
       return true;
     };
     text = trim(text);
-    while (continued(tail, text) && next < lines.size()) {
+    while (continued(tail, text) &&
+           next < std::min(lines.size(), size_t(line) + kContinuationLines)) {
       tail = lines[next++];
       std::string more = trim(tail);
       if (lower(more).rfind("!$omp", 0) == 0) more = more.substr(5);
@@ -133,6 +138,12 @@ Directive directive_at(const std::string& file, uint32_t line) {
     return d;
   }
   return {};
+}
+
+}  // namespace
+
+Directive directive_at(const std::string& file, uint32_t line) {
+  return directive_in(read_lines(file, line + kContinuationLines), line);
 }
 
 uint64_t suggested_chunk(const LoopCost& c) {
@@ -264,9 +275,9 @@ std::string schedule_advice(const Directive& d, format::LoopSchedule runtime,
 std::vector<SourceLine> source_excerpt(const std::string& file, uint32_t line) {
   std::vector<SourceLine> out;
   if (line == 0) return out;
-  const Directive d = directive_at(file, line);
-  std::vector<std::string> lines = read_lines(file, std::max(line, d.last_line) + 1);
+  const std::vector<std::string> lines = read_lines(file, line + kContinuationLines + 1);
   if (lines.size() < line) return out;
+  const Directive d = directive_in(lines, line);
   uint32_t first = d.found && d.line <= line ? d.line : line;
   // A directive applies to the statement after it (the loop's header, the critical's body).
   uint32_t last =
@@ -283,12 +294,12 @@ std::vector<SourceLine> source_excerpt(const std::string& file, uint32_t line) {
 }
 
 std::string critical_advice(const std::string& file, uint32_t line) {
-  const Directive d = directive_at(file, line);
+  const std::vector<std::string> lines = read_lines(file, line + kContinuationLines + kBodyLines);
+  const Directive d = directive_in(lines, line);
   if (!d.found || !has_word(lower(d.text), "critical")) return "";
   // The statement after the directive: one line, or a braced block of a few lines.
-  std::vector<std::string> lines = read_lines(file, d.last_line + 12);
   std::string body;
-  for (size_t i = d.last_line; i < lines.size(); ++i) {
+  for (size_t i = d.last_line; i < std::min(lines.size(), size_t(d.last_line) + kBodyLines); ++i) {
     std::string l = trim(lines[i]);
     if (size_t c = l.find("//"); c != std::string::npos) l = trim(l.substr(0, c));
     if (l.empty() && body.empty()) continue;
