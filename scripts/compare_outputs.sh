@@ -9,6 +9,10 @@
 #   --corpus DIR      the experiments to analyse (made there when absent: see make_corpus)
 #   --work DIR        where the outputs go (default /tmp/scalea-compare)
 #   --keep-going      list every difference instead of stopping at the first 20
+#   --formats         the experiment format instead of the code: BASE (an older build, writing
+#                     format version 1) makes the corpus and reads it; then every experiment is
+#                     rewritten in CANDIDATE's format (CANDIDATE/bin/drg_upgrade) and CANDIDATE
+#                     reads the same measurements from it (docs/experiment-format.md)
 #
 # The corpus is made once, by CANDIDATE's collector: OpenMP programs of apps/omp and tests (every
 # planted shape, tasks, locks, nesting, a gcc-built program where gcc is present), MPI programs at
@@ -22,13 +26,15 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 work=/tmp/scalea-compare
 corpus=""
 limit=20
+formats=0
 args=()
 while [ $# -gt 0 ]; do
   case $1 in
     --corpus) corpus=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --keep-going) limit=1000000; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --formats) formats=1; shift ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare_outputs: unknown option $1" >&2; exit 2 ;;
     *) args+=("$1"); shift ;;
   esac
@@ -38,6 +44,7 @@ base=${args[0]}; cand=$(cd "${args[1]}" && pwd)
 [ -x "$cand/bin/scalea" ] || { echo "compare_outputs: $cand/bin/scalea not found" >&2; exit 2; }
 mkdir -p "$work"
 corpus=${corpus:-$work/corpus}
+[ $formats = 1 ] && corpus=${corpus%/}-formats
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 SCALEA_QUIET=1
 
 # BASE as a git revision: built once in a worktree.
@@ -51,14 +58,17 @@ if [ ! -x "$base/bin/scalea" ]; then
   fi
   echo "compare_outputs: building $base ($rev) in $bld" >&2
   cmake -S "$src" -B "$bld" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
-  cmake --build "$bld" --target scalea > /dev/null
+  # With --formats BASE makes the corpus: its collector and the programs too.
+  if [ $formats = 1 ]; then cmake --build "$bld" > /dev/null; else cmake --build "$bld" --target scalea > /dev/null; fi
   base=$bld
 fi
 base=$(cd "$base" && pwd)
 
 # ---- the corpus ----
 make_corpus() {
-  local c=$1 s=$cand/bin/scalea omp=$cand/bin/omp
+  local c=$1 maker=$cand
+  [ $formats = 1 ] && maker=$base
+  local s=$maker/bin/scalea omp=$maker/bin/omp
   mkdir -p "$c"
   echo "compare_outputs: making the corpus in $c" >&2
   run() { local dir=$1 p=$2; shift 2; OMP_NUM_THREADS=$p "$s" run -q -o "$c/$dir" -- "$@" > /dev/null 2>&1 || true; }
@@ -77,20 +87,21 @@ make_corpus() {
   OMP_NUM_THREADS=2 "$s" run -q --counters perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES -o "$c/counters.p2" -- "$omp/shapes" slowloop 8 5 0.5 > /dev/null 2>&1 || true
   if [ -x "$omp/imbalance_gcc" ]; then run gcc.p2 2 "$omp/imbalance_gcc" 10; fi
   local mpirun; mpirun=$(command -v mpirun || true)
-  if [ -n "$mpirun" ] && [ -x "$cand/bin/mpi_planted" ]; then
+  if [ -n "$mpirun" ] && [ -x "$maker/bin/mpi_planted" ]; then
     for np in 1 2 4; do
-      "$mpirun" --oversubscribe -np $np "$s" run -q -o "$c/mpi_planted.np$np" -- "$cand/bin/mpi_planted" 0.2 > /dev/null 2>&1 || true
-      "$mpirun" --oversubscribe -np $np "$s" run -q -o "$c/mpi_shapes.np$np" -- "$cand/bin/mpi_shapes" allreduce 3 0.01 > /dev/null 2>&1 || true
+      "$mpirun" --oversubscribe -np $np "$s" run -q -o "$c/mpi_planted.np$np" -- "$maker/bin/mpi_planted" 0.2 > /dev/null 2>&1 || true
+      "$mpirun" --oversubscribe -np $np "$s" run -q -o "$c/mpi_shapes.np$np" -- "$maker/bin/mpi_shapes" allreduce 3 0.01 > /dev/null 2>&1 || true
     done
-    OMP_NUM_THREADS=2 "$mpirun" --oversubscribe -np 2 "$s" run -q -o "$c/mpi_hybrid.np2" -- "$cand/bin/mpi_hybrid" 0.5 > /dev/null 2>&1 || true
+    OMP_NUM_THREADS=2 "$mpirun" --oversubscribe -np 2 "$s" run -q -o "$c/mpi_hybrid.np2" -- "$maker/bin/mpi_hybrid" 0.5 > /dev/null 2>&1 || true
   fi
   "$s" study -o "$c/study" --threads 1,2 --repeat 2 -- "$omp/shapes" slowloop 8 5 0.5 > /dev/null 2>&1 || true
 }
 [ -d "$corpus" ] && [ -n "$(ls -A "$corpus" 2>/dev/null)" ] || make_corpus "$corpus"
 # A run with snapshots (report --over-time), added to a corpus made before it was part of it.
 if [ ! -d "$corpus/snapshots.p2" ]; then
-  OMP_NUM_THREADS=2 "$cand/bin/scalea" run -q --snapshot 100ms -o "$corpus/snapshots.p2" -- \
-    "$cand/bin/omp/shapes" slowloop 8 5 0.5 > /dev/null 2>&1 || true
+  maker=$cand; [ $formats = 1 ] && maker=$base
+  OMP_NUM_THREADS=2 "$maker/bin/scalea" run -q --snapshot 100ms -o "$corpus/snapshots.p2" -- \
+    "$maker/bin/omp/shapes" slowloop 8 5 0.5 > /dev/null 2>&1 || true
 fi
 
 # ---- the commands: one per line, EXP and REF stand for experiment paths ----
@@ -170,20 +181,35 @@ done
 } >> "$list"
 
 # ---- run both builds ----
+# Each side runs every command; with --formats the corpus is rewritten in CANDIDATE's format
+# between the two sides (and put back afterwards), at the same paths, so outputs stay comparable.
+out=$work/outputs
+rm -rf "$out"; mkdir -p "$out"
+run_side() {  # run_side base|cand BUILD
+  local side=$1 bin=$2 i=0
+  while IFS= read -r cmd; do
+    i=$((i + 1))
+    # shellcheck disable=SC2086
+    ( cd "$work" && "$bin/bin/scalea" $cmd > "$out/$side.$i.out" 2> "$out/$side.$i.err"; echo "exit $?" >> "$out/$side.$i.err" ) || true
+  done < "$list"
+}
+run_side base "$base"
+if [ $formats = 1 ]; then
+  [ -x "$cand/bin/drg_upgrade" ] || { echo "compare_outputs: $cand/bin/drg_upgrade not found" >&2; exit 2; }
+  rm -rf "$corpus.v1"; cp -a "$corpus" "$corpus.v1"
+  trap 'rm -rf "$corpus"; mv "$corpus.v1" "$corpus"' EXIT
+  find "$corpus" -name meta.json -not -path '*/snapshots/*' -printf '%h\n' | xargs -r "$cand/bin/drg_upgrade"
+fi
+run_side cand "$cand"
 n=0; differ=0
 while IFS= read -r cmd; do
   n=$((n + 1))
-  for side in base cand; do
-    bin=$base; [ $side = cand ] && bin=$cand
-    # shellcheck disable=SC2086
-    ( cd "$work" && "$bin/bin/scalea" $cmd > "$work/$side.out" 2> "$work/$side.err"; echo "exit $?" >> "$work/$side.err" ) || true
-  done
-  if ! cmp -s "$work/base.out" "$work/cand.out" || ! cmp -s "$work/base.err" "$work/cand.err"; then
+  if ! cmp -s "$out/base.$n.out" "$out/cand.$n.out" || ! cmp -s "$out/base.$n.err" "$out/cand.$n.err"; then
     differ=$((differ + 1))
     if [ $differ -le $limit ]; then
       echo "DIFFERS: scalea $cmd"
-      diff "$work/base.out" "$work/cand.out" | head -8 || true
-      diff "$work/base.err" "$work/cand.err" | head -4 || true
+      diff "$out/base.$n.out" "$out/cand.$n.out" | head -8 || true
+      diff "$out/base.$n.err" "$out/cand.$n.err" | head -4 || true
     fi
   fi
 done < "$list"

@@ -15,6 +15,7 @@
 
 #include "json_text.hpp"
 #include "sampler.hpp"
+#include "scalea/compact.hpp"
 #include "scalea/crc32.hpp"
 #include "snapshot.hpp"
 
@@ -95,10 +96,10 @@ struct FileBuffer : Buffer {
     h.size = uint64_t(bytes.size() - at - sizeof h);
     std::memcpy(bytes.data() + at, &h, sizeof h);
   }
-  std::vector<char> seal(uint32_t sections, int rank) {
+  std::vector<char> seal(uint32_t sections, int rank, uint32_t version = fmt::kVersion) {
     fmt::FileHeader header{};
     std::memcpy(header.magic, fmt::kMagic, 8);
-    header.version = fmt::kVersion;
+    header.version = version;
     header.header_size = sizeof(fmt::FileHeader);
     const char* payload = bytes.data() + sizeof(fmt::FileHeader);
     header.payload_size = bytes.size() - sizeof(fmt::FileHeader);
@@ -190,29 +191,59 @@ struct Column {
   }
 };
 
-void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*>& threads,
-                 const std::vector<uint32_t>& remap, double ns_per_tick, WriteSummary& summary) {
-  const Column column{ns_per_tick};
-  size_t section = body.begin_section(fmt::kTagThreads, uint32_t(threads.size()));
-  for (ThreadState* t : threads) {
-    body.put(fmt::ThreadRecord{t->index, t->flags, t->os_tid, t->node_count, 0});
-    for (uint32_t i = 0; i < t->node_count; ++i) {
-      const Node* n = t->node_at(i);
-      uint32_t region = n->region < remap.size() ? remap[n->region] : n->region;
-      body.put(fmt::NodeRecord{n->parent ? n->parent->index : fmt::kNoIndex, region});
-      const Stats& s = n->s;
-      uint64_t values[fmt::kCoreMetricCount] = {
+// A node's values as the file holds them, core columns then counter columns.
+void node_values(const Recorder& rec, const ThreadState& t, uint32_t i, const Column& column,
+                 uint64_t* values) {
+  const Stats& s = t.node_at(i)->s;
+  const uint64_t core[fmt::kCoreMetricCount] = {
 #define SCALEA_X(id, name, type, merge, unit, scope, field) \
   column(s.field, fmt::MetricUnit::unit, fmt::MetricMerge::merge, s.visits),
-          SCALEA_CORE_METRICS(SCALEA_X)
+      SCALEA_CORE_METRICS(SCALEA_X)
 #undef SCALEA_X
-      };
-      // The run before the tool began, on the initial thread's root.
-      if (i == 0 && t->index == 0) values[size_t(fmt::CoreMetric::TimeSum)] += rec.pre_start_ns;
-      body.put_bytes(values, sizeof values);
-      if (counters::count()) body.put_bytes(n->counters, counters::count() * sizeof(uint64_t));
+  };
+  std::memcpy(values, core, sizeof core);
+  // The run before the tool began, on the initial thread's root.
+  if (i == 0 && t.index == 0) values[size_t(fmt::CoreMetric::TimeSum)] += rec.pre_start_ns;
+  if (counters::count())
+    std::memcpy(values + fmt::kCoreMetricCount, t.node_at(i)->counters,
+                counters::count() * sizeof(uint64_t));
+}
+
+// The threads section in `version`'s layout (docs/experiment-format.md, "Threads").
+void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*>& threads,
+                 const std::vector<uint32_t>& remap, double ns_per_tick, uint32_t version,
+                 WriteSummary& summary) {
+  const Column column{ns_per_tick};
+  const size_t columns = fmt::kCoreMetricCount + counters::count();
+  std::vector<uint64_t> values(columns);
+  std::vector<uint8_t> f64(columns, 0);
+  for (size_t m = 0; m < fmt::kCoreMetricCount; ++m)
+    f64[m] = fmt::kCoreMetrics[m].type == fmt::MetricType::F64;
+  fmt::ShapeTable shapes;
+  std::vector<uint32_t> parent, region;
+  size_t section = body.begin_section(fmt::kTagThreads, uint32_t(threads.size()));
+  for (uint32_t position = 0; position < threads.size(); ++position) {
+    const ThreadState& t = *threads[position];
+    parent.resize(t.node_count);
+    region.resize(t.node_count);
+    for (uint32_t i = 0; i < t.node_count; ++i) {
+      const Node* n = t.node_at(i);
+      parent[i] = n->parent ? n->parent->index : fmt::kNoIndex;
+      region[i] = n->region < remap.size() ? remap[n->region] : n->region;
     }
-    summary.nodes += t->node_count - t->sampled_nodes;
+    uint32_t same = version >= 2 ? shapes.find_or_add(parent, region, position) : 0;
+    body.put(fmt::ThreadRecord{t.index, t.flags, t.os_tid, t.node_count, same});
+    if (version >= 2 && same == fmt::kNoIndex) fmt::put_shape(body.bytes, parent, region);
+    for (uint32_t i = 0; i < t.node_count; ++i) {
+      node_values(rec, t, i, column, values.data());
+      if (version >= 2) {
+        fmt::put_node_values(body.bytes, values.data(), columns, f64.data());
+        continue;
+      }
+      body.put(fmt::NodeRecord{parent[i], region[i]});
+      body.put_bytes(values.data(), columns * sizeof(uint64_t));
+    }
+    summary.nodes += t.node_count - t.sampled_nodes;
   }
   summary.threads = uint32_t(threads.size());
   body.end_section(section);
@@ -357,7 +388,7 @@ std::vector<char> encode_threads(Recorder& rec, const std::vector<uint32_t>& rem
                                  WriteSummary& summary) {
   std::vector<ThreadState*> threads = threads_of(rec);
   FileBuffer file(threads_section_size(threads));
-  put_threads(file, rec, threads, remap, rec.clock().ns_per_tick(), summary);
+  put_threads(file, rec, threads, remap, rec.clock().ns_per_tick(), fmt::kVersion, summary);
   return file.seal(1, rank);
 }
 
@@ -371,16 +402,18 @@ std::vector<char> encode_whole(Recorder& rec, const std::vector<ThreadState*>& t
   size_t meta_size = snapshot_meta ? snapshot_meta->size() + sizeof(fmt::SectionHeader) : 0;
   FileBuffer file(threads_section_size(threads) + regions.size() * 64 + 4096 + meta_size);
   uint32_t n = put_definitions(file, regions);
-  put_threads(file, rec, threads, {}, ns_per_tick, summary);
+  // A snapshot keeps the fixed-size records its readers subtract in place (format.hpp).
+  uint32_t version = snapshot_meta ? fmt::kSnapshotVersion : fmt::kVersion;
+  put_threads(file, rec, threads, {}, ns_per_tick, version, summary);
   summary.regions =
       size_t(std::count_if(regions.begin(), regions.end(), [](const PortableRegion& r) {
         return r.kind != uint16_t(RegionKind::Sampled);
       }));
-  if (!snapshot_meta) return file.seal(n + 1, rank);
+  if (!snapshot_meta) return file.seal(n + 1, rank, version);
   size_t at = file.begin_section(fmt::kTagSnapshot, 1);
   file.put_bytes(snapshot_meta->data(), snapshot_meta->size());
   file.end_section(at);
-  return file.seal(n + 2, rank);
+  return file.seal(n + 2, rank, version);
 }
 }  // namespace
 

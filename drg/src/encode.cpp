@@ -1,4 +1,5 @@
 #include "scalea/drg/encode.hpp"
+#include "scalea/compact.hpp"
 #include "scalea/crc32.hpp"
 
 #include <sys/stat.h>
@@ -92,20 +93,29 @@ std::vector<char> encode_rank_file(const Experiment& e, int32_t rank, const Enco
   if (o.threads) {
     std::vector<char> thrd;
     uint32_t count = 0;
+    std::vector<uint64_t> raw(nm);
+    std::vector<uint8_t> f64(nm);
+    for (size_t m = 0; m < nm; ++m) f64[m] = type[m] == fmt::MetricType::F64;
+    fmt::ShapeTable shapes;
     for (const ThreadTree& t : e.threads) {
       if (t.rank != rank) continue;
+      uint32_t same = o.version >= 2 ? shapes.find_or_add(t.parent, t.region, count) : 0;
       ++count;
-      put(thrd, fmt::ThreadRecord{t.thread, t.flags, t.os_tid, uint32_t(t.size()), 0});
-      thrd.reserve(thrd.size() + t.size() * (8 + 8 * nm));
+      put(thrd, fmt::ThreadRecord{t.thread, t.flags, t.os_tid, uint32_t(t.size()), same});
+      if (o.version >= 2 && same == fmt::kNoIndex) fmt::put_shape(thrd, t.parent, t.region);
       for (size_t n = 0; n < t.size(); ++n) {
-        put(thrd, fmt::NodeRecord{t.parent[n], t.region[n]});
         for (size_t m = 0; m < nm; ++m) {
           double v = t.values[n * nm + m];
-          uint64_t raw;
-          if (type[m] == fmt::MetricType::F64) std::memcpy(&raw, &v, 8);
-          else raw = v <= 0 || std::isnan(v) ? 0 : uint64_t(std::llround(v));
-          put(thrd, raw);
+          if (f64[m]) std::memcpy(&raw[m], &v, 8);
+          else raw[m] = v <= 0 || std::isnan(v) ? 0 : uint64_t(std::llround(v));
         }
+        if (o.version >= 2) {
+          fmt::put_node_values(thrd, raw.data(), nm, f64.data());
+          continue;
+        }
+        put(thrd, fmt::NodeRecord{t.parent[n], t.region[n]});
+        thrd.insert(thrd.end(), reinterpret_cast<const char*>(raw.data()),
+                    reinterpret_cast<const char*>(raw.data() + nm));
       }
     }
     section(payload, fmt::kTagThreads, count, thrd);
@@ -113,7 +123,7 @@ std::vector<char> encode_rank_file(const Experiment& e, int32_t rank, const Enco
   }
   fmt::FileHeader h{};
   std::memcpy(h.magic, fmt::kMagic, 8);
-  h.version = fmt::kVersion;
+  h.version = o.version;
   h.header_size = sizeof h;
   h.section_count = sections;
   h.rank = rank;

@@ -99,9 +99,10 @@ nlohmann::json parse_meta(const std::string& name, const std::vector<char>& byte
     fail("not a scalea experiment");
   auto v = meta.find("format_version");
   if (v == meta.end() || !v->is_number_integer()) fail("format_version missing or not an integer");
-  if (*v != fmt::kVersion)
+  if (*v < fmt::kOldestVersion || *v > fmt::kVersion)
     fail("unsupported format version " + std::to_string(v->get<int64_t>()) +
-         ", this scalea reads version " + std::to_string(fmt::kVersion));
+         ", this scalea reads versions " + std::to_string(fmt::kOldestVersion) + " to " +
+         std::to_string(fmt::kVersion));
   auto files = meta.find("files");
   if (files == meta.end() || !files->is_array() || files->empty()) fail("lists no data files");
   for (const auto& x : *files) {

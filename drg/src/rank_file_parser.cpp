@@ -2,9 +2,11 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "region_identity.hpp"
+#include "scalea/compact.hpp"
 #include "scalea/crc32.hpp"
 #include "scalea/drg/flat_map.hpp"
 #include "scalea/drg/region_key.hpp"
@@ -53,6 +55,10 @@ class Reader {
     return r;
   }
   size_t left() const { return size_t(end_ - p_); }
+  // The unread bytes, for decoders that read them themselves and then move on (seek).
+  const uint8_t* at() const { return reinterpret_cast<const uint8_t*>(p_); }
+  const uint8_t* end() const { return reinterpret_cast<const uint8_t*>(end_); }
+  void seek(const uint8_t* p) { p_ = reinterpret_cast<const char*>(p); }
   [[noreturn]] void fail(const std::string& problem) const {
     throw LoadError(name_ + ": " + problem);
   }
@@ -108,9 +114,10 @@ class RankFileParser {
     if (bytes_.size() < 8 || std::memcmp(bytes_.data(), fmt::kMagic, 8) != 0)
       file_.fail("not a scalea sub-DRG file (bad magic)");
     header_ = file_.get<fmt::FileHeader>("header");
-    if (header_.version != fmt::kVersion)
+    if (header_.version < fmt::kOldestVersion || header_.version > fmt::kVersion)
       file_.fail("format version " + std::to_string(header_.version) +
-                 ", this scalea reads version " + std::to_string(fmt::kVersion));
+                 ", this scalea reads versions " + std::to_string(fmt::kOldestVersion) + " to " +
+                 std::to_string(fmt::kVersion));
     if (header_.header_size != sizeof(fmt::FileHeader)) file_.fail("bad header size");
     if (header_.payload_size != file_.left())
       file_.fail("truncated or padded: payload is " + std::to_string(file_.left()) +
@@ -289,24 +296,34 @@ class RankFileParser {
       f64[m] = fmt::MetricType(mrec[m].type) == fmt::MetricType::F64;
       merge[m] = fmt::MetricMerge(mrec[m].merge);
     }
+    shapes_.clear();
     for (uint32_t ti = 0; ti < sh.count; ++ti) {
-      ThreadTree t = read_thread(body, regmap, f64);
+      ThreadTree t = header_.version >= 2 ? read_compact_thread(body, regmap, f64)
+                                          : read_thread(body, regmap, f64);
       fold_duplicate_paths(t, merge, paths_seen_);
       into_.threads.push_back(std::move(t));
     }
   }
 
-  ThreadTree read_thread(Reader& body, const std::vector<uint32_t>& regmap,
-                         const std::vector<char>& f64) {
-    const size_t nm = f64.size();
+  // A thread's header, checked; `what` names the thread in messages.
+  fmt::ThreadRecord thread_header(Reader& body, std::string& what) {
     auto tr = body.get<fmt::ThreadRecord>("thread header");
-    std::string what = "thread " + std::to_string(tr.index);
+    what = "thread " + std::to_string(tr.index);
     for (uint32_t o : seen_threads_)
       if (o == tr.index) body.fail(what + " appears twice");
     seen_threads_.push_back(tr.index);
+    if (tr.node_count == 0) body.fail(what + " has no root");
+    return tr;
+  }
+
+  // Version 1: fixed-size node records.
+  ThreadTree read_thread(Reader& body, const std::vector<uint32_t>& regmap,
+                         const std::vector<char>& f64) {
+    const size_t nm = f64.size();
+    std::string what;
+    auto tr = thread_header(body, what);
     uint64_t need = uint64_t(tr.node_count) * (sizeof(fmt::NodeRecord) + 8 * nm);
     if (need > body.left()) body.fail(what + ": truncated nodes");
-    if (tr.node_count == 0) body.fail(what + " has no root");
     ThreadTree t;
     t.rank = header_.rank;
     t.thread = tr.index;
@@ -342,6 +359,101 @@ class RankFileParser {
     return t;
   }
 
+  // Version 2 (scalea/compact.hpp): the structure once per distinct shape, values compact.
+  ThreadTree read_compact_thread(Reader& body, const std::vector<uint32_t>& regmap,
+                                 const std::vector<char>& f64) {
+    std::string what;
+    auto tr = thread_header(body, what);
+    ThreadTree t;
+    t.rank = header_.rank;
+    t.thread = tr.index;
+    t.flags = tr.flags;
+    t.os_tid = tr.os_tid;
+    if (tr.same_shape == fmt::kNoIndex) {
+      // Each node's structure takes two bytes at least: a larger count is a lie.
+      if (uint64_t(tr.node_count) * 2 > body.left()) body.fail(what + ": truncated nodes");
+      shapes_.push_back(std::make_shared<Shape>(read_shape(body, regmap, tr.node_count, what)));
+    } else if (tr.same_shape >= shapes_.size()) {
+      body.fail(what + ": its shape names thread " + std::to_string(tr.same_shape) +
+                " of the section, which does not precede it");
+    } else {
+      shapes_.push_back(shapes_[tr.same_shape]);
+      if (shapes_.back()->parent.size() != tr.node_count)
+        body.fail(what + ": " + std::to_string(tr.node_count) +
+                  " nodes, but the shape it repeats has " +
+                  std::to_string(shapes_.back()->parent.size()));
+    }
+    t.parent = shapes_.back()->parent;
+    t.region = shapes_.back()->region;
+    read_compact_values(body, f64, t, what);
+    return t;
+  }
+
+  struct Shape {
+    std::vector<uint32_t> parent, region;  // regions already mapped to the experiment's
+  };
+
+  Shape read_shape(Reader& body, const std::vector<uint32_t>& regmap, uint32_t count,
+                   const std::string& what) {
+    Shape s;
+    s.parent.resize(count);
+    s.region.resize(count);
+    const uint8_t* p = body.at();
+    for (uint32_t n = 0; n < count; ++n) {
+      uint64_t up, region;
+      if (!fmt::get_varint(p, body.end(), up) || !fmt::get_varint(p, body.end(), region))
+        body.fail(what + " node " + std::to_string(n) + ": truncated or bad structure");
+      if (n == 0 ? up != 0 : up == 0 || up > n)
+        body.fail(what + " node " + std::to_string(n) + ": bad parent distance " +
+                  std::to_string(up) +
+                  (n == 0 ? " (root must have none)" : " (must precede the node)"));
+      if (region >= regmap.size())
+        body.fail(what + " node " + std::to_string(n) + ": region " + std::to_string(region) +
+                  " out of range");
+      s.parent[n] = n == 0 ? fmt::kNoIndex : uint32_t(n - up);
+      s.region[n] = regmap[region];
+    }
+    body.seek(p);
+    return s;
+  }
+
+  void read_compact_values(Reader& body, const std::vector<char>& f64, ThreadTree& t,
+                           const std::string& what) {
+    const size_t nm = f64.size(), mask_bytes = fmt::value_mask_bytes(nm);
+    const size_t nodes = t.parent.size();
+    if (uint64_t(nodes) * mask_bytes > body.left()) body.fail(what + ": truncated values");
+    t.values.assign(nodes * nm, 0.0);
+    const uint8_t* p = body.at();
+    const uint8_t* end = body.end();
+    const unsigned spare = nm % 8 ? 0xffu << (nm % 8) : 0;
+    for (size_t n = 0; n < nodes; ++n) {
+      if (size_t(end - p) < mask_bytes) body.fail(what + ": truncated values");
+      const uint8_t* mask = p;
+      p += mask_bytes;
+      double* out = &t.values[n * nm];
+      for (size_t byte = 0; byte < mask_bytes; ++byte) {
+        unsigned bits = mask[byte];
+        if (byte + 1 == mask_bytes && (bits & spare))
+          body.fail(what + " node " + std::to_string(n) + ": a value for no column");
+        while (bits) {
+          size_t m = byte * 8 + size_t(__builtin_ctz(bits));
+          bits &= bits - 1;
+          if (f64[m]) {
+            if (end - p < 8) body.fail(what + " node " + std::to_string(n) + ": truncated value");
+            std::memcpy(&out[m], p, 8);
+            p += 8;
+            continue;
+          }
+          uint64_t v;
+          if (!fmt::get_varint(p, end, v))
+            body.fail(what + " node " + std::to_string(n) + ": truncated or bad value");
+          out[m] = double(v);
+        }
+      }
+    }
+    body.seek(p);
+  }
+
   Reader file_;
   std::string_view bytes_;
   Experiment& into_;
@@ -354,7 +466,8 @@ class RankFileParser {
   SymbolResolver resolver_;
   bool have_[5] = {};
   std::vector<uint32_t> seen_threads_;  // thread indices of this file, to reject duplicates
-  FlatMap64 paths_seen_;                // scratch of fold_duplicate_paths
+  std::vector<std::shared_ptr<const Shape>> shapes_;  // by position in the thread section
+  FlatMap64 paths_seen_;                              // scratch of fold_duplicate_paths
 };
 
 }  // namespace

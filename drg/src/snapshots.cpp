@@ -97,7 +97,7 @@ Layout layout(const std::string& name, const std::vector<char>& b) {
     fail("not a scalea snapshot (bad magic)");
   fmt::FileHeader h;
   std::memcpy(&h, b.data(), sizeof h);
-  if (h.version != fmt::kVersion) fail("format version " + std::to_string(h.version));
+  if (h.version != fmt::kSnapshotVersion) fail("format version " + std::to_string(h.version));
   if (h.header_size != sizeof h || h.payload_size != b.size() - sizeof h)
     fail("truncated or padded");
   if (payload_crc32(b.data() + sizeof h, size_t(h.payload_size)) != h.payload_crc32)

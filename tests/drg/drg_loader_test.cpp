@@ -6,6 +6,7 @@
 #include <dirent.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 
@@ -76,6 +77,42 @@ TEST(Loader, RoundTripOneProcess) {
   EXPECT_EQ(test::by_file_difference(dir, no_symbols()), "");
 }
 
+// Format version 2 (compact threads) holds exactly what version 1 held, and version 1 still loads.
+TEST(Loader, BothFormatVersionsLoadTheSameTrees) {
+  test::Builder b = sample(-1, 3);  // threads 0-2 share one shape
+  uint32_t extra = b.region(K::BarrierExplicit, "", 0, "s.c", 9, 0x90);
+  b.node(2, 1, extra, {{"visits", 1}, {"time", double(uint64_t(1) << 60)}, {"time_sumsq", 0.25}});
+  b.e.threads[1].values[1] = 0;  // a zero among the values
+  size_t thread_bytes[2] = {};
+  Experiment loaded[2];
+  for (uint32_t version : {1u, 2u}) {
+    std::string dir = temp_dir("v" + std::to_string(version));
+    mkdir(dir.c_str(), 0755);
+    std::vector<char> bytes = encode_rank_file(b.e, -1, {true, true, version});
+    write_file(dir + "/rank-000000.sdrg", std::string(bytes.begin(), bytes.end()));
+    std::string meta = encode_meta(b.e, {"rank-000000.sdrg"});
+    if (version == 1) meta.replace(meta.find("\"format_version\": 2"), 19, "\"format_version\": 1");
+    write_file(dir + "/meta.json", meta);
+    for (size_t at = sizeof(format::FileHeader); at < bytes.size();) {  // the sections
+      format::SectionHeader sh;
+      std::memcpy(&sh, bytes.data() + at, sizeof sh);
+      if (sh.tag == format::kTagThreads) thread_bytes[version - 1] = sh.size;
+      at += sizeof sh + sh.size;
+    }
+    loaded[version - 1] = load_experiment(dir, no_symbols());
+  }
+  ASSERT_EQ(loaded[0].threads.size(), 3u);
+  ASSERT_EQ(loaded[1].threads.size(), 3u);
+  for (size_t t = 0; t < 3; ++t) {
+    EXPECT_EQ(loaded[1].threads[t].parent, b.e.threads[t].parent);
+    EXPECT_EQ(loaded[1].threads[t].region, loaded[0].threads[t].region);
+    EXPECT_EQ(loaded[1].threads[t].values, loaded[0].threads[t].values);  // bit for bit, 2^60 too
+    EXPECT_EQ(loaded[1].threads[t].values, b.e.threads[t].values);
+  }
+  // 10 nodes of 5 columns: 480 B of records in version 1; one shape, small varints in version 2.
+  EXPECT_LT(thread_bytes[1], thread_bytes[0] / 3) << "v1 " << thread_bytes[0] << " B, v2 " << thread_bytes[1];
+}
+
 TEST(Loader, RoundTripSharedDefinitionsAcrossRanks) {
   test::Builder b = sample(0, 2);
   test::Builder r1 = sample(1, 3);
@@ -113,7 +150,7 @@ TEST(Loader, WrongVersionNamesTheFile) {
     meta.assign(std::istreambuf_iterator<char>(in), {});
   }
   std::string bad = meta;
-  bad.replace(bad.find("\"format_version\": 1"), 19, "\"format_version\": 9");
+  bad.replace(bad.find("\"format_version\": 2"), 19, "\"format_version\": 9");
   write_file(dir + "/meta.json", bad);
   expect_load_error([&] { load_experiment(dir, no_symbols()); }, dir + "/meta.json", "unsupported format version 9");
   write_file(dir + "/meta.json", meta);

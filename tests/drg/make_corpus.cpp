@@ -102,12 +102,17 @@ int main(int argc, char** argv) {
     std::cerr << "usage: make_corpus CORPUS_DIR [--seeds SEED_DIR]\n";
     return 2;
   }
-  const std::vector<char> good = encode_rank_file(sample().e, -1);
+  // The hand-made bad inputs patch the fixed-size records of version 1 (still read); those of
+  // the compact version 2 are below ("version 2").
+  const std::vector<char> good = encode_rank_file(sample().e, -1, {true, true, 1});
+  const std::vector<char> good2 = encode_rank_file(sample().e, -1);
   const std::string meta1 = encode_meta(sample().e, {"rank-000000.sdrg"});
   if (argc == 4 && std::string(argv[2]) == "--seeds") {
     out_dir = argv[3];
     write("seed-file", "\x00" + str(good));
     write("seed-file-sealed", "\x01" + str(good));
+    write("seed-file-v2", "\x00" + str(good2));
+    write("seed-file-v2-sealed", "\x01" + str(good2));
     write("seed-meta", "\x02" + meta1);
     write("seed-experiment", "\x07" + join({meta1, str(good)}));
     test::Builder r0 = sample(0), r1 = sample(1, 1);
@@ -132,7 +137,7 @@ int main(int argc, char** argv) {
   }
   {
     auto b = good;
-    poke<uint32_t>(b, offsetof(fmt::FileHeader, version), 2);
+    poke<uint32_t>(b, offsetof(fmt::FileHeader, version), 3);
     write("wrong-version.sdrg", b);
   }
   {
@@ -261,11 +266,45 @@ int main(int argc, char** argv) {
     write("deep-tree-bad-region.sdrg", encode_rank_file(d.e, -1));
   }
 
+  // ---- version 2: the compact thread section (scalea/compact.hpp) ----
+  {
+    // sample(): thread 0's record, its structure (parent distance, region: 0 0, 1 1, 1 2, 2 3),
+    // then per node a mask byte (4 columns) and the values; thread 1 repeats thread 0's shape.
+    const size_t t0 = layout(good2).thrd + sizeof(fmt::SectionHeader);
+    const size_t shape = t0 + sizeof(fmt::ThreadRecord);
+    const std::vector<char> one = encode_rank_file(sample(-1, 1).e, -1);
+    fmt::SectionHeader one_thread;  // thread 0 alone: its bytes end where thread 1 starts
+    std::memcpy(&one_thread, one.data() + layout(one).thrd, sizeof one_thread);
+    const size_t t1 = t0 + one_thread.size;
+    auto patched = [&](size_t at, uint8_t v) {
+      auto b = good2;
+      b[at] = char(v);
+      return sealed(b);
+    };
+    write("v2-root-with-parent.sdrg", patched(shape, 1));
+    write("v2-parent-forward-ref.sdrg", patched(shape + 2, 2));
+    write("v2-parent-self.sdrg", patched(shape + 4, 0));
+    write("v2-region-out-of-range.sdrg", patched(shape + 3, 4));
+    write("v2-value-for-no-column.sdrg", patched(shape + 8, 0x1f));
+    auto b = good2;
+    for (size_t i = 0; i < 11; ++i) b[shape + 3 + i] = char(0xff);
+    write("v2-overlong-varint.sdrg", sealed(b));
+    b = good2;
+    poke<uint32_t>(b, t0 + offsetof(fmt::ThreadRecord, same_shape), 1);
+    write("v2-shape-not-preceding.sdrg", sealed(b));
+    b = good2;
+    poke<uint32_t>(b, t0 + offsetof(fmt::ThreadRecord, node_count), 0xffffffffu);
+    write("v2-huge-node-count.sdrg", sealed(b));
+    b = good2;
+    poke<uint32_t>(b, t1 + offsetof(fmt::ThreadRecord, node_count), 5);
+    write("v2-shape-node-count-differs.sdrg", sealed(b));
+  }
+
   // ---- meta.json (parse_meta) ----
   write("not-json.json", "{\"format\": \"scalea-experiment\", ");
   write("not-object.json", "[1, 2, 3]");
   write("wrong-format.json", "{\"format\": \"other\", \"format_version\": 1, \"files\": [\"a\"]}");
-  write("wrong-version.json", "{\"format\": \"scalea-experiment\", \"format_version\": 2, \"files\": [\"a\"]}");
+  write("wrong-version.json", "{\"format\": \"scalea-experiment\", \"format_version\": 9, \"files\": [\"a\"]}");
   write("version-string.json", "{\"format\": \"scalea-experiment\", \"format_version\": \"1\", \"files\": [\"a\"]}");
   write("no-files.json", "{\"format\": \"scalea-experiment\", \"format_version\": 1, \"files\": []}");
   write("file-not-string.json", "{\"format\": \"scalea-experiment\", \"format_version\": 1, \"files\": [3]}");

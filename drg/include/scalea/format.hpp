@@ -13,7 +13,12 @@
 namespace scalea::format {
 
 inline constexpr char kMagic[8] = {'S', 'C', 'A', 'L', 'E', 'A', 'D', 'G'};
-inline constexpr uint32_t kVersion = 1;
+// Writers write kVersion; readers read every version from kOldestVersion on. Version 2 changed
+// only the THRD section (compact.hpp); snapshot files keep version 1 (kSnapshotVersion), whose
+// fixed-size node records their readers subtract in place.
+inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kOldestVersion = 1;
+inline constexpr uint32_t kSnapshotVersion = 1;
 inline constexpr const char* kMetaFile = "meta.json";
 inline constexpr uint32_t kNoIndex = 0xffffffffu;
 
@@ -68,14 +73,16 @@ struct MetricRecord {  // METR: one per metric column of the node records
   uint16_t type;       // MetricType
   uint16_t merge;      // MetricMerge: how two values of the same node combine
 };
-struct ThreadRecord {  // THRD: header of one thread's sub-DRG, then node_count NodeRecords
+struct ThreadRecord {  // THRD: header of one thread's sub-DRG, then its nodes
   uint32_t index;      // tool's thread number in this process (0 = initial thread)
   uint32_t flags;      // ThreadFlags
   uint64_t os_tid;
   uint32_t node_count;
-  uint32_t reserved;
+  // Version 1: 0. Version 2: the position in this section of an earlier thread whose call-tree
+  // structure (parents and regions) this one repeats, or kNoIndex: its structure follows.
+  uint32_t same_shape;
 };
-struct NodeRecord {  // followed by metric_count 8-byte values (u64 or f64 bits)
+struct NodeRecord {  // version 1: followed by metric_count 8-byte values (u64 or f64 bits)
   uint32_t parent;   // node index within the thread, kNoIndex for the root; always < own index
   uint32_t region;   // index into REGN
 };

@@ -11,8 +11,9 @@
 namespace scalea::drg {
 
 struct EncodeOptions {
-  bool definitions = true;  // STRG, MODL, REGN, METR sections
-  bool threads = true;      // the THRD section: the threads whose rank is `rank`
+  bool definitions = true;              // STRG, MODL, REGN, METR sections
+  bool threads = true;                  // the THRD section: the threads whose rank is `rank`
+  uint32_t version = format::kVersion;  // 1: the fixed-size records of older experiments
 };
 
 // One data file for `rank` (-1 without MPI). Metric types and merge rules come from

@@ -1,0 +1,181 @@
+// Rewrites an experiment of format version 1 in version 2, in place, byte for byte the same but
+// for the thread sections (scalea/compact.hpp), the headers and meta.json's format_version. For
+// scripts/compare_outputs.sh --formats: the same measurements in both formats, so that every
+// report can be compared. Snapshots stay version 1, as the collector writes them.
+//   drg_upgrade EXPERIMENT_DIR...
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scalea/compact.hpp"
+#include "scalea/drg/experiment.hpp"
+
+namespace fmt = scalea::format;
+
+namespace {
+
+std::vector<char> read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+}
+
+void write(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+  if (!out) throw std::runtime_error(path + ": cannot write");
+}
+
+template <class T>
+T at(const std::vector<char>& b, size_t off) {
+  if (off + sizeof(T) > b.size()) throw std::runtime_error("truncated file");
+  T v;
+  std::memcpy(&v, b.data() + off, sizeof v);
+  return v;
+}
+
+template <class T>
+void put(std::vector<char>& out, const T& v) {
+  const char* p = reinterpret_cast<const char*>(&v);
+  out.insert(out.end(), p, p + sizeof v);
+}
+
+// The f64 flags of the metric columns, from a file's METR section (empty when it has none).
+std::vector<uint8_t> column_types(const std::vector<char>& b) {
+  std::vector<uint8_t> f64;
+  size_t off = sizeof(fmt::FileHeader);
+  auto h = at<fmt::FileHeader>(b, 0);
+  for (uint32_t s = 0; s < h.section_count; ++s) {
+    auto sh = at<fmt::SectionHeader>(b, off);
+    if (sh.tag == fmt::kTagMetrics)
+      for (uint32_t m = 0; m < sh.count; ++m)
+        f64.push_back(
+            at<fmt::MetricRecord>(b, off + sizeof sh + m * sizeof(fmt::MetricRecord)).type ==
+            uint16_t(fmt::MetricType::F64));
+    off += sizeof sh + sh.size;
+  }
+  return f64;
+}
+
+// A version-1 THRD body in version 2.
+std::vector<char> compact_threads(const std::vector<char>& b, size_t off, uint32_t count,
+                                  const std::vector<uint8_t>& f64) {
+  const size_t nm = f64.size();
+  std::vector<char> out;
+  fmt::ShapeTable shapes;
+  std::vector<uint32_t> parent, region;
+  std::vector<uint64_t> raw(nm);
+  for (uint32_t position = 0; position < count; ++position) {
+    auto tr = at<fmt::ThreadRecord>(b, off);
+    off += sizeof tr;
+    const size_t nodes_at = off, node_size = sizeof(fmt::NodeRecord) + 8 * nm;
+    parent.resize(tr.node_count);
+    region.resize(tr.node_count);
+    for (uint32_t n = 0; n < tr.node_count; ++n) {
+      auto nr = at<fmt::NodeRecord>(b, nodes_at + n * node_size);
+      parent[n] = nr.parent;
+      region[n] = nr.region;
+    }
+    tr.same_shape = shapes.find_or_add(parent, region, position);
+    put(out, tr);
+    if (tr.same_shape == fmt::kNoIndex) fmt::put_shape(out, parent, region);
+    for (uint32_t n = 0; n < tr.node_count; ++n) {
+      for (size_t m = 0; m < nm; ++m)
+        raw[m] = at<uint64_t>(b, nodes_at + n * node_size + sizeof(fmt::NodeRecord) + 8 * m);
+      fmt::put_node_values(out, raw.data(), nm, f64.data());
+    }
+    off = nodes_at + tr.node_count * node_size;
+  }
+  return out;
+}
+
+// One rank file in version 2; `f64` from the shared definitions when the file has no METR.
+std::vector<char> upgrade_file(const std::vector<char>& b, std::vector<uint8_t> f64) {
+  auto h = at<fmt::FileHeader>(b, 0);
+  if (std::memcmp(h.magic, fmt::kMagic, 8) != 0) throw std::runtime_error("not a rank file");
+  if (h.version != 1) return b;
+  std::vector<uint8_t> own = column_types(b);
+  if (!own.empty()) f64 = own;
+  std::vector<char> out(b.begin(), b.begin() + sizeof h);
+  size_t off = sizeof h;
+  for (uint32_t s = 0; s < h.section_count; ++s) {
+    auto sh = at<fmt::SectionHeader>(b, off);
+    if (sh.tag != fmt::kTagThreads) {
+      out.insert(out.end(), b.begin() + long(off), b.begin() + long(off + sizeof sh + sh.size));
+    } else {
+      std::vector<char> body = compact_threads(b, off + sizeof sh, sh.count, f64);
+      put(out, fmt::SectionHeader{sh.tag, sh.count, body.size()});
+      out.insert(out.end(), body.begin(), body.end());
+    }
+    off += sizeof sh + sh.size;
+  }
+  h.version = fmt::kVersion;
+  h.payload_size = out.size() - sizeof h;
+  h.payload_crc32 = scalea::drg::payload_crc32(out.data() + sizeof h, out.size() - sizeof h);
+  std::memcpy(out.data(), &h, sizeof h);
+  return out;
+}
+
+std::vector<char> upgrade_container(const std::vector<char>& b, const std::vector<uint8_t>& f64) {
+  auto h = at<fmt::ContainerHeader>(b, 0);
+  std::vector<fmt::ContainerPart> parts;
+  for (uint32_t i = 0; i < h.count; ++i) {
+    auto e = at<fmt::ContainerEntry>(b, sizeof h + i * sizeof(fmt::ContainerEntry));
+    if (e.offset + e.length > b.size()) throw std::runtime_error("truncated container");
+    std::vector<char> part(b.begin() + long(e.offset), b.begin() + long(e.offset + e.length));
+    part = upgrade_file(part, f64);
+    parts.push_back(
+        {e.rank, scalea::drg::payload_crc32(part.data(), part.size()), std::move(part)});
+  }
+  return fmt::encode_container(parts);
+}
+
+void upgrade(const std::string& dir) {
+  std::vector<char> text = read(dir + "/meta.json");
+  nlohmann::json meta = nlohmann::json::parse(text.begin(), text.end());
+  std::vector<uint8_t> shared;
+  if (meta.contains("definitions")) {
+    std::string defs = dir + "/" + meta["definitions"].get<std::string>();
+    std::vector<char> b = read(defs);
+    shared = column_types(b);
+    write(defs, upgrade_file(b, shared));
+  }
+  for (const auto& f : meta["files"]) {
+    std::string path = dir + "/" + f.get<std::string>();
+    std::vector<char> b = read(path);
+    bool container = path.size() > 5 && path.compare(path.size() - 5, 5, ".sdrc") == 0;
+    write(path, container ? upgrade_container(b, shared) : upgrade_file(b, shared));
+  }
+  // meta.json's text keeps everything else as it was: only the version's digit changes.
+  std::string s(text.begin(), text.end());
+  size_t v = s.find("\"format_version\": 1");
+  if (v == std::string::npos) return;
+  s[v + 18] = char('0' + fmt::kVersion);
+  write(dir + "/meta.json", std::vector<char>(s.begin(), s.end()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: drg_upgrade EXPERIMENT_DIR...\n");
+    return 2;
+  }
+  int status = 0;
+  for (int i = 1; i < argc; ++i) {
+    try {
+      upgrade(argv[i]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "drg_upgrade: %s: %s\n", argv[i], e.what());
+      status = 1;
+    }
+  }
+  return status;
+}
