@@ -47,27 +47,40 @@ void put(std::vector<char>& out, const T& v) {
   out.insert(out.end(), p, p + sizeof v);
 }
 
-// The f64 flags of the metric columns, from a file's METR section (empty when it has none).
-std::vector<uint8_t> column_types(const std::vector<char>& b) {
+// The metric columns of a file's METR section (none when it has none), with their names.
+struct Columns {
+  std::vector<std::string> names;
   std::vector<uint8_t> f64;
+};
+Columns columns_of(const std::vector<char>& b) {
+  Columns c;
+  std::vector<std::string> strings;
   size_t off = sizeof(fmt::FileHeader);
   auto h = at<fmt::FileHeader>(b, 0);
   for (uint32_t s = 0; s < h.section_count; ++s) {
     auto sh = at<fmt::SectionHeader>(b, off);
-    if (sh.tag == fmt::kTagMetrics)
-      for (uint32_t m = 0; m < sh.count; ++m)
-        f64.push_back(
-            at<fmt::MetricRecord>(b, off + sizeof sh + m * sizeof(fmt::MetricRecord)).type ==
-            uint16_t(fmt::MetricType::F64));
+    for (size_t i = 0, p = off + sizeof sh; sh.tag == fmt::kTagStrings && i < sh.count; ++i) {
+      auto len = at<uint32_t>(b, p);
+      strings.emplace_back(b.data() + p + 4, len);
+      p += 4 + len;
+    }
+    for (uint32_t m = 0; sh.tag == fmt::kTagMetrics && m < sh.count; ++m) {
+      auto r = at<fmt::MetricRecord>(b, off + sizeof sh + m * sizeof(fmt::MetricRecord));
+      c.names.push_back(strings.at(r.name));
+      c.f64.push_back(r.type == uint16_t(fmt::MetricType::F64));
+    }
     off += sizeof sh + sh.size;
   }
-  return f64;
+  return c;
 }
 
 // A version-1 THRD body in version 2.
 std::vector<char> compact_threads(const std::vector<char>& b, size_t off, uint32_t count,
-                                  const std::vector<uint8_t>& f64) {
-  const size_t nm = f64.size();
+                                  const Columns& columns) {
+  const size_t nm = columns.f64.size();
+  const fmt::ValueCoding coding =
+      fmt::value_coding(columns.names, [&](size_t m) { return columns.f64[m] != 0; });
+  std::vector<uint64_t> last_mask;
   std::vector<char> out;
   fmt::ShapeTable shapes;
   std::vector<uint32_t> parent, region;
@@ -86,10 +99,11 @@ std::vector<char> compact_threads(const std::vector<char>& b, size_t off, uint32
     tr.same_shape = shapes.find_or_add(parent, region, position);
     put(out, tr);
     if (tr.same_shape == fmt::kNoIndex) fmt::put_shape(out, parent, region);
+    last_mask.assign(coding.mask_words(), 0);
     for (uint32_t n = 0; n < tr.node_count; ++n) {
       for (size_t m = 0; m < nm; ++m)
         raw[m] = at<uint64_t>(b, nodes_at + n * node_size + sizeof(fmt::NodeRecord) + 8 * m);
-      fmt::put_node_values(out, raw.data(), nm, f64.data());
+      fmt::put_node_values(out, raw.data(), coding, last_mask);
     }
     off = nodes_at + tr.node_count * node_size;
   }
@@ -97,12 +111,12 @@ std::vector<char> compact_threads(const std::vector<char>& b, size_t off, uint32
 }
 
 // One rank file in version 2; `f64` from the shared definitions when the file has no METR.
-std::vector<char> upgrade_file(const std::vector<char>& b, std::vector<uint8_t> f64) {
+std::vector<char> upgrade_file(const std::vector<char>& b, Columns columns) {
   auto h = at<fmt::FileHeader>(b, 0);
   if (std::memcmp(h.magic, fmt::kMagic, 8) != 0) throw std::runtime_error("not a rank file");
   if (h.version != 1) return b;
-  std::vector<uint8_t> own = column_types(b);
-  if (!own.empty()) f64 = own;
+  Columns own = columns_of(b);
+  if (!own.names.empty()) columns = own;
   std::vector<char> out(b.begin(), b.begin() + sizeof h);
   size_t off = sizeof h;
   for (uint32_t s = 0; s < h.section_count; ++s) {
@@ -110,7 +124,7 @@ std::vector<char> upgrade_file(const std::vector<char>& b, std::vector<uint8_t> 
     if (sh.tag != fmt::kTagThreads) {
       out.insert(out.end(), b.begin() + long(off), b.begin() + long(off + sizeof sh + sh.size));
     } else {
-      std::vector<char> body = compact_threads(b, off + sizeof sh, sh.count, f64);
+      std::vector<char> body = compact_threads(b, off + sizeof sh, sh.count, columns);
       put(out, fmt::SectionHeader{sh.tag, sh.count, body.size()});
       out.insert(out.end(), body.begin(), body.end());
     }
@@ -123,14 +137,14 @@ std::vector<char> upgrade_file(const std::vector<char>& b, std::vector<uint8_t> 
   return out;
 }
 
-std::vector<char> upgrade_container(const std::vector<char>& b, const std::vector<uint8_t>& f64) {
+std::vector<char> upgrade_container(const std::vector<char>& b, const Columns& columns) {
   auto h = at<fmt::ContainerHeader>(b, 0);
   std::vector<fmt::ContainerPart> parts;
   for (uint32_t i = 0; i < h.count; ++i) {
     auto e = at<fmt::ContainerEntry>(b, sizeof h + i * sizeof(fmt::ContainerEntry));
     if (e.offset + e.length > b.size()) throw std::runtime_error("truncated container");
     std::vector<char> part(b.begin() + long(e.offset), b.begin() + long(e.offset + e.length));
-    part = upgrade_file(part, f64);
+    part = upgrade_file(part, columns);
     parts.push_back(
         {e.rank, scalea::drg::payload_crc32(part.data(), part.size()), std::move(part)});
   }
@@ -140,11 +154,11 @@ std::vector<char> upgrade_container(const std::vector<char>& b, const std::vecto
 void upgrade(const std::string& dir) {
   std::vector<char> text = read(dir + "/meta.json");
   nlohmann::json meta = nlohmann::json::parse(text.begin(), text.end());
-  std::vector<uint8_t> shared;
+  Columns shared;
   if (meta.contains("definitions")) {
     std::string defs = dir + "/" + meta["definitions"].get<std::string>();
     std::vector<char> b = read(defs);
-    shared = column_types(b);
+    shared = columns_of(b);
     write(defs, upgrade_file(b, shared));
   }
   for (const auto& f : meta["files"]) {

@@ -215,10 +215,13 @@ void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*
                  WriteSummary& summary) {
   const Column column{ns_per_tick};
   const size_t columns = fmt::kCoreMetricCount + counters::count();
-  std::vector<uint64_t> values(columns);
-  std::vector<uint8_t> f64(columns, 0);
-  for (size_t m = 0; m < fmt::kCoreMetricCount; ++m)
-    f64[m] = fmt::kCoreMetrics[m].type == fmt::MetricType::F64;
+  std::vector<uint64_t> values(columns), last_mask;
+  std::vector<std::string> names;
+  for (const fmt::MetricSpec& m : fmt::kCoreMetrics) names.push_back(m.name);
+  names.resize(columns);  // counters: u64 columns whose names the coding does not look at
+  const fmt::ValueCoding coding = fmt::value_coding(names, [](size_t m) {
+    return m < fmt::kCoreMetricCount && fmt::kCoreMetrics[m].type == fmt::MetricType::F64;
+  });
   fmt::ShapeTable shapes;
   std::vector<uint32_t> parent, region;
   size_t section = body.begin_section(fmt::kTagThreads, uint32_t(threads.size()));
@@ -234,10 +237,11 @@ void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*
     uint32_t same = version >= 2 ? shapes.find_or_add(parent, region, position) : 0;
     body.put(fmt::ThreadRecord{t.index, t.flags, t.os_tid, t.node_count, same});
     if (version >= 2 && same == fmt::kNoIndex) fmt::put_shape(body.bytes, parent, region);
+    last_mask.assign(coding.mask_words(), 0);
     for (uint32_t i = 0; i < t.node_count; ++i) {
       node_values(rec, t, i, column, values.data());
       if (version >= 2) {
-        fmt::put_node_values(body.bytes, values.data(), columns, f64.data());
+        fmt::put_node_values(body.bytes, values.data(), coding, last_mask);
         continue;
       }
       body.put(fmt::NodeRecord{parent[i], region[i]});

@@ -93,9 +93,9 @@ std::vector<char> encode_rank_file(const Experiment& e, int32_t rank, const Enco
   if (o.threads) {
     std::vector<char> thrd;
     uint32_t count = 0;
-    std::vector<uint64_t> raw(nm);
-    std::vector<uint8_t> f64(nm);
-    for (size_t m = 0; m < nm; ++m) f64[m] = type[m] == fmt::MetricType::F64;
+    std::vector<uint64_t> raw(nm), last_mask;
+    const fmt::ValueCoding coding =
+        fmt::value_coding(e.metrics, [&](size_t m) { return type[m] == fmt::MetricType::F64; });
     fmt::ShapeTable shapes;
     for (const ThreadTree& t : e.threads) {
       if (t.rank != rank) continue;
@@ -103,14 +103,15 @@ std::vector<char> encode_rank_file(const Experiment& e, int32_t rank, const Enco
       ++count;
       put(thrd, fmt::ThreadRecord{t.thread, t.flags, t.os_tid, uint32_t(t.size()), same});
       if (o.version >= 2 && same == fmt::kNoIndex) fmt::put_shape(thrd, t.parent, t.region);
+      last_mask.assign(coding.mask_words(), 0);
       for (size_t n = 0; n < t.size(); ++n) {
         for (size_t m = 0; m < nm; ++m) {
           double v = t.values[n * nm + m];
-          if (f64[m]) std::memcpy(&raw[m], &v, 8);
+          if (coding.f64[m]) std::memcpy(&raw[m], &v, 8);
           else raw[m] = v <= 0 || std::isnan(v) ? 0 : uint64_t(std::llround(v));
         }
         if (o.version >= 2) {
-          fmt::put_node_values(thrd, raw.data(), nm, f64.data());
+          fmt::put_node_values(thrd, raw.data(), coding, last_mask);
           continue;
         }
         put(thrd, fmt::NodeRecord{t.parent[n], t.region[n]});

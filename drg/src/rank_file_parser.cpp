@@ -1,5 +1,6 @@
 #include "rank_file_parser.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -297,8 +298,10 @@ class RankFileParser {
       merge[m] = fmt::MetricMerge(mrec[m].merge);
     }
     shapes_.clear();
+    const fmt::ValueCoding coding =
+        fmt::value_coding(into_.metrics, [&](size_t m) { return f64[m] != 0; });
     for (uint32_t ti = 0; ti < sh.count; ++ti) {
-      ThreadTree t = header_.version >= 2 ? read_compact_thread(body, regmap, f64)
+      ThreadTree t = header_.version >= 2 ? read_compact_thread(body, regmap, coding)
                                           : read_thread(body, regmap, f64);
       fold_duplicate_paths(t, merge, paths_seen_);
       into_.threads.push_back(std::move(t));
@@ -361,7 +364,7 @@ class RankFileParser {
 
   // Version 2 (scalea/compact.hpp): the structure once per distinct shape, values compact.
   ThreadTree read_compact_thread(Reader& body, const std::vector<uint32_t>& regmap,
-                                 const std::vector<char>& f64) {
+                                 const fmt::ValueCoding& coding) {
     std::string what;
     auto tr = thread_header(body, what);
     ThreadTree t;
@@ -385,7 +388,7 @@ class RankFileParser {
     }
     t.parent = shapes_.back()->parent;
     t.region = shapes_.back()->region;
-    read_compact_values(body, f64, t, what);
+    read_compact_values(body, coding, t, what);
     return t;
   }
 
@@ -417,39 +420,48 @@ class RankFileParser {
     return s;
   }
 
-  void read_compact_values(Reader& body, const std::vector<char>& f64, ThreadTree& t,
+  void read_compact_values(Reader& body, const fmt::ValueCoding& coding, ThreadTree& t,
                            const std::string& what) {
-    const size_t nm = f64.size(), mask_bytes = fmt::value_mask_bytes(nm);
-    const size_t nodes = t.parent.size();
-    if (uint64_t(nodes) * mask_bytes > body.left()) body.fail(what + ": truncated values");
-    t.values.assign(nodes * nm, 0.0);
+    const size_t nm = coding.columns(), words = coding.mask_words(), nodes = t.parent.size();
+    // Each node's mask takes a byte at least per 64 columns: a larger count is a lie.
+    if (uint64_t(nodes) * words > body.left()) body.fail(what + ": truncated values");
+    t.values.resize(nodes * nm);
+    raw_.resize(nm);
+    last_mask_.assign(words, 0);
     const uint8_t* p = body.at();
     const uint8_t* end = body.end();
-    const unsigned spare = nm % 8 ? 0xffu << (nm % 8) : 0;
+    auto bad = [&](size_t n, const char* problem) {
+      body.fail(what + " node " + std::to_string(n) + ": " + problem);
+    };
     for (size_t n = 0; n < nodes; ++n) {
-      if (size_t(end - p) < mask_bytes) body.fail(what + ": truncated values");
-      const uint8_t* mask = p;
-      p += mask_bytes;
-      double* out = &t.values[n * nm];
-      for (size_t byte = 0; byte < mask_bytes; ++byte) {
-        unsigned bits = mask[byte];
-        if (byte + 1 == mask_bytes && (bits & spare))
-          body.fail(what + " node " + std::to_string(n) + ": a value for no column");
-        while (bits) {
-          size_t m = byte * 8 + size_t(__builtin_ctz(bits));
-          bits &= bits - 1;
-          if (f64[m]) {
-            if (end - p < 8) body.fail(what + " node " + std::to_string(n) + ": truncated value");
-            std::memcpy(&out[m], p, 8);
+      std::fill(raw_.begin(), raw_.end(), 0);
+      for (size_t w = 0; w < words; ++w) {
+        uint64_t mask;
+        if (!fmt::get_varint(p, end, mask)) bad(n, "truncated or bad values");
+        mask ^= last_mask_[w];
+        last_mask_[w] = mask;
+        size_t here = std::min<size_t>(64, nm - w * 64);
+        if (here < 64 && mask >> here) bad(n, "a value for no column");
+        for (; mask; mask &= mask - 1) {
+          size_t m = w * 64 + size_t(__builtin_ctzll(mask));
+          if (!coding.f64[m]) {
+            if (!fmt::get_varint(p, end, raw_[m])) bad(n, "truncated or bad value");
+          } else {
+            if (end - p < 8) bad(n, "truncated value");
+            std::memcpy(&raw_[m], p, 8);
             p += 8;
-            continue;
           }
-          uint64_t v;
-          if (!fmt::get_varint(p, end, v))
-            body.fail(what + " node " + std::to_string(n) + ": truncated or bad value");
-          out[m] = double(v);
         }
       }
+      if (coding.visit_times) {
+        uint64_t mean = fmt::mean_visit(raw_.data());
+        raw_[2] = mean - fmt::unzigzag(raw_[2]);
+        raw_[3] = mean + fmt::unzigzag(raw_[3]);
+      }
+      double* out = &t.values[n * nm];
+      for (size_t m = 0; m < nm; ++m)
+        if (coding.f64[m]) std::memcpy(&out[m], &raw_[m], 8);
+        else out[m] = double(raw_[m]);
     }
     body.seek(p);
   }
@@ -467,6 +479,7 @@ class RankFileParser {
   bool have_[5] = {};
   std::vector<uint32_t> seen_threads_;  // thread indices of this file, to reject duplicates
   std::vector<std::shared_ptr<const Shape>> shapes_;  // by position in the thread section
+  std::vector<uint64_t> raw_, last_mask_;             // scratch of read_compact_values
   FlatMap64 paths_seen_;                              // scratch of fold_duplicate_paths
 };
 

@@ -19,6 +19,7 @@
 
 #include "core/recorder.hpp"
 #include "ompt/callbacks.hpp"
+#include "scalea/compact.hpp"
 #include "scalea/format.hpp"
 #include "scalea/scalea.h"
 #include "worker.hpp"
@@ -163,6 +164,26 @@ void record_events() {
   at(4000);
 }
 
+// Moves `p` past a thread's structure and values (format version 2, scalea/compact.hpp): the
+// core columns only, one mask word.
+void skip_compact_nodes(const std::string& file, size_t& p, const format::ThreadRecord& tr) {
+  const auto* at = reinterpret_cast<const uint8_t*>(file.data()) + p;
+  const auto* end = reinterpret_cast<const uint8_t*>(file.data()) + file.size();
+  uint64_t v, mask = 0;
+  for (uint32_t n = 0; tr.same_shape == format::kNoIndex && n < 2 * tr.node_count; ++n)
+    ASSERT_TRUE(format::get_varint(at, end, v));
+  for (uint32_t n = 0; n < tr.node_count; ++n) {
+    ASSERT_TRUE(format::get_varint(at, end, v));
+    mask ^= v;
+    for (uint64_t bits = mask; bits; bits &= bits - 1) {
+      size_t m = size_t(__builtin_ctzll(bits));
+      if (format::kCoreMetrics[m].type == format::MetricType::F64) at += 8;
+      else ASSERT_TRUE(format::get_varint(at, end, v));
+    }
+  }
+  p = size_t(at - reinterpret_cast<const uint8_t*>(file.data()));
+}
+
 // Zeroes the thread ids of a data file (THRD records) and sets its CRC again.
 void mask_thread_ids(std::string& file) {
   using namespace format;
@@ -182,7 +203,8 @@ void mask_thread_ids(std::string& file) {
         std::memcpy(&tr, file.data() + p, sizeof tr);
         tr.os_tid = 0;
         std::memcpy(&file[p], &tr, sizeof tr);
-        p += sizeof tr + size_t(tr.node_count) * (sizeof(NodeRecord) + kCoreMetricCount * 8);
+        p += sizeof tr;
+        skip_compact_nodes(file, p, tr);
       }
     }
     at += sh.size;

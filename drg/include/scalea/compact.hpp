@@ -3,10 +3,9 @@
 //
 // Per thread: a ThreadRecord; then, unless `same_shape` names an earlier thread of the section
 // with the same call-tree structure, the structure: per node the distance to its parent (0 for
-// the root) and its region, both varints; then per node its values: a mask of the columns that
-// are not 0 (one bit a column, column 0 the lowest bit of the first byte), then each such column,
-// a u64 as a varint, an f64 as its 8 bytes. Zeros cost a bit, small counts a byte, and the
-// threads of one process that ran the same constructs in the same order share one structure.
+// the root) and its region, both varints; then per node its values (put_node_values). Zeros cost
+// nothing, small counts a byte, and the threads of one process that ran the same constructs in
+// the same order share one structure.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -50,23 +49,63 @@ inline bool get_varint(const uint8_t*& p, const uint8_t* end, uint64_t& v) {
   return false;
 }
 
-inline size_t value_mask_bytes(size_t columns) { return (columns + 7) / 8; }
+// How one file's columns are coded (the same for its writer and its readers).
+struct ValueCoding {
+  std::vector<uint8_t> f64;  // per column: an f64, written as its 8 bytes
+  // Columns 0-3 are visits, time, time_min and time_max (the core columns' order): the shortest
+  // and the longest visit are written as their distance from the mean visit, time / visits
+  // (zigzag: small either way), which is 0 or small where visits take about the same time.
+  bool visit_times = false;
+  size_t columns() const { return f64.size(); }
+  size_t mask_words() const { return (f64.size() + 63) / 64; }
+};
 
-// One node's values (`raw`: u64 values, or f64 bits where f64[m] is set) in the compact form.
-inline void put_node_values(std::vector<char>& out, const uint64_t* raw, size_t columns,
-                            const uint8_t* f64) {
-  size_t mask = out.size();
-  out.resize(mask + value_mask_bytes(columns), 0);
-  for (size_t m = 0; m < columns; ++m) {
-    if (!raw[m]) continue;
-    out[mask + m / 8] = char(uint8_t(out[mask + m / 8]) | (1u << (m % 8)));
-    if (!f64[m]) {
-      put_varint(out, raw[m]);
-      continue;
+// Columns named `names` (in a file's METR order), with their types.
+template <class Names, class IsF64>
+ValueCoding value_coding(const Names& names, IsF64 is_f64) {
+  ValueCoding c;
+  for (size_t m = 0; m < names.size(); ++m) c.f64.push_back(is_f64(m) ? 1 : 0);
+  const char* visit[] = {"visits", "time", "time_min", "time_max"};
+  c.visit_times = names.size() >= 4;
+  for (size_t m = 0; m < 4 && c.visit_times; ++m) c.visit_times = names[m] == visit[m] && !c.f64[m];
+  return c;
+}
+
+inline uint64_t zigzag(uint64_t difference) {  // a two's complement difference, small either way
+  return (difference << 1) ^ uint64_t(int64_t(difference) >> 63);
+}
+inline uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (0 - (z & 1)); }
+inline uint64_t mean_visit(const uint64_t* raw) { return raw[0] ? raw[1] / raw[0] : 0; }
+
+// One node's values in the compact form: which columns are not 0, as a bit mask XORed with the
+// previous node's of the thread (`last`, zero at the thread's first node) in varints of 64
+// columns, then each such column: a u64 as a varint, an f64 as its 8 bytes.
+inline void put_node_values(std::vector<char>& out, const uint64_t* raw, const ValueCoding& c,
+                            std::vector<uint64_t>& last) {
+  const size_t nm = c.columns();
+  uint64_t coded[64];
+  last.resize(c.mask_words());
+  for (size_t w = 0; w < c.mask_words(); ++w) {
+    uint64_t mask = 0;
+    for (size_t m = w * 64; m < nm && m < w * 64 + 64; ++m) {
+      uint64_t v = raw[m];
+      if (c.visit_times && m == 2) v = zigzag(mean_visit(raw) - raw[2]);
+      if (c.visit_times && m == 3) v = zigzag(raw[3] - mean_visit(raw));
+      coded[m - w * 64] = v;
+      if (v) mask |= uint64_t(1) << (m - w * 64);
     }
-    char bits[8];
-    std::memcpy(bits, &raw[m], 8);
-    out.insert(out.end(), bits, bits + 8);
+    put_varint(out, mask ^ last[w]);
+    last[w] = mask;
+    for (uint64_t bits = mask; bits; bits &= bits - 1) {
+      size_t i = size_t(__builtin_ctzll(bits));
+      if (!c.f64[w * 64 + i]) {
+        put_varint(out, coded[i]);
+        continue;
+      }
+      char b[8];
+      std::memcpy(b, &coded[i], 8);
+      out.insert(out.end(), b, b + 8);
+    }
   }
 }
 
