@@ -2,6 +2,7 @@
 // RANKS rank files of THREADS threads each, every thread with PATHS call-path nodes and all core
 // metric columns, plus one shared definitions file. Used by the drg load+merge benchmark. With
 // RANKS_PER_NODE, the few-files layout: one container per RANKS_PER_NODE ranks instead of rank files.
+// SCALEA_FORMAT_VERSION=1 in the environment writes the older format (to compare the two).
 //   drg_gen OUT_DIR RANKS THREADS PATHS [RANKS_PER_NODE]
 #include <sys/stat.h>
 
@@ -23,6 +24,8 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   const int ranks = std::atoi(argv[2]), threads = std::atoi(argv[3]), paths = std::atoi(argv[4]);
   const int per_node = argc == 6 ? std::atoi(argv[5]) : 0;
+  const char* v = std::getenv("SCALEA_FORMAT_VERSION");
+  const uint32_t version = v && std::string(v) == "1" ? 1 : format::kVersion;
   if (ranks < 1 || threads < 1 || paths < 1 || per_node < 0) return 2;
   const int kinds[] = {int(RegionKind::Parallel), int(RegionKind::Loop), int(RegionKind::BarrierImplicit),
                        int(RegionKind::Single), int(RegionKind::Critical), int(RegionKind::Function),
@@ -69,7 +72,7 @@ int main(int argc, char** argv) {
       std::exit(1);
     }
   };
-  write("definitions.sdrg", encode_rank_file(defs, -1, {true, false}));
+  write("definitions.sdrg", encode_rank_file(defs, -1, {true, false, version}));
   std::vector<std::string> files;
   std::vector<format::ContainerPart> node;  // the ranks of the next container
   uint64_t seed = 88172645463325252ull;
@@ -98,7 +101,7 @@ int main(int argc, char** argv) {
       }
       e.threads.push_back(std::move(tt));
     }
-    std::vector<char> bytes = encode_rank_file(e, r, {false, true});
+    std::vector<char> bytes = encode_rank_file(e, r, {false, true, version});
     if (per_node > 0) {
       node.push_back({r, payload_crc32(bytes.data(), bytes.size()), std::move(bytes)});
       if (node.size() < size_t(per_node) && r + 1 < ranks) continue;
@@ -117,6 +120,7 @@ int main(int argc, char** argv) {
   marker.rank = ranks - 1;
   defs.threads.push_back(marker);  // encode_meta takes the rank count from the threads
   std::string meta = encode_meta(defs, files, "definitions.sdrg");
+  if (version == 1) meta.replace(meta.find("\"format_version\": 2"), 19, "\"format_version\": 1");
   write("meta.json", std::vector<char>(meta.begin(), meta.end()));
   std::printf("wrote %s: %d ranks x %d threads x %d call paths, %zu metrics\n", dir.c_str(), ranks, threads, paths, nm);
   return 0;

@@ -420,13 +420,18 @@ class RankFileParser {
     return s;
   }
 
+  // A u64 as a double; the signed conversion (one instruction) below 2^63.
+  static double to_double(uint64_t v) { return int64_t(v) >= 0 ? double(int64_t(v)) : double(v); }
+
   void read_compact_values(Reader& body, const fmt::ValueCoding& coding, ThreadTree& t,
                            const std::string& what) {
     const size_t nm = coding.columns(), words = coding.mask_words(), nodes = t.parent.size();
     // Each node's mask takes a byte at least per 64 columns: a larger count is a lie.
     if (uint64_t(nodes) * words > body.left()) body.fail(what + ": truncated values");
-    t.values.resize(nodes * nm);
-    raw_.resize(nm);
+    t.values.assign(nodes * nm, 0.0);
+    f64_words_.assign(words, 0);
+    for (size_t m = 0; m < nm; ++m)
+      if (coding.f64[m]) f64_words_[m / 64] |= uint64_t(1) << (m % 64);
     last_mask_.assign(words, 0);
     const uint8_t* p = body.at();
     const uint8_t* end = body.end();
@@ -434,7 +439,8 @@ class RankFileParser {
       body.fail(what + " node " + std::to_string(n) + ": " + problem);
     };
     for (size_t n = 0; n < nodes; ++n) {
-      std::fill(raw_.begin(), raw_.end(), 0);
+      double* out = &t.values[n * nm];
+      uint64_t head[4] = {};  // columns 0-3 as integers: the visit times need them
       for (size_t w = 0; w < words; ++w) {
         uint64_t mask;
         if (!fmt::get_varint(p, end, mask)) bad(n, "truncated or bad values");
@@ -443,25 +449,27 @@ class RankFileParser {
         size_t here = std::min<size_t>(64, nm - w * 64);
         if (here < 64 && mask >> here) bad(n, "a value for no column");
         for (; mask; mask &= mask - 1) {
-          size_t m = w * 64 + size_t(__builtin_ctzll(mask));
-          if (!coding.f64[m]) {
-            if (!fmt::get_varint(p, end, raw_[m])) bad(n, "truncated or bad value");
-          } else {
+          unsigned i = unsigned(__builtin_ctzll(mask));
+          size_t m = w * 64 + i;
+          if (f64_words_[w] >> i & 1) {
             if (end - p < 8) bad(n, "truncated value");
-            std::memcpy(&raw_[m], p, 8);
+            std::memcpy(&out[m], p, 8);
             p += 8;
+            continue;
           }
+          uint64_t v;
+          if (!fmt::get_varint(p, end, v)) bad(n, "truncated or bad value");
+          if (m < 4) head[m] = v;
+          else out[m] = to_double(v);
         }
       }
       if (coding.visit_times) {
-        uint64_t mean = fmt::mean_visit(raw_.data());
-        raw_[2] = mean - fmt::unzigzag(raw_[2]);
-        raw_[3] = mean + fmt::unzigzag(raw_[3]);
+        uint64_t mean = fmt::mean_visit(head);
+        head[2] = mean - fmt::unzigzag(head[2]);
+        head[3] = mean + fmt::unzigzag(head[3]);
       }
-      double* out = &t.values[n * nm];
-      for (size_t m = 0; m < nm; ++m)
-        if (coding.f64[m]) std::memcpy(&out[m], &raw_[m], 8);
-        else out[m] = double(raw_[m]);
+      for (size_t m = 0; m < 4 && m < nm; ++m)
+        if (!(f64_words_[0] >> m & 1)) out[m] = to_double(head[m]);
     }
     body.seek(p);
   }
@@ -479,7 +487,7 @@ class RankFileParser {
   bool have_[5] = {};
   std::vector<uint32_t> seen_threads_;  // thread indices of this file, to reject duplicates
   std::vector<std::shared_ptr<const Shape>> shapes_;  // by position in the thread section
-  std::vector<uint64_t> raw_, last_mask_;             // scratch of read_compact_values
+  std::vector<uint64_t> f64_words_, last_mask_;       // scratch of read_compact_values
   FlatMap64 paths_seen_;                              // scratch of fold_duplicate_paths
 };
 
