@@ -17,8 +17,8 @@ mkdir -p "$WORK"
 fresh() {
   case $DB in
     postgresql://*|postgres://*)
-      psql -q "$DB" -c 'SET client_min_messages = warning' -c 'DROP VIEW IF EXISTS region_history, overheads' \
-        -c 'DROP TABLE IF EXISTS study_runs, studies, pe_times, region_counters, region_subclasses, region_stats, regions, tags, experiments, scalea_schema' ;;
+      psql -q "$DB" -c 'SET client_min_messages = warning' -c 'DROP VIEW IF EXISTS sampled, region_history, overheads' \
+        -c 'DROP TABLE IF EXISTS sampled_lines, sampled_functions, study_runs, studies, pe_times, region_counters, region_subclasses, region_stats, regions, tags, experiments, scalea_schema' ;;
     *) rm -f "$DB" ;;
   esac
   "$S" db --db "$DB" migrate > /dev/null

@@ -152,6 +152,7 @@ std::vector<SampledFunction> SampleProfile::listed(const std::vector<const PerNo
     f.self = pf.self;
     f.own = pf.own.cpu;
     f.own_error = pf.own.error();
+    f.own_samples = pf.own.count;
     double hot = 0;
     for (const auto& [r, v] : pf.lines)
       if (v.cpu > hot) hot = v.cpu, f.hot_region = r;
@@ -165,19 +166,33 @@ std::vector<SampledFunction> SampleProfile::listed(const std::vector<const PerNo
   return out;
 }
 
+std::vector<const SampleProfile::PerNode*> SampleProfile::sampled_at(
+    const std::vector<uint32_t>& nodes, double& total) const {
+  std::vector<const PerNode*> out;
+  total = 0;
+  for (uint32_t n : nodes) {
+    auto it = nodes_.find(n);
+    if (it != nodes_.end()) out.push_back(&it->second), total += it->second.here.cpu;
+  }
+  return out;
+}
+
 std::vector<SampledFunction> SampleProfile::functions(uint32_t node, bool below) const {
-  std::vector<const PerNode*> nodes;
-  std::vector<uint32_t> todo{node};
-  double total = 0;
+  std::vector<uint32_t> nodes, todo{node};
   while (!todo.empty()) {
     uint32_t n = todo.back();
     todo.pop_back();
-    auto it = nodes_.find(n);
-    if (it != nodes_.end()) nodes.push_back(&it->second), total += it->second.here.cpu;
+    nodes.push_back(n);
     if (below)
       for (uint32_t c : tree_.node(n).children) todo.push_back(c);
   }
-  return listed(nodes, total);
+  return functions_at(nodes);
+}
+
+std::vector<SampledFunction> SampleProfile::functions_at(const std::vector<uint32_t>& nodes) const {
+  double total = 0;
+  std::vector<const PerNode*> at = sampled_at(nodes, total);
+  return listed(at, total);
 }
 
 std::vector<SampledFunction> SampleProfile::flat() const {
@@ -187,13 +202,25 @@ std::vector<SampledFunction> SampleProfile::flat() const {
 }
 
 std::vector<SampledLine> SampleProfile::lines() const {
+  std::vector<const PerNode*> nodes;
+  for (const auto& kv : nodes_) nodes.push_back(&kv.second);
+  return lines_of(nodes);
+}
+
+std::vector<SampledLine> SampleProfile::lines_at(const std::vector<uint32_t>& nodes) const {
+  double total = 0;
+  return lines_of(sampled_at(nodes, total));
+}
+
+std::vector<SampledLine> SampleProfile::lines_of(const std::vector<const PerNode*>& nodes) const {
   std::map<std::pair<uint32_t, uint32_t>, Amount> by_region;  // (region, function) -> own
-  for (const auto& kv : nodes_)
-    for (const auto& [fn, pf] : kv.second.functions)
+  for (const PerNode* pn : nodes)
+    for (const auto& [fn, pf] : pn->functions)
       for (const auto& [r, v] : pf.lines) by_region[{r, fn}].add(v);
   std::vector<SampledLine> out;
   for (const auto& [key, v] : by_region)
-    out.push_back(SampledLine{key.first, function_names_[key.second], v.cpu, v.error()});
+    out.push_back(SampledLine{key.first, function_names_[key.second], function_modules_[key.second],
+                              v.cpu, v.error(), v.count});
   std::sort(out.begin(), out.end(), [](const SampledLine& a, const SampledLine& b) {
     return a.own != b.own ? a.own > b.own : a.region < b.region;
   });

@@ -9,7 +9,10 @@ on a Unix socket and a free TCP port with password authentication), stopped at t
 GROUP commands: every command (add, list, query, history with its plot, compare, rm, migrate,
 run --db, study --db) on experiments of real programs under the real tool, each value checked
 against what `scalea report`, `scalea report STUDY` and `scalea diff` print; the seed paper's
-two queries as docs/database.md shows them. GROUP html (sqlite): `scalea db html` in headless
+two queries as docs/database.md shows them. GROUP sampled: apps/omp/sampled (functions of known CPU time) stored with
+its call-path samples: `db functions` names the planted functions with their CPU time within the
+tolerance, the stored rows are `scalea export -f csv-sampled`'s, a schema-1 database is migrated,
+`db rm` removes the rows. GROUP html (sqlite): `scalea db html` in headless
 Chromium (tests/html's harness): the experiments by date and by tag, a region's classes over the
 experiments and two runs compared, each value the database's; its bad input. GROUP faults: a
 locked, read-only or newer database,
@@ -19,7 +22,9 @@ status 2 each, nothing half-stored, no password in any output. BACKEND both, GRO
 the same commands against both backends print the same. Exit 0 = pass, 1 = fail.
 """
 import argparse
+import csv
 import glob
+import io
 import json
 import os
 import re
@@ -528,6 +533,105 @@ def check_counters_and_noise(c):
           "counter rows for experiments that measured none")
 
 
+# ---- call-path samples ----------------------------------------------------------------------
+
+SAMPLED_MS = "200"  # apps/omp/sampled: serial_work and work_a 200 ms of CPU time, inlined_work and work_b 100
+
+
+def sampled_line(c, marker):
+    with open(os.path.join(c.source, "apps/omp/sampled.c")) as f:
+        return next(f"sampled.c:{i}" for i, line in enumerate(f, 1) if f"/* {marker} */" in line)
+
+
+def to_schema_1(c):
+    """The database as schema version 1 left it: no sampled tables, view or version row."""
+    statements = ["DROP VIEW sampled", "DROP TABLE sampled_lines", "DROP TABLE sampled_functions",
+                  "ALTER TABLE experiments DROP COLUMN samples", "DELETE FROM scalea_schema WHERE version = 2"]
+    if c.pg:
+        c.pg.sql(*statements)
+    else:
+        with sqlite3.connect(c.db) as con:
+            for stmt in statements:
+                con.execute(stmt)
+
+
+def do_sampled(c):
+    d = c.path("sampled")
+    shutil.rmtree(d, ignore_errors=True)
+    out = c.sc("run", "-q", "-o", d, "--", os.path.join(c.bin, "omp/sampled"), SAMPLED_MS).stdout
+    truth = {m[1]: float(m[2]) for m in re.finditer(r"^truth (\w+) ([0-9.]+)$", out, re.M)}
+    check(len(truth) == 4, f"the program printed no truth: {out[-500:]}")
+    period = json.load(open(d + "/meta.json"))["sampling"]["period_ns"] * 1e-9
+
+    def near(got, key, what):  # tests/groundtruth's tolerance for sampled CPU time
+        check(abs(got - truth[key]) <= max(0.1 * truth[key], 2 * period),
+              f"{what}: {got:.4f} s of CPU time stored, the program measured {truth[key]:.4f} s")
+
+    # A database of schema version 1, which stored the experiment without its samples: readers ask
+    # for a migration, `db migrate` adds the tables, and `db add` stores the experiment again,
+    # with its samples.
+    c.db_cmd("add", c.experiment("imb.p2", 2, "5", "1"))
+    c.db_cmd("add", d, "--tag", "app=sampled")
+    to_schema_1(c)
+    c.bad(["list"], "schema version 1", "db migrate")
+    out = c.db_cmd("migrate").stdout
+    check("migrated from schema version 1 to 2" in out, f"migrate: {out}")
+    check(c.one("SELECT max(version) AS v FROM scalea_schema") == 2, "schema version after the migration")
+    check(count(c, "experiments", "WHERE samples IS NULL") == 2, "experiments of schema 1 have samples")
+    out = c.db_cmd("add", d).stdout
+    eid = c.one(f"SELECT id FROM experiments WHERE path = '{d}'")
+    check(eid and "replaced" in out, f"db add of an experiment stored by schema 1: {out}")
+    check(c.one(f"SELECT samples FROM experiments WHERE id = {eid}") > 0, "the experiment's samples")
+    check("stored already" in c.db_cmd("add", d).stdout, "db add again stored it again")
+
+    fns = {f["function"]: f for f in json.loads(c.db_cmd("functions", str(eid), "-f", "json").stdout)}
+    for name, key in [("serial_work", "cpu_serial"), ("inlined_work", "cpu_inlined"), ("work_a", "cpu_a"),
+                      ("work_b", "cpu_b")]:
+        check(name in fns, f"db functions lists no {name}: {sorted(fns)}")
+        f = fns[name]
+        near(f["on_stack"], key, f"db functions: {name}")  # the program measured it with its callees
+        check(f["samples"] > 0 and abs(f["own_error"] - f["own"] / f["samples"] ** 0.5) < 1e-9, f"{name}: {f}")
+    check(fns["inlined_work"]["hottest_line"] == sampled_line(c, "INLINED_LOOP"),
+          f"inlined_work's hottest line: {fns['inlined_work']['hottest_line']}")
+    check(abs(sum(f["own_percent"] for f in fns.values()) - 100) < 1e-6, "own_percent does not add up to 100")
+    par = {f["function"]: f for f in json.loads(c.db_cmd("functions", str(eid), "--region", "sampled/parallel@" + sampled_line(c, "PAR"),
+                                                         "-f", "json").stdout)}
+    check({"work_a", "work_b"} <= set(par) and "serial_work" not in par, f"the parallel region's functions: {sorted(par)}")
+    share = par["work_a"]["on_stack"] / par["work_b"]["on_stack"]
+    want = truth["cpu_a"] / truth["cpu_b"]
+    check(abs(share - want) <= 0.2 * want, f"work_a / work_b {share:.2f}, the program's {want:.2f}")
+    lines = {x["line"]: x for x in json.loads(c.db_cmd("functions", str(eid), "--lines", "-f", "json").stdout)}
+    serial = lines.get(sampled_line(c, "SERIAL_LOOP"))
+    check(serial and serial["function"] == "serial_work", f"db functions --lines: {sorted(lines)}")
+    check(abs(serial["own"] - fns["serial_work"]["own"]) < 1e-9, "serial_work's own time is not all at its line")
+    text = c.db_cmd("functions", str(eid), "--top", "2").stdout
+    check(text.count("work") == 2 and "(2 rows)" in text and "sampled:" in text, f"db functions --top 2: {text}")
+
+    # The stored rows are the CSV export's, row by row.
+    rows = {(r["path"], r["sampled"], r["function_name"], r["location"]): r for r in c.q(
+        f"SELECT path, sampled, function_name, location, samples, own, own_error, self, on_stack FROM sampled "
+        f"WHERE experiment_id = {eid}")}
+    exported = c.sc("export", "--format", "csv-sampled", d).stdout
+    want = list(csv.DictReader(io.StringIO(exported)))
+    check(len(rows) == len(want), f"{len(rows)} sampled rows stored, the CSV export has {len(want)}")
+    for w in want:
+        r = rows.get((w["path"], w["sampled"], w["function"], w["location"]))
+        check(r is not None, f"not stored: {w}")
+        for k in ("samples", "own", "own_error") + (("self", "on_stack") if w["sampled"] == "function" else ()):
+            check(abs(r[k] - float(w[k])) <= 1e-8, f"{k} of {w['function']} {w['location']}: {r[k]} vs {w[k]}")
+    # Sampled rows are not regions: the experiment's regions are the report's, T_o = sum of classes.
+    check(count(c, "region_stats", f"WHERE experiment_id = {eid}") == len(report_json(c, d)["regions"]),
+          "the regions stored are not the report's")
+    check(count(c, "overheads", "WHERE abs(t_o - (" + " + ".join(CLASSES) + ")) > 1e-9") == 0,
+          "classes do not sum to T_o")
+    c.bad(["functions", "99"], "no experiment 99")
+    c.bad(["functions", str(eid), "--region", "no-such-region"], "no region")
+    c.db_cmd("rm", str(eid))
+    check(count(c, "sampled_functions") == 0 and count(c, "sampled_lines") == 0, "db rm left sampled rows")
+    print(f"sampled: serial_work {fns['serial_work']['on_stack']:.3f} s (measured {truth['cpu_serial']:.3f}), "
+          f"work_a {fns['work_a']['on_stack']:.3f} s (measured {truth['cpu_a']:.3f}), {len(rows)} rows")
+
+
 # ---- faults -------------------------------------------------------------------------------------
 
 def set_schema_version(c, v):
@@ -573,10 +677,11 @@ def do_faults(c):
     nothing_added("bad input")
 
     # A database of a newer schema: refused by every command, readers and writers.
+    current = c.one("SELECT max(version) AS v FROM scalea_schema")
     set_schema_version(c, 99)
     for args in (["list"], ["add", p2], ["query", "SELECT 1"], ["migrate"]):
         c.bad(args, "schema version 99", "newer")
-    set_schema_version(c, 1)
+    set_schema_version(c, current)
 
     # SQL errors and writes in db query.
     c.bad(["query", "SELECT nope FROM experiments"], "query failed")
@@ -865,7 +970,8 @@ def do_same_answers(c_sqlite, c_pg):
                 "-f", "csv"],
                ["history", "--region", region, "--class", "total"],
                ["history", "--region", region, "--class", "synchronization", "-f", "csv"],
-               ["compare", "1", "2"], ["compare", "3", "5", "-f", "json"], ["query", q1], ["query", q2]]
+               ["compare", "1", "2"], ["compare", "3", "5", "-f", "json"], ["query", q1], ["query", q2],
+               ["functions", "2"], ["functions", "2", "--lines"]]
         outputs[c.backend] = [c.db_cmd(*args).stdout for args in seq]
         check(all(o.strip() for o in outputs[c.backend]), f"{c.backend}: an empty output")
     for i, (a, b) in enumerate(zip(outputs["sqlite"], outputs["postgresql"])):
@@ -878,7 +984,7 @@ def main():
     ap.add_argument("--source", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("backend", choices=["sqlite", "postgresql", "both"])
-    ap.add_argument("group", choices=["commands", "faults", "same_answers", "html"])
+    ap.add_argument("group", choices=["commands", "faults", "same_answers", "html", "sampled"])
     a = ap.parse_args()
     work = testdir.fresh(os.path.abspath(a.work))  # this test's own directory (tests.cmake)
     ctxs = []
@@ -889,7 +995,8 @@ def main():
             do_same_answers(*ctxs)
         else:
             ctxs = [Ctx(a, a.backend, work)]
-            if {"commands": do_commands, "faults": do_faults, "html": do_html}[a.group](ctxs[0]) == 77:
+            groups = {"commands": do_commands, "faults": do_faults, "html": do_html, "sampled": do_sampled}
+            if groups[a.group](ctxs[0]) == 77:
                 return 77
         leaked = [o for o in OUTPUTS if PASSWORD in o or "Wr0ng-Pass" in o]
         check(not leaked, f"a password in the output: {leaked[:1]}")

@@ -3,6 +3,7 @@
 # pg_ctl in a temporary directory, as an unprivileged user) and stops, on experiments of real
 # programs (apps/omp/imbalance, tests/study/study_app) under the real tool, and synthetic ones
 # of bench/drg's generator for concurrency and faults. check_db.py says what each group checks.
+# `sampled` stores apps/omp/sampled (functions of known CPU time) with its call-path samples.
 # Each test takes a few seconds.
 find_package(Python3 COMPONENTS Interpreter)
 if(NOT Python3_Interpreter_FOUND)
@@ -12,7 +13,7 @@ endif()
 set(_db_cmd ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_db.py --bin ${CMAKE_BINARY_DIR}/bin
     --source ${PROJECT_SOURCE_DIR})
 foreach(backend sqlite postgresql)
-  foreach(group commands faults)
+  foreach(group commands faults sampled)
     scalea_test_tmpdir(_db_tmp db.${backend}.${group})
     add_test(NAME db.${backend}.${group} COMMAND ${_db_cmd} --work ${_db_tmp} ${backend} ${group})
     set_tests_properties(db.${backend}.${group} PROPERTIES LABELS "integration;db" TIMEOUT 300)

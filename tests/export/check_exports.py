@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Integration checks of scalea export / report --html / diff / findings (tests/export/).
 
-  check_exports.py --scalea BIN --tool LIB --app APP [--runs RUNS] --workdir DIR CHECK
+  check_exports.py --scalea BIN --tool LIB --app APP [--sampled-app APP] [--runs RUNS]
+                   --workdir DIR CHECK
 
 CHECK `runs` produces the experiments (export_app at p = 1, 2, 4 under the real OMPT tool) in
 RUNS (default: DIR); every other check writes into DIR, its own directory (emptied first unless
 it is RUNS), and reads them back with the format's real consumer where one is installed (python csv and
 json, jq, Graphviz dot, headless Chromium, Hatchet or Extra-P when importable) and else checks the
-documented structure. Exit 0 = pass, 1 = fail, 77 = skipped (consumer not installed).
+documented structure. The checks of call-path samples (csv-sampled, hatchet_sampled) run
+apps/omp/sampled (--sampled-app), whose functions use known CPU time, themselves.
+Exit 0 = pass, 1 = fail, 77 = skipped (consumer not installed).
 """
 import argparse
 import csv
@@ -52,6 +55,7 @@ def run(args, ok=(0,), **kw):
 class Ctx:
     def __init__(self, a):
         self.scalea, self.tool, self.app, self.work = a.scalea, a.tool, a.app, a.workdir
+        self.sampled_app = a.sampled_app
         self.use_runs(a.runs or a.workdir)
 
     def use_runs(self, runs):
@@ -219,7 +223,8 @@ def do_hatchet(c):
         roots = json.load(fh)
     rows = read_literal(roots)
     rep = json.loads(c.scalea_run("report", c.exp[4], "--format", "json").stdout)
-    check(len(rows) == len(rep["regions"]), "hatchet node count != region count")
+    regions = [r for r in rows if not r[2].get("sampled")]
+    check(len(regions) == len(rep["regions"]), "hatchet region node count != region count")
     try:
         import hatchet  # noqa: F401  (PyPI only; used when present)
     except ImportError:
@@ -229,6 +234,185 @@ def do_hatchet(c):
     gf = hatchet.GraphFrame.from_literal(roots)
     check(len(gf.dataframe) == len(rows), "Hatchet read a different node count")
     print(f"hatchet: GraphFrame.from_literal read {len(gf.dataframe)} nodes")
+
+
+# --- call-path samples: csv-sampled and hatchet (apps/omp/sampled.c) ---------------------------
+
+SAMPLED_MS = "200"  # apps/omp/sampled's unit: serial_work and work_a run 200 ms of CPU, the others 100
+SAMPLED_CSV = ["path", "kind", "label", "source", "sampled", "function", "module", "location", "samples", "own",
+               "own_error", "self", "on_stack", "region_cpu", "share"]
+
+
+def sampled_line(marker):
+    """sampled.c:N of the line of apps/omp/sampled.c marked /* MARKER */."""
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                       "apps", "omp", "sampled.c")
+    with open(src) as f:
+        return next(f"sampled.c:{i}" for i, line in enumerate(f, 1) if f"/* {marker} */" in line)
+
+
+class Sampled:
+    """apps/omp/sampled run under the tool (sampling is on by default): its experiment, the CPU
+    time each planted function used as its thread measured it (truth), and the period."""
+
+    def __init__(self, c):
+        check(c.sampled_app, "--sampled-app is not given")
+        self.exp = c.out("sampled")
+        shutil.rmtree(self.exp, ignore_errors=True)
+        out = c.scalea_run("run", "-q", "-o", self.exp, "--", c.sampled_app, SAMPLED_MS).stdout
+        self.truth = {m[1]: float(m[2]) for m in re.finditer(r"^truth (\w+) ([0-9.]+)$", out, re.M)}
+        check(len(self.truth) == 4, f"the program printed no truth: {out[-500:]}")
+        with open(os.path.join(self.exp, "meta.json")) as f:
+            self.period = json.load(f)["sampling"]["period_ns"] * 1e-9
+        check(self.period > 0, "sampling was off")
+
+    def near(self, got, key, what):
+        """Within 10% of the truth, or two periods when that is more (tests/groundtruth's
+        tolerance for sampled CPU time)."""
+        want = self.truth[key]
+        check(abs(got - want) <= max(0.1 * want, 2 * self.period),
+              f"{what}: sampled {got:.4f} s of CPU time, the program measured {want:.4f} s")
+
+
+def do_csv_sampled(c):
+    """scalea export -f csv-sampled: each region's sampled functions and lines, the planted
+    functions' own CPU time within the tolerance, the regions' CSV untouched."""
+    s = Sampled(c)
+    f = c.out("sampled.csv")
+    c.scalea_run("export", "--format", "csv-sampled", "-o", f, s.exp)
+    with open(f, newline="") as fh:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+    check(reader.fieldnames == SAMPLED_CSV, f"columns {reader.fieldnames}")
+    for r in rows:
+        check(r["sampled"] in ("function", "line"), f"sampled is {r['sampled']!r}")
+        own, n = float(r["own"]), float(r["samples"])
+        check(own > 0 and n > 0 and abs(float(r["own_error"]) - own / n ** 0.5) < 1e-6, f"own, samples, error: {r}")
+        close_enough(float(r["share"]), own / float(r["region_cpu"]), 1e-5, f"share of {r}")
+        check((r["self"] == "") == (r["sampled"] == "line"), f"self is for functions only: {r}")
+    places = [(r["path"], r["function"], r["module"], r["location"]) for r in rows if r["sampled"] == "line"]
+    check(len(set(places)) == len(places), "a function has two line rows at one location")
+    fn = {(r["kind"], r["function"]): r for r in rows if r["sampled"] == "function"}
+    at = {(r["kind"], r["location"]): r for r in rows if r["sampled"] == "line"}
+    # The serial code in the program's row; each thread's function in the parallel region's. The
+    # program measured each function with what it calls (its clock reads, in a function of their
+    # own): its time on the stack.
+    s.near(float(fn[("program", "serial_work")]["on_stack"]), "cpu_serial", "serial_work in main")
+    s.near(float(fn[("program", "inlined_work")]["on_stack"]), "cpu_inlined", "inlined_work in main")
+    s.near(float(fn[("parallel", "work_a")]["on_stack"]), "cpu_a", "work_a in the parallel region")
+    s.near(float(fn[("parallel", "work_b")]["on_stack"]), "cpu_b", "work_b in the parallel region")
+    check(("program", "work_a") not in fn, "the parallel region's work_a is in the program's row")
+    check(fn[("program", "inlined_work")]["location"] == sampled_line("INLINED_LOOP"),
+          f"inlined_work's hottest line: {fn[('program', 'inlined_work')]['location']}")
+    line = at.get(("program", sampled_line("SERIAL_LOOP")))
+    check(line and line["function"] == "serial_work", f"no line row {sampled_line('SERIAL_LOOP')} of serial_work")
+    check(line["own"] == fn[("program", "serial_work")]["own"], "serial_work's own time is not all at its line")
+    # The planted shares: work_a ran twice as long as work_b (10% of each, as above).
+    a, b = (float(fn[("parallel", f)]["on_stack"]) for f in ("work_a", "work_b"))
+    want = s.truth["cpu_a"] / s.truth["cpu_b"]
+    check(abs(a / b - want) <= 0.2 * want, f"work_a / work_b {a / b:.2f}, the program's {want:.2f}")
+    # A region's functions add up to its sampled CPU, a function's lines to the function; the
+    # region's figure is the JSON report's.
+    rep = json.loads(c.scalea_run("report", s.exp, "--format", "json").stdout)
+    cpu = {r["path"]: r["cpu_s"] for r in rep["sampled"]["regions"]}
+    for path in {r["path"] for r in rows}:
+        mine = [r for r in rows if r["path"] == path]
+        close_enough(sum(float(r["own"]) for r in mine if r["sampled"] == "function"), float(mine[0]["region_cpu"]),
+                     1e-6, f"the functions of {path}")
+        close_enough(float(mine[0]["region_cpu"]), cpu.get(path, -1), 1e-6, f"{path}'s sampled CPU (JSON report)")
+        for r in mine:
+            if r["sampled"] == "function":
+                lines = [x for x in mine if x["sampled"] == "line" and x["function"] == r["function"]
+                         and x["module"] == r["module"]]
+                close_enough(sum(float(x["own"]) for x in lines), float(r["own"]), 1e-6, f"lines of {r['function']}")
+    # The regions' CSV is as before: no sampled row, and its paths are the join key.
+    regions = c.out("sampled.regions.csv")
+    c.scalea_run("export", "--format", "csv", "-o", regions, s.exp)
+    with open(regions, newline="") as fh:
+        reg = list(csv.DictReader(fh))
+    check(not {r["function"] for r in rows if r["sampled"] == "function"} & {r["label"] for r in reg},
+          "a sampled function is a row of the regions' CSV")
+    check({r["path"] for r in rows} <= {r["path"] for r in reg}, "a sampled row's path is no region's path")
+    print(f"csv-sampled: {len(rows)} rows in {len(cpu)} regions; serial_work "
+          f"{float(fn[('program', 'serial_work')]['on_stack']):.3f} s (measured {s.truth['cpu_serial']:.3f}), "
+          f"work_a {a:.3f} s (measured {s.truth['cpu_a']:.3f})")
+
+
+def close_enough(a, b, tol, what):
+    check(abs(a - b) <= tol, f"{what}: {a} vs {b}")
+
+
+def do_hatchet_sampled(c):
+    """Hatchet: each region's sampled functions are children of its node (type `sampled
+    function`, metric `sampled` 1), their lines below them; the planted functions' CPU time
+    within the tolerance; the regions' metrics and T_o = sum of the classes untouched."""
+    s = Sampled(c)
+    f = c.out("sampled.hatchet.json")
+    c.scalea_run("export", "--format", "hatchet", "-o", f, s.exp)
+    with open(f) as fh:
+        roots = json.load(fh)
+    read_literal(roots)
+    check("sampled" in roots[0]["metrics"], "the nodes have no `sampled` metric: no samples exported")
+    rep = json.loads(c.scalea_run("report", s.exp, "--format", "json").stdout)
+    nodes, regions = [], []
+
+    def visit(node, parent):
+        m, fr = node["metrics"], node["frame"]
+        nodes.append((node, parent))
+        kids = node["children"]
+        if m["sampled"]:
+            check(fr["type"] in ("sampled function", "sampled line"), f"a sampled node of type {fr['type']}")
+            check(all(m[k] == 0 for k in ["time (inc)", "time", "visits", "T_o (inc)"] + [k + " (inc)" for k in CLASSES]),
+                  f"a sampled node with a region's metrics: {fr}")
+            above = parent["frame"]["type"] if parent else None
+            check(above == "sampled function" if fr["type"] == "sampled line" else
+                  (parent is not None and not parent["metrics"]["sampled"]), f"{fr} below {above}")
+            check(all(k["frame"]["type"] == "sampled line" for k in kids), f"{fr}: its children")
+        else:
+            regions.append(node)
+            check(abs(sum(m[k + " (inc)"] for k in CLASSES) - m["T_o (inc)"]) < 1e-9, f"{fr}: classes != T_o")
+            check(abs(m["cpu"] + sum(k["metrics"]["cpu (inc)"] for k in kids) - m["cpu (inc)"]) < 1e-9,
+                  f"{fr['name']}: cpu (inc) is not cpu + the children's")
+        for k in kids:
+            visit(k, node)
+
+    for r in roots:
+        visit(r, None)
+    check(len(regions) == len(rep["regions"]), f"{len(regions)} region nodes, {len(rep['regions'])} regions")
+    for got, want in zip(sorted(n["metrics"]["T_o (inc)"] for n in regions),
+                         sorted(r["overheads"]["total"] for r in rep["regions"])):
+        close_enough(got, want, 1e-9, "the regions' T_o (the JSON report's)")
+
+    def sampled_below(kind, name):
+        return next((n for n, p in nodes if n["frame"]["name"] == name and p is not None
+                     and p["frame"]["type"] == kind and n["metrics"]["sampled"]), None)
+    for kind, name, key in [("program", "serial_work", "cpu_serial"), ("program", "inlined_work", "cpu_inlined"),
+                            ("parallel", "work_a", "cpu_a"), ("parallel", "work_b", "cpu_b")]:
+        n = sampled_below(kind, name)
+        check(n is not None and n["frame"]["type"] == "sampled function", f"no sampled function {name} below the {kind}")
+        m = n["metrics"]
+        s.near(m["cpu on stack"], key, f"{name} below the {kind}")
+        check(0 < m["cpu (inc)"] <= m["cpu on stack"] + 1e-9, f"{name}: own time {m}")
+        check(m["samples (inc)"] > 0 and abs(m["cpu error (inc)"] - m["cpu (inc)"] / m["samples (inc)"] ** 0.5) < 1e-9,
+              f"{name}: samples and error {m}")
+        check(m["cpu on stack"] + 1e-9 >= m["cpu self"] and m["cpu on stack"] > 0, f"{name}: self and on stack {m}")
+    check(sampled_below("program", "work_a") is None, "work_a is below the program, not its parallel region")
+    serial = sampled_below("program", "serial_work")
+    line = next((k for k in serial["children"] if k["frame"]["name"] == sampled_line("SERIAL_LOOP")), None)
+    check(line is not None and line["frame"]["type"] == "sampled line", f"serial_work's line: {serial['children']}")
+    close_enough(line["metrics"]["cpu (inc)"], serial["metrics"]["cpu (inc)"], 1e-9, "serial_work's line")
+    try:
+        import hatchet  # noqa: F401  (PyPI only; used when present)
+    except ImportError:
+        print(f"hatchet_sampled: {len(regions)} regions and {len(nodes) - len(regions)} sampled nodes; serial_work "
+              f"{serial['metrics']['cpu on stack']:.3f} s (measured {s.truth['cpu_serial']:.3f}); structure checked "
+              "against hatchet/readers/literal_reader.py (hatchet not installed)")
+        return 0
+    gf = hatchet.GraphFrame.from_literal(roots)
+    df = gf.dataframe
+    check(len(df) == len(nodes) and int(df["sampled"].sum()) == len(nodes) - len(regions),
+          "Hatchet read other nodes or sampled markers")
+    print(f"hatchet_sampled: GraphFrame.from_literal read {len(df)} nodes, {int(df['sampled'].sum())} sampled")
 
 
 # --- extrap ----------------------------------------------------------------------------------
@@ -467,7 +651,7 @@ def do_formats(c):
     cmake = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests.cmake")).read()
     run_checks = re.search(r"foreach\(check ([^)]*)\)", cmake).group(1).split()
     for name in names:
-        check(callable(globals().get("do_" + name)), f"format {name} has no check in check_exports.py")
+        check(callable(globals().get("do_" + name.replace("-", "_"))), f"format {name} has no check in check_exports.py")
         check(name in run_checks, f"format {name} is not run by tests/export/tests.cmake")
     help_text = c.scalea_run("export", "--help").stdout
     for name in names:
@@ -475,21 +659,25 @@ def do_formats(c):
     print("formats: " + ", ".join(names))
 
 
+SELF_RUN = ("csv-sampled", "hatchet_sampled")  # checks that run their own program
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--scalea", required=True)
     ap.add_argument("--tool", required=True)
     ap.add_argument("--app", required=True)
+    ap.add_argument("--sampled-app", help="apps/omp/sampled, for the checks of call-path samples")
     ap.add_argument("--runs", help="the experiments of the check `runs` (default: --workdir)")
     ap.add_argument("--workdir", required=True, help="this check's own directory")
     ap.add_argument("check")
     a = ap.parse_args()
     c = Ctx(a)
-    fn = globals().get("do_" + a.check)
+    fn = globals().get("do_" + a.check.replace("-", "_"))
     if not fn:
         print(f"unknown check {a.check}")
         return 1
-    if testdir.fresh_for_check(a.workdir, a.runs, a.check, "p4"):
+    if testdir.fresh_for_check(a.workdir, a.runs, a.check, "p4") and a.check not in SELF_RUN:
         c.use_runs(a.workdir)  # run without the fixture: the experiments made here, in its own directory
         do_runs(c)
     try:

@@ -3,7 +3,9 @@
 # program export_app under the tool at p = 1, 2 and 4 (fixture export.runs), then each test reads
 # an export back with its real consumer (python csv/json, jq, Graphviz dot, Chromium) or checks
 # the documented structure (Hatchet literal; Extra-P JSON Lines as extrap_reader.py, which follows
-# Extra-P's --json reader, reads it; extrap_study exports a whole study). See docs/exports.md.
+# Extra-P's --json reader, reads it; extrap_study exports a whole study). csv-sampled and
+# hatchet_sampled run apps/omp/sampled (functions of known CPU time) and check its call-path samples
+# in the CSV and Hatchet exports. See docs/exports.md.
 find_package(Python3 COMPONENTS Interpreter)
 find_package(OpenMP COMPONENTS C)
 if(NOT Python3_Interpreter_FOUND OR NOT OpenMP_C_FOUND)
@@ -22,11 +24,15 @@ scalea_test_tmpdir(_ex_runs export.runs)
 set(_ex_cmd ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_exports.py
     --scalea $<TARGET_FILE:scalea> --tool $<TARGET_FILE:scalea-omp>
     --app $<TARGET_FILE:export_app> --runs ${_ex_runs})
+if(TARGET omp_sampled)
+  list(APPEND _ex_cmd --sampled-app $<TARGET_FILE:omp_sampled>)
+endif()
 
 add_test(NAME export.runs COMMAND ${_ex_cmd} --workdir ${_ex_runs} runs)
 set_tests_properties(export.runs PROPERTIES FIXTURES_SETUP export_runs
                      LABELS "integration;export" TIMEOUT 120)
-foreach(check formats csv json dot hatchet extrap extrap_study html diff findings errors)
+foreach(check formats csv csv-sampled json dot hatchet hatchet_sampled extrap extrap_study html diff
+              findings errors)
   scalea_test_tmpdir(_ex_tmp export.${check})
   add_test(NAME export.${check} COMMAND ${_ex_cmd} --workdir ${_ex_tmp} ${check})
   set_tests_properties(export.${check} PROPERTIES FIXTURES_REQUIRED export_runs

@@ -1,8 +1,8 @@
 // scalea db: the experiment database (docs/database.md). `add` stores experiments and studies
-// with the analysis the reports compute; `list`, `query`, `history` and `compare` read it; `html`
-// writes a browsable site of it (db/site.cpp); `rm` removes experiments; `migrate` upgrades an
-// older schema. SQLite by default, PostgreSQL for a
-// postgresql:// URL: the same commands and SQL for both (report/src/db/).
+// with the analysis the reports compute (and their call-path samples); `list`, `query`,
+// `history`, `functions` and `compare` read it; `html` writes a browsable site of it
+// (db/site.cpp); `rm` removes experiments; `migrate` upgrades an older schema. SQLite by default,
+// PostgreSQL for a postgresql:// URL: the same commands and SQL for both (report/src/db/).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -58,6 +58,10 @@ struct DbOptions {
   std::string sql;
   // history
   std::string region, cls, plot;
+  // functions
+  int64_t experiment = 0;
+  size_t top = 20;
+  bool lines = false;
   // compare
   int64_t a = 0, b = 0;
   double min_change = 0;
@@ -409,6 +413,79 @@ void run_history(const DbOptions& o) {
   print_result(out, o.format);
 }
 
+// ---- functions ----
+
+// The hottest sampled functions (or lines) of a stored experiment, or of one region of it, added
+// up over its regions (the sampled view's rows of the experiment).
+void run_functions(const DbOptions& o) {
+  std::unique_ptr<Database> d = open_for(o, Access::Read);
+  Result e = d->query("SELECT path, p FROM experiments WHERE id = ?", {o.experiment});
+  if (e.rows.empty())
+    throw UserError("no experiment " + std::to_string(o.experiment) +
+                    " in the database (scalea db list)");
+  std::string where = " WHERE experiment_id = ?", path;
+  std::vector<Value> params = {o.experiment};
+  if (!o.region.empty()) {
+    std::vector<int64_t> ids;
+    std::tie(path, ids) = find_region(*d, o.region);
+    where += " AND region_id IN (";
+    for (size_t i = 0; i < ids.size(); ++i) where += i ? ", ?" : "?";
+    where += ")";
+    params.insert(params.end(), ids.begin(), ids.end());
+  }
+  Result sum = d->query("SELECT SUM(own), SUM(samples) FROM sampled_functions" + where, params);
+  const double cpu = as_double(sum.rows[0][0], 0), samples = as_double(sum.rows[0][1], 0);
+  // Per function (or line): samples, own (s), then the columns that only functions have.
+  const std::string key = o.lines ? "location, function_name, module" : "function_name, module";
+  Result r = d->query("SELECT " + key + ", SUM(samples), SUM(own)" +
+                          (o.lines ? "" : ", SUM(self), SUM(on_stack)") + " FROM " +
+                          (o.lines ? "sampled_lines" : "sampled_functions") + where + " GROUP BY " +
+                          key + " ORDER BY SUM(own) DESC, " + key,
+                      params);
+  // A function's hottest line over the regions: its line with the most own time.
+  std::map<std::pair<std::string, std::string>, std::string> hottest;
+  if (!o.lines)
+    for (const auto& row :
+         d->query("SELECT function_name, module, location FROM sampled_lines" + where +
+                      " GROUP BY function_name, module, location ORDER BY SUM(own), location DESC",
+                  params)
+             .rows)
+      hottest[{as_text(row[0]), as_text(row[1])}] = as_text(row[2]);
+  Result out;
+  out.columns = o.lines ? std::vector<std::string>{"line", "function", "module"}
+                        : std::vector<std::string>{"function", "module"};
+  for (const char* c : {"samples", "own", "own_error", "own_percent"}) out.columns.emplace_back(c);
+  if (!o.lines)
+    for (const char* c : {"self", "on_stack", "hottest_line"}) out.columns.emplace_back(c);
+  const size_t k = o.lines ? 3 : 2;
+  for (const auto& row : r.rows) {
+    if (o.top && out.rows.size() == o.top) break;
+    const double n = as_double(row[k]), own = as_double(row[k + 1]);
+    std::vector<Value> cells(row.begin(), row.begin() + long(k));
+    for (Value v : {row[k], row[k + 1], real(n > 0 ? own / std::sqrt(n) : 0),
+                    real(cpu > 0 ? 100 * own / cpu : 0)})
+      cells.push_back(v);
+    if (!o.lines) {
+      cells.insert(cells.end(), {row[k + 2], row[k + 3]});
+      cells.push_back(text_or_null(hottest[{as_text(row[0]), as_text(row[1])}]));
+    }
+    out.rows.push_back(std::move(cells));
+  }
+  if (o.format == "text")
+    fmt::print(
+        "experiment {}: {} (p = {}){}\nsampled: {:.3f} s of CPU time, {:g} samples, summed over "
+        "threads{}\n\n",
+        o.experiment, as_text(e.rows[0][0]), as_int(e.rows[0][1]),
+        path.empty() ? "" : "\nregion " + path, cpu, samples,
+        samples > 0 ? "" : " (nothing sampled: sampling was off, or stored before schema 2)");
+  print_result(out, o.format);
+  if (o.format == "text")
+    fmt::print(
+        "own: CPU time charged to the function as the program's code, s; own_error: one "
+        "standard deviation (of the count); self: innermost frame; on_stack: anywhere on the "
+        "stack (docs/sampling.md)\n");
+}
+
 // ---- compare ----
 
 DiffSide compare_side(Database& d, int64_t id, std::vector<std::string>& keys) {
@@ -507,7 +584,7 @@ void run_rm(const DbOptions& o) {
                       id_list(list) + ": remove them too (or first)");
     if (!list.empty()) {
       for (const char* table : {"pe_times", "region_counters", "region_subclasses", "region_stats",
-                                "tags", "study_runs"})
+                                "sampled_functions", "sampled_lines", "tags", "study_runs"})
         d->query(std::string("DELETE FROM ") + table + " WHERE experiment_id IN (" + in + ")",
                  params);
       d->query("UPDATE studies SET reference_id = NULL WHERE reference_id IN (" + in + ")", params);
@@ -560,7 +637,7 @@ void add_store_options(CLI::App* cmd, StoreOptions& o, const std::string& what) 
 
 }  // namespace db
 
-// Long: the declarations of db's seven subcommands and their options, one statement each, in
+// Long: the declarations of db's eight subcommands and their options, one statement each, in
 // the order --help lists them.
 void add_db(CLI::App& app) {
   auto o = std::make_shared<DbOptions>();
@@ -577,6 +654,7 @@ void add_db(CLI::App& app) {
       "  scalea db query 'SELECT path, t_p FROM overheads WHERE experiment_id = 3 ORDER BY t_p "
       "DESC'\n"
       "  scalea db history --region 'md/compute@md.c:217' --class synchronization --plot sync.svg\n"
+      "  scalea db functions 3 --top 10                     the hottest sampled functions of 3\n"
       "  scalea db compare 3 7                              scalea diff of two stored experiments\n"
       "  scalea db html site                                a browsable site: site/index.html\n"
       "  scalea db --db postgresql://me@dbhost/perf list    a team's PostgreSQL database\n\n"
@@ -644,6 +722,18 @@ void add_db(CLI::App& app) {
   history->add_option("--plot", o->plot, "Also draw it (gnuplot) into FILE.svg or FILE.png");
   formats(history, {"text", "csv", "json"});
   history->callback([o] { run_history(*o); });
+
+  CLI::App* functions = cmd->add_subcommand(
+      "functions",
+      "The hottest sampled functions (or lines) of a stored experiment, by own CPU time");
+  functions->add_option("experiment", o->experiment, "Experiment id (scalea db list)")->required();
+  functions->add_option("--region", o->region,
+                        "Only the samples taken in this region (its call path, or a part of it "
+                        "that names one), not in the regions below it");
+  functions->add_flag("--lines", o->lines, "Source lines instead of functions");
+  functions->add_option("--top", o->top, "At most this many rows (0: all; default 20)");
+  formats(functions, {"text", "csv", "json"});
+  functions->callback([o] { run_functions(*o); });
 
   CLI::App* compare =
       cmd->add_subcommand("compare", "The table of scalea diff for two stored experiments");

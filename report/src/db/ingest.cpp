@@ -27,6 +27,7 @@
 #include "formats/exports.hpp"
 #include "analysis/meta.hpp"
 #include "formats/report_json.hpp"
+#include "formats/sampled.hpp"
 #include "study/study.hpp"
 #include "study/study_data.hpp"
 #include "analysis/thread_values.hpp"
@@ -228,6 +229,8 @@ struct Rows {
   std::vector<RegionRow> regions;                     // one per distinct call path, parents first
   std::vector<Row> stats, subclasses, counters, pes;  // region id filled in later (index 1)
   std::vector<size_t> stats_region, subclass_region, counter_region, pe_region;  // into regions
+  std::vector<Row> functions, lines;  // sampled (docs/sampling.md)
+  std::vector<size_t> function_region, line_region;
 };
 
 std::vector<Column> experiment_columns(const Analyzed& x, const std::string& dir,
@@ -487,6 +490,22 @@ struct RegionRows {
   }
 };
 
+// The sampled functions and lines of region `g` (its nodes' samples added up).
+void add_sampled(const drg::MergedTree& t, const SampledChildren& sampled, size_t g, Rows& out) {
+  for (const SampledChild& c : sampled.functions) {
+    const drg::SampledFunction& f = c.function;
+    out.functions.push_back({Value(), Value(), f.name, f.module, real(f.own_samples), real(f.own),
+                             real(f.own_error), real(f.self), real(f.inclusive),
+                             text_or_null(sampled_location(t, f.hot_region))});
+    out.function_region.push_back(g);
+    for (const drg::SampledLine& l : c.lines) {
+      out.lines.push_back({Value(), Value(), sampled_location(t, l.region), f.name, f.module,
+                           real(l.samples), real(l.own), real(l.own_error)});
+      out.line_region.push_back(g);
+    }
+  }
+}
+
 Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& machine, bool per_pe) {
   Rows out;
   out.experiment = experiment_columns(x, dir, machine, per_pe);
@@ -531,6 +550,14 @@ Rows make_rows(const Analyzed& x, const std::string& dir, const std::string& mac
     pes.clear();
   });
 
+  double samples = 0;
+  if (has_samples(e)) {
+    const drg::SampleProfile profile(t);
+    samples = profile.total_samples();
+    for (size_t i = 0; i < groups.size(); ++i)
+      add_sampled(t, sampled_children(t, profile, groups[i]), i, out);
+  }
+  out.experiment.push_back({"samples", real(samples)});
   add_reference_only(x, keys, group_of, out);
   return out;
 }
@@ -600,7 +627,8 @@ void fill_ids(std::vector<Row>& rows, const std::vector<size_t>& region,
 }
 
 void delete_rows(Database& db, int64_t id) {
-  for (const char* table : {"region_stats", "region_subclasses", "region_counters", "pe_times"})
+  for (const char* table : {"region_stats", "region_subclasses", "region_counters", "pe_times",
+                            "sampled_functions", "sampled_lines"})
     db.query(std::string("DELETE FROM ") + table + " WHERE experiment_id = ?", {id});
 }
 
@@ -625,12 +653,15 @@ Added store(Database& db, const Analyzed& x, const std::string& dir, int64_t ref
   added.path = dir;
   db.begin_write();
   try {
-    Result old = db.query("SELECT id, reference_id, per_pe FROM experiments WHERE uid = ?", {uid});
+    Result old =
+        db.query("SELECT id, reference_id, per_pe, samples FROM experiments WHERE uid = ?", {uid});
     if (!old.rows.empty()) {
       added.id = as_int(old.rows[0][0]);
       int64_t had = as_int(old.rows[0][1], 0);
       bool same_ref = reference == kSelf ? had == added.id : had == reference;
-      if (same_ref && (!o.per_pe || as_int(old.rows[0][2]) == 1)) {
+      // Stored by schema 1 (samples NULL): stored again, with its samples.
+      bool complete = !std::holds_alternative<std::monostate>(old.rows[0][3]);
+      if (same_ref && complete && (!o.per_pe || as_int(old.rows[0][2]) == 1)) {
         store_tags(db, added.id, o.tags);
         if (link) link(added.id);
         db.commit();
@@ -666,6 +697,8 @@ Added store(Database& db, const Analyzed& x, const std::string& dir, int64_t ref
     fill_ids(rows.subclasses, rows.subclass_region, ids, added.id);
     fill_ids(rows.counters, rows.counter_region, ids, added.id);
     fill_ids(rows.pes, rows.pe_region, ids, added.id);
+    fill_ids(rows.functions, rows.function_region, ids, added.id);
+    fill_ids(rows.lines, rows.line_region, ids, added.id);
     insert_rows(db, "region_stats", stats_columns(), rows.stats);
     insert_rows(db, "region_subclasses", {"experiment_id", "region_id", "subclass", "seconds"},
                 rows.subclasses);
@@ -674,6 +707,14 @@ Added store(Database& db, const Analyzed& x, const std::string& dir, int64_t ref
     insert_rows(db, "pe_times",
                 {"experiment_id", "region_id", "mpi_rank", "thread", "visits", "pe_time", "wait"},
                 rows.pes);
+    insert_rows(db, "sampled_functions",
+                {"experiment_id", "region_id", "function_name", "module", "samples", "own",
+                 "own_error", "self", "on_stack", "hottest_line"},
+                rows.functions);
+    insert_rows(db, "sampled_lines",
+                {"experiment_id", "region_id", "location", "function_name", "module", "samples",
+                 "own", "own_error"},
+                rows.lines);
     if (link) link(added.id);
     added.regions = rows.regions.size();
     db.commit();

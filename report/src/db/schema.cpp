@@ -154,10 +154,41 @@ CREATE TABLE study_runs (
 CREATE INDEX study_runs_experiment ON study_runs(experiment_id)
 )sql";
 
+// Version 2: what call-path sampling saw in each region (docs/sampling.md), kept apart from the
+// regions' measured statistics: its functions, and their source lines, by CPU time (s, summed
+// over threads) with the number of samples and one standard deviation of the count; and the
+// experiment's samples (NULL: stored by version 1, before samples were: `db add` stores it again).
+const char* kSampled = R"sql(
+ALTER TABLE experiments ADD COLUMN samples DOUBLE PRECISION;
+CREATE TABLE sampled_functions (
+  @PROBE@
+  function_name TEXT NOT NULL,
+  module TEXT NOT NULL,
+  samples DOUBLE PRECISION NOT NULL,
+  own DOUBLE PRECISION NOT NULL,
+  own_error DOUBLE PRECISION NOT NULL,
+  self DOUBLE PRECISION NOT NULL,
+  on_stack DOUBLE PRECISION NOT NULL,
+  hottest_line TEXT,
+  PRIMARY KEY (experiment_id, region_id, function_name, module)
+);
+CREATE INDEX sampled_functions_name ON sampled_functions(function_name);
+CREATE TABLE sampled_lines (
+  @PROBE@
+  location TEXT NOT NULL,
+  function_name TEXT NOT NULL,
+  module TEXT NOT NULL,
+  samples DOUBLE PRECISION NOT NULL,
+  own DOUBLE PRECISION NOT NULL,
+  own_error DOUBLE PRECISION NOT NULL,
+  PRIMARY KEY (experiment_id, region_id, location, function_name, module)
+)
+)sql";
+
 // The tables, with the columns several share written once: @CLASSES@, the six classes;
 // @PROBE@, the key of a row of probe data (a region in an experiment).
-std::string tables() {
-  std::string sql = kTables;
+std::string tables(const char* text) {
+  std::string sql = text;
   auto fill = [&](const std::string& mark, const std::string& text) {
     for (size_t at = sql.find(mark); at != std::string::npos; at = sql.find(mark, at + text.size()))
       sql.replace(at, mark.size(), text);
@@ -197,13 +228,27 @@ std::string view_statements() {
       " UNION ALL SELECT c.experiment_id, e.started, e.started_epoch, e.program, e.arguments, e.p, "
       "e.threads, e.ranks, e.host, e.git_commit, c.region_id, r.path, c.subclass, c.seconds "
       "FROM region_subclasses c JOIN experiments e ON e.id = c.experiment_id "
-      "JOIN regions r ON r.id = c.region_id";
+      "JOIN regions r ON r.id = c.region_id;\n";
+  // sampled: one row per sampled function and line of a region and experiment.
+  const std::string ids =
+      "x.experiment_id, e.program, e.arguments, e.p, e.threads, e.ranks, e.host, e.started, "
+      "e.started_epoch, e.git_commit, x.region_id, r.path, r.kind AS region_kind, ";
+  const std::string joins =
+      " JOIN experiments e ON e.id = x.experiment_id JOIN regions r ON r.id = x.region_id";
+  sql += "CREATE VIEW sampled AS SELECT " + ids +
+         "'function' AS sampled, x.function_name, x.module, x.hottest_line AS location, "
+         "x.samples, x.own, x.own_error, x.self, x.on_stack FROM sampled_functions x" +
+         joins + " UNION ALL SELECT " + ids +
+         "'line', x.function_name, x.module, x.location, x.samples, x.own, x.own_error, "
+         "NULL, NULL FROM sampled_lines x" +
+         joins;
   return sql;
 }
 
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> list = {
-      {1, tables()},
+      {1, tables(kTables)},
+      {2, tables(kSampled)},
   };
   return list;
 }
@@ -245,7 +290,9 @@ int prepare_for_write(Database& db) {
     if (v < kSchemaVersion) {
       if (v == 0) refuse_foreign(db);
       if (v > 0)
-        db.exec_script("DROP VIEW IF EXISTS region_history; DROP VIEW IF EXISTS overheads");
+        db.exec_script(
+            "DROP VIEW IF EXISTS sampled; DROP VIEW IF EXISTS region_history; DROP VIEW IF "
+            "EXISTS overheads");
       for (const Migration& m : migrations()) {
         if (m.version <= v) continue;
         db.exec_script(m.sql);

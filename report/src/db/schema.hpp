@@ -11,7 +11,7 @@
 namespace scalea::cli::db {
 
 // The version this scalea writes.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 struct Migration {
   int version;      // the version the database has after it

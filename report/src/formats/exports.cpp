@@ -12,6 +12,7 @@
 #include "analysis/thread_values.hpp"
 #include "classes.hpp"
 #include "report_json.hpp"
+#include "sampled.hpp"
 #include "output/text.hpp"
 #include "scalea/drg/flat_map.hpp"
 #include "scalea/drg/meta.hpp"
@@ -97,6 +98,41 @@ void export_csv(const TextSink& put, const Analyzed& x) {
   });
 }
 
+void export_sampled_csv(const TextSink& put, const Analyzed& x) {
+  const MergedTree& t = x.tree();
+  put("path,kind,label,source,sampled,function,module,location,samples,own,own_error,self,"
+      "on_stack,region_cpu,share\n");
+  if (!has_samples(x.experiment())) return;
+  const drg::SampleProfile s(t);
+  for (uint32_t n : t.preorder()) {
+    const SampledChildren sc = sampled_children(t, s, {n});
+    if (sc.functions.empty()) continue;
+    const drg::Region& reg = t.region_of(n);
+    const std::string region = csv_field(region_path(t, x.a.regions[n])) + ',' +
+                               std::string(format::region_kind_name(reg.kind)) + ',' +
+                               csv_field(reg.label()) + ',' + csv_field(reg.location());
+    // What a function row and a line row share: its place, samples, own time and its error.
+    auto row = [&](const char* what, const std::string& function, const std::string& module,
+                   uint32_t where, double samples, double own, double error) {
+      return region + ',' + what + ',' + csv_field(function) + ',' + csv_field(module) + ',' +
+             csv_field(sampled_location(t, where)) + ',' + fmt::format("{}", samples) + ',' +
+             fixed(own, 9) + ',' + fixed(error, 9);
+    };
+    const std::string tail = ',' + fixed(sc.cpu, 9) + ',';
+    std::string out;
+    for (const SampledChild& c : sc.functions) {
+      const drg::SampledFunction& f = c.function;
+      out += row("function", f.name, f.module, f.hot_region, f.own_samples, f.own, f.own_error) +
+             ',' + fixed(f.self, 9) + ',' + fixed(f.inclusive, 9) + tail +
+             fixed(f.own / sc.cpu, 6) + '\n';
+      for (const drg::SampledLine& l : c.lines)
+        out += row("line", l.function, l.module, l.region, l.samples, l.own, l.own_error) + ",," +
+               tail + fixed(l.own / sc.cpu, 6) + '\n';
+    }
+    put(out);
+  }
+}
+
 void export_json(const TextSink& put, const Analyzed& x, size_t findings) {
   ReportJsonOptions o;
   o.findings = findings;
@@ -155,13 +191,30 @@ namespace {
 
 // The Hatchet document, written as nlohmann::json::dump(1) would write the nested document,
 // without building it (and without recursing: a node's children are written between its
-// "children" key and its frame).
+// "children" key and its frame). A region's sampled functions (with their lines) follow its
+// measured children; each is small and written whole.
 class HatchetWriter {
  public:
   explicit HatchetWriter(const Analyzed& x) : x_(x), t_(x.tree()), c_(x.experiment()) {
     uint32_t deepest = 0;
     for (const drg::MergedNode& mn : t_.nodes()) deepest = std::max(deepest, mn.depth);
     pretty_ = deepest <= drg::kPathLevels;
+    if (has_samples(x.experiment())) profile_.emplace(t_);
+    if (!profile_ || !profile_->present()) {
+      profile_.reset();
+      return;
+    }
+    // The regions' sampled CPU time and samples with the regions below them, children first.
+    cpu_below_.assign(t_.nodes().size(), 0.0);
+    samples_below_.assign(t_.nodes().size(), 0.0);
+    const std::vector<uint32_t>& order = t_.preorder();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      cpu_below_[*it] += profile_->cpu(*it);
+      samples_below_[*it] += profile_->samples(*it);
+      uint32_t p = t_.node(*it).parent;
+      if (p != format::kNoIndex)
+        cpu_below_[p] += cpu_below_[*it], samples_below_[p] += samples_below_[*it];
+    }
   }
 
   std::string write() {
@@ -185,7 +238,8 @@ class HatchetWriter {
   struct Open {
     uint32_t node;
     size_t at;     // indentation of the node's object
-    size_t child;  // next child to write
+    size_t child;  // next child to write: measured children, then sampled functions
+    SampledChildren sampled;
   };
 
   void indent(size_t n) {
@@ -194,7 +248,7 @@ class HatchetWriter {
   void text(const char* pretty_text, const char* compact_text) {
     out_ += pretty_ ? pretty_text : compact_text;
   }
-  // A flat object dumped at indentation `at`.
+  // An object dumped at indentation `at`.
   void value(const nlohmann::json& j, size_t at) {
     if (!pretty_) {
       out_ += json_text(j);
@@ -205,21 +259,79 @@ class HatchetWriter {
       if (ch == '\n') out_.append(at, ' ');
     }
   }
+  // The metrics every node has (Hatchet takes the columns from one node), those of a sampled
+  // node 0. With samples: `sampled` (1 for a sampled function or line), `cpu (inc)` (sampled CPU
+  // time: a region's with the regions below it, a function's and a line's own time), `cpu` (what
+  // no child holds), `samples (inc)` and `cpu error (inc)` (one standard deviation), and a
+  // function's `cpu self` and `cpu on stack`.
+  nlohmann::json metrics(const overheads::RegionOverheads* r, uint32_t n) const {
+    nlohmann::json m;
+    m["time (inc)"] = r ? r->t_p : 0.0;
+    m["time"] = r ? exclusive_time(t_, x_.a, n) : 0.0;
+    m["visits"] = r ? t_.sum(n, c_.visits) : 0.0;
+    m["pes"] = r ? double(r->pes_ran) : 0.0;
+    m["T_s (inc)"] = r ? r->t_s : 0.0;
+    m["T_o (inc)"] = r ? r->t_o : 0.0;
+    for (int k = 0; k < kClassCount; ++k)
+      m[std::string(kClassKeys[size_t(k)]) + " (inc)"] = r ? r->classes[size_t(k)] : 0.0;
+    if (profile_) {
+      m["sampled"] = 0;
+      for (const char* k :
+           {"cpu (inc)", "cpu", "samples (inc)", "cpu error (inc)", "cpu self", "cpu on stack"})
+        m[k] = 0.0;
+    }
+    return m;
+  }
+  static void set_sampled(nlohmann::json& m, double own, double exclusive, double samples,
+                          double error) {
+    m["sampled"] = 1;
+    m["cpu (inc)"] = own;
+    m["cpu"] = exclusive;
+    m["samples (inc)"] = samples;
+    m["cpu error (inc)"] = error;
+  }
+  // A sampled function below its region, its lines below it.
+  nlohmann::json sampled_node(const SampledChild& c) const {
+    const drg::SampledFunction& f = c.function;
+    nlohmann::json lines = nlohmann::json::array();
+    double in_lines = 0;
+    for (const drg::SampledLine& l : c.lines) {
+      nlohmann::json m = metrics(nullptr, 0);
+      set_sampled(m, l.own, l.own, l.samples, l.own_error);
+      in_lines += l.own;
+      lines.push_back(
+          {{"children", nlohmann::json::array()},
+           {"frame", {{"name", sampled_location(t_, l.region)}, {"type", "sampled line"}}},
+           {"metrics", std::move(m)}});
+    }
+    nlohmann::json m = metrics(nullptr, 0);
+    set_sampled(m, f.own, unlisted(f.own, in_lines), f.own_samples, f.own_error);
+    m["cpu self"] = f.self;
+    m["cpu on stack"] = f.inclusive;
+    return {{"children", std::move(lines)},
+            {"frame", {{"name", f.name}, {"type", "sampled function"}, {"module", f.module}}},
+            {"metrics", std::move(m)}};
+  }
+  // What of `total` its children do not hold (0 within rounding).
+  static double unlisted(double total, double in_children) {
+    double v = total - in_children;
+    return v > 1e-9 * total ? v : 0.0;
+  }
   // The end of a node's object at indentation `at`, after its children.
-  void finish(uint32_t n, size_t at) {
-    const auto& r = x_.a.regions[n];
+  void finish(uint32_t n, size_t at, const SampledChildren& sampled) {
     const drg::Region& reg = t_.region_of(n);
     nlohmann::json frame = {{"name", node_label(t_, n)},
                             {"type", std::string(format::region_kind_name(reg.kind))}};
-    nlohmann::json m;
-    m["time (inc)"] = r.t_p;
-    m["time"] = exclusive_time(t_, x_.a, n);
-    m["visits"] = t_.sum(n, c_.visits);
-    m["pes"] = double(r.pes_ran);
-    m["T_s (inc)"] = r.t_s;
-    m["T_o (inc)"] = r.t_o;
-    for (int k = 0; k < kClassCount; ++k)
-      m[std::string(kClassKeys[size_t(k)]) + " (inc)"] = r.classes[size_t(k)];
+    nlohmann::json m = metrics(&x_.a.regions[n], n);
+    if (profile_) {
+      double in_functions = 0;
+      for (const SampledChild& c : sampled.functions) in_functions += c.function.own;
+      m["cpu (inc)"] = cpu_below_[n];
+      m["cpu"] = unlisted(sampled.cpu, in_functions);
+      m["samples (inc)"] = samples_below_[n];
+      m["cpu error (inc)"] =
+          samples_below_[n] > 0 ? cpu_below_[n] / std::sqrt(samples_below_[n]) : 0.0;
+    }
     text(",\n", ",");
     indent(at + 1);
     text("\"frame\": ", "\"frame\":");
@@ -237,12 +349,14 @@ class HatchetWriter {
     text("{\n", "{");
     indent(at + 1);
     text("\"children\": ", "\"children\":");
-    if (t_.node(n).children.empty()) {
+    SampledChildren sampled;
+    if (profile_) sampled = sampled_children(t_, *profile_, {n});
+    if (t_.node(n).children.empty() && sampled.functions.empty()) {
       out_ += "[]";
-      finish(n, at);
+      finish(n, at, sampled);
     } else {
       text("[\n", "[");
-      stack_.push_back({n, at, 0});
+      stack_.push_back({n, at, 0, std::move(sampled)});
     }
   }
   // Writes the open nodes' children, then closes the nodes, deepest first.
@@ -250,20 +364,24 @@ class HatchetWriter {
     while (!stack_.empty()) {
       Open& o = stack_.back();
       const std::vector<uint32_t>& kids = t_.node(o.node).children;
-      if (o.child < kids.size()) {
+      if (o.child < kids.size() + o.sampled.functions.size()) {
         if (o.child > 0) text(",\n", ",");
-        uint32_t ch = kids[o.child++];
-        size_t at = o.at + 2;  // o is not used after start()
+        size_t at = o.at + 2;
         indent(at);
-        start(ch, at);
+        if (o.child >= kids.size()) {
+          value(sampled_node(o.sampled.functions[o.child++ - kids.size()]), at);
+          continue;
+        }
+        uint32_t ch = kids[o.child++];
+        start(ch, at);  // o is not used after start()
         continue;
       }
-      Open done = o;
+      Open done = std::move(o);
       stack_.pop_back();
       text("\n", "");
       indent(done.at + 1);
       out_ += ']';
-      finish(done.node, done.at);
+      finish(done.node, done.at, done.sampled);
     }
   }
 
@@ -271,6 +389,8 @@ class HatchetWriter {
   const MergedTree& t_;
   Cols c_;
   bool pretty_ = true;
+  std::optional<drg::SampleProfile> profile_;  // when the experiment has samples
+  std::vector<double> cpu_below_, samples_below_;
   std::string out_;
   std::vector<Open> stack_;
 };
@@ -351,6 +471,13 @@ const std::vector<ExportFormat>& file_formats() {
       {"csv", "one row per region and thread: metrics and the six overhead classes", false, true,
        [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) {
          export_csv(put, *r[0]);
+       }},
+      {"csv-sampled",
+       "call-path samples: the functions and lines sampled in each region (CPU time,\n"
+       "           samples, error), one row each, kept apart from the regions of csv",
+       false, true,
+       [](const TextSink& put, const std::vector<const Analyzed*>& r, const ExportSettings&) {
+         export_sampled_csv(put, *r[0]);
        }},
       {"json", "the report document (docs/json-schema.md) with the ranked findings", false, true,
        write_json_format},

@@ -17,6 +17,9 @@ namespace scalea::cli {
 
 // One row per region and thread, written to `put` region by region.
 void export_csv(const TextSink& put, const Analyzed& x);
+// One row per sampled function and line of each region (docs/exports.md): the header alone when
+// nothing was sampled.
+void export_sampled_csv(const TextSink& put, const Analyzed& x);
 // The `scalea report --format json` document (schema scalea-report/1) plus "findings".
 void export_json(const TextSink& put, const Analyzed& x, size_t findings);
 // `hidden` (optional, one flag per merged node): rows left out, as the text report folds them.
@@ -46,7 +49,7 @@ struct ExportFormat {
   void (*write)(const TextSink& put, const std::vector<const Analyzed*>& runs,
                 const ExportSettings& settings);
 };
-// The formats written here: csv, json, dot, hatchet, extrap.
+// The formats written here: csv, csv-sampled, json, dot, hatchet, extrap.
 const std::vector<ExportFormat>& file_formats();
 
 }  // namespace scalea::cli

@@ -3,17 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 
 #include "scalea/drg/meta.hpp"
 
 namespace scalea::cli {
 namespace {
-
-// A sampled region's place: "md.c:88", or the symbol and offset without line information.
-std::string line_of(const drg::MergedTree& t, uint32_t region) {
-  if (region == format::kNoIndex) return "";
-  return t.experiment().regions[region].location();
-}
 
 std::string shortened(std::string s, size_t width) {
   if (s.size() > width) s = s.substr(0, width - 3) + "...";
@@ -39,7 +35,7 @@ void print_function_rows(const drg::MergedTree& t, const std::vector<drg::Sample
     fmt::print("{}{:>9.3f} {:>7.3f} {:>6.1f}% {:>9.3f} {:>9.3f}  {:<36} {}\n", indent, f.own,
                f.own_error, total > 0 ? 100 * f.own / total : 0.0, f.self, f.inclusive,
                shortened(f.name + (f.module.empty() ? "" : " (" + f.module + ")"), 36),
-               line_of(t, f.hot_region));
+               sampled_location(t, f.hot_region));
   }
 }
 
@@ -69,7 +65,7 @@ void print_functions_text(const drg::MergedTree& t, size_t rows) {
   for (const drg::SampledLine& l : s.lines()) {
     if (shown++ == rows) break;
     fmt::print("{:>9.3f} {:>7.3f} {:>6.1f}%  {:<28} {}\n", l.own, l.own_error, 100 * l.own / total,
-               shortened(line_of(t, l.region), 28), l.function);
+               shortened(sampled_location(t, l.region), 28), l.function);
   }
   fmt::print(
       "\nby region: the functions sampled while it was a thread's current region (not in a region "
@@ -103,7 +99,7 @@ nlohmann::json function_json(const drg::MergedTree& t, const drg::SampledFunctio
           {"self_s", f.self},
           {"inclusive_s", f.inclusive},
           {"on_every_path", f.on_every_path},
-          {"hottest_line", line_of(t, f.hot_region)}};
+          {"hottest_line", sampled_location(t, f.hot_region)}};
 }
 }  // namespace
 
@@ -118,7 +114,7 @@ nlohmann::json sampled_json(const drg::MergedTree& t) {
   }
   for (const drg::SampledLine& l : s.lines()) {
     if (lines.size() == kJsonRows) break;
-    lines.push_back({{"line", line_of(t, l.region)},
+    lines.push_back({{"line", sampled_location(t, l.region)},
                      {"function", l.function},
                      {"own_s", l.own},
                      {"own_error_s", l.own_error}});
@@ -143,6 +139,61 @@ nlohmann::json sampled_json(const drg::MergedTree& t) {
           {"functions", functions},
           {"lines", lines},
           {"regions", regions}};
+}
+
+bool has_samples(const drg::Experiment& e) {
+  return std::any_of(e.regions.begin(), e.regions.end(),
+                     [](const drg::Region& r) { return r.kind == drg::RegionKind::Sampled; });
+}
+
+std::string sampled_location(const drg::MergedTree& t, uint32_t region) {
+  if (region == format::kNoIndex) return "";
+  return t.experiment().regions[region].location();
+}
+
+namespace {
+// Lines of one function at one place (code inlined into several callers, columns of one line)
+// are one line: their own times and samples added up.
+void merge_lines(const drg::MergedTree& t, std::vector<drg::SampledLine>& lines) {
+  std::map<std::string, size_t> at;  // location -> index into kept
+  std::vector<drg::SampledLine> kept;
+  for (drg::SampledLine& l : lines) {
+    auto [it, added] = at.emplace(sampled_location(t, l.region), kept.size());
+    if (added) {
+      kept.push_back(std::move(l));
+      continue;
+    }
+    drg::SampledLine& k = kept[it->second];
+    k.own += l.own, k.samples += l.samples;
+    k.own_error = k.samples > 0 ? k.own / std::sqrt(k.samples) : 0;
+  }
+  std::stable_sort(
+      kept.begin(), kept.end(),
+      [](const drg::SampledLine& a, const drg::SampledLine& b) { return a.own > b.own; });
+  lines = std::move(kept);
+}
+}  // namespace
+
+SampledChildren sampled_children(const drg::MergedTree& t, const drg::SampleProfile& s,
+                                 const std::vector<uint32_t>& nodes) {
+  SampledChildren out;
+  for (uint32_t n : nodes) out.cpu += s.cpu(n), out.samples += s.samples(n);
+  if (out.samples <= 0) return out;
+  std::map<std::pair<std::string, std::string>, size_t> index;  // (name, module) -> function
+  for (drg::SampledFunction& f : s.functions_at(nodes)) {
+    if (f.own <= 0) break;  // by own time: the rest are the region's context (main, _start, ...)
+    index.emplace(std::make_pair(f.name, f.module), out.functions.size());
+    out.functions.push_back({std::move(f), {}});
+  }
+  for (drg::SampledLine& l : s.lines_at(nodes)) {
+    auto it = index.find({l.function, l.module});
+    if (it != index.end()) out.functions[it->second].lines.push_back(std::move(l));
+  }
+  for (SampledChild& c : out.functions) {
+    merge_lines(t, c.lines);
+    if (!c.lines.empty()) c.function.hot_region = c.lines.front().region;  // of the merged lines
+  }
+  return out;
 }
 
 }  // namespace scalea::cli

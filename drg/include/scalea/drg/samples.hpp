@@ -24,6 +24,7 @@ struct SampledFunction {
   std::string module;  // the object file, without directories
   double inclusive = 0, self = 0, own = 0;
   double own_error = 0;                    // one standard deviation of `own` (its sample count's)
+  double own_samples = 0;                  // the samples `own` comes from
   uint32_t hot_region = format::kNoIndex;  // its line with the most own time
   // On every sampled path below the node (the node's context: main, the outlined body, ...).
   bool on_every_path = false;
@@ -32,8 +33,9 @@ struct SampledFunction {
 // A source line (or a code address without line information) and its own time.
 struct SampledLine {
   uint32_t region = format::kNoIndex;
-  std::string function;
+  std::string function, module;  // the function it is charged to, as SampledFunction names it
   double own = 0, own_error = 0;
+  double samples = 0;  // the samples `own` comes from
 };
 
 // Each sample stands for a share of its thread's CPU time (the thread's CPU time while it was
@@ -56,10 +58,15 @@ class SampleProfile {
   // The functions sampled at the node (with `below`, also at its measured descendants), by own
   // time, then inclusive time, largest first.
   std::vector<SampledFunction> functions(uint32_t node, bool below = false) const;
+  // The functions sampled at any of `nodes` (each node alone, not below it), added up; ordered
+  // as functions().
+  std::vector<SampledFunction> functions_at(const std::vector<uint32_t>& nodes) const;
   // The whole run's flat profile (every node), by own time, largest first.
   std::vector<SampledFunction> flat() const;
   // Lines by own time (program code, or the innermost frame when a sample had none).
   std::vector<SampledLine> lines() const;
+  // The lines sampled at any of `nodes` (each node alone), added up; ordered as lines().
+  std::vector<SampledLine> lines_at(const std::vector<uint32_t>& nodes) const;
   // Whether a module is the program's own code: not a system library (/lib, /usr/lib), the
   // vDSO, the OpenMP or MPI runtime, or the tool.
   static bool program_module(const std::string& path);
@@ -86,6 +93,8 @@ class SampleProfile {
   // The function as the profile names it at a merged node: an outlined body by its origin.
   uint32_t named_in(uint32_t fn, uint32_t node);
   std::vector<SampledFunction> listed(const std::vector<const PerNode*>& nodes, double total) const;
+  std::vector<SampledLine> lines_of(const std::vector<const PerNode*>& nodes) const;
+  std::vector<const PerNode*> sampled_at(const std::vector<uint32_t>& nodes, double& total) const;
 
   const MergedTree& tree_;
   Amount total_;
