@@ -32,7 +32,7 @@ set -euo pipefail
 die() { echo "run_instr_bench.sh: $*" >&2; exit 2; }
 usage() { sed -n '2,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
 
-MICRO= NOOP= BENCHES="forkjoin barrier for lock" N=20000 THREADS=1
+MICRO='' NOOP='' BENCHES="forkjoin barrier for lock" N=20000 THREADS=1
 TOOLS=() ENVS=()
 while [[ $# -gt 0 ]]; do
   case $1 in
