@@ -259,6 +259,14 @@ struct ThreadState {
     const void* code = nullptr;
     Node* node = nullptr;
   } last_flush;
+  // The node of this thread's last lock site, by where (enclosing node, code address, mutex kind;
+  // collect/ompt, mutex_child): set only for a recorded node.
+  struct {
+    const Node* parent = nullptr;
+    const void* code = nullptr;
+    uint32_t kind = 0;
+    Node* node = nullptr;
+  } last_lock;
   uint32_t region_cache_used = 0;
   // The node of a construct by where it began (construct_child): direct-mapped.
   struct Site {

@@ -631,13 +631,25 @@ __attribute__((noinline)) Node* mutex_child_in_runtime(ThreadState& t, ompt_mute
   return parent && g_measure_on.load(std::memory_order_relaxed) ? child_of(t, parent, rid)
                                                                 : nullptr;
 }
+// The construct cache's answer, out of line; a cacheable answer becomes the thread's last lock
+// site, which a lock taken again and again at one place finds without the cache's hash.
+__attribute__((noinline)) Node* mutex_child_slow(ThreadState& t, ompt_mutex_t kind,
+                                                 const void* codeptr) {
+  if (in_runtime(codeptr)) return mutex_child_in_runtime(t, kind, codeptr);
+  Node* n = construct_child(t, frame_key(FrameTag::Mutex, uint64_t(kind)), codeptr,
+                            [](ThreadState& t, uint64_t key, const void* code) {
+                              auto kind = mutex_kind(ompt_mutex_t(frame_id(key)));
+                              return Recorder::get().region(t, kind, 0, code);
+                            });
+  if (n) t.last_lock = {current_node(t), codeptr, uint32_t(kind), n};
+  return n;
+}
 inline Node* mutex_child(ThreadState& t, ompt_mutex_t kind, const void* codeptr) {
-  if (__builtin_expect(in_runtime(codeptr), 0)) return mutex_child_in_runtime(t, kind, codeptr);
-  return construct_child(t, frame_key(FrameTag::Mutex, uint64_t(kind)), codeptr,
-                         [](ThreadState& t, uint64_t key, const void* code) {
-                           auto kind = mutex_kind(ompt_mutex_t(frame_id(key)));
-                           return Recorder::get().region(t, kind, 0, code);
-                         });
+  const auto& last = t.last_lock;
+  if (last.code == codeptr && last.kind == uint32_t(kind) && last.parent == current_node(t) &&
+      g_measure_on.load(std::memory_order_relaxed))
+    return last.node;
+  return mutex_child_slow(t, kind, codeptr);
 }
 
 // A test-lock's acquire and acquired, out of line: the plain lock's path keeps fewer registers.
