@@ -17,6 +17,8 @@ namespace scalea::collect {
 // Frame keys of the adapters' Region frames: a tag above bit 40 and the adapter's own id below
 // (a sync-region or work type, a region id), so that an end event closes a frame of its adapter.
 // Team: the runtime's own team inside each team of a league (collect/ompt), recorded as nothing.
+// Mutex and Parallel key only the construct cache (construct_child): a mutex frame's key is its
+// wait id, a parallel region's its record.
 enum class FrameTag : uint64_t {
   Sync = 1,
   Work = 2,
@@ -25,7 +27,9 @@ enum class FrameTag : uint64_t {
   Function = 5,
   Mpi = 6,
   Team = 7,
-  Io = 8
+  Io = 8,
+  Mutex = 9,
+  Parallel = 10
 };
 inline constexpr uint64_t frame_key(FrameTag tag, uint64_t id = 0) {
   return uint64_t(tag) << 40 | id;
@@ -151,27 +155,37 @@ inline void wait_end(ThreadState& t, Frame& f, Ticks when) {
   f.wait_begin = 0;
 }
 
-// Records the visit of a frame that closes at `when` (its wait already ended): the node's
-// statistics, the counter deltas, and for a task its exclusive time in the thread's total, so that
-// waits enclosing it can discount it (nested tasks were already counted when they ended).
-inline void close_visit(ThreadState& t, const Frame& f, Ticks when) {
-  if (f.type == FrameType::Throttled) return;  // a throttled visit: nothing to record
-  if (f.ctr) counters::on_leave(t, f);
+// The counter deltas of a frame that closes (collect/papi), out of line: the callbacks that close
+// frames keep a small stack frame and few registers when no counters are read.
+__attribute__((noinline)) void close_counters(ThreadState& t, const Frame& f);
+
+// Records the visit of a frame of type `type` (f.type) that closes at `when` (its wait already
+// ended): the node's statistics, the counter deltas, and for a task its exclusive time in the
+// thread's total, so that waits enclosing it can discount it (nested tasks were already counted
+// when they ended). Inline with the type as a constant where the caller knows it (leave()): the
+// tests the type answers then cost nothing.
+__attribute__((always_inline)) inline void close_visit(ThreadState& t, const Frame& f, Ticks when,
+                                                       FrameType type) {
+  if (type == FrameType::Throttled) return;  // a throttled visit: nothing to record
+  if (f.ctr) close_counters(t, f);
   Ticks d = when > f.enter ? when - f.enter : 0;
   Ticks tasks = t.task_exec_total - f.task_snap;
   if (f.node) record_visit(f.node, d, tasks);
-  if (f.type == FrameType::ExplicitTask) t.task_exec_total += d > tasks ? d - tasks : 0;
+  if (type == FrameType::ExplicitTask) t.task_exec_total += d > tasks ? d - tasks : 0;
 }
 
-// Closes the top frame. A wait still open when its frame closes (a worker's join barrier at the
-// end of the run, a frame closed by unwinding) ends with it.
-__attribute__((always_inline)) inline void leave_top(ThreadState& t, Ticks when) {
+// Closes the top frame, of type `type`. A wait still open when its frame closes (a worker's join
+// barrier at the end of the run, a frame closed by unwinding) ends with it.
+__attribute__((always_inline)) inline void leave_top(ThreadState& t, Ticks when, FrameType type) {
   Frame& f = t.stack.back();
   if (f.wait_begin) wait_end(t, f, when);
-  close_visit(t, f, when);
-  bool team = is_team_frame(f.type);
+  close_visit(t, f, when, type);
   t.stack.pop_back();
-  if (team) team_frame_changed(t);
+  if (is_team_frame(type)) team_frame_changed(t);
+}
+// Closes the top frame, whatever its type.
+__attribute__((always_inline)) inline void leave_top(ThreadState& t, Ticks when) {
+  leave_top(t, when, t.stack.back().type);
 }
 
 // Closes the frame at stack position i (normally the top; locks may be released out of order).
@@ -220,7 +234,7 @@ void leave_below_top(ThreadState& t, FrameType type, Ticks when, uint64_t key);
 __attribute__((always_inline)) inline void leave(ThreadState& t, FrameType type, Ticks when,
                                                  uint64_t key) {
   if (!t.stack.empty() && t.stack.back().type == type && t.stack.back().key == key)
-    leave_top(t, when);
+    leave_top(t, when, type);
   else leave_below_top(t, type, when, key);
 }
 
@@ -232,8 +246,13 @@ inline void point_event(ThreadState& t, uint32_t region) {
 }
 
 // This thread's node on the same call path as `foreign` (a node of any thread, at any depth).
-// Foreign nodes never change parent or region once created: the answer is cached per node.
-Node* mirror_of(ThreadState& t, Node* foreign);
+// Foreign nodes never change parent or region once created: the answer is cached per node, and
+// the last answer in front of that cache (a worker forked again and again for the same region).
+Node* mirror_of_slow(ThreadState& t, Node* foreign);
+inline Node* mirror_of(ThreadState& t, Node* foreign) {
+  if (foreign && foreign == t.last_mirror.foreign) return t.last_mirror.local;
+  return mirror_of_slow(t, foreign);
+}
 
 ParallelRecord* alloc_parallel(ThreadState& t);
 void release_parallel(ThreadState& t, ParallelRecord* r);

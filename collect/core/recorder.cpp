@@ -154,12 +154,14 @@ Node* child_of_slow(ThreadState& t, Node* parent, uint32_t region) {
   return c;
 }
 
+void close_counters(ThreadState& t, const Frame& f) { counters::on_leave(t, f); }
+
 void leave_at(ThreadState& t, size_t i, Ticks when) {
   if (i + 1 == t.stack.size()) return leave_top(t, when);
   if (t.stack[i].wait_begin) wait_end(t, t.stack[i], when);
   Frame f = t.stack[i];
   t.stack.erase(t.stack.begin() + long(i));
-  close_visit(t, f, when);
+  close_visit(t, f, when, f.type);
   if (is_team_frame(f.type)) team_frame_changed(t);
 }
 
@@ -207,13 +209,9 @@ void unwind_to(ThreadState& t, size_t i, Ticks when) {
   leave_at(t, i, when);
 }
 
-Node* mirror_of(ThreadState& t, Node* foreign) {
-  if (!foreign) return nullptr;
-  // The local map first: `foreign` is usually the master's node of the region being forked, a
-  // cache line the master has just written; reading its owner on every fork would pull that
-  // line across the cores each time.
-  if (void* hit = t.mirror.find(reinterpret_cast<uintptr_t>(foreign)))
-    return static_cast<Node*>(hit);
+namespace {
+// mirror_of() of a node met for the first time.
+Node* rebuild_mirror(ThreadState& t, Node* foreign) {
   if (foreign->owner == t.index) return foreign;
   // Rebuild the path from the root. Foreign nodes never change parent or region once created,
   // and were published to this thread through the runtime's own synchronization.
@@ -223,6 +221,19 @@ Node* mirror_of(ThreadState& t, Node* foreign) {
   Node* local = t.root;
   for (size_t depth = path.size(); depth > 0; --depth) local = child_of(t, local, path[depth - 1]);
   t.mirror.insert(reinterpret_cast<uintptr_t>(foreign), local);
+  return local;
+}
+}  // namespace
+
+Node* mirror_of_slow(ThreadState& t, Node* foreign) {
+  if (!foreign) return nullptr;
+  // The local map first: `foreign` is usually the master's node of the region being forked, a
+  // cache line the master has just written; reading its owner on every fork would pull that
+  // line across the cores each time.
+  Node* local = static_cast<Node*>(t.mirror.find(reinterpret_cast<uintptr_t>(foreign)));
+  if (!local) local = rebuild_mirror(t, foreign);
+  t.last_mirror.foreign = foreign;
+  t.last_mirror.local = local;
   return local;
 }
 

@@ -136,7 +136,6 @@ struct ParallelRecord {
   std::atomic<int> refs;       // one per thread of the requested team, dropped as each ends
   unsigned requested;          // team size asked for at parallel_begin
   bool league;                 // a league of teams (its threads: the teams' initial threads)
-  uint32_t region;
   const void* codeptr;
 };
 
@@ -247,6 +246,10 @@ struct ThreadState {
   uint32_t node_count = 0;
   PtrMap children;  // (parent index, region) -> Node*
   PtrMap mirror;    // another thread's Node* -> this thread's node on the same call path
+  struct {
+    const Node* foreign = nullptr;
+    Node* local = nullptr;
+  } last_mirror;                      // the last answer of mirror_of
   std::vector<uint32_t> mirror_path;  // mirror_of's scratch: a call path's regions, leaf first
   std::vector<RegionCacheEntry> region_cache;  // open addressing, power-of-two size
   // The node of this thread's last flush, by where it was (enclosing node, code address): the
@@ -256,6 +259,14 @@ struct ThreadState {
     const void* code = nullptr;
     Node* node = nullptr;
   } last_flush;
+  // The node of this thread's last lock site, by where (enclosing node, code address, mutex kind;
+  // collect/ompt, mutex_child): set only for a recorded node.
+  struct {
+    const Node* parent = nullptr;
+    const void* code = nullptr;
+    uint32_t kind = 0;
+    Node* node = nullptr;
+  } last_lock;
   uint32_t region_cache_used = 0;
   // The node of a construct by where it began (construct_child): direct-mapped.
   struct Site {

@@ -163,12 +163,13 @@ ParallelRecord* enclosing_parallel(const ThreadState& t) {
   return nullptr;
 }
 
-// A worker's late-reported ends are clipped to the master's release of the region.
-Ticks clip_to_release(const ThreadState& t, Ticks when) {
-  const ParallelRecord* p = t.worker_team;
-  if (!p) return when;
-  Ticks rel = p->release.load(std::memory_order_acquire);
-  return rel && rel < when ? rel : when;
+// The end of an event a worker may report late (its implicit task, an implicit barrier and its
+// wait; `p` its team): clipped to the team's release. Once the master has let the team go
+// (release set) the end is the release, which lies before now: no clock is read then.
+Ticks late_end(const ParallelRecord* p) {
+  if (p)
+    if (Ticks rel = p->release.load(std::memory_order_acquire)) return rel;
+  return now();
 }
 
 // Inside each team of a league libomp forks a team of its own (the thread limit's hot team, to
@@ -235,7 +236,6 @@ void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  Recorder& rec = Recorder::get();
   Ticks when = now();
   if (is_runtime_team(*t, flags, codeptr)) {
     Node* team = current_node(*t);
@@ -250,19 +250,24 @@ void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_
     parallel_data->ptr = kRuntimeTeam;
     return;
   }
+  // The region follows from its kind (league or not), its address and the current node: the
+  // construct cache answers a region forked again from the same place (construct_child).
   bool league = flags & ompt_parallel_league;
-  uint32_t rid = rec.region(*t, league ? RegionKind::Teams : RegionKind::Parallel, 0, codeptr);
+  Node* n = construct_child(*t, frame_key(FrameTag::Parallel, league), codeptr,
+                            [](ThreadState& t, uint64_t key, const void* code) {
+                              RegionKind kind =
+                                  frame_id(key) ? RegionKind::Teams : RegionKind::Parallel;
+                              return Recorder::get().region(t, kind, 0, code);
+                            });
   ParallelRecord* p = alloc_parallel(*t);
-  Frame& f = enter(*t, rid, FrameType::Parallel, when, reinterpret_cast<uintptr_t>(p));
-  f.rec = p;
-  p->master_node = f.node;
+  push_frame(*t, n, FrameType::Parallel, when, reinterpret_cast<uintptr_t>(p), p);
+  p->master_node = n;
   p->begin = when;
   p->release.store(0, std::memory_order_relaxed);
   // One reference per thread of the requested team; the master returns the ones the runtime did
   // not start when it learns the actual size. Workers only ever drop theirs (no shared increment).
   p->requested = requested ? requested : 1;
   p->refs.store(int(p->requested), std::memory_order_relaxed);
-  p->region = rid;
   p->league = league;
   p->codeptr = codeptr;
   parallel_data->ptr = p;
@@ -293,7 +298,8 @@ void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void*) {
   // The master's implicit task ended (release set, by this thread) when the join began.
   Ticks join_begin = p->release.load(std::memory_order_relaxed);
   if (f.node && join_begin) f.node->s.join += when > join_begin ? when - join_begin : 0;
-  unwind_to(*t, size_t(i), when);
+  if (size_t(i) + 1 == t->stack.size()) leave_top(*t, when, FrameType::Parallel);
+  else unwind_to(*t, size_t(i), when);
   release_parallel(*t, p);
 }
 
@@ -313,6 +319,59 @@ bool is_league_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data,
   task_data->ptr = nullptr;
   return league;
 }
+
+// An implicit task's begin and end, each in its own function (as sync_region_begin/end).
+__attribute__((noinline)) void implicit_task_begin(ParallelRecord* p, unsigned actual_parallelism,
+                                                   unsigned index) {
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t || !p || p == kRuntimeTeam) return;
+  Ticks when = now();
+  long master =
+      index == 0 ? find_frame(*t, FrameType::Parallel, reinterpret_cast<uintptr_t>(p)) : -1;
+  if (master >= 0) {
+    Frame& f = t->stack[size_t(master)];
+    if (f.node) {
+      f.node->s.fork += when > p->begin ? when - p->begin : 0;
+      f.node->s.team_size += actual_parallelism;
+    }
+    Recorder::get().note_team_size(actual_parallelism);
+    if (actual_parallelism < p->requested) {
+      for (unsigned k = actual_parallelism; k < p->requested; ++k) release_parallel(*t, p);
+    }
+    return;
+  }
+  close_released_teams(*t, when);
+  if (__builtin_expect(t->created == 0, 0)) t->created = p->begin;
+  Node* n = g_measure_on.load(std::memory_order_relaxed) ? mirror_of(*t, p->master_node) : nullptr;
+  push_frame(*t, n, FrameType::ImplicitTask, when, reinterpret_cast<uintptr_t>(p), p);
+  if (n) n->s.fork += when > p->begin ? when - p->begin : 0;
+}
+
+// libomp passes no parallel data at the end; the innermost task context tells which one.
+__attribute__((noinline)) void implicit_task_end() {
+  CallbackScope scope;
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  for (long i = long(t->stack.size()) - 1; i >= 0; --i) {
+    Frame& f = t->stack[size_t(i)];
+    // A league team's own team ends (its parallel_end closes its frame).
+    if (is_runtime_team_frame(f)) return;
+    if (f.type == FrameType::Parallel) {  // master: the join starts now
+      static_cast<ParallelRecord*>(f.rec)->release.store(now(), std::memory_order_release);
+      return;
+    }
+    if (f.type == FrameType::ImplicitTask) {
+      auto* p = static_cast<ParallelRecord*>(f.rec);  // a worker
+      Ticks when = late_end(p);
+      if (size_t(i) + 1 == t->stack.size()) leave_top(*t, when, FrameType::ImplicitTask);
+      else unwind_to(*t, size_t(i), when);
+      release_parallel(*t, p);
+      return;
+    }
+  }
+  ++t->anomalies.unmatched_end;
+}
 }  // namespace
 
 // A league's teams begin with initial tasks (`index`: the team), a parallel region's threads with
@@ -322,54 +381,9 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
                       ompt_data_t* task_data, unsigned actual_parallelism, unsigned index,
                       int flags) {
   if ((flags & ompt_task_initial) && !is_league_task(endpoint, parallel_data, task_data)) return;
-  CallbackScope scope;
-  ThreadState* t = scope.thread();
-  if (!t) return;
-  Recorder& rec = Recorder::get();
-  Ticks when = now();
-  if (endpoint == ompt_scope_begin) {
-    ParallelRecord* p = parallel_of(parallel_data);
-    if (!p || p == kRuntimeTeam) return;
-    long master =
-        index == 0 ? find_frame(*t, FrameType::Parallel, reinterpret_cast<uintptr_t>(p)) : -1;
-    if (master >= 0) {
-      Frame& f = t->stack[size_t(master)];
-      if (f.node) {
-        f.node->s.fork += when > p->begin ? when - p->begin : 0;
-        f.node->s.team_size += actual_parallelism;
-      }
-      rec.note_team_size(actual_parallelism);
-      if (actual_parallelism < p->requested) {
-        for (unsigned k = actual_parallelism; k < p->requested; ++k) release_parallel(*t, p);
-      }
-      return;
-    }
-    close_released_teams(*t, when);
-    if (__builtin_expect(t->created == 0, 0)) t->created = p->begin;
-    Node* n =
-        g_measure_on.load(std::memory_order_relaxed) ? mirror_of(*t, p->master_node) : nullptr;
-    push_frame(*t, n, FrameType::ImplicitTask, when, reinterpret_cast<uintptr_t>(p), p);
-    if (n) n->s.fork += when > p->begin ? when - p->begin : 0;
-    return;
-  }
-  // End: libomp passes no parallel data here; the innermost task context tells which one.
-  for (long i = long(t->stack.size()) - 1; i >= 0; --i) {
-    Frame& f = t->stack[size_t(i)];
-    // A league team's own team ends (its parallel_end closes its frame).
-    if (is_runtime_team_frame(f)) return;
-    if (f.type == FrameType::Parallel) {  // master: the join starts now
-      static_cast<ParallelRecord*>(f.rec)->release.store(when, std::memory_order_release);
-      return;
-    }
-    if (f.type == FrameType::ImplicitTask) {
-      auto* p = static_cast<ParallelRecord*>(f.rec);
-      Ticks rel = p->release.load(std::memory_order_acquire);
-      unwind_to(*t, size_t(i), rel && rel < when ? rel : when);
-      release_parallel(*t, p);
-      return;
-    }
-  }
-  ++t->anomalies.unmatched_end;
+  if (endpoint == ompt_scope_begin)
+    implicit_task_begin(parallel_of(parallel_data), actual_parallelism, index);
+  else implicit_task_end();
 }
 
 // ---- synchronization ----------------------------------------------------------------------------
@@ -397,8 +411,8 @@ bool is_implicit_barrier(ompt_sync_region_t kind) {
 // The end of a sync region or its wait, clipped as a late end when it is an implicit barrier's.
 // Only a worker has a team to clip to: the team is tested first, which spares a master (and a
 // thread at one thread) the test of the kind.
-Ticks sync_end_time(const ThreadState& t, ompt_sync_region_t kind, Ticks when) {
-  return t.worker_team && is_implicit_barrier(kind) ? clip_to_release(t, when) : when;
+Ticks sync_end_time(const ThreadState& t, ompt_sync_region_t kind) {
+  return t.worker_team && is_implicit_barrier(kind) ? late_end(t.worker_team) : now();
 }
 
 CodeRegion classify_sync(const ThreadState& t, ompt_sync_region_t kind, const void* codeptr) {
@@ -457,8 +471,7 @@ __attribute__((noinline)) void sync_region_end(ompt_sync_region_t kind) {
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  leave(*t, FrameType::Region, sync_end_time(*t, kind, now()),
-        frame_key(FrameTag::Sync, uint64_t(kind)));
+  leave(*t, FrameType::Region, sync_end_time(*t, kind), frame_key(FrameTag::Sync, uint64_t(kind)));
 }
 }  // namespace
 
@@ -473,14 +486,10 @@ void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint
   CallbackScope scope(FailedTest::Keep);
   ThreadState* t = scope.thread();
   if (!t) return;
-  Ticks when = now();
   Frame* f = innermost_frame(*t, FrameType::Region, frame_key(FrameTag::Sync, uint64_t(kind)));
   if (!f) return;
-  if (endpoint == ompt_scope_begin) {
-    wait_begin(*t, *f, when);
-  } else {
-    wait_end(*t, *f, sync_end_time(*t, kind, when));
-  }
+  if (endpoint == ompt_scope_begin) wait_begin(*t, *f, now());
+  else wait_end(*t, *f, sync_end_time(*t, kind));
 }
 
 void on_reduction(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t* parallel,
@@ -610,37 +619,75 @@ RegionKind mutex_kind(ompt_mutex_t kind) {
 bool is_test(ompt_mutex_t kind) {
   return kind == ompt_mutex_test_lock || kind == ompt_mutex_test_nest_lock;
 }
+
+// The node of a mutex construct below the current node. An address in the program is the
+// construct cache's key (construct_child): a lock taken again at the same place costs no region
+// lookup and no child lookup. An address inside the runtime (a lock's first, initializing use)
+// stands for whichever caller a backtrace finds, so it is not a key: looked up each time.
+__attribute__((noinline)) Node* mutex_child_in_runtime(ThreadState& t, ompt_mutex_t kind,
+                                                       const void* codeptr) {
+  uint32_t rid = Recorder::get().region(t, mutex_kind(kind), 0, user_code(codeptr));
+  Node* parent = current_node(t);
+  return parent && g_measure_on.load(std::memory_order_relaxed) ? child_of(t, parent, rid)
+                                                                : nullptr;
+}
+// The construct cache's answer, out of line; a cacheable answer becomes the thread's last lock
+// site, which a lock taken again and again at one place finds without the cache's hash.
+__attribute__((noinline)) Node* mutex_child_slow(ThreadState& t, ompt_mutex_t kind,
+                                                 const void* codeptr) {
+  if (in_runtime(codeptr)) return mutex_child_in_runtime(t, kind, codeptr);
+  Node* n = construct_child(t, frame_key(FrameTag::Mutex, uint64_t(kind)), codeptr,
+                            [](ThreadState& t, uint64_t key, const void* code) {
+                              auto kind = mutex_kind(ompt_mutex_t(frame_id(key)));
+                              return Recorder::get().region(t, kind, 0, code);
+                            });
+  if (n) t.last_lock = {current_node(t), codeptr, uint32_t(kind), n};
+  return n;
+}
+inline Node* mutex_child(ThreadState& t, ompt_mutex_t kind, const void* codeptr) {
+  const auto& last = t.last_lock;
+  if (last.code == codeptr && last.kind == uint32_t(kind) && last.parent == current_node(t) &&
+      g_measure_on.load(std::memory_order_relaxed))
+    return last.node;
+  return mutex_child_slow(t, kind, codeptr);
+}
+
+// A test-lock's acquire and acquired, out of line: the plain lock's path keeps fewer registers.
+// A test that fails reports no further event, so a test opens no frame until it succeeds.
+__attribute__((noinline)) void test_acquire(const void* codeptr) {
+  CallbackScope scope;
+  if (scope.thread()) t_test_code = codeptr;
+}
+__attribute__((noinline)) void test_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id,
+                                             const void* codeptr) {
+  CallbackScope scope(FailedTest::Keep);
+  ThreadState* t = scope.thread();
+  if (!t) return;
+  Ticks when = now();
+  const void* code = in_runtime(codeptr) ? t_test_code : codeptr;
+  push_frame(*t, mutex_child(*t, kind, code), FrameType::Mutex, when, wait_id);
+}
 }  // namespace
 
 void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t wait_id,
                       const void* codeptr) {
+  if (is_test(kind)) return test_acquire(codeptr);
   CallbackScope scope;
   ThreadState* t = scope.thread();
   if (!t) return;
-  Recorder& rec = Recorder::get();
   Ticks when = now();
-  // A test that fails reports no further event, so a test opens no frame until it succeeds.
-  if (is_test(kind)) {
-    t_test_code = codeptr;
-    return;
-  }
-  Frame& f = enter(*t, rec.region(*t, mutex_kind(kind), 0, user_code(codeptr)), FrameType::Mutex,
-                   when, wait_id);
-  wait_begin(*t, f, when);
+  Frame& f = push_frame(*t, mutex_child(*t, kind, codeptr), FrameType::Mutex, when, wait_id);
+  f.wait_begin = when;  // wait_begin(): the wait begins as the frame opens
+  f.wait_task_snap = f.task_snap;
   t->waited_for_lock = true;
 }
 
 void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void* codeptr) {
+  if (is_test(kind)) return test_acquired(kind, wait_id, codeptr);
   CallbackScope scope(FailedTest::Keep);
   ThreadState* t = scope.thread();
   if (!t) return;
-  Recorder& rec = Recorder::get();
   Ticks when = now();
-  if (is_test(kind)) {
-    const void* code = in_runtime(codeptr) ? user_code(t_test_code) : codeptr;
-    enter(*t, rec.region(*t, mutex_kind(kind), 0, code), FrameType::Mutex, when, wait_id);
-    return;
-  }
   if (Frame* f = innermost_frame(*t, FrameType::Mutex, wait_id)) wait_end(*t, *f, when);
 }
 
