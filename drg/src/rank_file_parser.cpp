@@ -421,7 +421,9 @@ class RankFileParser {
   }
 
   // A u64 as a double; the signed conversion (one instruction) below 2^63.
-  static double to_double(uint64_t v) { return int64_t(v) >= 0 ? double(int64_t(v)) : double(v); }
+  static double to_double(uint64_t v) {
+    return __builtin_expect(int64_t(v) >= 0, 1) ? double(int64_t(v)) : double(v);
+  }
 
   void read_compact_values(Reader& body, const fmt::ValueCoding& coding, ThreadTree& t,
                            const std::string& what) {
@@ -433,8 +435,7 @@ class RankFileParser {
     for (size_t m = 0; m < nm; ++m)
       if (coding.f64[m]) f64_words_[m / 64] |= uint64_t(1) << (m % 64);
     last_mask_.assign(words, 0);
-    const uint8_t* p = body.at();
-    const uint8_t* end = body.end();
+    fmt::VarintCursor in(body.at(), body.end());
     auto bad = [&](size_t n, const char* problem) {
       body.fail(what + " node " + std::to_string(n) + ": " + problem);
     };
@@ -443,7 +444,7 @@ class RankFileParser {
       uint64_t head[4] = {};  // columns 0-3 as integers: the visit times need them
       for (size_t w = 0; w < words; ++w) {
         uint64_t mask;
-        if (!fmt::get_varint(p, end, mask)) bad(n, "truncated or bad values");
+        if (!in.next(mask)) bad(n, "truncated or bad values");
         mask ^= last_mask_[w];
         last_mask_[w] = mask;
         size_t here = std::min<size_t>(64, nm - w * 64);
@@ -452,13 +453,11 @@ class RankFileParser {
           unsigned i = unsigned(__builtin_ctzll(mask));
           size_t m = w * 64 + i;
           if (f64_words_[w] >> i & 1) {
-            if (end - p < 8) bad(n, "truncated value");
-            std::memcpy(&out[m], p, 8);
-            p += 8;
+            if (!in.raw8(&out[m])) bad(n, "truncated value");
             continue;
           }
           uint64_t v;
-          if (!fmt::get_varint(p, end, v)) bad(n, "truncated or bad value");
+          if (!in.next(v)) bad(n, "truncated or bad value");
           if (m < 4) head[m] = v;
           else out[m] = to_double(v);
         }
@@ -471,7 +470,7 @@ class RankFileParser {
       for (size_t m = 0; m < 4 && m < nm; ++m)
         if (!(f64_words_[0] >> m & 1)) out[m] = to_double(head[m]);
     }
-    body.seek(p);
+    body.seek(in.position());
   }
 
   Reader file_;

@@ -28,6 +28,14 @@ inline void put_varint(std::vector<char>& out, uint64_t v) {
   out.insert(out.end(), buf, buf + n);
 }
 
+// The seven-bit groups of a little-endian varint of at most 8 bytes (its stop bit cleared or not).
+inline uint64_t varint_bits(uint64_t x) {
+  x &= 0x7f7f7f7f7f7f7f7full;
+  x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+  x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+  return ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+}
+
 // Reads the varint at p and moves p past it; false when it runs past `end`, is longer than
 // 10 bytes or does not fit 64 bits (a damaged file: the caller names it). Where 8 bytes can be
 // read, a varint of up to 8 bytes is decoded without a branch on its length.
@@ -40,11 +48,7 @@ __attribute__((always_inline)) inline bool get_varint(const uint8_t*& p, const u
     if (stops) {
       unsigned bytes = unsigned(__builtin_ctzll(stops)) / 8 + 1;
       if (bytes < 8) x &= (uint64_t(1) << (8 * bytes)) - 1;
-      x &= 0x7f7f7f7f7f7f7f7full;  // the seven bits of each byte, gathered in three steps
-      x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
-      x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
-      x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
-      v = x;
+      v = varint_bits(x);
       p += bytes;
       return true;
     }
@@ -62,6 +66,54 @@ __attribute__((always_inline)) inline bool get_varint(const uint8_t*& p, const u
   }
   return false;
 }
+
+// Reads a run of varints (and 8-byte fields between them) from 8-byte windows: where a varint
+// ends follows from the window's stop bits, not from the varint before it, so consecutive short
+// varints decode without waiting for each other's lengths.
+class VarintCursor {
+ public:
+  VarintCursor(const uint8_t* p, const uint8_t* end) : p_(p), end_(end) {}
+  // False on a varint that runs past the end, is too long or does not fit 64 bits.
+  __attribute__((always_inline)) bool next(uint64_t& v) {
+    if (!stops_) {
+      p_ += at_;
+      at_ = 0;
+      if (end_ - p_ < 8) return slow(v);
+      std::memcpy(&window_, p_, 8);
+      stops_ = ~window_ & 0x8080808080808080ull;
+      if (!stops_) return slow(v);  // longer than 8 bytes
+    }
+    unsigned last = unsigned(__builtin_ctzll(stops_)) / 8;
+    stops_ &= stops_ - 1;
+    uint64_t x = window_ >> (8 * at_);
+    unsigned bytes = last + 1 - at_;
+    if (bytes < 8) x &= (uint64_t(1) << (8 * bytes)) - 1;
+    v = varint_bits(x);
+    at_ = last + 1;
+    return true;
+  }
+  // The next 8 bytes as they are (an f64 column); false past the end.
+  __attribute__((always_inline)) bool raw8(void* out) {
+    p_ += at_;
+    at_ = 0;
+    stops_ = 0;
+    if (end_ - p_ < 8) return false;
+    std::memcpy(out, p_, 8);
+    p_ += 8;
+    return true;
+  }
+  const uint8_t* position() const { return p_ + at_; }
+
+ private:
+  __attribute__((noinline)) bool slow(uint64_t& v) {
+    stops_ = 0;
+    return get_varint(p_, end_, v);
+  }
+  const uint8_t* p_;
+  const uint8_t* end_;
+  uint64_t window_ = 0, stops_ = 0;  // the 8 bytes at p_, and the stop bits not yet read
+  unsigned at_ = 0;                  // where the next varint starts in the window
+};
 
 // How one file's columns are coded (the same for its writer and its readers).
 struct ValueCoding {
