@@ -431,9 +431,6 @@ class RankFileParser {
     // Each node's mask takes a byte at least per 64 columns: a larger count is a lie.
     if (uint64_t(nodes) * words > body.left()) body.fail(what + ": truncated values");
     t.values.assign(nodes * nm, 0.0);
-    f64_words_.assign(words, 0);
-    for (size_t m = 0; m < nm; ++m)
-      if (coding.f64[m]) f64_words_[m / 64] |= uint64_t(1) << (m % 64);
     last_mask_.assign(words, 0);
     fmt::VarintCursor in(body.at(), body.end());
     auto bad = [&](size_t n, const char* problem) {
@@ -452,7 +449,7 @@ class RankFileParser {
         for (; mask; mask &= mask - 1) {
           unsigned i = unsigned(__builtin_ctzll(mask));
           size_t m = w * 64 + i;
-          if (f64_words_[w] >> i & 1) {
+          if (coding.f64_words[w] >> i & 1) {
             if (!in.raw8(&out[m])) bad(n, "truncated value");
             continue;
           }
@@ -468,7 +465,7 @@ class RankFileParser {
         head[3] = mean + fmt::unzigzag(head[3]);
       }
       for (size_t m = 0; m < 4 && m < nm; ++m)
-        if (!(f64_words_[0] >> m & 1)) out[m] = to_double(head[m]);
+        if (!(coding.f64_words[0] >> m & 1)) out[m] = to_double(head[m]);
     }
     body.seek(in.position());
   }
@@ -486,7 +483,7 @@ class RankFileParser {
   bool have_[5] = {};
   std::vector<uint32_t> seen_threads_;  // thread indices of this file, to reject duplicates
   std::vector<std::shared_ptr<const Shape>> shapes_;  // by position in the thread section
-  std::vector<uint64_t> f64_words_, last_mask_;       // scratch of read_compact_values
+  std::vector<uint64_t> last_mask_;                   // scratch of read_compact_values
   FlatMap64 paths_seen_;                              // scratch of fold_duplicate_paths
 };
 

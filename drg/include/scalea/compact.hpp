@@ -117,7 +117,8 @@ class VarintCursor {
 
 // How one file's columns are coded (the same for its writer and its readers).
 struct ValueCoding {
-  std::vector<uint8_t> f64;  // per column: an f64, written as its 8 bytes
+  std::vector<uint8_t> f64;         // per column: an f64, written as its 8 bytes
+  std::vector<uint64_t> f64_words;  // the same as bits, 64 columns a word (for readers)
   // Columns 0-3 are visits, time, time_min and time_max (the core columns' order): the shortest
   // and the longest visit are written as their distance from the mean visit, time / visits
   // (zigzag: small either way), which is 0 or small where visits take about the same time.
@@ -130,7 +131,11 @@ struct ValueCoding {
 template <class Names, class IsF64>
 ValueCoding value_coding(const Names& names, IsF64 is_f64) {
   ValueCoding c;
-  for (size_t m = 0; m < names.size(); ++m) c.f64.push_back(is_f64(m) ? 1 : 0);
+  c.f64_words.assign((names.size() + 63) / 64, 0);
+  for (size_t m = 0; m < names.size(); ++m) {
+    c.f64.push_back(is_f64(m) ? 1 : 0);
+    if (c.f64[m]) c.f64_words[m / 64] |= uint64_t(1) << (m % 64);
+  }
   const char* visit[] = {"visits", "time", "time_min", "time_max"};
   c.visit_times = names.size() >= 4;
   for (size_t m = 0; m < 4 && c.visit_times; ++m) c.visit_times = names[m] == visit[m] && !c.f64[m];
