@@ -23,17 +23,20 @@ cd "$tmp"  # anything written by mistake (a default experiment name) lands here
 fails=0; cases=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
+# Where expect_bad and expect_sane keep a command's output (a shard of the corpus has its own).
+io=$tmp
+
 # expect_bad ARGS...: exit status 2, one line on stderr that names scalea.
 expect_bad() {
   cases=$((cases + 1))
-  timeout -s KILL "$T" "$scalea" "$@" > "$tmp/out" 2> "$tmp/err" < /dev/null
+  timeout -s KILL "$T" "$scalea" "$@" > "$io/out" 2> "$io/err" < /dev/null
   local rc=$? lines
-  lines=$(wc -l < "$tmp/err")
+  lines=$(wc -l < "$io/err")
   if [ $rc = 137 ]; then fail "scalea $*: killed after ${T}s (hang?)"; return; fi
-  if [ $rc -gt 128 ]; then fail "scalea $*: signal $((rc - 128)): $(head -c 300 "$tmp/err")"; return; fi
-  if [ $rc != 2 ]; then fail "scalea $*: exit status $rc, expected 2: $(head -c 300 "$tmp/err")"; return; fi
-  if [ "$lines" != 1 ]; then fail "scalea $*: $lines lines on stderr: $(head -c 600 "$tmp/err")"; return; fi
-  grep -q "^scalea" "$tmp/err" || fail "scalea $*: the error does not start with scalea: $(cat "$tmp/err")"
+  if [ $rc -gt 128 ]; then fail "scalea $*: signal $((rc - 128)): $(head -c 300 "$io/err")"; return; fi
+  if [ $rc != 2 ]; then fail "scalea $*: exit status $rc, expected 2: $(head -c 300 "$io/err")"; return; fi
+  if [ "$lines" != 1 ]; then fail "scalea $*: $lines lines on stderr: $(head -c 600 "$io/err")"; return; fi
+  grep -q "^scalea" "$io/err" || fail "scalea $*: the error does not start with scalea: $(cat "$io/err")"
 }
 
 # A small real experiment (two threads, one user region), the base for the damaged copies.
@@ -47,12 +50,12 @@ make_good() {
 # expect_sane ARGS...: input that is odd but may be readable: exit 0, or 2 with one line.
 expect_sane() {
   cases=$((cases + 1))
-  timeout -s KILL "$T" "$scalea" "$@" > "$tmp/out" 2> "$tmp/err" < /dev/null
+  timeout -s KILL "$T" "$scalea" "$@" > "$io/out" 2> "$io/err" < /dev/null
   local rc=$?
   if [ $rc = 137 ]; then fail "scalea $*: killed after ${T}s (hang?)"; return; fi
-  if [ $rc -gt 128 ]; then fail "scalea $*: signal $((rc - 128)): $(head -c 300 "$tmp/err")"; return; fi
-  [ $rc = 0 ] || [ $rc = 2 ] || { fail "scalea $*: exit status $rc: $(head -c 300 "$tmp/err")"; return; }
-  [ $rc = 0 ] || [ "$(wc -l < "$tmp/err")" = 1 ] || fail "scalea $*: not one line: $(head -c 600 "$tmp/err")"
+  if [ $rc -gt 128 ]; then fail "scalea $*: signal $((rc - 128)): $(head -c 300 "$io/err")"; return; fi
+  [ $rc = 0 ] || [ $rc = 2 ] || { fail "scalea $*: exit status $rc: $(head -c 300 "$io/err")"; return; }
+  [ $rc = 0 ] || [ "$(wc -l < "$io/err")" = 1 ] || fail "scalea $*: not one line: $(head -c 600 "$io/err")"
 }
 
 # Each damaged experiment is given to the commands that read experiments.
@@ -148,7 +151,7 @@ PY
     # Every file of the loader corpus as an experiment: .sdrg as the rank file (beside the good
     # meta.json), .json as meta.json (beside the good rank file), .fuzz (the fuzz harness layout:
     # a mode byte, then meta.json and the files it names, separated by "\n@@\n") split into files.
-    n=0
+    n=0 dirs=()
     for f in "$corpus"/*; do
       name=$(basename "$f"); d=$tmp/corpus-$name; n=$((n + 1))
       case $name in
@@ -172,9 +175,24 @@ PY
           ;;
         *) continue ;;
       esac
-      readers "$d"
+      dirs+=("$d")
     done
     [ $n -ge 50 ] || fail "only $n corpus files in $corpus"
+    # The commands on the corpus are independent: one shard per CPU (at most 4), each with its
+    # own output files, counts added up after (under ASan this halves the group's time).
+    shards=$(nproc); [ "$shards" -le 4 ] || shards=4
+    for k in $(seq 0 $((shards - 1))); do
+      (
+        io=$tmp/shard$k cases=0 fails=0; mkdir -p "$io"
+        for i in "${!dirs[@]}"; do [ $((i % shards)) = "$k" ] && readers "${dirs[$i]}"; done
+        echo "$cases $fails" > "$io/counts"
+      ) &
+    done
+    wait
+    for k in $(seq 0 $((shards - 1))); do
+      read -r c f < "$tmp/shard$k/counts" || { fail "corpus shard $k gave no counts"; continue; }
+      cases=$((cases + c)); fails=$((fails + f))
+    done
     # A good experiment given as the reference of a bad one and the other way round.
     expect_bad report "$good" -r "$tmp/empty"
     expect_bad export --format extrap "$good" "$tmp/trunc8"
@@ -294,26 +312,31 @@ PY
     "$scalea" study -o "$tmp/deep.study" --threads 1,2 -- "$bin/load_app" deep "$depth" > /dev/null 2>&1 \
       || { echo "FAIL: cannot make the deep study"; exit 1; }
     shortened=$((depth > 2000 ? depth - 2000 : 0))  # nodes whose call path is printed shortened
-    # check COUNT REGEX ARGS...: runs scalea ARGS; its stdout must have COUNT lines matching REGEX
-    # (COUNT -: not checked, stdout is dropped). Prints the exit status, seconds and peak MiB.
+    # check COUNT REGEX [COUNT REGEX]... -- ARGS...: runs scalea ARGS once; its stdout must have
+    # COUNT lines matching each REGEX (COUNT -: not checked, stdout is dropped). Prints the exit
+    # status, seconds and peak MiB.
     check() {
-      local count=$1 regex=$2; shift 2
+      local counts=() regexes=()
+      while [ "$1" != -- ]; do counts+=("$1"); regexes+=("$2"); shift 2; done
+      shift
       cases=$((cases + 1))
       local rc secs mib lines
-      read -r rc secs mib lines < <(python3 - "$max_s" "$tmp/err" "$count" "$regex" "$scalea" "$@" <<'PY'
+      read -r rc secs mib lines < <(python3 - "$max_s" "$tmp/err" "${#counts[@]}" "${counts[@]}" "${regexes[@]}" "$scalea" "$@" <<'PY'
 import os, re, resource, subprocess, sys, threading, time
-limit, err, count, regex = float(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-pattern = re.compile(regex.encode()) if count != "-" else None
-matched = [0]
+limit, err, n = float(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+counts, regexes, command = sys.argv[4:4 + n], sys.argv[4 + n:4 + 2 * n], sys.argv[4 + 2 * n:]
+patterns = [re.compile(r.encode()) for c, r in zip(counts, regexes) if c != "-"]
+matched = [0] * len(patterns)
 t0 = time.monotonic()
 with open(err, "w") as e:
-    p = subprocess.Popen(sys.argv[5:], stdin=subprocess.DEVNULL, stderr=e,
-                         stdout=subprocess.PIPE if pattern else subprocess.DEVNULL)
+    p = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=e,
+                         stdout=subprocess.PIPE if patterns else subprocess.DEVNULL)
     def read():
         for line in p.stdout:
-            if pattern.search(line):
-                matched[0] += 1
-    reader = threading.Thread(target=read) if pattern else None
+            for i, pattern in enumerate(patterns):
+                if pattern.search(line):
+                    matched[i] += 1
+    reader = threading.Thread(target=read) if patterns else None
     if reader: reader.start()
     try:
         rc = p.wait(timeout=limit)
@@ -324,7 +347,7 @@ with open(err, "w") as e:
     if reader: reader.join()
 secs = time.monotonic() - t0
 mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-print(rc if rc >= 0 else 128 - rc, f"{secs:.2f}", f"{mib:.0f}", matched[0])
+print(rc if rc >= 0 else 128 - rc, f"{secs:.2f}", f"{mib:.0f}", ",".join(map(str, matched)) or "-")
 PY
 )
       local what="scalea $* (depth $depth)"
@@ -333,31 +356,33 @@ PY
       [ "$rc" = 0 ] || { fail "$what: exit status $rc: $(head -c 300 "$tmp/err")"; return; }
       [ -s "$tmp/err" ] && fail "$what: wrote to stderr: $(head -c 300 "$tmp/err")"
       [ "$max_mib" = 0 ] || [ "$mib" -le "$max_mib" ] || fail "$what: peak RSS $mib MiB, bound $max_mib MiB"
-      [ "$count" = - ] || [ "$lines" = "$count" ] || fail "$what: $lines lines match '$regex', expected $count"
+      local want="" i
+      for i in "${!counts[@]}"; do [ "${counts[$i]}" = - ] || want+="${want:+,}${counts[$i]}"; done
+      [ "$lines" = "${want:--}" ] || fail "$what: $lines lines match '${regexes[*]}', expected $want"
     }
     nodes=$((depth + 1))
-    check - '' report "$deep"
-    check $nodes '^      "depth": ' report "$deep" --format json
-    check $shortened '^      "path": "load_app/\.\.\.\([0-9]+ levels\)\.\.\./' report "$deep" --format json
-    check $nodes '^"?load_app' report "$deep" --format csv
-    check - '' report "$deep" --format markdown
-    check - '' report "$deep" --view times
-    check $nodes '^      "depth": ' report "$deep" -r "$deep" --format json
-    check - '' export --format csv "$deep"
-    check $nodes '^      "depth": ' export --format json "$deep"
-    check - '' export --format dot "$deep"
-    check - '' export --format hatchet "$deep"
-    check - '' export --format extrap "$deep"
-    check - '' export --format html --no-graphviz "$deep"
-    check - '' drg "$deep"
-    check - '' drg --graph regions "$deep"
-    check - '' cache "$deep"
-    check - '' diff "$deep" "$deep"
-    check $nodes '^      "path": ' diff "$deep" "$deep" --format json
-    check - '' diff "$deep" "$deep" --ref-a "$deep" --ref-b "$deep"
-    check - '' report "$tmp/deep.study"
-    check $((2 * nodes)) '^      "path": ' report "$tmp/deep.study" --format json
-    check - '' report "$tmp/deep.study" --format csv
+    check - '' -- report "$deep"
+    check $nodes '^      "depth": ' $shortened '^      "path": "load_app/\.\.\.\([0-9]+ levels\)\.\.\./' \
+      -- report "$deep" --format json
+    check $nodes '^"?load_app' -- report "$deep" --format csv
+    check - '' -- report "$deep" --format markdown
+    check - '' -- report "$deep" --view times
+    check $nodes '^      "depth": ' -- report "$deep" -r "$deep" --format json
+    check - '' -- export --format csv "$deep"
+    check $nodes '^      "depth": ' -- export --format json "$deep"
+    check - '' -- export --format dot "$deep"
+    check - '' -- export --format hatchet "$deep"
+    check - '' -- export --format extrap "$deep"
+    check - '' -- export --format html --no-graphviz "$deep"
+    check - '' -- drg "$deep"
+    check - '' -- drg --graph regions "$deep"
+    check - '' -- cache "$deep"
+    check - '' -- diff "$deep" "$deep"
+    check $nodes '^      "path": ' -- diff "$deep" "$deep" --format json
+    check - '' -- diff "$deep" "$deep" --ref-a "$deep" --ref-b "$deep"
+    check - '' -- report "$tmp/deep.study"
+    check $((2 * nodes)) '^      "path": ' -- report "$tmp/deep.study" --format json
+    check - '' -- report "$tmp/deep.study" --format csv
     ;;
   names)
     # A region name that is not UTF-8 (Latin-1 "cafe" with an acute e, byte 0xE9), as a program
