@@ -446,10 +446,11 @@ class RankFileParser {
         last_mask_[w] = mask;
         size_t here = std::min<size_t>(64, nm - w * 64);
         if (here < 64 && mask >> here) bad(n, "a value for no column");
+        const uint64_t f64w = coding.f64_words[w];
         for (; mask; mask &= mask - 1) {
           unsigned i = unsigned(__builtin_ctzll(mask));
           size_t m = w * 64 + i;
-          if (coding.f64_words[w] >> i & 1) {
+          if (f64w >> i & 1) {
             if (!in.raw8(&out[m])) bad(n, "truncated value");
             continue;
           }

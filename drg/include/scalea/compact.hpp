@@ -105,9 +105,25 @@ class VarintCursor {
   const uint8_t* position() const { return p_ + at_; }
 
  private:
-  __attribute__((noinline)) bool slow(uint64_t& v) {
+  // The rare case out of line, by value: the cursor's address never escapes, so that its state
+  // stays in registers in the caller's loop (with a member function taking `this`, every field
+  // went through the stack at each value).
+  struct Slow {
+    const uint8_t* p;
+    uint64_t v;
+    bool ok;
+  };
+  __attribute__((noinline)) static Slow slow_path(const uint8_t* p, const uint8_t* end) {
+    uint64_t v = 0;
+    bool ok = get_varint(p, end, v);
+    return {p, v, ok};
+  }
+  bool slow(uint64_t& v) {
     stops_ = 0;
-    return get_varint(p_, end_, v);
+    Slow r = slow_path(p_, end_);
+    p_ = r.p;
+    v = r.v;
+    return r.ok;
   }
   const uint8_t* p_;
   const uint8_t* end_;
