@@ -128,6 +128,42 @@ double rank_truth(const AppRun& run, const std::string& key) {
   return sum;
 }
 
+// The fields of one CSV line (RFC 4180: a field in double quotes may hold commas and "").
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += line[++i];
+    else if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) out.emplace_back();
+    else out.back() += c;
+  }
+  return out;
+}
+
+// `scalea export -f csv-sampled`'s function rows of the program's row (the first region), by
+// column name: the export of an MPI experiment must hold what the JSON report holds.
+std::vector<std::map<std::string, std::string>> program_function_rows(const std::string& exp) {
+  AppRun r = run_scalea_cli({"export", "--format", "csv-sampled", exp});
+  EXPECT_EQ(r.status, 0) << r.describe();
+  std::istringstream in(r.out);
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> head = csv_fields(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  std::string program_path;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f = csv_fields(line);
+    EXPECT_EQ(f.size(), head.size()) << line;
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < f.size() && i < head.size(); ++i) row[head[i]] = f[i];
+    if (program_path.empty()) program_path = row["path"];
+    if (row["path"] == program_path && row["sampled"] == "function") rows.push_back(row);
+  }
+  return rows;
+}
+
 class SampledMpi : public ::testing::TestWithParam<int> {};
 
 // An MPI program that computes in main with no regions: the program's row names its functions.
@@ -146,6 +182,17 @@ TEST_P(SampledMpi, FunctionsOfMain) {
                  "update_cells");
   expect_sampled(cpu_of(main_fns, "write_output"), rank_truth(run, "cpu_output"), period,
                  "write_output (rank 0)");
+  // The CSV export of the MPI experiment: the program's row, with every rank's samples.
+  const auto rows = program_function_rows(run.experiment);
+  for (const char* name : {"compute_forces", "update_cells", "write_output"}) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& r) {
+      return r.at("function").find(name) != std::string::npos;
+    });
+    ASSERT_NE(it, rows.end()) << "csv-sampled: no " << name << " in the program's row";
+    EXPECT_NEAR(std::stod(it->at("on_stack")), cpu_of(main_fns, name), 1e-6)
+        << name << ": csv-sampled's on_stack is not the JSON report's inclusive_s";
+    EXPECT_GT(std::stod(it->at("samples")), 0) << name;
+  }
 }
 // Ranks that share one CPU take as long for their share of the work as one rank for all of it:
 // the wall times look like replicated code. The samples say each rank did half the work: not
