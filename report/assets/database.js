@@ -1,7 +1,7 @@
 /* scalea database site: draws the page from the JSON in <script id="scalea-data"> (written by
  * `scalea db html`: report/src/db/site.cpp). Plain JavaScript, no library, no network. Views: the
  * experiments by tag and date, a region's classes over the experiments (charts and a table), two
- * experiments compared region by region. How to read it: docs/database.md. */
+ * experiments compared region by region and by sampled function. How to read it: docs/database.md. */
 (function () {
   'use strict';
   var D = JSON.parse(document.getElementById('scalea-data').textContent);
@@ -14,6 +14,12 @@
   Object.keys(D.stats).forEach(function (id) {
     var m = ST[id] = {};
     D.stats[id].forEach(function (v) { m[v[0]] = { run: v[1], tp: v[2], to: v[3], c: v.slice(4) }; });
+  });
+  // FN[experiment][function + module] = {name, module, samples, own, on_stack}
+  var FN = {};
+  Object.keys(D.functions || {}).forEach(function (id) {
+    var m = FN[id] = {};
+    D.functions[id].forEach(function (v) { m[v[0] + '\u0000' + v[1]] = { name: v[0], module: v[1], samples: v[2], own: v[3], on_stack: v[4] }; });
   });
   var rootId = null;
   D.regions.forEach(function (r) { if (r.depth === 0 && (rootId === null || r.id < rootId)) rootId = r.id; });
@@ -192,7 +198,26 @@
           '<td class="num">' + (x.a ? fs(x.a.to) : '-') + '</td><td class="num">' + (x.b ? fs(x.b.to) : '-') + '</td>' + delta(x.dto) +
           x.dc.map(delta).join('') + '</tr>';
       }).join('') + '</tbody></table>';
-    el('panel-compare').innerHTML = s;
+    el('panel-compare').innerHTML = s + compareFunctions();
+  }
+  // Where the CPU time went in A and in B (call-path samples, summed over each experiment's
+  // regions; the hottest functions of each, as stored): own CPU time, B - A.
+  function compareFunctions() {
+    var fa = FN[S.a] || {}, fb = FN[S.b] || {}, keys = {};
+    Object.keys(fa).concat(Object.keys(fb)).forEach(function (k) { keys[k] = 1; });
+    var rows = Object.keys(keys).map(function (k) {
+      var a = fa[k], b = fb[k];
+      return { k: k, a: a, b: b, d: (b ? b.own : 0) - (a ? a.own : 0) };
+    });
+    if (!rows.length) return '<p class="note" id="cmp-functions-none">neither experiment holds call-path samples (scalea run samples by default; docs/sampling.md)</p>';
+    rows.sort(function (x, y) { return Math.abs(y.d) - Math.abs(x.d) || (x.k < y.k ? -1 : 1); });
+    return '<h3>Sampled functions</h3><p class="note">own CPU time (s) from call-path samples, the hottest functions of each experiment; a function one of them does not list counts 0 there</p>' +
+      '<table class="flat" id="cmp-functions"><thead><tr><th>function</th><th>module</th><th>own A</th><th>own B</th><th>&Delta; own</th></tr></thead><tbody>' +
+      rows.map(function (x) {
+        var f = x.a || x.b;
+        return '<tr data-function="' + esc(f.name) + '"><td class="name">' + esc(f.name) + '</td><td>' + esc(f.module) + '</td><td class="num">' +
+          (x.a ? fs(x.a.own) : '-') + '</td><td class="num">' + (x.b ? fs(x.b.own) : '-') + '</td>' + delta(x.d) + '</tr>';
+      }).join('') + '</tbody></table>';
   }
 
   /* ---------------------------------------------------------------- state and events */

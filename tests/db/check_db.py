@@ -874,6 +874,9 @@ def do_html(c):
     c.db_cmd("migrate")
     c.bad(["html", site], "holds no experiments")
     check(not os.path.exists(site + "/index.html"), "a site was written for an empty database")
+    # The program of known functions first (the oldest: the last two stay p = 2 and p = 4).
+    smp = c.experiment("sampled", 2, SAMPLED_MS, prog="omp/sampled")
+    c.db_cmd("add", smp)
     p1 = c.experiment("imb.p1", 1, "10", "2")
     p2 = c.experiment("imb.p2", 2, "10", "2")
     p4 = c.experiment("imb.p4", 4, "10", "2")
@@ -890,8 +893,15 @@ def do_html(c):
     ids = [e["id"] for e in exps]  # by date, as db list orders them
     loop = c.one("SELECT region_id FROM overheads WHERE kind = 'loop' AND experiment_id = 3 ORDER BY t_p DESC LIMIT 1")
     rows = {(r["experiment_id"], r["region_id"]): r for r in c.q("SELECT * FROM overheads")}
+    funcs = {}  # experiment -> {(function, module): own CPU time summed over its regions}
+    for r in c.q("SELECT experiment_id, function_name, module, SUM(own) AS own FROM sampled_functions "
+                 "GROUP BY experiment_id, function_name, module"):
+        funcs.setdefault(r["experiment_id"], {})[(r["function_name"], r["module"])] = r["own"]
+    smp_id = c.one(f"SELECT id FROM experiments WHERE path = '{smp}'")
+    check(smp_id == ids[0] and "serial_work" in {f for f, _ in funcs.get(smp_id, {})},
+          f"the sampled program is not the oldest experiment with its samples: {ids}, {smp_id}")
     try:
-        site_in_chromium(check_html, index, ids, exps, loop, rows)
+        site_in_chromium(check_html, index, ids, exps, loop, rows, funcs)
     except check_html.Skip as e:
         print(f"SKIP: {e}")
         return 77
@@ -900,8 +910,9 @@ def do_html(c):
     return 0
 
 
-def site_in_chromium(check_html, index, ids, exps, loop, rows):
-    """The site's three views in Chromium against the database's rows (overheads)."""
+def site_in_chromium(check_html, index, ids, exps, loop, rows, funcs):
+    """The site's three views in Chromium against the database's rows (overheads, sampled
+    functions)."""
     with check_html.Page(index) as br:
         js = br.js
         # Experiments by date; grouped by a tag, each under its value.
@@ -955,9 +966,30 @@ def site_in_chromium(check_html, index, ids, exps, loop, rows):
         cells_close(row[3], vb["t_p"] - va["t_p"], "compare: change of T_p")
         for i, k in enumerate(CLASSES):
             cells_close(row[7 + i], vb[k] - va[k], f"compare: change of {k}")
+        # Sampled functions compared: the program of known functions (B) against p = 4 (A), each
+        # row its own CPU time in A and B as stored, ordered by |B - A|.
+        fa, fb = funcs.get(b, {}), funcs.get(ids[0], {})
+        js("var s=document.getElementById('cmp-a'); s.value='%d'; s.dispatchEvent(new Event('change',{bubbles:true}))" % b)
+        js("var s=document.getElementById('cmp-b'); s.value='%d'; s.dispatchEvent(new Event('change',{bubbles:true}))" % ids[0])
+        fcmp = js("""Array.from(document.querySelectorAll('#cmp-functions tbody tr')).map(function(r){
+            return Array.from(r.cells).map(function(c){return c.textContent})})""")
+        shown = {(x[0], x[1]) for x in fcmp}
+        top_b = sorted(fb, key=lambda k: -fb[k])[:20]
+        check(fcmp and set(top_b) <= shown, f"sampled functions compared: {sorted(shown)}, B's hottest {top_b}")
+        for name, module, own_a, own_b, d in fcmp:
+            key = (name, module)
+            if key in fb:
+                cells_close(own_b, fb[key], f"compare: {name}'s own CPU time in B")
+            if key in fa and own_a != "-":
+                cells_close(own_a, fa[key], f"compare: {name}'s own CPU time in A")
+        dd = [abs(float(x[4].replace("+", ""))) for x in fcmp]
+        check(dd == sorted(dd, reverse=True), f"sampled functions not ordered by |change|: {dd}")
+        serial = next((x for x in fcmp if x[0] == "serial_work"), None)
+        check(serial and float(serial[4].replace("+", "")) > 0, f"serial_work in the comparison: {serial}")
         check_html.no_errors(br)
     print(f"site: {len(ids)} experiments by date and by tag {want}; the loop's history over {len(ran)} "
-          f"experiments; #{a} against #{b}: {len(cmp)} regions; {os.path.getsize(index)} bytes")
+          f"experiments; #{a} against #{b}: {len(cmp)} regions; #{b} against #{ids[0]}: {len(fcmp)} "
+          f"sampled functions; {os.path.getsize(index)} bytes")
 
 
 def do_same_answers(c_sqlite, c_pg):

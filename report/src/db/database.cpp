@@ -212,14 +212,14 @@ void insert_rows(Database& db, const std::string& table, const std::vector<std::
 }
 
 Result select_in(Database& db, const std::string& select, const std::string& column,
-                 const std::vector<Value>& keys) {
+                 const std::vector<Value>& keys, const std::string& suffix) {
   Result all;
   const size_t per = 500;
   for (size_t i = 0; i < keys.size(); i += per) {
     size_t n = std::min(per, keys.size() - i);
     std::string sql = select + " WHERE " + column + " IN (";
     for (size_t k = 0; k < n; ++k) sql += k ? ", ?" : "?";
-    sql += ")";
+    sql += ")" + suffix;
     Result r =
         db.query(sql, std::vector<Value>(keys.begin() + long(i), keys.begin() + long(i + n)));
     if (all.columns.empty()) all.columns = r.columns;

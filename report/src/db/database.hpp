@@ -88,9 +88,10 @@ void insert_rows(Database& db, const std::string& table, const std::vector<std::
                  const std::vector<std::vector<Value>>& rows, const std::string& suffix = "");
 
 // Rows whose column `column` is one of `keys`, in batches (an IN list per statement): `select`
-// is the statement up to "WHERE", e.g. "SELECT id, key FROM regions".
+// is the statement up to "WHERE", e.g. "SELECT id, key FROM regions"; `suffix` follows the IN
+// list (a GROUP BY on `column` groups within a batch, each key's rows being in one batch).
 Result select_in(Database& db, const std::string& select, const std::string& column,
-                 const std::vector<Value>& keys);
+                 const std::vector<Value>& keys, const std::string& suffix = "");
 
 // One line of a message that may span several (libpq's do): the lines joined with "; ".
 std::string one_line(std::string text);

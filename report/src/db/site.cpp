@@ -1,6 +1,7 @@
 // The database's site (`scalea db html`): the stored experiments, their tags, the regions they
-// hold and each region's T_p, T_o and six classes per experiment, read with the SQL both backends
-// speak and embedded in one page that report/assets/database.js draws.
+// hold and each region's T_p, T_o and six classes per experiment, each experiment's hottest sampled
+// functions, read with the SQL both backends speak and embedded in one page that
+// report/assets/database.js draws.
 #include "site.hpp"
 
 #include <fmt/format.h>
@@ -87,6 +88,28 @@ nlohmann::json regions(Database& d, const std::vector<Value>& ids) {
   return out;
 }
 
+// {"<experiment id>": [[function, module, samples, own, on_stack], ...]}: each experiment's
+// hottest sampled functions added up over its regions (as `scalea db functions ID`), at most
+// kSiteFunctions by own CPU time; experiments without samples have none.
+constexpr size_t kSiteFunctions = 20;
+nlohmann::json functions(Database& d, const std::vector<Value>& ids) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& row : select_in(d,
+                                   "SELECT experiment_id, function_name, module, SUM(samples), "
+                                   "SUM(own), SUM(on_stack) FROM sampled_functions",
+                                   "experiment_id", ids,
+                                   " GROUP BY experiment_id, function_name, module ORDER BY "
+                                   "experiment_id, SUM(own) DESC, function_name, module")
+                             .rows) {
+    nlohmann::json& list = out[std::to_string(as_int(row[0]))];
+    if (list.size() == kSiteFunctions) continue;
+    nlohmann::json v = nlohmann::json::array();
+    for (size_t i = 1; i < row.size(); ++i) v.push_back(cell(row[i]));
+    list.push_back(std::move(v));
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json site_data(Database& d, const SiteOptions& o) {
@@ -103,6 +126,7 @@ nlohmann::json site_data(Database& d, const SiteOptions& o) {
   data["tags"] = add_tags(d, ids, data["experiments"]);
   data["stats"] = stats(d, ids, region_ids);
   data["regions"] = regions(d, region_ids);
+  data["functions"] = functions(d, ids);
   return data;
 }
 
