@@ -65,6 +65,11 @@
  *                  a[i], the second reads a[i] only (so a nowait on the first is safe: both
  *                  loops give each thread the same iterations); first, a parallel region that
  *                  only reads the team's size in `masked` (as NPB's codes do). Prints the sum.
+ * barriers P N    one parallel region, P passes of: an `omp for` over N cheap iterations, then
+ *                  an explicit barrier right after it (redundant: the loop's own barrier holds
+ *                  the threads already), an `omp for nowait` reading the first loop's results of
+ *                  other threads, then an explicit barrier (needed: the next pass writes what it
+ *                  read). Prints the sum.
  * tiny R N         R rounds of an `omp for schedule(dynamic)` over N iterations of a few
  *                  nanoseconds of arithmetic each: every chunk is one iteration, and taking it
  *                  from the runtime costs more than the iteration. Prints the sum.
@@ -436,6 +441,28 @@ static int twoloops(int argc, char** argv) {
   return 0;
 }
 
+static int barriers(int argc, char** argv) {
+  int passes = (int)arg_num(argc, argv, 2, 20000), n = (int)arg_num(argc, argv, 3, 64);
+  double *a = calloc((size_t)n, sizeof(double)), *b = calloc((size_t)n, sizeof(double));
+  double sum = 0;
+#pragma omp parallel /* PAR_BARRIERS */
+  {
+    for (int r = 0; r < passes; ++r) {
+#pragma omp for schedule(static) /* LOOP_BEFORE_BARRIER */
+      for (int i = 0; i < n; ++i) a[i] += i;
+#pragma omp barrier /* BARRIER_REDUNDANT */
+#pragma omp for schedule(static) nowait /* LOOP_NOWAIT */
+      for (int i = 0; i < n; ++i) b[i] += a[n - 1 - i];
+#pragma omp barrier /* BARRIER_NEEDED */
+    }
+  }
+  for (int i = 0; i < n; ++i) sum += b[i];
+  free(a);
+  free(b);
+  printf("barriers: sum %g\n", sum);
+  return 0;
+}
+
 static int tiny(int argc, char** argv) {
   int rounds = (int)arg_num(argc, argv, 2, 4);
   long n = (long)arg_num(argc, argv, 3, 1000000);
@@ -549,9 +576,11 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "rising")) return rising_loop(argc, argv, 0);
   if (!strcmp(mode, "tiny")) return tiny(argc, argv);
   if (!strcmp(mode, "twoloops")) return twoloops(argc, argv);
+  if (!strcmp(mode, "barriers")) return barriers(argc, argv);
   fprintf(stderr,
           "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied|forkjoin|"
-          "scratch|cpuwork|stuck|teams|chunks|critical|runtime|rising|tiny|twoloops [ARGS...]\n",
+          "scratch|cpuwork|stuck|teams|chunks|critical|runtime|rising|tiny|twoloops|barriers "
+          "[ARGS...]\n",
           argv[0]);
   return 2;
 }

@@ -441,6 +441,35 @@ TEST(ShapesP2, BarrierBeforeALoopIsAdvisedNowait) {
     EXPECT_EQ(x.value("hint", "").find("nowait"), std::string::npos) << x.value("hint", "");
 }
 
+// ---- a barrier right after a loop's own barrier -----------------------------------------------
+// `barriers`: in one parallel region, passes of an `omp for` followed directly by an explicit
+// barrier (redundant: the loop's barrier holds the threads already), then an `omp for nowait`
+// followed by an explicit barrier (needed). Only the first explicit barrier is advised removed,
+// naming the loop it follows; the loop's own barrier is not advised nowait (the explicit barrier
+// after it would hold the threads anyway).
+TEST(ShapesP2, BarrierRightAfterALoopIsAdvisedRemoved) {
+  Classified c = with_reference(2, {"barriers", "5000", "64"});
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const std::string redundant =
+      "barrier@shapes.c:" + std::to_string(source_line("apps/omp/shapes.c", "BARRIER_REDUNDANT"));
+  const std::string loop = std::to_string(source_line("apps/omp/shapes.c", "LOOP_BEFORE_BARRIER"));
+  bool named = false;
+  int barriers = 0;
+  for (const auto& x : findings_of(c)) {
+    const std::string hint = x.value("hint", ""), path = x.value("path", "");
+    const bool removed = hint.find("remove this barrier") != std::string::npos;
+    barriers += x.value("subclass", "") == "barrier";
+    if (path.size() >= redundant.size() &&
+        path.compare(path.size() - redundant.size(), redundant.size(), redundant) == 0)
+      named = removed && hint.find("directly follows the end of `omp for` at shapes.c:" + loop) !=
+                             std::string::npos;
+    else EXPECT_FALSE(removed) << path << ": " << hint;
+    EXPECT_EQ(hint.find("removes this barrier"), std::string::npos) << path << ": " << hint;
+  }
+  EXPECT_TRUE(named) << "no finding at " << redundant << " advises removing it";
+  EXPECT_GE(barriers, 2) << "the needed barrier is no finding: its check says nothing";
+}
+
 // ---- a dynamic loop whose chunks cost less than taking them ------------------------------------
 // `schedule(dynamic)` over 100,000 iterations of a few nanoseconds, 4 times: the two threads
 // contend for every single-iteration chunk, time no event measures (unidentified). The advice is

@@ -33,9 +33,9 @@ TEST(Directive, ScheduleChunkAndNowait) {
 // A source file written by the test, under its own temporary name.
 struct Source {
   std::string path;
-  explicit Source(const std::string& text) {
-    char name[] = "/tmp/scalea-directive-XXXXXX";
-    int fd = mkstemp(name);
+  explicit Source(const std::string& text, const std::string& suffix = "") {
+    std::string name = "/tmp/scalea-directive-XXXXXX" + suffix;
+    int fd = mkstemps(name.data(), int(suffix.size()));
     path = name;
     std::ofstream(path) << text;
     if (fd >= 0) close(fd);
@@ -199,6 +199,85 @@ TEST(Directive, CriticalAroundOneUpdate) {
   EXPECT_EQ(a.find("reduction("), std::string::npos) << "a member is no reduction variable: " << a;
   EXPECT_EQ(critical_advice(c.path, 14), "") << "not a critical section";
   EXPECT_EQ(critical_advice("/nonexistent.c", 1), "");
+}
+
+}  // namespace
+}  // namespace scalea::cli
+
+namespace scalea::cli {
+namespace {
+
+// An explicit barrier right after the end of a worksharing construct without nowait is redundant
+// (NPB CG's cg.c:494 after `omp for reduction(+:d)`); after nowait, masked, a loop around the
+// construct or an unbraced `if`, it is not, or the source does not say so for sure.
+TEST(Directive, BarrierRightAfterAConstructsOwnBarrier) {
+  Source c(
+      "void f(int n, double* a, double* b) {\n"              // 1
+      "#pragma omp for reduction(+:d)\n"                     // 2
+      "  for (int j = 1; j <= n; j++) {\n"                   // 3
+      "    d = d + a[j] * b[j]; /* } not code */\n"          // 4
+      "  }\n"                                                // 5
+      "/* a comment between */\n"                            // 6
+      "\n"                                                   // 7
+      "#pragma omp barrier\n"                                // 8
+      "#pragma omp for nowait\n"                             // 9
+      "  for (int j = 0; j < n; j++) b[j] = g(\"};\");\n"    // 10
+      "#pragma omp barrier\n"                                // 11
+      "#pragma omp masked\n"                                 // 12
+      "  n = 2;\n"                                           // 13
+      "#pragma omp barrier\n"                                // 14
+      "  for (int m = 0; m < 5; m++) {\n"                    // 15
+      "#pragma omp for\n"                                    // 16
+      "    for (int j = 0; j < n; j++) a[j] = m;\n"          // 17
+      "  }\n"                                                // 18
+      "#pragma omp barrier\n"                                // 19
+      "#pragma omp single\n"                                 // 20
+      "  { if (n) a[0] = 1; else { a[1] = 2; } }\n"          // 21
+      "#pragma omp barrier\n"                                // 22
+      "  if (n > 3)\n"                                       // 23
+      "#pragma omp for\n"                                    // 24
+      "    for (int j = 0; j < n; j++) a[j] = 0;\n"          // 25
+      "#pragma omp barrier\n"                                // 26
+      "#pragma omp for\n"                                    // 27
+      "  for (int j = 0; j < n; j++)\n"                      // 28
+      "    for (int k = 0; k < n; k++)\n"                    // 29
+      "      if (a[k] > 0) b[j] += a[k]; else b[j] -= 1;\n"  // 30
+      "  n = 3;\n"                                           // 31
+      "#pragma omp barrier\n"                                // 32
+      "}\n");
+  Directive d = construct_ending_before(c.path, 8);
+  ASSERT_TRUE(d.found) << "after omp for, comments between";
+  EXPECT_EQ(d.line, 2u);
+  EXPECT_FALSE(construct_ending_before(c.path, 11).found) << "after omp for nowait";
+  EXPECT_FALSE(construct_ending_before(c.path, 14).found) << "after masked (no barrier)";
+  EXPECT_FALSE(construct_ending_before(c.path, 19).found) << "after the loop around omp for";
+  d = construct_ending_before(c.path, 22);
+  EXPECT_TRUE(d.found && d.line == 20u) << "after single's block";
+  EXPECT_FALSE(construct_ending_before(c.path, 26).found) << "omp for under an unbraced if";
+  EXPECT_FALSE(construct_ending_before(c.path, 32).found) << "a statement between";
+  EXPECT_FALSE(construct_ending_before(c.path, 2).found) << "no barrier at the line";
+  EXPECT_FALSE(construct_ending_before("/no/such/file.c", 8).found);
+
+  Source f(
+      "subroutine s(n, a)\n"   // 1
+      "!$omp do\n"             // 2
+      "  do i = 1, n\n"        // 3
+      "    a(i) = i\n"         // 4
+      "  end do\n"             // 5
+      "!$omp end do\n"         // 6
+      "! a comment\n"          // 7
+      "!$omp barrier\n"        // 8
+      "!$omp do\n"             // 9
+      "  do i = 1, n\n"        // 10
+      "    a(i) = 2 * i\n"     // 11
+      "  end do\n"             // 12
+      "!$OMP END DO NOWAIT\n"  // 13
+      "!$omp barrier\n"        // 14
+      "end subroutine\n",
+      ".f90");
+  d = construct_ending_before(f.path, 8);
+  EXPECT_TRUE(d.found && d.line == 6u) << "after end do";
+  EXPECT_FALSE(construct_ending_before(f.path, 14).found) << "after end do nowait";
 }
 
 }  // namespace

@@ -83,9 +83,8 @@ Directive parse_directive(const std::string& text) {
   return d;
 }
 
-namespace {
 // The first `count` lines of a readable source file (fewer at its end; none when unreadable).
-std::vector<std::string> read_lines(const std::string& file, size_t count) {
+std::vector<std::string> read_source_lines(const std::string& file, size_t count) {
   std::error_code ec;
   std::vector<std::string> lines;
   if (file.empty() || !std::filesystem::is_regular_file(file, ec) ||
@@ -95,14 +94,12 @@ std::vector<std::string> read_lines(const std::string& file, size_t count) {
   for (std::string l; lines.size() < count && std::getline(in, l);) lines.push_back(l);
   return lines;
 }
-}  // namespace
 
 namespace {
-// Lines read for a directive at a line: its continuations below it, and a critical section's body
-// below those (critical_advice).
-constexpr uint32_t kContinuationLines = 16, kBodyLines = 12;
+// Lines read below a critical directive for its body (critical_advice).
+constexpr uint32_t kBodyLines = 12;
+}  // namespace
 
-// directive_at on the first lines of a file, already read.
 Directive directive_in(const std::vector<std::string>& lines, uint32_t line) {
   if (line == 0 || lines.size() < line) return {};
   // The nearest directive at or above the line; then its continuation lines.
@@ -140,10 +137,8 @@ Directive directive_in(const std::vector<std::string>& lines, uint32_t line) {
   return {};
 }
 
-}  // namespace
-
 Directive directive_at(const std::string& file, uint32_t line) {
-  return directive_in(read_lines(file, line + kContinuationLines), line);
+  return directive_in(read_source_lines(file, line + kContinuationLines), line);
 }
 
 uint64_t suggested_chunk(const LoopCost& c) {
@@ -275,7 +270,7 @@ std::string schedule_advice(const Directive& d, format::LoopSchedule runtime,
 std::vector<SourceLine> source_excerpt(const std::string& file, uint32_t line) {
   std::vector<SourceLine> out;
   if (line == 0) return out;
-  const std::vector<std::string> lines = read_lines(file, line + kContinuationLines + 1);
+  const std::vector<std::string> lines = read_source_lines(file, line + kContinuationLines + 1);
   if (lines.size() < line) return out;
   const Directive d = directive_in(lines, line);
   uint32_t first = d.found && d.line <= line ? d.line : line;
@@ -294,7 +289,8 @@ std::vector<SourceLine> source_excerpt(const std::string& file, uint32_t line) {
 }
 
 std::string critical_advice(const std::string& file, uint32_t line) {
-  const std::vector<std::string> lines = read_lines(file, line + kContinuationLines + kBodyLines);
+  const std::vector<std::string> lines =
+      read_source_lines(file, line + kContinuationLines + kBodyLines);
   const Directive d = directive_in(lines, line);
   if (!d.found || !has_word(lower(d.text), "critical")) return "";
   // The statement after the directive: one line, or a braced block of a few lines.

@@ -29,6 +29,22 @@ Directive parse_directive(const std::string& text);
 inline constexpr uint32_t kDirectiveLinesAbove = 3;
 Directive directive_at(const std::string& file, uint32_t line);
 
+// The same on the first lines of a file, already read (read_source_lines), with at most
+// kContinuationLines continuation lines below the line.
+inline constexpr uint32_t kContinuationLines = 16;
+Directive directive_in(const std::vector<std::string>& lines, uint32_t line);
+// The first `count` lines of a readable source file of at most 16 MiB (fewer at its end; none
+// when it cannot be read).
+std::vector<std::string> read_source_lines(const std::string& file, size_t count);
+
+// The worksharing construct (`omp for`, `sections`, `single`, Fortran's `do`, `sections`,
+// `single`, `workshare`) without nowait whose end the explicit barrier at `line` of `file`
+// directly follows, with nothing but blanks and comments between: that construct's own barrier
+// already holds every thread there, so this one only adds its cost (barrier_source.cpp). found =
+// false when there is none or the source does not say so for sure (unbalanced brackets, a
+// construct inside another statement that ends first, no barrier directive at the line).
+Directive construct_ending_before(const std::string& file, uint32_t line);
+
 // What one execution of a loop costs, as measured: its iterations, the time one takes on a
 // thread, and the threads that share them. iterations == 0: not measured.
 struct LoopCost {

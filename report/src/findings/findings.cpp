@@ -970,6 +970,11 @@ std::string nowait_advice(const MergedTree& t, uint32_t n) {
         "barrier would wait instead",
         where);
   const drg::Region& nr = t.region_of(next);
+  if (nr.kind == RegionKind::BarrierExplicit)
+    // The threads would wait there instead: nowait moves the wait, it does not remove it.
+    return fmt::format(
+        "nowait on the loop ({}) would not help: the {} that follows holds the threads anyway",
+        where, with_location(nr));
   std::string same;
   if (nr.kind == RegionKind::Loop) {
     const Directive nd = directive_at(nr.file, nr.line);
@@ -989,6 +994,32 @@ std::string nowait_advice(const MergedTree& t, uint32_t n) {
       "imbalance is waited for at the next barrier instead unless the work up to it evens it "
       "out (a dynamic schedule there){}",
       with_location(nr), where, same);
+}
+
+// An explicit barrier that directly follows the end of a worksharing construct without nowait
+// (construct_ending_before): the construct's own barrier already holds every thread there, and
+// nothing runs between the two, so this one only adds its cost; "" when the source does not say
+// so for sure.
+std::string redundant_barrier_advice(const MergedTree& t, uint32_t n) {
+  const drg::Region& bar = t.region_of(n);
+  if (bar.kind != RegionKind::BarrierExplicit) return "";
+  const Directive d = construct_ending_before(bar.file, bar.line);
+  if (!d.found) return "";
+  const drg::Experiment& e = t.experiment();
+  const int visits = e.metric(format::CoreMetric::Visits),
+            time = e.metric(format::CoreMetric::TimeSum);
+  std::string cost;
+  if (visits >= 0 && time >= 0 && t.sum(n, visits) > 0)
+    cost = fmt::format(" (here {:.0f} passes, {:.1f} us each on a thread)",
+                       t.sum(n, visits) / std::max<size_t>(1, t.holders(n)),
+                       ns_to_s(t.sum(n, time)) / t.sum(n, visits) * 1e6);
+  const std::string file = bar.file.substr(bar.file.rfind('/') + 1);
+  std::string what = d.text.substr(0, d.text.find_first_of(" \t", 4));
+  return fmt::format(
+      "remove this barrier: it directly follows the end of `{}` at {}:{}, whose own barrier "
+      "(no nowait) already holds every thread at this point, and nothing runs between the two, "
+      "so this one only adds its own cost{}",
+      what, file, d.line, cost);
 }
 
 // The advice for waits in a pipeline (the loop at `pipe` signals through flush): about its stages,
@@ -1067,6 +1098,9 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
     f.hint = barrier_hint(t, cause, f.hint);
     // Whatever made the threads arrive apart, nowait removes this barrier's part of it.
     if (std::string nowait = nowait_advice(t, n); !nowait.empty()) f.hint += "; " + nowait;
+    // A barrier right after another one goes, whatever its waits.
+    if (std::string redundant = redundant_barrier_advice(t, n); !redundant.empty())
+      f.hint = redundant + "; " + f.hint;
     if (cause.kind != BarrierCause::Kind::Imbalance && cause.kind != BarrierCause::Kind::Unknown)
       f.same_time.clear();
   }
