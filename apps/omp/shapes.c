@@ -69,7 +69,8 @@
  *                  an explicit barrier right after it (redundant: the loop's own barrier holds
  *                  the threads already), an `omp for nowait` reading the first loop's results of
  *                  other threads, then an explicit barrier (needed: the next pass writes what it
- *                  read). Prints the sum.
+ *                  read). The loops are entered P times per execution of their region (the
+ *                  serial loop of passes around them). Prints the sum.
  * tiny R N         R rounds of an `omp for schedule(dynamic)` over N iterations of a few
  *                  nanoseconds of arithmetic each: every chunk is one iteration, and taking it
  *                  from the runtime costs more than the iteration. Prints the sum.
@@ -447,7 +448,7 @@ static int barriers(int argc, char** argv) {
   double sum = 0;
 #pragma omp parallel /* PAR_BARRIERS */
   {
-    for (int r = 0; r < passes; ++r) {
+    for (int r = 0; r < passes; ++r) { /* PASSES_LOOP */
 #pragma omp for schedule(static) /* LOOP_BEFORE_BARRIER */
       for (int i = 0; i < n; ++i) a[i] += i;
 #pragma omp barrier /* BARRIER_REDUNDANT */

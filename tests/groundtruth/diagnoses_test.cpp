@@ -433,6 +433,10 @@ TEST(ShapesP2, BarrierBeforeALoopIsAdvisedNowait) {
                   hint.find("each thread gets the same iterations in both") != std::string::npos);
   }
   EXPECT_TRUE(named) << "no barrier finding advises nowait on the first loop";
+  // Each loop runs once per execution of its region: no serial loop around it to name.
+  for (const auto& x : findings_of(c))
+    EXPECT_EQ(x.value("hint", "").find("times per execution"), std::string::npos)
+        << x.value("hint", "");
   // The region that only reads the team's size is no phase of its own.
   EXPECT_EQ(pattern_of(report_of(c)), "fork/join loops");
   Classified combined = with_reference(2, {"rising", "2", "16", "4"});
@@ -468,6 +472,21 @@ TEST(ShapesP2, BarrierRightAfterALoopIsAdvisedRemoved) {
   }
   EXPECT_TRUE(named) << "no finding at " << redundant << " advises removing it";
   EXPECT_GE(barriers, 2) << "the needed barrier is no finding: its check says nothing";
+  // The loop is entered 5,000 times per execution of its region, inside the serial loop of
+  // passes: its barrier finding says so and names that loop.
+  const std::string par = std::to_string(source_line("apps/omp/shapes.c", "PAR_BARRIERS")),
+                    passes = std::to_string(source_line("apps/omp/shapes.c", "PASSES_LOOP"));
+  bool inner = false;
+  for (const auto& x : findings_of(c))
+    inner =
+        inner ||
+        x.value("hint", "")
+                .find(
+                    "this loop is entered 5000 times per execution of the parallel at "
+                    "shapes.c:" +
+                    par + " (inside the serial `for (int r = 0; r < passes; ++r)` at shapes.c:" +
+                    passes + ")") != std::string::npos;
+  EXPECT_TRUE(inner) << "no finding names the serial loop around the worksharing loop";
 }
 
 // ---- a dynamic loop whose chunks cost less than taking them ------------------------------------

@@ -282,3 +282,52 @@ TEST(Directive, BarrierRightAfterAConstructsOwnBarrier) {
 
 }  // namespace
 }  // namespace scalea::cli
+
+namespace scalea::cli {
+namespace {
+
+// The serial loops around a worksharing directive (NPB SP's lhsx: `#pragma omp for` inside
+// `for (j)` and `for (k)`), bounded by the `omp parallel` around them; a worksharing loop's own
+// header, loops closed before the line and commented-out code are none of them.
+TEST(Directive, SerialLoopsAroundADirective) {
+  Source c(
+      "void f(int n, double* a) {\n"                         // 1
+      "  for (int j = 0; j < n; j++) {\n"                    // 2
+      "    /* for (int x = 0; x < n; x++) { */\n"            // 3
+      "    for (int k = 0; k < n; k++)\n"                    // 4
+      "      {\n"                                            // 5
+      "#pragma omp for\n"                                    // 6
+      "        for (int i = 0; i < n; i++) a[i] = \"{\";\n"  // 7
+      "      }\n"                                            // 8
+      "  }\n"                                                // 9
+      "  for (int m = 0; m < 5; m++) g(m);\n"                // 10
+      "  while (n > 0)\n"                                    // 11
+      "#pragma omp for\n"                                    // 12
+      "    for (int i = 0; i < n; i++) a[i] = 0;\n"          // 13
+      "#pragma omp parallel for\n"                           // 14
+      "  for (int r = 0; r < n; r++) {\n"                    // 15
+      "    h(r);\n"                                          // 16
+      "  }\n"                                                // 17
+      "  for (int r = 0; r < n; r++) {\n"                    // 18
+      "#pragma omp parallel\n"                               // 19
+      "    {\n"                                              // 20
+      "#pragma omp for\n"                                    // 21
+      "      for (int i = 0; i < n; i++) a[i] = 1;\n"        // 22
+      "    }\n"                                              // 23
+      "  }\n"                                                // 24
+      "}\n");
+  std::vector<EnclosingLoop> l = loops_around(c.path, 6);
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(l[0].line, 2u);
+  EXPECT_EQ(l[0].header, "for (int j = 0; j < n; j++)");
+  EXPECT_EQ(l[1].line, 4u);
+  l = loops_around(c.path, 12);
+  ASSERT_EQ(l.size(), 1u) << "the unbraced while, not the closed loops";
+  EXPECT_EQ(l[0].header, "while (n > 0)");
+  EXPECT_TRUE(loops_around(c.path, 16).empty()) << "inside a parallel for's own loop";
+  EXPECT_TRUE(loops_around(c.path, 21).empty()) << "the loop around the parallel construct";
+  EXPECT_TRUE(loops_around("/no/such/file.c", 6).empty());
+}
+
+}  // namespace
+}  // namespace scalea::cli

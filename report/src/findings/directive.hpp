@@ -40,10 +40,20 @@ std::vector<std::string> read_source_lines(const std::string& file, size_t count
 // The worksharing construct (`omp for`, `sections`, `single`, Fortran's `do`, `sections`,
 // `single`, `workshare`) without nowait whose end the explicit barrier at `line` of `file`
 // directly follows, with nothing but blanks and comments between: that construct's own barrier
-// already holds every thread there, so this one only adds its cost (barrier_source.cpp). found =
+// already holds every thread there, so this one only adds its cost (statements.cpp). found =
 // false when there is none or the source does not say so for sure (unbalanced brackets, a
 // construct inside another statement that ends first, no barrier directive at the line).
 Directive construct_ending_before(const std::string& file, uint32_t line);
+
+// The serial loops (`for`, `while`) around the directive at `line` of a C or C++ `file`, outermost
+// first, inside the innermost `omp parallel` construct the file shows around it (all of them in a
+// function whose construct is orphaned): each loop's line and header ("for (j = 1; j <= n;
+// j++)"). Empty when there are none, or the file cannot be followed to the line for sure.
+struct EnclosingLoop {
+  uint32_t line = 0;
+  std::string header;
+};
+std::vector<EnclosingLoop> loops_around(const std::string& file, uint32_t line);
 
 // What one execution of a loop costs, as measured: its iterations, the time one takes on a
 // thread, and the threads that share them. iterations == 0: not measured.

@@ -1022,6 +1022,45 @@ std::string redundant_barrier_advice(const MergedTree& t, uint32_t n) {
       what, file, d.line, cost);
 }
 
+// A worksharing loop entered many times per execution of its parallel region, inside serial
+// loops the source shows around its directive (loops_around): each entry pays the loop's barrier
+// and hand-out; the worksharing on the outermost of them pays it once. "" when the loop is
+// entered fewer than kManyEntries times per execution, or no enclosing loop is found.
+constexpr double kManyEntries = 8;
+std::string enclosing_loops_advice(const MergedTree& t, uint32_t n) {
+  const uint32_t loop = loop_of(t, n);
+  if (loop == format::kNoIndex || t.region_of(loop).kind != RegionKind::Loop) return "";
+  uint32_t par = t.node(loop).parent;
+  while (par != format::kNoIndex && t.region_of(par).kind != RegionKind::Parallel)
+    par = t.node(par).parent;
+  const int visits = t.experiment().metric(format::CoreMetric::Visits);
+  if (par == format::kNoIndex || visits < 0 || t.holders(loop) == 0 || t.holders(par) == 0)
+    return "";
+  const double entries = t.sum(loop, visits) / double(t.holders(loop)),
+               runs = t.sum(par, visits) / double(t.holders(par));
+  if (!(runs > 0) || entries / runs < kManyEntries) return "";
+  const drg::Region& lr = t.region_of(loop);
+  const Directive d = directive_at(lr.file, lr.line);
+  if (!d.found) return "";
+  const std::vector<EnclosingLoop> around = loops_around(lr.file, d.line);
+  if (around.empty()) return "";
+  const std::string file = lr.file.substr(lr.file.rfind('/') + 1);
+  std::string names;
+  for (auto it = around.rbegin(); it != around.rend(); ++it) {
+    std::string h = it->header.size() > 60 ? it->header.substr(0, 57) + "..." : it->header;
+    names += fmt::format("{}`{}` at {}:{}", names.empty() ? "" : " within ", h, file, it->line);
+  }
+  return fmt::format(
+      "this loop is entered {:.0f} times per execution of the {} (inside the serial {}): each "
+      "entry pays its barrier and the hand-out of its iterations; if the iterations of an "
+      "enclosing loop are independent (scratch data they share made private), put the "
+      "worksharing on the outermost one ({}:{}): one barrier where there are {:.0f}; if they "
+      "depend on each other (a sweep), make this loop the outer one and the serial loops its "
+      "body, where the data allow",
+      entries / runs, with_location(t.region_of(par)), names, file, around.front().line,
+      entries / runs);
+}
+
 // The advice for waits in a pipeline (the loop at `pipe` signals through flush): about its stages,
 // never its schedule.
 std::string pipeline_hint(const MergedTree& t, uint32_t pipe) {
@@ -1104,6 +1143,10 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
     if (cause.kind != BarrierCause::Kind::Imbalance && cause.kind != BarrierCause::Kind::Unknown)
       f.same_time.clear();
   }
+  if (c.key == "synchronization.barrier" || c.key == "synchronization.load_imbalance" ||
+      f.cls == "control_of_parallelism")
+    // A loop entered again and again inside serial loops: its barrier, paid at every entry.
+    if (std::string inner = enclosing_loops_advice(t, n); !inner.empty()) f.hint += "; " + inner;
   bool counted_cause = false;  // the counters named what the unidentified time was
   if (f.cls == "unidentified" || f.cls == "data_movement")
     counted_cause = add_counter_evidence(f, t, a, n, c.seconds, context, counters);

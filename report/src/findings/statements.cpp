@@ -3,6 +3,7 @@
 // construct's statement is followed to its end (braces, loop and if headers, a statement to its
 // `;`), skipping comments, strings and preprocessor lines; Fortran: the line before the barrier is
 // the construct's `end` directive. Anything the scan cannot follow says nothing.
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <string>
@@ -110,13 +111,6 @@ class CScan {
     return kNone;
   }
 
-  size_t line_of(size_t i) const {  // 1-based
-    size_t n = 1;
-    for (size_t k = 0; k < i && k < s_.size(); ++k) n += s_[k] == '\n';
-    return n;
-  }
-
- private:
   bool at_line_start(size_t i) const {
     while (i > 0 && (s_[i - 1] == ' ' || s_[i - 1] == '\t')) --i;
     return i == 0 || s_[i - 1] == '\n';
@@ -179,6 +173,8 @@ class CScan {
     }
     return kNone;
   }
+
+ private:
   const std::string& s_;
 };
 
@@ -217,7 +213,101 @@ Directive fortran_construct_ending_before(const std::vector<std::string>& lines,
   return {};
 }
 
+// The loops a header holds, in order: "for (j...) for (k...)" before a block or a statement.
+// Stops at the first thing that is no `for`, `while`, `if` or `else` header.
+void header_loops(const CScan& scan, const std::string& text, size_t from, size_t to,
+                  const std::vector<size_t>& line_at, std::vector<EnclosingLoop>& out) {
+  for (size_t i = scan.skip(from, false); i < to;) {
+    const std::string w = scan.word(i);
+    if (w == "else") {
+      i = scan.skip(i + 4, false);
+      continue;
+    }
+    if (w != "for" && w != "while" && w != "if") return;
+    const size_t end = scan.header(i + w.size());
+    if (end == kNone || end > to) return;
+    if (w != "if") {
+      const uint32_t line =
+          uint32_t(std::upper_bound(line_at.begin(), line_at.end(), i) - line_at.begin());
+      std::string h = text.substr(i, end - i);
+      for (char& c : h)
+        if (c == '\n' || c == '\t') c = ' ';
+      out.push_back({line, h});
+    }
+    i = scan.skip(end, false);
+  }
+}
+
 }  // namespace
+
+std::vector<EnclosingLoop> loops_around(const std::string& file, uint32_t line) {
+  const std::vector<std::string> lines = read_source_lines(file, line);
+  if (lines.size() < line || line == 0) return {};
+  std::string text;
+  std::vector<size_t> line_at;
+  for (uint32_t l = 1; l < line; ++l) {
+    line_at.push_back(text.size());
+    text += lines[l - 1] + "\n";
+  }
+  const size_t target = text.size();
+  const CScan scan(text);
+  // Open blocks: the loops their headers hold, and whether an `omp parallel` opened it.
+  struct Block {
+    std::vector<EnclosingLoop> loops;
+    bool parallel = false;
+  };
+  std::vector<Block> open;
+  size_t statement = 0;   // where the statement being read began
+  bool parallel = false;  // an `omp parallel` directive precedes it
+  bool shared = false;    // a worksharing or simd directive precedes it: its loop is no serial one
+  for (size_t i = 0; i < target;) {
+    const size_t k = scan.skip(i, false);
+    if (k >= target) break;
+    const char c = text[k];
+    if (c == '#' && scan.at_line_start(k)) {
+      const size_t e = scan.line_end(k);
+      const std::string d = lower_words(text.substr(k, e - k));
+      const std::string omp = d.find("omp") != kNone ? d.substr(d.find("omp")) : "";
+      if (omp.find("parallel") != kNone) parallel = true;
+      for (const char* w : {"for", "do", "simd", "taskloop", "distribute", "loop"})
+        if (!omp.empty() && starts_with_words(omp, {"omp", w})) shared = true;
+      i = statement = e;
+    } else if (c == '{') {
+      Block b;
+      if (!shared) header_loops(scan, text, statement, k, line_at, b.loops);
+      b.parallel = parallel;
+      open.push_back(std::move(b));
+      parallel = shared = false;
+      i = statement = k + 1;
+    } else if (c == '}') {
+      if (open.empty()) return {};  // unbalanced: unsure
+      open.pop_back();
+      i = statement = k + 1;
+      parallel = shared = false;
+    } else if (c == ';') {
+      i = statement = k + 1;
+      parallel = shared = false;
+    } else if (c == '(' || c == '[') {
+      i = scan.matching(k);
+      if (i == kNone || i > target) return {};
+    } else if (c == '"' || c == '\'') {
+      i = scan.quoted(k);
+      if (i == kNone) return {};
+    } else {
+      i = k + 1;
+    }
+  }
+  // The innermost parallel block bounds them; loops in headers right above the line enclose it
+  // too (an unbraced `for (...)` whose body is the construct).
+  std::vector<EnclosingLoop> loops;
+  size_t from = 0;
+  for (size_t b = 0; b < open.size(); ++b)
+    if (open[b].parallel) from = b + 1;
+  for (size_t b = from; b < open.size(); ++b)
+    loops.insert(loops.end(), open[b].loops.begin(), open[b].loops.end());
+  if (!parallel && !shared) header_loops(scan, text, statement, target, line_at, loops);
+  return loops;
+}
 
 Directive construct_ending_before(const std::string& file, uint32_t line) {
   const std::vector<std::string> lines = read_source_lines(file, line + kContinuationLines);
