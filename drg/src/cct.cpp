@@ -164,6 +164,10 @@ MergedTree::MergedTree(const RankFiles& files, size_t keep_bytes)
   number_twins();
 }
 
+std::pair<size_t, size_t> MergedTree::share_block(int rank, int size) const {
+  return files_ ? files_->block_of(rank, size) : file_block(batches(), rank, size);
+}
+
 void MergedTree::clear() {
   kept_in_process -= kept_bytes_;
   kept_bytes_ = 0;

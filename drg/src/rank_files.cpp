@@ -40,6 +40,7 @@ struct RankFiles::Impl {
   const Team* team = nullptr;  // set when the team's processes opened the files together
   std::vector<Piece> pieces;
   std::pair<size_t, size_t> block;    // the files this process opened
+  std::vector<uint64_t> costs;        // per file: its bytes (cost_block), all 0 when not known
   std::vector<size_t> thread_counts;  // per file
   FileDefinitions shared;
   Experiment parsed;   // the definitions every file is parsed against: the regions before settling
@@ -74,6 +75,21 @@ struct RankFiles::Impl {
   }
 
   unsigned readers() const { return detail::read_ahead_threads(options.threads); }
+
+  // Each piece's bytes, for blocks of about equal cost: a container's index has them; files of
+  // their own on disk are asked their size (stat), up to kCostedFiles of them (a million rank files
+  // would cost each process a million stat calls: beyond that, all 0, blocks by count).
+  static constexpr size_t kCostedFiles = 65536;
+  std::vector<uint64_t> piece_costs() const {
+    std::vector<uint64_t> c(pieces.size(), 0);
+    const bool ask = access.on_disk && access.size && pieces.size() <= kCostedFiles;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      if (pieces[i].in_container) c[i] = pieces[i].in_container->length;
+      else if (ask) c[i] = access.size(pieces[i].path);
+    }
+    if (std::find(c.begin(), c.end(), 0) != c.end()) c.assign(c.size(), 0);  // unsure: by count
+    return c;
+  }
 
   // Every file once, in order, as load_experiment reads them serially: the regions of files
   // with definitions of their own are unified in that order. Returns every thread's identity.
@@ -173,7 +189,7 @@ struct RankFiles::Impl {
   // threads only; returns false on every process when one has definitions of its own. Throws
   // the first failure in file order on every process.
   bool open_together(int64_t declared_ranks, std::vector<ThreadTree>& headers) {
-    block = file_block(pieces.size(), team->rank, team->size);
+    block = cost_block(costs, team->rank, team->size);
     std::vector<char> all = team->step(open_block(), [&](std::vector<std::vector<char>>& parts) {
       return combine_openings(parts, pieces, declared_ranks);
     });
@@ -199,6 +215,7 @@ struct RankFiles::Impl {
     pieces = data_pieces(access, dir, dir + "/" + fmt::kMetaFile, parsed.meta, listing.names);
     shared = std::move(listing.shared);
     if (team && (team->size <= 1 || !shared.present)) team = nullptr;
+    costs = piece_costs();
     std::vector<ThreadTree> headers;
     if (team && !open_together(listing.declared_ranks, headers)) team = nullptr, opened = {};
     if (!team) headers = open_every_file(listing.declared_ranks);
@@ -266,5 +283,8 @@ size_t RankFiles::threads_in(size_t i) const { return impl_->thread_counts[i]; }
 unsigned RankFiles::readers() const { return impl_->readers(); }
 const Team* RankFiles::team() const { return impl_->team; }
 std::pair<size_t, size_t> RankFiles::block() const { return impl_->block; }
+std::pair<size_t, size_t> RankFiles::block_of(int rank, int size) const {
+  return cost_block(impl_->costs, rank, size);
+}
 
 }  // namespace scalea::drg

@@ -15,6 +15,30 @@ std::pair<size_t, size_t> file_block(size_t files, int rank, int size) {
   return {first, first + base + (r < extra ? 1 : 0)};
 }
 
+std::pair<size_t, size_t> cost_block(const std::vector<uint64_t>& costs, int rank, int size) {
+  unsigned __int128 total = 0;
+  for (uint64_t c : costs) total += c;
+  if (total == 0 || size <= 1) return file_block(costs.size(), rank, size);
+  // File i's owner: the process whose share of the total holds its middle byte, a number that
+  // does not decrease with i; the blocks are the runs of equal owners.
+  auto owner = [&](unsigned __int128 before, uint64_t c) {
+    const unsigned __int128 middle2 = 2 * before + c;  // twice the middle's offset
+    return std::min<size_t>(size_t(middle2 * unsigned(size) / (2 * total)), size_t(size) - 1);
+  };
+  size_t first = costs.size(), last = costs.size();
+  unsigned __int128 before = 0;
+  for (size_t i = 0; i < costs.size(); before += costs[i], ++i) {
+    const size_t o = owner(before, costs[i]);
+    if (o == size_t(rank) && first == costs.size()) first = i;
+    if (o > size_t(rank)) {
+      last = i;
+      break;
+    }
+  }
+  if (first == costs.size()) first = last = std::min(last, costs.size());
+  return {first, std::max(first, last)};
+}
+
 void put_string(ByteWriter& out, const std::string& text) {
   out.put_many(std::vector<char>(text.begin(), text.end()));
 }

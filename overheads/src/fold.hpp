@@ -57,7 +57,7 @@ void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fres
     each_batch(0, t.batches(), [&](const drg::ThreadBatch& b, Prepared& p) { fold(b, p, acc); });
     return;
   }
-  auto [first, last] = file_block(t.batches(), share->rank(), share->size());
+  auto [first, last] = t.share_block(share->rank(), share->size());
   const bool root = share->rank() == 0;
   Writer mine;  // a process other than rank 0: each file's partial and recorded additions
   AdditionLog log;

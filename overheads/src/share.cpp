@@ -80,10 +80,6 @@ void finish(Share& share) {
   step(share, {}, [](std::vector<std::vector<char>>&) { return std::vector<char>(); });
 }
 
-std::pair<size_t, size_t> file_block(size_t files, int rank, int size) {
-  return drg::file_block(files, rank, size);
-}
-
 drg::Team team_of(Share& share) {
   drg::Team team;
   team.rank = share.rank();

@@ -60,7 +60,8 @@ Builder imbalanced_loop() {
   uint32_t loop = b.region(RegionKind::Loop, "loop");
   uint32_t bar = b.region(RegionKind::BarrierImplicit, "bar");
   uint32_t t0 = b.thread(true, 42), t1 = b.thread(false, 41);
-  uint32_t p0 = b.node(t0, 0, par, {{"time", 32}, {"fork", 1}, {"join", 1}, {"team_size", 2}, {"visits", 1}});
+  uint32_t p0 =
+      b.node(t0, 0, par, {{"time", 32}, {"fork", 1}, {"join", 1}, {"team_size", 2}, {"visits", 1}});
   b.node(t0, p0, loop, {{"time", 10}, {"iterations", 100}, {"visits", 1}});
   b.node(t0, p0, bar, {{"time", 20}, {"wait", 20}, {"visits", 1}});
   uint32_t p1 = b.node(t1, 0, par, {{"time", 30}, {"fork", 1}, {"visits", 1}});
@@ -154,8 +155,8 @@ TEST(Classify, ReferenceRevealsReplicatedAndExtraWork) {
   uint32_t pack = run.region(RegionKind::User, "pack");
   for (int r = 0; r < 4; ++r) {
     uint32_t th = run.thread(true, 40, r);
-    run.node(th, 0, set, {{"time", 20}, {"visits", 1}});   // every rank repeats setup
-    run.node(th, 0, pack, {{"time", 5}, {"visits", 1}});   // only the parallel version packs
+    run.node(th, 0, set, {{"time", 20}, {"visits", 1}});  // every rank repeats setup
+    run.node(th, 0, pack, {{"time", 5}, {"visits", 1}});  // only the parallel version packs
   }
   drg::MergedTree rt_tree(ref.experiment()), t(run.experiment());
   Analysis a = classify(t, &rt_tree);
@@ -317,7 +318,8 @@ TEST(Classify, ReplicatedOnlyWhereTheWorkIsNotDivided) {
     uint32_t loop = b.region(RegionKind::Loop, "loop");
     for (int i = 0; i < threads; ++i) {
       uint32_t th = b.thread(i == 0, 80);
-      uint32_t p = b.node(th, 0, par, {{"time", 80}, {"visits", 1}, {"team_size", i == 0 ? double(threads) : 0.0}});
+      uint32_t p = b.node(
+          th, 0, par, {{"time", 80}, {"visits", 1}, {"team_size", i == 0 ? double(threads) : 0.0}});
       b.node(th, p, user, {{"time", per_thread_ms}, {"visits", 1}});
       b.node(th, p, loop, {{"time", per_thread_ms}, {"visits", 1}, {"iterations", 8}});
     }
@@ -338,7 +340,8 @@ TEST(Classify, ReplicatedCopiesThatRanSlowerAreNotAllReplication) {
   // is replicated (40 ms), the 20 ms beyond it are unidentified.
   Builder run, ref;
   uint32_t w = run.region(RegionKind::User, "work"), rw = ref.region(RegionKind::User, "work");
-  for (int r = 0; r < 2; ++r) run.node(run.thread(true, 60, r), 0, w, {{"time", r ? 60.0 : 40.0}, {"visits", 1}});
+  for (int r = 0; r < 2; ++r)
+    run.node(run.thread(true, 60, r), 0, w, {{"time", r ? 60.0 : 40.0}, {"visits", 1}});
   ref.node(ref.thread(true, 40, 0), 0, rw, {{"time", 40}, {"visits", 1}});
   drg::MergedTree t(run.experiment()), rt(ref.experiment());
   Analysis a = classify(t, &rt);
@@ -441,9 +444,11 @@ TEST(Classify, ThreadsCreatedByLaterForksWereAbsentFromASmallerTeam) {
   Builder b;
   b.experiment().meta = {
       {"openmp", {{"runtime_init_s", 0.005}, {"runtime_ready_s", 0.006}, {"init_by_fork", false}}},
-      {"affinity", {{"threads", {{{"index", 0}, {"created_s", nullptr}},
-                                 {{"index", 1}, {"created_s", 0.040}},
-                                 {{"index", 2}, {"created_s", 0.070}}}}}}};
+      {"affinity",
+       {{"threads",
+         {{{"index", 0}, {"created_s", nullptr}},
+          {{"index", 1}, {"created_s", 0.040}},
+          {{"index", 2}, {"created_s", 0.070}}}}}}};
   b.thread(true, 100);
   b.thread(false, 58);
   b.thread(false, 29);
@@ -464,7 +469,9 @@ TEST(Classify, TheFirstForkStartingTheRuntimeIsAllStartup) {
   Builder b;
   b.experiment().meta = {
       {"openmp", {{"runtime_init_s", 0.010}, {"runtime_ready_s", 0.011}, {"init_by_fork", true}}},
-      {"affinity", {{"threads", {{{"index", 0}, {"created_s", nullptr}}, {{"index", 1}, {"created_s", 0.013}}}}}}};
+      {"affinity",
+       {{"threads",
+         {{{"index", 0}, {"created_s", nullptr}}, {{"index", 1}, {"created_s", 0.013}}}}}}};
   b.thread(true, 50);
   b.thread(false, 36);
   drg::MergedTree t(b.experiment());
@@ -482,7 +489,9 @@ TEST(Classify, ThreadsIdleInTheirRanksMpiStartupAreStartupNotSerialCode) {
   Builder b;
   b.experiment().meta = {
       {"openmp", {{"runtime_init_s", 0.035}, {"init_by_fork", true}}},
-      {"affinity", {{"threads", {{{"index", 0}, {"created_s", nullptr}}, {{"index", 1}, {"created_s", 0.035}}}}}}};
+      {"affinity",
+       {{"threads",
+         {{{"index", 0}, {"created_s", nullptr}}, {{"index", 1}, {"created_s", 0.035}}}}}}};
   uint32_t init = b.region(RegionKind::Mpi, "MPI_Init_thread");
   uint32_t par = b.region(RegionKind::Parallel, "par");
   uint32_t fin = b.region(RegionKind::Mpi, "MPI_Finalize");
@@ -498,7 +507,8 @@ TEST(Classify, ThreadsIdleInTheirRanksMpiStartupAreStartupNotSerialCode) {
   // The calls' own 30 + 20 ms on the initial thread and the worker's 30 + 20 ms beside them.
   EXPECT_NEAR(sub(root, "control_of_parallelism.startup"), (50 + 50) / 2.0, 1e-9);
   EXPECT_NEAR(sub(root, "loss_of_parallelism.unparallelized"), (5 + 5) / 2.0, 1e-9);
-  EXPECT_NEAR(sub(find(t, a, "MPI_Finalize"), "control_of_parallelism.startup"), (20 + 20) / 2.0, 1e-9);
+  EXPECT_NEAR(sub(find(t, a, "MPI_Finalize"), "control_of_parallelism.startup"), (20 + 20) / 2.0,
+              1e-9);
 }
 
 TEST(Classify, WorkerHoldingOnlyThePathIsIdleInTheSerialPart) {
@@ -577,9 +587,12 @@ TEST(Classify, WaitForSerialWorkOnOnePeIsLoss) {
 Builder random_ranks() {
   Builder b;
   std::vector<uint32_t> regions = {
-      b.region(RegionKind::Parallel, "par"), b.region(RegionKind::Loop, "loop"),
-      b.region(RegionKind::BarrierImplicit, "bar"), b.region(RegionKind::Single, "single"),
-      b.region(RegionKind::Critical, "crit"), b.region(RegionKind::User, "user"),
+      b.region(RegionKind::Parallel, "par"),
+      b.region(RegionKind::Loop, "loop"),
+      b.region(RegionKind::BarrierImplicit, "bar"),
+      b.region(RegionKind::Single, "single"),
+      b.region(RegionKind::Critical, "crit"),
+      b.region(RegionKind::User, "user"),
       b.region(RegionKind::Mpi, "MPI_Allreduce", uint16_t(format::MpiClass::Collective)),
       b.region(RegionKind::Task, "task")};
   uint64_t seed = 88172645463325252ull;
@@ -600,10 +613,15 @@ Builder random_ranks() {
         double time = double(rnd(400)) + 0.5;
         // time_sumsq: a column of floating-point numbers, whose sums depend on their order.
         nodes.push_back(b.node(t, parent, region,
-                               {{"time", time}, {"time_sumsq", time * time * 0.1}, {"visits", visits},
-                                {"wait", double(rnd(50))}, {"fork", double(rnd(5))},
-                                {"join", double(rnd(5))}, {"team_size", double(rnd(2) * 3)},
-                                {"task_exec", double(rnd(3))}, {"iterations", double(rnd(100))}}));
+                               {{"time", time},
+                                {"time_sumsq", time * time * 0.1},
+                                {"visits", visits},
+                                {"wait", double(rnd(50))},
+                                {"fork", double(rnd(5))},
+                                {"join", double(rnd(5))},
+                                {"team_size", double(rnd(2) * 3)},
+                                {"task_exec", double(rnd(3))},
+                                {"iterations", double(rnd(100))}}));
       }
     }
   }
@@ -714,7 +732,8 @@ void expect_by_file_as_in_memory(size_t keep_bytes) {
   MachineModel machine = test_machine();
   Options options;
   options.machine = &machine;
-  expect_same_numbers(classify(by_file, &by_file, options), classify(in_memory, &in_memory, options));
+  expect_same_numbers(classify(by_file, &by_file, options),
+                      classify(in_memory, &in_memory, options));
 }
 
 // The analysis of an experiment read one rank file at a time (drg::RankFiles) is the analysis
@@ -847,19 +866,62 @@ std::vector<std::map<std::string, int>> reads_opening_together(const std::string
   });
 }
 
+// Files read through a reader that counts nothing: as reads_opening_together opens them.
+drg::RankFiles opened_by_reader(const std::string& dir) {
+  auto reader = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+  };
+  return drg::RankFiles(dir, {}, reader);
+}
+
 // Opened together, each process reads its block of the rank files only (and the definitions).
 TEST(Share, EachProcessOpensItsBlockOfFilesOnly) {
   Builder b = random_ranks();
   RankFilesOnDisk disk(b.experiment());
-  const size_t files = drg::RankFiles(disk.dir).files();
+  const drg::RankFiles all = opened_by_reader(disk.dir);
   std::vector<std::map<std::string, int>> reads = reads_opening_together(disk.dir, 4);
+  size_t covered = 0;
   for (int rank = 0; rank < 4; ++rank) {
     std::set<std::string> expected = {"meta.json", "definitions.sdrg"}, read;
-    auto [first, last] = file_block(files, rank, 4);
+    auto [first, last] = all.block_of(rank, 4);
+    EXPECT_EQ(first, covered) << "rank " << rank << ": blocks follow each other in file order";
+    covered = last;
     for (size_t f = first; f < last; ++f) expected.insert(rank_file_name(f));
     for (const auto& [name, times] : reads[size_t(rank)]) read.insert(name);
     EXPECT_EQ(read, expected) << "rank " << rank;
   }
+  EXPECT_EQ(covered, all.files());
+}
+
+// On disk the files' sizes are known (stat): the processes open blocks of about equal bytes, so
+// a rank with many threads (a large file) is a block of its own; the tree is the serial one.
+TEST(Share, OnDiskBlocksAreOfAboutEqualBytes) {
+  Builder b;
+  const uint32_t work = b.region(RegionKind::User, "work");
+  for (int rank = 0; rank < 4; ++rank)
+    for (int k = 0; k < (rank == 0 ? 12 : 1); ++k) {
+      uint32_t t = b.thread(k == 0, 10, rank);
+      b.node(t, 0, work, {{"time", 5}, {"visits", 1}});
+    }
+  RankFilesOnDisk disk(b.experiment());
+  drg::RankFiles files(disk.dir);
+  drg::MergedTree tree(files);
+  ASSERT_EQ(files.files(), 4u);
+  EXPECT_EQ(files.block_of(0, 2), (std::pair<size_t, size_t>(0, 1))) << "the large file alone";
+  EXPECT_EQ(files.block_of(1, 2), (std::pair<size_t, size_t>(1, 4)));
+  ThreadJob job(2);
+  std::vector<std::pair<size_t, size_t>> blocks =
+      job.run<std::pair<size_t, size_t>>([&](Share& share) {
+        drg::Team team = team_of(share);
+        drg::RankFiles own_files(disk.dir, {}, &team);
+        drg::MergedTree own_tree(own_files);
+        expect_same_tree(own_tree, tree);
+        finish(share);
+        return own_files.block();
+      });
+  EXPECT_EQ(blocks[0], files.block_of(0, 2));
+  EXPECT_EQ(blocks[1], files.block_of(1, 2));
 }
 
 // The threads a process parsed opening its block serve the settling and the tree: each of its
@@ -963,10 +1025,43 @@ TEST(Share, AFailureReachesEveryProcess) {
 }
 
 TEST(Share, FilesGoInContiguousBlocksInFileOrder) {
+  using drg::file_block;
   EXPECT_EQ(file_block(10, 0, 3), (std::pair<size_t, size_t>(0, 4)));
   EXPECT_EQ(file_block(10, 1, 3), (std::pair<size_t, size_t>(4, 7)));
   EXPECT_EQ(file_block(10, 2, 3), (std::pair<size_t, size_t>(7, 10)));
   EXPECT_EQ(file_block(2, 2, 3), (std::pair<size_t, size_t>(2, 2)));  // more processes than files
+}
+
+// By cost: blocks of about equal bytes, each file where its middle falls; without costs, by count.
+TEST(Share, FilesGoInBlocksOfAboutEqualCost) {
+  using drg::cost_block;
+  using B = std::pair<size_t, size_t>;
+  // One large file and three small ones: the large one alone, the small ones together.
+  const std::vector<uint64_t> uneven = {900, 100, 100, 100};
+  EXPECT_EQ(cost_block(uneven, 0, 2), B(0, 1));
+  EXPECT_EQ(cost_block(uneven, 1, 2), B(1, 4));
+  // Equal files: blocks in file order whose sizes differ by one file at most.
+  const std::vector<uint64_t> equal(10, 7);
+  size_t next = 0;
+  for (int r = 0; r < 3; ++r) {
+    B b = cost_block(equal, r, 3);
+    EXPECT_EQ(b.first, next) << "rank " << r;
+    EXPECT_TRUE(b.second - b.first == 3 || b.second - b.first == 4) << "rank " << r;
+    next = b.second;
+  }
+  EXPECT_EQ(next, 10u);
+  // More processes than files: some take none, at their place in file order.
+  const std::vector<uint64_t> two = {5, 5};
+  size_t at = 0;
+  for (int r = 0; r < 5; ++r) {
+    B b = cost_block(two, r, 5);
+    EXPECT_EQ(b.first, at) << "rank " << r;
+    EXPECT_LE(b.first, b.second);
+    at = b.second;
+  }
+  EXPECT_EQ(at, 2u);
+  EXPECT_EQ(cost_block({0, 0, 0}, 1, 2), drg::file_block(3, 1, 2)) << "no costs: by count";
+  EXPECT_EQ(cost_block({}, 0, 2), B(0, 0));
 }
 
 TEST(Rules, EveryRuleIsDocumented) {
@@ -987,11 +1082,13 @@ TEST(Rules, EveryRuleAppearsInTheDocs) {
   ASSERT_TRUE(in) << "docs/overhead-model.md missing";
   std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (const Rule& r : rules())
-    EXPECT_NE(doc.find("`" + std::string(r.id) + "`"), std::string::npos) << r.id << " is not documented";
+    EXPECT_NE(doc.find("`" + std::string(r.id) + "`"), std::string::npos)
+        << r.id << " is not documented";
   // The rule table section is the table itself, as rule_table_markdown() writes it.
   std::string table = rule_table_markdown();
   EXPECT_NE(doc.find("\n" + table), std::string::npos)
-      << "docs/overhead-model.md's rule table differs from the rules; replace it with:\n" << table;
+      << "docs/overhead-model.md's rule table differs from the rules; replace it with:\n"
+      << table;
 }
 }  // namespace
 }  // namespace scalea::overheads
@@ -1052,7 +1149,8 @@ TEST(CallPathKeys, EqualKeysExactlyForEqualPathsAcrossTrees) {
     size_t shared = 0;
     for (uint32_t a = 0; a < k1.size(); ++a)
       for (uint32_t b = 0; b < k2.size(); ++b) {
-        ASSERT_EQ(k1[a] == k2[b], s1[a] == s2[b]) << "seed " << seed << ": " << s1[a] << " vs " << s2[b];
+        ASSERT_EQ(k1[a] == k2[b], s1[a] == s2[b])
+            << "seed " << seed << ": " << s1[a] << " vs " << s2[b];
         shared += s1[a] == s2[b];
       }
     EXPECT_GT(shared, 1u) << "seed " << seed << ": the trees share no path below the root";
@@ -1065,7 +1163,8 @@ TEST(CallPathKeys, StringOrderIsTheByteOrderOfTheOldKeys) {
     // characters on both sides of '/' (0x2f): '-', '.', '0', 'a'. (Not '/' itself: a key that is
     // a sibling's key + "/..." made the old string keys ambiguous, keys.hpp.)
     const std::vector<const char*> fns = {"f", "f-", "f.", "f0", "fa"};
-    Builder b1 = random_tree(seed, 300, kNames, fns), b2 = random_tree(seed + 1000, 300, kNames, fns);
+    Builder b1 = random_tree(seed, 300, kNames, fns),
+            b2 = random_tree(seed + 1000, 300, kNames, fns);
     drg::MergedTree t1(b1.experiment()), t2(b2.experiment());
     CallPathKeys keys;
     std::vector<uint32_t> k1 = keys.intern(t1), k2 = keys.intern(t2);
@@ -1077,7 +1176,8 @@ TEST(CallPathKeys, StringOrderIsTheByteOrderOfTheOldKeys) {
     for (uint32_t n = 0; n < k2.size(); ++n) by_string[s2[n]] = k2[n];
     ASSERT_EQ(by_string.size(), keys.size());
     uint32_t expected = 0;
-    for (const auto& [s, key] : by_string) EXPECT_EQ(rank[key], expected++) << "seed " << seed << ": " << s;
+    for (const auto& [s, key] : by_string)
+      EXPECT_EQ(rank[key], expected++) << "seed " << seed << ": " << s;
   }
 }
 

@@ -121,6 +121,9 @@ class MergedTree {
                             const std::function<Rest(const ThreadBatch&)>& work) const;
   // How many batches for_each_batch gives: one per rank file read by file, one in memory.
   size_t batches() const { return files_ ? file_first_.size() - 1 : 1; }
+  // The batches [first, last) process `rank` of `size` takes in a shared analysis: the blocks of
+  // files the processes opened the experiment by (RankFiles::block_of).
+  std::pair<size_t, size_t> share_block(int rank, int size) const;
   // The threads of the run (its PEs), and how many of them hold each node.
   size_t threads() const { return e_->threads.size(); }
   bool by_file() const { return files_ != nullptr; }  // read one rank file at a time

@@ -180,6 +180,9 @@ class RankFiles {
   const Team* team() const;
   // The files [first, last) this process opened: all of them without a team.
   std::pair<size_t, size_t> block() const;
+  // The files process `rank` of `size` takes in a shared analysis: blocks of about equal bytes
+  // (cost_block), the blocks a team opens the files by.
+  std::pair<size_t, size_t> block_of(int rank, int size) const;
 
  private:
   struct Impl;

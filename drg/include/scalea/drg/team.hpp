@@ -28,6 +28,10 @@ struct Team {
 // The files [first, last) of `files` that process `rank` of `size` takes: contiguous blocks in
 // file order, the first ones one file larger. Processes beyond the number of files get none.
 std::pair<size_t, size_t> file_block(size_t files, int rank, int size);
+// The same by cost (a file's bytes): contiguous blocks in file order of about equal cost, each
+// file in the block where its middle falls, so that processes that parse their blocks finish
+// together when the files differ in size. Without costs (all 0): file_block.
+std::pair<size_t, size_t> cost_block(const std::vector<uint64_t>& costs, int rank, int size);
 
 // Plain values as bytes, to travel between processes. Doubles travel as their bits.
 class ByteWriter {

@@ -39,10 +39,6 @@ struct SharedFailure : std::runtime_error {
   int status;
 };
 
-// The files [first, last) of `files` that process `rank` of `size` analyses: the blocks the
-// processes opened the experiment by (drg::file_block).
-std::pair<size_t, size_t> file_block(size_t files, int rank, int size);
-
 // One step of the shared analysis, the only way the processes talk: every process gives its part
 // (or its failure), rank 0 makes the result from all parts (`combine`, called with them in rank
 // order), and every process gets it. When a process failed, every process throws SharedFailure
