@@ -53,9 +53,10 @@ add_custom_target(scalea-commit-info
   COMMENT "The commit scalea --version names")
 add_dependencies(scalea scalea-commit-info)
 target_include_directories(scalea PRIVATE ${_info_dir})
-# The help's docs/ (about.cpp): the installed docs beside an installed scalea, else the sources'.
+# The docs/ of the help and the messages (report/src/output/docs.cpp): the installed docs beside
+# an installed scalea, else the sources'.
 file(RELATIVE_PATH _bin_to_doc ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_DOCDIR})
-target_compile_definitions(scalea PRIVATE SCALEA_BINDIR_TO_DOCDIR="${_bin_to_doc}"
+target_compile_definitions(scalea-report-output PRIVATE SCALEA_BINDIR_TO_DOCDIR="${_bin_to_doc}"
   SCALEA_SOURCE_DOCS="${PROJECT_SOURCE_DIR}/docs")
 
 # ---- pkg-config: the user-region API for Makefiles ----
