@@ -78,12 +78,18 @@ elseif(SCALEA_HELP2MAN)
   add_custom_command(OUTPUT ${_man}/scalea.1
     COMMAND ${CMAKE_COMMAND} -DSCALEA=$<TARGET_FILE:scalea> -DHELP2MAN=${SCALEA_HELP2MAN}
             -DOUT_DIR=${_man} -DVERSION=${PROJECT_VERSION}
-            -DSOURCE_DOCS=${PROJECT_SOURCE_DIR}/docs -DDOCDIR=${CMAKE_INSTALL_FULL_DOCDIR}
+            -DDOCDIR=${CMAKE_INSTALL_FULL_DOCDIR}
             -P ${PROJECT_SOURCE_DIR}/cmake/man_pages.cmake
     DEPENDS scalea ${PROJECT_SOURCE_DIR}/cmake/man_pages.cmake
     COMMENT "Man pages of scalea and its commands (help2man)")
   add_custom_target(scalea-man ALL DEPENDS ${_man}/scalea.1)
   install(DIRECTORY ${_man} DESTINATION ${CMAKE_INSTALL_MANDIR})
+  # The pages name the configured prefix's documentation; `cmake --install --prefix P` puts it
+  # under P: the installed pages name it there.
+  install(CODE "set(SCALEA_MAN_BUILT_DOCDIR [[${CMAKE_INSTALL_FULL_DOCDIR}]])
+    set(SCALEA_MAN_DOCDIR [[${CMAKE_INSTALL_DOCDIR}]])
+    set(SCALEA_MAN_DIR [[${CMAKE_INSTALL_MANDIR}/man1]])
+    include([[${PROJECT_SOURCE_DIR}/cmake/man_pages_install.cmake]])")
   set(SCALEA_MAN_PAGES ON)
 else()
   message(WARNING "scalea: help2man not found: no man pages (scripts/setup-debian.sh installs it)")

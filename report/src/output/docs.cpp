@@ -36,9 +36,15 @@ size_t doc_name_length(const std::string& text, size_t at) {
   return after == '\n' || after == ')' || after == ',' || after == '.' ? end - at : 0;
 }
 
+const char* forced_docs_dir() {
+  const char* forced = std::getenv("SCALEA_DOCS_DIR");
+  return forced && *forced ? forced : nullptr;
+}
+
 }  // namespace
 
 std::string docs_dir() {
+  if (const char* forced = forced_docs_dir()) return forced;
   for (std::string dir :
        {self_dir() + "/" + SCALEA_BINDIR_TO_DOCDIR, std::string(SCALEA_SOURCE_DOCS)}) {
     char real[PATH_MAX];
@@ -51,13 +57,15 @@ std::string with_docs_dir(const std::string& text) {
   if (text.find("docs/") == std::string::npos) return text;  // no look-up for most messages
   const std::string dir = docs_dir();
   if (dir.empty()) return text;
+  // The man pages are made before the documentation is installed where SCALEA_DOCS_DIR says.
+  const bool check = forced_docs_dir() == nullptr;
   std::string out;
   size_t at = 0;
   for (size_t hit = text.find("docs/"); hit != std::string::npos;
        hit = text.find("docs/", hit + 5)) {
     if (hit > 0 && in_path(text[hit - 1])) continue;
     size_t name = doc_name_length(text, hit + 5);
-    if (name == 0 || !is_file(dir + "/" + text.substr(hit + 5, name))) continue;
+    if (name == 0 || (check && !is_file(dir + "/" + text.substr(hit + 5, name)))) continue;
     out += text.substr(at, hit - at) + dir + "/";
     at = hit + 5;
   }

@@ -7,6 +7,9 @@ namespace scalea::cli {
 
 // The documentation of this scalea: PREFIX/share/doc/scalea beside an installed PREFIX/bin/scalea
 // (wherever the prefix was moved), in a build tree the sources' docs/; "" when neither is there.
+// SCALEA_DOCS_DIR, when set, is taken as it is (and with_docs_dir names pages there unchecked):
+// the man pages are made with it (cmake/man_pages.cmake), so that they name the installed
+// documentation, not the build's.
 std::string docs_dir();
 
 // `text` with each "docs/NAME.md" that starts a word, ends a sentence or comes before ')' or
