@@ -59,13 +59,20 @@ file(RELATIVE_PATH _bin_to_doc ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL
 target_compile_definitions(scalea-report-output PRIVATE SCALEA_BINDIR_TO_DOCDIR="${_bin_to_doc}"
   SCALEA_SOURCE_DOCS="${PROJECT_SOURCE_DIR}/docs")
 
-# ---- pkg-config: the user-region API for Makefiles ----
+# ---- pkg-config: the user-region API for Makefiles (scalea.pc; scalea-fortran.pc) ----
 # Relocatable (prefix from the file's own place), as the CMake package is: cmake --install
 # --prefix DIR may choose the prefix after the build.
 file(RELATIVE_PATH _pc_to_prefix ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 string(REGEX REPLACE "/$" "" _pc_to_prefix "${_pc_to_prefix}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/scalea.pc.in ${CMAKE_BINARY_DIR}/scalea.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/scalea.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# Fortran, as netcdf-fortran and hdf5_fortran do: a file of its own that requires the C one, so
+# that `pkg-config --libs` orders the static module library before the tool library it calls.
+if(TARGET scalea-fortran)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/scalea-fortran.pc.in
+    ${CMAKE_BINARY_DIR}/scalea-fortran.pc @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/scalea-fortran.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
 
 # ---- man pages: help2man on each command's --help, at build time ----
 # Not in the sanitizer trees (scripts/sanitize.sh): nothing installs from them, and a page made
