@@ -133,6 +133,7 @@ void run_export(const ExportOptions& o, overheads::Share* share) {
     ao.decomposition = decomposition_args(o.decomposition);
     ao.p = r.p;
     ao.share = share;
+    if (o.format == "html") ao.pe_own_cells = kExactPeCells;  // the system pane's classes per PE
     try {
       runs.push_back(analyze(r.dir, ao));
     } catch (const drg::LoadError& e) {
