@@ -53,18 +53,26 @@ add_custom_target(scalea-commit-info
   COMMENT "The commit scalea --version names")
 add_dependencies(scalea scalea-commit-info)
 target_include_directories(scalea PRIVATE ${_info_dir})
-# The help's docs/ (about.cpp): the installed docs beside an installed scalea, else the sources'.
+# The docs/ of the help and the messages (report/src/output/docs.cpp): the installed docs beside
+# an installed scalea, else the sources'.
 file(RELATIVE_PATH _bin_to_doc ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_DOCDIR})
-target_compile_definitions(scalea PRIVATE SCALEA_BINDIR_TO_DOCDIR="${_bin_to_doc}"
+target_compile_definitions(scalea-report-output PRIVATE SCALEA_BINDIR_TO_DOCDIR="${_bin_to_doc}"
   SCALEA_SOURCE_DOCS="${PROJECT_SOURCE_DIR}/docs")
 
-# ---- pkg-config: the user-region API for Makefiles ----
+# ---- pkg-config: the user-region API for Makefiles (scalea.pc; scalea-fortran.pc) ----
 # Relocatable (prefix from the file's own place), as the CMake package is: cmake --install
 # --prefix DIR may choose the prefix after the build.
 file(RELATIVE_PATH _pc_to_prefix ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 string(REGEX REPLACE "/$" "" _pc_to_prefix "${_pc_to_prefix}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/scalea.pc.in ${CMAKE_BINARY_DIR}/scalea.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/scalea.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# Fortran, as netcdf-fortran and hdf5_fortran do: a file of its own that requires the C one, so
+# that `pkg-config --libs` orders the static module library before the tool library it calls.
+if(TARGET scalea-fortran)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/scalea-fortran.pc.in
+    ${CMAKE_BINARY_DIR}/scalea-fortran.pc @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/scalea-fortran.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
 
 # ---- man pages: help2man on each command's --help, at build time ----
 # Not in the sanitizer trees (scripts/sanitize.sh): nothing installs from them, and a page made
@@ -77,12 +85,18 @@ elseif(SCALEA_HELP2MAN)
   add_custom_command(OUTPUT ${_man}/scalea.1
     COMMAND ${CMAKE_COMMAND} -DSCALEA=$<TARGET_FILE:scalea> -DHELP2MAN=${SCALEA_HELP2MAN}
             -DOUT_DIR=${_man} -DVERSION=${PROJECT_VERSION}
-            -DSOURCE_DOCS=${PROJECT_SOURCE_DIR}/docs -DDOCDIR=${CMAKE_INSTALL_FULL_DOCDIR}
+            -DDOCDIR=${CMAKE_INSTALL_FULL_DOCDIR}
             -P ${PROJECT_SOURCE_DIR}/cmake/man_pages.cmake
     DEPENDS scalea ${PROJECT_SOURCE_DIR}/cmake/man_pages.cmake
     COMMENT "Man pages of scalea and its commands (help2man)")
   add_custom_target(scalea-man ALL DEPENDS ${_man}/scalea.1)
   install(DIRECTORY ${_man} DESTINATION ${CMAKE_INSTALL_MANDIR})
+  # The pages name the configured prefix's documentation; `cmake --install --prefix P` puts it
+  # under P: the installed pages name it there.
+  install(CODE "set(SCALEA_MAN_BUILT_DOCDIR [[${CMAKE_INSTALL_FULL_DOCDIR}]])
+    set(SCALEA_MAN_DOCDIR [[${CMAKE_INSTALL_DOCDIR}]])
+    set(SCALEA_MAN_DIR [[${CMAKE_INSTALL_MANDIR}/man1]])
+    include([[${PROJECT_SOURCE_DIR}/cmake/man_pages_install.cmake]])")
   set(SCALEA_MAN_PAGES ON)
 else()
   message(WARNING "scalea: help2man not found: no man pages (scripts/setup-debian.sh installs it)")

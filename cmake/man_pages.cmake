@@ -3,11 +3,12 @@ cmake_minimum_required(VERSION 3.25)
 # page says what --help says: scalea.1, scalea-CMD.1 for every command `scalea --help` lists and
 # scalea-CMD-SUB.1 for every command those list (scalea db add, ...). Run at build time
 # (cmake/install_kit.cmake):
-#   cmake -DSCALEA=bin/scalea -DHELP2MAN=... -DOUT_DIR=... -DVERSION=... -DSOURCE_DOCS=...
-#         -DDOCDIR=... -P man_pages.cmake
-# A build tree's --help names the sources' docs/ (SOURCE_DOCS); a page names the installed ones
-# (DOCDIR), where an installed user has them.
-foreach(v SCALEA HELP2MAN OUT_DIR VERSION SOURCE_DOCS DOCDIR)
+#   cmake -DSCALEA=bin/scalea -DHELP2MAN=... -DOUT_DIR=... -DVERSION=... -DDOCDIR=...
+#         -P man_pages.cmake
+# A build tree's --help names the sources' docs/; a page names the installed ones (DOCDIR), where
+# an installed user has them: the help is made with SCALEA_DOCS_DIR=DOCDIR (output/docs.hpp).
+# `cmake --install --prefix P` names P's at install time (man_pages_install.cmake).
+foreach(v SCALEA HELP2MAN OUT_DIR VERSION DOCDIR)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "man_pages.cmake: ${v} is not set")
   endif()
@@ -15,9 +16,8 @@ endforeach()
 
 include(${CMAKE_CURRENT_LIST_DIR}/scalea_commands.cmake)
 
-# help2man escapes '-' as '\-' in the text it writes.
-string(REPLACE "-" "\\-" source_docs_man "${SOURCE_DOCS}")
-string(REPLACE "-" "\\-" docdir_man "${DOCDIR}")
+# Every help read here, the commands' one-line descriptions too (the pages' NAME lines).
+set(ENV{SCALEA_DOCS_DIR} ${DOCDIR})
 
 # scalea-WORDS.1 from `scalea WORDS --help` (scalea.1 when WORDS is empty).
 function(page words description)
@@ -34,10 +34,6 @@ function(page words description)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "help2man for scalea ${words} failed (${rc}): ${err}")
   endif()
-  file(READ ${file} text)
-  string(REPLACE "${source_docs_man}/" "${docdir_man}/" text "${text}")
-  string(REPLACE "${SOURCE_DOCS}/" "${DOCDIR}/" text "${text}")
-  file(WRITE ${file} "${text}")
 endfunction()
 
 file(REMOVE_RECURSE ${OUT_DIR})

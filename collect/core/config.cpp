@@ -208,6 +208,10 @@ const Setting kSettings[] = {
      "containers per node; on one machine, containers as several nodes would have them",
      "a whole number above 0"},
     {"SCALEA_RUN_BY_CLI", T::Switch, "", nullptr, R::Internal, "set by `scalea run`", "1"},
+    {"SCALEA_DOCS_DIR", T::Text, "", nullptr, R::Internal,
+     "set by the build when help2man makes the man pages: the documentation they name "
+     "(report/src/output/docs.hpp)",
+     "a directory"},
     {"SCALEA_RUN_PRELOAD", T::Text, "",
      [](const std::string& v, Config& c) { return c.run_preload = v, true; }, R::Internal,
      "the tool libraries `scalea run` added to LD_PRELOAD", "library paths, colon-separated"},

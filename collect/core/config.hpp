@@ -61,7 +61,8 @@ enum class SettingReader : uint8_t {
   Tool,      // read_config, into Config (docs/user-guide.md, "Environment")
   Command,   // the scalea command (docs/user-guide.md, "Environment")
   MpiLayer,  // collect/mpi at MPI_Init (docs/mpi.md, "Settings")
-  Internal,  // set by `scalea run` for the tool; not for users, not in the docs' tables
+  Internal,  // set by `scalea run` for the tool, or by the build; not for users, not in the docs'
+             // tables
 };
 // What a setting's value is.
 enum class SettingType : uint8_t { Switch, Text, List, Choice, Spec };

@@ -213,7 +213,10 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
       if (uint32_t rn = ref->node_of(keys[n]); rn != format::kNoIndex)
         caps[n] = ref->facts.own_useful[rn];
   }
-  RunFacts f = measure(run, workers, std::move(keys), reference ? &caps : nullptr, options.share);
+  const size_t cells = e.threads.size() * run.nodes().size();
+  if (!options.share && cells > 0 && cells <= options.pe_own_cells) a.pe_own.resize(cells);
+  RunFacts f = measure(run, workers, std::move(keys), reference ? &caps : nullptr, options.share,
+                       a.pe_own.empty() ? nullptr : &a.pe_own);
   if (!f.model.usable) a.message_model_doubt = f.model.doubt;
   if (ref) {
     apply_evidence(run, f, ref->facts, ref->index, options.machine, a.misses_priced);

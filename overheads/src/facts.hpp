@@ -517,8 +517,11 @@ struct Totals {
 // measure.cpp: the run's facts per merged node, its PEs' time split by the rules. `keys`: the
 // call-path key of every merged node; `caps` (with a reference): the reference's useful time of
 // every merged node, which RunFacts::capped_useful is capped by.
+// `pe_own` (not null, sized threads x nodes): each PE's own time per node as the rules split it
+// (Analysis::pe_own).
 RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32_t> keys,
-                 const std::vector<double>* caps, Share* share);
+                 const std::vector<double>* caps, Share* share,
+                 std::vector<PeOwn>* pe_own = nullptr);
 // idle.cpp: subtree sums, idle PEs and absent PEs per region; the tool's cost per visit kind.
 Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p,
               const std::vector<double>* visit_cost, Share* share);

@@ -368,7 +368,8 @@ double partner_wait(const drg::Experiment& e, const Columns& c, const drg::Threa
 void classify_parts(const MergedTree& t, const Workers& workers, const Columns& c,
                     const drg::ThreadBatch& b, BatchTimes& bt,
                     const std::vector<RunFacts::RootIdle>& root_idle,
-                    const std::vector<double>* caps, const RunFacts& f, PeSplit& out) {
+                    const std::vector<double>* caps, const RunFacts& f, PeSplit& out,
+                    std::vector<PeOwn>* pe_own) {
   const drg::Experiment& e = t.experiment();
   const std::vector<MemberStats>& st = f.stats;
   size_t n_nodes = t.nodes().size();
@@ -423,21 +424,29 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
         x_of[tn] = rest;
         if (caps && pl.exclusive && pl.exclusive->useful && rest > 0)
           out.sums.add(out.capped_useful[n], n, Sum::Capped, std::min(rest, (*caps)[n]));
-        Buckets& bk = out.own[n];
+        Buckets& own = out.own[n];
+        // Each part goes to the node's buckets and, when asked, to this PE's own split (a
+        // worker's nodes are its own: no other worker writes this PE's cell of the node).
+        PeOwn* pe = pe_own ? &(*pe_own)[size_t(ti) * n_nodes + n] : nullptr;
+        auto add = [&](const Rule* rule, double v) {
+          own.add(rule, v);
+          if (!pe || !rule) return;
+          (rule->useful ? pe->useful : pe->classes[size_t(rule->cls)]) += v;
+        };
         if (pl.partial_barrier) {
-          bk.add(pl.partial_wait, wait);
+          add(pl.partial_wait, wait);
         } else if (pl.serial_pe != format::kNoIndex && ti != pl.serial_pe) {
           double lost = std::min(wait, pl.serial_time);
-          bk.add(pl.serial_wait, lost);
-          bk.add(pl.wait, wait - lost);
+          add(pl.serial_wait, lost);
+          add(pl.wait, wait - lost);
         } else if (pl.before != format::kNoIndex && !entered[pl.before]) {
           double lost = std::min(wait, pl.before_time);
-          bk.add(pl.before_pes == 1 ? pl.serial_wait : pl.partial_wait, lost);
-          bk.add(pl.wait, wait - lost);
+          add(pl.before_pes == 1 ? pl.serial_wait : pl.partial_wait, lost);
+          add(pl.wait, wait - lost);
         } else {
-          bk.add(pl.wait, wait);
+          add(pl.wait, wait);
         }
-        bk.add(pl.fork_join, fork_join);
+        add(pl.fork_join, fork_join);
         const Rule* rule = exclusive_rule(pl, th);
         if (rule == pl.idle_root && rule) {
           // A thread outside every region: in a smaller team's time, late in its own regions, or
@@ -445,18 +454,18 @@ void classify_parts(const MergedTree& t, const Workers& workers, const Columns& 
           const RunFacts::RootIdle& ri = root_idle[i];
           double left = std::max(0.0, rest);
           double part = std::min(left, ri.not_in_team);
-          bk.add(pl.root_not_in_team, part);
+          add(pl.root_not_in_team, part);
           left -= part;
           part = std::min(left, ri.late);
-          bk.add(pl.root_late, part);
+          add(pl.root_late, part);
           left -= part;
           part = std::min(left, ri.startup);
-          bk.add(pl.root_startup, part);
+          add(pl.root_startup, part);
           left -= part;
-          bk.add(rule, std::min(left, ri.serial));
+          add(rule, std::min(left, ri.serial));
           continue;
         }
-        bk.add(rule, rest);
+        add(rule, rest);
         if (rule && rule->useful && rest > 0) {
           out.sums.add(out.own_useful[n], n, Sum::OwnUseful, rest);
           out.useful_min[n] = out.useful_pes[n] ? std::min(out.useful_min[n], rest) : rest;
@@ -517,7 +526,7 @@ BatchTimes::BatchTimes(const drg::Experiment& e, const drg::ThreadBatch& b,
 }
 
 RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32_t> keys,
-                 const std::vector<double>* caps, Share* share) {
+                 const std::vector<double>* caps, Share* share, std::vector<PeOwn>* pe_own) {
   const drg::Experiment& e = t.experiment();
   Columns c(e);
   size_t n_nodes = t.nodes().size();
@@ -584,7 +593,7 @@ RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32
   fold_batches(t, share, split, no_split, times,
                [&](const drg::ThreadBatch& b, BatchTimes& bt, PeSplit& into) {
                  root_parts(t, c, b, bt, starts, f, root_idle);
-                 classify_parts(t, workers, c, b, bt, root_idle, caps, f, into);
+                 classify_parts(t, workers, c, b, bt, root_idle, caps, f, into, pe_own);
                  useful_per_pe(workers, b, bt, f, into);
                });
   return f;

@@ -131,8 +131,10 @@
     addMetric('s:' + k, k.substr(k.indexOf('.') + 1), CL[i].color, function (r) { return sub(r, k); }, 'c' + i, i);
   });
   // The picked PE's values (system pane): its time in each region, the wait the collector timed
-  // there (exact per-PE data only) and its time beyond its share of the reference time, T_s/p.
-  // The classifier's six classes are per region (over all PEs), not per PE.
+  // there (exact per-PE data only), its time beyond its share of the reference time, T_s/p, and
+  // its time in the classes the classifier's rules split a PE's own time into (exact data only:
+  // D.distribution.pe_classes; computed by the analysis, analysis/pe_split.hpp). Additional
+  // computation and unidentified are found per region over all PEs, not per PE.
   var PEV = {};
   function peVals(r) { return PEV[r.id] || (PEV[r.id] = peValues(r)); }
   function peTime(r) { return S.pe === null ? 0 : peVals(r).v[S.pe] || 0; }
@@ -145,7 +147,14 @@
       var v = peTime(r);
       return v > 0 ? v - peShare(r) : 0;
     }, null, -1);
+    (D.distribution.pe_classes || []).forEach(function (i) {
+      addMetric('pe:c' + i, 'its ' + (CLASS_NAMES[CL[i].key] || CL[i].key), CL[i].color, function (r) {
+        var k = r.pe.k && r.pe.k[i];
+        return S.pe === null || !k ? 0 : k[S.pe] || 0;
+      }, null, i);
+    });
   }
+  var PE_METRICS = Object.keys(METRICS).filter(function (k) { return k.substr(0, 3) === 'pe:'; });
   function isPeMetric(m) { return m.substr(0, 3) === 'pe:'; }
   function mval(r, m) { return (METRICS[m] || METRICS.to).get(r); }
   // A region's own value: its value minus its (shown) children's.
@@ -357,7 +366,7 @@
       if (key !== 'to') ks.sort(function (a, b) { return Math.abs(mval(root, b)) - Math.abs(mval(root, a)); });
       ks.forEach(function (k) { add(k, depth + 1); });
     }
-    if (S.pe !== null) ['pe:t', 'pe:w', 'pe:x'].forEach(function (k) { if (METRICS[k]) rows.push([k, 0]); });
+    if (S.pe !== null) PE_METRICS.forEach(function (k) { rows.push([k, 0]); });
     add('tp', 0);
     add('to', 0);
     return rows;

@@ -11,6 +11,8 @@
 #                   as an incomplete experiment that scalea report reads
 #         words:    mistyped commands and options, program arguments without --, scalea help
 #         settings: invalid SCALEA_* values name their valid form; scalea settings lists the table
+#         docs:     an error's docs/NAME.md names this scalea's documentation (scalea --version's),
+#                   a path of the user's that holds docs/ is left as it is
 set -u
 bin=$(cd "$1" && pwd); work=$2; group=$3
 scalea=$bin/scalea
@@ -190,6 +192,22 @@ case $group in
     "$scalea" settings --markdown > out || fail "scalea settings --markdown"
     grep -q '^| `SCALEA_CLOCK` | `tsc` when invariant | tsc or monotonic | `monotonic` forces `clock_gettime` |$' out ||
       fail "the markdown table lacks SCALEA_CLOCK's row"
+    ;;
+  docs)
+    docs=$("$scalea" --version | sed -n 's/^documentation: //p')
+    [ -f "$docs/online.md" ] || fail "scalea --version names no documentation with online.md: '$docs'"
+    "$scalea" run -q -o done.exp -- /bin/true > /dev/null 2>&1 || fail "cannot make done.exp"
+    expect 2 "^scalea report: done.exp: no snapshots \(run the program with SCALEA_SNAPSHOT=1s, or scalea run --snapshot 1s; $docs/online.md\)$" \
+      report done.exp --over-time
+    expect 2 '^scalea report: runs/docs/online.md: no such experiment' report runs/docs/online.md
+    expect 2 '^scalea report: mydocs/online.md: no such experiment' report mydocs/online.md
+    expect 2 '^scalea report: docs/online.md: no such experiment' report docs/online.md
+    # The listing is read as --help is; its markdown is the user guide's table and keeps docs/.
+    "$scalea" settings SNAPSHOT > out || fail "scalea settings SNAPSHOT"
+    grep -q "$docs/online.md" out || fail "scalea settings SNAPSHOT does not name $docs/online.md: $(cat out)"
+    "$scalea" settings --markdown SNAPSHOT > out || fail "scalea settings --markdown SNAPSHOT"
+    grep -q '(10 ms to 1 h; a bare number is seconds; docs/online.md)' out ||
+      fail "scalea settings --markdown does not keep docs/online.md: $(cat out)"
     ;;
   *) echo "unknown group $group"; exit 1 ;;
 esac

@@ -5,9 +5,14 @@
 # - the man pages of scalea and every command the installed scalea lists, the bash completion
 #   (completing with the installed scalea) and the documentation are in the prefix, and the
 #   installed --help and --version name them and what the build found.
+# - a Fortran program built with pkg-config (scalea-fortran.pc) runs under the installed
+#   `scalea run`, when scalea was built with a Fortran compiler (FORTRAN_COMPILER, "" if not);
+#   skipped, and the .pc required absent, when it was not.
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=.../project -DSCALEA_SOURCE=... -DWORK_DIR=...
-#         -DC_COMPILER=... -DPKG_CONFIG=... -DBASH=... -DMAN_PAGES=ON|OFF -P run_consumer.cmake
-foreach(v BUILD_DIR SOURCE_DIR SCALEA_SOURCE WORK_DIR C_COMPILER PKG_CONFIG BASH MAN_PAGES)
+#         -DC_COMPILER=... -DFORTRAN_COMPILER=... -DPKG_CONFIG=... -DBASH=... -DMAN_PAGES=ON|OFF
+#         -P run_consumer.cmake
+foreach(v BUILD_DIR SOURCE_DIR SCALEA_SOURCE WORK_DIR C_COMPILER FORTRAN_COMPILER PKG_CONFIG BASH
+    MAN_PAGES)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "run_consumer.cmake: ${v} is not set")
   endif()
@@ -96,6 +101,52 @@ function(check_pkg_config)
   endif()
 endfunction()
 
+# A Fortran program, as a Makefile would build it: the module and both libraries from
+# scalea-fortran.pc alone, run under the installed `scalea run`, its region in the report.
+function(check_pkg_config_fortran)
+  file(GLOB_RECURSE pc ${prefix}/*/pkgconfig/scalea-fortran.pc)
+  if(FORTRAN_COMPILER STREQUAL "")
+    if(pc)
+      message(FATAL_ERROR "built without Fortran, the install has ${pc}")
+    endif()
+    message(STATUS "consumer: scalea built without a Fortran compiler: no scalea-fortran.pc checked")
+    return()
+  endif()
+  if(NOT pc)
+    message(FATAL_ERROR "the install has no pkgconfig/scalea-fortran.pc")
+  endif()
+  get_filename_component(pc_dir "${pc}" DIRECTORY)
+  set(ENV{PKG_CONFIG_PATH} ${pc_dir})
+  run("pkg-config --cflags --libs scalea-fortran" ${PKG_CONFIG} --cflags --libs scalea-fortran)
+  if(NOT last_out MATCHES "-lscalea-fortran .*-lscalea-omp")
+    message(FATAL_ERROR "pkg-config --libs scalea-fortran: not the module's library before the "
+      "tool's: ${last_out}")
+  endif()
+  separate_arguments(flags UNIX_COMMAND "${last_out}")
+  run("pkg-config --variable=libdir scalea-fortran" ${PKG_CONFIG} --variable=libdir scalea-fortran)
+  string(STRIP "${last_out}" libdir)
+  set(binary ${WORK_DIR}/consumer-fortran)
+  # The objects and the .mod of the compile stay out of the sources.
+  file(MAKE_DIRECTORY ${WORK_DIR}/fortran)
+  execute_process(COMMAND ${FORTRAN_COMPILER} ${SOURCE_DIR}/main.f90 -o ${binary} ${flags}
+      -Wl,-rpath,${libdir}
+    WORKING_DIRECTORY ${WORK_DIR}/fortran RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${FORTRAN_COMPILER} with pkg-config failed (${rc}):\n${out}\n${err}")
+  endif()
+  require_installed_library(${binary})
+  run("scalea run (installed), Fortran" ${prefix}/bin/scalea run -o ${WORK_DIR}/exp-f -- ${binary})
+  if(NOT last_out MATCHES "consumer: fortran ran T")
+    message(FATAL_ERROR "unexpected output of the Fortran consumer: ${last_out}")
+  endif()
+  require_complete_experiment(${WORK_DIR}/exp-f)
+  run("scalea report (installed), Fortran" ${prefix}/bin/scalea report ${WORK_DIR}/exp-f)
+  if(NOT last_out MATCHES "consumer_fortran_region")
+    message(FATAL_ERROR "scalea report does not show consumer_fortran_region:\n${last_out}")
+  endif()
+  message(STATUS "consumer: a Fortran program built with pkg-config scalea-fortran ran")
+endfunction()
+
 # A page for scalea and for each command (and each command's commands) the installed scalea
 # lists, naming the installed documentation, never the sources'.
 function(check_man_pages)
@@ -112,11 +163,23 @@ function(check_man_pages)
   endwhile()
   foreach(page ${pages})
     require_files(share/man/man1/${page}.1)
+    file(READ ${prefix}/share/man/man1/${page}.1 text)
+    string(REPLACE "\\-" "-" text "${text}")  # help2man's '-'
+    string(FIND "${text}" "${SCALEA_SOURCE}/docs" sources)
+    if(NOT sources EQUAL -1)
+      message(FATAL_ERROR "${page}.1 names the sources' docs:\n${text}")
+    endif()
   endforeach()
-  file(READ ${prefix}/share/man/man1/scalea-export.1 text)
-  if(NOT text MATCHES "share/doc/scalea/exports.md" OR text MATCHES "${SCALEA_SOURCE}")
-    message(FATAL_ERROR "scalea-export.1 does not name the installed exports.md")
-  endif()
+  # Made at build time for the configured prefix, they name this install's documentation (the
+  # prefix given to cmake --install), never the sources' (the build's --help names those; above).
+  foreach(page scalea-export scalea-report scalea-db scalea-db-query)
+    file(READ ${prefix}/share/man/man1/${page}.1 text)
+    string(REPLACE "\\-" "-" text "${text}")
+    string(FIND "${text}" "${prefix}/share/doc/scalea/" installed)
+    if(installed EQUAL -1)
+      message(FATAL_ERROR "${page}.1 does not name ${prefix}/share/doc/scalea/:\n${text}")
+    endif()
+  endforeach()
   list(LENGTH pages n)
   message(STATUS "consumer: ${n} man pages")
 endfunction()
@@ -181,6 +244,7 @@ run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix}
 require_files(include/scalea/scalea.h include/scalea/scalea.hpp)
 check_find_package()
 check_pkg_config()
+check_pkg_config_fortran()
 if(MAN_PAGES)
   check_man_pages()
 else()
@@ -189,5 +253,5 @@ endif()
 check_completion()
 check_docs_and_version()
 message(STATUS "consumer: installed package found with find_package and pkg-config, built, ran "
-  "under the installed scalea run; man pages, completion, docs and --version checked")
+  "under the installed scalea run (C; Fortran when built with it); man pages, completion, docs and --version checked")
 file(REMOVE_RECURSE ${WORK_DIR})

@@ -371,6 +371,46 @@ def own(data, metric):
     return {k: max(0.0, v) if metric == "tp" else v for k, v in out.items()}
 
 
+def pe_classes(br, data, loop):
+    """PE 3 picked: its time in each class the rules split a PE's own time into (the analysis's
+    split, analysis/pe_split.hpp): the four measured classes, not additional computation or
+    unidentified; with its useful time they add up to its time in the loop; the tree shows them."""
+    want = [0, 1, 2, 4]  # data movement, synchronization, control, loss (overheads/classes.hpp)
+    check(data["distribution"].get("pe_classes") == want,
+          f"the page's per-PE classes are {data['distribution'].get('pe_classes')}, want {want}")
+    shown = br.js("""Array.from(document.querySelectorAll('#metrics .mrow[data-metric^="pe:c"]')).map(
+        function(e){return e.getAttribute('data-metric')})""")
+    check(shown == [f"pe:c{i}" for i in want], f"the metric pane under PE 3 lists {shown}")
+    def split(r):
+        pe = r["pe"]
+        return pe["u"][3], {int(k): v[3] for k, v in pe["k"].items()}, pe["t"][3]
+    u, k, t = split(loop)
+    check(abs(u + sum(k.values()) - t) <= 2e-4 + 2e-3 * t,
+          f"PE 3 in the loop: useful {u} + classes {k} != its time {t}")
+    check(u > 0, f"PE 3 did no useful work in the loop: {u} of {t}")
+    # The region where PE 3 waited longest itself (not in its children): its synchronization
+    # there is in the call tree.
+    s_of = lambda r: r["pe"]["k"].get("1", [0] * 4)[3]
+    own = {r["id"]: s_of(r) for r in data["regions"]}
+    for r in data["regions"]:
+        if r["parent"] is not None:
+            own[r["parent"]] -= s_of(r)
+    sync = next(r for r in data["regions"] if r["id"] == max(own, key=own.get))
+    s3 = s_of(sync)
+    check(s3 > 0, f"PE 3 waits nowhere: its synchronization is {s3} s at most ({sync['label']})")
+    u, k, t = split(sync)
+    check(abs(u + sum(k.values()) - t) <= 2e-4 + 2e-3 * t,
+          f"PE 3 in {sync['label']}: useful {u} + classes {k} != its time {t}")
+    br.click('#metrics .mrow[data-metric="pe:c1"]')
+    br.click('#expand-all')
+    v = br.js("""(function(){var e=document.querySelector('#tree .trow[data-id="%d"] .val');
+        return e ? e.textContent : null})()""" % sync["id"])
+    check(v is not None and abs(float(v) - s3) <= (6e-5 if s3 >= 1e-4 else 0.06 * s3),
+          f"the call tree under 'its synchronization' shows {v} for {sync['label']}, PE 3 waited {s3}")
+    print(f"PE 3's classes: in the loop useful {split(loop)[0]} + {split(loop)[1]} of {split(loop)[2]} s; "
+          f"waits longest in {sync['kind']} {sync['label']}: {s3} s, the tree shows {v}")
+
+
 def system_pane(c, br, data, loop):
     """Cube's third pane: the picked region's time on each PE; picking a PE shows its tree."""
     rows = br.js("""Array.from(document.querySelectorAll('#system .mrow[data-pe]')).map(function(e){
@@ -389,12 +429,14 @@ def system_pane(c, br, data, loop):
                  % (loop["id"], prog["id"]))
     check(abs(float(tree[0]) - t[3]) < 1e-4 and abs(float(tree[1]) - prog["pe"]["t"][3]) < 1e-4,
           f"the call tree under PE 3 shows loop {tree[0]}, program {tree[1]}; PE 3 ran {t[3]}, {prog['pe']['t'][3]}")
-    check(tree[2] == ["pe:t", "pe:w", "pe:x"], f"the metric pane lacks PE 3's metrics: {tree[2]}")
+    want = ["pe:t", "pe:w", "pe:x"] + [f"pe:c{i}" for i in data["distribution"].get("pe_classes", [])]
+    check(tree[2] == want, f"the metric pane lists PE 3's metrics {tree[2]}, want {want}")
     c.shot(br, "report-system.png", selector="#explore", scale=0.6)
     br.click('#metrics .mrow[data-metric="pe:w"]')
     w = br.js("""document.querySelector('#tree .trow[data-id="%d"] .val').textContent""" % loop["id"])
     check(abs(float(w) - loop["pe"]["w"][3]) < 1e-4 + 1e-3 * loop["pe"]["w"][3],
           f"PE 3's waiting in the loop reads {w}, its data {loop['pe']['w'][3]}")
+    pe_classes(br, data, loop)
     br.click("#pe-clear")
     check(br.js("window.scalea.state.pe") is None and br.js("window.scalea.state.metric") == "to",
           "'all PEs' did not go back to the program's metrics")

@@ -90,6 +90,56 @@ TEST(Classify, ImbalancedLoopWaitIsSynchronization) {
   EXPECT_EQ(loop.most_loaded, 1);
 }
 
+// Each PE's own time split by the rules (Analysis::pe_own): thread 0's barrier wait is its
+// synchronization, the fork and join its control, the loop its useful work; the thread that
+// waited after a single loses that time (loss, partially parallelized). Only when asked for and
+// small enough.
+TEST(Classify, EachPesOwnTimeSplitByTheRules) {
+  Builder b = imbalanced_loop();
+  drg::MergedTree t(b.experiment());
+  Options o;
+  EXPECT_TRUE(classify(t, nullptr, o).pe_own.empty());  // not asked
+  o.pe_own_cells = 2 * t.nodes().size() - 1;
+  EXPECT_TRUE(classify(t, nullptr, o).pe_own.empty());  // too large
+  o.pe_own_cells = 2 * t.nodes().size();
+  Analysis a = classify(t, nullptr, o);
+  ASSERT_EQ(a.pe_own.size(), 2 * t.nodes().size());
+  auto at = [&](uint32_t thread, const char* name) {
+    return a.pe_own[thread * t.nodes().size() + find(t, a, name).node];
+  };
+  auto in = [](const PeOwn& pe, Class c) { return pe.classes[size_t(c)] * 1e3; };
+  EXPECT_NEAR(in(at(0, "bar"), Class::Synchronization), 20, 1e-9);
+  EXPECT_NEAR(at(0, "bar").useful, 0, 1e-12);
+  EXPECT_NEAR(in(at(1, "bar"), Class::Synchronization), 0, 1e-9);
+  EXPECT_NEAR(at(0, "loop").useful * 1e3, 10, 1e-9);
+  EXPECT_NEAR(at(1, "loop").useful * 1e3, 30, 1e-9);
+  EXPECT_NEAR(in(at(0, "par"), Class::ControlOfParallelism), 2, 1e-9);  // fork 1 + join 1
+  // The worker's 2 ms before and after its part is idle time, not its own: not split per PE.
+  EXPECT_NEAR(in(at(1, "par"), Class::ControlOfParallelism), 0, 1e-9);
+  for (const PeOwn& pe : a.pe_own) {
+    EXPECT_EQ(pe.classes[size_t(Class::AdditionalComputation)], 0);
+    EXPECT_EQ(pe.classes[size_t(Class::Unidentified)], 0);
+  }
+
+  Builder single;
+  uint32_t par = single.region(RegionKind::Parallel, "par");
+  uint32_t one = single.region(RegionKind::Single, "single");
+  uint32_t bar = single.region(RegionKind::BarrierImplicit, "bar");
+  uint32_t t0 = single.thread(true, 50), t1 = single.thread(false, 50);
+  uint32_t p0 = single.node(t0, 0, par, {{"time", 50}, {"team_size", 2}, {"visits", 1}});
+  single.node(t0, p0, one, {{"time", 50}, {"executed", 1}, {"visits", 1}});
+  single.node(t0, p0, bar, {{"time", 0}, {"visits", 1}});
+  uint32_t p1 = single.node(t1, 0, par, {{"time", 50}, {"visits", 1}});
+  single.node(t1, p1, one, {{"time", 0}, {"visits", 1}});
+  single.node(t1, p1, bar, {{"time", 50}, {"wait", 50}, {"visits", 1}});
+  drg::MergedTree ts(single.experiment());
+  o.pe_own_cells = 1000;
+  Analysis as = classify(ts, nullptr, o);
+  const PeOwn& waited = as.pe_own[1 * ts.nodes().size() + find(ts, as, "bar").node];
+  EXPECT_NEAR(in(waited, Class::LossOfParallelism), 50, 1e-9);
+  EXPECT_NEAR(in(waited, Class::Synchronization), 0, 1e-9);
+}
+
 TEST(Classify, SerialRegionIsUnparallelizedLoss) {
   Builder b;
   uint32_t serial = b.region(RegionKind::User, "serial");

@@ -159,6 +159,7 @@ void classify(Analyzed& x, const AnalysisOptions& o) {
   opts.paths = false;
   opts.machine = o.machine;
   opts.share = o.share;
+  opts.pe_own_cells = o.pe_own_cells;
   x.a = overheads::classify(x.tree(), x.reference_tree(), opts);
 }
 

@@ -40,6 +40,9 @@ struct AnalysisOptions {
   // Under mpirun, the processes of the job that open and classify the experiment together (every
   // process makes the same analyses in the same order); null: this process alone.
   overheads::Share* share = nullptr;
+  // Split each PE's own time by the classifier's rules (overheads::Analysis::pe_own) when the
+  // run's threads x regions are at most this many: the HTML page's system pane (PeSplitTable).
+  size_t pe_own_cells = 0;
 };
 
 // Whether `ref` can serve as the reference of `run`: the same program with the same arguments,

@@ -16,7 +16,7 @@ namespace {
 
 // An error every process of the job meets before MPI is started: rank 0 prints it.
 [[noreturn]] void refuse(const std::string& message) {
-  if (launcher_rank().value_or(0) != 0) throw ExitStatus{2};
+  if (launcher_rank().value_or(0) != 0) throw ExitStatus{2, ""};
   throw UserError(message);
 }
 
@@ -73,8 +73,7 @@ void run_shared(overheads::Share* share, const std::string& command,
     }
     overheads::finish(*share);
   } catch (const overheads::SharedFailure& failure) {
-    if (share->rank() == 0) std::fprintf(stderr, "%s\n", failure.what());
-    throw ExitStatus{failure.status};
+    throw ExitStatus{failure.status, share->rank() == 0 ? failure.what() : ""};
   }
 }
 

@@ -13,9 +13,11 @@ namespace scalea::cli {
 // started by libscalea-analysis-mpi.so, loaded now); null otherwise, and nothing is loaded.
 std::unique_ptr<overheads::Share> analysis_share();
 
-// Ends the command with this exit status, its message already printed (or left to rank 0).
+// Ends the command with this exit status; main() prints the message, where there is one (the
+// others were printed already, or are left to rank 0).
 struct ExitStatus {
   int status;
+  std::string message;
 };
 
 // Commands that do not run as an MPI program yet: under a launcher with more than one process,
@@ -27,7 +29,8 @@ void refuse_under_launcher(const std::string& what);
 std::pair<int, std::string> describe_error(std::exception_ptr error, const std::string& command);
 
 // Runs `body` on every process of `share` (or alone, when it is null). A failure on any process
-// reaches every process: rank 0 prints it, and every process throws ExitStatus with its status.
+// reaches every process: every process throws ExitStatus with its status, rank 0's with the
+// message for main() to print.
 void run_shared(overheads::Share* share, const std::string& command,
                 const std::function<void()>& body);
 

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "formats/exports.hpp"
 #include "html/html.hpp"
+#include "output/docs.hpp"
 #include "output/write.hpp"
 #include "study/study_report.hpp"
 
@@ -132,12 +133,14 @@ void run_export(const ExportOptions& o, overheads::Share* share) {
     ao.decomposition = decomposition_args(o.decomposition);
     ao.p = r.p;
     ao.share = share;
+    if (o.format == "html") ao.pe_own_cells = kExactPeCells;  // the system pane's classes per PE
     try {
       runs.push_back(analyze(r.dir, ao));
     } catch (const drg::LoadError& e) {
       if (r.study_run.empty()) throw;
       // As `scalea report STUDY` does: a run that does not load is left out, said once.
-      std::fprintf(stderr, "scalea export: run %s left out: %s\n", r.study_run.c_str(), e.what());
+      std::fprintf(stderr, "scalea export: run %s left out: %s\n", r.study_run.c_str(),
+                   with_docs_dir(e.what()).c_str());
       continue;
     }
     ptrs.push_back(runs.back().get());

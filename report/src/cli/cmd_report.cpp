@@ -64,6 +64,7 @@ void report_experiment(ReportOptions& o, overheads::Share* share) {
   ao.decomposition = decomposition_args(o.decomposition);
   ao.p = o.p;
   ao.share = share;
+  if (!o.html.empty()) ao.pe_own_cells = kExactPeCells;  // the system pane's classes per PE
   // Read one rank file at a time (docs/drg.md, "Streaming").
   std::unique_ptr<Analyzed> x = open_experiment(o.dir, ao);
   o.view.throttled = throttled_nodes(x->experiment(), x->tree());
@@ -97,6 +98,7 @@ void report(ReportOptions& o, overheads::Share* share) {
       ao.force = o.force;
       ao.decomposition = decomposition_args(o.decomposition);
       ao.p = o.p;
+      ao.pe_own_cells = kExactPeCells;
       write_html(o, *analyze(o.dir, ao));
     }
     over_time_report(o.dir, {o.format, o.interval, o.top, o.plots, o.reference, o.force,

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "core/config.hpp"
+#include "output/docs.hpp"
 
 namespace scalea::cli {
 namespace {
@@ -51,10 +52,12 @@ void print_setting(const Setting& s, bool markdown) {
     std::printf("| `%s` | %s | %s | %s |\n", s.key, s.shown_default, s.valid, s.doc);
     return;
   }
+  // Read on a terminal, as --help is: its docs/ name this scalea's documentation (the
+  // markdown above is the user guide's table and keeps them).
   const char* now = std::getenv(s.key);
   std::printf("%s\n  default:  %s\n  values:   %s\n  read by:  %s\n  meaning:  %s\n", s.key,
               *s.shown_default ? plain(s.shown_default).c_str() : "(none)", s.valid,
-              reader_text(s.reader), plain(s.doc).c_str());
+              with_docs_dir(reader_text(s.reader)).c_str(), with_docs_dir(plain(s.doc)).c_str());
   if (now) std::printf("  set now:  %s\n", now);
   std::printf("\n");
 }

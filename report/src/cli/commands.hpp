@@ -29,14 +29,9 @@ void add_db(CLI::App& app);   // cmd_db.cpp: the experiment database (docs/datab
 void add_settings(CLI::App& app);  // cmd_settings.cpp: the SCALEA_* settings table
 void add_tune(CLI::App& app);      // cmd_tune.cpp: the tuner between runs (docs/tuning.md)
 
-// about.cpp: the help of every command names the documentation of this scalea (each "docs/" in
-// it becomes docs_dir()), and --version says what the build found. Call before adding commands.
+// about.cpp: the help of every command names the documentation of this scalea (with_docs_dir,
+// output/docs.hpp), and --version says what the build found. Call before adding commands.
 void set_help_and_version(CLI::App& app);
-// The directory of the documentation: PREFIX/share/doc/scalea beside an installed scalea, else the
-// source tree's docs/ (a build tree); "" when neither is there.
-std::string docs_dir();
-// `text` with every "docs/" naming docs_dir() (unchanged when it is "").
-std::string with_docs_dir(std::string text);
 
 // --decomposition NAME,... (repeatable) of a command that checks a reference (main.cpp): the
 // arguments whose values set the decomposition, not the input (AnalysisOptions::decomposition).

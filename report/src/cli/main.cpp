@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "analysis/share.hpp"
+#include "output/docs.hpp"
 
 namespace scalea::cli {
 
@@ -54,6 +55,12 @@ void add_other_commands(CLI::App& app) {
   scalea::cli::add_calibrate(app);
   scalea::cli::add_db(app);
   scalea::cli::add_settings(app);
+}
+
+// Every error of the command is printed here, on stderr, for a person: its docs/NAME.md names
+// this scalea's documentation, which an installed user has (docs/user-guide.md, "Installing").
+void print_error(const std::string& line) {
+  std::fprintf(stderr, "%s\n", scalea::cli::with_docs_dir(line).c_str());
 }
 
 // The analyses allocate and free blocks of up to hundreds of MB again and again: a rank file's
@@ -100,8 +107,7 @@ int main(int argc, char** argv) {
   }
   if (std::optional<scalea::cli::ArgumentProblem> p = scalea::cli::check_arguments(app, args)) {
     std::string cmd = p->command.empty() ? "" : " " + p->command;
-    std::fprintf(stderr, "scalea%s: %s (see scalea%s --help)\n", cmd.c_str(), p->message.c_str(),
-                 cmd.c_str());
+    print_error("scalea" + cmd + ": " + p->message + " (see scalea" + cmd + " --help)");
     return 2;
   }
   std::reverse(args.begin(), args.end());  // CLI11 takes the words last first
@@ -116,15 +122,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string cmd =
         app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
-    std::fprintf(stderr, "scalea%s: %s (see scalea%s --help)\n", cmd.c_str(), e.what(),
-                 cmd.c_str());
+    print_error("scalea" + cmd + ": " + e.what() + " (see scalea" + cmd + " --help)");
     return 2;
   } catch (const scalea::cli::ExitStatus& e) {
-    return e.status;  // printed already
+    if (!e.message.empty()) print_error(e.message);
+    return e.status;
   } catch (const std::exception&) {
     std::string cmd = app.get_subcommands().empty() ? "" : app.get_subcommands()[0]->get_name();
     auto [status, line] = scalea::cli::describe_error(std::current_exception(), cmd);
-    std::fprintf(stderr, "%s\n", line.c_str());
+    print_error(line);
     return status;
   }
   return 0;

@@ -34,6 +34,7 @@
 #include "scalea/drg/meta.hpp"
 #include "scalea/drg/region_key.hpp"
 #include "schema.hpp"
+#include "output/docs.hpp"
 #include "output/process.hpp"
 #include "output/text.hpp"
 
@@ -881,7 +882,8 @@ std::vector<Added> add_study(Database& db, const std::string& dir, const AddOpti
     try {
       x = analyzed(run_dir, ref_dir, r.config.p(), o, model);
     } catch (const drg::LoadError& e) {
-      std::fprintf(stderr, "scalea db: run %s left out: %s\n", r.id().c_str(), e.what());
+      std::fprintf(stderr, "scalea db: run %s left out: %s\n", r.id().c_str(),
+                   with_docs_dir(e.what()).c_str());
       continue;
     }
     out.push_back(store(db, *x, run_dir, ref_id, o, machine, link));

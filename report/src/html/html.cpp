@@ -14,6 +14,7 @@
 #include "analysis/meta.hpp"
 #include "formats/report_json.hpp"
 #include "formats/sampled.hpp"
+#include "analysis/pe_split.hpp"
 #include "analysis/thread_values.hpp"
 #include "scalea/drg/meta.hpp"
 #include "scalea/format.hpp"
@@ -26,9 +27,9 @@ namespace {
 using drg::MergedTree;
 
 // Per-PE times are embedded exactly (4 significant digits) while regions x PEs stays within
-// this; beyond it each region's times are quantized to a byte of its largest, and more PEs than
-// kMaxColumns are shown as kMaxColumns columns of consecutive PEs (their max and mean).
-constexpr size_t kMaxExactCells = 200000;
+// kExactPeCells (html.hpp); beyond it each region's times are quantized to a byte of its largest,
+// and more PEs than kMaxColumns are shown as kMaxColumns columns of consecutive PEs (their max and
+// mean).
 constexpr size_t kMaxColumns = 1024;
 // The region graph (Graphviz) is drawn for at most this many shown regions: dot lays out NPB's
 // 10-170 regions in 0.1-0.5 s, but BOTS fib's 12,289 did not finish in a minute.
@@ -109,7 +110,7 @@ void facts(const Analyzed& x, nlohmann::json& data) {
 // done.
 class PeTimes {
  public:
-  explicit PeTimes(const Analyzed& x) : e_(x.experiment()), t_(x.tree()) {
+  explicit PeTimes(const Analyzed& x) : e_(x.experiment()), t_(x.tree()), split_(x) {
     order_.resize(e_.threads.size());
     std::iota(order_.begin(), order_.end(), 0u);
     std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
@@ -119,7 +120,7 @@ class PeTimes {
     pos_.resize(order_.size());
     for (size_t i = 0; i < order_.size(); ++i) pos_[order_[i]] = uint32_t(i);
     size_t pes = order_.size();
-    exact_ = pes * t_.nodes().size() <= kMaxExactCells;
+    exact_ = pes * t_.nodes().size() <= kExactPeCells;
     per_column_ = exact_ ? 1 : (pes + kMaxColumns - 1) / kMaxColumns;
     columns_ = (pes + per_column_ - 1) / per_column_;
     time_ = e_.metric(format::CoreMetric::TimeSum);
@@ -146,11 +147,18 @@ class PeTimes {
           "and mean time, to 1/255 of the region's longest PE time (min, mean and "
           "max are exact; waits and visits per PE are left out).",
           t_.nodes().size(), order_.size(), columns_, per_column_);
-    return {{"mode", exact_ ? "exact" : "quantized"},
-            {"per_column", per_column_},
-            {"columns", columns_},
-            {"pes", std::move(pes)},
-            {"note", note}};
+    nlohmann::json out = {{"mode", exact_ ? "exact" : "quantized"},
+                          {"per_column", per_column_},
+                          {"columns", columns_},
+                          {"pes", std::move(pes)},
+                          {"note", note}};
+    if (has_split()) {
+      nlohmann::json classes = nlohmann::json::array();
+      for (int c = 0; c < overheads::kClassCount; ++c)
+        if (split_per_pe(overheads::Class(c))) classes.push_back(c);
+      out["pe_classes"] = std::move(classes);
+    }
+    return out;
   }
 
   // The metrics of()'s holders carry, in this order.
@@ -188,7 +196,9 @@ class PeTimes {
     if (exact_) {
       for (auto* v : {&time, &wait})
         for (double& x : *v) x = round4(x);
-      return {{"t", time}, {"w", wait}, {"v", visits}};
+      nlohmann::json out = {{"t", time}, {"w", wait}, {"v", visits}};
+      if (has_split()) add_split(holders.node, out);
+      return out;
     }
     std::vector<double> col_max(columns_, 0.0), col_mean(columns_, 0.0);
     for (size_t c = 0; c < columns_; ++c) {
@@ -211,8 +221,33 @@ class PeTimes {
   }
 
  private:
+  bool has_split() const { return exact_ && !split_.empty(); }
+
+  // Each PE's useful time ("u") and its time in each class a PE's time is split into ("k":
+  // class index -> per PE; a class no PE spent time in is left out), as the classifier's rules
+  // split it (analysis/pe_split.hpp).
+  void add_split(uint32_t node, nlohmann::json& out) const {
+    std::vector<double> useful(order_.size());
+    for (size_t i = 0; i < order_.size(); ++i)
+      useful[i] = round4(split_.at(order_[i], node).useful);
+    nlohmann::json classes = nlohmann::json::object();
+    for (int c = 0; c < overheads::kClassCount; ++c) {
+      if (!split_per_pe(overheads::Class(c))) continue;
+      std::vector<double> v(order_.size());
+      bool any = false;
+      for (size_t i = 0; i < order_.size(); ++i) {
+        v[i] = round4(split_.at(order_[i], node).classes[size_t(c)]);
+        any |= v[i] != 0;
+      }
+      if (any) classes[std::to_string(c)] = std::move(v);
+    }
+    out["u"] = std::move(useful);
+    out["k"] = std::move(classes);
+  }
+
   const drg::Experiment& e_;
   const MergedTree& t_;
+  PeSplitTable split_;
   std::vector<uint32_t> order_, pos_;
   bool exact_ = true;
   size_t per_column_ = 1, columns_ = 0;

@@ -12,6 +12,11 @@
 
 namespace scalea::cli {
 
+// Up to this many regions x PEs, the page keeps each PE's values exactly (its time, wait, visits
+// and, given AnalysisOptions::pe_own_cells of at least this, its classes); above, it keeps them
+// quantized, in at most 1,024 columns.
+inline constexpr size_t kExactPeCells = 200000;
+
 struct HtmlOptions {
   size_t findings = 5;
   bool graphviz = true;  // render the region graph with `dot -Tsvg` when available

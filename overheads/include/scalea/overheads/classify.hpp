@@ -55,6 +55,21 @@ struct Options {
   // The processes of an MPI job that classify the run together (share.hpp), or null: this one
   // alone. Every process gets the same Analysis.
   Share* share = nullptr;
+  // Fill Analysis::pe_own when the run's threads x merged nodes are at most this many (and the
+  // run is classified by this process alone: share is null). 0: never.
+  size_t pe_own_cells = 0;
+};
+
+// One PE's own time in one region (its exclusive time there), split as the rules split it: the
+// part they call useful and the parts they put in each class (docs/report.md, "System"). Only the
+// classes the rules find in a PE's own time are filled: synchronization, data movement, control
+// of parallelism and the loss of parallelism of waits after serial code. The reference run's
+// evidence (additional computation, spin-waiting, replicated code, extra misses), the idle time of
+// PEs that ran a region for less than T_p and `unidentified` are found per region over all PEs,
+// not per PE, and are never here.
+struct PeOwn {
+  double useful = 0;                          // s
+  std::array<double, kClassCount> classes{};  // s of this PE's time
 };
 
 struct RegionOverheads {
@@ -95,6 +110,9 @@ struct Analysis {
   // none): the run's own calls contradict it (a calibration disturbed by other processes).
   std::string message_model_doubt;
   std::vector<RegionOverheads> regions;  // one per merged node of the run, same index
+  // Options::pe_own_cells: each PE's own time per merged node, pe_own[thread * nodes + node]
+  // (thread: index into Experiment::threads); empty when not asked for or too large.
+  std::vector<PeOwn> pe_own;
   std::vector<RegionOverheads> only_in_reference;
   ProgramEfficiency program;
   std::shared_ptr<CallPathKeys> keys;  // the table RegionOverheads::key refers to
