@@ -584,22 +584,28 @@ __attribute__((noinline)) void work_end(ompt_work_t wstype) {
 }  // namespace
 
 namespace {
-// The on-line tuner's part of a work event (SCALEA_TUNE=on only), out of line.
-__attribute__((noinline)) void tune_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint,
-                                         ompt_data_t* parallel_data, uint64_t count,
-                                         const void* codeptr) {
-  CallbackScope scope;
-  ThreadState* t = scope.thread();
-  ParallelRecord* p = parallel_of(parallel_data);
-  if (!t || !p || p == kRuntimeTeam || !p->tune) return;
-  online_tune::work(*t, p->tune, int(wstype), endpoint == ompt_scope_begin, count, codeptr);
+// A work event with the on-line tuner on (SCALEA_TUNE=on), out of line: the tuner's part, then
+// the recorder's. on_work only tests the flag and jumps here, so that with the tuner off it
+// stays a test and a tail call.
+__attribute__((noinline)) void tuned_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint,
+                                          ompt_data_t* parallel_data, uint64_t count,
+                                          const void* codeptr) {
+  {
+    CallbackScope scope;
+    ThreadState* t = scope.thread();
+    ParallelRecord* p = parallel_of(parallel_data);
+    if (t && p && p != kRuntimeTeam && p->tune)
+      online_tune::work(*t, p->tune, int(wstype), endpoint == ompt_scope_begin, count, codeptr);
+  }
+  if (endpoint == ompt_scope_end) work_end(wstype);
+  else work_begin(wstype, count, codeptr);
 }
 }  // namespace
 
 void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data,
              ompt_data_t*, uint64_t count, const void* codeptr) {
   if (__builtin_expect(online_tune::g_on, 0))
-    tune_work(wstype, endpoint, parallel_data, count, codeptr);
+    return tuned_work(wstype, endpoint, parallel_data, count, codeptr);
   if (endpoint == ompt_scope_end) work_end(wstype);
   else work_begin(wstype, count, codeptr);
 }
