@@ -17,7 +17,8 @@
 #    the schedules tried and the chosen one;
 #  - libomp 19 reports each loop's schedule: the runtime loop is proven schedule(runtime), and the
 #    static loop's region is not tuned (none of its loops follows the schedule set);
-#  - SCALEA_TUNE off: no "online_tuning" in meta.json and nothing in the report.
+#  - SCALEA_TUNE off: no "online_tuning" in meta.json and nothing in the report; light mode
+#    (no work callback): the tuner says once that it is off, the program runs as without it.
 # Usage: check_online_tune.sh BIN_DIR WORK_DIR [LIBOMP19_DIR]
 set -euo pipefail
 bin=$1 work=$2 omp19=${3:-}
@@ -106,6 +107,17 @@ if [ -n "$omp19" ]; then
     | .state == "stopped" and .runtime_loops == "none" and .chosen == null' <<< "$report" > /dev/null ||
     no "[19] the static loop's region is not left alone: $(jq -c '.online_tuning.regions' <<< "$report")"
 fi
+
+# Light mode registers no work callback: the tuner says once that it is off, and the program
+# runs with its own schedule (the same output as without the tool's tuning).
+SCALEA_OPENMP=light "$bin/scalea" run -q --tune -o light -- "$bin/omp/shapes" steps 30 8 40 \
+  > light.out 2> light.err || no "the light run failed: $(tail -2 light.err)"
+[ "$(grep -c 'on-line tuning off: the work callback is not registered' light.err)" = 1 ] ||
+  no "light mode: the tuner did not say once that it is off: $(cat light.err)"
+diff <(grep '^steps:' plain-14.out) <(grep '^steps:' light.out) > /dev/null ||
+  no "light mode: the output differs from the run without tuning"
+jq -e '.online_tuning.on == false' light/meta.json > /dev/null ||
+  no "light mode: meta.json does not say the tuner was off"
 
 # A setting the tool cannot take: said once, the program runs.
 SCALEA_TUNE_REPEAT=99 "$bin/scalea" run -q --tune -o bad -- "$bin/omp/shapes" steps 2 4 1 \
