@@ -63,14 +63,15 @@
  * steps R N T     R time steps, each of two parallel regions (for the on-line tuner,
  *                  SCALEA_TUNE): a `parallel` whose `omp for schedule(runtime) nowait` runs N
  *                  iterations of rising cost (i sleeps T (i + 1) / N ms), each thread timing its
- *                  own part; then a `parallel for schedule(static)` over the same iterations that
- *                  records which thread ran each (a loop whose schedule nobody may change).
- *                  Prints "step S: time X imbalance Y" per step (the runtime loop's wall time and
- *                  its slowest minus its fastest thread, s), "steps: checksum C" (the indices
- *                  summed over both loops and all steps: the same for every schedule), "steps:
- *                  static assignment unchanged" (or "changed at step S"), "steps: schedule
- *                  outside unchanged" (omp_get_schedule between the steps; or "changed at step
- *                  S").
+ *                  own part; then a `parallel for schedule(static)` and a `parallel for` with
+ *                  no schedule clause over the same iterations, each recording which thread ran
+ *                  each iteration (loops whose schedule nobody may change). Prints "step S:
+ *                  time X imbalance Y" per step (the runtime loop's wall time and its slowest
+ *                  minus its fastest thread, s), "steps: checksum C" (the indices summed over
+ *                  the loops and all steps: the same for every schedule), "steps: static
+ *                  assignment unchanged" and "steps: unclaused assignment unchanged" (or
+ *                  "changed at step S"), "steps: schedule outside unchanged" (omp_get_schedule
+ *                  between the steps; or "changed at step S").
  * twoloops R N T  R rounds of a parallel region with two `omp for schedule(static)` loops over
  *                  N iterations: the first's iteration i sleeps T (i + 1) / N ms and writes
  *                  a[i], the second reads a[i] only (so a nowait on the first is safe: both
@@ -426,8 +427,9 @@ static int steps(int argc, char** argv) {
   int rounds = (int)arg_num(argc, argv, 2, 40), n = (int)arg_num(argc, argv, 3, 16);
   double t = arg_num(argc, argv, 4, 4);
   static int owner[STEPS_MAX_N], first_owner[STEPS_MAX_N];
+  static int owner2[STEPS_MAX_N], first_owner2[STEPS_MAX_N];
   long check = 0;
-  int static_changed = -1, outside_changed = -1;
+  int static_changed = -1, unclaused_changed = -1, outside_changed = -1;
   omp_sched_t kind0, kind;
   int chunk0, chunk;
   if (n > STEPS_MAX_N) n = STEPS_MAX_N;
@@ -460,9 +462,16 @@ static int steps(int argc, char** argv) {
       owner[i] = omp_get_thread_num();
       check += i;
     }
+#pragma omp parallel for reduction(+ : check) /* STEPS_UNCLAUSED_LOOP */
     for (int i = 0; i < n; ++i) {
-      if (r == 0) first_owner[i] = owner[i];
-      else if (owner[i] != first_owner[i] && static_changed < 0) static_changed = r;
+      sleep_ms(t * (i + 1) / n / 4);
+      owner2[i] = omp_get_thread_num();
+      check += i;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (r == 0) first_owner[i] = owner[i], first_owner2[i] = owner2[i];
+      if (owner[i] != first_owner[i] && static_changed < 0) static_changed = r;
+      if (owner2[i] != first_owner2[i] && unclaused_changed < 0) unclaused_changed = r;
     }
     omp_get_schedule(&kind, &chunk);
     if ((kind != kind0 || chunk != chunk0) && outside_changed < 0) outside_changed = r;
@@ -470,6 +479,8 @@ static int steps(int argc, char** argv) {
   printf("steps: checksum %ld\n", check);
   if (static_changed < 0) printf("steps: static assignment unchanged\n");
   else printf("steps: static assignment changed at step %d\n", static_changed);
+  if (unclaused_changed < 0) printf("steps: unclaused assignment unchanged\n");
+  else printf("steps: unclaused assignment changed at step %d\n", unclaused_changed);
   if (outside_changed < 0) printf("steps: schedule outside unchanged\n");
   else printf("steps: schedule outside changed at step %d\n", outside_changed);
   return 0;

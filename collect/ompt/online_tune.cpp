@@ -54,7 +54,7 @@ struct Slot {
   size_t loop_count = 0;  // written by the encountering thread only
 };
 
-std::mutex g_mutex;  // guards the table (a lookup per region execution)
+std::mutex g_mutex;  // guards the table and the tuners (twice per region execution)
 Slot* g_slots[kMaxRegions] = {};
 size_t g_slot_count = 0;
 bool g_table_full = false;
@@ -65,8 +65,8 @@ uint64_t now_ns() {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
+// The slot of a region's code address, made at its first execution; g_mutex held.
 Slot* slot_of(const void* code) {
-  std::lock_guard<std::mutex> lock(g_mutex);
   for (size_t i = 0; i < g_slot_count; ++i)
     if (g_slots[i]->code == code) return g_slots[i];
   if (g_slot_count == kMaxRegions) {
@@ -124,11 +124,16 @@ void start(const Config& c, bool work_callback) {
 void* parallel_begin(ThreadState& t, const void* codeptr, uint32_t region, bool league) {
   // Only the outermost regions: a nested one inherits its encountering task's schedule.
   if (league || !codeptr || g_get_level() != 0) return nullptr;
-  Slot* s = slot_of(codeptr);
-  if (!s || s->in_flight.exchange(true, std::memory_order_acquire)) return nullptr;
-  if (region != UINT32_MAX) s->region = region;
   tune::Schedule program = program_schedule(), set;
-  s->changed = s->tuner.before(program, set) && set != program;
+  Slot* s = nullptr;
+  {
+    // The tuner changes here and in parallel_end; meta.json may be written meanwhile.
+    std::lock_guard<std::mutex> lock(g_mutex);
+    s = slot_of(codeptr);
+    if (!s || s->in_flight.exchange(true, std::memory_order_acquire)) return nullptr;
+    if (region != UINT32_MAX) s->region = region;
+    s->changed = s->tuner.before(program, set) && set != program;
+  }
   if (s->changed && !set_checked(set, program)) s->changed = false;
   s->saved = program;
   s->threads.store(0, std::memory_order_relaxed);

@@ -3,20 +3,20 @@
 # planted program: `shapes steps 30 8 40`, 30 time steps on 2 threads, each a parallel region
 # whose `omp for schedule(runtime)` runs 8 iterations of rising cost (i sleeps 5 (i + 1) ms: the
 # default static schedule gives the second thread 130 of the 180 ms of work), then a
-# `parallel for schedule(static)` that records which thread ran each iteration. With libomp 14
-# and, when given, libomp 19:
+# `parallel for schedule(static)` and a `parallel for` without a schedule clause that record which
+# thread ran each iteration. With libomp 14 and, when given, libomp 19:
 #  - the program's own timers: the runtime loop's imbalance (slowest minus fastest thread) in the
 #    last 10 steps is at most half of the first 4 steps' (medians). The tuner needs 13 executions
 #    (a warm-up, 3 with the program's schedule, 3 of each of static,1 dynamic,1 guided,1). Long
 #    sleeps, because on a loaded 2-core machine a thread that wakes waits for a CPU up to a tick
 #    (4 ms) per sleep;
-#  - the program's output is the same with and without tuning: the checksum, the static loop's
-#    assignment of iterations to threads never changed, and omp_get_schedule() between the steps
-#    is the program's own in every step;
+#  - the program's output is the same with and without tuning: the checksum, the static and the
+#    unclaused loops' assignment of iterations to threads never changed, and omp_get_schedule()
+#    between the steps is the program's own in every step;
 #  - the report (text and JSON) names the region, its loop's directive as the source writes it,
 #    the schedules tried and the chosen one;
 #  - libomp 19 reports each loop's schedule: the runtime loop is proven schedule(runtime), and the
-#    static loop's region is not tuned (none of its loops follows the schedule set);
+#    other two loops' regions are not tuned (none of their loops follows the schedule set);
 #  - SCALEA_TUNE off: no "online_tuning" in meta.json and nothing in the report; light mode
 #    (no work callback): the tuner says once that it is off, the program runs as without it.
 # Usage: check_online_tune.sh BIN_DIR WORK_DIR [LIBOMP19_DIR]
@@ -30,6 +30,7 @@ unset OMP_SCHEDULE SCALEA_TUNE SCALEA_TUNE_REPEAT
 src="$(dirname "$0")/../../apps/omp/shapes.c"
 region_line=$(grep -n 'STEPS_RUNTIME_REGION' "$src" | cut -d: -f1)
 static_line=$(grep -n 'STEPS_STATIC_LOOP' "$src" | cut -d: -f1)
+unclaused_line=$(grep -n 'STEPS_UNCLAUSED_LOOP' "$src" | cut -d: -f1)
 
 # The median of the imbalances of steps [from, to] in a program's output.
 imbalance() {
@@ -56,6 +57,8 @@ check_runtime() {
   for f in plain-$rt.out tuned-$rt.out; do
     grep -q '^steps: static assignment unchanged$' $f ||
       no "[$rt] $f: the schedule(static) loop's assignment changed: $(grep static $f)"
+    grep -q '^steps: unclaused assignment unchanged$' $f ||
+      no "[$rt] $f: the loop without a schedule clause changed: $(grep unclaused $f)"
     grep -q '^steps: schedule outside unchanged$' $f ||
       no "[$rt] $f: omp_get_schedule() between the steps changed: $(grep outside $f)"
   done
@@ -103,9 +106,12 @@ if [ -n "$omp19" ]; then
   jq -e --arg l "shapes.c:$region_line" '[.online_tuning.regions[] | select(.label | contains($l))][0]
     | .runtime_loops == "proven"' <<< "$report" > /dev/null ||
     no "[19] the runtime loop is not proven schedule(runtime)"
-  jq -e --arg l "shapes.c:$static_line" '[.online_tuning.regions[] | select(.label | contains($l))][0]
-    | .state == "stopped" and .runtime_loops == "none" and .chosen == null' <<< "$report" > /dev/null ||
-    no "[19] the static loop's region is not left alone: $(jq -c '.online_tuning.regions' <<< "$report")"
+  for l in $static_line $unclaused_line; do
+    jq -e --arg l "shapes.c:$l" '[.online_tuning.regions[] | select(.label | contains($l))][0]
+      | .state == "stopped" and .runtime_loops == "none" and .chosen == null' <<< "$report" \
+      > /dev/null ||
+      no "[19] the region at shapes.c:$l is not left alone: $(jq -c '.online_tuning.regions' <<< "$report")"
+  done
 fi
 
 # Light mode registers no work callback: the tuner says once that it is off, and the program
