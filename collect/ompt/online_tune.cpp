@@ -198,9 +198,22 @@ std::string online_tuning_json() {
                   ", \"repeat\": " + std::to_string(g_settings.repeat) +
                   ", \"min_gain\": " + std::to_string(g_settings.min_gain) +
                   ", \"table_full\": " + (g_table_full ? "true" : "false") + ", \"regions\": [";
-  for (size_t i = 0; i < g_slot_count; ++i)
-    j += std::string(i ? ", " : "") +
-         region_json(g_slots[i]->tuner, g_slots[i]->code, g_slots[i]->region);
+  for (size_t i = 0; i < g_slot_count; ++i) {
+    // The module and offset as the region table writes them: the report finds the region by
+    // them in every process's table (an MPI job's unified one has other ids).
+    const void* code = g_slots[i]->code;
+    Dl_info dl;
+    std::string module;
+    uintptr_t offset = 0;
+    if (dladdr(code, &dl) && dl.dli_fbase) {
+      module = dl.dli_fname ? dl.dli_fname : "";
+      offset = reinterpret_cast<uintptr_t>(code) - reinterpret_cast<uintptr_t>(dl.dli_fbase);
+    }
+    std::string r = region_json(g_slots[i]->tuner, code, g_slots[i]->region);
+    r.insert(
+        1, "\"module\": " + json_escape(module) + ", \"offset\": " + std::to_string(offset) + ", ");
+    j += std::string(i ? ", " : "") + r;
+  }
   return j + "]}";
 }
 }  // namespace scalea::collect::tune

@@ -140,6 +140,8 @@ std::optional<SamplingMeta> sampling(const json& o) {
 TunedRegion tuned_region(const json& o) {
   TunedRegion r;
   r.code = uint64_t(integer(o, "code").value_or(0));
+  r.module = text(o, "module").value_or("");
+  r.offset = uint64_t(integer(o, "offset").value_or(0));
   r.region = integer(o, "region").value_or(-1);
   if (r.region > 0xfffffffe) r.region = -1;
   r.state = text(o, "state").value_or("");

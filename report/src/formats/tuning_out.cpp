@@ -12,8 +12,16 @@ namespace scalea::cli {
 
 namespace {
 
+// The tuned region in the experiment's table: the parallel region at its module and offset; by
+// the process's own id only in a one-process experiment (an MPI job's table is unified).
 const drg::Region* region_of(const drg::Experiment& e, const drg::TunedRegion& r) {
-  if (r.region < 0 || size_t(r.region) >= e.regions.size()) return nullptr;
+  namespace fs = std::filesystem;
+  if (r.offset && !r.module.empty())
+    for (const drg::Region& reg : e.regions)
+      if (reg.kind == format::RegionKind::Parallel && reg.address == r.offset &&
+          fs::path(reg.module).filename() == fs::path(r.module).filename())
+        return &reg;
+  if (e.ranks() > 1 || r.region < 0 || size_t(r.region) >= e.regions.size()) return nullptr;
   const drg::Region& reg = e.regions[size_t(r.region)];
   return reg.kind == format::RegionKind::Parallel ? &reg : nullptr;
 }
@@ -29,10 +37,12 @@ std::string label_of(const drg::Experiment& e, const drg::TunedRegion& r) {
 // each directive read where its region is; a combined `parallel for` is its own loop), "" when
 // nothing was read.
 std::string written_schedule(const drg::MergedTree* t, const drg::TunedRegion& r) {
-  if (!t || r.region < 0) return "";
+  const drg::Region* reg = t ? region_of(t->experiment(), r) : nullptr;
+  if (!reg) return "";
+  const uint32_t id = uint32_t(reg - t->experiment().regions.data());
   std::set<std::pair<std::string, uint32_t>> loops;
   for (const drg::MergedNode& n : t->nodes()) {
-    if (n.region != uint32_t(r.region)) continue;
+    if (n.region != id) continue;
     for (uint32_t c : n.children) {
       const drg::Region& loop = t->region_of(c);
       if (loop.kind == format::RegionKind::Loop && !loop.file.empty() && loop.line)

@@ -90,6 +90,8 @@ struct TunedTrial {
 };
 struct TunedRegion {
   uint64_t code = 0;          // the parallel construct's code address in the process
+  std::string module;         // the object file holding it ("" when not known)
+  uint64_t offset = 0;        // code - the module's load base, as the region table's addresses
   int64_t region = -1;        // its id in the process's region table, -1 when not recorded
   std::string state;          // "fixed", "stopped", "trying", "warm-up"
   std::string reason;         // why fixed or stopped
