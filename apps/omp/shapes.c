@@ -60,6 +60,18 @@
  *                  same for every schedule; with SHAPES_BREAK in the environment it is one more
  *                  (a setting that changes the output). Truth: work.
  * rising R N T     the same loop as runtime with no schedule clause (libomp: static).
+ * steps R N T     R time steps, each of two parallel regions (for the on-line tuner,
+ *                  SCALEA_TUNE): a `parallel` whose `omp for schedule(runtime) nowait` runs N
+ *                  iterations of rising cost (i sleeps T (i + 1) / N ms), each thread timing its
+ *                  own part; then a `parallel for schedule(static)` and a `parallel for` with
+ *                  no schedule clause over the same iterations, each recording which thread ran
+ *                  each iteration (loops whose schedule nobody may change). Prints "step S:
+ *                  time X imbalance Y" per step (the runtime loop's wall time and its slowest
+ *                  minus its fastest thread, s), "steps: checksum C" (the indices summed over
+ *                  the loops and all steps: the same for every schedule), "steps: static
+ *                  assignment unchanged" and "steps: unclaused assignment unchanged" (or
+ *                  "changed at step S"), "steps: schedule outside unchanged" (omp_get_schedule
+ *                  between the steps; or "changed at step S").
  * twoloops R N T  R rounds of a parallel region with two `omp for schedule(static)` loops over
  *                  N iterations: the first's iteration i sleeps T (i + 1) / N ms and writes
  *                  a[i], the second reads a[i] only (so a nowait on the first is safe: both
@@ -414,6 +426,72 @@ static int rising_loop(int argc, char** argv, int runtime) {
   return 0;
 }
 
+/* steps: a time-step loop around a schedule(runtime) loop and a schedule(static) one. */
+#define STEPS_MAX_THREADS 64
+#define STEPS_MAX_N 4096
+static int steps(int argc, char** argv) {
+  int rounds = (int)arg_num(argc, argv, 2, 40), n = (int)arg_num(argc, argv, 3, 16);
+  double t = arg_num(argc, argv, 4, 4);
+  static int owner[STEPS_MAX_N], first_owner[STEPS_MAX_N];
+  static int owner2[STEPS_MAX_N], first_owner2[STEPS_MAX_N];
+  long check = 0;
+  int static_changed = -1, unclaused_changed = -1, outside_changed = -1;
+  omp_sched_t kind0, kind;
+  int chunk0, chunk;
+  if (n > STEPS_MAX_N) n = STEPS_MAX_N;
+  omp_get_schedule(&kind0, &chunk0);
+  for (int r = 0; r < rounds; ++r) {
+    double part[STEPS_MAX_THREADS] = {0}, t0 = now_s();
+    int team = 1;
+#pragma omp parallel reduction(+ : check) /* STEPS_RUNTIME_REGION */
+    {
+      double p0 = now_s();
+#pragma omp for schedule(runtime) nowait /* STEPS_RUNTIME_LOOP */
+      for (int i = 0; i < n; ++i) {
+        sleep_ms(t * (i + 1) / n);
+        check += i;
+      }
+      int me = omp_get_thread_num();
+      if (me < STEPS_MAX_THREADS) part[me] = now_s() - p0;
+#pragma omp masked
+      team = omp_get_num_threads();
+    }
+    double wall = now_s() - t0, lo = part[0], hi = part[0];
+    for (int k = 1; k < team && k < STEPS_MAX_THREADS; ++k) {
+      lo = part[k] < lo ? part[k] : lo;
+      hi = part[k] > hi ? part[k] : hi;
+    }
+    printf("step %d: time %.6f imbalance %.6f\n", r, wall, hi - lo);
+#pragma omp parallel for schedule(static) reduction(+ : check) /* STEPS_STATIC_LOOP */
+    for (int i = 0; i < n; ++i) {
+      sleep_ms(t * (i + 1) / n / 4);
+      owner[i] = omp_get_thread_num();
+      check += i;
+    }
+#pragma omp parallel for reduction(+ : check) /* STEPS_UNCLAUSED_LOOP */
+    for (int i = 0; i < n; ++i) {
+      sleep_ms(t * (i + 1) / n / 4);
+      owner2[i] = omp_get_thread_num();
+      check += i;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (r == 0) first_owner[i] = owner[i], first_owner2[i] = owner2[i];
+      if (owner[i] != first_owner[i] && static_changed < 0) static_changed = r;
+      if (owner2[i] != first_owner2[i] && unclaused_changed < 0) unclaused_changed = r;
+    }
+    omp_get_schedule(&kind, &chunk);
+    if ((kind != kind0 || chunk != chunk0) && outside_changed < 0) outside_changed = r;
+  }
+  printf("steps: checksum %ld\n", check);
+  if (static_changed < 0) printf("steps: static assignment unchanged\n");
+  else printf("steps: static assignment changed at step %d\n", static_changed);
+  if (unclaused_changed < 0) printf("steps: unclaused assignment unchanged\n");
+  else printf("steps: unclaused assignment changed at step %d\n", unclaused_changed);
+  if (outside_changed < 0) printf("steps: schedule outside unchanged\n");
+  else printf("steps: schedule outside changed at step %d\n", outside_changed);
+  return 0;
+}
+
 static int twoloops(int argc, char** argv) {
   int rounds = (int)arg_num(argc, argv, 2, 3), n = (int)arg_num(argc, argv, 3, 16);
   double t = arg_num(argc, argv, 4, 4), work = 0, sum = 0;
@@ -449,9 +527,9 @@ static int barriers(int argc, char** argv) {
 #pragma omp parallel /* PAR_BARRIERS */
   {
     for (int r = 0; r < passes; ++r) { /* PASSES_LOOP */
-#pragma omp for schedule(static) /* LOOP_BEFORE_BARRIER */
+#pragma omp for schedule(static)       /* LOOP_BEFORE_BARRIER */
       for (int i = 0; i < n; ++i) a[i] += i;
-#pragma omp barrier /* BARRIER_REDUNDANT */
+#pragma omp barrier                     /* BARRIER_REDUNDANT */
 #pragma omp for schedule(static) nowait /* LOOP_NOWAIT */
       for (int i = 0; i < n; ++i) b[i] += a[n - 1 - i];
 #pragma omp barrier /* BARRIER_NEEDED */
@@ -578,9 +656,11 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "tiny")) return tiny(argc, argv);
   if (!strcmp(mode, "twoloops")) return twoloops(argc, argv);
   if (!strcmp(mode, "barriers")) return barriers(argc, argv);
+  if (!strcmp(mode, "steps")) return steps(argc, argv);
   fprintf(stderr,
           "usage: %s slowloop|pipeline|tasks|partial|reduction|recursive|jitter|untied|forkjoin|"
-          "scratch|cpuwork|stuck|teams|chunks|critical|runtime|rising|tiny|twoloops|barriers "
+          "scratch|cpuwork|stuck|teams|chunks|critical|runtime|rising|tiny|twoloops|barriers|"
+          "steps "
           "[ARGS...]\n",
           argv[0]);
   return 2;

@@ -100,6 +100,15 @@ bool parse_sample(const std::string& v, Config& c) {
   return true;
 }
 
+bool parse_tune_repeat(const std::string& v, Config& c) {
+  if (v.empty() || v.size() > 2 || v.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  int n = std::stoi(v);
+  if (n < 1 || n > 20) return false;
+  c.tune_repeat = n;
+  return true;
+}
+
 using R = SettingReader;
 using T = SettingType;
 constexpr const char* kSwitch = "on or off (also 1 or 0, yes or no, true or false)";
@@ -180,6 +189,15 @@ const Setting kSettings[] = {
      "`off`: do not record POSIX and C stdio I/O calls (open, read, write, fsync, fwrite, ...) "
      "as regions (see \"File I/O\")",
      kSwitch},
+    {"SCALEA_TUNE", T::Switch, "`off`",
+     [](const std::string& v, Config& c) { return parse_bool(v, c.tune); }, R::Tool,
+     "`on`: the on-line tuner tries loop schedules for the `schedule(runtime)` loops of each "
+     "parallel region between its executions and keeps the fastest beyond the noise; `scalea "
+     "run --tune` sets it (docs/tuning.md, \"On-line tuning\")",
+     kSwitch},
+    {"SCALEA_TUNE_REPEAT", T::Text, "`3`", parse_tune_repeat, R::Tool,
+     "executions of a parallel region the on-line tuner measures per schedule (1 to 20)",
+     "a whole number from 1 to 20"},
     {"SCALEA_MACHINE", T::Text, "`~/.config/scalea/machine.json`", nullptr, R::Command,
      "machine file written by `scalea calibrate` and read by `scalea report` (NOISE, "
      "`--compensate`, miss pricing)",

@@ -47,6 +47,11 @@ struct Config {
 #endif
   // SCALEA_IO=off|on: record POSIX and C stdio I/O calls as regions (collect/io).
   bool io = true;
+  // SCALEA_TUNE=on: the on-line tuner chooses the schedule of schedule(runtime) loops between
+  // executions of their parallel region (collect/ompt/online_tune.cpp, docs/tuning.md);
+  // SCALEA_TUNE_REPEAT: executions measured per schedule.
+  bool tune = false;
+  int tune_repeat = 3;
   // SCALEA_RUN_PRELOAD: the tool libraries `scalea run` put in front of LD_PRELOAD (internal).
   std::string run_preload;
   std::vector<std::string> problems;  // invalid values and unknown keys, reported once

@@ -137,6 +137,7 @@ struct ParallelRecord {
   unsigned requested;          // team size asked for at parallel_begin
   bool league;                 // a league of teams (its threads: the teams' initial threads)
   const void* codeptr;
+  void* tune;  // the on-line tuner's slot of the region (collect/ompt/online_tune.hpp), or nullptr
 };
 
 // One explicit task; lives in its ompt_data_t::ptr from creation to completion.
@@ -221,6 +222,14 @@ struct ThreadState {
   // team frame when that is a worker's implicit task, else nullptr (it is the master of its
   // innermost team, or in none). Kept by push_frame and by closing frames (team_frame_changed).
   ParallelRecord* worker_team = nullptr;
+  // The on-line tuner (SCALEA_TUNE, collect/ompt/online_tune.cpp): the region execution whose
+  // loops this thread last timed (slot and generation), its index among that execution's
+  // threads, when its current loop began (ns); the slot of the region it encountered.
+  void* tune_slot = nullptr;
+  uint64_t tune_gen = 0;
+  uint32_t tune_index = 0;
+  uint64_t tune_begin = 0;
+  void* tune_master = nullptr;
   Ticks task_exec_total = 0;  // exclusive time of explicit tasks this thread has run
   // Set when the thread first waits to acquire a lock: until then no frame of a failed test-lock
   // can be on its stack, and its events skip looking for one (collect/ompt, drop_failed_test).

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "json_text.hpp"
+#include "online_tuner.hpp"
 #include "sampler.hpp"
 #include "scalea/compact.hpp"
 #include "scalea/crc32.hpp"
@@ -787,6 +788,7 @@ std::string encode_meta(Recorder& rec, const char* trigger, const std::vector<st
     field("throttle", throttle_json(rec, extras));
     field("sampling", sampling_json(rec));
     if (std::string open = open_at_end_json(rec, src); !open.empty()) field("open_at_end", open);
+    if (rec.config().tune) field("online_tuning", tune::online_tuning_json());
   }
   if (extras.mpi) field("mpi", mpi_json(*extras.mpi));
   if (snap) field("snapshot", snap->object);

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "callbacks.hpp"
+#include "online_tune.hpp"
 
 #include "../core/log.hpp"
 #include "../core/recorder.hpp"
@@ -270,6 +271,9 @@ void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_
   p->refs.store(int(p->requested), std::memory_order_relaxed);
   p->league = league;
   p->codeptr = codeptr;
+  p->tune = nullptr;
+  if (__builtin_expect(online_tune::g_on, 0))
+    p->tune = online_tune::parallel_begin(*t, codeptr, n ? n->region : UINT32_MAX, league);
   parallel_data->ptr = p;
 }
 
@@ -295,6 +299,7 @@ void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void*) {
   }
   Frame& f = t->stack[size_t(i)];
   auto* p = static_cast<ParallelRecord*>(f.rec);
+  if (__builtin_expect(p->tune != nullptr, 0)) online_tune::parallel_end(*t, p->tune);
   // The master's implicit task ended (release set, by this thread) when the join began.
   Ticks join_begin = p->release.load(std::memory_order_relaxed);
   if (f.node && join_begin) f.node->s.join += when > join_begin ? when - join_begin : 0;
@@ -578,8 +583,29 @@ __attribute__((noinline)) void work_end(ompt_work_t wstype) {
 }
 }  // namespace
 
-void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
-             uint64_t count, const void* codeptr) {
+namespace {
+// A work event with the on-line tuner on (SCALEA_TUNE=on), out of line: the tuner's part, then
+// the recorder's. on_work only tests the flag and jumps here, so that with the tuner off it
+// stays a test and a tail call.
+__attribute__((noinline)) void tuned_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint,
+                                          ompt_data_t* parallel_data, uint64_t count,
+                                          const void* codeptr) {
+  {
+    CallbackScope scope;
+    ThreadState* t = scope.thread();
+    ParallelRecord* p = parallel_of(parallel_data);
+    if (t && p && p != kRuntimeTeam && p->tune)
+      online_tune::work(*t, p->tune, int(wstype), endpoint == ompt_scope_begin, count, codeptr);
+  }
+  if (endpoint == ompt_scope_end) work_end(wstype);
+  else work_begin(wstype, count, codeptr);
+}
+}  // namespace
+
+void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data,
+             ompt_data_t*, uint64_t count, const void* codeptr) {
+  if (__builtin_expect(online_tune::g_on, 0))
+    return tuned_work(wstype, endpoint, parallel_data, count, codeptr);
   if (endpoint == ompt_scope_end) work_end(wstype);
   else work_begin(wstype, count, codeptr);
 }
@@ -878,6 +904,7 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   info.runtime_path = path;
   info.callbacks.insert(info.callbacks.end(), granted.begin(), granted.end());
   info.light = light;
+  online_tune::start(Recorder::get().config(), !light);
   return 1;
 }
 

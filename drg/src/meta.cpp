@@ -137,6 +137,48 @@ std::optional<SamplingMeta> sampling(const json& o) {
   return s;
 }
 
+TunedRegion tuned_region(const json& o) {
+  TunedRegion r;
+  r.code = uint64_t(integer(o, "code").value_or(0));
+  r.module = text(o, "module").value_or("");
+  r.offset = uint64_t(integer(o, "offset").value_or(0));
+  r.region = integer(o, "region").value_or(-1);
+  if (r.region > 0xfffffffe) r.region = -1;
+  r.state = text(o, "state").value_or("");
+  r.reason = text(o, "reason").value_or("");
+  r.runtime_loops = text(o, "runtime_loops").value_or("unknown");
+  r.program_schedule = text(o, "program_schedule").value_or("");
+  r.chosen = text(o, "chosen").value_or("");
+  r.executions = integer(o, "executions").value_or(0);
+  r.fixed_from = integer(o, "fixed_from").value_or(0);
+  r.iterations = integer(o, "iterations").value_or(0);
+  r.threads = integer(o, "threads").value_or(0);
+  r.gain = number(o, "gain").value_or(0);
+  const json& trials = at(o, "trials");
+  if (trials.is_array())
+    for (const json& t : trials)
+      r.trials.push_back(
+          TunedTrial{text(t, "schedule").value_or("?"), flag(t, "program"),
+                     integer(t, "runs").value_or(0), number(t, "median_s").value_or(0),
+                     number(t, "min_s").value_or(0), number(t, "max_s").value_or(0),
+                     number(t, "imbalance_s").value_or(0), number(t, "busy_s").value_or(0)});
+  return r;
+}
+
+std::optional<OnlineTuning> online_tuning(const json& o) {
+  if (!o.is_object()) return std::nullopt;
+  OnlineTuning t;
+  t.on = flag(o, "on");
+  t.off_reason = text(o, "off_reason").value_or("");
+  t.repeat = integer(o, "repeat").value_or(0);
+  t.min_gain = number(o, "min_gain").value_or(0);
+  const json& regions = at(o, "regions");
+  if (regions.is_array())
+    for (const json& r : regions)
+      if (r.is_object()) t.regions.push_back(tuned_region(r));
+  return t;
+}
+
 }  // namespace
 
 std::string Meta::command_line() const {
@@ -177,6 +219,7 @@ Meta read_meta(const json& meta) {
   m.open_at_end_count = integer(at(meta, "open_at_end"), "count").value_or(0);
   m.snapshot_interval_s = number(at(meta, "snapshot"), "interval_s").value_or(0);
   m.sampling = sampling(at(meta, "sampling"));
+  m.tuning = online_tuning(at(meta, "online_tuning"));
   return m;
 }
 

@@ -62,6 +62,14 @@ scalea_test_tmpdir(_tune cli.tune)
 add_test(NAME cli.tune COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_tune.sh ${CMAKE_BINARY_DIR}/bin ${_tune})
 set_tests_properties(cli.tune PROPERTIES LABELS "integration;cli" TIMEOUT 300)
 
+# The on-line tuner on a planted schedule(runtime) loop in a time-step loop, with libomp 14 and
+# 19: the program's imbalance halved, its output unchanged, a schedule(static) loop never changed,
+# the report's block (check_online_tune.sh, docs/tuning.md "On-line tuning").
+scalea_test_tmpdir(_online_tune cli.online_tune)
+add_test(NAME cli.online_tune COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_online_tune.sh
+  ${CMAKE_BINARY_DIR}/bin ${_online_tune} "${SCALEA_LIBOMP19_DIR}")
+set_tests_properties(cli.online_tune PROPERTIES LABELS "integration;cli" TIMEOUT 300)
+
 # The rank files read ahead on every core, or on one (taskset): the same outputs, byte for byte,
 # and the same first error in file order (docs/drg.md, "On every core"). Needs drg_gen (bench/drg).
 add_test(NAME cli.readers COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_readers.sh ${CMAKE_BINARY_DIR}/bin)

@@ -4,6 +4,7 @@ add_executable(scalea_collect_test ${CMAKE_CURRENT_LIST_DIR}/ompt_events_test.cp
   ${CMAKE_CURRENT_LIST_DIR}/recorder_roundtrip_test.cpp ${CMAKE_CURRENT_LIST_DIR}/throttle_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/format_tables_test.cpp ${CMAKE_CURRENT_LIST_DIR}/settings_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/snapshot_test.cpp ${CMAKE_CURRENT_LIST_DIR}/tool_heap_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/online_tuner_test.cpp
   ${PROJECT_SOURCE_DIR}/collect/core/tool_heap.cpp)
 target_link_libraries(scalea_collect_test PRIVATE scalea-recorder scalea-drg GTest::gtest_main)
 target_compile_definitions(scalea_collect_test PRIVATE SCALEA_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -176,6 +176,7 @@ struct RunOptions {
   std::string snapshot;  // --snapshot DURATION: SCALEA_SNAPSHOT (docs/online.md)
   std::string sample;    // --sample RATE|off: SCALEA_SAMPLE (docs/sampling.md)
   bool light = false;    // --light: SCALEA_OPENMP=light (docs/user-guide.md, "Light mode")
+  bool tune = false;     // --tune: SCALEA_TUNE=on (docs/tuning.md, "On-line tuning")
   std::vector<std::string> command;
   db::StoreOptions store;  // --db, --tag
 };
@@ -404,6 +405,7 @@ int run(const RunOptions& o) {
   if (!o.snapshot.empty()) set_env(env, "SCALEA_SNAPSHOT", o.snapshot);
   if (!o.sample.empty()) set_env(env, "SCALEA_SAMPLE", o.sample);
   if (o.light) set_env(env, "SCALEA_OPENMP", "light");
+  if (o.tune) set_env(env, "SCALEA_TUNE", "on");
   preload_tool(env, program, tool, o.command[0]);
 
   std::vector<char*> argv, envp;
@@ -474,6 +476,10 @@ void add_run(CLI::App& app) {
                    ? std::string()
                    : std::string("not a rate from 1 to 10000 samples per second, or off");
       });
+  cmd->add_flag("--tune", opts->tune,
+                "On-line tuning: the tool tries loop schedules for the schedule(runtime) loops of "
+                "each parallel region between its executions and keeps the fastest beyond the "
+                "noise (SCALEA_TUNE=on; docs/tuning.md, \"On-line tuning\")");
   cmd->add_flag("--light", opts->light,
                 "Light mode: record parallel regions, barriers and tasks only, not loops, single, "
                 "locks, critical, flush (less cost on codes with many tiny constructs; "

@@ -13,6 +13,7 @@
 #include "findings_out.hpp"
 #include "output/text.hpp"
 #include "sampled.hpp"
+#include "tuning_out.hpp"
 
 namespace scalea::cli {
 
@@ -140,6 +141,20 @@ nlohmann::json patterns_json(const drg::MergedTree& t) {
 }
 }  // namespace
 
+namespace {
+// The program's POP efficiencies.
+nlohmann::json report_program_json(const overheads::ProgramEfficiency& pe) {
+  auto optional = [](const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  return {{"load_balance", pe.load_balance},
+          {"communication_efficiency", pe.communication_efficiency},
+          {"parallel_efficiency", pe.parallel_efficiency},
+          {"computation_scalability", optional(pe.computation_scalability)},
+          {"global_efficiency", optional(pe.global_efficiency)}};
+}
+}  // namespace
+
 void report_json(const TextSink& put, const drg::Experiment& e, const drg::MergedTree& t,
                  const overheads::Analysis& a, const drg::Experiment* ref,
                  const ReportJsonOptions& o) {
@@ -202,21 +217,13 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
     for (const auto& r : a.only_in_reference)
       emit({{"path", r.path}, {"reference_time", r.t_s}, {"overheads", overheads_json(r)}});
   };
-  const auto& pe = a.program;
-  out["program"] = {
-      {"load_balance", pe.load_balance},
-      {"communication_efficiency", pe.communication_efficiency},
-      {"parallel_efficiency", pe.parallel_efficiency},
-      {"computation_scalability", pe.computation_scalability
-                                      ? nlohmann::json(*pe.computation_scalability)
-                                      : nlohmann::json(nullptr)},
-      {"global_efficiency",
-       pe.global_efficiency ? nlohmann::json(*pe.global_efficiency) : nlohmann::json(nullptr)}};
+  out["program"] = report_program_json(a.program);
   FindingContext context;
   context.reference = o.reference_tree;
   context.hidden = fold.hidden;
   out["findings"] = findings_json(find_findings(t, a, o.findings, context));
   out["patterns"] = patterns_json(t);
+  out["online_tuning"] = tuning_json(e, &t);
   dump_streamed<nlohmann::json>(put, std::move(out),
                                 {{"regions", regions}, {"only_in_reference", gone}});
 }

@@ -17,6 +17,7 @@
 #include "output/text.hpp"
 #include "report_json.hpp"
 #include "sampled.hpp"
+#include "tuning_out.hpp"
 #include "scalea/drg/meta.hpp"
 #include "scalea/format.hpp"
 
@@ -178,6 +179,7 @@ void print_header(const drg::Experiment& e, const Analysis& a, const drg::Experi
         "process age in 10 ms ticks): run it with scalea run to measure it\n",
         by);
   }
+  for (const std::string& line : tuning_text(e, t)) fmt::print("{}\n", line);
   if (int64_t thr = m.throttled_count; thr > 0)
     fmt::print(
         "throttled   {} call path(s) of tiny hot regions, marked [throttled]: their visits after "

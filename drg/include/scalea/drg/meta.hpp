@@ -80,6 +80,36 @@ struct SamplingMeta {
   int64_t samples = 0, in_tool = 0, dropped = 0, truncated = 0, threads = 0;
 };
 
+// meta.json "online_tuning" (docs/tuning.md, "On-line tuning"): what the on-line tuner
+// (SCALEA_TUNE=on) measured and chose, per parallel region.
+struct TunedTrial {
+  std::string schedule;  // "static", "dynamic,4" (OMP_SCHEDULE's form)
+  bool program = false;  // the program's own schedule (the baseline)
+  int64_t runs = 0;
+  double median_s = 0, min_s = 0, max_s = 0, imbalance_s = 0, busy_s = 0;
+};
+struct TunedRegion {
+  uint64_t code = 0;          // the parallel construct's code address in the process
+  std::string module;         // the object file holding it ("" when not known)
+  uint64_t offset = 0;        // code - the module's load base, as the region table's addresses
+  int64_t region = -1;        // its id in the process's region table, -1 when not recorded
+  std::string state;          // "fixed", "stopped", "trying", "warm-up"
+  std::string reason;         // why fixed or stopped
+  std::string runtime_loops;  // "proven", "unknown", "none" (a loop followed the schedule set)
+  std::string program_schedule;
+  std::string chosen;  // "" unless fixed
+  int64_t executions = 0, fixed_from = 0, iterations = 0, threads = 0;
+  double gain = 0;  // the chosen schedule's median below the program's own, as a fraction
+  std::vector<TunedTrial> trials;
+};
+struct OnlineTuning {
+  bool on = false;
+  std::string off_reason;
+  int64_t repeat = 0;
+  double min_gain = 0;
+  std::vector<TunedRegion> regions;
+};
+
 struct Meta {
   std::vector<std::string> command;  // the program's argv
   std::string cwd;                   // the directory the program ran in
@@ -113,6 +143,7 @@ struct Meta {
   std::optional<MessageModel> message_model;
   double snapshot_interval_s = 0;        // a snapshot's: the publisher's tick
   std::optional<SamplingMeta> sampling;  // absent: the experiment predates sampling
+  std::optional<OnlineTuning> tuning;    // absent: SCALEA_TUNE was not on
 
   // The command line, its words joined by spaces.
   std::string command_line() const;
