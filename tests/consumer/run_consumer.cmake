@@ -73,6 +73,22 @@ function(check_find_package)
   require_complete_experiment(${WORK_DIR}/exp)
 endfunction()
 
+# A consumer built with pkg-config, linked to the installed library, run under the installed
+# `scalea run` (its output must match OUTPUT) into EXPERIMENT; the installed `scalea report` must
+# show REGION.
+function(run_and_report binary experiment output region)
+  require_installed_library(${binary})
+  run("scalea run (installed) ${binary}" ${prefix}/bin/scalea run -o ${experiment} -- ${binary})
+  if(NOT last_out MATCHES "${output}")
+    message(FATAL_ERROR "unexpected output of ${binary} under scalea run: ${last_out}")
+  endif()
+  require_complete_experiment(${experiment})
+  run("scalea report (installed) ${experiment}" ${prefix}/bin/scalea report ${experiment})
+  if(NOT last_out MATCHES "${region}")
+    message(FATAL_ERROR "scalea report does not show ${region}:\n${last_out}")
+  endif()
+endfunction()
+
 # The same program compiled as a Makefile would, with pkg-config, run under the installed
 # `scalea run`; the installed `scalea report` finds its region.
 function(check_pkg_config)
@@ -89,16 +105,7 @@ function(check_pkg_config)
   set(binary ${WORK_DIR}/consumer-pc)
   run("cc with pkg-config" ${C_COMPILER} ${SOURCE_DIR}/main.c -o ${binary} ${flags}
     -Wl,-rpath,${libdir})
-  require_installed_library(${binary})
-  run("scalea run (installed)" ${prefix}/bin/scalea run -o ${WORK_DIR}/exp-pc -- ${binary})
-  if(NOT last_out MATCHES "consumer: measuring=1")
-    message(FATAL_ERROR "unexpected output under scalea run: ${last_out}")
-  endif()
-  require_complete_experiment(${WORK_DIR}/exp-pc)
-  run("scalea report (installed)" ${prefix}/bin/scalea report ${WORK_DIR}/exp-pc)
-  if(NOT last_out MATCHES "consumer_region")
-    message(FATAL_ERROR "scalea report does not show consumer_region:\n${last_out}")
-  endif()
+  run_and_report(${binary} ${WORK_DIR}/exp-pc "consumer: measuring=1" consumer_region)
 endfunction()
 
 # A Fortran program, as a Makefile would build it: the module and both libraries from
@@ -134,16 +141,7 @@ function(check_pkg_config_fortran)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${FORTRAN_COMPILER} with pkg-config failed (${rc}):\n${out}\n${err}")
   endif()
-  require_installed_library(${binary})
-  run("scalea run (installed), Fortran" ${prefix}/bin/scalea run -o ${WORK_DIR}/exp-f -- ${binary})
-  if(NOT last_out MATCHES "consumer: fortran ran T")
-    message(FATAL_ERROR "unexpected output of the Fortran consumer: ${last_out}")
-  endif()
-  require_complete_experiment(${WORK_DIR}/exp-f)
-  run("scalea report (installed), Fortran" ${prefix}/bin/scalea report ${WORK_DIR}/exp-f)
-  if(NOT last_out MATCHES "consumer_fortran_region")
-    message(FATAL_ERROR "scalea report does not show consumer_fortran_region:\n${last_out}")
-  endif()
+  run_and_report(${binary} ${WORK_DIR}/exp-f "consumer: fortran ran T" consumer_fortran_region)
   message(STATUS "consumer: a Fortran program built with pkg-config scalea-fortran ran")
 endfunction()
 
