@@ -47,7 +47,7 @@ scalea_mpi_test(sites.np2 sites --np 2)
 scalea_mpi_test(self.np1 self --np 1)
 scalea_mpi_test(self.np2 self --np 2)
 scalea_mpi_test(hooks.np2 hooks --np 2)
-# mpirun -np N scalea report: the serial output, byte for byte, at 1, 2, 3 and 5 processes.
+# mpirun -np N scalea report: the serial output, byte for byte, at 2, 3 and 5 processes.
 scalea_mpi_test(analysis.np4 analysis --np 4)
 set_tests_properties(mpi.analysis.np4 PROPERTIES TIMEOUT 300)
 # 64 ranks oversubscribed on this machine's cores, one node: the few-files layout.
