@@ -118,8 +118,15 @@ PY
     edit meta-deep 'd = "[" * 100000 + "]" * 100000'
     edit meta-bignum 'd = json.dumps(d).replace("\"ranks\": 1", "\"ranks\": 1" + "0" * 400)'
     # The rank file with bytes flipped in its middle (CRC) and with a huge count in its header.
+    # Inverted, not overwritten: 0xff bytes written where the file already holds -1 change nothing
+    # (the middle moves with the length of the program's path).
     cp -r "$good" "$tmp/flipped"
-    printf '\xff\xff\xff\xff' | dd of="$tmp/flipped/$rank" bs=1 seek=$((size / 2)) conv=notrunc 2> /dev/null
+    python3 - "$tmp/flipped/$rank" <<'PY'
+import os, sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(os.path.getsize(sys.argv[1]) // 2); b = f.read(4)
+    f.seek(-len(b), 1); f.write(bytes(x ^ 0xFF for x in b))
+PY
     readers "$tmp/flipped"
     # The few-files layout: the rank file in a container (as the MPI layer writes it), then that
     # container missing, cut inside the rank file, cut inside its index, and beside a rank file.
