@@ -27,6 +27,7 @@ packages=(
   graphviz                        # scalea export --format dot/html: region graph as SVG
   chromium jq                     # tests/export: HTML report in headless Chromium, JSON checks
   python3 procps zlib1g-dev       # PMPI wrapper generator and test scripts; pgrep; fast CRC
+  gdb                             # tests: the stacks of a run that hangs, at its timeout
   tmux                            # tests/online: scalea top on a terminal, read with capture-pane
   libsqlite3-dev                  # scalea db: the embedded default database (one SQLite file)
   libpq-dev                       # scalea db: PostgreSQL's client library, for a team's server

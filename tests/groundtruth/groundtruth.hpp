@@ -160,7 +160,8 @@ inline AppRun run_mpi(int np, const std::string& program, const std::vector<std:
   Env e = env;
   e.push_back({"OMPI_ALLOW_RUN_AS_ROOT", "1"});
   e.push_back({"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"});
-  return run_with_tool(argv, e, 120);
+  // Under the tests' own 120 s, so that a hang is reported with its stacks (harness.cpp).
+  return run_with_tool(argv, e, 75);
 }
 
 // `#define NAME value` of a source file of the project (the planted constants of apps/mpi).

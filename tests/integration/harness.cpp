@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -77,6 +78,58 @@ void set_env(std::vector<std::string>& env, const std::string& key, const std::s
   env.push_back(key + "=" + value);
 }
 
+// The processes below `root` (children, their children, ...), from /proc: a run under mpirun
+// is mpirun, `scalea run` per rank and the ranks, which mpirun may put in groups of their own.
+std::vector<pid_t> descendants(pid_t root) {
+  std::vector<std::pair<pid_t, pid_t>> parent_of;  // (pid, ppid)
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string stat = read_file(e.path().string() + "/stat");
+    size_t close = stat.rfind(')');  // the command name may hold blanks and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    pid_t ppid = 0;
+    if (rest >> state >> ppid) parent_of.emplace_back(pid_t(std::stoi(name)), ppid);
+  }
+  std::vector<pid_t> out{root};
+  for (size_t i = 0; i < out.size(); ++i)
+    for (const auto& [pid, ppid] : parent_of)
+      if (ppid == out[i]) out.push_back(pid);
+  return out;
+}
+
+// What each process of a run that timed out was doing: its command, state and kernel wait
+// channel, and its threads' stacks when gdb is installed (each attach bounded). The report of a
+// hang that happens once in a hundred CI runs is all there will be to go on.
+std::string hang_report(const std::vector<pid_t>& pids) {
+  std::ostringstream o;
+  const bool gdb = ::access("/usr/bin/gdb", X_OK) == 0;
+  for (pid_t pid : pids) {
+    const std::string dir = "/proc/" + std::to_string(pid);
+    std::string cmd = read_file(dir + "/cmdline");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    std::string state;
+    std::istringstream status(read_file(dir + "/status"));
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("State:", 0) == 0) state = line.substr(6);
+    o << "pid " << pid << " [" << state << " ] wchan " << read_file(dir + "/wchan") << ": "
+      << cmd.substr(0, 300) << "\n";
+    if (!gdb) continue;
+    std::string gdb_cmd = "timeout -s KILL 20 /usr/bin/gdb -nx -batch -p " + std::to_string(pid) +
+                          " -ex 'thread apply all bt 25' 2>/dev/null";
+    if (FILE* f = ::popen(gdb_cmd.c_str(), "r")) {
+      char line[512];
+      while (std::fgets(line, sizeof line, f))
+        if (line[0] == '#' || std::strncmp(line, "Thread ", 7) == 0) o << "    " << line;
+      ::pclose(f);
+    }
+  }
+  return o.str();
+}
+
 Run spawn(const std::vector<std::string>& argv_in, const Env& env_in, bool with_tool,
           double timeout_s) {
   Run r;
@@ -123,7 +176,11 @@ Run spawn(const std::vector<std::string>& argv_in, const Env& env_in, bool with_
     if (w < 0 && errno != EINTR) break;
     if (std::chrono::steady_clock::now() > deadline && !r.timed_out) {
       r.timed_out = true;
-      kill(pid, SIGKILL);
+      // Every process of the run, not only the one started: ranks left behind by a killed
+      // mpirun would spin or wait on, and slow every later test.
+      std::vector<pid_t> tree = descendants(pid);
+      r.hang = hang_report(tree);
+      for (pid_t p : tree) kill(p, SIGKILL);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
@@ -139,6 +196,7 @@ std::string Run::describe() const {
   std::ostringstream o;
   o << "exit status " << status << (timed_out ? " (timed out)" : "") << ", run directory "
     << workdir << "\n--- stderr ---\n" << err << "--- stdout ---\n" << out;
+  if (!hang.empty()) o << "--- the run's processes at the timeout ---\n" << hang;
   return o.str();
 }
 

@@ -30,6 +30,7 @@ struct Run {  // (inside a gtest fixture, write AppRun: testing::Test has its ow
   int status = -1;         // exit status, or 128 + signal
   bool timed_out = false;  // killed by the harness
   std::string out, err;    // the program's stdout and stderr
+  std::string hang;        // when timed out: what each process of the run was doing
   std::string workdir;     // fresh temporary directory of this run
   std::string experiment;  // <workdir>/exp: the experiment directory the tool was told to write
   std::string describe() const;  // status, stderr and paths, for failure messages
