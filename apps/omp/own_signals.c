@@ -7,6 +7,11 @@
  *                           /bin/sh -c 'exit 3' instead. Prints each child's status.
  *   own_signals blocked MS  every signal blocked while MS ms of CPU work run, then unblocked.
  *                           Prints "blocked ok".
+ *   own_signals rt MS       SIGRTMIN+6 (the tool's sampling signal) as the program's own, installed
+ *                           after the tool started: its handler with sigaction, MS ms of CPU work
+ *                           (the tool's samples must not reach the handler), 5 signals it sends
+ *                           itself with values; then signal(SIG_IGN), raise, and a query. Prints
+ *                           what it saw at each step.
  * Exit status 0 when everything behaved; otherwise a message and 1.
  */
 #include <signal.h>
@@ -81,11 +86,48 @@ static int blocked(double s) {
   return 0;
 }
 
+static volatile sig_atomic_t rt_calls = 0, rt_value_sum = 0;
+static void on_rt(int sig, siginfo_t* si, void* uc) {
+  (void)sig;
+  (void)uc;
+  ++rt_calls;
+  rt_value_sum += si->si_code == SI_QUEUE ? si->si_value.sival_int : 1000;
+}
+
+static int rt(double s) {
+  const int sig = SIGRTMIN + 6;
+  struct sigaction sa, old;
+  if (sigaction(sig, NULL, &old) != 0) return 1;
+  printf("before: %s\n", old.sa_handler == SIG_DFL ? "default" : "a handler");
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_rt;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(sig, &sa, NULL) != 0) return 1;
+  double used = 0;
+  PLANTED_CPU_WORK(s, used);
+  printf("after %.0f ms of work: %d calls\n", s * 1e3, (int)rt_calls);
+  for (int i = 1; i <= 5; ++i) {
+    union sigval v;
+    v.sival_int = i;
+    if (sigqueue(getpid(), sig, v) != 0) return 1;
+  }
+  printf("after 5 sigqueue: %d calls, values %d\n", (int)rt_calls, (int)rt_value_sum);
+  void (*prev)(int) = signal(sig, SIG_IGN);
+  printf("signal returned %s\n", prev == (void (*)(int))on_rt ? "the handler" : "something else");
+  raise(sig);
+  if (sigaction(sig, NULL, &old) != 0) return 1;
+  printf("after raise: %d calls, now %s\n", (int)rt_calls,
+         old.sa_handler == SIG_IGN ? "ignored" : "not ignored");
+  return rt_calls == 5 && rt_value_sum == 15 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "prof") == 0) return prof(arg_num(argc, argv, 2, 200) * 1e-3);
   if (strcmp(mode, "fork") == 0) return children((int)arg_num(argc, argv, 2, 3));
   if (strcmp(mode, "blocked") == 0) return blocked(arg_num(argc, argv, 2, 100) * 1e-3);
-  fprintf(stderr, "usage: own_signals prof MS | fork N | blocked MS\n");
+  if (strcmp(mode, "rt") == 0) return rt(arg_num(argc, argv, 2, 200) * 1e-3);
+  fprintf(stderr, "usage: own_signals prof MS | fork N | blocked MS | rt MS\n");
   return 2;
 }

@@ -228,6 +228,89 @@ void record(Table& tb, Node* node, void* uc, uint64_t weight) {
   tb.entries[at].self += weight;
 }
 
+// ---- The program's own handler of the sampler's signal ----
+// A program may install a handler for SIGRTMIN+6 after the tool started (it uses real-time signals
+// of its own). The tool library's sigaction and signal (signal_calls.cpp) hand such a call to
+// program_sigaction: the program's action is kept here and the sampler's handler stays, passing
+// on every signal that is not a sample, as libmonitor does for HPCToolkit. Written under a
+// sequence count (odd while a write is under way; the writer blocks the signal meanwhile, so a
+// handler never waits for a write of its own thread). Zero: SIG_DFL.
+struct sigaction g_program;
+std::atomic<uint32_t> g_program_seq{0};
+std::atomic<bool> g_program_writing{false};
+std::atomic<bool> g_claimed{false};  // the sampler's handler is installed on g_signal
+// The C library's sigaction (the tool library's own comes first in a preloaded program).
+using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
+SigactionFn g_real_sigaction = nullptr;
+int real_sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+  return g_real_sigaction ? g_real_sigaction(sig, act, old) : sigaction(sig, act, old);
+}
+
+// The mark of the sampler's POSIX timers (sigev_value), and the descriptors of its perf events
+// (set when opened, never cleared: a signal of a closed event still comes from the sampler).
+char g_timer_mark;
+constexpr int kMarkedFds = 1 << 16;
+std::atomic<uint64_t> g_event_fds[kMarkedFds / 64];
+void mark_event_fd(int fd) {
+  if (fd >= 0 && fd < kMarkedFds)
+    g_event_fds[fd / 64].fetch_or(uint64_t(1) << (fd % 64), std::memory_order_relaxed);
+}
+
+// Whether a signal comes from the sampler's timers or events (else: kill, sigqueue, or a source
+// of the program's own).
+bool is_sample(const siginfo_t* si) {
+  if (si->si_code == SI_TIMER) return si->si_value.sival_ptr == &g_timer_mark;
+  if (si->si_code < POLL_IN || si->si_code > POLL_HUP) return false;
+  const int fd = si->si_fd;
+  return fd >= 0 && fd < kMarkedFds &&
+         (g_event_fds[fd / 64].load(std::memory_order_relaxed) >> (fd % 64) & 1);
+}
+
+struct sigaction program_action() {
+  struct sigaction a;
+  for (;;) {
+    const uint32_t seq = g_program_seq.load(std::memory_order_acquire);
+    if (seq & 1) continue;  // another thread is writing it
+    std::memcpy(&a, &g_program, sizeof a);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (g_program_seq.load(std::memory_order_relaxed) == seq) return a;
+  }
+}
+
+void set_program_action(const struct sigaction& a) {
+  g_program_seq.fetch_add(1, std::memory_order_acq_rel);
+  std::memcpy(&g_program, &a, sizeof a);
+  g_program_seq.fetch_add(1, std::memory_order_release);
+}
+
+// A signal that is not a sample, handled as the program asked (errno as the handler leaves it).
+void to_program(int sig, siginfo_t* si, void* uc) {
+  struct sigaction a = program_action();
+  const bool info = a.sa_flags & SA_SIGINFO;
+  if (!info && a.sa_handler == SIG_IGN) return;
+  if (!info && a.sa_handler == SIG_DFL) {
+    // A real-time signal's default action ends the process, as it would without the tool: the
+    // signal is pending again once this handler returns and unblocks it.
+    struct sigaction dfl;
+    std::memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    real_sigaction(sig, &dfl, nullptr);
+    g_claimed.store(false);
+    raise(sig);
+    return;
+  }
+  if (a.sa_flags & SA_RESETHAND) {
+    struct sigaction dfl;
+    std::memset(&dfl, 0, sizeof dfl);
+    set_program_action(dfl);
+  }
+  sigset_t old;
+  pthread_sigmask(SIG_BLOCK, &a.sa_mask, &old);
+  if (info) a.sa_sigaction(sig, si, uc);
+  else a.sa_handler(sig);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
 // The periods a signal stands for, or 0 when it is not this thread's sample (sent by kill).
 uint64_t weight_of(const Table& tb, const siginfo_t* si) {
   if (tb.fd >= 0) return si->si_code > 0 && si->si_fd == tb.fd ? 1 : 0;
@@ -238,7 +321,8 @@ uint64_t weight_of(const Table& tb, const siginfo_t* si) {
   return 1 + uint64_t(over > 0 ? over : 0);
 }
 
-void on_sample(int, siginfo_t* si, void* uc) {
+void on_sample(int sig, siginfo_t* si, void* uc) {
+  if (!is_sample(si)) return to_program(sig, si, uc);
   const Ticks entered = now();
   const int saved_errno = errno;
   ThreadState* t = Recorder::registered_thread();
@@ -297,6 +381,7 @@ int open_task_clock(uint64_t period_ns, pid_t tid) {
     fd = perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
   }
   if (fd < 0) return -1;
+  mark_event_fd(int(fd));
   f_owner_ex owner{F_OWNER_TID, tid};
   if (fcntl(int(fd), F_SETSIG, g_signal) != 0 || fcntl(int(fd), F_SETOWN_EX, &owner) != 0 ||
       fcntl(int(fd), F_SETFL, O_ASYNC) != 0 || ioctl(int(fd), PERF_EVENT_IOC_RESET, 0) != 0) {
@@ -328,8 +413,9 @@ std::string sampling_obstacle() {
   if ((g_under_tsan = dlsym(RTLD_DEFAULT, "__tsan_init") != nullptr))
     return "the program runs under ThreadSanitizer, which delays signals to points of its own";
   g_signal = SIGRTMIN + kSignalOffset;
+  g_real_sigaction = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
   struct sigaction current;
-  if (sigaction(g_signal, nullptr, &current) != 0 ||
+  if (real_sigaction(g_signal, nullptr, &current) != 0 ||
       (current.sa_flags & SA_SIGINFO ? current.sa_sigaction != nullptr
                                      : current.sa_handler != SIG_DFL))
     return "the program handles signal SIGRTMIN+" + std::to_string(kSignalOffset) + " itself";
@@ -355,11 +441,12 @@ void setup(const Config& config) {
   sa.sa_sigaction = on_sample;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  if (sigaction(g_signal, &sa, nullptr) != 0) {
+  if (real_sigaction(g_signal, &sa, nullptr) != 0) {
     set_off_reason(std::string("cannot install the handler: ") + std::strerror(errno));
     log_message("call-path sampling is off: %s", g_off_reason);
     return;
   }
+  g_claimed.store(true);
   g_tables = new std::vector<Table*>();
   g_period_ns = config.sample_period_ns;
   // A perf event where the kernel allows one (probed on this thread), else POSIX timers.
@@ -379,6 +466,7 @@ bool start_source(Table& tb, uint64_t tid) {
   std::memset(&ev, 0, sizeof ev);
   ev.sigev_notify = SIGEV_THREAD_ID;
   ev.sigev_signo = g_signal;
+  ev.sigev_value.sival_ptr = &g_timer_mark;
   ev._sigev_un._tid = pid_t(tid);
   if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &tb.timer) != 0) return false;
   tb.period.it_interval.tv_sec = time_t(g_period_ns / 1000000000);
@@ -409,6 +497,20 @@ void thread_start(ThreadState& t) {
   }
   std::lock_guard<std::mutex> lock(g_mu);
   g_tables->push_back(tb);
+}
+
+bool program_sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+  if (sig != g_signal || !g_claimed.load()) return false;
+  sigset_t block, prev;
+  sigemptyset(&block);
+  sigaddset(&block, sig);
+  pthread_sigmask(SIG_BLOCK, &block, &prev);
+  while (g_program_writing.exchange(true, std::memory_order_acquire)) {}
+  if (old) *old = program_action();
+  if (act) set_program_action(*act);
+  g_program_writing.store(false, std::memory_order_release);
+  pthread_sigmask(SIG_SETMASK, &prev, nullptr);
+  return true;
 }
 
 void stop() {

@@ -7,6 +7,8 @@
 // writer, the MPI unification and the symbol resolution treat them as any code address; the
 // analysis keeps them apart from the measured regions (drg: ThreadTree::samples).
 #pragma once
+#include <signal.h>
+
 #include <cstdint>
 #include <string>
 
@@ -50,6 +52,13 @@ void stop();
 // time while it was sampled (in clock ticks, `ns_per_tick` ns each).
 void to_nodes(ThreadState& t, double ns_per_tick);
 Summary summary(double ns_per_tick);
+
+// The program's sigaction on the sampler's signal, from the tool library's sigaction and signal
+// (signal_calls.cpp): false when `sig` is not the sampler's (the call goes to the C library).
+// Otherwise the program's action is kept (its previous one in `old`) and the sampler's handler
+// passes it every signal that is not a sample: the program behaves as without the tool, and
+// sampling goes on (docs/sampling.md).
+bool program_sigaction(int sig, const struct sigaction* act, struct sigaction* old);
 
 }  // namespace sampler
 }  // namespace scalea::collect

@@ -229,7 +229,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, SampledMpi, ::testing::Values(1, 2),
 // while it computes: the same output and status under the tool, and the tool still sampled.
 TEST(Sampling, ProgramsOwnSignalsTimersAndChildren) {
   for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{{"prof", "200"}, {"fork", "3"}, {"blocked", "100"}}) {
+       std::vector<std::vector<std::string>>{{"prof", "200"}, {"fork", "3"}, {"blocked", "100"}, {"rt", "200"}}) {
     SCOPED_TRACE(args[0]);
     std::vector<std::string> argv{app("own_signals")};
     argv.insert(argv.end(), args.begin(), args.end());
