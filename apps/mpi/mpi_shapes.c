@@ -11,6 +11,11 @@
  *                            MPI_Barrier calls, no work between them: the ranks arrive together,
  *                            so the calls' time is their own cost, not waiting (as in the Intel
  *                            MPI Benchmarks)
+ *   mpi_shapes fusable N     after one MPI_Barrier, N time steps of four reductions of one
+ *                            double each, no work between: three MPI_Allreduce with MPI_SUM
+ *                            (marked as sums; the third spans two lines) that could be one call
+ *                            of three values, and one with MPI_MAX (marked) that could not join
+ *                            them. Prints the sums (N * size each) and the maximum
  *   mpi_shapes pingpong N B  after one MPI_Barrier, ranks 0 and 1 bounce a message of B bytes
  *                            N times (0 sends, 1 receives and sends it back), no work between:
  *                            each receive waits for the round trip, the exchange's own cost,
@@ -65,6 +70,24 @@ int main(int argc, char** argv) {
     for (int i = 0; i < n; ++i) MPI_Barrier(MPI_COMM_WORLD);
     free(in);
     free(out);
+  } else if (!strcmp(mode, "fusable")) {
+    int n = argc > 2 ? atoi(argv[2]) : 20000;
+    double energy = 0, mass = 0, momentum = 0, worst = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < n; ++i) {
+      double e = 1, m = 1, p = 1, w = rank, s;
+      MPI_Allreduce(&e, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); /* FUSE_SUM_1 */
+      energy += s;
+      MPI_Allreduce(&m, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); /* FUSE_SUM_2 */
+      mass += s;
+      MPI_Allreduce(&w, &s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD); /* FUSE_MAX */
+      worst = s > worst ? s : worst;
+      MPI_Allreduce(&p, &s, 1, MPI_DOUBLE, /* FUSE_SUM_3 */
+                    MPI_SUM, MPI_COMM_WORLD);
+      momentum += s;
+    }
+    sum = energy + mass + momentum;
+    if (rank == 0) printf("fusable: %g %g %g max %g\n", energy, mass, momentum, worst);
   } else if (!strcmp(mode, "pingpong")) {
     int n = argc > 2 ? atoi(argv[2]) : 20000, bytes = argc > 3 ? atoi(argv[3]) : 8;
     char* buf = calloc((size_t)bytes, 1);
@@ -153,9 +176,10 @@ int main(int argc, char** argv) {
     }
   } else {
     if (rank == 0)
-      fprintf(stderr,
-              "usage: mpi_shapes main R | allreduce N X | balanced N B | pingpong N B | procnull N "
-              "B | farm N T\n");
+      fprintf(
+          stderr,
+          "usage: mpi_shapes main R | allreduce N X | balanced N B | fusable N | pingpong N B | "
+          "procnull N B | farm N T\n");
     MPI_Finalize();
     return 2;
   }

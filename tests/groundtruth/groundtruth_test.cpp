@@ -607,6 +607,41 @@ TEST_P(MpiNp, SelfExchangeIsNotWaiting) {
       << describe(r);
 }
 
+// Three small MPI_Allreduce calls of one time step with the same datatype, operation and
+// communicator (one of them written over two lines), and a fourth with another operation: the
+// three are advised to become one call, named by their lines, and the fourth is not among them.
+TEST_P(MpiNp, FusableReductionsAreNamed) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const int np = GetParam();
+  if (np != 2) GTEST_SKIP() << "two ranks show it";
+  Classified c(run_mpi(np, "mpi_shapes", {"fusable", "20000"}));
+  ASSERT_TRUE(c.ok()) << c.run.describe();
+  const std::string src = "apps/mpi/mpi_shapes.c";
+  const std::string lines = std::to_string(source_line(src, "FUSE_SUM_1")) + ", " +
+                            std::to_string(source_line(src, "FUSE_SUM_2")) + ", " +
+                            std::to_string(source_line(src, "FUSE_SUM_3"));
+  const std::string max_line = "mpi_shapes.c:" + std::to_string(source_line(src, "FUSE_MAX"));
+  AppRun r = run_scalea_cli({"report", c.run.experiment, "--format", "json", "--findings", "10"});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out.substr(0, 400);
+  int advised = 0;
+  for (const auto& f : doc["findings"]) {
+    const std::string hint = f.value("hint", ""), location = f.value("location", "");
+    if (f.value("subclass", "") != "mpi_collective") continue;
+    const bool fused = hint.find("make one call instead of 3") != std::string::npos;
+    if (location == max_line) {
+      EXPECT_FALSE(fused) << "MPI_MAX advised to join the sums: " << hint;
+      continue;
+    }
+    EXPECT_TRUE(fused) << location << ": " << hint;
+    EXPECT_NE(hint.find("MPI_Allreduce at mpi_shapes.c:" + lines), std::string::npos) << hint;
+    EXPECT_NE(hint.find("operation MPI_SUM"), std::string::npos) << hint;
+    advised += fused;
+  }
+  EXPECT_GE(advised, 1) << r.out.substr(0, 3000);
+}
+
 // Ranks started at different times (rank 1 300 ms after rank 0): one cause, start-up, not serial
 // code and not imbalance in MPI_Init.
 TEST_P(MpiNp, LaunchSkewIsStartup) {

@@ -11,6 +11,7 @@
 
 #include "counter_causes.hpp"
 #include "directive.hpp"
+#include "mpi_calls.hpp"
 #include "sampled_where.hpp"
 #include "analysis/analyze.hpp"
 #include "analysis/meta.hpp"
@@ -768,6 +769,82 @@ std::string small_messages_hint(const MergedTree& t, uint32_t n) {
       calls, bytes, ns_to_s(t.sum(n, time)) / calls * 1e6);
 }
 
+// Small collectives of one kind side by side: sibling call sites below the same region, called as
+// often as each other by the same ranks, whose calls in the source agree on everything but their
+// buffers and counts (fusion_key: datatype, operation, root, communicator). Their values can be
+// packed into one buffer and reduced or broadcast by one call: one latency instead of several.
+// "" when fewer than two such calls are found, or the source does not say so for sure.
+std::string fused_collectives_advice(const MergedTree& t, const overheads::Analysis& a,
+                                     uint32_t n) {
+  const drg::Region& reg = t.region_of(n);
+  const std::vector<CallKey> key = fusion_key(reg.name);
+  const uint32_t parent = t.node(n).parent;
+  if (reg.kind != RegionKind::Mpi || key.empty() || parent == format::kNoIndex) return "";
+  const drg::Experiment& e = t.experiment();
+  const int visits = e.metric(format::CoreMetric::Visits),
+            sent = e.metric(format::CoreMetric::BytesSent),
+            recv = e.metric(format::CoreMetric::BytesRecv);
+  if (visits < 0) return "";
+  auto calls_per_holder = [&](uint32_t m) {
+    return t.sum(m, visits) / std::max<size_t>(1, t.holders(m));
+  };
+  auto small = [&](uint32_t m) {
+    const double bytes = (sent >= 0 ? t.sum(m, sent) : 0) + (recv >= 0 ? t.sum(m, recv) : 0);
+    return t.sum(m, visits) > 0 && bytes / t.sum(m, visits) < kSmallMessageBytes;
+  };
+  if (!small(n)) return "";
+  const MpiCall mine = mpi_call_at(reg.file, reg.line, reg.name);
+  if (!mine.found || mine.args.size() <= key.back().arg) return "";
+  struct Site {
+    uint32_t node, line;
+  };
+  std::vector<Site> group;
+  double cost = 0;
+  for (uint32_t m : t.node(parent).children) {
+    const drg::Region& r = t.region_of(m);
+    if (r.kind != RegionKind::Mpi || r.name != reg.name || r.file != reg.file ||
+        t.holders(m) != t.holders(n) || !small(m) ||
+        std::fabs(calls_per_holder(m) - calls_per_holder(n)) > 0.01 * calls_per_holder(n))
+      continue;
+    const MpiCall call = m == n ? mine : mpi_call_at(r.file, r.line, r.name);
+    if (!call.found || call.args.size() != mine.args.size()) continue;
+    bool same = true;
+    for (const CallKey& k : key) same = same && call.args[k.arg] == mine.args[k.arg];
+    if (!same) continue;
+    group.push_back({m, call.line});
+    if (m < a.regions.size()) {
+      auto it = a.regions[m].subclasses.find("data_movement.mpi_collective");
+      if (it != a.regions[m].subclasses.end()) cost += it->second;
+    }
+  }
+  if (group.size() < 2) return "";
+  std::sort(group.begin(), group.end(),
+            [](const Site& x, const Site& y) { return x.line < y.line; });
+  const std::string file = reg.file.substr(reg.file.rfind('/') + 1);
+  std::string lines, agreed;
+  for (const Site& g : group) lines += (lines.empty() ? "" : ", ") + std::to_string(g.line);
+  for (const CallKey& k : key)
+    agreed += fmt::format("{}{} {}", agreed.empty() ? "" : ", ", k.what, mine.args[k.arg]);
+  const size_t k = group.size();
+  return fmt::format(
+      "the {} calls of {} at {}:{} run as often as each other ({:.0f} times per rank) with the "
+      "same {}: pack their values into one buffer and make one call instead of {} (one latency "
+      "instead of {}); their own cost in this run is {:.3f} s, of which about {:.3f} s would go",
+      k, reg.name, file, lines, calls_per_holder(n), agreed, k, k, cost,
+      cost * double(k - 1) / double(k));
+}
+
+// The hint of an MPI call's transfer (`key` data_movement.mpi_collective or mpi_p2p): small
+// messages cost their latency, and small collectives side by side can be one call.
+std::string transfer_hint(const MergedTree& t, const overheads::Analysis& a, uint32_t n,
+                          const std::string& key, std::string hint) {
+  if (std::string small = small_messages_hint(t, n); !small.empty()) hint = small;
+  if (key == "data_movement.mpi_collective")
+    if (std::string fuse = fused_collectives_advice(t, a, n); !fuse.empty())
+      hint = fuse + "; " + hint;
+  return hint;
+}
+
 // File I/O calls: what they moved and how fast, from the region's own statistics ("4 calls wrote
 // 33.6 MB in 0.812 s: 41.3 MB/s").
 std::string io_volume(const MergedTree& t, uint32_t n) {
@@ -1160,7 +1237,7 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
   if (reg.kind == RegionKind::Io)
     if (std::string volume = io_volume(t, n); !volume.empty()) f.hint = volume + "; " + f.hint;
   if (c.key == "data_movement.mpi_collective" || c.key == "data_movement.mpi_p2p")
-    if (std::string small = small_messages_hint(t, n); !small.empty()) f.hint = small;
+    f.hint = transfer_hint(t, a, n, c.key, f.hint);
   if (c.key == "synchronization.mpi_waiting")
     if (std::string late = late_rank_hint(run, n); !late.empty()) f.hint += "; " + late;
   if ((f.cls == "synchronization" && c.key != "synchronization.barrier" &&
