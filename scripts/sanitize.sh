@@ -112,7 +112,9 @@ if [ "$kind" = address ]; then
     # cli.deep_tree.20000 takes about 30 s under ASan; cli.deep_tree.300 runs the same code.
     # export.extrap_study runs a study (six runs), as study.Study does; export.extrap runs the
     # same writer.
-    exclude="$exclude|omp19\.|study\.Study\.|export\.(html|extrap_study)|apps_|load\.(tasks1m|threads64)|consumer\."
+    # load.taskdeep200k: a 200,000-deep recursion of tasks (half a GiB under the tool; its
+    # task lookup runs in every task test).
+    exclude="$exclude|omp19\.|study\.Study\.|export\.(html|extrap_study)|apps_|load\.(tasks1m|taskdeep200k|threads64)|consumer\."
     exclude="$exclude|cli\.deep_tree\.20000"
     # The browser-driven pages (html.*: 34 s under ASan; the report's HTML writer runs here in
     # cli.deep_tree.300's export), the PostgreSQL variants of the database tests (the command's
@@ -204,8 +206,9 @@ else
   #   faults.*    run below with handle_segv=0 (TSan's SIGSEGV handler would report the planted
   #               crash first) and die_after_fork=0 (the program's fork mode starts threads in the
   #               child of a multi-threaded fork, which TSan refuses by default)
-  #   load.tasks1m    libomp recycles task descriptors in its own (uninstrumented) pools: TSan
-  #               reports the reuse, in the baseline run without the tool too
+  #   load.tasks1m, load.taskdeep200k  libomp recycles task descriptors in its own
+  #               (uninstrumented) pools: TSan reports the reuse, in the baseline run without the
+  #               tool too
   #   load.nested3    three levels of nested teams: libomp initialises a mutex of a thread it
   #               hands to an inner team and another thread locks it, ordered by libomp's own
   #               (uninstrumented) atomics; TSan reports it in a quarter of the baseline runs,
@@ -229,7 +232,7 @@ else
   #               to points of its own: docs/sampling.md); what they check needs the samples. The
   #               other tests run with the sampler's set-up and its refusal
   exclude='Gcc\.|mpi\.planted\.np2\.preload|consumer\.|TasksRunInsideBarrier|ForkJoinOfBalancedRegions|RecursiveTasksFolded|run\.(preload|affinity)\.|run\.heap|Compensation|Calibrate|cli\.shared_cpus|Sampling\.|SampledMpi|HostTeamsHoldBothTeamsWork|IoRegions\.BytesAndTimes|cli\.messages\.(output|top|words|docs)|cli\.tune'
-  exclude="$exclude|PlantedPageFaults|ScratchPageFaults|SerialWithReference|faults\.|load\.(tasks1m|nested3)|study\.Study\."
+  exclude="$exclude|PlantedPageFaults|ScratchPageFaults|SerialWithReference|faults\.|load\.(tasks1m|taskdeep200k|nested3)|study\.Study\."
   if [ "$subset" = ci ]; then
     # CI: as for ASan, without libomp 19 and the long or browser-driven tests; no MPI (mpi.*, and
     # the groundtruth's MpiNp.* ranks: 60 s under TSan; the full run has them). Also

@@ -212,6 +212,17 @@ inline long find_frame(const ThreadState& t, FrameType type, uint64_t key) {
   return f ? f - t.stack.data() : -1;
 }
 
+// The frame of task `r` on thread t's stack (its position), or -1. A task's part opens one frame,
+// on the thread that runs it, and the task keeps where (start_task); leave_at keeps that true
+// when a frame below it goes. O(1): a task's frame is looked up at every task scheduling point,
+// and a recursion of tasks with taskwait (BOTS concom) keeps thousands of frames open, where a
+// scan of the stack made the tool's time quadratic in the recursion's depth.
+inline long task_frame(const ThreadState& t, const TaskRecord* r) {
+  if (r->frame_thread != t.index || r->frame_at >= t.stack.size()) return -1;
+  const Frame& f = t.stack[r->frame_at];
+  return f.type == FrameType::ExplicitTask && f.rec == r ? long(r->frame_at) : -1;
+}
+
 // The innermost frame of this type and key strictly below position `below`, or -1.
 inline long find_frame_below(const ThreadState& t, size_t below, FrameType type, uint64_t key) {
   for (long i = long(below) - 1; i >= 0; --i) {

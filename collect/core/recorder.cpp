@@ -161,6 +161,12 @@ void leave_at(ThreadState& t, size_t i, Ticks when) {
   if (t.stack[i].wait_begin) wait_end(t, t.stack[i], when);
   Frame f = t.stack[i];
   t.stack.erase(t.stack.begin() + long(i));
+  // The tasks whose frames moved down keep their positions (task_frame).
+  for (size_t j = i; j < t.stack.size(); ++j)
+    if (t.stack[j].type == FrameType::ExplicitTask)
+      if (auto* r = static_cast<TaskRecord*>(t.stack[j].rec);
+          r && r->frame_thread == t.index && r->frame_at == j + 1)
+        r->frame_at = uint32_t(j);
   close_visit(t, f, when, f.type);
   if (is_team_frame(f.type)) team_frame_changed(t);
 }

@@ -147,6 +147,10 @@ struct TaskRecord {
   Node* creator_node;            // creation context, in the creator's tree (nullptr: not recorded)
   uint32_t region;
   uint32_t ran_on;  // index of the thread that ran its last part
+  // Where its last part's frame was opened: that thread's index and the frame's position on its
+  // stack (task_frame checks that the frame is still there).
+  uint32_t frame_thread;
+  uint32_t frame_at;
   bool started;
 };
 

@@ -778,6 +778,7 @@ void on_task_create(ompt_data_t*, const ompt_frame_t*, ompt_data_t* new_task, in
   r->creator_node = on ? creator : nullptr;
   r->region = rec.region(*t, RegionKind::Task, 0, codeptr);
   r->started = false;
+  r->frame_thread = UINT32_MAX;  // no frame yet
   new_task->ptr = r;
   if (on) ++creator->s.tasks_created;
 }
@@ -786,6 +787,8 @@ namespace {
 void start_task(ThreadState& t, TaskRecord* r, Ticks when) {
   Node* n = r->creator_node ? child_of(t, mirror_of(t, r->creator_node), r->region) : nullptr;
   push_frame(t, n, FrameType::ExplicitTask, when, reinterpret_cast<uintptr_t>(r), r);
+  r->frame_thread = t.index;
+  r->frame_at = uint32_t(t.stack.size() - 1);
 }
 }  // namespace
 
@@ -798,7 +801,7 @@ void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t
   bool finished =
       status == ompt_task_complete || status == ompt_task_cancel || status == ompt_task_detach;
   if (done && finished) {
-    long i = find_frame(*t, FrameType::ExplicitTask, reinterpret_cast<uintptr_t>(done));
+    long i = task_frame(*t, done);
     if (i >= 0) unwind_to(*t, size_t(i), when);
     else ++t->anomalies.unmatched_end;
     if (status != ompt_task_detach) {
@@ -807,16 +810,14 @@ void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t
     }
   }
   auto* r = next ? static_cast<TaskRecord*>(next->ptr) : nullptr;
-  long next_frame = r && r->started
-                        ? find_frame(*t, FrameType::ExplicitTask, reinterpret_cast<uintptr_t>(r))
-                        : -1;
+  long next_frame = r && r->started ? task_frame(*t, r) : -1;
   if (done && !finished) {
     // A suspended task whose thread goes back down its stack (to the implicit task, or to a task
     // it had interrupted) has left the thread: an untied task's part ends at each task scheduling
     // point and the task resumes later, on any thread, as a new part. Its frames close now, so
     // that the tasks this thread runs meanwhile are not recorded inside it. A task suspended at a
     // taskwait or taskyield while the thread runs another task on top of it keeps its frames.
-    long i = find_frame(*t, FrameType::ExplicitTask, reinterpret_cast<uintptr_t>(done));
+    long i = task_frame(*t, done);
     if (i >= 0 && (!r || (next_frame >= 0 && next_frame < i))) unwind_to(*t, size_t(i), when);
   }
   if (!r) return;

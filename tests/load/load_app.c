@@ -22,6 +22,11 @@
  *                            Truth: parallel visits 2*N; the tool's memory must not grow with N.
  *   load_app name NAME       one visit of a user region named NAME, bytes as given (the bad-input
  *                            tests of the CLI use a name that is not UTF-8).
+ *   load_app taskdeep D      one thread runs a recursion of D untied tasks, each creating the
+ *                            next and waiting for it (taskwait), as a depth-first search does
+ *                            (BOTS concom): D task frames open at once. Needs a main thread stack
+ *                            of about 1 KiB per level (run_load.py raises its limit).
+ *                            Truth: D tasks executed, the tree D task levels deep.
  *   load_app deep D          one thread opens the user region "load.deep" D times nested (a
  *                            recursion D deep), then closes them: a very deep, valid tree for the
  *                            bad-input tests of the CLI (tests/cli).
@@ -46,9 +51,21 @@ static long num(int argc, char** argv, int i) {
 static volatile long sink;
 static char** g_names; /* reachable until exit: the tool may use the names until it writes */
 
+static long g_deep_done = 0;
+static void deep_task(long d) {
+  __atomic_fetch_add(&g_deep_done, 1, __ATOMIC_RELAXED);
+  if (d > 1) {
+#pragma omp task untied firstprivate(d)
+    deep_task(d - 1);
+#pragma omp task untied
+    __atomic_fetch_add(&g_deep_done, 0, __ATOMIC_RELAXED);
+#pragma omp taskwait
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: load_app threads|nested|forkjoin|tasks|regions|events|name|deep ARGS...\n");
+    fprintf(stderr, "usage: load_app threads|nested|forkjoin|tasks|taskdeep|regions|events|name|deep ARGS...\n");
     return 2;
   }
   const char* mode = argv[1];
@@ -115,6 +132,12 @@ int main(int argc, char** argv) {
 #pragma omp taskwait
     }
     printf("load_app: tasks n=%ld done=%ld ok\n", n, done);
+  } else if (!strcmp(mode, "taskdeep")) {
+    long d = num(argc, argv, 2);
+#pragma omp parallel num_threads(1)
+#pragma omp single
+    deep_task(d);
+    printf("load_app: taskdeep d=%ld done=%ld ok\n", d, g_deep_done);
   } else if (!strcmp(mode, "regions")) {
     long n = num(argc, argv, 2), k = num(argc, argv, 3);
     char** names = g_names = malloc((size_t)n * sizeof *names);

@@ -16,6 +16,7 @@ line per run with its time and peak RSS.
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -38,16 +39,30 @@ CASES = {
     # Two threads on two cores spin instead of sleeping, so 400,000 regions take about a second.
     "forkjoin400k": (["forkjoin", "400000"], {"OMP_WAIT_POLICY": "active"}),
     "tasks1m": (["tasks", "4", "1000000", "10000"], {}),
+    # 200,000 untied tasks nested (each waits for the next): a task's frame was looked up by a
+    # scan of the thread's stack, so the tool's time grew with the square of the depth (BOTS
+    # concom: over 10 minutes for 0.6 s of work); its depth-first recursion needs a deep stack.
+    "taskdeep200k": (["taskdeep", "200000"], {}),
     "regions100k": (["regions", "100000", "2"], {}),
     "events1e7": (["events", "4", "10000000"], {}),
 }
 
 
-def run(cmd, env, out_path):
+# Cases whose program recurses deeply on its main thread: its stack limit is raised to this.
+DEEP_STACK = {"taskdeep200k": 1 << 30}
+
+
+def run(cmd, env, out_path, stack=None):
     """Runs cmd; returns (exit status or -signal, seconds, peak RSS in bytes, output)."""
+    def raise_stack():
+        hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
+        want = stack if hard == resource.RLIM_INFINITY else min(stack, hard)
+        resource.setrlimit(resource.RLIMIT_STACK, (want, hard))
+
     t0 = time.monotonic()
     with open(out_path, "w") as out:
-        p = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        p = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                             preexec_fn=raise_stack if stack else None)
         _, status, usage = os.wait4(p.pid, 0)
         p.returncode = 0  # reaped by wait4
     dt = time.monotonic() - t0
@@ -79,13 +94,14 @@ def main():
         # 64 threads on 2 cores: waiting threads sleep instead of spinning.
         env.update({"OMP_WAIT_POLICY": "passive"}, **extra)
         base_env = dict(env, SCALEA_ENABLE="0")
-        rc, t_base, rss_base, out = run([app] + args, base_env, os.path.join(tmp, "base.out"))
+        stack = DEEP_STACK.get(a.case)
+        rc, t_base, rss_base, out = run([app] + args, base_env, os.path.join(tmp, "base.out"), stack)
         check(rc == 0, f"baseline run: exit status {rc}: {out[-2000:]}")
         print(f"{a.case}: baseline {t_base:.2f} s, peak RSS {rss_base / 2**20:.1f} MiB")
 
         exp = a.keep or os.path.join(tmp, "exp")
         tool_env = dict(env, OMP_TOOL_LIBRARIES=a.lib, SCALEA_OUTPUT=exp, SCALEA_QUIET="1")
-        rc, t_tool, rss_tool, out = run([app] + args, tool_env, os.path.join(tmp, "tool.out"))
+        rc, t_tool, rss_tool, out = run([app] + args, tool_env, os.path.join(tmp, "tool.out"), stack)
         check(rc == 0, f"run under the tool: exit status {rc}: {out[-2000:]}")
         check(" ok" in out, f"the program did not finish: {out[-2000:]}")
         print(f"{a.case}: under the tool {t_tool:.2f} s, peak RSS {rss_tool / 2**20:.1f} MiB")
@@ -139,6 +155,16 @@ def main():
             n = int(args[2])
             check(f"tasks n={n} done={n} ok" in out, "program figures")
             check(visits("task") == n, f"task visits {visits('task')} != {n}")
+        elif a.case == "taskdeep200k":
+            d = int(args[1])
+            check(f"taskdeep d={d} done={d} ok" in out, "program figures")
+            # Each level but the last creates the next level's task and an empty one: 2 (d - 1)
+            # untied tasks, each recorded once per part it ran in; libomp 14 reports an untied
+            # task's start as two parts (a switch to its parent and back), so 4 (d - 1) there.
+            t = visits("task")
+            check(2 * (d - 1) <= t <= 4 * (d - 1),
+                  f"task visits {t} not in [{2 * (d - 1)}, {4 * (d - 1)}]")
+            check(s["max_depth"] >= d - 1, f"depth {s['max_depth']}: the nesting is not in the tree")
         elif a.case == "regions100k":
             n, k = int(args[1]), int(args[2])
             g = s["generated"]

@@ -13,7 +13,7 @@ target_compile_options(load_app PRIVATE -g)
 add_executable(load_dump ${CMAKE_CURRENT_LIST_DIR}/load_dump.cpp)
 target_link_libraries(load_dump PRIVATE scalea-drg)
 
-foreach(case threads64 nested3 forkjoin400k tasks1m regions100k events1e7)
+foreach(case threads64 nested3 forkjoin400k tasks1m taskdeep200k regions100k events1e7)
   add_test(NAME load.${case}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/run_load.py
             --bin ${CMAKE_BINARY_DIR}/bin --lib $<TARGET_FILE:scalea-omp> ${case})
