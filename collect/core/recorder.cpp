@@ -219,14 +219,26 @@ namespace {
 // mirror_of() of a node met for the first time.
 Node* rebuild_mirror(ThreadState& t, Node* foreign) {
   if (foreign->owner == t.index) return foreign;
-  // Rebuild the path from the root. Foreign nodes never change parent or region once created,
-  // and were published to this thread through the runtime's own synchronization.
-  std::vector<uint32_t>& path = t.mirror_path;  // grows to the deepest path seen, then is reused
+  // Up the foreign path to the nearest node this thread knows (the root, or a node mirrored
+  // before), then down it in this thread's tree, remembering each node on the way: every foreign
+  // node is walked once per thread. Rebuilding each path from the root made a recursion of tasks
+  // stolen at ever deeper levels (BOTS concom) quadratic in its depth. Foreign nodes never change
+  // parent or region once created, and were published to this thread through the runtime's own
+  // synchronization.
+  std::vector<Node*>& path = t.mirror_path;  // grows to the longest walk seen, then is reused
   path.clear();
-  for (Node* n = foreign; n->parent; n = n->parent) path.push_back(n->region);
   Node* local = t.root;
-  for (size_t depth = path.size(); depth > 0; --depth) local = child_of(t, local, path[depth - 1]);
-  t.mirror.insert(reinterpret_cast<uintptr_t>(foreign), local);
+  for (Node* n = foreign; n->parent; n = n->parent) {
+    if (auto* known = static_cast<Node*>(t.mirror.find(reinterpret_cast<uintptr_t>(n)))) {
+      local = known;
+      break;
+    }
+    path.push_back(n);
+  }
+  for (size_t i = path.size(); i > 0; --i) {
+    local = child_of(t, local, path[i - 1]->region);
+    t.mirror.insert(reinterpret_cast<uintptr_t>(path[i - 1]), local);
+  }
   return local;
 }
 }  // namespace

@@ -262,8 +262,8 @@ struct ThreadState {
   struct {
     const Node* foreign = nullptr;
     Node* local = nullptr;
-  } last_mirror;                      // the last answer of mirror_of
-  std::vector<uint32_t> mirror_path;  // mirror_of's scratch: a call path's regions, leaf first
+  } last_mirror;                   // the last answer of mirror_of
+  std::vector<Node*> mirror_path;  // mirror_of's scratch: the foreign nodes walked, leaf first
   std::vector<RegionCacheEntry> region_cache;  // open addressing, power-of-two size
   // The node of this thread's last flush, by where it was (enclosing node, code address): the
   // spin-waits of pipelined codes flush millions of times at one place (on_flush).

@@ -22,11 +22,13 @@
  *                            Truth: parallel visits 2*N; the tool's memory must not grow with N.
  *   load_app name NAME       one visit of a user region named NAME, bytes as given (the bad-input
  *                            tests of the CLI use a name that is not UTF-8).
- *   load_app taskdeep D      one thread runs a recursion of D untied tasks, each creating the
- *                            next and waiting for it (taskwait), as a depth-first search does
- *                            (BOTS concom): D task frames open at once. Needs a main thread stack
- *                            of about 1 KiB per level (run_load.py raises its limit).
- *                            Truth: D tasks executed, the tree D task levels deep.
+ *   load_app taskdeep P D    a team of P threads; one runs a recursion of D untied tasks, each
+ *                            creating the next and an empty one and waiting for them (taskwait),
+ *                            as a depth-first search does (BOTS concom): D task frames open at
+ *                            once, and the other threads steal tasks at ever deeper levels. Needs
+ *                            stacks of about 1 KiB per level (run_load.py raises the main
+ *                            thread's limit and sets OMP_STACKSIZE).
+ *                            Truth: 2 (D - 1) tasks executed, the tree D task levels deep.
  *   load_app deep D          one thread opens the user region "load.deep" D times nested (a
  *                            recursion D deep), then closes them: a very deep, valid tree for the
  *                            bad-input tests of the CLI (tests/cli).
@@ -133,8 +135,9 @@ int main(int argc, char** argv) {
     }
     printf("load_app: tasks n=%ld done=%ld ok\n", n, done);
   } else if (!strcmp(mode, "taskdeep")) {
-    long d = num(argc, argv, 2);
-#pragma omp parallel num_threads(1)
+    int p = (int)num(argc, argv, 2);
+    long d = num(argc, argv, 3);
+#pragma omp parallel num_threads(p)
 #pragma omp single
     deep_task(d);
     printf("load_app: taskdeep d=%ld done=%ld ok\n", d, g_deep_done);

@@ -39,10 +39,12 @@ CASES = {
     # Two threads on two cores spin instead of sleeping, so 400,000 regions take about a second.
     "forkjoin400k": (["forkjoin", "400000"], {"OMP_WAIT_POLICY": "active"}),
     "tasks1m": (["tasks", "4", "1000000", "10000"], {}),
-    # 200,000 untied tasks nested (each waits for the next): a task's frame was looked up by a
-    # scan of the thread's stack, so the tool's time grew with the square of the depth (BOTS
-    # concom: over 10 minutes for 0.6 s of work); its depth-first recursion needs a deep stack.
-    "taskdeep200k": (["taskdeep", "200000"], {}),
+    # 200,000 untied tasks nested (each waits for the next) on 2 threads: a task's frame was
+    # looked up by a scan of the thread's stack, and a task stolen by the other thread had its
+    # creator's call path rebuilt from the root, so the tool's time grew with the square of the
+    # depth (BOTS concom: over 10 minutes, or 101 s at 2 threads, for 0.6 s of work). Its
+    # depth-first recursion needs deep stacks.
+    "taskdeep200k": (["taskdeep", "2", "200000"], {"OMP_STACKSIZE": "1G"}),
     "regions100k": (["regions", "100000", "2"], {}),
     "events1e7": (["events", "4", "10000000"], {}),
 }
@@ -120,6 +122,10 @@ def main():
         check(s["complete"], "the experiment is marked incomplete")
         # Every case, 3-deep nesting included, must show no anomaly counter (meta.json).
         for k, v in s["anomalies"].items():
+            # An untied task may go on on another thread after a scheduling point: counted, and
+            # expected there.
+            if a.case == "taskdeep200k" and k == "foreign_resume":
+                continue
             check(v == 0, f"anomaly {k} = {v}")
         kinds = s["kinds"]
 
@@ -156,7 +162,7 @@ def main():
             check(f"tasks n={n} done={n} ok" in out, "program figures")
             check(visits("task") == n, f"task visits {visits('task')} != {n}")
         elif a.case == "taskdeep200k":
-            d = int(args[1])
+            d = int(args[2])
             check(f"taskdeep d={d} done={d} ok" in out, "program figures")
             # Each level but the last creates the next level's task and an empty one: 2 (d - 1)
             # untied tasks, each recorded once per part it ran in; libomp 14 reports an untied
