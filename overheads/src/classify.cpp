@@ -143,13 +143,20 @@ RegionOverheads region_row(const MergedTree& run, const RunFacts& f, const Total
 // this run (a reduction done with atomics at small teams, say) takes away only its
 // synchronization, and its time is in the enclosing region's.
 std::vector<RegionOverheads> reference_only_rows(const RunFacts& f, const Reference& ref,
-                                                 size_t keys, int p) {
+                                                 size_t keys, int p, size_t& skipped_recursion) {
   std::vector<char> in_run(keys, 0);
   for (uint32_t key : f.keys) in_run[key] = 1;
+  // Deeper levels of a recursion this run ran at other depths: its work is in this run.
+  const std::vector<char> recursive =
+      deeper_in_recursion(*ref.tree, [&](uint32_t a) { return in_run[ref.facts.keys[a]] != 0; });
   const Buckets none;
   std::vector<RegionOverheads> out;
   for (uint32_t rn = 0; rn < ref.facts.keys.size(); ++rn) {
     if (in_run[ref.facts.keys[rn]]) continue;
+    if (recursive[rn]) {
+      ++skipped_recursion;
+      continue;
+    }
     const Buckets& rb = ref.totals->total[rn];
     RegionOverheads o;
     o.node = format::kNoIndex;
@@ -234,7 +241,9 @@ Analysis classify(const MergedTree& run, const MergedTree* reference, const Opti
   a.regions.reserve(run.nodes().size());
   for (uint32_t n = 0; n < run.nodes().size(); ++n)
     a.regions.push_back(region_row(run, f, tot, n, ref ? &*ref : nullptr, options, a.p));
-  if (ref) a.only_in_reference = reference_only_rows(f, *ref, a.keys->size(), a.p);
+  if (ref)
+    a.only_in_reference =
+        reference_only_rows(f, *ref, a.keys->size(), a.p, a.recursion_only_in_reference);
   a.program =
       pop_metrics(f, ref ? &ref->facts : nullptr, a.p, a.regions.empty() ? 0 : a.regions[0].t_p);
   return a;

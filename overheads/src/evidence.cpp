@@ -43,6 +43,9 @@ void apply_evidence(const MergedTree& run, RunFacts& f, const RunFacts& rf,
   const Rule* extra = find_rule(RegionKind::Program, 0, Part::ExtraWork);
   const Rule* replicated = find_rule(RegionKind::Program, 0, Part::Replicated);
   const Rule* spin = find_rule(RegionKind::Program, 0, Part::SpinWait);
+  // Levels of a recursion the reference ran at other depths: not extra work (facts.hpp).
+  const std::vector<char> recursive = deeper_in_recursion(
+      run, [&](uint32_t a) { return ref_index[f.keys[a]] != format::kNoIndex; });
   for (uint32_t n = 0; n < run.nodes().size(); ++n) {
     const drg::Region& r = run.region_of(n);
     const Rule* own_rule = f.plan[n].exclusive;
@@ -51,7 +54,7 @@ void apply_evidence(const MergedTree& run, RunFacts& f, const RunFacts& rf,
     uint32_t rn = ref_index[f.keys[n]];
     double moved = 0;
     if (rn == format::kNoIndex) {
-      if (r.kind != RegionKind::Program) {
+      if (r.kind != RegionKind::Program && !recursive[n]) {
         moved = u;
         f.own[n].add(extra, u);
       }

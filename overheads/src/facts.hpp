@@ -26,6 +26,50 @@ namespace scalea::overheads::detail {
 using drg::MergedTree;
 using format::RegionKind;
 
+// Per node of `tree`: whether it is a deeper level of a recursion that the other run also ran
+// (its nearest ancestor of the same region is `known`: matched in the other run, or is such a
+// level itself), or lies below one. A recursion's depth follows the schedule (a depth-first search
+// by tasks that threads steal, as BOTS concom) or the data: a level one run has and the other not
+// is the same work at another depth, neither work the other run does not do nor work it removed.
+template <typename Known>
+std::vector<char> deeper_in_recursion(const MergedTree& tree, Known known) {
+  const auto& nodes = tree.nodes();
+  std::vector<char> deeper(nodes.size(), 0);
+  uint32_t regions = 0;
+  for (const auto& m : nodes) regions = std::max(regions, m.region + 1);
+  // Depth first, with the deepest node of each region on the current path: linear in the nodes
+  // (a walk up the ancestors of each node would cost the depth for every region that does not
+  // recur, as the critical section below each level of a deep task recursion).
+  std::vector<uint32_t> nearest(regions, format::kNoIndex);
+  struct Step {
+    uint32_t node, saved;
+    size_t next_child;
+  };
+  std::vector<Step> path;
+  auto enter = [&](uint32_t n) {
+    const uint32_t r = nodes[n].region, parent = nodes[n].parent;
+    if (parent != format::kNoIndex && deeper[parent]) deeper[n] = 1;  // below such a level
+    else if (const uint32_t a = nearest[r]; a != format::kNoIndex)
+      deeper[n] = known(a) || deeper[a];
+    path.push_back({n, nearest[r], 0});
+    nearest[r] = n;
+  };
+  for (uint32_t root = 0; root < nodes.size(); ++root) {
+    if (nodes[root].parent != format::kNoIndex) continue;
+    enter(root);
+    while (!path.empty()) {
+      const uint32_t n = path.back().node;
+      if (path.back().next_child < nodes[n].children.size()) {
+        enter(nodes[n].children[path.back().next_child++]);
+      } else {
+        nearest[nodes[n].region] = path.back().saved;
+        path.pop_back();
+      }
+    }
+  }
+  return deeper;
+}
+
 // ---- thresholds of the evidence rules (docs/overhead-model.md, "Thresholds") ------------------
 
 // Replicated code: every PE did at least this share of the reference's work in the region.

@@ -264,6 +264,58 @@ TEST(Classify, RegionsMissingFromEitherRun) {
   EXPECT_NEAR(cls(a.only_in_reference[0], Class::AdditionalComputation), -15, 1e-9);
 }
 
+// A recursion one run took deeper than the other (the depth of a depth-first search by stolen
+// tasks follows the schedule): the run's extra level of f, and the region below it, are not
+// additional computation, and the reference's extra level of h is not a region "only in the
+// reference"; a region new in the run and one gone from it still are.
+TEST(Classify, DeeperRecursionIsNotAdditionalOrRemovedWork) {
+  Builder ref;
+  uint32_t rf = ref.region(RegionKind::User, "f"), rg = ref.region(RegionKind::User, "g"),
+           rh = ref.region(RegionKind::User, "h"), rold = ref.region(RegionKind::User, "old");
+  uint32_t rt = ref.thread(true, 100);
+  uint32_t f1 = ref.node(rt, 0, rf, {{"time", 40}, {"visits", 1}});
+  uint32_t f2 = ref.node(rt, f1, rf, {{"time", 20}, {"visits", 1}});
+  ref.node(rt, f2, rg, {{"time", 5}, {"visits", 1}});
+  uint32_t h1 = ref.node(rt, 0, rh, {{"time", 30}, {"visits", 1}});
+  uint32_t h2 = ref.node(rt, h1, rh, {{"time", 20}, {"visits", 1}});
+  ref.node(rt, h2, rh, {{"time", 10}, {"visits", 1}});
+  ref.node(rt, 0, rold, {{"time", 6}, {"visits", 1}});
+  Builder run;
+  uint32_t f = run.region(RegionKind::User, "f"), g = run.region(RegionKind::User, "g"),
+           h = run.region(RegionKind::User, "h"), nw = run.region(RegionKind::User, "new");
+  uint32_t t0 = run.thread(true, 50);
+  run.thread(false, 50);
+  uint32_t n1 = run.node(t0, 0, f, {{"time", 20}, {"visits", 1}});
+  uint32_t n2 = run.node(t0, n1, f, {{"time", 15}, {"visits", 1}});
+  uint32_t n3 = run.node(t0, n2, f, {{"time", 8}, {"visits", 1}});  // deeper than the reference
+  run.node(t0, n3, g, {{"time", 3}, {"visits", 1}});
+  uint32_t m1 = run.node(t0, 0, h, {{"time", 15}, {"visits", 1}});
+  run.node(t0, m1, h, {{"time", 10}, {"visits", 1}});  // the reference went one level deeper
+  run.node(t0, 0, nw, {{"time", 4}, {"visits", 1}});
+  drg::MergedTree rtree(ref.experiment()), t(run.experiment());
+  Analysis a = classify(t, &rtree);
+  expect_identity(a);
+  // The third f and the g below it: the merged nodes at depth 3 and 4 of the f chain.
+  uint32_t deep_f = format::kNoIndex, deep_g = format::kNoIndex;
+  for (uint32_t n = 0; n < t.nodes().size(); ++n) {
+    if (t.region_of(n).name == "f" && t.node(n).depth == 3) deep_f = n;
+    if (t.region_of(n).name == "g") deep_g = n;
+  }
+  ASSERT_NE(deep_f, format::kNoIndex);
+  ASSERT_NE(deep_g, format::kNoIndex);
+  EXPECT_FALSE(a.regions[deep_f].in_reference);
+  EXPECT_NEAR(cls(a.regions[deep_f], Class::AdditionalComputation), 0, 1e-9)
+      << "a deeper level of f called extra work";
+  EXPECT_NEAR(cls(a.regions[deep_g], Class::AdditionalComputation), 0, 1e-9)
+      << "the region below a deeper level called extra work";
+  EXPECT_GT(cls(find(t, a, "new"), Class::AdditionalComputation), 0) << "a new region is extra";
+  ASSERT_EQ(a.only_in_reference.size(), 1u);
+  const std::string& gone = a.only_in_reference[0].path;
+  EXPECT_EQ(gone.substr(gone.rfind('/') + 1, 4), "old@") << gone;
+  // The reference's third h, and its g below the second f (the run's g is below the third).
+  EXPECT_EQ(a.recursion_only_in_reference, 2u);
+}
+
 // Three ranks spend 1, 2 and 3 ms in a collective; the message model allows `model_ms` of
 // transfer on each (the collector's "transfer" metric).
 Analysis collective_spread(Builder& b, double model_ms) {

@@ -213,6 +213,8 @@ void report_json(const TextSink& put, const drg::Experiment& e, const drg::Merge
   out["message_model_doubt"] = text_or_null(a.message_model_doubt);
   out["counters"] = e.meta.contains("counters") ? e.meta["counters"] : nlohmann::json(nullptr);
   out["sampled"] = sampled_json(t);
+  // Regions of the reference's recursion deeper than this run's, not in only_in_reference.
+  out["recursion_only_in_reference"] = a.recursion_only_in_reference;
   auto gone = [&](const Emit<nlohmann::json>& emit) {
     for (const auto& r : a.only_in_reference)
       emit({{"path", r.path}, {"reference_time", r.t_s}, {"overheads", overheads_json(r)}});

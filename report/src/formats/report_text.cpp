@@ -238,6 +238,11 @@ void print_overheads_text(const MergedTree& t, const Analysis& a, const ReportVi
         "of the same pragma) is shown once, its outermost row holding the time of all "
         "(--unfold shows every row)\n",
         fold.rows, fold.instances, fold.deepest);
+  if (a.recursion_only_in_reference)
+    fmt::print(
+        "\nthe reference run's recursion went {} level(s) of regions deeper than this run's: the "
+        "same work, at the depths this run reached (not listed below)\n",
+        a.recursion_only_in_reference);
   if (!a.only_in_reference.empty()) {
     fmt::print("\nregions only in the reference run (T_o = -T_s/p):\n");
     for (const auto& r : a.only_in_reference) {

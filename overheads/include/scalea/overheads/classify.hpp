@@ -114,6 +114,9 @@ struct Analysis {
   // (thread: index into Experiment::threads); empty when not asked for or too large.
   std::vector<PeOwn> pe_own;
   std::vector<RegionOverheads> only_in_reference;
+  // Regions of the reference left out of only_in_reference: deeper levels of a recursion this run
+  // ran to another depth (the same work, elsewhere in this run's tree).
+  size_t recursion_only_in_reference = 0;
   ProgramEfficiency program;
   std::shared_ptr<CallPathKeys> keys;  // the table RegionOverheads::key refers to
 };
