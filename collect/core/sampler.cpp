@@ -413,7 +413,13 @@ std::string sampling_obstacle() {
   if ((g_under_tsan = dlsym(RTLD_DEFAULT, "__tsan_init") != nullptr))
     return "the program runs under ThreadSanitizer, which delays signals to points of its own";
   g_signal = SIGRTMIN + kSignalOffset;
-  g_real_sigaction = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
+  // The C library's (RTLD_NEXT finds nothing when this library comes after it in the search
+  // order: preloaded as a dependency of libscalea-mpi.so; signal_calls.cpp says the same).
+  void* libc_sigaction = dlsym(RTLD_NEXT, "sigaction");
+  if (!libc_sigaction)
+    if (void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD))
+      libc_sigaction = dlsym(libc, "sigaction");
+  g_real_sigaction = reinterpret_cast<SigactionFn>(libc_sigaction);
   struct sigaction current;
   if (real_sigaction(g_signal, nullptr, &current) != 0 ||
       (current.sa_flags & SA_SIGINFO ? current.sa_sigaction != nullptr

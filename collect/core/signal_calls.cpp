@@ -14,11 +14,17 @@
 #define SCALEA_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
+// The next definition after this library's, else the C library's own: preloaded as a dependency
+// of libscalea-mpi.so, this library comes after the C library in the search order, where
+// RTLD_NEXT finds nothing.
 template <typename Fn>
 Fn next_symbol(std::atomic<Fn>& slot, const char* name) {
   Fn fn = slot.load(std::memory_order_acquire);
   if (!fn) {
-    fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+    void* p = dlsym(RTLD_NEXT, name);
+    if (!p)
+      if (void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD)) p = dlsym(libc, name);
+    fn = reinterpret_cast<Fn>(p);
     slot.store(fn, std::memory_order_release);
   }
   return fn;

@@ -37,6 +37,46 @@ def near(value, expected, lo, hi, what):
           f"{what}: {value:.4f} not within [{expected - lo:.4f}, {expected + hi:.4f}]")
 
 
+def hang_report(root):
+    """What each process below `root` (and it) was doing: command, state, kernel wait channel,
+    and its threads' stacks when gdb is installed (each attach bounded); then every one of them
+    is killed (the ranks of a killed mpirun would run on)."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    tree = [root]
+    for pid in tree:
+        tree += [c for c, pp in parent.items() if pp == pid]
+    lines = [f"--- the processes of the run at the timeout ---"]
+    for pid in tree:
+        def read(name):
+            try:
+                with open(f"/proc/{pid}/{name}", "rb") as f:
+                    return f.read().decode(errors="replace")
+            except OSError:
+                return ""
+        state = next((l[6:].strip() for l in read("status").splitlines() if l.startswith("State:")), "")
+        lines.append(f"pid {pid} [{state}] wchan {read('wchan')}: {read('cmdline').replace(chr(0), ' ')[:300]}")
+        if shutil.which("gdb"):
+            try:
+                g = subprocess.run(["gdb", "-nx", "-batch", "-p", str(pid), "-ex", "thread apply all bt 25"],
+                                   capture_output=True, text=True, timeout=20)
+                lines += ["    " + l for l in g.stdout.splitlines() if l.startswith(("#", "Thread "))]
+            except subprocess.TimeoutExpired:
+                lines.append("    (gdb did not attach within 20 s)")
+    for pid in tree:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    return "\n".join(lines)
+
+
 class Run:
     def __init__(self, args, name):
         self.a = args
@@ -61,7 +101,14 @@ class Run:
         cmd += list(prog_args)
         print("$", " ".join(cmd))
         t0 = time.time()
-        p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # An mpirun that hangs once in many CI runs: say where every process of it was.
+            print(hang_report(p.pid), file=sys.stderr)
+            raise SystemExit(f"FAIL: {program} did not end within {timeout} s (stacks above)")
+        p = subprocess.CompletedProcess(cmd, p.returncode, out, err)
         self.elapsed = time.time() - t0
         print(p.stdout[-3000:])
         print(p.stderr[-3000:], file=sys.stderr)
