@@ -24,6 +24,8 @@
 #include "log.hpp"
 #include "recorder.hpp"
 
+extern "C" int __sigaction(int, const struct sigaction*, struct sigaction*);  // glibc's own
+
 namespace scalea::collect::sampler {
 namespace {
 
@@ -239,11 +241,10 @@ struct sigaction g_program;
 std::atomic<uint32_t> g_program_seq{0};
 std::atomic<bool> g_program_writing{false};
 std::atomic<bool> g_claimed{false};  // the sampler's handler is installed on g_signal
-// The C library's sigaction (the tool library's own comes first in a preloaded program).
-using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
-SigactionFn g_real_sigaction = nullptr;
+// The C library's sigaction: the tool library's own (signal_calls.cpp) comes first in a preloaded
+// program; glibc's __sigaction is its own, reached without a symbol lookup.
 int real_sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
-  return g_real_sigaction ? g_real_sigaction(sig, act, old) : sigaction(sig, act, old);
+  return ::__sigaction(sig, act, old);
 }
 
 // The mark of the sampler's POSIX timers (sigev_value), and the descriptors of its perf events
@@ -296,6 +297,7 @@ void to_program(int sig, siginfo_t* si, void* uc) {
     dfl.sa_handler = SIG_DFL;
     real_sigaction(sig, &dfl, nullptr);
     g_claimed.store(false);
+    g_claimed_signal.store(0);
     raise(sig);
     return;
   }
@@ -413,13 +415,6 @@ std::string sampling_obstacle() {
   if ((g_under_tsan = dlsym(RTLD_DEFAULT, "__tsan_init") != nullptr))
     return "the program runs under ThreadSanitizer, which delays signals to points of its own";
   g_signal = SIGRTMIN + kSignalOffset;
-  // The C library's (RTLD_NEXT finds nothing when this library comes after it in the search
-  // order: preloaded as a dependency of libscalea-mpi.so; signal_calls.cpp says the same).
-  void* libc_sigaction = dlsym(RTLD_NEXT, "sigaction");
-  if (!libc_sigaction)
-    if (void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD))
-      libc_sigaction = dlsym(libc, "sigaction");
-  g_real_sigaction = reinterpret_cast<SigactionFn>(libc_sigaction);
   struct sigaction current;
   if (real_sigaction(g_signal, nullptr, &current) != 0 ||
       (current.sa_flags & SA_SIGINFO ? current.sa_sigaction != nullptr
@@ -431,6 +426,8 @@ std::string sampling_obstacle() {
 }
 
 }  // namespace
+
+std::atomic<int> g_claimed_signal{0};
 
 void setup(const Config& config) {
   if (!config.sample_period_ns) return;
@@ -453,6 +450,7 @@ void setup(const Config& config) {
     return;
   }
   g_claimed.store(true);
+  g_claimed_signal.store(g_signal);
   g_tables = new std::vector<Table*>();
   g_period_ns = config.sample_period_ns;
   // A perf event where the kernel allows one (probed on this thread), else POSIX timers.

@@ -9,6 +9,7 @@
 #pragma once
 #include <signal.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -59,6 +60,11 @@ Summary summary(double ns_per_tick);
 // passes it every signal that is not a sample: the program behaves as without the tool, and
 // sampling goes on (docs/sampling.md).
 bool program_sigaction(int sig, const struct sigaction* act, struct sigaction* old);
+// The signal whose handler the sampler installed, 0 while none: signal_calls.cpp (built without
+// sanitizer instrumentation) reads it first, so that a call for any other signal never enters
+// instrumented code: a sanitizer's runtime calls sigaction while it starts, before instrumented
+// code may run.
+extern std::atomic<int> g_claimed_signal;
 
 }  // namespace sampler
 }  // namespace scalea::collect
