@@ -240,7 +240,6 @@ void record(Table& tb, Node* node, void* uc, uint64_t weight) {
 struct sigaction g_program;
 std::atomic<uint32_t> g_program_seq{0};
 std::atomic<bool> g_program_writing{false};
-std::atomic<bool> g_claimed{false};  // the sampler's handler is installed on g_signal
 // The C library's sigaction: the tool library's own (signal_calls.cpp) comes first in a preloaded
 // program; glibc's __sigaction is its own, reached without a symbol lookup.
 int real_sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
@@ -296,7 +295,6 @@ void to_program(int sig, siginfo_t* si, void* uc) {
     std::memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     real_sigaction(sig, &dfl, nullptr);
-    g_claimed.store(false);
     g_claimed_signal.store(0);
     raise(sig);
     return;
@@ -449,7 +447,6 @@ void setup(const Config& config) {
     log_message("call-path sampling is off: %s", g_off_reason);
     return;
   }
-  g_claimed.store(true);
   g_claimed_signal.store(g_signal);
   g_tables = new std::vector<Table*>();
   g_period_ns = config.sample_period_ns;
@@ -504,7 +501,7 @@ void thread_start(ThreadState& t) {
 }
 
 bool program_sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
-  if (sig != g_signal || !g_claimed.load()) return false;
+  if (sig == 0 || sig != g_claimed_signal.load()) return false;
   sigset_t block, prev;
   sigemptyset(&block);
   sigaddset(&block, sig);

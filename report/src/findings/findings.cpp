@@ -793,7 +793,11 @@ std::string fused_collectives_advice(const MergedTree& t, const overheads::Analy
     return t.sum(m, visits) > 0 && bytes / t.sum(m, visits) < kSmallMessageBytes;
   };
   if (!small(n)) return "";
-  const MpiCall mine = mpi_call_at(reg.file, reg.line, reg.name);
+  // The sibling calls are in this region's file: it is read once for all of them.
+  uint32_t last_line = reg.line;
+  for (uint32_t m : t.node(parent).children) last_line = std::max(last_line, t.region_of(m).line);
+  const std::vector<std::string> source = read_source_lines(reg.file, last_line + kCallLines);
+  const MpiCall mine = mpi_call_in(source, reg.line, reg.name);
   if (!mine.found || mine.args.size() <= key.back().arg) return "";
   struct Site {
     uint32_t node, line;
@@ -806,7 +810,7 @@ std::string fused_collectives_advice(const MergedTree& t, const overheads::Analy
         t.holders(m) != t.holders(n) || !small(m) ||
         std::fabs(calls_per_holder(m) - calls_per_holder(n)) > 0.01 * calls_per_holder(n))
       continue;
-    const MpiCall call = m == n ? mine : mpi_call_at(r.file, r.line, r.name);
+    const MpiCall call = m == n ? mine : mpi_call_in(source, r.line, r.name);
     if (!call.found || call.args.size() != mine.args.size()) continue;
     bool same = true;
     for (const CallKey& k : key) same = same && call.args[k.arg] == mine.args[k.arg];

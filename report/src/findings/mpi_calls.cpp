@@ -8,8 +8,6 @@
 namespace scalea::cli {
 namespace {
 
-constexpr uint32_t kCallLines = 16;  // lines a call's arguments may span
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return char(std::tolower(c)); });

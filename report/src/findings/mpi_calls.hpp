@@ -10,6 +10,9 @@
 
 namespace scalea::cli {
 
+// Lines a call's arguments may span (mpi_call_in reads no further below the call's first line).
+inline constexpr uint32_t kCallLines = 16;
+
 struct MpiCall {
   bool found = false;
   uint32_t line = 0;              // where the call's name is (1-based)
