@@ -26,6 +26,11 @@
  *                            odd rank of each pair first sleeps L ms (0: nobody is late): the
  *                            large messages complete in the MPI_Waitall (transfer), and the even
  *                            rank waits L ms more there. Truth: late (the odd ranks' sleeps)
+ *   mpi_shapes halo N MB W   N time steps: every rank computes W ms (a sleep), then swaps MB MiB
+ *                            with its partner (0-1, 2-3, ...) by blocking calls, the even rank
+ *                            MPI_Send then MPI_Recv, the odd one the other way round (marked):
+ *                            the transfer could overlap with the computation (W > 0), or has
+ *                            nothing to overlap with (W = 0). Prints the bytes received
  *   mpi_shapes procnull N B  N times, a non-periodic chain: MPI_Sendrecv of B bytes to rank + 1
  *                            from rank - 1, then MPI_Isend/MPI_Irecv the other way; the ends'
  *                            partners are MPI_PROC_NULL: 2 N B bytes per link, sent and received
@@ -124,6 +129,31 @@ int main(int argc, char** argv) {
     if (rank == 0) printf("truth late %.9f\n", sum);
     free(out);
     free(in);
+  } else if (!strcmp(mode, "halo")) {
+    int n = argc > 2 ? atoi(argv[2]) : 20;
+    size_t bytes = (size_t)((argc > 3 ? atof(argv[3]) : 4) * 1024 * 1024);
+    double work = (argc > 4 ? atof(argv[4]) : 10) * 1e-3;
+    char* out = calloc(bytes, 1);
+    char* in = calloc(bytes, 1);
+    int partner = rank ^ 1;
+    double got = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < n && partner < size; ++i) {
+      if (work > 0) sleep_s(work);
+      if (rank % 2 == 0) {
+        MPI_Send(out, (int)bytes, MPI_BYTE, partner, 0, MPI_COMM_WORLD); /* HALO_SEND_EVEN */
+        MPI_Recv(in, (int)bytes, MPI_BYTE, partner, 0, MPI_COMM_WORLD,   /* HALO_RECV_EVEN */
+                 MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(in, (int)bytes, MPI_BYTE, partner, 0, MPI_COMM_WORLD, /* HALO_RECV_ODD */
+                 MPI_STATUS_IGNORE);
+        MPI_Send(out, (int)bytes, MPI_BYTE, partner, 0, MPI_COMM_WORLD); /* HALO_SEND_ODD */
+      }
+      got += (double)bytes;
+    }
+    MPI_Allreduce(&got, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    free(out);
+    free(in);
   } else if (!strcmp(mode, "procnull")) {
     int n = argc > 2 ? atoi(argv[2]) : 10, bytes = argc > 3 ? atoi(argv[3]) : 4096;
     char* buf = calloc(2, (size_t)bytes);
@@ -179,7 +209,7 @@ int main(int argc, char** argv) {
       fprintf(
           stderr,
           "usage: mpi_shapes main R | allreduce N X | balanced N B | fusable N | pingpong N B | "
-          "procnull N B | farm N T\n");
+          "exchange N MB L | halo N MB W | procnull N B | farm N T\n");
     MPI_Finalize();
     return 2;
   }

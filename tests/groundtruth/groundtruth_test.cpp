@@ -609,7 +609,8 @@ TEST_P(MpiNp, SelfExchangeIsNotWaiting) {
 
 // Three small MPI_Allreduce calls of one time step with the same datatype, operation and
 // communicator (one of them written over two lines), and a fourth with another operation: the
-// three are advised to become one call, named by their lines, and the fourth is not among them.
+// three are advised to become one call, named by their lines, and the fourth is not among them. The
+// advice is said on the group's first finding; the others refer to it.
 TEST_P(MpiNp, FusableReductionsAreNamed) {
   if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
   const int np = GetParam();
@@ -625,13 +626,18 @@ TEST_P(MpiNp, FusableReductionsAreNamed) {
   ASSERT_EQ(r.status, 0) << r.describe();
   nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << r.out.substr(0, 400);
-  int advised = 0;
+  int advised = 0, referred = 0;
   for (const auto& f : doc["findings"]) {
     const std::string hint = f.value("hint", ""), location = f.value("location", "");
     if (f.value("subclass", "") != "mpi_collective") continue;
     const bool fused = hint.find("make one call instead of 3") != std::string::npos;
     if (location == max_line) {
       EXPECT_FALSE(fused) << "MPI_MAX advised to join the sums: " << hint;
+      EXPECT_EQ(hint.find("one of the calls named"), std::string::npos) << hint;
+      continue;
+    }
+    if (hint.rfind("one of the calls named at the MPI_Allreduce at mpi_shapes.c:", 0) == 0) {
+      ++referred;  // the group's advice is said on its first finding only
       continue;
     }
     EXPECT_TRUE(fused) << location << ": " << hint;
@@ -639,7 +645,74 @@ TEST_P(MpiNp, FusableReductionsAreNamed) {
     EXPECT_NE(hint.find("operation MPI_SUM"), std::string::npos) << hint;
     advised += fused;
   }
-  EXPECT_GE(advised, 1) << r.out.substr(0, 3000);
+  EXPECT_EQ(advised, 1) << r.out.substr(0, 3000);
+  EXPECT_LE(referred, 2) << r.out.substr(0, 3000);
+}
+
+// Blocking exchanges (the even rank MPI_Send then MPI_Recv, the odd one the other way round) after
+// 20 steps of 20 ms of computation each: each rank's pair is advised to become MPI_Irecv/MPI_Isend
+// posted before that computation, named by its lines and buffers, with the computation measured
+// beside it (0.4 s per rank, planted); the group's advice is said once. Without computation
+// between the exchanges, overlapping is not advised: there is nothing to hide the transfer behind.
+TEST_P(MpiNp, BlockingExchangesOverlapOnlyWithComputation) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const int np = GetParam();
+  if (np != 2) GTEST_SKIP() << "one pair of ranks";
+  const std::string src = "apps/mpi/mpi_shapes.c";
+  const std::string even = "MPI_Send of out to partner (line " +
+                           std::to_string(source_line(src, "HALO_SEND_EVEN")) +
+                           "), MPI_Recv into in from partner (line " +
+                           std::to_string(source_line(src, "HALO_RECV_EVEN")) + ")";
+  const std::string odd = "MPI_Recv into in from partner (line " +
+                          std::to_string(source_line(src, "HALO_RECV_ODD")) +
+                          "), MPI_Send of out to partner (line " +
+                          std::to_string(source_line(src, "HALO_SEND_ODD")) + ")";
+  auto p2p_hints = [](const AppRun& run) {
+    AppRun r = run_scalea_cli({"report", run.experiment, "--format", "json", "--findings", "12"});
+    EXPECT_EQ(r.status, 0) << r.describe();
+    nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+    std::vector<std::string> hints;
+    if (doc.is_discarded()) return hints;
+    for (const auto& f : doc["findings"])
+      if (f.value("subclass", "") == "mpi_p2p") hints.push_back(f.value("hint", ""));
+    return hints;
+  };
+  AppRun overlap = run_mpi(np, "mpi_shapes", {"halo", "20", "32", "20"});
+  ASSERT_EQ(overlap.status, 0) << overlap.describe();
+  int advised = 0, referred = 0;
+  for (const std::string& hint : p2p_hints(overlap)) {
+    if (hint.rfind("one of the calls named at the MPI_", 0) == 0) {
+      ++referred;
+      continue;
+    }
+    const bool pair = hint.find("the 2 blocking calls at mpi_shapes.c: " + even) == 0 ||
+                      hint.find("the 2 blocking calls at mpi_shapes.c: " + odd) == 0;
+    EXPECT_TRUE(pair) << hint;
+    EXPECT_NE(hint.find("post the receives with MPI_Irecv and the sends with MPI_Isend"),
+              std::string::npos)
+        << hint;
+    EXPECT_NE(hint.find("reads no receive buffer (in) and writes no send buffer (out)"),
+              std::string::npos)
+        << hint;
+    // "mpi_shapes computes 0.406 s per rank besides its MPI calls": the planted 20 x 20 ms.
+    const size_t at = hint.find(" computes ");
+    ASSERT_NE(at, std::string::npos) << hint;
+    const double computed = std::atof(hint.c_str() + at + 10);
+    EXPECT_NEAR(computed, 0.4, 0.06) << hint;
+    advised += pair;
+  }
+  EXPECT_GE(advised, 1) << overlap.describe();
+  EXPECT_LE(referred, 2) << "a pair's second call refers to its first";
+  AppRun none = run_mpi(np, "mpi_shapes", {"halo", "20", "32", "0"});
+  ASSERT_EQ(none.status, 0) << none.describe();
+  int plain = 0;
+  for (const std::string& hint : p2p_hints(none)) {
+    EXPECT_EQ(hint.find("MPI_Irecv"), std::string::npos) << hint;
+    if (hint.rfind("one of the calls named at the MPI_", 0) == 0) continue;
+    EXPECT_NE(hint.find("with nothing to overlap them with"), std::string::npos) << hint;
+    ++plain;
+  }
+  EXPECT_GE(plain, 1) << none.describe();
 }
 
 // Ranks started at different times (rank 1 300 ms after rank 0): one cause, start-up, not serial

@@ -73,5 +73,33 @@ TEST(MpiCalls, WhatFusedCallsMustShare) {
   EXPECT_EQ(whats("MPI_Send"), "");
 }
 
+// A blocking point-to-point call's buffers and partners, read from the call as written: the
+// roles' positions give "MPI_Sendrecv of out to right into in from left".
+TEST(MpiCalls, WhatBlockingCallsMoveAndWithWhom) {
+  std::vector<std::string> src{
+      "  MPI_Sendrecv(out, n, MPI_DOUBLE, right, 0,",                 // 1
+      "               in, n, MPI_DOUBLE, left, 0, comm, &status);",   // 2
+      "  call mpi_recv(buf, n, MPI_REAL, src, tag, comm, st, ierr)",  // 3
+  };
+  const P2pRoles sr = p2p_roles("MPI_Sendrecv");
+  const MpiCall c = mpi_call_in(src, 2, "MPI_Sendrecv");
+  ASSERT_TRUE(c.found);
+  ASSERT_GE(c.args.size(), sr.args_needed());
+  EXPECT_EQ(c.args[size_t(sr.send_buf)], "out");
+  EXPECT_EQ(c.args[size_t(sr.dest)], "right");
+  EXPECT_EQ(c.args[size_t(sr.recv_buf)], "in");
+  EXPECT_EQ(c.args[size_t(sr.source)], "left");
+  const P2pRoles recv = p2p_roles("MPI_Recv");
+  const MpiCall f = mpi_call_in(src, 3, "MPI_Recv");
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(recv.send_buf, -1);
+  EXPECT_EQ(f.args[size_t(recv.recv_buf)], "buf");
+  EXPECT_EQ(f.args[size_t(recv.source)], "src");
+  EXPECT_TRUE(p2p_roles("mpi_ssend").blocking());
+  EXPECT_EQ(p2p_roles("MPI_Sendrecv_replace").args_needed(), 6u);
+  EXPECT_FALSE(p2p_roles("MPI_Isend").blocking());  // completes elsewhere: not a blocking call
+  EXPECT_FALSE(p2p_roles("MPI_Allreduce").blocking());
+}
+
 }  // namespace
 }  // namespace scalea::cli

@@ -11,7 +11,7 @@
 
 #include "counter_causes.hpp"
 #include "directive.hpp"
-#include "mpi_calls.hpp"
+#include "mpi_advice.hpp"
 #include "sampled_where.hpp"
 #include "analysis/analyze.hpp"
 #include "analysis/meta.hpp"
@@ -739,116 +739,6 @@ FindingPlace place_of(const MergedTree& t, uint32_t n, const std::string& key, u
   return pl;
 }
 
-// MPI calls of small messages cost their latency and the collective's steps, not the bytes they
-// move: then the hint says so, with the calls' count, size and time ("" for larger messages).
-std::string small_messages_hint(const MergedTree& t, uint32_t n) {
-  const drg::Experiment& e = t.experiment();
-  const drg::Region& reg = t.region_of(n);
-  if (reg.kind == RegionKind::Mpi && reg.subkind == uint16_t(format::MpiClass::Wait))
-    // A completion's bytes were counted where its requests were posted.
-    return fmt::format(
-        "the messages posted before it (MPI_Isend, MPI_Irecv) complete here, {:.1f} ms per call "
-        "for the rank that waited least: their transfer; send less, or post them earlier and "
-        "compute more before the wait",
-        ns_to_s(t.min(n, e.metric(format::CoreMetric::TimeSum))) * 1e3 /
-            std::max(1.0, t.sum(n, e.metric(format::CoreMetric::Visits)) /
-                              std::max<size_t>(1, t.holders(n))));
-  const int visits = e.metric(format::CoreMetric::Visits),
-            time = e.metric(format::CoreMetric::TimeSum),
-            sent = e.metric(format::CoreMetric::BytesSent),
-            recv = e.metric(format::CoreMetric::BytesRecv);
-  double calls = visits >= 0 ? t.sum(n, visits) : 0;
-  if (calls <= 0 || time < 0) return "";
-  double bytes = ((sent >= 0 ? t.sum(n, sent) : 0) + (recv >= 0 ? t.sum(n, recv) : 0)) / calls;
-  if (bytes >= kSmallMessageBytes) return "";
-  return fmt::format(
-      "{:.0f} calls (all ranks) of {:.0f} bytes on average, {:.1f} us each: messages this small "
-      "cost their latency and the operation's steps, not their volume; make fewer calls "
-      "(combine reductions or messages into one), or overlap them with computation "
-      "(non-blocking calls)",
-      calls, bytes, ns_to_s(t.sum(n, time)) / calls * 1e6);
-}
-
-// Small collectives of one kind side by side: sibling call sites below the same region, called as
-// often as each other by the same ranks, whose calls in the source agree on everything but their
-// buffers and counts (fusion_key: datatype, operation, root, communicator). Their values can be
-// packed into one buffer and reduced or broadcast by one call: one latency instead of several.
-// "" when fewer than two such calls are found, or the source does not say so for sure.
-std::string fused_collectives_advice(const MergedTree& t, const overheads::Analysis& a,
-                                     uint32_t n) {
-  const drg::Region& reg = t.region_of(n);
-  const std::vector<CallKey> key = fusion_key(reg.name);
-  const uint32_t parent = t.node(n).parent;
-  if (reg.kind != RegionKind::Mpi || key.empty() || parent == format::kNoIndex) return "";
-  const drg::Experiment& e = t.experiment();
-  const int visits = e.metric(format::CoreMetric::Visits),
-            sent = e.metric(format::CoreMetric::BytesSent),
-            recv = e.metric(format::CoreMetric::BytesRecv);
-  if (visits < 0) return "";
-  auto calls_per_holder = [&](uint32_t m) {
-    return t.sum(m, visits) / std::max<size_t>(1, t.holders(m));
-  };
-  auto small = [&](uint32_t m) {
-    const double bytes = (sent >= 0 ? t.sum(m, sent) : 0) + (recv >= 0 ? t.sum(m, recv) : 0);
-    return t.sum(m, visits) > 0 && bytes / t.sum(m, visits) < kSmallMessageBytes;
-  };
-  if (!small(n)) return "";
-  // The sibling calls are in this region's file: it is read once for all of them.
-  uint32_t last_line = reg.line;
-  for (uint32_t m : t.node(parent).children) last_line = std::max(last_line, t.region_of(m).line);
-  const std::vector<std::string> source = read_source_lines(reg.file, last_line + kCallLines);
-  const MpiCall mine = mpi_call_in(source, reg.line, reg.name);
-  if (!mine.found || mine.args.size() <= key.back().arg) return "";
-  struct Site {
-    uint32_t node, line;
-  };
-  std::vector<Site> group;
-  double cost = 0;
-  for (uint32_t m : t.node(parent).children) {
-    const drg::Region& r = t.region_of(m);
-    if (r.kind != RegionKind::Mpi || r.name != reg.name || r.file != reg.file ||
-        t.holders(m) != t.holders(n) || !small(m) ||
-        std::fabs(calls_per_holder(m) - calls_per_holder(n)) > 0.01 * calls_per_holder(n))
-      continue;
-    const MpiCall call = m == n ? mine : mpi_call_in(source, r.line, r.name);
-    if (!call.found || call.args.size() != mine.args.size()) continue;
-    bool same = true;
-    for (const CallKey& k : key) same = same && call.args[k.arg] == mine.args[k.arg];
-    if (!same) continue;
-    group.push_back({m, call.line});
-    if (m < a.regions.size()) {
-      auto it = a.regions[m].subclasses.find("data_movement.mpi_collective");
-      if (it != a.regions[m].subclasses.end()) cost += it->second;
-    }
-  }
-  if (group.size() < 2) return "";
-  std::sort(group.begin(), group.end(),
-            [](const Site& x, const Site& y) { return x.line < y.line; });
-  const std::string file = reg.file.substr(reg.file.rfind('/') + 1);
-  std::string lines, agreed;
-  for (const Site& g : group) lines += (lines.empty() ? "" : ", ") + std::to_string(g.line);
-  for (const CallKey& k : key)
-    agreed += fmt::format("{}{} {}", agreed.empty() ? "" : ", ", k.what, mine.args[k.arg]);
-  const size_t k = group.size();
-  return fmt::format(
-      "the {} calls of {} at {}:{} run as often as each other ({:.0f} times per rank) with the "
-      "same {}: pack their values into one buffer and make one call instead of {} (one latency "
-      "instead of {}); their own cost in this run is {:.3f} s, of which about {:.3f} s would go",
-      k, reg.name, file, lines, calls_per_holder(n), agreed, k, k, cost,
-      cost * double(k - 1) / double(k));
-}
-
-// The hint of an MPI call's transfer (`key` data_movement.mpi_collective or mpi_p2p): small
-// messages cost their latency, and small collectives side by side can be one call.
-std::string transfer_hint(const MergedTree& t, const overheads::Analysis& a, uint32_t n,
-                          const std::string& key, std::string hint) {
-  if (std::string small = small_messages_hint(t, n); !small.empty()) hint = small;
-  if (key == "data_movement.mpi_collective")
-    if (std::string fuse = fused_collectives_advice(t, a, n); !fuse.empty())
-      hint = fuse + "; " + hint;
-  return hint;
-}
-
 // File I/O calls: what they moved and how fast, from the region's own statistics ("4 calls wrote
 // 33.6 MB in 0.812 s: 41.3 MB/s").
 std::string io_volume(const MergedTree& t, uint32_t n) {
@@ -1241,7 +1131,7 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
   if (reg.kind == RegionKind::Io)
     if (std::string volume = io_volume(t, n); !volume.empty()) f.hint = volume + "; " + f.hint;
   if (c.key == "data_movement.mpi_collective" || c.key == "data_movement.mpi_p2p")
-    f.hint = transfer_hint(t, a, n, c.key, f.hint);
+    std::tie(f.hint, f.call_group, f.call_advice) = transfer_hint(t, a, n, c.key, f.hint).tie();
   if (c.key == "synchronization.mpi_waiting")
     if (std::string late = late_rank_hint(run, n); !late.empty()) f.hint += "; " + late;
   if ((f.cls == "synchronization" && c.key != "synchronization.barrier" &&
@@ -1291,6 +1181,30 @@ std::string finding_text(const MergedTree& t, const Finding& f, const FindingPla
                      share, also, f.sampled.empty() ? "" : "; where: " + f.sampled,
                      f.evidence.empty() ? "" : "; counters: " + f.evidence,
                      f.hint.empty() ? "" : ": ", f.hint);
+}
+
+// An MPI call's advice that names a group of calls (fuse them, overlap them) is the same on each of
+// the group's findings: it is said once, on the first, and the others refer to it.
+void refer_to_first_of_group(std::vector<Finding>& found) {
+  for (size_t j = 1; j < found.size(); ++j) {
+    Finding& f = found[j];
+    if (f.call_group.empty() || f.hint.compare(0, f.call_advice.size(), f.call_advice) != 0)
+      continue;
+    for (size_t i = 0; i < j; ++i) {
+      const Finding& first = found[i];
+      if (first.call_group != f.call_group) continue;
+      const std::string refer =
+          fmt::format("one of the calls named at the {} at {} above: the same advice", first.region,
+                      first.location);
+      const std::string hint = refer + f.hint.substr(f.call_advice.size());
+      const size_t at = f.text.rfind(f.hint);
+      if (at != std::string::npos && at + f.hint.size() == f.text.size())
+        f.text.replace(at, f.hint.size(), hint);
+      f.hint = hint;
+      f.call_advice = refer;
+      break;
+    }
+  }
 }
 
 // The finding of candidate `c` (`same` names the region of the same time, or kNoIndex): its
@@ -1363,6 +1277,7 @@ std::vector<Finding> find_findings(const MergedTree& t, const overheads::Analysi
                   [](const auto& cs) { return is_sampled_work(cs.first.key); }))
     if (drg::SampleProfile s(t); s.present()) run.samples.emplace(std::move(s));
   for (const auto& [c, same] : chosen) out.push_back(make_finding(t, a, c, same, context, run));
+  refer_to_first_of_group(out);
   return out;
 }
 

@@ -42,6 +42,10 @@ struct Finding {
   // library (start-up and shut-down), whose hint says there is nothing in the code to change.
   bool actionable = true;
   std::string text;  // one sentence: what, where, how much, hint
+  // The calls an MPI call's advice names together (fuse them, overlap them), as
+  // "file:line,line,...", and that advice, the start of `hint`; "" when none. The advice is said
+  // on the group's first finding only: the others refer to it.
+  std::string call_group, call_advice;
 };
 
 // What findings are chosen against (docs/overhead-model.md, "How findings are chosen").

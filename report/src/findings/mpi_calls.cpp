@@ -118,4 +118,23 @@ std::vector<CallKey> fusion_key(const std::string& function) {
   return {};
 }
 
+size_t P2pRoles::args_needed() const {
+  return size_t(std::max({send_buf, dest, recv_buf, source}) + 1);
+}
+
+P2pRoles p2p_roles(const std::string& function) {
+  const std::string f = lower(function);
+  // MPI_Send(buf, count, datatype, dest, tag, comm) and its modes
+  if (f == "mpi_send" || f == "mpi_ssend" || f == "mpi_rsend" || f == "mpi_bsend")
+    return {0, 3, -1, -1};
+  // MPI_Recv(buf, count, datatype, source, tag, comm, status)
+  if (f == "mpi_recv") return {-1, -1, 0, 3};
+  // MPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag,
+  //              recvbuf, recvcount, recvtype, source, recvtag, comm, status)
+  if (f == "mpi_sendrecv") return {0, 3, 5, 8};
+  // MPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status)
+  if (f == "mpi_sendrecv_replace") return {0, 3, 0, 5};
+  return {};
+}
+
 }  // namespace scalea::cli

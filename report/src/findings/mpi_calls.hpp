@@ -35,4 +35,16 @@ struct CallKey {
 };
 std::vector<CallKey> fusion_key(const std::string& function);
 
+// The arguments of a blocking point-to-point call that say what it moves and with whom, as indexes
+// into MpiCall::args (-1: the call has none): the buffer sent and its destination, the buffer
+// received and its source. MPI_Send, MPI_Ssend, MPI_Rsend, MPI_Bsend, MPI_Recv, MPI_Sendrecv and
+// MPI_Sendrecv_replace (the same positions in C and Fortran); all -1 for any other function.
+struct P2pRoles {
+  int send_buf = -1, dest = -1, recv_buf = -1, source = -1;
+  bool blocking() const { return send_buf >= 0 || recv_buf >= 0; }
+  // How many arguments a call must have for every role to be read.
+  size_t args_needed() const;
+};
+P2pRoles p2p_roles(const std::string& function);
+
 }  // namespace scalea::cli
