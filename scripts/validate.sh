@@ -28,6 +28,10 @@
 #   --only REGEX        only the cases whose name matches (e.g. 'npb-(cg|lu)', 'lulesh', 'bots')
 #   --counters LIST     counters of the analysis runs (default
 #                       perf::PAGE-FAULTS,perf::CONTEXT-SWITCHES,perf::TASK-CLOCK; "none" for none)
+#   --variants LIST     the timed variants, in the order of the first round (default
+#                       "bare noop tool light scalea"); nosample is `scalea run --sample off`,
+#                       so that "scalea nosample" times call-path sampling's cost alone
+#                       (paired by round: scalea against nosample, docs/performance.md)
 #   --timeout S         kill any single run after S seconds (default 300)
 #   --wait-quiet S      before each analysis run and each timing round, wait up to S seconds
 #                       for the machine to be idle (no other runnable process for 2 s, from
@@ -91,6 +95,7 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 WORK=/tmp/scalea-validate
 BUILD=$HERE/build
 REPS=5
+VARIANTS=(bare noop tool light scalea)
 TIMING=1
 ANALYSIS=1
 ONLY=
@@ -112,6 +117,7 @@ while [[ $# -gt 0 ]]; do
     --only)       [[ $# -ge 2 ]] || die "--only needs a regular expression"; ONLY=$2; shift 2 ;;
     --counters)   [[ $# -ge 2 ]] || die "--counters needs a list"; COUNTERS=$2; shift 2 ;;
     --timeout)    [[ $# -ge 2 ]] || die "--timeout needs seconds"; TIMEOUT_S=$2; shift 2 ;;
+    --variants)   [[ $# -ge 2 ]] || die "--variants needs a list"; read -r -a VARIANTS <<<"$2"; shift 2 ;;
     --wait-quiet) [[ $# -ge 2 ]] || die "--wait-quiet needs seconds"; WAIT_QUIET=$2; shift 2 ;;
     --retry-disturbed) [[ $# -ge 2 ]] || die "--retry-disturbed needs a number"; RETRIES=$2; shift 2 ;;
     -h|--help)    usage; exit 0 ;;
@@ -127,6 +133,11 @@ done
 [[ $WAIT_QUIET =~ ^[0-9]+$ ]] || die "--wait-quiet must be a number of seconds, got '$WAIT_QUIET'"
 [[ $RETRIES =~ ^[0-9]+$ ]] || die "--retry-disturbed must be a number, got '$RETRIES'"
 [[ $COUNTERS == *perf::TASK-CLOCK* ]] || RETRIES=0
+[[ ${#VARIANTS[@]} -gt 0 ]] || die "--variants needs at least one of bare noop tool light scalea nosample"
+for v in "${VARIANTS[@]}"; do
+  [[ $v =~ ^(bare|noop|tool|light|scalea|nosample)$ ]] ||
+    die "unknown variant '$v' in --variants (bare noop tool light scalea nosample)"
+done
 
 # ---- tools ---------------------------------------------------------------------------------
 for t in git tar make clang clang++ mpicxx mpirun python3 timeout; do
@@ -349,7 +360,7 @@ for c in "${CASES[@]}"; do CASE_OF[${c%%|*}]=$c; done
 log "${#CASES[@]} cases: $(for c in "${CASES[@]}"; do printf '%s ' "${c%%|*}"; done)"
 
 # run_case CASE VARIANT OUTFILE [EXPDIR] -> runs one case; prints wall seconds; returns the exit status
-#   VARIANT: bare | noop | tool | light | scalea | analysis
+#   VARIANT: bare | noop | tool | light | scalea | nosample | analysis
 #   (tool: libscalea-omp.so loaded through OMP_TOOL_LIBRARIES as the no-op tool is, without
 #   `scalea run`: the tool's cost in the process alone, beside the no-op floor; light: the same
 #   in light mode, SCALEA_OPENMP=light)
@@ -365,6 +376,7 @@ run_case() {
           envs+=(OMP_TOOL_LIBRARIES="$NOOP" NOOP_TOOL_COUNT_FILE="$out.count") ;;
     tool) envs+=(OMP_TOOL_LIBRARIES="$BUILD/lib/libscalea-omp.so" SCALEA_OUTPUT="$exp" SCALEA_QUIET=1) ;;
     scalea) tool=("$SCALEA" run -q -o "$exp" --) ;;
+    nosample) tool=("$SCALEA" run -q --sample off -o "$exp" --) ;;
     light) envs+=(OMP_TOOL_LIBRARIES="$BUILD/lib/libscalea-omp.so" SCALEA_OPENMP=light SCALEA_OUTPUT="$exp"
                   SCALEA_QUIET=1) ;;
     analysis)
@@ -536,9 +548,8 @@ fi  # ANALYSIS
 
 # ---- timing --------------------------------------------------------------------------------
 if [[ $TIMING == 1 ]]; then
-  log "timing: $REPS interleaved rounds of bare / noop / tool / light / scalea per case ..."
+  log "timing: $REPS interleaved rounds of ${VARIANTS[*]} per case ..."
   printf 'case\tvariant\tround\tseconds\tstatus\tverified\tload1\tquiet\n' >"$TSV"
-  VARIANTS=(bare noop tool light scalea)
   # The previous pass's runs are moved aside now and deleted after this pass: files deleted just
   # before the timed runs would slow the experiments they write. On ext4 without a journal (this
   # project's CI machine) a new file's inode allocation skips the inodes freed in the last minute,
@@ -559,7 +570,7 @@ if [[ $TIMING == 1 ]]; then
         v=${VARIANTS[$(((r - 1 + k) % ${#VARIANTS[@]}))]}
         load=$(cut -d' ' -f1 /proc/loadavg)
         exp=$WORK/timing/$name.r$r.exp
-        [[ $v == light || $v == tool ]] && exp=$WORK/timing/$name.r$r.$v.exp
+        [[ $v == light || $v == tool || $v == nosample ]] && exp=$WORK/timing/$name.r$r.$v.exp
         out=$WORK/timing/$name.$v.out
         rc=0
         secs=$(run_case "$c" "$v" "$out" "$exp") || rc=$?
@@ -636,8 +647,8 @@ if timing and os.path.exists(tsv):
 # round's no-op run (interleaved, so a slow phase of the machine hits both), the median of those
 # ratios and a bootstrap 95 % interval of it (2,000 resamples, fixed seed: the same data gives the
 # same interval). Minima alone do not settle a few per cent on a busy or virtual machine.
-def paired(name, v):
-    a, n = by_round.get((name, v), {}), by_round.get((name, "noop"), {})
+def paired(name, v, base="noop"):
+    a, n = by_round.get((name, v), {}), by_round.get((name, base), {})
     d = [a[r] / n[r] - 1 for r in sorted(set(a) & set(n)) if n[r] > 0]
     if len(d) < 3:
         return None
@@ -667,12 +678,13 @@ for c in cases:
            "analysis_load": float(aload) if aload else None, "analysis_quiet": aquiet,
            "on_cpu": (float(acpu) if acpu not in ("", "-")
                       else on_cpu(os.path.join(work, "runs", name + ".exp")))}
-    for v in ("bare", "noop", "tool", "light", "scalea"):
+    for v in ("bare", "noop", "tool", "light", "scalea", "nosample"):
         xs = times.get((name, v), [])
         ok = [x for x in xs if x[1]]
         row[v + "_min_s"] = min(x[0] for x in ok) if ok else None
         row[v + "_ok"] = "%d/%d" % (len(ok), len(xs)) if xs else ""
-    loads = [x[2] for v in ("bare", "noop", "tool", "light", "scalea") for x in times.get((name, v), [])]
+    loads = [x[2] for v in ("bare", "noop", "tool", "light", "scalea", "nosample")
+             for x in times.get((name, v), [])]
     row["load_min"], row["load_max"] = (min(loads), max(loads)) if loads else (None, None)
     b, n, s = row["bare_min_s"], row["noop_min_s"], row["scalea_min_s"]
     row["dilation_bare_pct"] = (s / b - 1) * 100 if b and s else None
@@ -685,6 +697,11 @@ for c in cases:
         pr = paired(name, v)
         row[v + "_vs_noop_paired"] = ({"median_pct": pr[0], "ci95_pct": [pr[1], pr[2]], "rounds": pr[3]}
                                       if pr else None)
+    # call-path sampling's own cost: `scalea run` (sampling at its default rate) against
+    # `scalea run --sample off` of the same round
+    pr = paired(name, "scalea", "nosample")
+    row["sampling_paired"] = ({"median_pct": pr[0], "ci95_pct": [pr[1], pr[2]], "rounds": pr[3]}
+                              if pr else None)
     root, fs = findings(os.path.join(work, "reports", name + ".json"))
     row["T_p"], row["T_o"] = root if root else (None, None)
     row["findings"] = fs
@@ -732,6 +749,18 @@ with open(os.path.join(work, "summary.md"), "w") as o:
             t, li = r.get("tool_vs_noop_paired"), r.get("light_vs_noop_paired")
             if t or li:
                 o.write("| %s | %d | %s | %s |\n" % (r["case"], (t or li)["rounds"], pp(t), pp(li)))
+    if any(r.get("sampling_paired") for r in rows):
+        o.write("\n## Call-path sampling's cost, paired by round\n\n")
+        o.write("Each round's `scalea run` (sampling at the default rate) against the same round's "
+                "`scalea run --sample off`: the median of those ratios and a bootstrap 95 % interval "
+                "of it, with the minima of both.\n\n| case | rounds | nosample min s | scalea min s "
+                "| sampling's cost |\n|---|---|---|---|---|\n")
+        for r in rows:
+            x = r.get("sampling_paired")
+            if x:
+                o.write("| %s | %d | %s | %s | %+.1f%% [%+.1f, %+.1f] |\n" % (
+                    r["case"], x["rounds"], f(r["nosample_min_s"], "%.3f"), f(r["scalea_min_s"], "%.3f"),
+                    x["median_pct"], x["ci95_pct"][0], x["ci95_pct"][1]))
     noisy = [r for r in rows if r.get("noise_findings")]
     if noisy:
         o.write("\n## Findings on identical p = 1 configurations (timed scalea repetition 2 vs 1)\n\n")

@@ -450,11 +450,12 @@ void setup(const Config& config) {
   g_claimed_signal.store(g_signal);
   g_tables = new std::vector<Table*>();
   g_period_ns = config.sample_period_ns;
-  // A perf event where the kernel allows one (probed on this thread), else POSIX timers.
-  if (int fd = open_task_clock(g_period_ns, pid_t(syscall(SYS_gettid))); fd >= 0) {
-    close(fd);
-    g_perf = true;
-  }
+  // POSIX timers; perf events when asked for and the kernel allows one (probed on this thread).
+  if (config.sample_perf)
+    if (int fd = open_task_clock(g_period_ns, pid_t(syscall(SYS_gettid))); fd >= 0) {
+      close(fd);
+      g_perf = true;
+    }
   g_on.store(true);
 }
 
