@@ -226,6 +226,45 @@ TEST(SampledMpiShared, SharedCpusAreNotReplicatedWork) {
 INSTANTIATE_TEST_SUITE_P(Ranks, SampledMpi, ::testing::Values(1, 2),
                          [](const ::testing::TestParamInfo<int>& i) { return "np" + sp(i.param); });
 
+// A binary recursion through two call sites: nearly every sample's path differs in which site
+// each level took. The sampler folds recursion (a return address met again goes back to its first
+// occurrence), so its table and the experiment grow with the code's call sites, not with the run:
+// four times the rounds, four times the samples, about as many sampled nodes. The work stays
+// attributed to the leaf function.
+TEST(Sampling, RecursionDoesNotGrowTheTreeWithTheRun) {
+  auto sampled_nodes = [](const AppRun& run, int64_t* samples, double* leaf_share) {
+    Measured m(run);
+    EXPECT_TRUE(m.ok()) << run.describe();
+    if (!m.ok()) return size_t(0);
+    size_t nodes = 0;
+    for (const auto& t : m.exp().threads) nodes += t.samples.size();
+    *samples = drg::read_meta(m.exp().meta).sampling->samples;
+    nlohmann::json s = sampled_of(run.experiment);
+    double all = 0, leaf = 0;
+    for (const auto& f : s.value("functions", nlohmann::json::array())) {
+      all += f.value("self_s", 0.0);
+      if (f.value("function", "") == "leaf") leaf += f.value("self_s", 0.0);
+    }
+    *leaf_share = all > 0 ? leaf / all : 0;
+    return nodes;
+  };
+  int64_t few = 0, many = 0;
+  double share_few = 0, share_many = 0;
+  AppRun short_run = run_sampled("sampled_recursion", {"6", "16"});
+  ASSERT_EQ(short_run.status, 0) << short_run.describe();
+  AppRun long_run = run_sampled("sampled_recursion", {"24", "16"});
+  ASSERT_EQ(long_run.status, 0) << long_run.describe();
+  const size_t nodes_few = sampled_nodes(short_run, &few, &share_few);
+  const size_t nodes_many = sampled_nodes(long_run, &many, &share_many);
+  ASSERT_GE(few, 20) << "too few samples to compare";
+  EXPECT_GE(many, 3 * few) << "four times the work, samples " << few << " and " << many;
+  EXPECT_LE(double(nodes_many), 1.5 * double(nodes_few) + 16)
+      << "sampled nodes " << nodes_few << " after " << few << " samples, " << nodes_many
+      << " after " << many;
+  EXPECT_GE(share_few, 0.8);
+  EXPECT_GE(share_many, 0.8);
+}
+
 // A program with SIGPROF and setitimer, children (one of which execs), every signal blocked while
 // it computes, or a handler of its own for the sampler's signal: the same output and status under
 // the tool, and the tool still sampled; with either source of samples (the sampler tells its
