@@ -11,6 +11,8 @@
 #  - tune.json holds every variant, its runs and the choice; the table and the verdict on stdout;
 #  - the loop without a schedule clause (`shapes rising`): no OMP_SCHEDULE variant, said why;
 #  - with --ranks (MPI): runs through mpirun, the rule `split` tries 1 rank x 2 threads for 2 x 1;
+#    one rank of 2 threads bound to one core: the rule `place` tries mpirun --bind-to none, whose
+#    runs' threads had both CPUs; a launcher with its own --bind-to is kept;
 #  - bad input: one line, exit 2, nothing run; a baseline that fails: exit 1.
 # Usage: check_tune.sh BIN_DIR WORK_DIR
 set -euo pipefail
@@ -93,6 +95,42 @@ if [ -x "$bin/mpi_hybrid" ] && command -v mpirun > /dev/null; then
     grep -q "run it so: OMP_NUM_THREADS=2 mpirun .*-np 1 .*mpi_hybrid 1 ranklag" t4.out ||
       no "the chosen split's command line lacks its launcher: $(grep 'run it so' t4.out)"
   fi
+
+  # One rank of 2 threads: Open MPI binds the rank to one core (its default for 2 ranks or
+  # fewer), so both threads share it. The rule `place` tries mpirun --bind-to none (and
+  # --map-by slot:PE=2, a core per thread), and those runs' threads had both CPUs (meta.json
+  # affinity), where the baseline's had one. A launcher that already says where ranks run is kept.
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    "$bin/scalea" tune -o t5 -r 1 --ranks 1 -- "$bin/omp/sampled" 100 > t5.out 2> t5.err ||
+    no "tune --ranks 1 exited $?: $(tail -3 t5.err)"
+  cpus_of() {  # the CPUs a run's threads were allowed, as meta.json says
+    jq -r '[.affinity.threads[].cpus] | unique | join(" ")' "t5/runs/$1/meta.json"
+  }
+  base_cpus=$(cpus_of v0-rep1)
+  case "$base_cpus" in
+    *-*|*,*) echo "the baseline's rank was not bound to one CPU here ($base_cpus): place not checked" ;;
+    *)
+      free=$(jq -r '[.variants | to_entries[] | select(.value.rule == "place" and
+        .value.launcher_options == ["--bind-to", "none"] and .value.ok) | .key] | first // ""' t5/tune.json)
+      if [ -z "$free" ]; then
+        no "no passed variant mpirun --bind-to none: $(jq -c '.variants' t5/tune.json)"
+      else
+        case "$(cpus_of "v$free-rep1")" in
+          *-*|*,*) ;;
+          *) no "mpirun --bind-to none: its threads still had one CPU ($(cpus_of "v$free-rep1"))" ;;
+        esac
+      fi
+      grep -q "ranks had their 2 threads bound to fewer CPUs" t5/tune.json ||
+        no "the rule place does not say why: $(jq -c '[.variants[] | .why]' t5/tune.json)"
+      ;;
+  esac
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    "$bin/scalea" tune -o t6 -r 1 --ranks 1 --launcher 'mpirun --bind-to none -np {ranks}' \
+    -- "$bin/omp/sampled" 50 > t6.out 2> t6.err || no "tune --launcher exited $?: $(tail -3 t6.err)"
+  grep -q "not tried: mpirun's binding: set in your launcher (--bind-to), kept" t6.out ||
+    no "a launcher's own binding was not kept: $(grep 'not tried' t6.out)"
+  jq -e '[.variants[] | select(.rule == "place")] | length == 0' t6/tune.json > /dev/null ||
+    no "place variants despite the launcher's --bind-to"
 else
   echo "no MPI: the --ranks part is skipped"
 fi

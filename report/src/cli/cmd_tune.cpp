@@ -134,8 +134,10 @@ class Tuner {
     c.threads = 1;
     for (const std::string& e : environment(v))
       if (e.rfind("OMP_NUM_THREADS=", 0) == 0) c.threads = std::max(1, std::atoi(e.c_str() + 16));
-    return study::launcher_argv(o_.launcher.empty() ? study::kDefaultLauncher : o_.launcher, c,
-                                geteuid() == 0);
+    std::vector<std::string> argv = study::launcher_argv(
+        o_.launcher.empty() ? study::kDefaultLauncher : o_.launcher, c, geteuid() == 0);
+    argv.insert(argv.begin() + 1, v.launcher_options.begin(), v.launcher_options.end());
+    return argv;
   }
 
  private:
@@ -169,7 +171,9 @@ class Tuner {
   struct Measured {
     double seconds = 0;
     std::array<double, overheads::kClassCount> classes{};
-    double cpu_wait_share = 0;  // of the threads' time on or waiting for a CPU (schedstat)
+    // Of the threads' time on or waiting for a CPU (schedstat), when other processes had the
+    // CPUs; 0 when the run's own threads outnumbered the CPUs they were allowed.
+    double cpu_wait_share = 0;
   };
   static std::string read_experiment(const std::string& exp, Measured& m) {
     try {
@@ -178,7 +182,10 @@ class Tuner {
       const overheads::RegionOverheads& program = x->a.regions.front();
       m.seconds = program.t_p;
       m.classes = program.classes;
-      if (const CpuWait w = cpu_wait(x->experiment()); w.significant())
+      // Waits of threads that were more than their CPUs (a rank bound to one core, more
+      // threads than the machine has) are the run's own, not other processes': not counted.
+      if (const CpuWait w = cpu_wait(x->experiment());
+          w.significant() && cpu_sharing_evidence(x->experiment()).threads == 0)
         m.cpu_wait_share = w.share();
       return "";
     } catch (const std::exception& e) {
@@ -213,16 +220,17 @@ std::vector<Variant> variants_to_try(const TuneOptions& o, const std::string& ba
                                      std::vector<std::string>& left) {
   std::vector<Variant> out;
   if (!o.only_tries) {
-    tune::Choice c =
-        tune::choose_variants(*analyze(baseline_exp), tune::tuning_environment(environ),
-                              study::usable_cpus(), o.ranks > 0);
+    tune::Choice c = tune::choose_variants(
+        *analyze(baseline_exp), tune::tuning_environment(environ), study::usable_cpus(),
+        o.ranks > 0 ? (o.launcher.empty() ? study::kDefaultLauncher : o.launcher) : "");
     out = c.variants;
     left = c.left;
   }
   for (const std::string& t : o.tries) {
     Variant v = tune::parse_try(t);
-    auto same = std::find_if(out.begin(), out.end(),
-                             [&](const Variant& w) { return w.settings == v.settings; });
+    auto same = std::find_if(out.begin(), out.end(), [&](const Variant& w) {
+      return w.settings == v.settings && w.ranks == v.ranks && w.launcher_options.empty();
+    });
     if (same == out.end()) out.push_back(v);
   }
   return out;
@@ -398,7 +406,9 @@ void add_tune(CLI::App& app) {
       "OMP_SCHEDULE for loops written schedule(runtime) that wait, OMP_WAIT_POLICY when\n"
       "threads wait much or share CPUs, OMP_PROC_BIND/OMP_PLACES when threads fit the CPUs and\n"
       "time goes to data movement; with --ranks also other ranks x threads of the same PEs (a\n"
-      "new decomposition: check the output). It then runs the baseline and every variant\n"
+      "new decomposition: check the output), and mpirun --bind-to none or --map-by slot:PE=T\n"
+      "when mpirun bound a rank's threads to fewer CPUs than them. It then runs the baseline\n"
+      "and every variant\n"
       "--repeat times, round by round, each under `scalea run`. A run that fails, or whose\n"
       "output does not match --expect or pass --check (a shell command; SCALEA_TUNE_OUTPUT and\n"
       "SCALEA_TUNE_BASELINE_OUTPUT name the two outputs), counts against its variant, which is\n"
@@ -420,8 +430,9 @@ void add_tune(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout, "Kill a run after this many seconds (it fails)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("-n,--ranks", o->ranks,
-                  "MPI ranks of the baseline: every run goes through the launcher, and the rule "
-                  "'split' tries the same PEs as other ranks x threads")
+                  "MPI ranks of the baseline: every run goes through the launcher, the rule "
+                  "'split' tries the same PEs as other ranks x threads, and 'place' frees ranks "
+                  "mpirun bound to fewer CPUs than their threads")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--launcher", o->launcher,
                   "Launcher template with --ranks (default 'mpirun -np {ranks}'; {threads}, {p})");

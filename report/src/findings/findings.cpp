@@ -389,6 +389,8 @@ CpuSharing cpu_sharing_evidence(const drg::Experiment& e) {
       cpus.insert(mine.begin(), mine.end());
       threads += p->threads.size();
       online = std::max(online, p->online);
+      if (p->threads.size() > mine.size() && !mine.empty() && p->online > int(mine.size()))
+        ++evidence.narrow_processes;
       if (p->threads.size() > mine.size() && !mine.empty())
         narrow += fmt::format("{}{} {} threads on {} CPU(s)", narrow.empty() ? "" : "; ",
                               p->rank >= 0 ? "rank " + std::to_string(p->rank) + ":" : "the team:",

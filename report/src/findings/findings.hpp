@@ -110,6 +110,9 @@ struct CpuSharing {
   // The threads' time waiting for a CPU while ready to run and on one (schedstat), 0 when the
   // experiment does not record it.
   double waited_s = 0, ran_s = 0;
+  // Processes whose threads were bound to fewer CPUs than they were, on a host with more CPUs
+  // online (mpirun's default binding of a rank to one core): a launcher option would free them.
+  size_t narrow_processes = 0;
   bool shared() const { return !notes.empty(); }
 };
 CpuSharing cpu_sharing_evidence(const drg::Experiment& e);

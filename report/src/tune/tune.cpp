@@ -142,10 +142,16 @@ void bind_rule(const Analyzed& x, const Environment& env, int cpus, Choice& c) {
 void split_rule(const Analyzed& x, bool launched, Choice& c) {
   const drg::Experiment& e = x.experiment();
   const int ranks = std::max(1, e.ranks()), threads = int(threads_per_process(e));
-  if (!launched || ranks < 2) {
+  if (!launched) {
     c.left.push_back(
         "ranks x threads: not an MPI run started by scalea tune (give --ranks N, and --launcher "
         "for another launcher than mpirun, to try other splits of the same PEs)");
+    return;
+  }
+  if (ranks < 2) {
+    c.left.push_back(
+        "ranks x threads: one rank, whose program may not divide its work among more (try it "
+        "with --try 'ranks=N OMP_NUM_THREADS=T')");
     return;
   }
   const int total = ranks * threads;
@@ -159,11 +165,53 @@ void split_rule(const Analyzed& x, bool launched, Choice& c) {
   }
 }
 
+// The rule `place`: free the threads of ranks that mpirun bound to fewer CPUs than they are.
+// Open MPI's options (mpirun, mpiexec, orterun); a launcher that already says where ranks run is
+// the user's choice, kept.
+void place_rule(const Analyzed& x, const std::string& launcher, int cpus, Choice& c) {
+  const drg::Experiment& e = x.experiment();
+  std::vector<std::string> words;
+  std::istringstream in(launcher);
+  for (std::string w; in >> w;) words.push_back(w);
+  const std::string prog = words.empty() ? "" : words[0].substr(words[0].rfind('/') + 1);
+  if (prog != "mpirun" && prog != "mpiexec" && prog != "orterun") {
+    c.left.push_back("mpirun's binding: " +
+                     std::string(launcher.empty()
+                                     ? "not an MPI run started by scalea tune (--ranks N)"
+                                     : "the launcher is not Open MPI's mpirun"));
+    return;
+  }
+  for (const std::string& w : words)
+    if (w.rfind("--bind-to", 0) == 0 || w.rfind("--map-by", 0) == 0 || w == "-bind-to" ||
+        w == "-map-by" || w.rfind("--cpus-per", 0) == 0) {
+      c.left.push_back("mpirun's binding: set in your launcher (" + w + "), kept");
+      return;
+    }
+  const CpuSharing sharing = cpu_sharing_evidence(e);
+  const int threads = int(threads_per_process(e)), ranks = std::max(1, e.ranks());
+  if (threads < 2 || sharing.narrow_processes == 0) {
+    c.left.push_back(threads < 2 ? "mpirun's binding: one thread per rank, which its core holds"
+                                 : "mpirun's binding: every rank's threads had CPUs of their own");
+    return;
+  }
+  const std::string why = fmt::format(
+      "{} of {} ranks had their {} threads bound to fewer CPUs than that (mpirun binds a rank to "
+      "one core by default)",
+      sharing.narrow_processes, ranks, threads);
+  c.variants.push_back({{}, 0, "place", why, {"--bind-to", "none"}});
+  if (ranks * threads <= cpus)  // a core for every thread of every rank
+    c.variants.push_back({{}, 0, "place", why, {"--map-by", "slot:PE=" + std::to_string(threads)}});
+}
+
 }  // namespace
 
 std::string Variant::name() const {
-  if (settings.empty() && ranks == 0) return "baseline";
+  if (settings.empty() && ranks == 0 && launcher_options.empty()) return "baseline";
   std::string s = ranks > 0 ? "ranks=" + std::to_string(ranks) : "";
+  if (!launcher_options.empty()) {
+    s += s.empty() ? "mpirun" : " mpirun";
+    for (const std::string& w : launcher_options) s += " " + w;
+  }
   for (const Setting& x : settings) s += (s.empty() ? "" : " ") + x.name + "=" + x.value;
   return s;
 }
@@ -248,7 +296,8 @@ std::vector<RuntimeLoop> runtime_loops(const Analyzed& x) {
   return out;
 }
 
-Choice choose_variants(const Analyzed& x, const Environment& env, int cpus, bool launched) {
+Choice choose_variants(const Analyzed& x, const Environment& env, int cpus,
+                       const std::string& launcher) {
   Choice c;
   if (x.a.regions.empty()) return c;
   if (!has_parallel_region(x.experiment())) {
@@ -259,7 +308,8 @@ Choice choose_variants(const Analyzed& x, const Environment& env, int cpus, bool
   schedule_rule(x, env, c);
   wait_rule(x, env, cpus, c);
   bind_rule(x, env, cpus, c);
-  split_rule(x, launched, c);
+  split_rule(x, !launcher.empty(), c);
+  place_rule(x, launcher, cpus, c);
   return c;
 }
 
@@ -315,6 +365,7 @@ nlohmann::json to_json(const Variant& v) {
   return {{"name", v.name()},
           {"settings", settings},
           {"ranks", v.ranks > 0 ? nlohmann::json(v.ranks) : nlohmann::json(nullptr)},
+          {"launcher_options", v.launcher_options},
           {"rule", v.rule},
           {"why", v.why}};
 }
