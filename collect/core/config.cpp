@@ -184,18 +184,19 @@ const Setting kSettings[] = {
      "call-path sampling: samples per second of each thread's CPU time (1 to 10000); `off` "
      "turns it off; `scalea run --sample` sets it (docs/sampling.md)",
      "a rate from 1 to 10000 samples per second, on (250) or off"},
-    {"SCALEA_SAMPLE_SOURCE", T::Text, "`timer`",
+    {"SCALEA_SAMPLE_SOURCE", T::Text, "`perf`",
      [](const std::string& v, Config& c) {
        if (v != "timer" && v != "perf") return false;
        c.sample_perf = v == "perf";
        return true;
      },
      R::Tool,
-     "what takes the samples: `timer`, a POSIX timer on each thread's CPU clock, checked at the "
-     "kernel's tick; `perf`, a perf task-clock event, exact for threads that run in short bursts "
-     "but costlier (4-7 % of NPB's run time at 250 a second on a virtual machine, against at most "
-     "1.5 % for the timer; docs/sampling.md). Where perf events are refused, the timer runs",
-     "timer or perf"},
+     "what takes the samples: `perf`, a perf task-clock event on each thread (a sample where its "
+     "period of CPU time ended); `timer`, a POSIX timer on each thread's CPU clock, checked at the "
+     "kernel's tick: cheaper on a virtual machine (NPB: at most 1.5 % against 4-7 % at 250 a "
+     "second), but a thread that runs in bursts or shares its CPU gets its samples where the tick "
+     "finds it (docs/sampling.md). Where perf events are refused, the timer runs",
+     "perf or timer"},
     {"SCALEA_IO", T::Switch, "`on`",
      [](const std::string& v, Config& c) { return parse_bool(v, c.io); }, R::Tool,
      "`off`: do not record POSIX and C stdio I/O calls (open, read, write, fsync, fwrite, ...) "

@@ -45,10 +45,11 @@ struct Config {
 #else
   uint64_t sample_period_ns = 4000000;
 #endif
-  // SCALEA_SAMPLE_SOURCE=timer|perf: what signals a thread to take a sample: a POSIX timer on its
-  // CPU clock (checked at the kernel's tick), or a perf task-clock event (high resolution, and on
-  // a virtual machine several per cent of the run: docs/sampling.md).
-  bool sample_perf = false;
+  // SCALEA_SAMPLE_SOURCE=perf|timer: what signals a thread to take a sample: a perf task-clock
+  // event (high resolution: a sample where the period ended; on a virtual machine several per cent
+  // of the run), or a POSIX timer on its CPU clock (checked at the kernel's tick: cheaper there,
+  // but a bursty or preempted thread's periods land where the tick finds it; docs/sampling.md).
+  bool sample_perf = true;
   // SCALEA_IO=off|on: record POSIX and C stdio I/O calls as regions (collect/io).
   bool io = true;
   // SCALEA_TUNE=on: the on-line tuner chooses the schedule of schedule(runtime) loops between
