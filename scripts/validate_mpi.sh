@@ -54,6 +54,7 @@ done
 [ ${#srcs[@]} -gt 0 ] || { echo "validate_mpi: no SRC_DIR given (see --help)" >&2; exit 2; }
 scalea=$build/bin/scalea
 [ -x "$scalea" ] || { echo "validate_mpi: no $scalea: build scalea first or give --build" >&2; exit 2; }
+scalea=$(cd "$build" && pwd)/bin/scalea  # the runs start in $work/runs
 for tool in mpicc mpicxx mpirun clang clang++ make git tar; do
   command -v "$tool" > /dev/null || { echo "validate_mpi: $tool not found" >&2; exit 2; }
 done
@@ -156,16 +157,18 @@ run_case() {
     [ $mode = quiet ] && wait_quiet
     [ $mode = loaded ] && start_load
     local l1; l1=$(cut -d' ' -f1 /proc/loadavg)
+    # In $work/runs: codes write files of their own where they run (CoMD's and HPCCG's YAML).
     if [ ${#ref_cmd[@]} -gt 0 ]; then
-      OMP_NUM_THREADS=1 mpirun -np 1 --oversubscribe "$scalea" run -q -o "$ref" -- "${ref_cmd[@]}" \
-        > "$work/runs/$name$suffix.ref.out" 2>&1 || echo "validate_mpi: $name reference failed" >&2
+      (cd "$work/runs" && OMP_NUM_THREADS=1 mpirun -np 1 --oversubscribe "$scalea" run -q -o "$ref" \
+        -- "${ref_cmd[@]}") > "$work/runs/$name$suffix.ref.out" 2>&1 ||
+        echo "validate_mpi: $name reference failed" >&2
     fi
     if [ "$np" = 0 ]; then
-      OMP_NUM_THREADS=$threads "$scalea" run -q -o "$exp" -- "${cmd[@]}" > "$work/runs/$name$suffix.out" 2>&1 ||
-        echo "validate_mpi: $name failed" >&2
-    else
-      OMP_NUM_THREADS=$threads mpirun -np "$np" --oversubscribe "$scalea" run -q -o "$exp" -- "${cmd[@]}" \
+      (cd "$work/runs" && OMP_NUM_THREADS=$threads "$scalea" run -q -o "$exp" -- "${cmd[@]}") \
         > "$work/runs/$name$suffix.out" 2>&1 || echo "validate_mpi: $name failed" >&2
+    else
+      (cd "$work/runs" && OMP_NUM_THREADS=$threads mpirun -np "$np" --oversubscribe "$scalea" run -q \
+        -o "$exp" -- "${cmd[@]}") > "$work/runs/$name$suffix.out" 2>&1 || echo "validate_mpi: $name failed" >&2
     fi
     stop_load
     local args=(--findings 8)
