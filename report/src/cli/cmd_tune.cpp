@@ -222,7 +222,9 @@ std::vector<Variant> variants_to_try(const TuneOptions& o, const std::string& ba
   if (!o.only_tries) {
     tune::Choice c = tune::choose_variants(
         *analyze(baseline_exp), tune::tuning_environment(environ), study::usable_cpus(),
-        o.ranks > 0 ? (o.launcher.empty() ? study::kDefaultLauncher : o.launcher) : "");
+        o.ranks > 0
+            ? study::expand_launcher(o.launcher.empty() ? study::kDefaultLauncher : o.launcher, {})
+            : std::vector<std::string>{});
     out = c.variants;
     left = c.left;
   }

@@ -776,6 +776,8 @@ struct RunEvidence {
   SlowThread slow;  // for barrier findings: the thread slow in every loop, if any
   // Regions some PE had not left when the run ended (a signal, a deadlock ended by `timeout`).
   std::map<uint32_t, std::vector<OpenPe>> open;
+  // The MPI group advice made so far, by call (transfer_hint): filled as the findings are made.
+  mutable CallAdvice advised;
 };
 
 // Whether the rank that spent the least time at an MPI call site is the one the others waited
@@ -1133,7 +1135,8 @@ void add_run_hints(Finding& f, const MergedTree& t, const overheads::Analysis& a
   if (reg.kind == RegionKind::Io)
     if (std::string volume = io_volume(t, n); !volume.empty()) f.hint = volume + "; " + f.hint;
   if (c.key == "data_movement.mpi_collective" || c.key == "data_movement.mpi_p2p")
-    std::tie(f.hint, f.call_group, f.call_advice) = transfer_hint(t, a, n, c.key, f.hint).tie();
+    std::tie(f.hint, f.call_group, f.call_advice) =
+        transfer_hint(t, a, n, c.key, f.hint, run.advised).tie();
   if (c.key == "synchronization.mpi_waiting")
     if (std::string late = late_rank_hint(run, n); !late.empty()) f.hint += "; " + late;
   if ((f.cls == "synchronization" && c.key != "synchronization.barrier" &&

@@ -19,6 +19,28 @@ namespace {
 using drg::MergedTree;
 using format::RegionKind;
 
+// The calls a group's advice names: "file:line,line,..." (Finding::call_group) and their nodes.
+struct Group {
+  std::string name;
+  std::vector<uint32_t> nodes;
+};
+
+// The source of `n`'s file down to the last line of its siblings' calls: read once for a group.
+std::vector<std::string> sibling_source(const MergedTree& t, uint32_t n) {
+  const drg::Region& reg = t.region_of(n);
+  uint32_t last_line = reg.line;
+  for (uint32_t m : t.node(t.node(n).parent).children)
+    last_line = std::max(last_line, t.region_of(m).line);
+  return read_source_lines(reg.file, last_line + kCallLines);
+}
+
+// The seconds of overhead `key` in merged node m itself (0 when none).
+double own_part(const overheads::Analysis& a, uint32_t m, const std::string& key) {
+  if (m >= a.regions.size()) return 0;
+  auto it = a.regions[m].subclasses.find(key);
+  return it == a.regions[m].subclasses.end() ? 0 : it->second;
+}
+
 // MPI calls of small messages cost their latency and the collective's steps, not the bytes they
 // move: then the hint says so, with the calls' count, size and time ("" for larger messages).
 std::string small_messages_hint(const MergedTree& t, uint32_t n) {
@@ -55,7 +77,7 @@ std::string small_messages_hint(const MergedTree& t, uint32_t n) {
 // packed into one buffer and reduced or broadcast by one call: one latency instead of several.
 // "" when fewer than two such calls are found, or the source does not say so for sure.
 std::string fused_collectives_advice(const MergedTree& t, const overheads::Analysis& a, uint32_t n,
-                                     std::string* group_of) {
+                                     Group& named) {
   const drg::Region& reg = t.region_of(n);
   const std::vector<CallKey> key = fusion_key(reg.name);
   const uint32_t parent = t.node(n).parent;
@@ -73,10 +95,7 @@ std::string fused_collectives_advice(const MergedTree& t, const overheads::Analy
     return t.sum(m, visits) > 0 && bytes / t.sum(m, visits) < kSmallMessageBytes;
   };
   if (!small(n)) return "";
-  // The sibling calls are in this region's file: it is read once for all of them.
-  uint32_t last_line = reg.line;
-  for (uint32_t m : t.node(parent).children) last_line = std::max(last_line, t.region_of(m).line);
-  const std::vector<std::string> source = read_source_lines(reg.file, last_line + kCallLines);
+  const std::vector<std::string> source = sibling_source(t, n);
   const MpiCall mine = mpi_call_in(source, reg.line, reg.name);
   if (!mine.found || mine.args.size() <= key.back().arg) return "";
   struct Site {
@@ -96,18 +115,18 @@ std::string fused_collectives_advice(const MergedTree& t, const overheads::Analy
     for (const CallKey& k : key) same = same && call.args[k.arg] == mine.args[k.arg];
     if (!same) continue;
     group.push_back({m, call.line});
-    if (m < a.regions.size()) {
-      auto it = a.regions[m].subclasses.find("data_movement.mpi_collective");
-      if (it != a.regions[m].subclasses.end()) cost += it->second;
-    }
+    cost += own_part(a, m, "data_movement.mpi_collective");
   }
   if (group.size() < 2) return "";
   std::sort(group.begin(), group.end(),
             [](const Site& x, const Site& y) { return x.line < y.line; });
   const std::string file = reg.file.substr(reg.file.rfind('/') + 1);
   std::string lines, agreed;
-  for (const Site& g : group) lines += (lines.empty() ? "" : ", ") + std::to_string(g.line);
-  if (group_of) *group_of = reg.file + ":" + lines;
+  for (const Site& g : group) {
+    lines += (lines.empty() ? "" : ", ") + std::to_string(g.line);
+    named.nodes.push_back(g.node);
+  }
+  named.name = reg.file + ":" + lines;
   for (const CallKey& k : key)
     agreed += fmt::format("{}{} {}", agreed.empty() ? "" : ", ", k.what, mine.args[k.arg]);
   const size_t k = group.size();
@@ -191,7 +210,7 @@ std::string joined(const std::set<std::string>& xs) {
 // `n` (the call read at each site), their buffers, and their transfer time in the analysis.
 struct P2pGroup {
   struct Site {
-    uint32_t line;
+    uint32_t node, line;
     std::string what;  // p2p_site
   };
   std::vector<Site> sites;  // in line order
@@ -208,9 +227,7 @@ P2pGroup blocking_group(const MergedTree& t, const overheads::Analysis& a, uint3
   auto calls_per_holder = [&](uint32_t m) {
     return t.sum(m, visits) / double(std::max<size_t>(1, t.holders(m)));
   };
-  uint32_t last_line = reg.line;
-  for (uint32_t m : kids) last_line = std::max(last_line, t.region_of(m).line);
-  const std::vector<std::string> source = read_source_lines(reg.file, last_line + kCallLines);
+  const std::vector<std::string> source = sibling_source(t, n);
   P2pGroup g;
   for (uint32_t m : kids) {
     const drg::Region& r = t.region_of(m);
@@ -222,23 +239,23 @@ P2pGroup blocking_group(const MergedTree& t, const overheads::Analysis& a, uint3
     const MpiCall call = mpi_call_in(source, r.line, r.name);
     if (!call.found || call.args.size() < roles.args_needed()) continue;
     g.mine = g.mine || m == n;
-    g.sites.push_back({call.line, p2p_site(r.name, roles, call)});
+    g.sites.push_back({m, call.line, p2p_site(r.name, roles, call)});
     if (roles.send_buf >= 0) g.sent.insert(call.args[size_t(roles.send_buf)]);
     if (roles.recv_buf >= 0) g.received.insert(call.args[size_t(roles.recv_buf)]);
-    if (m < a.regions.size()) {
-      auto it = a.regions[m].subclasses.find("data_movement.mpi_p2p");
-      if (it != a.regions[m].subclasses.end()) g.cost += it->second;
-    }
+    g.cost += own_part(a, m, "data_movement.mpi_p2p");
   }
   std::sort(g.sites.begin(), g.sites.end(),
             [](const P2pGroup::Site& x, const P2pGroup::Site& y) { return x.line < y.line; });
   return g;
 }
 
-}  // namespace
-
+// Blocking point-to-point calls below one region, made by the same ranks as often as each other,
+// and what the region computes per rank besides its MPI calls: "post them as MPI_Irecv/MPI_Isend
+// before that computation and complete them after it", with the time that could be hidden (at
+// most the smaller of the two), or that there is nothing to hide them behind. "" for other calls,
+// or when the call cannot be read.
 std::string overlap_advice(const MergedTree& t, const overheads::Analysis& a, uint32_t n,
-                           std::string* group_of) {
+                           Group& named) {
   const drg::Region& reg = t.region_of(n);
   const uint32_t parent = t.node(n).parent;
   if (reg.kind != RegionKind::Mpi || !p2p_roles(reg.name).blocking() ||
@@ -251,8 +268,9 @@ std::string overlap_advice(const MergedTree& t, const overheads::Analysis& a, ui
   for (const P2pGroup::Site& s : g.sites) {
     sites += (sites.empty() ? "" : ", ") + s.what;
     lines += (lines.empty() ? "" : ",") + std::to_string(s.line);
+    named.nodes.push_back(s.node);
   }
-  if (group_of) *group_of = reg.file + ":" + lines;
+  named.name = reg.file + ":" + lines;
   const drg::Region& around = t.region_of(parent);
   const std::string where =
       around.location().empty() ? around.label() : around.label() + " at " + around.location();
@@ -285,20 +303,27 @@ std::string overlap_advice(const MergedTree& t, const overheads::Analysis& a, ui
       untouched, std::min(g.cost, compute));
 }
 
+}  // namespace
+
 TransferHint transfer_hint(const MergedTree& t, const overheads::Analysis& a, uint32_t n,
-                           const std::string& key, std::string hint) {
+                           const std::string& key, std::string hint, CallAdvice& said) {
   TransferHint out;
   const std::string small = small_messages_hint(t, n);
   if (!small.empty()) hint = small;
-  if (key == "data_movement.mpi_collective")
-    out.advice = fused_collectives_advice(t, a, n, &out.group);
-  if (key == "data_movement.mpi_p2p") {
-    out.advice = overlap_advice(t, a, n, &out.group);
-    // The calls' own advice says what overlapping would gain, or that nothing would: it takes
-    // the table's general words' place (small messages keep theirs: latency).
-    if (small.empty()) hint.clear();
+  const bool p2p = key == "data_movement.mpi_p2p";
+  if (auto it = said.find(n); it != said.end()) {
+    std::tie(out.group, out.advice) = it->second;  // a call of a group advised already
+  } else if (p2p || key == "data_movement.mpi_collective") {
+    Group named;
+    out.advice = p2p ? overlap_advice(t, a, n, named) : fused_collectives_advice(t, a, n, named);
+    if (!out.advice.empty()) {
+      out.group = named.name;
+      for (uint32_t m : named.nodes) said.emplace(m, std::make_pair(out.group, out.advice));
+    }
   }
-  if (out.advice.empty()) out.group.clear();
+  // The calls' own overlap advice says what overlapping would gain, or that nothing would: it
+  // takes the table's general words' place (small messages keep theirs: latency).
+  if (p2p && !out.advice.empty() && small.empty()) hint.clear();
   out.hint = out.advice.empty() ? hint : hint.empty() ? out.advice : out.advice + "; " + hint;
   return out;
 }

@@ -4,8 +4,10 @@
 // calls' arguments in the source (mpi_calls.hpp); a call that cannot be read gets no such advice.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "scalea/drg/cct.hpp"
 #include "scalea/overheads/classify.hpp"
@@ -20,14 +22,11 @@ struct TransferHint {
   std::string hint, group, advice;
   auto tie() { return std::tie(hint, group, advice); }
 };
+// A group's advice by each of its calls (merged node -> group, advice), kept over the findings of
+// one report: the group's other calls take it from here instead of reading the source and the
+// threads again.
+using CallAdvice = std::map<uint32_t, std::pair<std::string, std::string>>;
 TransferHint transfer_hint(const drg::MergedTree& t, const overheads::Analysis& a, uint32_t n,
-                           const std::string& key, std::string hint);
-
-// Blocking point-to-point calls below one region, made by the same ranks as often as each other,
-// and what the region computes per rank besides its MPI calls: "post them as MPI_Irecv/MPI_Isend
-// before that computation and complete them after it", with the time that could be hidden (at
-// most the smaller of the two). "" for other calls, or when the call cannot be read.
-std::string overlap_advice(const drg::MergedTree& t, const overheads::Analysis& a, uint32_t n,
-                           std::string* group = nullptr);
+                           const std::string& key, std::string hint, CallAdvice& said);
 
 }  // namespace scalea::cli

@@ -168,17 +168,13 @@ void split_rule(const Analyzed& x, bool launched, Choice& c) {
 // The rule `place`: free the threads of ranks that mpirun bound to fewer CPUs than they are.
 // Open MPI's options (mpirun, mpiexec, orterun); a launcher that already says where ranks run is
 // the user's choice, kept.
-void place_rule(const Analyzed& x, const std::string& launcher, int cpus, Choice& c) {
+void place_rule(const Analyzed& x, const std::vector<std::string>& words, int cpus, Choice& c) {
   const drg::Experiment& e = x.experiment();
-  std::vector<std::string> words;
-  std::istringstream in(launcher);
-  for (std::string w; in >> w;) words.push_back(w);
   const std::string prog = words.empty() ? "" : words[0].substr(words[0].rfind('/') + 1);
   if (prog != "mpirun" && prog != "mpiexec" && prog != "orterun") {
     c.left.push_back("mpirun's binding: " +
-                     std::string(launcher.empty()
-                                     ? "not an MPI run started by scalea tune (--ranks N)"
-                                     : "the launcher is not Open MPI's mpirun"));
+                     std::string(words.empty() ? "not an MPI run started by scalea tune (--ranks N)"
+                                               : "the launcher is not Open MPI's mpirun"));
     return;
   }
   for (const std::string& w : words)
@@ -297,7 +293,7 @@ std::vector<RuntimeLoop> runtime_loops(const Analyzed& x) {
 }
 
 Choice choose_variants(const Analyzed& x, const Environment& env, int cpus,
-                       const std::string& launcher) {
+                       const std::vector<std::string>& launcher) {
   Choice c;
   if (x.a.regions.empty()) return c;
   if (!has_parallel_region(x.experiment())) {

@@ -26,7 +26,7 @@ struct Variant {
   std::string rule;               // the rule that chose it ("schedule", "wait", "bind", "try")
   std::string why;                // the fact it answers, one phrase
   // Words put after the launcher's program ("--bind-to", "none"): where its ranks run.
-  std::vector<std::string> launcher_options;
+  std::vector<std::string> launcher_options = {};
   // "OMP_SCHEDULE=dynamic,4 OMP_PROC_BIND=close", "ranks=4 OMP_NUM_THREADS=1", "baseline"
   std::string name() const;
 };
@@ -64,14 +64,14 @@ struct Choice {
 //             OMP_WAIT_POLICY=passive
 //   bind:     threads that fit the CPUs and time in data movement, unidentified or fork/join of
 //             5 % or more -> OMP_PROC_BIND=close / spread with OMP_PLACES=cores
-//   split:    an MPI run with OpenMP, started through a launcher (`launcher`, the template the
-//             runs go through; "": none) -> every other ranks x threads of the same total
+//   split:    an MPI run with OpenMP, started through a launcher (`launcher`, the words the
+//             runs start with; empty: none) -> every other ranks x threads of the same total
 //             (ranks=R OMP_NUM_THREADS=T)
 //   place:    the same, through Open MPI's mpirun, whose ranks had their threads bound to fewer
 //             CPUs than them while the host had more (mpirun binds a rank to one core by
 //             default) -> mpirun --bind-to none / --map-by slot:PE=T (T threads per rank)
 Choice choose_variants(const Analyzed& x, const Environment& env, int cpus,
-                       const std::string& launcher = "");
+                       const std::vector<std::string>& launcher = {});
 inline constexpr double kRuleMinShare = 0.05;
 
 // The runs of one variant.
