@@ -10,9 +10,11 @@
 #   --work DIR        where the outputs go (default /tmp/scalea-compare)
 #   --keep-going      list every difference instead of stopping at the first 20
 #   --formats         the experiment format instead of the code: BASE (an older build, writing
-#                     format version 1) makes the corpus and reads it; then every experiment is
-#                     rewritten in CANDIDATE's format (CANDIDATE/bin/drg_upgrade) and CANDIDATE
-#                     reads the same measurements from it (docs/experiment-format.md)
+#                     an older format version) makes the corpus and reads it; then every
+#                     experiment is rewritten in CANDIDATE's format (CANDIDATE/bin/drg_upgrade) and
+#                     CANDIDATE reads the same measurements from it (docs/experiment-format.md).
+#                     With SCALEA_KEEP_MB=0 in the environment the candidate keeps no file's
+#                     threads between passes: each pass decodes only its columns again
 #
 # The corpus is made once, by CANDIDATE's collector: OpenMP programs of apps/omp and tests (every
 # planted shape, tasks, locks, nesting, a gcc-built program where gcc is present), MPI programs at
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
     --work) work=$2; shift 2 ;;
     --keep-going) limit=1000000; shift ;;
     --formats) formats=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare_outputs: unknown option $1" >&2; exit 2 ;;
     *) args+=("$1"); shift ;;
   esac

@@ -2,7 +2,7 @@
 // RANKS rank files of THREADS threads each, every thread with PATHS call-path nodes and all core
 // metric columns, plus one shared definitions file. Used by the drg load+merge benchmark. With
 // RANKS_PER_NODE, the few-files layout: one container per RANKS_PER_NODE ranks instead of rank files.
-// SCALEA_FORMAT_VERSION=1 in the environment writes the older format (to compare the two).
+// SCALEA_FORMAT_VERSION=1 or 2 in the environment writes an older format (to compare them).
 //   drg_gen OUT_DIR RANKS THREADS PATHS [RANKS_PER_NODE]
 #include <sys/stat.h>
 
@@ -25,7 +25,9 @@ int main(int argc, char** argv) {
   const int ranks = std::atoi(argv[2]), threads = std::atoi(argv[3]), paths = std::atoi(argv[4]);
   const int per_node = argc == 6 ? std::atoi(argv[5]) : 0;
   const char* v = std::getenv("SCALEA_FORMAT_VERSION");
-  const uint32_t version = v && std::string(v) == "1" ? 1 : format::kVersion;
+  const uint32_t version = v && (std::string(v) == "1" || std::string(v) == "2")
+                               ? uint32_t(std::atoi(v))
+                               : format::kVersion;
   if (ranks < 1 || threads < 1 || paths < 1 || per_node < 0) return 2;
   const int kinds[] = {int(RegionKind::Parallel), int(RegionKind::Loop), int(RegionKind::BarrierImplicit),
                        int(RegionKind::Single), int(RegionKind::Critical), int(RegionKind::Function),
@@ -120,7 +122,9 @@ int main(int argc, char** argv) {
   marker.rank = ranks - 1;
   defs.threads.push_back(marker);  // encode_meta takes the rank count from the threads
   std::string meta = encode_meta(defs, files, "definitions.sdrg");
-  if (version == 1) meta.replace(meta.find("\"format_version\": 2"), 19, "\"format_version\": 1");
+  const std::string written = "\"format_version\": " + std::to_string(format::kVersion);
+  if (version != format::kVersion)
+    meta.replace(meta.find(written), written.size(), "\"format_version\": " + std::to_string(version));
   write("meta.json", std::vector<char>(meta.begin(), meta.end()));
   std::printf("wrote %s: %d ranks x %d threads x %d call paths, %zu metrics\n", dir.c_str(), ranks, threads, paths, nm);
   return 0;

@@ -216,7 +216,7 @@ void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*
                  WriteSummary& summary) {
   const Column column{ns_per_tick};
   const size_t columns = fmt::kCoreMetricCount + counters::count();
-  std::vector<uint64_t> values(columns), last_mask;
+  std::vector<uint64_t> values(columns), last_mask, cols;  // cols: version 3's, column-major
   std::vector<std::string> names;
   for (const fmt::MetricSpec& m : fmt::kCoreMetrics) names.push_back(m.name);
   names.resize(columns);  // counters: u64 columns whose names the coding does not look at
@@ -239,8 +239,13 @@ void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*
     body.put(fmt::ThreadRecord{t.index, t.flags, t.os_tid, t.node_count, same});
     if (version >= 2 && same == fmt::kNoIndex) fmt::put_shape(body.bytes, parent, region);
     last_mask.assign(coding.mask_words(), 0);
+    if (version >= 3) cols.resize(size_t(t.node_count) * columns);
     for (uint32_t i = 0; i < t.node_count; ++i) {
       node_values(rec, t, i, column, values.data());
+      if (version >= 3) {
+        fmt::code_node_values(values.data(), coding, i, t.node_count, cols.data());
+        continue;
+      }
       if (version >= 2) {
         fmt::put_node_values(body.bytes, values.data(), coding, last_mask);
         continue;
@@ -248,6 +253,7 @@ void put_threads(FileBuffer& body, Recorder& rec, const std::vector<ThreadState*
       body.put(fmt::NodeRecord{parent[i], region[i]});
       body.put_bytes(values.data(), columns * sizeof(uint64_t));
     }
+    if (version >= 3) fmt::put_columns(body.bytes, cols.data(), t.node_count, columns);
     summary.nodes += t.node_count - t.sampled_nodes;
   }
   summary.threads = uint32_t(threads.size());

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -74,7 +76,7 @@ void MergedTree::add_values(const ThreadTree& t, const std::vector<uint32_t>& ma
 
 namespace {
 
-// The bytes of threads the trees alive keep, against MergedTree::kKeepBytes.
+// The bytes of threads the trees alive keep, against MergedTree::keep_budget().
 std::atomic<size_t> kept_in_process{0};
 
 // Takes `bytes` from the process's budget `limit` when they fit.
@@ -120,6 +122,22 @@ size_t MergedTree::bytes_held(const ThreadTree& t, size_t metrics) {
 }
 
 size_t MergedTree::kept() { return kept_in_process.load(); }
+
+size_t MergedTree::keep_budget() {
+  static const size_t budget = [] {
+    const char* mb = std::getenv("SCALEA_KEEP_MB");
+    if (!mb || !*mb) return kKeepBytes;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(mb, &end, 10);
+    if (*end || v > (uint64_t(1) << 40)) {
+      std::fprintf(stderr, "scalea: SCALEA_KEEP_MB=%s is not a number of MiB: %zu used\n", mb,
+                   kKeepBytes >> 20);
+      return kKeepBytes;
+    }
+    return size_t(v) << 20;
+  }();
+  return budget;
+}
 
 MergedTree::~MergedTree() { kept_in_process -= kept_bytes_; }
 
@@ -194,8 +212,11 @@ void MergedTree::read_files(size_t first, size_t last, size_t keep_bytes, ByteWr
         for (const ThreadTree& t : threads) bytes += bytes_held(t, nm);
         const bool keep = take_budget(bytes, keep_bytes);
         maps.clear();
+        const ThreadTree* before = nullptr;  // the thread `map` maps
         for (const ThreadTree& t : threads) {
-          add(t, map);
+          // The threads of a team often have one shape: its map is the one before's.
+          if (!before || t.parent != before->parent || t.region != before->region) add(t, map);
+          before = &t;
           if (keep) maps.push_back(map);
           add_values(t, map);
           if (replayed)
@@ -328,7 +349,8 @@ void MergedTree::for_each_batch(size_t first, size_t last,
 }
 
 void MergedTree::for_each_batch_ahead(size_t first, size_t last,
-                                      const std::function<Rest(const ThreadBatch&)>& work) const {
+                                      const std::function<Rest(const ThreadBatch&)>& work,
+                                      const MetricSet& columns) const {
   if (!files_) {  // in memory, the whole run is one batch
     if (first == 0 && last > 0 && !map_.empty())
       if (Rest rest = work({0, e_->threads.data(), map_.data(), uint32_t(map_.size()), 0})) rest();
@@ -350,9 +372,15 @@ void MergedTree::for_each_batch_ahead(size_t first, size_t last,
                          uint32_t(kept_[f].size()), f});
           return r;
         }
-        r.threads = files_->threads(f);
+        r.threads = files_->threads(f, columns);
         r.maps.resize(r.threads.size());
-        for (size_t i = 0; i < r.threads.size(); ++i) map_thread(r.threads[i], r.maps[i]);
+        for (size_t i = 0; i < r.threads.size(); ++i) {
+          const ThreadTree& t = r.threads[i];
+          // The threads of a team often have one shape (written once, format version 2 on).
+          if (i && t.parent == r.threads[i - 1].parent && t.region == r.threads[i - 1].region)
+            r.maps[i] = r.maps[i - 1];
+          else map_thread(t, r.maps[i]);
+        }
         // The batch points into r's arrays, which stay where they are when r moves.
         if (!r.threads.empty())
           r.rest = work(
@@ -365,10 +393,16 @@ void MergedTree::for_each_batch_ahead(size_t first, size_t last,
 }
 
 void MergedTree::for_each_thread(
-    const std::function<void(uint32_t, const ThreadTree&, const std::vector<uint32_t>&)>& f) const {
-  for_each_batch([&](const ThreadBatch& b) {
-    for (uint32_t i = 0; i < b.count; ++i) f(b.first + i, b.threads[i], b.merged[i]);
-  });
+    const std::function<void(uint32_t, const ThreadTree&, const std::vector<uint32_t>&)>& f,
+    const MetricSet& columns) const {
+  for_each_batch_ahead(
+      0, batches(),
+      [&](const ThreadBatch& b) -> Rest {
+        return [&f, b] {
+          for (uint32_t i = 0; i < b.count; ++i) f(b.first + i, b.threads[i], b.merged[i]);
+        };
+      },
+      columns);
 }
 
 double MergedTree::sum(uint32_t node, int metric) const {
@@ -385,19 +419,23 @@ double MergedTree::min(uint32_t node, int metric) const {
 
 std::vector<std::pair<uint32_t, double>> MergedTree::per_thread(uint32_t node, int metric) const {
   std::vector<std::pair<uint32_t, double>> out;
-  for_each_thread([&](uint32_t ti, const ThreadTree& t, const std::vector<uint32_t>& map) {
-    for (uint32_t n = 0; n < t.size(); ++n)
-      if (map[n] == node) out.emplace_back(ti, e_->value(t, n, metric));
-  });
+  for_each_thread(
+      [&](uint32_t ti, const ThreadTree& t, const std::vector<uint32_t>& map) {
+        for (uint32_t n = 0; n < t.size(); ++n)
+          if (map[n] == node) out.emplace_back(ti, e_->value(t, n, metric));
+      },
+      MetricSet::none().add(metric));
   return out;
 }
 
 std::vector<double> MergedTree::per_rank(uint32_t node, int metric) const {
   std::vector<double> out(size_t(e_->ranks()), 0.0);
-  for_each_thread([&](uint32_t, const ThreadTree& t, const std::vector<uint32_t>& map) {
-    for (uint32_t n = 0; n < t.size(); ++n)
-      if (map[n] == node) out[size_t(std::max(t.rank, 0))] += e_->value(t, n, metric);
-  });
+  for_each_thread(
+      [&](uint32_t, const ThreadTree& t, const std::vector<uint32_t>& map) {
+        for (uint32_t n = 0; n < t.size(); ++n)
+          if (map[n] == node) out[size_t(std::max(t.rank, 0))] += e_->value(t, n, metric);
+      },
+      MetricSet::none().add(metric));
   return out;
 }
 

@@ -93,7 +93,7 @@ std::vector<char> encode_rank_file(const Experiment& e, int32_t rank, const Enco
   if (o.threads) {
     std::vector<char> thrd;
     uint32_t count = 0;
-    std::vector<uint64_t> raw(nm), last_mask;
+    std::vector<uint64_t> raw(nm), last_mask, cols;
     const fmt::ValueCoding coding =
         fmt::value_coding(e.metrics, [&](size_t m) { return type[m] == fmt::MetricType::F64; });
     fmt::ShapeTable shapes;
@@ -104,11 +104,16 @@ std::vector<char> encode_rank_file(const Experiment& e, int32_t rank, const Enco
       put(thrd, fmt::ThreadRecord{t.thread, t.flags, t.os_tid, uint32_t(t.size()), same});
       if (o.version >= 2 && same == fmt::kNoIndex) fmt::put_shape(thrd, t.parent, t.region);
       last_mask.assign(coding.mask_words(), 0);
+      if (o.version >= 3) cols.assign(t.size() * nm, 0);
       for (size_t n = 0; n < t.size(); ++n) {
         for (size_t m = 0; m < nm; ++m) {
           double v = t.values[n * nm + m];
           if (coding.f64[m]) std::memcpy(&raw[m], &v, 8);
           else raw[m] = v <= 0 || std::isnan(v) ? 0 : uint64_t(std::llround(v));
+        }
+        if (o.version >= 3) {
+          fmt::code_node_values(raw.data(), coding, n, t.size(), cols.data());
+          continue;
         }
         if (o.version >= 2) {
           fmt::put_node_values(thrd, raw.data(), coding, last_mask);
@@ -118,6 +123,7 @@ std::vector<char> encode_rank_file(const Experiment& e, int32_t rank, const Enco
         thrd.insert(thrd.end(), reinterpret_cast<const char*>(raw.data()),
                     reinterpret_cast<const char*>(raw.data() + nm));
       }
+      if (o.version >= 3) fmt::put_columns(thrd, cols.data(), t.size(), nm);
     }
     section(payload, fmt::kTagThreads, count, thrd);
     sections += 1;

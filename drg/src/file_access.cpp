@@ -112,7 +112,7 @@ void read_piece(const FileAccess& access, const Piece& piece, std::vector<char>&
 
 std::string_view piece_bytes(const FileAccess& access, const Piece& piece, bool verify_crc,
                              std::vector<char>& buffer, Mapping& map) {
-  if (access.on_disk) {
+  if (access.on_disk && !(piece.in_container && piece.in_container->length < kMapFrom)) {
     const std::optional<fmt::ContainerEntry>& e = piece.in_container;
     map = Mapping(piece.path, e ? e->offset : 0,
                   e ? std::optional<uint64_t>(e->length) : std::nullopt);

@@ -75,12 +75,14 @@ class Reader {
 class RankFileParser {
  public:
   RankFileParser(const std::string& name, std::string_view bytes, Experiment& into,
-                 const LoadOptions& options, const FileDefinitions* shared)
+                 const LoadOptions& options, const FileDefinitions* shared,
+                 const MetricSet& columns)
       : file_(name, bytes.data(), bytes.size()),
         bytes_(bytes),
         into_(into),
         options_(options),
-        shared_(shared) {}
+        shared_(shared),
+        columns_(columns) {}
 
   FileDefinitions parse() {
     read_header();
@@ -301,9 +303,10 @@ class RankFileParser {
     const fmt::ValueCoding coding =
         fmt::value_coding(into_.metrics, [&](size_t m) { return f64[m] != 0; });
     for (uint32_t ti = 0; ti < sh.count; ++ti) {
-      ThreadTree t = header_.version >= 2 ? read_compact_thread(body, regmap, coding)
+      bool repeats = true;  // a call path may have two nodes (known per shape in version 2 on)
+      ThreadTree t = header_.version >= 2 ? read_compact_thread(body, regmap, coding, repeats)
                                           : read_thread(body, regmap, f64);
-      fold_duplicate_paths(t, merge, paths_seen_);
+      if (repeats) fold_duplicate_paths(t, merge, paths_seen_);
       into_.threads.push_back(std::move(t));
     }
   }
@@ -364,7 +367,7 @@ class RankFileParser {
 
   // Version 2 (scalea/compact.hpp): the structure once per distinct shape, values compact.
   ThreadTree read_compact_thread(Reader& body, const std::vector<uint32_t>& regmap,
-                                 const fmt::ValueCoding& coding) {
+                                 const fmt::ValueCoding& coding, bool& repeats) {
     std::string what;
     auto tr = thread_header(body, what);
     ThreadTree t;
@@ -388,12 +391,15 @@ class RankFileParser {
     }
     t.parent = shapes_.back()->parent;
     t.region = shapes_.back()->region;
-    read_compact_values(body, coding, t, what);
+    repeats = shapes_.back()->repeats;
+    if (header_.version >= 3) read_column_values(body, coding, t, what);
+    else read_compact_values(body, coding, t, what);
     return t;
   }
 
   struct Shape {
     std::vector<uint32_t> parent, region;  // regions already mapped to the experiment's
+    bool repeats = false;                  // two nodes have the same call path
   };
 
   Shape read_shape(Reader& body, const std::vector<uint32_t>& regmap, uint32_t count,
@@ -417,6 +423,9 @@ class RankFileParser {
       s.region[n] = regmap[region];
     }
     body.seek(p);
+    paths_seen_.clear();
+    for (uint32_t n = 1; n < count && !s.repeats; ++n)
+      s.repeats = !paths_seen_.emplace(uint64_t(s.parent[n]) << 32 | s.region[n], n).second;
     return s;
   }
 
@@ -471,11 +480,56 @@ class RankFileParser {
     body.seek(in.position());
   }
 
+  // Version 3: the values column by column (compact.hpp, put_columns); the columns not asked for
+  // are skipped without being decoded, and none asked for leaves `values` empty.
+  void read_column_values(Reader& body, const fmt::ValueCoding& coding, ThreadTree& t,
+                          const std::string& what) {
+    const size_t nm = coding.columns(), nodes = t.parent.size();
+    // Each column takes its code byte at least: more columns than bytes left is a lie.
+    if (nm > body.left()) body.fail(what + ": truncated values");
+    const bool decode = !columns_.empty();
+    if (decode) t.values.assign(nodes * nm, 0.0);
+    // The visit times are coded from the visits and the time: columns 0-3 as integers first.
+    const bool visit_times = decode && coding.visit_times && (columns_.has(2) || columns_.has(3));
+    if (visit_times) head_.assign(4 * nodes, 0);
+    const uint8_t* p = body.at();
+    const uint8_t* limit = body.end();
+    for (size_t m = 0; m < nm; ++m) {
+      const fmt::PackedColumn c = fmt::packed_column(p, limit, nodes);
+      if (!c.ok) body.fail(what + " column " + std::to_string(m) + ": truncated or bad values");
+      p = c.next;
+      if (visit_times && m < 4) {
+        uint64_t* h = head_.data() + m * nodes;
+        fmt::for_each_packed(c, limit, nodes, [&](size_t n, uint64_t v) { h[n] = v; });
+        continue;
+      }
+      if (!decode || !columns_.has(m)) continue;
+      double* out = t.values.data() + m;
+      if (coding.f64_words[m / 64] >> (m % 64) & 1)
+        fmt::for_each_packed(c, limit, nodes,
+                             [&](size_t n, uint64_t v) { std::memcpy(&out[n * nm], &v, 8); });
+      else
+        fmt::for_each_packed(c, limit, nodes,
+                             [&](size_t n, uint64_t v) { out[n * nm] = to_double(v); });
+    }
+    for (size_t n = 0; visit_times && n < nodes; ++n) {
+      const uint64_t raw[2] = {head_[n], head_[nodes + n]};
+      const uint64_t mean = fmt::mean_visit(raw);
+      double* out = t.values.data() + n * nm;
+      out[0] = to_double(raw[0]);
+      out[1] = to_double(raw[1]);
+      out[2] = to_double(mean - fmt::unzigzag(head_[2 * nodes + n]));
+      out[3] = to_double(mean + fmt::unzigzag(head_[3 * nodes + n]));
+    }
+    body.seek(p);
+  }
+
   Reader file_;
   std::string_view bytes_;
   Experiment& into_;
   const LoadOptions& options_;
   const FileDefinitions* shared_;
+  const MetricSet& columns_;
   fmt::FileHeader header_{};
   std::vector<std::string> strings_;
   std::vector<std::string> modules_;
@@ -485,20 +539,22 @@ class RankFileParser {
   std::vector<uint32_t> seen_threads_;  // thread indices of this file, to reject duplicates
   std::vector<std::shared_ptr<const Shape>> shapes_;  // by position in the thread section
   std::vector<uint64_t> last_mask_;                   // scratch of read_compact_values
+  std::vector<uint64_t> head_;                        // scratch of read_column_values
   FlatMap64 paths_seen_;                              // scratch of fold_duplicate_paths
 };
 
 }  // namespace
 
 FileDefinitions parse_rank_bytes(const std::string& name, std::string_view bytes, Experiment& into,
-                                 const LoadOptions& options, const FileDefinitions* shared) {
-  return RankFileParser(name, bytes, into, options, shared).parse();
+                                 const LoadOptions& options, const FileDefinitions* shared,
+                                 const MetricSet& columns) {
+  return RankFileParser(name, bytes, into, options, shared, columns).parse();
 }
 
 FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>& bytes,
                                 Experiment& into, const LoadOptions& options,
-                                const FileDefinitions* shared) {
-  return RankFileParser(name, {bytes.data(), bytes.size()}, into, options, shared).parse();
+                                const FileDefinitions* shared, const MetricSet& columns) {
+  return RankFileParser(name, {bytes.data(), bytes.size()}, into, options, shared, columns).parse();
 }
 
 uint32_t payload_crc32(const char* data, size_t size) {

@@ -11,7 +11,8 @@ namespace scalea::drg {
 
 // parse_rank_file (experiment.hpp) over bytes held anywhere (a mapping, a buffer).
 FileDefinitions parse_rank_bytes(const std::string& name, std::string_view bytes, Experiment& into,
-                                 const LoadOptions& options, const FileDefinitions* shared);
+                                 const LoadOptions& options, const FileDefinitions* shared,
+                                 const MetricSet& columns = MetricSet::all());
 
 // An experiment with `e`'s metrics and regions and nothing else: what a rank file is parsed into.
 Experiment definitions_of(const Experiment& e);

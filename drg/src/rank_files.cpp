@@ -51,13 +51,14 @@ struct RankFiles::Impl {
   Mapping map;               // or the file's pages, mapped
 
   // Under a team, this process's files as its opening parsed them, as far as the trees may still
-  // keep them (MergedTree::kKeepBytes): the settling's observing steps copy them, and the first
+  // keep them (MergedTree::keep_budget()): the settling's observing steps copy them, and the first
   // read of each (the tree's) takes them, instead of parsing the file again.
   mutable std::vector<std::vector<ThreadTree>> opened;
 
-  // File i's threads as parsed, then rewritten by `s`; `take`: the opening's copy is handed over
-  // rather than copied.
-  std::vector<ThreadTree> read(size_t i, const Settlement& s, bool take) const {
+  // File i's threads as parsed (their `columns`), then rewritten by `s`; `take`: the opening's
+  // copy is handed over rather than copied.
+  std::vector<ThreadTree> read(size_t i, const Settlement& s, bool take,
+                               const MetricSet& columns) const {
     std::vector<ThreadTree> threads;
     if (i < opened.size() && !opened[i].empty()) {
       threads = take ? std::exchange(opened[i], {}) : opened[i];
@@ -66,7 +67,8 @@ struct RankFiles::Impl {
       Mapping own_map;
       Experiment p = definitions_of(parsed);
       std::string_view bytes = piece_bytes(access, pieces[i], false, own_buffer, own_map);
-      parse_rank_bytes(pieces[i].name, bytes, p, reread, shared.present ? &shared : nullptr);
+      parse_rank_bytes(pieces[i].name, bytes, p, reread, shared.present ? &shared : nullptr,
+                       columns);
       threads = std::move(p.threads);
     }
     FlatMap64 scratch;
@@ -75,6 +77,13 @@ struct RankFiles::Impl {
   }
 
   unsigned readers() const { return detail::read_ahead_threads(options.threads); }
+
+  // Whether threads read with MetricSet::none() came with their values (older versions than 3).
+  bool whole(const std::vector<ThreadTree>& threads) const {
+    for (const ThreadTree& t : threads)
+      if (t.values.size() != t.size() * parsed.metric_count()) return false;
+    return true;
+  }
 
   // Each piece's bytes, for blocks of about equal cost: a container's index has them; files of
   // their own on disk are asked their size (stat), up to kCostedFiles of them (a million rank files
@@ -95,14 +104,17 @@ struct RankFiles::Impl {
   // with definitions of their own are unified in that order. Returns every thread's identity.
   // Files that hold threads only (shared definitions) are parsed ahead on other threads, each
   // against a copy of the definitions; a file that brings definitions of its own is parsed again
-  // in its turn, and so is every file after it. Their threads stay opened while the trees' budget
-  // allows (MergedTree::kKeepBytes), for the tree's first read to take instead of parsing again.
+  // in its turn, and so is every file after it. Files of version 3 are read without their values
+  // (skipped, not decoded); those of older versions whole, and their threads stay opened while the
+  // trees' budget allows (MergedTree::keep_budget()), for the tree's first read to take instead of
+  // parsing again.
   std::vector<ThreadTree> open_every_file(int64_t declared_ranks) {
     block = {0, pieces.size()};
     RankCheck check(declared_ranks);
     std::vector<ThreadTree> headers;  // every thread without its nodes
     opened.assign(pieces.size(), {});
-    size_t room = MergedTree::kKeepBytes - std::min(MergedTree::kKeepBytes, MergedTree::kept());
+    const size_t budget = MergedTree::keep_budget();
+    size_t room = budget - std::min(budget, MergedTree::kept());
     auto add = [&](size_t i, std::vector<ThreadTree>& threads) {
       check(pieces[i].name, threads, 0);
       thread_counts.push_back(threads.size());
@@ -111,11 +123,13 @@ struct RankFiles::Impl {
         headers.push_back(header_of(t));
         bytes += MergedTree::bytes_held(t, parsed.metric_count());
       }
-      if (shared.present && bytes <= room) room -= bytes, opened[i] = std::move(threads);
+      if (shared.present && whole(threads) && bytes <= room)
+        room -= bytes, opened[i] = std::move(threads);
     };
     auto parse_in_turn = [&](size_t i) {
       std::string_view b = piece_bytes(access, pieces[i], true, buffer, map);
-      parse_rank_bytes(pieces[i].name, b, parsed, options, shared.present ? &shared : nullptr);
+      parse_rank_bytes(pieces[i].name, b, parsed, options, shared.present ? &shared : nullptr,
+                       MetricSet::none());
       add(i, parsed.threads);
       parsed.threads.clear();
     };
@@ -138,7 +152,7 @@ struct RankFiles::Impl {
             std::vector<char> own_buffer;
             Mapping own_map;
             std::string_view b = piece_bytes(access, pieces[i], true, own_buffer, own_map);
-            parse_rank_bytes(pieces[i].name, b, p, options, &shared);
+            parse_rank_bytes(pieces[i].name, b, p, options, &shared, MetricSet::none());
             out.file = std::move(p);
           } catch (...) {
             out.error = std::current_exception();
@@ -161,12 +175,13 @@ struct RankFiles::Impl {
   std::vector<char> open_block() {
     ByteWriter out;
     opened.assign(pieces.size(), {});
-    size_t room = MergedTree::kKeepBytes - std::min(MergedTree::kKeepBytes, MergedTree::kept());
+    const size_t budget = MergedTree::keep_budget();
+    size_t room = budget - std::min(budget, MergedTree::kept());
     for (size_t i = block.first; i < block.second; ++i) {
       Experiment p = definitions_of(parsed);
       try {
         std::string_view b = piece_bytes(access, pieces[i], true, buffer, map);
-        parse_rank_bytes(pieces[i].name, b, p, options, &shared);
+        parse_rank_bytes(pieces[i].name, b, p, options, &shared, MetricSet::none());
       } catch (const LoadError& e) {
         out.put(kFailedFile);
         put_string(out, e.what());
@@ -180,7 +195,7 @@ struct RankFiles::Impl {
       put_headers(out, p.threads);
       size_t bytes = 0;
       for (const ThreadTree& t : p.threads) bytes += MergedTree::bytes_held(t, p.metric_count());
-      if (bytes <= room) room -= bytes, opened[i] = std::move(p.threads);
+      if (whole(p.threads) && bytes <= room) room -= bytes, opened[i] = std::move(p.threads);
     }
     return std::move(out.bytes());
   }
@@ -229,7 +244,8 @@ struct RankFiles::Impl {
       return [this, first, last](const std::function<void(ThreadTree&)>& f) {
         const Settlement before = settlement;
         detail::read_ahead<std::vector<ThreadTree>>(
-            first, last, readers(), [&](size_t i) { return read(i, before, false); },
+            first, last, readers(),
+            [&](size_t i) { return read(i, before, false, MetricSet::none()); },
             [&](size_t, std::vector<ThreadTree>& threads) {
               for (ThreadTree& t : threads) f(t);
             });
@@ -276,8 +292,8 @@ RankFiles::RankFiles(RankFiles&&) noexcept = default;
 
 const Experiment& RankFiles::definitions() const { return impl_->settled; }
 size_t RankFiles::files() const { return impl_->pieces.size(); }
-std::vector<ThreadTree> RankFiles::threads(size_t i) const {
-  return impl_->read(i, impl_->settlement, true);
+std::vector<ThreadTree> RankFiles::threads(size_t i, const MetricSet& columns) const {
+  return impl_->read(i, impl_->settlement, true, columns);
 }
 size_t RankFiles::threads_in(size_t i) const { return impl_->thread_counts[i]; }
 unsigned RankFiles::readers() const { return impl_->readers(); }

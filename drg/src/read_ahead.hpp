@@ -30,11 +30,16 @@ inline unsigned read_ahead_threads(unsigned requested) {
   return cores == 1 ? 0 : std::min(4u, cores);
 }
 
+// How many items `readers` threads may have made and not yet used.
+inline size_t read_ahead_window(unsigned readers) { return 2 * (size_t(readers) + 1); }
+
 // Calls use(i, produce(i)) for i in [first, last), in order, on the calling thread; produce(i)
-// runs on `readers` other threads (at most `readers + 1` items made and not yet used). With no
-// readers, or one item, it is the plain loop. An exception from produce(i) is thrown when item i's
-// turn comes, after every earlier item was used, as the plain loop would throw it; an exception
-// from use() stops the readers and is thrown. T must be movable.
+// runs on `readers` other threads (at most read_ahead_window(readers) items made, not yet used).
+// With no readers, or one item, it is the plain loop. An exception from produce(i) is thrown when
+// item i's turn comes, after every earlier item was used, as the plain loop would throw it; an
+// exception from use() stops the readers and is thrown. T must be movable. A thread is woken only
+// when what it waits for is there (the item it uses next, a free slot), not at every change: with
+// one condition for all, the wake-ups of every item were a tenth of a report's CPU at 4,096 ranks.
 template <class T, class Produce, class Use>
 void read_ahead(size_t first, size_t last, unsigned readers, Produce&& produce, Use&& use) {
   if (readers == 0 || last - first <= 1) {
@@ -44,7 +49,7 @@ void read_ahead(size_t first, size_t last, unsigned readers, Produce&& produce, 
     }
     return;
   }
-  const size_t window = size_t(readers) + 1;
+  const size_t window = read_ahead_window(readers);
   struct Slot {
     std::optional<T> item;
     std::exception_ptr error;
@@ -52,14 +57,18 @@ void read_ahead(size_t first, size_t last, unsigned readers, Produce&& produce, 
   };
   std::vector<Slot> slots(window);  // item i in slot i % window
   std::mutex m;
-  std::condition_variable changed;
+  std::condition_variable item_ready,
+      slot_free;        // the caller waits on the first, readers on the other
   size_t next = first;  // the next item a reader takes
   size_t used = first;  // items before this one were used (their slots are free)
+  unsigned readers_waiting = 0;
   bool stop = false;
   auto reader = [&] {
     std::unique_lock<std::mutex> lock(m);
     for (;;) {
-      changed.wait(lock, [&] { return stop || next == last || next < used + window; });
+      ++readers_waiting;
+      slot_free.wait(lock, [&] { return stop || next == last || next < used + window; });
+      --readers_waiting;
       if (stop || next == last) return;
       const size_t i = next++;
       lock.unlock();
@@ -75,7 +84,7 @@ void read_ahead(size_t first, size_t last, unsigned readers, Produce&& produce, 
       s.item = std::move(item);
       s.error = error;
       s.ready = true;
-      changed.notify_all();
+      if (i == used) item_ready.notify_one();  // the caller's next item
     }
   };
   std::vector<std::thread> pool;
@@ -85,7 +94,7 @@ void read_ahead(size_t first, size_t last, unsigned readers, Produce&& produce, 
       std::lock_guard<std::mutex> lock(m);
       stop = true;
     }
-    changed.notify_all();
+    slot_free.notify_all();
     for (std::thread& t : pool) t.join();
   };
   try {
@@ -93,16 +102,18 @@ void read_ahead(size_t first, size_t last, unsigned readers, Produce&& produce, 
     for (size_t i = first; i < last; ++i) {
       std::optional<T> item;
       std::exception_ptr error;
+      bool wake = false;
       {
         std::unique_lock<std::mutex> lock(m);
         Slot& s = slots[i % window];
-        changed.wait(lock, [&] { return s.ready; });
+        item_ready.wait(lock, [&] { return s.ready; });
         item = std::move(s.item);
         error = s.error;
         s = Slot{};
         ++used;
+        wake = readers_waiting > 0 && next < last;
       }
-      changed.notify_all();
+      if (wake) slot_free.notify_one();
       if (error) std::rethrow_exception(error);
       use(i, *item);
     }

@@ -11,8 +11,8 @@ namespace fmt = scalea::format;
 void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricMerge>& merge,
                           FlatMap64& first, const std::vector<uint32_t>* remap,
                           const std::vector<char>* drop) {
-  const size_t nm = merge.size();
-  first.clear();  // (new parent, region) -> new index
+  const size_t nm = t.values.empty() ? 0 : merge.size();  // a thread read without its values
+  first.clear();                                          // (new parent, region) -> new index
   bool any = remap != nullptr || drop != nullptr;
   for (uint32_t n = 1; n < t.size() && !any; ++n) {
     uint64_t key = uint64_t(t.parent[n]) << 32 | t.region[n];
@@ -35,7 +35,7 @@ void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricMerge>& me
     uint32_t region = remap != nullptr ? (*remap)[t.region[n]] : t.region[n];
     uint64_t key = uint64_t(parent) << 32 | region;
     const uint32_t* found = n == 0 ? nullptr : first.find(key);
-    const double* v = &t.values[size_t(n) * nm];
+    const double* v = t.values.data() + size_t(n) * nm;
     if (!found) {
       to[n] = uint32_t(out.parent.size());
       if (n) first.emplace(key, to[n]);
@@ -45,7 +45,7 @@ void fold_duplicate_paths(ThreadTree& t, const std::vector<fmt::MetricMerge>& me
       continue;
     }
     to[n] = *found;
-    double* into = &out.values[size_t(*found) * nm];
+    double* into = out.values.data() + size_t(*found) * nm;
     for (size_t m = 0; m < nm; ++m) {
       switch (merge[m]) {
         case fmt::MetricMerge::Min:

@@ -19,7 +19,8 @@ namespace scalea::drg {
 // (the same source position, inlined copies, `remap`) are folded into the first, metric by metric
 // (the METR merge rule), and nodes of `drop`ped regions vanish, their children attaching to their
 // parent (merging with its children of the same region). `remap` (old region -> new) and `drop`
-// (by old region) may be null; `first` is scratch, kept by the caller across threads.
+// (by old region) may be null; `first` is scratch, kept by the caller across threads. A thread
+// read without its values (MetricSet::none()) folds its structure only.
 void fold_duplicate_paths(ThreadTree& t, const std::vector<format::MetricMerge>& merge,
                           FlatMap64& first, const std::vector<uint32_t>* remap = nullptr,
                           const std::vector<char>* drop = nullptr);

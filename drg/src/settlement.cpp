@@ -361,8 +361,8 @@ void Settlement::root_counters(ThreadTree& t) const {
 
 void Settlement::split_samples(ThreadTree& t) const {
   if (sampled.empty()) return;
-  const size_t m = metric_count;
-  std::vector<uint32_t> at(t.size(), fmt::kNoIndex);  // old node -> measured index or sample
+  const size_t m = t.values.empty() ? 0 : metric_count;  // read without values: frames of 0
+  std::vector<uint32_t> at(t.size(), fmt::kNoIndex);     // old node -> measured index or sample
   std::vector<char> is_sample(t.size(), 0);
   ThreadTree kept;
   for (uint32_t n = 0; n < t.size(); ++n) {
@@ -371,10 +371,10 @@ void Settlement::split_samples(ThreadTree& t) const {
       is_sample[n] = 1;
       // Below a measured node: the path's outermost frame; below a sampled one: its caller.
       const bool top = p == fmt::kNoIndex || !is_sample[p];
-      const double* v = &t.values[size_t(n) * m];
+      const double* v = t.values.data() + size_t(n) * m;
       SampledFrame f{top ? fmt::kNoIndex : at[p], top && p != fmt::kNoIndex ? at[p] : 0, r,
-                     visits_column >= 0 ? v[visits_column] : 0.0,
-                     time_column >= 0 ? v[time_column] * 1e-9 : 0.0};
+                     m && visits_column >= 0 ? v[visits_column] : 0.0,
+                     m && time_column >= 0 ? v[time_column] * 1e-9 : 0.0};
       if (!top) f.node = t.samples[at[p]].node;
       at[n] = uint32_t(t.samples.size());
       t.samples.push_back(f);
@@ -383,8 +383,8 @@ void Settlement::split_samples(ThreadTree& t) const {
     at[n] = uint32_t(kept.parent.size());
     kept.parent.push_back(p == fmt::kNoIndex ? fmt::kNoIndex : at[p]);
     kept.region.push_back(r);
-    kept.values.insert(kept.values.end(), t.values.begin() + long(size_t(n) * m),
-                       t.values.begin() + long(size_t(n + 1) * m));
+    kept.values.insert(kept.values.end(), t.values.data() + size_t(n) * m,
+                       t.values.data() + size_t(n + 1) * m);
   }
   if (t.samples.empty()) return;
   t.parent = std::move(kept.parent);

@@ -229,6 +229,10 @@ struct Columns {
         transfer(e.metric(format::CoreMetric::Transfer)),
         sent(e.metric(format::CoreMetric::BytesSent)),
         recv(e.metric(format::CoreMetric::BytesRecv)) {}
+  // The columns BatchTimes reads (a pass that folds batches reads these and its own).
+  drg::MetricSet for_times() const {
+    return drg::MetricSet::none().add(visits).add(time).add(task_exec);
+  }
 };
 
 // A thread's nodes in the order of the merged tree's member lists: by merged node, then by node.

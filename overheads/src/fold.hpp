@@ -43,15 +43,19 @@ void replay(Reader& in, Acc& acc) {
 // order. Acc has record(log) (its sums of seconds recorded from now on), combine(const Acc&
 // later) (the rest), replay(addend), write(Writer&) and read(Reader&) (into `fresh()`, an empty
 // one). With a share, every process ends with rank 0's accumulator.
+// `columns`: every metric column prepare and fold read (the files read again decode those only).
 template <class Acc, class Fresh, class Prepare, class Fold>
-void fold_batches(const drg::MergedTree& t, Share* share, Acc& acc, Fresh&& fresh,
-                  Prepare&& prepare, Fold&& fold) {
+void fold_batches(const drg::MergedTree& t, Share* share, const drg::MetricSet& columns, Acc& acc,
+                  Fresh&& fresh, Prepare&& prepare, Fold&& fold) {
   using Prepared = decltype(prepare(std::declval<const drg::ThreadBatch&>()));
   auto each_batch = [&](size_t first, size_t last, auto&& fold_one) {
-    t.for_each_batch_ahead(first, last, [&](const drg::ThreadBatch& b) -> drg::MergedTree::Rest {
-      auto made = std::make_shared<Prepared>(prepare(b));
-      return [&fold_one, b, made] { fold_one(b, *made); };
-    });
+    t.for_each_batch_ahead(
+        first, last,
+        [&](const drg::ThreadBatch& b) -> drg::MergedTree::Rest {
+          auto made = std::make_shared<Prepared>(prepare(b));
+          return [&fold_one, b, made] { fold_one(b, *made); };
+        },
+        columns);
   };
   if (!share) {
     each_batch(0, t.batches(), [&](const drg::ThreadBatch& b, Prepared& p) { fold(b, p, acc); });

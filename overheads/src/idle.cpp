@@ -278,7 +278,8 @@ Totals totals(const MergedTree& t, RunFacts& f, const Workers& workers, double p
     std::map<int, MpiStartupTimes> startup = mpi_startup_times(e, c, batch, bt);
     return Prepared{std::move(bt), std::move(startup)};
   };
-  fold_batches(t, share, out, no_idle, prepare,
+  // mpi_startup_times' and IdleWalk's columns.
+  fold_batches(t, share, c.for_times().add(c.team_size).add(c.fork), out, no_idle, prepare,
                [&](const drg::ThreadBatch& batch, Prepared& made, Totals& into) {
                  const BatchTimes& bt = made.bt;
                  const std::map<int, MpiStartupTimes>& startup = made.startup;

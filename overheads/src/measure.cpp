@@ -543,7 +543,10 @@ RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32
   auto no_stats = [&] { return StatsFold{std::vector<MemberStats>(n_nodes), Sums{}}; };
   StatsFold stats = no_stats();
   auto times = [&](const drg::ThreadBatch& b) { return BatchTimes(e, b, workers); };
-  fold_batches(t, share, stats, no_stats, times,
+  drg::MetricSet stats_columns = c.for_times();  // and member_stats' columns
+  stats_columns.add(c.iterations).add(c.tasks_created).add(c.fork).add(c.join).add(c.team_size);
+  for (int column : miss_col) stats_columns.add(column);
+  fold_batches(t, share, stats_columns, stats, no_stats, times,
                [&](const drg::ThreadBatch& b, BatchTimes& bt, StatsFold& into) {
                  member_stats(t, workers, c, miss_col, b, bt, into);
                });
@@ -590,7 +593,12 @@ RunFacts measure(const MergedTree& t, const Workers& workers, std::vector<uint32
   auto no_split = [&] { return PeSplit(n_nodes, caps != nullptr); };
   PeSplit& split = f;
   split = no_split();
-  fold_batches(t, share, split, no_split, times,
+  // root_parts', classify_parts' (the samples' CPU time comes from the visits and the time) and
+  // useful_per_pe's.
+  drg::MetricSet split_columns = c.for_times();
+  split_columns.add(c.wait).add(c.fork).add(c.join).add(c.team_size);
+  split_columns.add(c.transfer).add(c.sent).add(c.recv);
+  fold_batches(t, share, split_columns, split, no_split, times,
                [&](const drg::ThreadBatch& b, BatchTimes& bt, PeSplit& into) {
                  root_parts(t, c, b, bt, starts, f, root_idle);
                  classify_parts(t, workers, c, b, bt, root_idle, caps, f, into, pe_own);

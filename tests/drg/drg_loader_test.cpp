@@ -77,21 +77,24 @@ TEST(Loader, RoundTripOneProcess) {
   EXPECT_EQ(test::by_file_difference(dir, no_symbols()), "");
 }
 
-// Format version 2 (compact threads) holds exactly what version 1 held, and version 1 still loads.
-TEST(Loader, BothFormatVersionsLoadTheSameTrees) {
+// Format versions 2 (compact threads) and 3 (values column by column) hold exactly what version 1
+// held, and the older versions still load.
+TEST(Loader, EveryFormatVersionLoadsTheSameTrees) {
   test::Builder b = sample(-1, 3);  // threads 0-2 share one shape
   uint32_t extra = b.region(K::BarrierExplicit, "", 0, "s.c", 9, 0x90);
   b.node(2, 1, extra, {{"visits", 1}, {"time", double(uint64_t(1) << 60)}, {"time_sumsq", 0.25}});
   b.e.threads[1].values[1] = 0;  // a zero among the values
-  size_t thread_bytes[2] = {};
-  Experiment loaded[2];
-  for (uint32_t version : {1u, 2u}) {
+  size_t thread_bytes[3] = {};
+  Experiment loaded[3];
+  for (uint32_t version : {1u, 2u, 3u}) {
     std::string dir = temp_dir("v" + std::to_string(version));
     mkdir(dir.c_str(), 0755);
     std::vector<char> bytes = encode_rank_file(b.e, -1, {true, true, version});
     write_file(dir + "/rank-000000.sdrg", std::string(bytes.begin(), bytes.end()));
     std::string meta = encode_meta(b.e, {"rank-000000.sdrg"});
-    if (version == 1) meta.replace(meta.find("\"format_version\": 2"), 19, "\"format_version\": 1");
+    const std::string written = "\"format_version\": " + std::to_string(format::kVersion);
+    meta.replace(meta.find(written), written.size(),
+                 "\"format_version\": " + std::to_string(version));
     write_file(dir + "/meta.json", meta);
     for (size_t at = sizeof(format::FileHeader); at < bytes.size();) {  // the sections
       format::SectionHeader sh;
@@ -101,16 +104,54 @@ TEST(Loader, BothFormatVersionsLoadTheSameTrees) {
     }
     loaded[version - 1] = load_experiment(dir, no_symbols());
   }
-  ASSERT_EQ(loaded[0].threads.size(), 3u);
-  ASSERT_EQ(loaded[1].threads.size(), 3u);
-  for (size_t t = 0; t < 3; ++t) {
-    EXPECT_EQ(loaded[1].threads[t].parent, b.e.threads[t].parent);
-    EXPECT_EQ(loaded[1].threads[t].region, loaded[0].threads[t].region);
-    EXPECT_EQ(loaded[1].threads[t].values, loaded[0].threads[t].values);  // bit for bit, 2^60 too
-    EXPECT_EQ(loaded[1].threads[t].values, b.e.threads[t].values);
+  for (size_t v = 0; v < 3; ++v) {
+    ASSERT_EQ(loaded[v].threads.size(), 3u) << "version " << v + 1;
+    for (size_t t = 0; t < 3; ++t) {
+      EXPECT_EQ(loaded[v].threads[t].parent, b.e.threads[t].parent);
+      EXPECT_EQ(loaded[v].threads[t].region, loaded[0].threads[t].region);
+      EXPECT_EQ(loaded[v].threads[t].values, b.e.threads[t].values)  // bit for bit, 2^60 too
+          << "version " << v + 1 << " thread " << t;
+    }
   }
-  // 10 nodes of 5 columns: 480 B of records in version 1; two shapes, small varints in version 2.
+  // 10 nodes of 5 columns: 480 B of records in version 1; two shapes, small values after.
   EXPECT_LT(thread_bytes[1], thread_bytes[0] / 2) << "v1 " << thread_bytes[0] << " B, v2 " << thread_bytes[1];
+  EXPECT_LT(thread_bytes[2], thread_bytes[0] / 2) << "v1 " << thread_bytes[0] << " B, v3 " << thread_bytes[2];
+}
+
+// Version 3 decodes the columns a reader names and skips the others; older versions decode all.
+TEST(Loader, ColumnsNotAskedForAreNotDecoded) {
+  test::Builder b = sample(-1, 3);
+  b.node(2, 1, b.region(K::BarrierExplicit, "", 0, "s.c", 9, 0x90),
+         {{"visits", 3}, {"time", 7e9}, {"time_min", 1e9}, {"time_max", 4e9}, {"time_sumsq", 0.25}});
+  // The visits, and a column past the visit times (those bring the visits and time with them).
+  const int visits = b.e.metric("visits"), sumsq = b.e.metric("time_sumsq");
+  ASSERT_EQ(visits, 0);
+  ASSERT_GE(sumsq, 4);
+  const size_t nm = b.e.metric_count();
+  for (uint32_t version : {2u, 3u}) {
+    std::vector<char> bytes = encode_rank_file(b.e, -1, {true, true, version});
+    Experiment some, none;
+    parse_rank_file("r.sdrg", bytes, some, no_symbols(), nullptr,
+                    MetricSet::none().add(visits).add(sumsq));
+    parse_rank_file("r.sdrg", bytes, none, no_symbols(), nullptr, MetricSet::none());
+    ASSERT_EQ(some.threads.size(), 3u);
+    ASSERT_EQ(none.threads.size(), 3u);
+    for (size_t t = 0; t < 3; ++t) {
+      const ThreadTree& full = b.e.threads[t];
+      EXPECT_EQ(none.threads[t].parent, full.parent);
+      EXPECT_EQ(none.threads[t].region.size(), full.region.size());
+      EXPECT_EQ(none.threads[t].values.empty(), version >= 3) << "version " << version;
+      ASSERT_EQ(some.threads[t].values.size(), full.values.size());
+      for (size_t n = 0; n < full.size(); ++n)
+        for (size_t m = 0; m < nm; ++m) {
+          const double want = version < 3 || int(m) == visits || int(m) == sumsq
+                                  ? full.values[n * nm + m]
+                                  : 0.0;
+          EXPECT_EQ(some.threads[t].values[n * nm + m], want)
+              << "version " << version << " thread " << t << " node " << n << " column " << m;
+        }
+    }
+  }
 }
 
 TEST(Loader, RoundTripSharedDefinitionsAcrossRanks) {
@@ -150,7 +191,7 @@ TEST(Loader, WrongVersionNamesTheFile) {
     meta.assign(std::istreambuf_iterator<char>(in), {});
   }
   std::string bad = meta;
-  bad.replace(bad.find("\"format_version\": 2"), 19, "\"format_version\": 9");
+  bad.replace(bad.find("\"format_version\": 3"), 19, "\"format_version\": 9");
   write_file(dir + "/meta.json", bad);
   expect_load_error([&] { load_experiment(dir, no_symbols()); }, dir + "/meta.json", "unsupported format version 9");
   write_file(dir + "/meta.json", meta);

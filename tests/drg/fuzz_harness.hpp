@@ -1,6 +1,7 @@
 // The loader fuzz harness, shared by the libFuzzer target (fuzz_loader.cpp) and the unit test
 // that replays the corpus. Input layout: byte 0 selects the mode, the rest is the data.
-//   mode & 3 == 0: one data file, parsed as is (parse_rank_file, no shared definitions)
+//   mode & 3 == 0: one data file, parsed as is (parse_rank_file, no shared definitions); when it
+//                  loads, also without values and with two columns: alike, or a crash
 //   mode & 3 == 1: one data file, sealed first (payload size and CRC fixed) to reach the sections
 //   mode & 3 == 2: meta.json (parse_meta)
 //   mode & 3 == 3: a whole experiment served from memory: parts separated by "\n@@\n"; the first
@@ -34,6 +35,19 @@ inline int run_one(const uint8_t* data, size_t size) {
         if ((mode & 3) == 1) seal_rank_file(rest);
         Experiment e;
         parse_rank_file("fuzz.sdrg", rest, e, opt);
+        // Read without values, or with some columns (version 3 skips the others): the same
+        // file must load alike, with the same threads.
+        for (const MetricSet& columns : {MetricSet::none(), MetricSet::none().add(1).add(3)}) {
+          Experiment part;
+          try {
+            parse_rank_file("fuzz.sdrg", rest, part, opt, nullptr, columns);
+          } catch (const LoadError&) {
+            __builtin_trap();  // the whole file loaded
+          }
+          if (part.threads.size() != e.threads.size()) __builtin_trap();
+          for (size_t t = 0; t < e.threads.size(); ++t)
+            if (part.threads[t].parent != e.threads[t].parent) __builtin_trap();
+        }
         if (!e.threads.empty()) {  // what the readers do next must hold up too
           Drg d(e);
           RegionGraph rg(d);

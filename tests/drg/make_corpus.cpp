@@ -103,9 +103,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   // The hand-made bad inputs patch the fixed-size records of version 1 (still read); those of
-  // the compact version 2 are below ("version 2").
+  // the compact versions 2 and 3 are below ("version 2", "version 3").
   const std::vector<char> good = encode_rank_file(sample().e, -1, {true, true, 1});
-  const std::vector<char> good2 = encode_rank_file(sample().e, -1);
+  const std::vector<char> good2 = encode_rank_file(sample().e, -1, {true, true, 2});
+  const std::vector<char> good3 = encode_rank_file(sample().e, -1, {true, true, 3});
   const std::string meta1 = encode_meta(sample().e, {"rank-000000.sdrg"});
   if (argc == 4 && std::string(argv[2]) == "--seeds") {
     out_dir = argv[3];
@@ -113,6 +114,8 @@ int main(int argc, char** argv) {
     write("seed-file-sealed", "\x01" + str(good));
     write("seed-file-v2", "\x00" + str(good2));
     write("seed-file-v2-sealed", "\x01" + str(good2));
+    write("seed-file-v3", "\x00" + str(good3));
+    write("seed-file-v3-sealed", "\x01" + str(good3));
     write("seed-meta", "\x02" + meta1);
     write("seed-experiment", "\x07" + join({meta1, str(good)}));
     test::Builder r0 = sample(0), r1 = sample(1, 1);
@@ -272,7 +275,7 @@ int main(int argc, char** argv) {
     // then per node a mask byte (4 columns) and the values; thread 1 repeats thread 0's shape.
     const size_t t0 = layout(good2).thrd + sizeof(fmt::SectionHeader);
     const size_t shape = t0 + sizeof(fmt::ThreadRecord);
-    const std::vector<char> one = encode_rank_file(sample(-1, 1).e, -1);
+    const std::vector<char> one = encode_rank_file(sample(-1, 1).e, -1, {true, true, 2});
     fmt::SectionHeader one_thread;  // thread 0 alone: its bytes end where thread 1 starts
     std::memcpy(&one_thread, one.data() + layout(one).thrd, sizeof one_thread);
     const size_t t1 = t0 + one_thread.size;
@@ -298,6 +301,45 @@ int main(int argc, char** argv) {
     b = good2;
     poke<uint32_t>(b, t1 + offsetof(fmt::ThreadRecord, node_count), 5);
     write("v2-shape-node-count-differs.sdrg", sealed(b));
+  }
+
+  // ---- version 3: the values column by column (scalea/compact.hpp, put_columns) ----
+  {
+    // sample(): thread 0's record, its structure (8 bytes), then per column a code byte (the
+    // width in bits, 0x80 for sparse) and the packed values.
+    const size_t shape = layout(good3).thrd + sizeof(fmt::SectionHeader) + sizeof(fmt::ThreadRecord);
+    auto patched = [&](size_t at, uint8_t v) {
+      auto b = good3;
+      b[at] = char(v);
+      return sealed(b);
+    };
+    write("v3-column-width-57.sdrg", patched(shape + 8, 57));
+    write("v3-sparse-column-without-width.sdrg", patched(shape + 8, 0x80));
+    auto b = good3;  // the section, the last of the file, ends inside thread 1's last column
+    fmt::SectionHeader sh;
+    std::memcpy(&sh, b.data() + layout(b).thrd, sizeof sh);
+    sh.size -= 3;
+    std::memcpy(b.data() + layout(b).thrd, &sh, sizeof sh);
+    b.resize(b.size() - 3);
+    write("v3-truncated-values.sdrg", sealed(b));
+    b = good3;
+    poke<uint32_t>(b, layout(b).thrd + sizeof(fmt::SectionHeader) + offsetof(fmt::ThreadRecord, node_count),
+                   0xffffffffu);
+    write("v3-huge-node-count.sdrg", sealed(b));
+    // One thread of 3 nodes whose time is not 0 at the root only: a sparse column (code, bitmap
+    // 0x01, 5 bytes) after the visits' empty one; the bitmap then names a fourth node.
+    test::Builder d({"visits", "time"});
+    uint32_t prog = d.region(RegionKind::Program, "main"), f = d.region(RegionKind::Function, "f", 0, "", 0, 1);
+    uint32_t t = d.thread(-1, 0, prog, {{"time", 1e12}});
+    d.node(t, d.node(t, 0, f, {}), f, {});
+    b = encode_rank_file(d.e, -1, {true, true, 3});
+    const size_t columns = layout(b).thrd + sizeof(fmt::SectionHeader) + sizeof(fmt::ThreadRecord) + 6;
+    if (uint8_t(b[columns]) != 0 || uint8_t(b[columns + 1]) != (0x80 | 40) || b[columns + 2] != 1) {
+      std::cerr << "make_corpus: the sparse column is not where it was expected\n";
+      return 1;
+    }
+    b[columns + 2] = char(0x09);
+    write("v3-node-beyond-bitmap.sdrg", sealed(b));
   }
 
   // ---- meta.json (parse_meta) ----

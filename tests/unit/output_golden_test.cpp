@@ -164,22 +164,18 @@ void record_events() {
   at(4000);
 }
 
-// Moves `p` past a thread's structure and values (format version 2, scalea/compact.hpp): the
-// core columns only, one mask word.
+// Moves `p` past a thread's structure and values (format version 3, scalea/compact.hpp): the
+// core columns only.
 void skip_compact_nodes(const std::string& file, size_t& p, const format::ThreadRecord& tr) {
   const auto* at = reinterpret_cast<const uint8_t*>(file.data()) + p;
   const auto* end = reinterpret_cast<const uint8_t*>(file.data()) + file.size();
-  uint64_t v, mask = 0;
+  uint64_t v;
   for (uint32_t n = 0; tr.same_shape == format::kNoIndex && n < 2 * tr.node_count; ++n)
     ASSERT_TRUE(format::get_varint(at, end, v));
-  for (uint32_t n = 0; n < tr.node_count; ++n) {
-    ASSERT_TRUE(format::get_varint(at, end, v));
-    mask ^= v;
-    for (uint64_t bits = mask; bits; bits &= bits - 1) {
-      size_t m = size_t(__builtin_ctzll(bits));
-      if (format::kCoreMetrics[m].type == format::MetricType::F64) at += 8;
-      else ASSERT_TRUE(format::get_varint(at, end, v));
-    }
+  for (size_t m = 0; m < format::kCoreMetricCount; ++m) {
+    const format::PackedColumn c = format::packed_column(at, end, tr.node_count);
+    ASSERT_TRUE(c.ok) << "column " << m;
+    at = c.next;
   }
   p = size_t(at - reinterpret_cast<const uint8_t*>(file.data()));
 }

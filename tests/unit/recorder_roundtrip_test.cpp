@@ -58,7 +58,7 @@ TEST(RecorderRoundTrip, UserRegionsAndMetricsSurviveWriteAndLoad) {
     EXPECT_EQ(r.function, "main");
   }
   EXPECT_TRUE(found);
-  EXPECT_EQ(e.meta["format_version"], 2);
+  EXPECT_EQ(e.meta["format_version"], format::kVersion);
   EXPECT_TRUE(e.complete());
 }
 

@@ -1,10 +1,14 @@
-// The compact thread section of format version 2 (docs/experiment-format.md, "Threads"), shared by
-// the collector's writer, drg's encoder and the loader. Header-only, plain C++17, like format.hpp.
+// The compact thread sections of format versions 2 and 3 (docs/experiment-format.md, "Threads"),
+// shared by the collector's writer, drg's encoder and the loader. Header-only, plain C++17, like
+// format.hpp.
 //
 // Per thread: a ThreadRecord; then, unless `same_shape` names an earlier thread of the section
 // with the same call-tree structure, the structure: per node the distance to its parent (0 for
-// the root) and its region, both varints; then per node its values (put_node_values). Zeros cost
-// nothing, small counts a byte, and the threads of one process that ran the same constructs in
+// the root) and its region, both varints; then the values: in version 2 node by node
+// (put_node_values: a mask of the columns not 0, then those as varints), in version 3 column by
+// column (put_columns: each column's values packed in the bits its largest needs, the zeros left
+// out where that is smaller), so that a reader decodes only the columns it uses. Zeros cost
+// little, small counts a few bits, and the threads of one process that ran the same constructs in
 // the same order share one structure.
 #pragma once
 #include <cstdint>
@@ -194,6 +198,148 @@ inline void put_node_values(std::vector<char>& out, const uint64_t* raw, const V
       out.insert(out.end(), b, b + 8);
     }
   }
+}
+
+// Version 3: a thread's values column by column (docs/experiment-format.md, "Threads"), so that a
+// reader decodes only the columns it uses and skips the others without reading them. Per column
+// one code byte: 0 when every node's value is 0 (nothing follows); else the low seven bits are
+// the width in bits (1 to 56, or 64) and the high bit says `sparse`: a bitmap of the nodes whose
+// value is not 0 (a bit a node, the lowest first, bytes_for(nodes, 1) bytes) precedes their
+// values; a dense column has every node's value. The values are packed `width` bits each, the
+// lowest bits first, in bytes_for(count, width) bytes. Each column takes the smaller form.
+inline constexpr uint8_t kSparse = 0x80;
+inline constexpr unsigned kMaxPackedWidth = 56;  // wider values take 64 bits
+inline size_t bytes_for(size_t count, unsigned width) { return (count * width + 7) / 8; }
+
+// The width a column's values take: the bits of the largest (their OR), 64 beyond 56.
+inline unsigned packed_width(uint64_t any_bits) {
+  unsigned w = any_bits ? 64 - unsigned(__builtin_clzll(any_bits)) : 0;
+  return w > kMaxPackedWidth ? 64 : w;
+}
+
+// Appends `count` values packed `width` bits each.
+template <class Value>
+void put_packed(std::vector<char>& out, size_t count, unsigned width, Value value) {
+  const size_t at = out.size();
+  out.resize(at + bytes_for(count, width));
+  char* p = out.data() + at;
+  if (width == 64) {
+    for (size_t i = 0; i < count; ++i) {
+      uint64_t v = value(i);
+      std::memcpy(p + 8 * i, &v, 8);
+    }
+    return;
+  }
+  uint64_t acc = 0;  // bits not yet written: fewer than 8 before each value, so acc never overflows
+  unsigned bits = 0;
+  for (size_t i = 0; i < count; ++i) {
+    acc |= value(i) << bits;
+    for (bits += width; bits >= 8; bits -= 8, acc >>= 8) *p++ = char(uint8_t(acc));
+  }
+  if (bits) *p = char(uint8_t(acc));
+}
+
+// Node n's values coded as the file holds them (visit times as distances from the mean visit, an
+// f64 as its bits), into column-major `cols` (column m of `nodes` values at cols + m * nodes).
+inline void code_node_values(const uint64_t* raw, const ValueCoding& c, size_t n, size_t nodes,
+                             uint64_t* cols) {
+  for (size_t m = 0; m < c.columns(); ++m) {
+    uint64_t v = raw[m];
+    if (c.visit_times && m == 2) v = zigzag(mean_visit(raw) - raw[2]);
+    if (c.visit_times && m == 3) v = zigzag(raw[3] - mean_visit(raw));
+    cols[m * nodes + n] = v;
+  }
+}
+
+// A thread's coded values (code_node_values), column by column in the version 3 layout.
+inline void put_columns(std::vector<char>& out, const uint64_t* cols, size_t nodes,
+                        size_t columns) {
+  for (size_t m = 0; m < columns; ++m) {
+    const uint64_t* col = cols + m * nodes;
+    uint64_t any = 0;
+    size_t nonzero = 0;
+    for (size_t n = 0; n < nodes; ++n) any |= col[n], nonzero += col[n] != 0;
+    const unsigned width = packed_width(any);
+    const bool sparse =
+        width && bytes_for(nodes, 1) + bytes_for(nonzero, width) < bytes_for(nodes, width);
+    out.push_back(char(uint8_t(width | (sparse ? kSparse : 0))));
+    if (!width) continue;
+    if (!sparse) {
+      put_packed(out, nodes, width, [&](size_t i) { return col[i]; });
+      continue;
+    }
+    put_packed(out, nodes, 1, [&](size_t i) { return uint64_t(col[i] != 0); });
+    size_t at = 0;  // the values are asked for in order: the next one not 0
+    put_packed(out, nonzero, width, [&](size_t) {
+      while (!col[at]) ++at;
+      return col[at++];
+    });
+  }
+}
+
+// Value i of values packed `width` bits each (at most kMaxPackedWidth, or 64) from `data`;
+// `limit` is where the readable bytes end (bytes beyond the packed ones may be read, not used).
+__attribute__((always_inline)) inline uint64_t packed_at(const uint8_t* data, const uint8_t* limit,
+                                                         size_t i, unsigned width) {
+  const size_t bit = i * width;
+  const uint8_t* p = data + bit / 8;
+  uint64_t x = 0;
+  if (limit - p >= 8) std::memcpy(&x, p, 8);
+  else std::memcpy(&x, p, size_t(limit - p));
+  if (width == 64) return x;
+  return (x >> (bit & 7)) & ((uint64_t(1) << width) - 1);
+}
+
+// One column of a thread as the file lays it out; `ok` false when its code is not valid.
+struct PackedColumn {
+  unsigned width = 0;               // 0: every value is 0
+  const uint8_t* bitmap = nullptr;  // sparse columns: the nodes whose value is not 0
+  const uint8_t* data = nullptr;    // the packed values
+  size_t count = 0;                 // how many values are packed
+  const uint8_t* next = nullptr;    // where the next column starts
+  bool ok = false;
+};
+
+// Reads the column at p of a thread of `nodes` nodes, without decoding its values; everything it
+// needs lies before `end`.
+inline PackedColumn packed_column(const uint8_t* p, const uint8_t* end, size_t nodes) {
+  PackedColumn c;
+  if (p == end) return c;
+  const uint8_t code = *p++;
+  c.width = code & 0x7f;
+  const bool sparse = code & kSparse;
+  if ((c.width > kMaxPackedWidth && c.width != 64) || (sparse && !c.width)) return c;
+  c.count = c.width ? nodes : 0;
+  if (sparse) {
+    const size_t bytes = bytes_for(nodes, 1);
+    if (size_t(end - p) < bytes) return c;
+    c.bitmap = p;
+    c.count = 0;
+    for (size_t i = 0; i < bytes; ++i) c.count += size_t(__builtin_popcount(p[i]));
+    if ((nodes & 7) && p[bytes - 1] >> (nodes & 7)) return c;  // a node beyond the last
+    p += bytes;
+  }
+  const size_t bytes = bytes_for(c.count, c.width);
+  if (size_t(end - p) < bytes) return c;
+  c.data = p;
+  c.next = p + bytes;
+  c.ok = true;
+  return c;
+}
+
+// Calls f(node, value) for every node of a column whose value is not 0 (sparse) or for every
+// node (dense); `limit` as for packed_at.
+template <class F>
+void for_each_packed(const PackedColumn& c, const uint8_t* limit, size_t nodes, F f) {
+  if (!c.width) return;
+  if (!c.bitmap) {
+    for (size_t n = 0; n < nodes; ++n) f(n, packed_at(c.data, limit, n, c.width));
+    return;
+  }
+  size_t k = 0;
+  for (size_t byte = 0; byte * 8 < nodes; ++byte)
+    for (unsigned bits = c.bitmap[byte]; bits; bits &= bits - 1)
+      f(byte * 8 + unsigned(__builtin_ctz(bits)), packed_at(c.data, limit, k++, c.width));
 }
 
 // A thread's call-tree structure: parent[i] < i for every node but the root (kNoIndex).

@@ -13,10 +13,11 @@
 namespace scalea::format {
 
 inline constexpr char kMagic[8] = {'S', 'C', 'A', 'L', 'E', 'A', 'D', 'G'};
-// Writers write kVersion; readers read every version from kOldestVersion on. Version 2 changed
-// only the THRD section (compact.hpp); snapshot files keep version 1 (kSnapshotVersion), whose
-// fixed-size node records their readers subtract in place.
-inline constexpr uint32_t kVersion = 2;
+// Writers write kVersion; readers read every version from kOldestVersion on. Versions 2 and 3
+// changed only the THRD section (compact.hpp: 2 the values node by node, 3 column by column);
+// snapshot files keep version 1 (kSnapshotVersion), whose fixed-size node records their readers
+// subtract in place.
+inline constexpr uint32_t kVersion = 3;
 inline constexpr uint32_t kOldestVersion = 1;
 inline constexpr uint32_t kSnapshotVersion = 1;
 inline constexpr const char* kMetaFile = "meta.json";

@@ -87,8 +87,11 @@ class MergedTree {
   // Files opened by a team (RankFiles::team()): each process reads its block and rank 0 merges
   // the blocks' trees in file order (merge_blocks), so that every process has the tree of one
   // process reading every file, node for node and bit for bit; only its block's files are kept.
-  explicit MergedTree(const RankFiles& files, size_t keep_bytes = kKeepBytes);
+  explicit MergedTree(const RankFiles& files, size_t keep_bytes = keep_budget());
   static constexpr size_t kKeepBytes = size_t(768) << 20;
+  // The budget: kKeepBytes, or SCALEA_KEEP_MB MiB from the environment (read once; 0 keeps
+  // nothing: every pass reads every file again, for a small memory, or to test the re-reading).
+  static size_t keep_budget();
   // What a thread and its map take in memory (their arrays), and what the trees alive keep.
   static size_t bytes_held(const ThreadTree& t, size_t metrics);
   static size_t kept();
@@ -116,9 +119,12 @@ class MergedTree {
   // the batch's work (or nothing), which runs on the calling thread in file order. What a pass
   // computes from one batch alone goes in work; what depends on the batches before it (a sum of
   // seconds, added in the serial order) goes in the rest. In memory, both run here.
+  // `columns`: the metric columns the work reads; the files read again decode those only (the
+  // others read 0, docs/experiment-format.md), the files kept in memory have them all.
   using Rest = std::function<void()>;
   void for_each_batch_ahead(size_t first, size_t last,
-                            const std::function<Rest(const ThreadBatch&)>& work) const;
+                            const std::function<Rest(const ThreadBatch&)>& work,
+                            const MetricSet& columns = MetricSet::all()) const;
   // How many batches for_each_batch gives: one per rank file read by file, one in memory.
   size_t batches() const { return files_ ? file_first_.size() - 1 : 1; }
   // The batches [first, last) process `rank` of `size` takes in a shared analysis: the blocks of
@@ -176,8 +182,9 @@ class MergedTree {
   // Numbers the siblings that print alike (twin_), once the tree is whole.
   void number_twins();
   // Every thread of the run with its map, in order: per_thread and per_rank over the files.
-  void for_each_thread(const std::function<void(uint32_t, const ThreadTree&,
-                                                const std::vector<uint32_t>&)>& f) const;
+  void for_each_thread(
+      const std::function<void(uint32_t, const ThreadTree&, const std::vector<uint32_t>&)>& f,
+      const MetricSet& columns) const;
 
   const Experiment* e_;
   const RankFiles* files_ = nullptr;  // read one file at a time, or null: all in memory

@@ -118,6 +118,47 @@ struct Experiment {
   bool complete() const;
 };
 
+// The metric columns a reader needs. Files of format version 3 hold each thread's values column
+// by column, and a reader that names its columns decodes those only (the others read 0); older
+// versions decode every column. Default: every column.
+class MetricSet {
+ public:
+  static MetricSet all() { return MetricSet(); }
+  static MetricSet none() {
+    MetricSet s;
+    s.all_ = false;
+    return s;
+  }
+  // Adds column `metric` (a negative index, a column the file lacks, is ignored).
+  MetricSet& add(int metric) {
+    if (metric < 0 || all_) return *this;
+    if (words_.size() <= size_t(metric) / 64) words_.resize(size_t(metric) / 64 + 1, 0);
+    words_[size_t(metric) / 64] |= uint64_t(1) << (metric % 64);
+    return *this;
+  }
+  MetricSet& add(const MetricSet& other) {
+    if (other.all_) *this = all();
+    for (size_t w = 0; w < other.words_.size() && !all_; ++w)
+      for (uint64_t b = other.words_[w]; b; b &= b - 1)
+        add(int(w * 64 + unsigned(__builtin_ctzll(b))));
+    return *this;
+  }
+  bool has(size_t metric) const {
+    return all_ || (metric / 64 < words_.size() && words_[metric / 64] >> (metric % 64) & 1);
+  }
+  bool every() const { return all_; }
+  bool empty() const {
+    if (all_) return false;
+    for (uint64_t w : words_)
+      if (w) return false;
+    return true;
+  }
+
+ private:
+  bool all_ = true;
+  std::vector<uint64_t> words_;
+};
+
 struct LoadOptions {
   bool resolve_symbols = true;  // fill file/line/function of code addresses with libdw
   // Drop function regions of compiler-outlined bodies (-finstrument-functions records
@@ -169,9 +210,11 @@ class RankFiles {
   // and ranks sees the experiment's (a few bytes per thread, not per node).
   const Experiment& definitions() const;
   size_t files() const;
-  // The threads of rank file i (in meta.json's order), as load_experiment holds them. Safe to
-  // call from several threads at once (a pass reads files ahead: readers()).
-  std::vector<ThreadTree> threads(size_t i) const;
+  // The threads of rank file i (in meta.json's order), as load_experiment holds them: with the
+  // values of `columns` (the others 0; older versions than 3 have every column), or with none
+  // when `columns` is empty (values empty in version 3). Safe to call from several threads at
+  // once (a pass reads files ahead: readers()).
+  std::vector<ThreadTree> threads(size_t i, const MetricSet& columns = MetricSet::all()) const;
   // How many threads a pass over the files should read them ahead with (LoadOptions::threads).
   unsigned readers() const;
   // How many threads rank file i holds, without reading it.
@@ -213,8 +256,11 @@ struct FileDefinitions {
 // Parses one binary file (exposed for the fuzzer and tests). Regions are added to `into`
 // (unified by identity: kind, subkind, name, module, address), threads appended. A file with
 // threads but no definitions uses `shared`.
+// `columns`: the metric columns decoded (MetricSet); with an empty set the threads of a file of
+// version 3 come with their structure only (`values` empty), older versions' with every column.
 FileDefinitions parse_rank_file(const std::string& name, const std::vector<char>& bytes,
                                 Experiment& into, const LoadOptions& options,
-                                const FileDefinitions* shared = nullptr);
+                                const FileDefinitions* shared = nullptr,
+                                const MetricSet& columns = MetricSet::all());
 
 }  // namespace scalea::drg
