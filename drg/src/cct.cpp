@@ -429,11 +429,17 @@ std::vector<std::pair<uint32_t, double>> MergedTree::per_thread(uint32_t node, i
 }
 
 std::vector<double> MergedTree::per_rank(uint32_t node, int metric) const {
+  std::vector<char> one(nodes_.size(), 0);
+  one[node] = 1;
+  return per_rank(one, metric);
+}
+
+std::vector<double> MergedTree::per_rank(const std::vector<char>& nodes, int metric) const {
   std::vector<double> out(size_t(e_->ranks()), 0.0);
   for_each_thread(
       [&](uint32_t, const ThreadTree& t, const std::vector<uint32_t>& map) {
         for (uint32_t n = 0; n < t.size(); ++n)
-          if (map[n] == node) out[size_t(std::max(t.rank, 0))] += e_->value(t, n, metric);
+          if (nodes[map[n]]) out[size_t(std::max(t.rank, 0))] += e_->value(t, n, metric);
       },
       MetricSet::none().add(metric));
   return out;

@@ -72,13 +72,17 @@ Phase rank_phase(const MergedTree& t) {
   const drg::Experiment& e = t.experiment();
   const int visits = e.metric(format::CoreMetric::Visits);
   std::vector<double> p2p(size_t(std::max(1, e.ranks())), 0.0);
-  bool collectives = false;
+  bool collectives = false, any = false;
+  std::vector<char> calls(t.nodes().size(), 0);  // the point-to-point calls, read in one pass
   for (uint32_t n = 0; n < t.nodes().size(); ++n) {
     const drg::Region& r = t.region_of(n);
     if (r.kind != RegionKind::Mpi) continue;
     if (r.subkind == uint16_t(format::MpiClass::Collective)) collectives = true;
     if (r.subkind != uint16_t(format::MpiClass::P2P) || visits < 0) continue;
-    std::vector<double> v = t.per_rank(n, visits);
+    calls[n] = any = 1;
+  }
+  if (any) {
+    std::vector<double> v = t.per_rank(calls, visits);
     for (size_t i = 0; i < v.size() && i < p2p.size(); ++i) p2p[i] += v[i];
   }
   Phase p{0, Pattern::SpmdCollective, "the ranks communicate through collectives only"};

@@ -142,6 +142,9 @@ class MergedTree {
   std::vector<std::pair<uint32_t, double>> per_thread(uint32_t node, int metric) const;
   // Value of the metric summed per rank.
   std::vector<double> per_rank(uint32_t node, int metric) const;
+  // The same summed over the nodes marked in `nodes` (by merged node), in one reading of the
+  // files, not one per node.
+  std::vector<double> per_rank(const std::vector<char>& nodes, int metric) const;
 
   // "program/parallel@md.c:88/loop@md.c:90", shortened beyond kPathLevels levels (call_path).
   // Costs O(min(depth, kPathLevels)): build it only for the nodes whose path is printed. Unique:
