@@ -2,8 +2,8 @@
 # The million-PE benchmark: synthetic experiments of RANKS x 64 threads x 100 call paths in the
 # few-files layout (one container per 64 ranks, docs/experiment-format.md "Containers"), analysed
 # by `scalea report DIR --depth 1` under /usr/bin/time -v, then deleted. Needs the experiment's
-# size free on WORK's disk (3.6 GiB at 4,096 ranks, 15 GiB at 16,384) and about 1.1 x that in
-# memory with today's analysis. Usage:
+# size free on WORK's disk (0.8 GiB at 4,096 ranks, 3 GiB at 16,384, format 3) and about 1 GiB of
+# memory. Usage:
 #   bench/drg/run_scale.sh [BUILD_DIR] [WORK_DIR] [RANKS...]      (default RANKS: 4096)
 set -e
 BUILD=${1:-build}
