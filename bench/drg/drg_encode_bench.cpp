@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "scalea/drg/encode.hpp"
+#include "synthetic.hpp"
 
 using namespace scalea;
 using namespace scalea::drg;
@@ -22,14 +23,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   Experiment e;
-  for (const auto& m : format::kCoreMetrics) {
-    e.metrics.push_back(m.name);
-    e.metric_merge.push_back(m.merge);
-    e.metric_type.push_back(m.type);
-  }
+  bench::use_core_columns(e);
   const size_t nm = e.metrics.size();
-  uint64_t seed = 88172645463325252ull;
-  auto rnd = [&] { seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17; return seed; };
+  bench::SyntheticValues values;
   for (int t = 0; t < threads; ++t) {
     ThreadTree tt;
     tt.rank = 0;
@@ -37,11 +33,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < paths; ++i) {
       tt.parent.push_back(i == 0 ? format::kNoIndex : uint32_t((i - 1) / 4));
       tt.region.push_back(uint32_t(i % 100 + 1));
-      double visits = double(1 + rnd() % 100), time = double(1000 + rnd() % 1000000);
-      std::vector<double> v(nm, 0.0);
-      v[0] = visits, v[1] = time, v[2] = time / visits, v[3] = time, v[4] = time * time / visits;
-      for (size_t m = 5; m < nm; ++m) v[m] = double(rnd() % 1000);
-      tt.values.insert(tt.values.end(), v.begin(), v.end());
+      tt.values.resize(tt.values.size() + nm);
+      values.node(&tt.values[tt.values.size() - nm], nm);
     }
     e.threads.push_back(std::move(tt));
   }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "scalea/drg/encode.hpp"
+#include "synthetic.hpp"
 
 using namespace scalea;
 using namespace scalea::drg;
@@ -33,11 +34,7 @@ int main(int argc, char** argv) {
                        int(RegionKind::Single), int(RegionKind::Critical), int(RegionKind::Function),
                        int(RegionKind::Mpi)};
   Experiment defs;
-  for (const auto& m : format::kCoreMetrics) {
-    defs.metrics.push_back(m.name);
-    defs.metric_merge.push_back(m.merge);
-    defs.metric_type.push_back(m.type);
-  }
+  bench::use_core_columns(defs);
   const size_t nm = defs.metrics.size();
   // Regions: the program plus 100 constructs in one module.
   Region prog;
@@ -77,8 +74,7 @@ int main(int argc, char** argv) {
   write("definitions.sdrg", encode_rank_file(defs, -1, {true, false, version}));
   std::vector<std::string> files;
   std::vector<format::ContainerPart> node;  // the ranks of the next container
-  uint64_t seed = 88172645463325252ull;
-  auto rnd = [&] { seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17; return seed; };
+  bench::SyntheticValues values;
   for (int r = 0; r < ranks; ++r) {
     Experiment e;
     e.metrics = defs.metrics;
@@ -91,16 +87,7 @@ int main(int argc, char** argv) {
       tt.parent = parent;
       tt.region = region;
       tt.values.resize(size_t(paths) * nm);
-      for (int n = 0; n < paths; ++n) {
-        double* v = &tt.values[size_t(n) * nm];
-        double visits = double(1 + rnd() % 100), time = double(1000 + rnd() % 1000000);
-        v[0] = visits;
-        v[1] = time;
-        v[2] = time / visits;
-        v[3] = time;
-        v[4] = time * time / visits;
-        for (size_t m = 5; m < nm; ++m) v[m] = double(rnd() % 1000);
-      }
+      for (int n = 0; n < paths; ++n) values.node(&tt.values[size_t(n) * nm], nm);
       e.threads.push_back(std::move(tt));
     }
     std::vector<char> bytes = encode_rank_file(e, r, {false, true, version});
