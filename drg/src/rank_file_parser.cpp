@@ -293,6 +293,8 @@ class RankFileParser {
     // Each thread takes at least its header: a count beyond that cannot be honest.
     if (uint64_t(sh.count) * sizeof(fmt::ThreadRecord) > body.left())
       body.fail("thread count " + std::to_string(sh.count) + " exceeds the section");
+    expansion_limit_ = kExpansion * sh.size + kExpansionSlack;
+    expanded_ = 0;
     std::vector<char> f64(nm);
     std::vector<fmt::MetricMerge> merge(nm);
     for (size_t m = 0; m < nm; ++m) {
@@ -389,6 +391,13 @@ class RankFileParser {
                   " nodes, but the shape it repeats has " +
                   std::to_string(shapes_.back()->parent.size()));
     }
+    // A repeated shape and columns of zeros cost a few bytes a thread, whatever its nodes: a
+    // section that would unfold beyond any honest ratio is damaged (not memory to exhaust).
+    expanded_ += uint64_t(tr.node_count) * (8 + 8 * coding.columns());
+    if (expanded_ > expansion_limit_)
+      body.fail(what + ": the section's threads would take over " +
+                std::to_string(expansion_limit_ >> 20) + " MiB in memory, " +
+                std::to_string(kExpansion) + " times its size and more: damaged");
     t.parent = shapes_.back()->parent;
     t.region = shapes_.back()->region;
     repeats = shapes_.back()->repeats;
@@ -540,7 +549,12 @@ class RankFileParser {
   std::vector<std::shared_ptr<const Shape>> shapes_;  // by position in the thread section
   std::vector<uint64_t> last_mask_;                   // scratch of read_compact_values
   std::vector<uint64_t> head_;                        // scratch of read_column_values
-  FlatMap64 paths_seen_;                              // scratch of fold_duplicate_paths
+  // The memory a thread section may unfold to: kExpansion times its bytes and kExpansionSlack
+  // (the synthetic experiments take 5 times their compact bytes, a thread of 100 nodes whose
+  // values are all 0 about 350 times).
+  static constexpr uint64_t kExpansion = 1024, kExpansionSlack = uint64_t(16) << 20;
+  uint64_t expansion_limit_ = 0, expanded_ = 0;
+  FlatMap64 paths_seen_;  // scratch of fold_duplicate_paths
 };
 
 }  // namespace

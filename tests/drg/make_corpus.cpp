@@ -340,6 +340,26 @@ int main(int argc, char** argv) {
     }
     b[columns + 2] = char(0x09);
     write("v3-node-beyond-bitmap.sdrg", sealed(b));
+    // A thread of 20,000 nodes, then 1,000 that repeat its shape with a column of zeros: 25 bytes
+    // each, 320 KB each in memory. The parser gives up before 83 MB (1,024 times the section).
+    test::Builder z({"time"});
+    prog = z.region(RegionKind::Program, "main");
+    f = z.region(RegionKind::Function, "f", 0, "", 0, 1);
+    t = z.thread(-1, 0, prog, {{"time", 1}});
+    for (uint32_t n = 0, p = 0; n < 20000; ++n) p = z.node(t, p, f, {});
+    b = encode_rank_file(z.e, -1, {true, true, 3});
+    fmt::SectionHeader thrd;
+    std::memcpy(&thrd, b.data() + layout(b).thrd, sizeof thrd);
+    for (uint32_t i = 1; i <= 1000; ++i) {
+      fmt::ThreadRecord tr{i, 0, 0, 20001, 0};
+      const char* at = reinterpret_cast<const char*>(&tr);
+      b.insert(b.end(), at, at + sizeof tr);
+      b.push_back(0);  // the column: 0 at every node
+      thrd.count += 1;
+      thrd.size += sizeof tr + 1;
+    }
+    std::memcpy(b.data() + layout(b).thrd, &thrd, sizeof thrd);
+    write("v3-repeated-shape-unfolds-too-far.sdrg", sealed(b));
   }
 
   // ---- meta.json (parse_meta) ----
