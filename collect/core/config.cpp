@@ -223,6 +223,12 @@ const Setting kSettings[] = {
      "the experiment database of `scalea db`, `run --db` and `study --db`: an SQLite file or a "
      "`postgresql://` URL (docs/database.md)",
      "an SQLite file or a postgresql:// URL"},
+    {"SCALEA_KEEP_MB", T::Text, "`768`", nullptr, R::Command,
+     "memory (MiB) in which the analysis of an experiment keeps files' decoded threads between "
+     "its passes (`scalea report`, `export`, `diff`, ...; each process of `mpirun scalea "
+     "report`); the files beyond it are read again in each pass, decoding only the columns the "
+     "pass uses; `0` keeps none (the least memory; docs/drg.md, \"Streaming\")",
+     "a whole number of MiB, 0 or more"},
     {"SCALEA_MPI_TIMEOUT", T::Text, "120", nullptr, R::MpiLayer,
      "seconds a rank may arrive after its tree parent before it is treated as lost (see above)",
      "seconds, a number above 0"},
