@@ -97,7 +97,7 @@ open(p, "w").write(json.dumps(d) if not isinstance(d, str) else d)
 PY
       readers "$tmp/$1"
     }
-    edit version-3 'd["format_version"] = 3'
+    edit version-next 'd["format_version"] += 1'  # a version after this scalea's
     edit version-0 'd["format_version"] = 0'
     edit version-huge 'd["format_version"] = 10**30'
     edit version-float 'd["format_version"] = 1.5'
