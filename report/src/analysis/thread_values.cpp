@@ -28,7 +28,9 @@ class Group {
     values_.resize(holders_ * k);
     std::vector<size_t> next = first_;
     const size_t columns = t_.experiment().metric_count();
-    t_.for_each_batch([&](const drg::ThreadBatch& b) {
+    drg::MetricSet read = drg::MetricSet::none();  // the files read again decode these only
+    for (int m : metrics_) read.add(m);
+    auto gather = [&](const drg::ThreadBatch& b) {
       for (uint32_t i = 0; i < b.count; ++i) {
         const drg::ThreadTree& th = b.threads[i];
         const std::vector<uint32_t>& merged = b.merged[i];
@@ -42,7 +44,13 @@ class Group {
                 metrics_[j] < 0 ? 0.0 : th.values[size_t(n) * columns + size_t(metrics_[j])];
         }
       }
-    });
+    };
+    t_.for_each_batch_ahead(
+        0, t_.batches(),
+        [&](const drg::ThreadBatch& b) -> drg::MergedTree::Rest {
+          return [&gather, b] { gather(b); };
+        },
+        read);
     for (size_t s = 0; s < nodes_.size(); ++s) {
       size_t count = (s + 1 < nodes_.size() ? first_[s + 1] : holders_) - first_[s];
       f({nodes_[s], count, thread_.data() + first_[s], values_.data() + first_[s] * k, k});
