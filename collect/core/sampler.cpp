@@ -122,7 +122,9 @@ std::string open_unwinder() {
 
 std::atomic<bool> g_on{false};
 bool g_under_tsan = false;  // the process runs under ThreadSanitizer (sampling is off)
-bool g_perf = false;        // the threads' sources are perf events (else POSIX timers)
+// The threads' sources: perf events while g_perf (asked for, and no thread has been refused one
+// before any had one), else POSIX timers; g_perf_works once a thread has had one.
+std::atomic<bool> g_perf{false}, g_perf_works{false};
 int g_signal = 0;
 uint64_t g_period_ns = 0;
 // Why sampling is off: a plain array, as everything here that setup() may touch before this file's
@@ -488,20 +490,26 @@ void setup(const Config& config) {
   g_claimed_signal.store(g_signal);
   g_tables = new std::vector<Table*>();
   g_period_ns = config.sample_period_ns;
-  // POSIX timers; perf events when asked for and the kernel allows one (probed on this thread).
-  if (config.sample_perf)
-    if (int fd = open_task_clock(g_period_ns, pid_t(syscall(SYS_gettid))); fd >= 0) {
-      close(fd);
-      g_perf = true;
-    }
+  // Perf events when asked for, tried by the first thread that registers (start_source): no probe
+  // of its own, an event opened and closed costs 10-70 us at the start of every process.
+  g_perf.store(config.sample_perf);
   g_on.store(true);
 }
 
 namespace {
 // Opens the thread's source of samples (not started yet); false when neither can be had.
 bool start_source(Table& tb, uint64_t tid) {
-  if (g_perf) tb.fd = open_task_clock(g_period_ns, pid_t(tid));
-  if (tb.fd >= 0) return true;
+  if (g_perf.load(std::memory_order_relaxed)) {
+    tb.fd = open_task_clock(g_period_ns, pid_t(tid));
+    if (tb.fd >= 0) {
+      g_perf_works.store(true, std::memory_order_relaxed);
+      return true;
+    }
+    // Refused (perf_event_paranoid, a container's filter): timers for this thread, and for the
+    // threads after it unless another thread has had an event.
+    if (!g_perf_works.load(std::memory_order_relaxed))
+      g_perf.store(false, std::memory_order_relaxed);
+  }
   sigevent ev;
   std::memset(&ev, 0, sizeof ev);
   ev.sigev_notify = SIGEV_THREAD_ID;
@@ -587,7 +595,7 @@ Summary summary(double ns_per_tick) {
   s.period_ns = g_period_ns;
   s.signal = g_signal;
   s.timer_failures = g_timer_failures.load();
-  s.source = !g_tables ? "" : g_perf ? "perf task-clock" : "timer";
+  s.source = !g_tables ? "" : g_perf_works.load() ? "perf task-clock" : "timer";
   if (!g_tables) return s;
   s.on = true;
   std::lock_guard<std::mutex> lock(g_mu);

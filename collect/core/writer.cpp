@@ -18,6 +18,7 @@
 #include "sampler.hpp"
 #include "scalea/compact.hpp"
 #include "scalea/crc32.hpp"
+#include "scalea/creatable.hpp"
 #include "snapshot.hpp"
 
 extern char** environ;
@@ -338,23 +339,8 @@ std::string rank_file_name(int rank) {
 }
 
 bool output_parent_writable(const std::string& dir, std::string& why) {
-  std::string parent = parent_of(dir);
-  struct stat st;
-  if (stat(parent.c_str(), &st) != 0) {
-    why = parent + ": " + std::strerror(errno);
-    return false;
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    why = parent + " is not a directory";
-    return false;
-  }
-  // Tried, not asked: access() says yes to root in a read-only directory and on /proc, where the
-  // experiment's directory cannot be made at the end.
-  std::string probe = parent + "/.scalea-probe-" + std::to_string(getpid());
-  if (mkdir(probe.c_str(), 0700) == 0) return rmdir(probe.c_str()), true;
-  if (errno == EEXIST) return true;
-  why = "cannot make a directory in " + parent + ": " + std::strerror(errno);
-  return false;
+  why = why_no_directory_in(parent_of(dir), ".scalea-probe-" + std::to_string(getpid()));
+  return why.empty();
 }
 
 std::vector<PortableRegion> portable_regions(Recorder& rec) {

@@ -8,6 +8,7 @@ add_executable(scalea_drg_test
   ${_drg_tests}/container_test.cpp
   ${_drg_tests}/flat_map_test.cpp
   ${_drg_tests}/crc_test.cpp
+  ${_drg_tests}/creatable_test.cpp
   ${_drg_tests}/meta_test.cpp
   ${_drg_tests}/region_key_test.cpp
   ${_drg_tests}/names_test.cpp

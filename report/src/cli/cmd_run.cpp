@@ -23,6 +23,7 @@
 #include "online/online.hpp"
 #include "online/over_time.hpp"
 #include "db/db.hpp"
+#include "scalea/creatable.hpp"
 #include "scalea/launcher.hpp"
 #include "output/text.hpp"
 
@@ -209,24 +210,14 @@ int store_experiment(const RunOptions& o, const std::string& dir, int status) {
 
 // The tool creates the experiment `output` (the default name in the working directory when "")
 // at the program's end, in the directory that holds it: one it cannot create there leaves a run
-// of hours unmeasured. Tried now, by creating and removing a directory of scalea run's own name
-// there (what access() does not tell: a read-only file system, /proc, root's rights).
+// of hours unmeasured. Asked now (scalea/creatable.hpp).
 void check_output_creatable(const std::string& output) {
   std::string dir = output;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   size_t slash = dir.rfind('/');
   std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
-  std::string probe = parent + "/.scalea-run-" + std::to_string(getpid());
-  if (mkdir(probe.c_str(), 0700) == 0) {
-    rmdir(probe.c_str());
-    return;
-  }
-  int e = errno;
-  struct stat st;
-  std::string why = stat(parent.c_str(), &st) != 0 ? parent + ": " + std::strerror(errno)
-                    : !S_ISDIR(st.st_mode)
-                        ? parent + " is not a directory"
-                        : "cannot make a directory in " + parent + ": " + std::strerror(e);
+  std::string why = why_no_directory_in(parent, ".scalea-run-" + std::to_string(getpid()));
+  if (why.empty()) return;
   if (output.empty())
     throw UserError("cannot create the experiment in the working directory (" + why +
                     "); choose where with -o DIR");
