@@ -1,13 +1,13 @@
 // unit.drg: the few-files layout (containers of rank files): read like rank files, and every way
 // a container can be lost, cut or damaged is one LoadError naming the file and the ranks.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
 
+#include "../temp_dir.hpp"
 #include "drg_builder.hpp"
 #include "scalea/drg/encode.hpp"
 #include "scalea/drg/experiment.hpp"
@@ -36,12 +36,7 @@ using test::no_symbols;
 class Containers : public ::testing::Test {
  protected:
   // Five ranks, two per node: node-000000.sdrc holds ranks 0 and 1, ..., node-000002 rank 4.
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "drg_containers_" + std::to_string(getpid());
-    std::system(("rm -rf '" + dir_ + "'").c_str());
-    write_experiment(job(5, 3), dir_, true, 2);
-  }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  void SetUp() override { write_experiment(job(5, 3), dir_, true, 2); }
 
   std::string read(const std::string& name) const {
     std::ifstream in(dir_ + "/" + name, std::ios::binary);
@@ -78,15 +73,15 @@ class Containers : public ::testing::Test {
       }
     }
   }
-  std::string dir_;
+  const scalea::test::TempDir tmp_{"scalea-drg-containers"};
+  const std::string dir_ = tmp_.path() + "/exp";
 };
 
 TEST_F(Containers, HoldOneFilePerNodeAndLoadLikeRankFiles) {
   Experiment e = load_experiment(dir_, no_symbols());
   nlohmann::json files = e.meta["files"];
   EXPECT_EQ(files, nlohmann::json({"node-000000.sdrc", "node-000001.sdrc", "node-000002.sdrc"}));
-  std::string per_rank = dir_ + ".ranks";
-  std::system(("rm -rf '" + per_rank + "'").c_str());
+  std::string per_rank = tmp_.path() + "/ranks";
   write_experiment(job(5, 3), per_rank, true);
   Experiment r = load_experiment(per_rank, no_symbols());
   ASSERT_EQ(e.threads.size(), r.threads.size());
@@ -96,7 +91,6 @@ TEST_F(Containers, HoldOneFilePerNodeAndLoadLikeRankFiles) {
     EXPECT_EQ(e.threads[i].values, r.threads[i].values);
   }
   EXPECT_EQ(e.ranks(), 5);
-  std::system(("rm -rf '" + per_rank + "'").c_str());
 }
 
 TEST_F(Containers, InMemoryReaderServesContainers) {
@@ -186,8 +180,8 @@ TEST_F(Containers, MixedLayoutsAreOneError) {
 }
 
 TEST(ContainersBeside, ContainerBesideRankFilesIsOneError) {
-  std::string dir = ::testing::TempDir() + "drg_containers_beside_" + std::to_string(getpid());
-  std::system(("rm -rf '" + dir + "'").c_str());
+  const scalea::test::TempDir tmp("scalea-drg-containers");
+  const std::string& dir = tmp.path();
   write_experiment(job(2, 1), dir, true);
   std::ofstream(dir + "/node-000000.sdrc") << "stray";
   try {
@@ -196,7 +190,6 @@ TEST(ContainersBeside, ContainerBesideRankFilesIsOneError) {
   } catch (const LoadError& e) {
     EXPECT_NE(std::string(e.what()).find("mixed layouts: holds node-000000.sdrc"), std::string::npos) << e.what();
   }
-  std::system(("rm -rf '" + dir + "'").c_str());
 }
 
 }  // namespace

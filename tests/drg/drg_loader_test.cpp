@@ -1,7 +1,5 @@
 // unit.drg: the loader round trip, its one-line errors, the bad-input corpus and deep trees.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <dirent.h>
 
@@ -12,6 +10,7 @@
 
 #include "drg_builder.hpp"
 #include "fuzz_harness.hpp"
+#include "../temp_dir.hpp"
 #include "same_by_file.hpp"
 #include "scalea/drg/encode.hpp"
 #include "scalea/drg/experiment.hpp"
@@ -36,12 +35,7 @@ test::Builder sample(int32_t rank, int threads) {
   return b;
 }
 
-std::string temp_dir(const std::string& tag) {
-  std::string d = ::testing::TempDir() + "drg_" + tag + "_" + std::to_string(getpid());
-  std::string cmd = "rm -rf '" + d + "'";
-  (void)std::system(cmd.c_str());
-  return d;
-}
+using scalea::test::TempDir;
 
 void write_file(const std::string& path, const std::string& s) { std::ofstream(path, std::ios::binary) << s; }
 
@@ -62,7 +56,8 @@ using test::no_symbols;
 
 TEST(Loader, RoundTripOneProcess) {
   test::Builder b = sample(-1, 2);
-  std::string dir = temp_dir("rt");
+  const TempDir tmp("scalea-drg-rt");
+  const std::string& dir = tmp.path();
   write_experiment(b.e, dir);
   Experiment e = load_experiment(dir, no_symbols());
   ASSERT_EQ(e.threads.size(), 2u);
@@ -87,8 +82,8 @@ TEST(Loader, EveryFormatVersionLoadsTheSameTrees) {
   size_t thread_bytes[3] = {};
   Experiment loaded[3];
   for (uint32_t version : {1u, 2u, 3u}) {
-    std::string dir = temp_dir("v" + std::to_string(version));
-    mkdir(dir.c_str(), 0755);
+    const TempDir tmp("scalea-drg-v" + std::to_string(version));
+    const std::string& dir = tmp.path();
     std::vector<char> bytes = encode_rank_file(b.e, -1, {true, true, version});
     write_file(dir + "/rank-000000.sdrg", std::string(bytes.begin(), bytes.end()));
     std::string meta = encode_meta(b.e, {"rank-000000.sdrg"});
@@ -158,7 +153,8 @@ TEST(Loader, RoundTripSharedDefinitionsAcrossRanks) {
   test::Builder b = sample(0, 2);
   test::Builder r1 = sample(1, 3);
   for (auto& t : r1.e.threads) b.e.threads.push_back(t);
-  std::string dir = temp_dir("mpi");
+  const TempDir tmp("scalea-drg-mpi");
+  const std::string& dir = tmp.path();
   write_experiment(b.e, dir, true);
   Experiment e = load_experiment(dir, no_symbols());
   EXPECT_EQ(e.threads.size(), 5u);
@@ -173,8 +169,8 @@ TEST(Loader, RoundTripSharedDefinitionsAcrossRanks) {
 TEST(Loader, MissingDirectoryMetaAndRankFile) {
   expect_load_error([] { load_experiment("/nonexistent/drg-exp", no_symbols()); }, "/nonexistent/drg-exp",
                     "no such experiment");
-  std::string dir = temp_dir("missing");
-  mkdir(dir.c_str(), 0755);
+  const TempDir tmp("scalea-drg-missing");
+  const std::string& dir = tmp.path();
   expect_load_error([&] { load_experiment(dir, no_symbols()); }, dir + "/meta.json", "cannot open");
   write_file(dir + "/meta.json", "this is { not json");
   expect_load_error([&] { load_experiment(dir, no_symbols()); }, dir + "/meta.json", "not valid JSON");
@@ -183,7 +179,8 @@ TEST(Loader, MissingDirectoryMetaAndRankFile) {
 }
 
 TEST(Loader, WrongVersionNamesTheFile) {
-  std::string dir = temp_dir("version");
+  const TempDir tmp("scalea-drg-version");
+  const std::string& dir = tmp.path();
   write_experiment(sample(-1, 1).e, dir);
   std::string meta;
   {
@@ -292,7 +289,8 @@ TEST(Loader, RegionsAtOneSourcePositionFoldIntoOne) {
   b.node(t, pa, loop_a, {{"visits", 1}, {"time", 20}});
   uint32_t pc = b.node(t, 0, c, {{"visits", 2}, {"time", 50}, {"time_min", 20}, {"time_max", 30}});
   b.node(t, pc, loop_c, {{"visits", 2}, {"time", 40}});
-  std::string dir = temp_dir("fold");
+  const TempDir tmp("scalea-drg-fold");
+  const std::string& dir = tmp.path();
   write_experiment(b.e, dir);
   Experiment e = load_experiment(dir, no_symbols());
   ASSERT_EQ(e.regions.size(), 3u);
@@ -318,7 +316,8 @@ TEST(Loader, RegionOfSeveralAddressesKeepsTheLowest) {
   uint32_t t = b.thread(-1, 0, prog);
   b.node(t, 0, late);
   b.node(t, 0, early);
-  std::string dir = temp_dir("lowest");
+  const TempDir tmp("scalea-drg-lowest");
+  const std::string& dir = tmp.path();
   write_experiment(b.e, dir);
   Experiment e = load_experiment(dir, no_symbols());
   ASSERT_EQ(e.regions.size(), 2u);
@@ -390,7 +389,8 @@ TEST(Loader, OutlinedFunctionRegionsFoldIntoTheirConstruct) {
   uint32_t k1 = b.node(t1, g1, task, {{"visits", 4}, {"time", 40}});
   uint32_t e1 = b.node(t1, k1, entry, {{"visits", 4}, {"time", 39}});
   b.node(t1, e1, loop, {{"visits", 4}, {"time", 30}});
-  std::string dir = temp_dir("outlined");
+  const TempDir tmp("scalea-drg-outlined");
+  const std::string& dir = tmp.path();
   write_experiment(b.e, dir);
 
   LoadOptions keep = no_symbols();
@@ -455,7 +455,8 @@ TEST(Loader, OutlinedCodeIsNamedAfterTheFunctionItCameFrom) {
   uint32_t q = b.node(t, 0, par2);
   b.node(t, q, loop);  // the same code below two constructs of different functions
   b.node(t, q, gcc_loop);
-  std::string dir = temp_dir("origin");
+  const TempDir tmp("scalea-drg-origin");
+  const std::string& dir = tmp.path();
   write_experiment(b.e, dir);
   Experiment e = load_experiment(dir, no_symbols());
   auto at = [&](const std::string& line) -> const Region& {

@@ -2,14 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+
+#include "../temp_dir.hpp"
 
 namespace scalea::drg {
 namespace {
@@ -191,8 +190,8 @@ TEST_F(SymbolsTest, MissingFileFailsEveryTime) {
 
 TEST_F(SymbolsTest, NonElfAndTruncatedFilesFail) {
   // A directory of this process: not fixed names in /tmp, which another build's test may write.
-  std::string dir = ::testing::TempDir() + "symbols_test_XXXXXX";
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const scalea::test::TempDir tmp("scalea-symbols");
+  const std::string& dir = tmp.path();
   const std::string text_file = dir + "/symbols_test_not_elf.txt";
   const std::string empty_file = dir + "/symbols_test_empty";
   const std::string truncated_file = dir + "/symbols_test_truncated.so";
@@ -209,7 +208,6 @@ TEST_F(SymbolsTest, NonElfAndTruncatedFilesFail) {
   EXPECT_FALSE(resolver_.resolve(empty_file, 0x10, false, loc));
   EXPECT_FALSE(resolver_.resolve(truncated_file, pie_->at("lib_static").offset, false, loc));
   EXPECT_FALSE(resolver_.resolve(source_path("symfixture_main.c"), 0x10, false, loc));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_F(SymbolsTest, MovedResolverKeepsWorking) {

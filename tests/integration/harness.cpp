@@ -2,6 +2,7 @@
 
 #include <gtest/gtest-spi.h>
 
+#include "../temp_dir.hpp"
 #include "scalea/overheads/classify.hpp"
 
 #include <fcntl.h>
@@ -31,18 +32,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Temporary directories of this process: removed at exit when every test passed (kept for
-// inspection otherwise, or always with SCALEA_TEST_KEEP=1).
+// The runs' directories of this process: removed at exit when every test passed, kept for
+// inspection otherwise (said on stderr, where ctest keeps it), or always with SCALEA_TEST_KEEP=1.
 struct TempDirs {
   std::mutex mu;
-  std::vector<std::string> dirs;
+  std::vector<TempDir> dirs;
   ~TempDirs() {
     const char* keep = std::getenv("SCALEA_TEST_KEEP");
-    if (keep && *keep && std::strcmp(keep, "0") != 0) return;
     const ::testing::UnitTest* u = ::testing::UnitTest::GetInstance();
-    if (u && !u->Passed()) return;
-    std::error_code ec;
-    for (const std::string& d : dirs) fs::remove_all(d, ec);
+    if (!(keep && *keep && std::strcmp(keep, "0") != 0) && !(u && !u->Passed())) return;
+    for (TempDir& d : dirs) {
+      d.keep();
+      std::fprintf(stderr, "scalea tests: kept the run directory %s\n", d.path().c_str());
+    }
   }
 };
 TempDirs& temp_dirs() {
@@ -51,15 +53,8 @@ TempDirs& temp_dirs() {
 }
 
 std::string make_workdir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/scalea-it-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back(0);
-  if (!mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed: " + std::string(strerror(errno)));
-  std::string d(buf.data());
   std::lock_guard<std::mutex> lock(temp_dirs().mu);
-  temp_dirs().dirs.push_back(d);
-  return d;
+  return temp_dirs().dirs.emplace_back("scalea-it").path();
 }
 
 std::string read_file(const std::string& path) {

@@ -1,7 +1,6 @@
 // The classifier on small literal experiments whose overheads are known exactly. Times are in
 // milliseconds here; the experiment stores nanoseconds.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <condition_variable>
 #include <filesystem>
@@ -21,6 +20,7 @@
 #include "scalea/overheads/keys.hpp"
 #include "scalea/overheads/rules.hpp"
 #include "scalea/overheads/share.hpp"
+#include "../temp_dir.hpp"
 #include "builder.hpp"
 
 namespace scalea::overheads {
@@ -807,12 +807,9 @@ TEST(Classify, WorkersGiveTheSameNumbersAsOne) {
 
 // An experiment of random_ranks() written as rank files, in a directory that goes with it.
 struct RankFilesOnDisk {
-  std::string dir = ::testing::TempDir() + "classify_by_file_" + std::to_string(getpid());
-  explicit RankFilesOnDisk(const drg::Experiment& e) {
-    std::filesystem::remove_all(dir);
-    drg::write_experiment(e, dir, true);
-  }
-  ~RankFilesOnDisk() { std::filesystem::remove_all(dir); }
+  const test::TempDir tmp{"scalea-classify"};
+  const std::string dir = tmp.path();
+  explicit RankFilesOnDisk(const drg::Experiment& e) { drg::write_experiment(e, dir, true); }
 };
 
 void expect_by_file_as_in_memory(size_t keep_bytes) {

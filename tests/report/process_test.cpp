@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include <unistd.h>
+#include "../temp_dir.hpp"
 
 namespace scalea::cli {
 namespace {
@@ -17,8 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(OwnLibrary, LibThenTheInstallsLibdir) {
-  const fs::path root = fs::temp_directory_path() / ("scalea-own-lib-" + std::to_string(getpid()));
-  fs::remove_all(root);
+  const test::TempDir tmp("scalea-own-lib");
+  const fs::path root = tmp.path();
   fs::create_directories(root / "bin");
   const std::string bin = (root / "bin").string();
   // Nothing there: the ../lib path, which an error names.
@@ -33,7 +33,6 @@ TEST(OwnLibrary, LibThenTheInstallsLibdir) {
   fs::create_directories(root / "lib");
   std::ofstream(root / "lib" / "libscalea-omp.so") << "x";
   EXPECT_EQ(own_library_in(bin, debian, "libscalea-omp.so"), bin + "/../lib/libscalea-omp.so");
-  fs::remove_all(root);
 }
 
 }  // namespace

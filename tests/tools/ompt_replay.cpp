@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../temp_dir.hpp"
 #include "core/recorder.hpp"
 #include "ompt/callbacks.hpp"
 #include "worker.hpp"
@@ -127,9 +128,10 @@ int main(int argc, char** argv) {
     fprintf(stderr, "ompt_replay: cannot read %s\n", argv[1]);
     return 2;
   }
-  char dir[] = "/tmp/scalea-replay-XXXXXX";
-  if (!mkdtemp(dir)) return 2;
-  setenv("SCALEA_OUTPUT", (std::string(dir) + "/exp").c_str(), 1);
+  // The experiment the recorder writes at exit goes with the directory after it (a static made
+  // before the recorder starts, ../temp_dir.hpp); nothing reads it.
+  static const scalea::test::TempDir dir("scalea-replay");
+  setenv("SCALEA_OUTPUT", (dir.path() + "/exp").c_str(), 1);
   setenv("SCALEA_QUIET", "1", 1);
   if (!Recorder::get().start("replay")) return 2;
 

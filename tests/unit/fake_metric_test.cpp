@@ -18,8 +18,8 @@ TEST(FakeMetric, OneRowReachesTheWriterTheLoaderAndTheReports) {
   ASSERT_NE(format::core_metric("fake"), nullptr);
   EXPECT_EQ(format::metric_unit("fake"), format::MetricUnit::Count);
   EXPECT_EQ(format::metric_scope("fake"), format::MetricScope::Own);
-  std::string tmp;
-  ASSERT_NO_FATAL_FAILURE(start_recording(tmp, "fake"));
+  ASSERT_EQ(start_recording(), "");
+  const test::TempDir tmp("scalea-unit-fake");
   g_fake_now.store(1000);
   scalea_region_begin_loc("counted", "fake.c", 3, "main");
   g_fake_now.store(2000);
@@ -28,7 +28,7 @@ TEST(FakeMetric, OneRowReachesTheWriterTheLoaderAndTheReports) {
   ThreadState* t = Recorder::get().thread();
   for (uint32_t i = 0; i < t->node_count; ++i) t->node_at(i)->s.fake = 7;
 
-  std::string dir = tmp + "/exp", written, error;
+  std::string dir = tmp.path() + "/exp", written, error;
   WriteSummary summary;
   ASSERT_TRUE(write_experiment(Recorder::get(), dir, "test", written, summary, error)) << error;
   drg::Experiment e = drg::load_experiment(written);

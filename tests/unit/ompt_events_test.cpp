@@ -10,6 +10,7 @@
 #include "ompt/callbacks.hpp"
 #include "core/recorder.hpp"
 #include "fake_clock.hpp"
+#include "recording.hpp"
 #include "worker.hpp"
 
 namespace scalea::collect {
@@ -21,13 +22,7 @@ class OmptEvents : public ::testing::Test {
  protected:
   // A failed assertion in SetUpTestSuite would make GoogleTest skip the tests (ctest counts them
   // as skipped, not failed): the set-up records what went wrong and every test fails on it.
-  static void SetUpTestSuite() {
-    static char dir[] = "/tmp/scalea-unit-XXXXXX";
-    if (!mkdtemp(dir)) return void(setup_error_ = "mkdtemp failed");
-    setenv("SCALEA_OUTPUT", (std::string(dir) + "/exp").c_str(), 1);
-    setenv("SCALEA_QUIET", "1", 1);
-    if (!Recorder::get().start("test")) setup_error_ = "the recorder did not start";
-  }
+  static void SetUpTestSuite() { setup_error_ = start_recording(); }
   void SetUp() override { ASSERT_TRUE(setup_error_.empty()) << "suite set-up: " << setup_error_; }
   static inline std::string setup_error_;
   ThreadState* me() { return Recorder::get().thread(); }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../temp_dir.hpp"
 #include "core/recorder.hpp"
 #include "ompt/callbacks.hpp"
 #include "scalea/compact.hpp"
@@ -262,9 +263,16 @@ void compare_or_update(const std::string& name, const std::string& actual, const
 }
 
 TEST(OutputGolden, SameEventsGiveTheSameFiles) {
-  char tmpl[] = "/tmp/scalea-unit-golden-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string dir = std::string(tmpl) + "/exp";
+  test::TempDir tmp("scalea-unit-golden");
+  // Kept when the test fails, for the files its messages name. The recorder's exit handler then
+  // finds it too, should an assertion stop the test before rec.finish() below.
+  struct KeepOnFailure {
+    test::TempDir& dir;
+    ~KeepOnFailure() {
+      if (::testing::Test::HasFailure()) dir.keep();
+    }
+  } keep_on_failure{tmp};
+  const std::string dir = tmp.path() + "/exp";
   const bool update = getenv("SCALEA_UPDATE_GOLDEN") != nullptr;  // read before it is cleared
   set_environment(dir);
   ASSERT_EQ(g_state.load(), 0) << "the recorder must start in this test";
@@ -281,9 +289,8 @@ TEST(OutputGolden, SameEventsGiveTheSameFiles) {
   std::string data = read_file(dir + "/rank-000000.sdrg");
   ASSERT_FALSE(data.empty()) << "no data file in " << dir;
   ASSERT_NO_FATAL_FAILURE(mask_thread_ids(data));
-  compare_or_update("rank-000000.sdrg.hex", hex_lines(data), tmpl, update);
-  compare_or_update("meta.json", mask_meta(read_file(dir + "/meta.json")), tmpl,
-                    update);
+  compare_or_update("rank-000000.sdrg.hex", hex_lines(data), tmp.path(), update);
+  compare_or_update("meta.json", mask_meta(read_file(dir + "/meta.json")), tmp.path(), update);
 }
 
 }  // namespace

@@ -18,8 +18,8 @@ namespace scalea::collect {
 namespace {
 
 TEST(RecorderRoundTrip, UserRegionsAndMetricsSurviveWriteAndLoad) {
-  std::string tmp;
-  ASSERT_NO_FATAL_FAILURE(start_recording(tmp, "rt"));
+  ASSERT_EQ(start_recording(), "");
+  const test::TempDir tmp("scalea-unit-rt");
   g_fake_now.store(1000000);
   scalea_region_begin_loc("outer", "roundtrip.c", 7, "main");
   g_fake_now.store(1000100);
@@ -32,7 +32,7 @@ TEST(RecorderRoundTrip, UserRegionsAndMetricsSurviveWriteAndLoad) {
   g_fake_now.store(1001000);
   scalea_region_end("outer");
 
-  std::string dir = tmp + "/exp", written, error;
+  std::string dir = tmp.path() + "/exp", written, error;
   WriteSummary summary;
   ASSERT_TRUE(write_experiment(Recorder::get(), dir, "test", written, summary, error)) << error;
   EXPECT_EQ(written, dir);
@@ -72,8 +72,8 @@ __attribute__((noinline)) const void* call_site() {
 // Call-site regions (name + code address, collect/mpi): one region per (kind, subkind, name,
 // address); after the run each resolves to its own source line.
 TEST(RecorderRoundTrip, SiteRegionsAreOnePerNameAndAddress) {
-  std::string tmp;
-  ASSERT_NO_FATAL_FAILURE(start_recording(tmp, "rt"));
+  ASSERT_EQ(start_recording(), "");
+  const test::TempDir tmp("scalea-unit-rt");
   auto [a, line_a] = std::pair{call_site(), __LINE__};
   auto [b, line_b] = std::pair{call_site(), __LINE__};
   ASSERT_NE(a, b);
@@ -92,7 +92,7 @@ TEST(RecorderRoundTrip, SiteRegionsAreOnePerNameAndAddress) {
   point_event(*t, ra);
   point_event(*t, rb);
 
-  std::string dir = tmp + "/exp", written, error;
+  std::string dir = tmp.path() + "/exp", written, error;
   WriteSummary summary;
   ASSERT_TRUE(write_experiment(rec, dir, "test", written, summary, error)) << error;
   drg::Experiment e = drg::load_experiment(written);

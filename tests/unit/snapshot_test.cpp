@@ -20,7 +20,7 @@ namespace {
 
 class Snapshots : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_NO_FATAL_FAILURE(start_recording(dir_, "snap")); }
+  void SetUp() override { ASSERT_EQ(start_recording(), ""); }
   // A snapshot now, written to a file and read back as the readers read it.
   drg::SnapshotPart take(const std::string& name) {
     std::vector<char> bytes = snapshot::capture_for_test(Recorder::get());
@@ -29,7 +29,8 @@ class Snapshots : public ::testing::Test {
     std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
     return drg::read_snapshot(path);
   }
-  std::string dir_;
+  const test::TempDir tmp_{"scalea-unit-snap"};
+  const std::string dir_ = tmp_.path();
 };
 
 // The user region `name` entered, left, and visited on the fake clock.

@@ -13,6 +13,7 @@
 #include "fake_clock.hpp"
 #include "core/recorder.hpp"
 #include "core/writer.hpp"
+#include "recording.hpp"
 #include "scalea/drg/experiment.hpp"
 #include "scalea/scalea.h"
 
@@ -33,16 +34,7 @@ class Throttle : public ::testing::Test {
  protected:
   // A failed assertion in SetUpTestSuite would make GoogleTest skip the tests (ctest counts them
   // as skipped, not failed): the set-up records what went wrong and every test fails on it.
-  static void SetUpTestSuite() {
-    static char dir[] = "/tmp/scalea-unit-throttle-XXXXXX";
-    if (!mkdtemp(dir)) return void(setup_error_ = "mkdtemp failed");
-    tmp_ = dir;
-    setenv("SCALEA_QUIET", "1", 1);
-    if (g_state.load() == 0) {
-      setenv("SCALEA_OUTPUT", (tmp_ + "/unused").c_str(), 1);
-      if (!Recorder::get().start("test")) setup_error_ = "the recorder did not start";
-    }
-  }
+  static void SetUpTestSuite() { setup_error_ = start_recording(); }
   static inline std::string setup_error_;
   void SetUp() override {
     ASSERT_TRUE(setup_error_.empty()) << "suite set-up: " << setup_error_;
@@ -86,7 +78,6 @@ class Throttle : public ::testing::Test {
     }
     return cur;
   }
-  static inline std::string tmp_;
   std::vector<uint64_t> saved_;
 };
 
@@ -254,7 +245,8 @@ TEST_F(Throttle, WrittenToMetaJson) {
   const Node* n = node(t, {function_id(t, fn_user_inside)});
   ASSERT_NE(n, nullptr);
   ASSERT_TRUE(n->throttled);
-  std::string dir = tmp_ + "/exp-meta", written, error;
+  const test::TempDir tmp("scalea-unit-throttle");
+  std::string dir = tmp.path() + "/exp", written, error;
   WriteSummary summary;
   ASSERT_TRUE(write_experiment(Recorder::get(), dir, "test", written, summary, error)) << error;
   drg::Experiment e = drg::load_experiment(written);
