@@ -1,29 +1,20 @@
 // scalea/creatable.hpp: whether the experiment's directory can be made where it is asked for,
 // answered from the file system's facts where they suffice and by a probe where they do not.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/vfs.h>
 
 #include <fstream>
 #include <string>
 
 #include "scalea/creatable.hpp"
+#include "../temp_dir.hpp"
 
 namespace {
 
 class Creatable : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "scalea-creatable-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    rmdir((dir_ + "/probe").c_str());
-    unlink((dir_ + "/file").c_str());
-    rmdir(dir_.c_str());
-  }
-  std::string dir_;
+  scalea::test::TempDir tmp_{"scalea-creatable"};
+  const std::string dir_ = tmp_.path();
 };
 
 TEST_F(Creatable, AWritableDirectoryTakesOneAndTheProbeLeavesNothing) {
@@ -50,7 +41,8 @@ TEST_F(Creatable, PseudoFileSystemsAreProbed) {
 
 TEST_F(Creatable, AFileOrAMissingDirectoryIsNamed) {
   std::ofstream(dir_ + "/file") << "x";
-  EXPECT_EQ(scalea::why_no_directory_in(dir_ + "/file", "probe"), dir_ + "/file is not a directory");
+  EXPECT_EQ(scalea::why_no_directory_in(dir_ + "/file", "probe"),
+            dir_ + "/file is not a directory");
   std::string why = scalea::why_no_directory_in(dir_ + "/missing", "probe");
   EXPECT_EQ(why, dir_ + "/missing: No such file or directory");
 }
