@@ -13,6 +13,7 @@
 #         settings: invalid SCALEA_* values name their valid form; scalea settings lists the table
 #         docs:     an error's docs/NAME.md names this scalea's documentation (scalea --version's),
 #                   a path of the user's that holds docs/ is left as it is
+#         sampling: libunwind that cannot be opened: the program unchanged, sampling off, said once
 set -u
 bin=$(cd "$1" && pwd); work=$2; group=$3
 scalea=$bin/scalea
@@ -51,6 +52,23 @@ case $group in
       run -- /usr/bin/touch "$work/started"
     cd "$work"
     [ ! -e started ] || fail "the program ran in a working directory that cannot hold its experiment"
+    # A read-only mount (a tmpfs mounted read-only in a mount namespace of its own, where the
+    # machine lets root make one): the file system's facts say read-only, the probe confirms,
+    # and the refusal names it.
+    mkdir -p ro; rc=77
+    if unshare -m true 2> /dev/null; then
+      unshare -m bash -c "mount -t tmpfs -o ro none '$work/ro' 2> /dev/null || exit 77
+        exec '$scalea' run -o '$work/ro/E' -- /usr/bin/touch '$work/started'" > out 2> err; rc=$?
+      echo "\$ scalea run -o ro/E (read-only tmpfs) -> $rc: $(cat err)"
+    fi
+    if [ "${rc:-77}" = 77 ]; then
+      echo "skipped: a read-only mount (no mount namespace, or no mount in it, here)"
+    else
+      [ $rc = 2 ] || fail "a read-only -o: exit status $rc, expected 2"
+      grep -Eq "^scalea run: cannot create the experiment $work/ro/E \(cannot make a directory in $work/ro: Read-only file system\); choose another -o$" err ||
+        fail "a read-only -o: stderr does not say so"
+      [ ! -e started ] || fail "the program ran although its experiment's file system is read-only"
+    fi
     # A good -o still runs.
     expect_ok() { "$scalea" "$@" > out 2> err || fail "scalea $*: $(cat err)"; }
     expect_ok run -q -o good -- /bin/true
@@ -208,6 +226,32 @@ case $group in
     "$scalea" settings --markdown SNAPSHOT > out || fail "scalea settings --markdown SNAPSHOT"
     grep -q '(10 ms to 1 h; a bare number is seconds; docs/online.md)' out ||
       fail "scalea settings --markdown does not keep docs/online.md: $(cat out)"
+    ;;
+  sampling)
+    # libunwind unreadable (an empty file bound over it in a mount namespace of its own, where
+    # the machine lets root make one): the tool opens it after the start, on a thread of its own;
+    # the program runs as without the tool, sampling stops, said once and in meta.json.
+    lib=$(ldconfig -p 2> /dev/null | sed -n 's/^[[:space:]]*libunwind\.so\.8 .*=> //p' | head -n 1)
+    rc=77
+    if [ -n "$lib" ] && unshare -m true 2> /dev/null; then
+      unshare -m bash -c "mount --bind /dev/null '$(readlink -f "$lib")' 2> /dev/null || exit 77
+        OMP_NUM_THREADS=2 exec '$scalea' run -o '$work/nounwind' -- '$bin/omp/sampled'" > out 2> err
+      rc=$?
+      echo "scalea run without libunwind -> $rc: $(cat err)"
+    fi
+    if [ $rc = 77 ]; then
+      echo "skipped: libunwind hidden (no mount namespace, or no mount in it, here)"
+    else
+      [ $rc = 0 ] || fail "the program's exit status is $rc without libunwind"
+      [ "$(grep -c '^truth' out)" = 4 ] || fail "the program's output changed without libunwind: $(cat out)"
+      [ "$(grep -c '^scalea: call-path sampling is off: cannot open libunwind.so.8 (Debian: libunwind8)$' err)" = 1 ] ||
+        fail "sampling's end is not said once"
+      python3 - "$work/nounwind/meta.json" <<'PY' || fail "meta.json does not say sampling was off"
+import json, sys
+s = json.load(open(sys.argv[1]))["sampling"]
+sys.exit(0 if not s["on"] and "libunwind" in s["off_reason"] and s["samples"] == 0 else 1)
+PY
+    fi
     ;;
   *) echo "unknown group $group"; exit 1 ;;
 esac

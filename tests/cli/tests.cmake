@@ -80,7 +80,7 @@ set_tests_properties(cli.readers PROPERTIES LABELS "integration;cli" TIMEOUT 300
 # The messages of what cannot be measured or shown, and of wrong command lines (docs/user-guide.md,
 # "When the tool cannot work"): each message and exit status, under the real tool with real
 # programs (check_messages.sh). Needs apps/omp/phases.
-foreach(group output top killed words settings docs)
+foreach(group output top killed words settings docs sampling)
   scalea_test_tmpdir(_messages cli.messages.${group})
   add_test(NAME cli.messages.${group}
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/check_messages.sh ${CMAKE_BINARY_DIR}/bin ${_messages} ${group})

@@ -226,6 +226,25 @@ TEST(SampledMpiShared, SharedCpusAreNotReplicatedWork) {
 INSTANTIATE_TEST_SUITE_P(Ranks, SampledMpi, ::testing::Values(1, 2),
                          [](const ::testing::TestParamInfo<int>& i) { return "np" + sp(i.param); });
 
+// Where the kernel refuses perf events (a container's seccomp filter, perf_event_paranoid 3), the
+// first thread's refusal turns it and every later thread to POSIX timers on their CPU clocks: the
+// run is sampled all the same, and meta.json says which source ran.
+TEST(Sampling, RefusedPerfEventsFallBackToTimers) {
+  AppRun run = run_scalea_cli(
+      {"run", "-q", "-o", "{exp}", "--", SCALEA_GT_WITHOUT_PERF, app("sampled")}, {});
+  ASSERT_EQ(run.status, 0) << run.describe();
+  Measured m(run);
+  ASSERT_TRUE(m.ok()) << run.describe();
+  const nlohmann::json& meta = m.exp().meta;
+  EXPECT_EQ(meta.value("/sampling/source"_json_pointer, std::string("?")), "timer");
+  EXPECT_EQ(meta.value("/sampling/timer_failures"_json_pointer, -1), 0);
+  EXPECT_GE(meta.value("/sampling/threads"_json_pointer, 0), 2) << "both threads sampled";
+  nlohmann::json s = sampled_of(run.experiment);
+  ASSERT_TRUE(s.is_object()) << run.describe();
+  expect_sampled(cpu_of(region_functions(s, "sampled"), "serial_work"),
+                 truth(run, "cpu_serial", 0.2), s.value("period_s", 0.0), "serial_work in main");
+}
+
 // A binary recursion through two call sites: nearly every sample's path differs in which site
 // each level took. The sampler folds recursion (a return address met again goes back to its first
 // occurrence), so its table and the experiment grow with the code's call sites, not with the run:

@@ -63,6 +63,11 @@ function(_scalea_groundtruth_tests)
       list(APPEND _sampling_deps ${app})
     endif()
   endforeach()
+  # A program run where perf_event_open is refused (a seccomp filter, as in a container).
+  add_executable(gt_without_perf_events ${_scalea_gt_dir}/without_perf_events.c)
+  target_compile_definitions(scalea_gt_sampling PRIVATE
+    SCALEA_GT_WITHOUT_PERF="$<TARGET_FILE:gt_without_perf_events>")
+  list(APPEND _sampling_deps gt_without_perf_events)
   add_dependencies(scalea_gt_sampling ${_sampling_deps})
   _scalea_gt_discover(scalea_gt_sampling "integration;groundtruth;sampling")
 
