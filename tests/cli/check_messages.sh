@@ -53,8 +53,8 @@ case $group in
     cd "$work"
     [ ! -e started ] || fail "the program ran in a working directory that cannot hold its experiment"
     # A read-only mount (a tmpfs mounted read-only in a mount namespace of its own, where the
-    # machine lets root make one): the file system's facts say read-only, the probe confirms,
-    # and the refusal names it.
+    # machine lets root make one): faccessat answers EROFS, the probe confirms, and the refusal
+    # names it.
     mkdir -p ro; rc=77
     if unshare -m true 2> /dev/null; then
       unshare -m bash -c "mount -t tmpfs -o ro none '$work/ro' 2> /dev/null || exit 77
@@ -229,8 +229,8 @@ case $group in
     ;;
   sampling)
     # libunwind unreadable (an empty file bound over it in a mount namespace of its own, where
-    # the machine lets root make one): the tool opens it after the start, on a thread of its own;
-    # the program runs as without the tool, sampling stops, said once and in meta.json.
+    # the machine lets root make one): the program runs as without the tool, sampling is off,
+    # said once and in meta.json.
     lib=$(ldconfig -p 2> /dev/null | sed -n 's/^[[:space:]]*libunwind\.so\.8 .*=> //p' | head -n 1)
     rc=77
     if [ -n "$lib" ] && unshare -m true 2> /dev/null; then

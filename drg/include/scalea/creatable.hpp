@@ -3,21 +3,20 @@
 // not end unmeasured). Shared by the collector (which then falls back to another place) and
 // `scalea run` (which refuses such a -o before it starts the program).
 //
-// access() alone does not tell: it says yes to root in a read-only file system and on /proc.
-// Creating and removing a probe directory does, but costs two metadata operations: 0.14 ms on
-// this machine's ext4, far more on a parallel file system, where every rank of a job would probe
-// the same directory at once. So the probe is made only when cheaper facts leave a doubt: on the
-// file systems named below (local disks, tmpfs, NFS and the parallel ones of HPC centres), a
-// directory the caller may write into (faccessat with the effective ids, which the kernel answers
-// with ACLs and security modules), on a file system mounted writable with blocks and inodes
-// left, and not marked immutable, takes a new directory.
+// access() alone does not tell: it says yes to root on /proc and the other pseudo file systems,
+// where no directory can be made. Creating and removing a probe directory does, but costs two
+// metadata operations: 0.14 ms on this machine's ext4, far more on a parallel file system, where
+// every rank of a job would probe the same directory at once. So the probe is made only when
+// cheaper facts leave a doubt: on the file systems named below (local disks, tmpfs, NFS and the
+// parallel ones of HPC centres), a directory the caller may write into (faccessat with the
+// effective ids, which the kernel answers with ACLs, security modules and a read-only mount's
+// EROFS), with blocks and inodes left and not marked immutable, takes a new directory.
 #pragma once
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,8 +50,7 @@ inline bool ordinary_file_system(unsigned long type) {
 // Whether the facts alone say that a directory can be created in `dir` (an existing directory).
 inline bool surely_creatable(const std::string& dir) {
   struct statfs fs;
-  if (statfs(dir.c_str(), &fs) != 0 || (fs.f_flags & ST_RDONLY) ||
-      !ordinary_file_system(static_cast<unsigned long>(fs.f_type)))
+  if (statfs(dir.c_str(), &fs) != 0 || !ordinary_file_system(static_cast<unsigned long>(fs.f_type)))
     return false;
   if (fs.f_bavail == 0 || (fs.f_files != 0 && fs.f_ffree == 0)) return false;
   if (faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) != 0) return false;
