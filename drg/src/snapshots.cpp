@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <optional>
 
 namespace scalea::drg {
 
@@ -115,6 +116,11 @@ Layout layout(const std::string& name, const std::vector<char>& b) {
     at += size_t(sh.size);
   }
   return l;
+}
+
+template <class T>
+void put(std::vector<char>& b, size_t at, T v) {
+  std::memcpy(b.data() + at, &v, sizeof v);
 }
 
 template <class T>
@@ -239,90 +245,133 @@ SnapshotPart read_snapshot(const std::string& path) {
   return p;
 }
 
-SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier) {
-  const std::string& name = later.path;
+namespace {
+
+// Two snapshots of one process side by side: their columns, and for each thread of the earlier
+// one that the later one has, where its nodes are in each (a thread's nodes keep their index from
+// one snapshot to the next, new nodes come after them).
+struct Pairing {
+  std::vector<Column> cols;
+  size_t node_size = 0;
+  int visits = -1, time = -1;  // the columns' indexes, -1 when absent
+  // Each snapshot converts clock ticks to ns with the ratio measured up to it: the earlier one's
+  // times are converted again with the later one's ratio, so that unchanged times subtract to 0.
+  double rescale = 1;
+  double skew_ns = 0;  // the time between the two snapshots
+  struct Thread {
+    uint32_t index = 0;
+    size_t later_at = 0, earlier_at = 0;
+    uint32_t nodes = 0;  // the earlier one's
+  };
+  std::vector<Thread> threads;
+
+  // The factor that brings the earlier snapshot's value of column `c` to the later one's units.
+  double factor(size_t c) const {
+    fmt::MetricUnit unit = fmt::metric_unit(cols[c].name);
+    return unit == fmt::MetricUnit::Ns    ? rescale
+           : unit == fmt::MetricUnit::Ns2 ? rescale * rescale
+                                          : 1;
+  }
+  size_t value_at(size_t node_at, size_t c) const {
+    return node_at + sizeof(fmt::NodeRecord) + c * 8;
+  }
+  // Rounding to whole ns (and the ratio's last digits) may leave an unchanged time a few ns below
+  // the earlier one. And a snapshot closes a thread's open regions at the moment of its copy,
+  // while a thread that had already taken the time of its next event (and waited for the copy to
+  // let it in) ends the region at that earlier time: the later snapshot may hold less, by less
+  // than the time between the two. More is not the same run.
+  bool same_run(double later_value, double earlier_value) const {
+    return later_value >= earlier_value - std::max({4.0, 1e-6 * earlier_value, skew_ns});
+  }
+};
+
+// Pairs `later` with `earlier`; throws LoadError when `later` does not continue `earlier`.
+Pairing pair(const SnapshotPart& later, const SnapshotPart& earlier) {
   auto fail = [&](const std::string& why) {
-    throw LoadError(name + ": does not continue " + earlier.path + " (" + why + ")");
+    throw LoadError(later.path + ": does not continue " + earlier.path + " (" + why + ")");
   };
   if (later.rank != earlier.rank) fail("another rank");
   if (later.meta.value("pid", -1) != earlier.meta.value("pid", -1) ||
       later.meta.value("host", std::string()) != earlier.meta.value("host", std::string()))
     fail("another process");
+  Pairing out;
   Layout ll = layout(later.path, later.bytes), el = layout(earlier.path, earlier.bytes);
-  std::vector<Column> cols = columns(later.path, later.bytes, ll);
+  out.cols = columns(later.path, later.bytes, ll);
   std::vector<Column> ecols = columns(earlier.path, earlier.bytes, el);
-  if (cols.size() != ecols.size()) fail("other metric columns");
-  size_t node_size = sizeof(fmt::NodeRecord) + cols.size() * 8;
-  int visits = -1, time = -1;
-  for (size_t c = 0; c < cols.size(); ++c) {
-    if (cols[c].name != ecols[c].name) fail("other metric columns");
-    if (cols[c].name == "visits") visits = int(c);
-    if (cols[c].name == "time") time = int(c);
+  if (out.cols.size() != ecols.size()) fail("other metric columns");
+  out.node_size = sizeof(fmt::NodeRecord) + out.cols.size() * 8;
+  for (size_t c = 0; c < out.cols.size(); ++c) {
+    if (out.cols[c].name != ecols[c].name) fail("other metric columns");
+    if (out.cols[c].name == "visits") out.visits = int(c);
+    if (out.cols[c].name == "time") out.time = int(c);
   }
-  // Each snapshot converts clock ticks to ns with the ratio measured up to it: the earlier one's
-  // times are converted again with the later one's ratio, so that unchanged times subtract to 0.
   double rl = number_at(later.meta, "clock", "ns_per_tick", 1),
          re = number_at(earlier.meta, "clock", "ns_per_tick", 1);
-  double rescale = rl > 0 && re > 0 ? rl / re : 1;
-  const double skew_ns = std::max(0.0, later.time_s() - earlier.time_s()) * 1e9;
-  auto lt = threads(later.path, later.bytes, ll, node_size);
-  auto et = threads(earlier.path, earlier.bytes, el, node_size);
-  SnapshotPart out = later;
-  out.entered = later.entered - std::min(later.entered, earlier.entered);
-  std::vector<char>& b = out.bytes;
+  out.rescale = rl > 0 && re > 0 ? rl / re : 1;
+  out.skew_ns = std::max(0.0, later.time_s() - earlier.time_s()) * 1e9;
+  auto lt = threads(later.path, later.bytes, ll, out.node_size);
+  auto et = threads(earlier.path, earlier.bytes, el, out.node_size);
   for (const auto& [index, where] : lt) {
     auto e = et.find(index);
     if (e == et.end()) continue;  // a thread that started in the interval
-    auto [lat, ln] = where;
-    auto [eat, en] = e->second;
-    if (en > ln) fail("thread " + std::to_string(index) + " lost nodes");
-    for (uint32_t i = 0; i < en; ++i) {
-      size_t l0 = lat + i * node_size, e0 = eat + i * node_size;
-      if (std::memcmp(b.data() + l0, earlier.bytes.data() + e0, sizeof(fmt::NodeRecord)) != 0)
+    Pairing::Thread t{index, where.first, e->second.first, e->second.second};
+    if (t.nodes > where.second) fail("thread " + std::to_string(index) + " lost nodes");
+    for (uint32_t i = 0; i < t.nodes; ++i)
+      if (std::memcmp(later.bytes.data() + t.later_at + i * out.node_size,
+                      earlier.bytes.data() + t.earlier_at + i * out.node_size,
+                      sizeof(fmt::NodeRecord)) != 0)
         fail("thread " + std::to_string(index) + " node " + std::to_string(i) + " differs");
-      for (size_t c = 0; c < cols.size(); ++c) {
-        if (cols[c].merge != fmt::MetricMerge::Sum) continue;  // min, max: the later ones
-        size_t at = l0 + sizeof(fmt::NodeRecord) + c * 8,
-               eat_c = e0 + sizeof(fmt::NodeRecord) + c * 8;
-        fmt::MetricUnit unit = fmt::metric_unit(cols[c].name);
-        double k = unit == fmt::MetricUnit::Ns    ? rescale
-                   : unit == fmt::MetricUnit::Ns2 ? rescale * rescale
-                                                  : 1;
-        if (cols[c].type == fmt::MetricType::F64) {
-          double v = get<double>(b, at) - k * get<double>(earlier.bytes, eat_c);
-          if (v < 0 && -v <= 1e-6 * k * get<double>(earlier.bytes, eat_c)) v = 0;
-          std::memcpy(b.data() + at, &v, 8);
-        } else {
-          double lv = double(get<uint64_t>(b, at)),
-                 ev = k * double(get<uint64_t>(earlier.bytes, eat_c));
-          // Rounding to whole ns (and the ratio's last digits) may leave an unchanged time a few
-          // ns below the earlier one. And a snapshot closes a thread's open regions at the moment
-          // of its copy, while a thread that had already taken the time of its next event (and
-          // waited for the copy to let it in) ends the region at that earlier time: the later
-          // snapshot may hold less, by less than the time between the two. More is not the
-          // same run. What is less is 0 in the interval.
-          if (lv < ev - std::max({4.0, 1e-6 * ev, skew_ns}))
-            fail("thread " + std::to_string(index) + " node " + std::to_string(i) + ": " +
-                 cols[c].name + " decreased by " + std::to_string(uint64_t(ev - lv)));
-          uint64_t v = lv > ev ? uint64_t(std::llround(lv - ev)) : 0;
-          std::memcpy(b.data() + at, &v, 8);
-        }
-      }
-      // A visit open over the whole interval: one visit, so that the region counts as run.
-      if (visits >= 0 && time >= 0) {
-        size_t va = l0 + sizeof(fmt::NodeRecord) + size_t(visits) * 8;
-        if (get<uint64_t>(b, va) == 0 &&
-            get<uint64_t>(b, l0 + sizeof(fmt::NodeRecord) + size_t(time) * 8) > 0) {
-          uint64_t one = 1;
-          std::memcpy(b.data() + va, &one, 8);
-        }
-      }
-    }
+    out.threads.push_back(t);
   }
+  return out;
+}
+
+void update_crc(std::vector<char>& b) {
   fmt::FileHeader h;
   std::memcpy(&h, b.data(), sizeof h);
   h.payload_crc32 = payload_crc32(b.data() + sizeof h, size_t(h.payload_size));
   std::memcpy(b.data(), &h, sizeof h);
+}
+
+}  // namespace
+
+SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier) {
+  const Pairing pr = pair(later, earlier);
+  SnapshotPart out = later;
+  out.entered = later.entered - std::min(later.entered, earlier.entered);
+  std::vector<char>& b = out.bytes;
+  for (const Pairing::Thread& t : pr.threads) {
+    for (uint32_t i = 0; i < t.nodes; ++i) {
+      size_t l0 = t.later_at + i * pr.node_size, e0 = t.earlier_at + i * pr.node_size;
+      for (size_t c = 0; c < pr.cols.size(); ++c) {
+        if (pr.cols[c].merge != fmt::MetricMerge::Sum) continue;  // min, max: the later ones
+        size_t at = pr.value_at(l0, c), eat_c = pr.value_at(e0, c);
+        double k = pr.factor(c);
+        if (pr.cols[c].type == fmt::MetricType::F64) {
+          double v = get<double>(b, at) - k * get<double>(earlier.bytes, eat_c);
+          if (v < 0 && -v <= 1e-6 * k * get<double>(earlier.bytes, eat_c)) v = 0;
+          put(b, at, v);
+        } else {
+          double lv = double(get<uint64_t>(b, at)),
+                 ev = k * double(get<uint64_t>(earlier.bytes, eat_c));
+          if (!pr.same_run(lv, ev))
+            throw LoadError(later.path + ": does not continue " + earlier.path + " (thread " +
+                            std::to_string(t.index) + " node " + std::to_string(i) + ": " +
+                            pr.cols[c].name + " decreased by " + std::to_string(uint64_t(ev - lv)) +
+                            ")");
+          // What is less is 0 in the interval (settle_to_later() leaves none in a series).
+          put<uint64_t>(b, at, lv > ev ? uint64_t(std::llround(lv - ev)) : 0);
+        }
+      }
+      // A visit open over the whole interval: one visit, so that the region counts as run.
+      if (pr.visits >= 0 && pr.time >= 0) {
+        size_t va = pr.value_at(l0, size_t(pr.visits));
+        if (get<uint64_t>(b, va) == 0 && get<uint64_t>(b, pr.value_at(l0, size_t(pr.time))) > 0)
+          put<uint64_t>(b, va, 1);
+      }
+    }
+  }
+  update_crc(b);
   // The meta of the interval: its times relative to its start.
   double t0 = earlier.time_s(), t1 = later.time_s();
   nlohmann::json& m = out.meta;
@@ -338,6 +387,45 @@ SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier) {
   m["snapshot"]["interval"] = {t0, t1};
   m["snapshot"]["earlier_seq"] = earlier.meta["snapshot"].value("seq", 0);
   return out;
+}
+
+bool settle_to_later(SnapshotPart& earlier, const SnapshotPart& later) {
+  std::optional<Pairing> pr;
+  try {
+    pr.emplace(pair(later, earlier));
+  } catch (const LoadError&) {
+    return false;  // subtract() says why when the interval is read
+  }
+  bool changed = pr->rescale != 1;
+  std::vector<char>& b = earlier.bytes;
+  for (const Pairing::Thread& t : pr->threads)
+    for (uint32_t i = 0; i < t.nodes; ++i) {
+      size_t l0 = t.later_at + i * pr->node_size, e0 = t.earlier_at + i * pr->node_size;
+      for (size_t c = 0; c < pr->cols.size(); ++c) {
+        size_t at = pr->value_at(e0, c);
+        double k = pr->factor(c);
+        if (pr->cols[c].type == fmt::MetricType::F64) {
+          // Sums of doubles subtract to negative values as they are: they add up already.
+          if (k != 1) put<double>(b, at, k * get<double>(b, at));
+          continue;
+        }
+        double ev = k * double(get<uint64_t>(b, at));
+        bool lower = false;
+        if (pr->cols[c].merge == fmt::MetricMerge::Sum) {
+          double lv = double(get<uint64_t>(later.bytes, pr->value_at(l0, c)));
+          lower = ev > lv && pr->same_run(lv, ev);  // more: subtract() refuses it
+          if (lower) ev = lv;
+        }
+        if (k != 1 || lower) put<uint64_t>(b, at, uint64_t(std::llround(ev)));
+        changed = changed || lower;
+      }
+    }
+  if (!changed) return false;
+  // Now in the later one's clock ratio: subtract() converts nothing.
+  if (pr->rescale != 1 && earlier.meta.contains("clock") && earlier.meta["clock"].is_object())
+    earlier.meta["clock"]["ns_per_tick"] = number_at(later.meta, "clock", "ns_per_tick", 1);
+  update_crc(b);
+  return true;
 }
 
 SnapshotFiles snapshot_files(const std::vector<SnapshotPart>& parts, const std::string& name) {

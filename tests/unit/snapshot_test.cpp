@@ -164,6 +164,73 @@ TEST_F(Snapshots, AnEventTimedBeforeTheCopyIsNoDecrease) {
   EXPECT_THROW(drg::subtract(e, c), drg::LoadError);
 }
 
+// Settled to the later snapshot, the earlier one's overstatement is gone: the intervals (from the
+// start to the first, then to the second) add up to the second exactly, not to 500 us + 0 for a
+// region that ran 450 us.
+TEST_F(Snapshots, SettledToTheLaterTheIntervalsAddUp) {
+  begin("snap_capped", 80000000);
+  g_fake_now.store(80500000);
+  drg::SnapshotPart a = take("a.sdrg");
+  end("snap_capped", 80450000);  // timed 50 us before the copy, recorded after it
+  g_fake_now.store(80600000);
+  drg::SnapshotPart b = take("b.sdrg");
+  const drg::SnapshotPart as_taken = a;
+  // Another process's later snapshot: left as it is (subtract() refuses it with the reason).
+  drg::SnapshotPart other = b;
+  other.meta["pid"] = b.meta.value("pid", 0) + 1;
+  EXPECT_FALSE(drg::settle_to_later(a, other));
+  EXPECT_EQ(a.bytes, as_taken.bytes);
+  ASSERT_TRUE(drg::settle_to_later(a, b));
+  EXPECT_EQ(region(a, "snap_capped").time, 450000);
+  EXPECT_EQ(region(a, "snap_capped").visits, 1);
+  drg::SnapshotPart d = drg::subtract(b, a);
+  EXPECT_EQ(region(d, "snap_capped").time, 0);
+  EXPECT_EQ(region(a, "snap_capped").time + region(d, "snap_capped").time,
+            region(b, "snap_capped").time);
+  // What only grew is unchanged: the thread's root holds its time up to each copy.
+  auto root = [](const drg::SnapshotPart& p) {
+    drg::Experiment e = drg::load_snapshot({p}, "snap");
+    const std::vector<double>& v = e.threads.at(0).values;
+    return std::vector<double>(v.begin(), v.begin() + long(e.metric_count()));
+  };
+  EXPECT_EQ(root(a), root(as_taken));
+  EXPECT_FALSE(drg::settle_to_later(a, b));  // nothing left to lower
+
+  // Less by more than the time between the two: not the same run, left for subtract() to refuse.
+  begin("snap_gone", 81000000);
+  g_fake_now.store(81500000);
+  drg::SnapshotPart c = take("c.sdrg");
+  end("snap_gone", 81200000);
+  g_fake_now.store(81600000);
+  drg::SnapshotPart e = take("e.sdrg");
+  EXPECT_FALSE(drg::settle_to_later(c, e));
+  EXPECT_THROW(drg::subtract(e, c), drg::LoadError);
+}
+
+// Each snapshot converts ticks to ns with the clock ratio measured up to it. Settled, the earlier
+// one's times are in the later one's ratio (as subtract() would convert them), so the intervals
+// add up to the later one, to the ns.
+TEST_F(Snapshots, SettledToTheLaterClockRatio) {
+  visit("snap_ratio", 90000000, 90700000);
+  g_fake_now.store(91000000);
+  drg::SnapshotPart a = take("a.sdrg");
+  visit("snap_ratio", 91000000, 91300000);
+  g_fake_now.store(92000000);
+  drg::SnapshotPart b = take("b.sdrg");
+  const double ratio = a.meta["clock"]["ns_per_tick"].get<double>() * (1 + 3e-6);
+  b.meta["clock"]["ns_per_tick"] = ratio;  // measured a little differently by then
+  const drg::SnapshotPart as_taken = a;
+  ASSERT_TRUE(drg::settle_to_later(a, b));
+  EXPECT_DOUBLE_EQ(a.meta["clock"]["ns_per_tick"].get<double>(), ratio);
+  EXPECT_EQ(region(a, "snap_ratio").time, std::llround(700000 * (1 + 3e-6)));
+  EXPECT_EQ(region(a, "snap_ratio").visits, 1);  // counts are not times
+  drg::SnapshotPart d = drg::subtract(b, a), d_taken = drg::subtract(b, as_taken);
+  EXPECT_EQ(region(a, "snap_ratio").time + region(d, "snap_ratio").time,
+            region(b, "snap_ratio").time);
+  EXPECT_EQ(region(d, "snap_ratio").time, region(d_taken, "snap_ratio").time);
+  EXPECT_FALSE(drg::settle_to_later(a, b));  // settled already
+}
+
 TEST_F(Snapshots, AnIncompleteFileIsNotRead) {
   drg::SnapshotPart a = take("a.sdrg");
   ASSERT_GT(a.bytes.size(), 64u);

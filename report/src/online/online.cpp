@@ -19,7 +19,9 @@ std::vector<Point> complete_points(const drg::SnapshotDir& s) {
   return out;
 }
 
-const drg::SnapshotPart& Parts::get(const std::string& path) {
+const drg::SnapshotPart& Parts::get(const std::string& path) { return edit(path); }
+
+drg::SnapshotPart& Parts::edit(const std::string& path) {
   auto it = cache_.find(path);
   if (it != cache_.end()) return *it->second;
   auto part = std::make_unique<drg::SnapshotPart>(drg::read_snapshot(path));
@@ -83,6 +85,15 @@ std::vector<const Point*> window_ends(Parts& parts, const std::vector<Point>& po
     last = t;
   }
   return ends;
+}
+
+void settle(Parts& parts, const std::vector<const Point*>& ends) {
+  for (size_t i = ends.size(); i-- > 1;)
+    for (const auto& [rank, path] : ends[i - 1]->files) {
+      auto later = ends[i]->files.find(rank);
+      if (later != ends[i]->files.end())
+        drg::settle_to_later(parts.edit(path), parts.get(later->second));
+    }
 }
 
 std::unique_ptr<Window> window(Parts& parts, const Point* earlier, const Point& later, double start,

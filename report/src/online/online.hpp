@@ -31,6 +31,7 @@ std::vector<Point> complete_points(const drg::SnapshotDir& s);
 class Parts {
  public:
   const drg::SnapshotPart& get(const std::string& path);
+  drg::SnapshotPart& edit(const std::string& path);  // get(), to change (settle())
   // When a file's snapshot was taken: kept when the file itself is forgotten.
   struct Times {
     double wall_s = 0, time_s = 0, interval_s = 0;
@@ -77,6 +78,11 @@ bool aligned(Parts& parts, const Point& point);
 // window shorter than half a window joins the one before it. Empty when no point is aligned.
 std::vector<const Point*> window_ends(Parts& parts, const std::vector<Point>& points, double start,
                                       double window);
+
+// Settles each end's snapshots to the next end's (drg::settle_to_later), from the last end back
+// to the first: the windows between `ends` then add up to the last one, each PE's time to its
+// time in the run.
+void settle(Parts& parts, const std::vector<const Point*>& ends);
 
 // The window from `earlier` (nullptr: the start of the run) to `later`. Throws drg::LoadError.
 std::unique_ptr<Window> window(Parts& parts, const Point* earlier, const Point& later, double start,

@@ -85,6 +85,7 @@ Series build(const std::string& dir, const OverTimeOptions& o) {
     out.window = w;
   }
   std::vector<const online::Point*> ends = online::window_ends(parts, all, start, out.window);
+  online::settle(parts, ends);
   online::Classifier c;
   c.p = o.p;
   std::optional<drg::Experiment> ref;

@@ -54,6 +54,18 @@ SnapshotPart read_snapshot(const std::string& path);
 // `earlier` (another process, or the trees differ).
 SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier);
 
+// Makes `earlier` what `later` continues exactly, so that a series of snapshots, settled from
+// its last one back to its first, has intervals that add up to the last one (each PE's time in
+// the windows to its time in the run):
+// - its times in `later`'s clock ratio (each snapshot converts ticks to ns with the ratio measured
+//   up to it; converted pairwise, intervals of a 0.5 s run added up to 0.2-0.4 us more than it);
+// - lowered, node by node, to what `later` holds where that is less and still continues it
+//   (subtract()'s rule): a snapshot closes a thread's open regions at the moment of its copy, but a
+//   thread that had timed its next event before the copy ends the region at that earlier moment,
+//   so `earlier` overstated the region by the difference, which subtract() takes as 0.
+// Leaves `earlier` as it is when `later` does not continue it; true when it changed.
+bool settle_to_later(SnapshotPart& earlier, const SnapshotPart& later);
+
 // The ranks' parts of one tick (or of one interval) as the files of an experiment directory:
 // meta.json (the first rank's, naming every rank's data file, with every rank's affinity) and the
 // ranks' data files by name (the parts' bytes, not copied). Throws LoadError when a rank appears
