@@ -248,7 +248,12 @@ else
     # load.events1e7: 27 s under TSan (10^7 events of one thread; ASan runs it in 4 s).
     exclude="$exclude|load\.events1e7"
   fi
-  LD_PRELOAD=$mux ctest_run integration -LE unit -E "$exclude" --repeat until-pass:2 "$@"
+  # Three tries, not two: this stage runs last in CI, after 20 minutes of both cores busy, and
+  # the planted times of its programs (p up to 8 on 2 cores, the instrumented code 5-15 times
+  # slower) missed their tolerance twice in a row in 2 of 3 local CI runs on 2026-12-03 (a
+  # different test each time; every test passed when the stage ran again on the idle machine).
+  # A deterministic defect still fails every try; the normal stage keeps its one retry.
+  LD_PRELOAD=$mux ctest_run integration -LE unit -E "$exclude" --repeat until-pass:3 "$@"
   TSAN_OPTIONS=$TSAN_OPTIONS:handle_segv=0:die_after_fork=0 LD_PRELOAD=$mux \
     ctest_run faults -R '^faults\.' "$@"
 fi
