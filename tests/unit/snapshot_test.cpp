@@ -29,6 +29,18 @@ class Snapshots : public ::testing::Test {
     std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
     return drg::read_snapshot(path);
   }
+  // Two snapshots of a region open at the first and closed 300 us earlier than that before the
+  // second, 100 us later: a decrease no copy explains, so not the same run.
+  std::pair<drg::SnapshotPart, drg::SnapshotPart> not_continued(const char* name, uint64_t at) {
+    g_fake_now.store(at);
+    scalea_region_begin_loc(name, "snap.c", 1, "main");
+    g_fake_now.store(at + 500000);
+    drg::SnapshotPart earlier = take("c.sdrg");
+    g_fake_now.store(at + 200000);
+    scalea_region_end(name);
+    g_fake_now.store(at + 600000);
+    return {earlier, take("e.sdrg")};
+  }
   const test::TempDir tmp_{"scalea-unit-snap"};
   const std::string dir_ = tmp_.path();
 };
@@ -155,12 +167,7 @@ TEST_F(Snapshots, AnEventTimedBeforeTheCopyIsNoDecrease) {
   ASSERT_NO_THROW(d = drg::subtract(b, a));
   EXPECT_EQ(region(d, "snap_late").time, 0);
   // 300 us less over an interval of 100 us: not the same run.
-  begin("snap_later", 71000000);
-  g_fake_now.store(71500000);
-  drg::SnapshotPart c = take("c.sdrg");
-  end("snap_later", 71200000);
-  g_fake_now.store(71600000);
-  drg::SnapshotPart e = take("e.sdrg");
+  auto [c, e] = not_continued("snap_later", 71000000);
   EXPECT_THROW(drg::subtract(e, c), drg::LoadError);
 }
 
@@ -197,12 +204,7 @@ TEST_F(Snapshots, SettledToTheLaterTheIntervalsAddUp) {
   EXPECT_FALSE(drg::settle_to_later(a, b));  // nothing left to lower
 
   // Less by more than the time between the two: not the same run, left for subtract() to refuse.
-  begin("snap_gone", 81000000);
-  g_fake_now.store(81500000);
-  drg::SnapshotPart c = take("c.sdrg");
-  end("snap_gone", 81200000);
-  g_fake_now.store(81600000);
-  drg::SnapshotPart e = take("e.sdrg");
+  auto [c, e] = not_continued("snap_gone", 81000000);
   EXPECT_FALSE(drg::settle_to_later(c, e));
   EXPECT_THROW(drg::subtract(e, c), drg::LoadError);
 }
