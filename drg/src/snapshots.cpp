@@ -285,11 +285,14 @@ struct Pairing {
   }
 };
 
+[[noreturn]] void not_continued(const SnapshotPart& later, const SnapshotPart& earlier,
+                                const std::string& why) {
+  throw LoadError(later.path + ": does not continue " + earlier.path + " (" + why + ")");
+}
+
 // Pairs `later` with `earlier`; throws LoadError when `later` does not continue `earlier`.
 Pairing pair(const SnapshotPart& later, const SnapshotPart& earlier) {
-  auto fail = [&](const std::string& why) {
-    throw LoadError(later.path + ": does not continue " + earlier.path + " (" + why + ")");
-  };
+  auto fail = [&](const std::string& why) { not_continued(later, earlier, why); };
   if (later.rank != earlier.rank) fail("another rank");
   if (later.meta.value("pid", -1) != earlier.meta.value("pid", -1) ||
       later.meta.value("host", std::string()) != earlier.meta.value("host", std::string()))
@@ -355,10 +358,10 @@ SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier) {
           double lv = double(get<uint64_t>(b, at)),
                  ev = k * double(get<uint64_t>(earlier.bytes, eat_c));
           if (!pr.same_run(lv, ev))
-            throw LoadError(later.path + ": does not continue " + earlier.path + " (thread " +
-                            std::to_string(t.index) + " node " + std::to_string(i) + ": " +
-                            pr.cols[c].name + " decreased by " + std::to_string(uint64_t(ev - lv)) +
-                            ")");
+            not_continued(later, earlier,
+                          "thread " + std::to_string(t.index) + " node " + std::to_string(i) +
+                              ": " + pr.cols[c].name + " decreased by " +
+                              std::to_string(uint64_t(ev - lv)));
           // What is less is 0 in the interval (settle_to_later() leaves none in a series).
           put<uint64_t>(b, at, lv > ev ? uint64_t(std::llround(lv - ev)) : 0);
         }

@@ -58,7 +58,7 @@ SnapshotPart subtract(const SnapshotPart& later, const SnapshotPart& earlier);
 // its last one back to its first, has intervals that add up to the last one (each PE's time in
 // the windows to its time in the run):
 // - its times in `later`'s clock ratio (each snapshot converts ticks to ns with the ratio measured
-//   up to it; converted pairwise, intervals of a 0.5 s run added up to 0.2-0.4 us more than it);
+//   up to it; converted pair by pair, the windows of a 0.5 s run added up to 0.2-0.9 us more);
 // - lowered, node by node, to what `later` holds where that is less and still continues it
 //   (subtract()'s rule): a snapshot closes a thread's open regions at the moment of its copy, but a
 //   thread that had timed its next event before the copy ends the region at that earlier moment,
